@@ -1,0 +1,35 @@
+#pragma once
+#include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/parallel.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+namespace ptdsim::analytic {
+
+// NCCL's bus-bandwidth factor: busbw = algbw * factor (formulas.md "Collectives").
+// all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
+double bus_factor(core::Collective op, int ranks);
+
+// A communication group of one parallel dimension under the scenario's rank placement.
+struct Group {
+  int ranks = 1;
+  core::Scope scope = core::Scope::intra;
+  int ranks_per_node = 1;  // how many of the group's ranks share a node
+};
+Group group_of(const core::Scenario& s, core::Dim dim);
+
+// The alpha-beta line a collective follows: time = alpha_s + bytes * bus_factor / busbw_Bps.
+// From the calibrated `collectives:` table when the hardware has a matching row (op, scope; nearest
+// rank count; the size range holding `bytes`), else from the link model: the group's slowest link
+// (NVLink inside a node, the NIC share across nodes) times its efficiency.
+struct AlphaBeta {
+  double alpha_s = 0;
+  double busbw_Bps = 0;
+};
+AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, double bytes,
+                          const Group& g);
+
+// Time of one collective moving `bytes` per rank (nccl-tests' "size"), seconds. 0 for one rank.
+double collective_time(const core::HardwareSpec& hw, core::Collective op, double bytes,
+                       const Group& g);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,68 @@
+#pragma once
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace ptdsim::core {
+
+enum class Precision { bf16, fp16, fp8, fp32, tf32 };
+inline constexpr int kPrecisionCount = 5;
+inline int index(Precision p) { return static_cast<int>(p); }
+
+enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+inline constexpr int kCollectiveCount = 7;
+
+// Where a communication group's ranks are: all inside one node (NVLink/NVSwitch) or across nodes.
+enum class Scope { intra, inter };
+
+struct Link {
+  double bandwidth_Bps = 0;  // per GPU, one direction
+  double latency_s = 0;
+  double efficiency = 1.0;   // achieved fraction of bandwidth_Bps for bandwidth-bound collectives
+};
+
+// One fitted line of a calibrated collectives table: time = alpha + bytes*factor/busbw for
+// message sizes in [min_bytes, max_bytes] (piecewise fits have several rows per op and scope).
+struct CollectiveFit {
+  Collective op = Collective::all_reduce;
+  Scope scope = Scope::intra;
+  int ranks = 0;
+  double alpha_s = 0;
+  double busbw_Bps = 0;
+  double min_bytes = 0;
+  double max_bytes = std::numeric_limits<double>::infinity();
+};
+
+// One row of a calibrated GEMM efficiency table: achieved fraction of peak for a GEMM of
+// m x n x k (C[m,n] = A[m,k] B[k,n]) at a precision.
+struct GemmEfficiency {
+  Precision precision = Precision::bf16;
+  double m = 0, n = 0, k = 0;
+  double efficiency = 0;
+};
+
+struct GpuSpec {
+  std::string name;
+  double memory_bytes = 0;
+  double hbm_Bps = 0;
+  double hbm_efficiency = 0.85;  // achieved fraction of hbm_Bps for memory-bound kernels
+  // dense datasheet peak FLOP/s per precision; 0 = not supported
+  std::array<double, kPrecisionCount> peak_flops{};
+  double matmul_efficiency = 0.8;  // achieved fraction of peak for large GEMMs
+  std::vector<GemmEfficiency> matmul_table;  // optional, calibrated; overrides matmul_efficiency
+  double kernel_launch_s = 0;                // optional, calibrated
+};
+
+struct HardwareSpec {
+  std::string name;
+  GpuSpec gpu;
+  int gpus_per_node = 8;
+  Link intra;    // NVLink / NVSwitch inside a node
+  Link network;  // the NIC share per GPU across nodes
+  std::string topology = "fat-tree";
+  double oversubscription = 1.0;
+  std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides the link model
+};
+
+}  // namespace ptdsim::core

@@ -1,0 +1,25 @@
+#pragma once
+#include <optional>
+#include <string_view>
+
+#include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/model.hpp"
+#include "ptdsim/core/parallel.hpp"
+
+// The spellings of enums in YAML, JSON and tables: one table each, both directions.
+namespace ptdsim::core {
+
+std::string_view name(Precision);
+std::string_view name(Collective);
+std::string_view name(Scope);
+std::string_view name(Schedule);
+std::string_view name(Recompute);
+std::string_view name(Dim);
+std::string_view name(Mlp);
+std::string_view name(Norm);
+std::string_view name(Position);
+
+template <class E>
+std::optional<E> parse(std::string_view text);  // specialised for each enum above
+
+}  // namespace ptdsim::core

@@ -1,0 +1,82 @@
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/scenario.hpp"
+
+namespace ptdsim::core {
+
+// The kinds of communication a step does, in report order.
+enum class CommKind { tp, cp, ep, pp, dp };
+inline constexpr int kCommKindCount = 5;
+inline constexpr std::array<const char*, kCommKindCount> kCommKindNames{"tp", "cp", "ep", "pp", "dp"};
+
+// Memory of one GPU of one pipeline stage, bytes.
+struct StageMemory {
+  int stage = 0;
+  int layers = 0;
+  double params = 0;        // parameters held by this GPU (after TP/PP/EP split, before ZeRO)
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;   // transformer layers x micro-batches in flight
+  double embedding_activations = 0;  // input embedding output and dropout mask (first stage)
+  double logits = 0;        // logits and loss buffers (last stage)
+  double buffers = 0;       // communication buffers (ZeRO-3 gathered layers, DP buckets)
+  double context = 0;       // CUDA context and allocator reserve
+  double in_flight = 0;     // micro-batches whose activations are held at the peak
+  double other() const { return embedding_activations + logits + buffers + context; }
+  double total() const { return weights + gradients + optimizer + activations + other(); }
+};
+
+// Per communication kind, per GPU per step.
+struct CommStats {
+  double bytes = 0;          // bytes sent by one GPU
+  double time_s = 0;         // time of all its collectives if nothing overlapped
+  double exposed_s = 0;      // time left on the critical path
+  double overlap_ratio = 0;  // t_comm / t_compute of the work it may overlap (< 1: can hide)
+  bool overlappable = false; // whether the scenario lets it overlap at all
+  bool crosses_nodes = false;
+};
+
+struct Report {
+  Scenario scenario;  // as evaluated (dp derived, defaults applied)
+
+  // model
+  double params = 0;
+  double model_flops_per_step = 0;     // fwd+bwd of one global batch, no recomputation
+  double hardware_flops_per_step = 0;  // plus recomputed work
+
+  // memory
+  std::vector<StageMemory> stages;
+  double peak_bytes = 0;
+  int peak_stage = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+
+  // time, seconds
+  double step_s = 0;
+  double compute_s = 0;    // the busiest stage's forward + backward (+ recompute) work
+  double bubble_s = 0;     // pipeline idle time of that stage
+  double optimizer_s = 0;
+  double stage_forward_s = 0;   // per micro-batch, the slowest stage
+  double stage_backward_s = 0;
+  std::array<CommStats, kCommKindCount> comm{};
+  double zero3_overlap_ratio = 0;
+  std::string bounded_by;  // what is on the critical path, in words
+
+  // throughput
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;  // TFLOP/s (model FLOPs)
+  double mfu = 0;
+  double hfu = 0;
+
+  // where the numbers came from: "analytic" (closed form) or "simulation"
+  std::string engine = "analytic";
+
+  const CommStats& of(CommKind k) const { return comm[static_cast<int>(k)]; }
+  CommStats& of(CommKind k) { return comm[static_cast<int>(k)]; }
+};
+
+}  // namespace ptdsim::core

@@ -1,0 +1,54 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/model.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// YAML in: models, hardware, scenarios and validation datasets (interface.md). Every key is checked
+// for type and range, unknown keys are errors with a suggestion, cross-field problems
+// (core::check) are collected and reported together at their keys' positions. All failures throw
+// core::ConfigError with file:line:col.
+namespace ptdsim::io {
+
+// `--set KEY=VALUE`: a dotted path into the scenario and a YAML scalar or flow value.
+struct Override {
+  std::string key;
+  std::string value;
+};
+Override parse_override(const std::string& text);  // "parallel.tp=4"; throws ConfigError
+
+core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+// `name` is used in messages as the file name; relative paths inside resolve against `base_dir`.
+core::Scenario load_scenario_from_string(const std::string& text, const std::string& name,
+                                         const std::vector<Override>& overrides = {},
+                                         const std::string& base_dir = ".");
+
+core::ModelSpec load_model(const std::string& path);
+core::ModelSpec load_model_from_string(const std::string& text, const std::string& name);
+core::HardwareSpec load_hardware(const std::string& path);
+core::HardwareSpec load_hardware_from_string(const std::string& text, const std::string& name);
+
+// One record of a validation dataset (interface.md "Validation dataset").
+struct Measured {
+  std::optional<double> step_s;
+  std::optional<double> tflops_per_gpu;
+  std::optional<double> peak_memory_bytes;
+};
+struct Record {
+  std::string name;
+  std::string source;
+  // How the source counts the FLOPs behind tflops_per_gpu: "megatron96" (Narayanan et al. Eq. 3,
+  // recomputation counted), "megatron72" (model FLOPs, Korthikanti et al.), "model" (the tool's
+  // own model FLOPs), or "" (unstated).
+  std::string flops_convention;
+  std::string split;                   // "fit" or "holdout" (empty: holdout)
+  std::optional<core::Scenario> scenario;  // empty when not modelled
+  std::string not_modelled;            // the reason, when the tool cannot express the record
+  Measured measured;
+};
+std::vector<Record> load_dataset(const std::string& path);
+
+}  // namespace ptdsim::io

@@ -1,0 +1,115 @@
+#include "ptdsim/core/check.hpp"
+
+#include <numeric>
+
+#include "ptdsim/core/names.hpp"
+
+namespace ptdsim::core {
+
+std::vector<Problem> check(const Scenario& s) {
+  std::vector<Problem> out;
+  auto fail = [&](const char* key, const char* reason, std::string msg) {
+    out.push_back(Problem{key, reason, std::move(msg)});
+  };
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const auto& t = s.training;
+  auto str = [](long long v) { return std::to_string(v); };
+
+  const long long model_parallel = 1LL * p.tp * p.cp * p.pp;
+  if (s.gpus % model_parallel != 0) {
+    fail("parallel.tp", "divisibility",
+         "tp*cp*pp = " + str(p.tp) + "*" + str(p.cp) + "*" + str(p.pp) + " = " + str(model_parallel) +
+             " does not divide the " + str(s.gpus) + " GPUs");
+  } else if (model_parallel * p.dp != s.gpus) {
+    fail("parallel.dp", "divisibility",
+         "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " but the cluster has " + str(s.gpus) +
+             " GPUs (dp would be " + str(s.gpus / model_parallel) + ")");
+  }
+  if (m.hidden % m.heads != 0)
+    fail("model.hidden", "divisibility",
+         "hidden " + str(m.hidden) + " is not a multiple of heads " + str(m.heads));
+  if (m.heads % m.kv_heads != 0)
+    fail("model.kv_heads", "divisibility",
+         "kv_heads " + str(m.kv_heads) + " does not divide heads " + str(m.heads));
+  if (m.heads % p.tp != 0)
+    fail("parallel.tp", "divisibility", "tp " + str(p.tp) + " does not divide heads " + str(m.heads));
+  if (m.kv_heads != m.heads && m.kv_heads % p.tp != 0)
+    fail("parallel.tp", "divisibility",
+         "tp " + str(p.tp) + " does not divide kv_heads " + str(m.kv_heads));
+  if (m.ffn_hidden % p.tp != 0)
+    fail("parallel.tp", "divisibility",
+         "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
+
+  if (!p.stage_layers.empty()) {
+    if (static_cast<int>(p.stage_layers.size()) != p.pp) {
+      fail("parallel.stage_layers", "divisibility",
+           "stage_layers has " + str(static_cast<long long>(p.stage_layers.size())) +
+               " entries but pp is " + str(p.pp));
+    } else {
+      long long sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0LL);
+      if (sum != m.layers)
+        fail("parallel.stage_layers", "divisibility",
+             "stage_layers add up to " + str(sum) + " but the model has " + str(m.layers) + " layers");
+      if (p.vpp > 1)
+        fail("parallel.stage_layers", "unsupported", "stage_layers cannot be combined with vpp > 1");
+    }
+  } else if (m.layers % (p.pp * p.vpp) != 0) {
+    fail(p.vpp > 1 ? "parallel.vpp" : "parallel.pp", "divisibility",
+         "layers " + str(m.layers) + " do not split evenly over pp*vpp = " + str(p.pp) + "*" +
+             str(p.vpp) + " stages");
+  }
+
+  if (p.vpp > 1 && p.pp == 1)
+    fail("parallel.vpp", "unsupported", "vpp > 1 needs pipeline parallelism (pp > 1)");
+  if (p.schedule == Schedule::interleaved && p.vpp == 1)
+    fail("parallel.schedule", "unsupported", "the interleaved schedule needs vpp > 1");
+  if (p.vpp > 1 && p.schedule != Schedule::interleaved)
+    fail("parallel.schedule", "unsupported",
+         "vpp > 1 runs the interleaved schedule, not " + std::string(name(p.schedule)));
+
+  const long long per_step = 1LL * t.micro_batch * p.dp;
+  if (t.global_batch % per_step != 0) {
+    fail("training.global_batch", "batch",
+         "global_batch " + str(t.global_batch) + " is not a multiple of micro_batch*dp = " +
+             str(t.micro_batch) + "*" + str(p.dp) + " = " + str(per_step));
+  } else if (p.schedule == Schedule::interleaved && (t.global_batch / per_step) % p.pp != 0) {
+    fail("training.global_batch", "batch",
+         "the interleaved schedule needs the micro-batch count " + str(t.global_batch / per_step) +
+             " to be a multiple of pp " + str(p.pp));
+  }
+
+  if (m.moe) {
+    if (m.moe->experts % p.ep != 0)
+      fail("parallel.ep", "divisibility",
+           "ep " + str(p.ep) + " does not divide the " + str(m.moe->experts) + " experts");
+    if (m.moe->top_k > m.moe->experts)
+      fail("model.moe.top_k", "range",
+           "top_k " + str(m.moe->top_k) + " exceeds the " + str(m.moe->experts) + " experts");
+  } else if (p.ep > 1) {
+    fail("parallel.ep", "unsupported", "ep > 1 needs a mixture-of-experts model (model.moe)");
+  }
+  if (p.ep > 1 && (1LL * p.dp * p.cp) % p.ep != 0)
+    fail("parallel.ep", "divisibility",
+         "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
+             " (experts are spread over data-parallel ranks)");
+
+  if (t.seq_len % (2 * p.cp) != 0 && p.cp > 1)
+    fail("parallel.cp", "divisibility",
+         "seq_len " + str(t.seq_len) + " must be a multiple of 2*cp = " + str(2 * p.cp) +
+             " (each rank takes two balanced chunks)");
+  if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0)
+    fail("parallel.sequence_parallel", "divisibility",
+         "sequence parallel needs seq_len/cp = " + str(t.seq_len / p.cp) + " to be a multiple of tp " +
+             str(p.tp));
+  if (m.position == Position::learned && t.seq_len > m.max_seq_len)
+    fail("training.seq_len", "range",
+         "seq_len " + str(t.seq_len) + " exceeds the model's learned positions (max_seq_len " +
+             str(m.max_seq_len) + ")");
+  if (s.hardware.gpu.peak_flops[static_cast<int>(t.precision)] <= 0)
+    fail("training.precision", "unsupported",
+         std::string(name(t.precision)) + " has no peak rate on " + s.hardware.gpu.name);
+  return out;
+}
+
+}  // namespace ptdsim::core

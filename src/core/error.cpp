@@ -1,0 +1,70 @@
+#include "ptdsim/core/error.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ptdsim::core {
+
+std::string Diagnostic::render() const {
+  std::string out = where.file;
+  if (where.line > 0) {
+    out += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+  }
+  out += ": error: " + message;
+  if (!source_line.empty() && where.line > 0) {
+    out += "\n" + source_line + "\n";
+    // keep tabs so the caret lines up under the same column in a terminal
+    for (int i = 0; i + 1 < where.column && i < static_cast<int>(source_line.size()); ++i) {
+      out += source_line[static_cast<std::size_t>(i)] == '\t' ? '\t' : ' ';
+    }
+    out += "^";
+  }
+  return out;
+}
+
+static std::string render_all(const std::vector<Diagnostic>& ds) {
+  std::string out;
+  for (const auto& d : ds) {
+    if (!out.empty()) out += "\n";
+    out += d.render();
+  }
+  return out;
+}
+
+ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
+    : std::runtime_error(render_all(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+
+ConfigError::ConfigError(SourceLocation where, std::string message, std::string source_line)
+    : ConfigError(std::vector<Diagnostic>{
+          Diagnostic{std::move(where), std::move(message), std::move(source_line)}}) {}
+
+static std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // Within a third of the word's length (at least 2 edits): close enough to be a typo.
+  std::size_t best = std::max<std::size_t>(2, word.size() / 3) + 1;
+  std::string match;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best) {
+      best = d;
+      match = c;
+    }
+  }
+  return match;
+}
+
+}  // namespace ptdsim::core

@@ -1,0 +1,72 @@
+#include "ptdsim/core/names.hpp"
+
+#include <array>
+#include <utility>
+
+namespace ptdsim::core {
+namespace {
+
+template <class E, std::size_t N>
+using Table = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Table<Precision, 5> kPrecision{{{Precision::bf16, "bf16"},
+                                          {Precision::fp16, "fp16"},
+                                          {Precision::fp8, "fp8"},
+                                          {Precision::fp32, "fp32"},
+                                          {Precision::tf32, "tf32"}}};
+constexpr Table<Collective, 7> kCollective{{{Collective::all_reduce, "all_reduce"},
+                                            {Collective::all_gather, "all_gather"},
+                                            {Collective::reduce_scatter, "reduce_scatter"},
+                                            {Collective::all_to_all, "all_to_all"},
+                                            {Collective::broadcast, "broadcast"},
+                                            {Collective::reduce, "reduce"},
+                                            {Collective::send_recv, "send_recv"}}};
+constexpr Table<Scope, 2> kScope{{{Scope::intra, "intra"}, {Scope::inter, "inter"}}};
+constexpr Table<Schedule, 4> kSchedule{{{Schedule::gpipe, "gpipe"},
+                                        {Schedule::one_f_one_b, "1f1b"},
+                                        {Schedule::interleaved, "interleaved"},
+                                        {Schedule::zb_h1, "zb-h1"}}};
+constexpr Table<Recompute, 3> kRecompute{
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+constexpr Table<Dim, 5> kDim{
+    {{Dim::tp, "tp"}, {Dim::cp, "cp"}, {Dim::ep, "ep"}, {Dim::dp, "dp"}, {Dim::pp, "pp"}}};
+constexpr Table<Mlp, 2> kMlp{{{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}}};
+constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
+constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
+
+template <class E, std::size_t N>
+std::string_view lookup(const Table<E, N>& t, E e) {
+  for (const auto& [v, s] : t)
+    if (v == e) return s;
+  return "?";
+}
+template <class E, std::size_t N>
+std::optional<E> reverse(const Table<E, N>& t, std::string_view s) {
+  for (const auto& [v, n] : t)
+    if (n == s) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view name(Precision e) { return lookup(kPrecision, e); }
+std::string_view name(Collective e) { return lookup(kCollective, e); }
+std::string_view name(Scope e) { return lookup(kScope, e); }
+std::string_view name(Schedule e) { return lookup(kSchedule, e); }
+std::string_view name(Recompute e) { return lookup(kRecompute, e); }
+std::string_view name(Dim e) { return lookup(kDim, e); }
+std::string_view name(Mlp e) { return lookup(kMlp, e); }
+std::string_view name(Norm e) { return lookup(kNorm, e); }
+std::string_view name(Position e) { return lookup(kPosition, e); }
+
+template <> std::optional<Precision> parse(std::string_view s) { return reverse(kPrecision, s); }
+template <> std::optional<Collective> parse(std::string_view s) { return reverse(kCollective, s); }
+template <> std::optional<Scope> parse(std::string_view s) { return reverse(kScope, s); }
+template <> std::optional<Schedule> parse(std::string_view s) { return reverse(kSchedule, s); }
+template <> std::optional<Recompute> parse(std::string_view s) { return reverse(kRecompute, s); }
+template <> std::optional<Dim> parse(std::string_view s) { return reverse(kDim, s); }
+template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, s); }
+template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }
+template <> std::optional<Position> parse(std::string_view s) { return reverse(kPosition, s); }
+
+}  // namespace ptdsim::core

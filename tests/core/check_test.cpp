@@ -1,0 +1,67 @@
+#include <catch2/catch.hpp>
+
+#include "ptdsim/core/check.hpp"
+
+using namespace ptdsim::core;
+
+namespace {
+// GPT-3 175B on 1024 GPUs, tp 8 pp 16 dp 8: a legal layout.
+Scenario gpt3() {
+  Scenario s;
+  s.model = ModelSpec{"gpt3", 96, 12288, 96, 96, 49152, 51200};
+  s.hardware.gpu.name = "A100";
+  s.hardware.gpu.peak_flops[index(Precision::bf16)] = 312e12;
+  s.gpus = 1024;
+  s.parallel.tp = 8;
+  s.parallel.pp = 16;
+  s.parallel.dp = 8;
+  s.training.seq_len = 2048;
+  s.training.global_batch = 1536;
+  return s;
+}
+std::vector<std::string> keys(const std::vector<Problem>& ps) {
+  std::vector<std::string> k;
+  for (const auto& p : ps) k.push_back(p.key + ":" + p.reason);
+  return k;
+}
+}  // namespace
+
+TEST_CASE("core: a legal layout has no problems", "[core][check]") { CHECK(check(gpt3()).empty()); }
+
+TEST_CASE("core: cross-field problems are collected together", "[core][check]") {
+  auto s = gpt3();
+  s.parallel.tp = 3;            // divides neither 1024 GPUs nor 96... it does divide 96 heads
+  s.training.global_batch = 1001;  // not a multiple of micro_batch*dp = 8
+  auto ps = check(s);
+  // tp*cp*pp = 48 does not divide 1024; 3 does not divide ffn_hidden 49152? 49152 = 3*16384: it does.
+  CHECK(keys(ps) == std::vector<std::string>{"parallel.tp:divisibility", "training.global_batch:batch"});
+  CHECK(ps[0].message == "tp*cp*pp = 3*1*16 = 48 does not divide the 1024 GPUs");
+}
+
+TEST_CASE("core: pipeline, batch and expert rules", "[core][check]") {
+  SECTION("layers must split over pp*vpp") {
+    auto s = gpt3();
+    s.parallel.vpp = 5;
+    s.parallel.schedule = Schedule::interleaved;
+    auto ps = check(s);
+    REQUIRE(!ps.empty());
+    CHECK(ps[0].message == "layers 96 do not split evenly over pp*vpp = 16*5 stages");
+  }
+  SECTION("interleaving needs the micro-batch count to be a multiple of pp") {
+    auto s = gpt3();
+    s.parallel.vpp = 2;
+    s.parallel.schedule = Schedule::interleaved;
+    s.training.global_batch = 8 * 20;  // m = 20, not a multiple of 16
+    CHECK(keys(check(s)) == std::vector<std::string>{"training.global_batch:batch"});
+  }
+  SECTION("ep needs experts") {
+    auto s = gpt3();
+    s.parallel.ep = 2;
+    CHECK(keys(check(s)) == std::vector<std::string>{"parallel.ep:unsupported"});
+  }
+  SECTION("gqa: tp must divide kv_heads") {
+    auto s = gpt3();
+    s.model.kv_heads = 4;
+    CHECK(keys(check(s)) == std::vector<std::string>{"parallel.tp:divisibility"});
+  }
+}
