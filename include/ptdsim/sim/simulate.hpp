@@ -1,0 +1,16 @@
+#pragma once
+#include <string>
+
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+namespace ptdsim::sim {
+
+// Simulates one training step of the scenario with the discrete-event engine and returns the
+// report `ptdsim evaluate` prints: memory and FLOPs from the analytic engine, step time, bubble,
+// exposed communication per kind, micro-batches in flight per stage and the critical path from
+// the simulation (report.engine == "simulation"). When `trace_json` is given it receives a Chrome
+// trace-event JSON of the step. Assumes core::check(s) is empty.
+core::Report simulate(const core::Scenario& s, std::string* trace_json = nullptr);
+
+}  // namespace ptdsim::sim
