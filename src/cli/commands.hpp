@@ -1,0 +1,13 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+// The table of commands: each file adds one subcommand to the app and sets its callback. The
+// callback throws core::ConfigError for bad input; main() is the only place that catches and exits.
+namespace ptdsim::cli {
+
+void add_evaluate(CLI::App& app);
+void add_sweep(CLI::App& app);
+void add_validate(CLI::App& app);
+void add_calibrate(CLI::App& app);
+
+}  // namespace ptdsim::cli

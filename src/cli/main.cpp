@@ -1,0 +1,46 @@
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+#include "ptdsim/core/error.hpp"
+#include "version.hpp"
+
+namespace {
+
+// Exit statuses of interface.md: 0 success, 2 bad usage or bad input, 1 anything else.
+constexpr int kBadInput = 2;
+constexpr int kFailure = 1;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ptdsim: training performance simulator and planner for large language models"};
+  app.set_version_flag("--version", std::string("ptdsim ") + ptdsim::cli::kVersion);
+  app.require_subcommand(1);
+  ptdsim::cli::add_evaluate(app);
+  ptdsim::cli::add_sweep(app);
+  ptdsim::cli::add_validate(app);
+  ptdsim::cli::add_calibrate(app);
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kBadInput;
+  } catch (const ptdsim::core::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "ptdsim: error: " << e.what() << "\n";
+    return kFailure;
+  }
+}

@@ -1,0 +1,31 @@
+#include "options.hpp"
+
+#include <iostream>
+
+#include "ptdsim/io/output.hpp"
+
+namespace ptdsim::cli {
+
+void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std::string>& formats) {
+  cmd->add_option("--format", out.format, "output form")
+      ->check(CLI::IsMember(formats))
+      ->default_str(formats.front());
+  cmd->add_option("-o,--output", out.path, "write the output to FILE (whole or not at all)");
+}
+
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
+  cmd->add_option("--set", sets, "override a scenario key by dotted path, e.g. parallel.tp=4")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
+void emit(const OutputOptions& out, const std::string& text) {
+  if (out.path.empty()) {
+    std::cout << text;
+    std::cout.flush();
+  } else {
+    io::write_file_atomically(out.path, text);
+  }
+}
+
+}  // namespace ptdsim::cli

@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+// Options several commands share: where the output goes and in which form, and --set overrides.
+namespace ptdsim::cli {
+
+struct OutputOptions {
+  std::string format = "table";
+  std::string path;  // -o; empty: stdout
+};
+
+void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std::string>& formats);
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
+
+// Writes the command's result to -o (atomically) or stdout.
+void emit(const OutputOptions& out, const std::string& text);
+
+}  // namespace ptdsim::cli

@@ -1,0 +1,1 @@
+// placeholder: the io component's load.cpp lands here

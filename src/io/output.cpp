@@ -1,0 +1,1 @@
+// placeholder: the io component's output.cpp lands here

@@ -1,0 +1,51 @@
+#include <fmt/format.h>
+
+#include "fields.hpp"
+#include "ptdsim/io/report.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+std::string cell(const report::Value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          // RFC 4180: quote when needed, double the quotes inside
+          if (x.find_first_of(",\"\n") == std::string::npos) return x;
+          std::string q = "\"";
+          for (char c : x) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+          return q + "\"";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return fmt::format("{:.9g}", x);
+        } else {
+          return std::to_string(x);
+        }
+      },
+      v);
+}
+
+}  // namespace
+
+std::string report_csv_header() {
+  std::string line;
+  report::visit_scalars(core::Report{}, [&](const std::string& path, const report::Value&) {
+    line += (line.empty() ? "" : ",") + path;
+  });
+  return line + "\n";
+}
+
+std::string report_csv_row(const core::Report& r) {
+  std::string line;
+  bool first = true;
+  report::visit_scalars(r, [&](const std::string&, const report::Value& v) {
+    if (!first) line += ",";
+    first = false;
+    line += cell(v);
+  });
+  return line + "\n";
+}
+
+}  // namespace ptdsim::io

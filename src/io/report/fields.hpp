@@ -1,0 +1,78 @@
+#pragma once
+#include <string>
+#include <variant>
+
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/core/units.hpp"
+
+// The scalar fields of a report, declared once, in output order, with their interface.md paths
+// and units (GiB for memory, seconds, plain counts). The JSON writer nests them by path; the CSV
+// writer uses the paths as column names. Per-stage memory is visited separately (an array).
+namespace ptdsim::io::report {
+
+using Value = std::variant<std::string, double, long long, bool>;
+
+template <class F>
+void visit_scalars(const core::Report& r, F&& f) {
+  const auto& s = r.scenario;
+  const auto& p = s.parallel;
+  const auto& t = s.training;
+  f("scenario", Value{s.name});
+  f("parallel.gpus", Value{static_cast<long long>(s.gpus)});
+  f("parallel.tp", Value{static_cast<long long>(p.tp)});
+  f("parallel.pp", Value{static_cast<long long>(p.pp)});
+  f("parallel.dp", Value{static_cast<long long>(p.dp)});
+  f("parallel.cp", Value{static_cast<long long>(p.cp)});
+  f("parallel.ep", Value{static_cast<long long>(p.ep)});
+  f("parallel.vpp", Value{static_cast<long long>(p.vpp)});
+  f("parallel.micro_batch", Value{static_cast<long long>(t.micro_batch)});
+  f("parallel.global_batch", Value{static_cast<long long>(t.global_batch)});
+  f("parallel.num_microbatches", Value{static_cast<long long>(s.num_microbatches())});
+  f("parallel.zero", Value{static_cast<long long>(p.zero)});
+  f("parallel.recompute", Value{std::string(core::name(t.recompute))});
+  f("parallel.sequence_parallel", Value{p.sequence_parallel});
+  f("parallel.schedule", Value{std::string(core::name(p.schedule))});
+  f("model.params", Value{r.params});
+  f("model.model_flops_per_step", Value{r.model_flops_per_step});
+  f("model.hardware_flops_per_step", Value{r.hardware_flops_per_step});
+  f("memory.peak_gib", Value{r.peak_bytes / core::kGiB});
+  f("memory.peak_stage", Value{static_cast<long long>(r.peak_stage)});
+  f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
+  f("memory.fits", Value{r.fits});
+  f("time.step_s", Value{r.step_s});
+  f("time.compute_s", Value{r.compute_s});
+  f("time.bubble_s", Value{r.bubble_s});
+  f("time.optimizer_s", Value{r.optimizer_s});
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    f(std::string("time.exposed_comm_s.") + core::kCommKindNames[k], Value{r.comm[k].exposed_s});
+  f("time.bounded_by", Value{r.bounded_by});
+  f("time.engine", Value{r.engine});
+  f("throughput.tokens_per_s", Value{r.tokens_per_s});
+  f("throughput.tflops_per_gpu", Value{r.tflops_per_gpu});
+  f("throughput.mfu", Value{r.mfu});
+  f("throughput.hfu", Value{r.hfu});
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    f(std::string("communication.bytes_per_gpu.") + core::kCommKindNames[k], Value{r.comm[k].bytes});
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    f(std::string("communication.time_s.") + core::kCommKindNames[k], Value{r.comm[k].time_s});
+  for (auto k : {core::CommKind::tp, core::CommKind::pp, core::CommKind::dp})
+    f(std::string("communication.overlap_ratio.") + core::kCommKindNames[static_cast<int>(k)],
+      Value{r.of(k).overlap_ratio});
+  f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
+}
+
+template <class F>
+void visit_stage(const core::StageMemory& m, F&& f) {
+  f("stage", Value{static_cast<long long>(m.stage)});
+  f("layers", Value{static_cast<long long>(m.layers)});
+  f("in_flight", Value{m.in_flight});
+  f("weights_gib", Value{m.weights / core::kGiB});
+  f("gradients_gib", Value{m.gradients / core::kGiB});
+  f("optimizer_gib", Value{m.optimizer / core::kGiB});
+  f("activations_gib", Value{m.activations / core::kGiB});
+  f("other_gib", Value{m.other() / core::kGiB});
+  f("total_gib", Value{m.total() / core::kGiB});
+}
+
+}  // namespace ptdsim::io::report

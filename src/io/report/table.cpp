@@ -1,0 +1,142 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/core/units.hpp"
+#include "ptdsim/io/report.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+using core::kGiB;
+
+std::string seconds(double s) {
+  if (s == 0) return "0";
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string bytes(double b) {
+  if (b >= 1e12) return fmt::format("{:.2f} TB", b / 1e12);
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
+  if (b > 0) return fmt::format("{:.0f} B", b);
+  return "0";
+}
+
+std::string verdict(const core::CommStats& c) {
+  if (c.time_s <= 0) return "-";
+  if (c.exposed_s <= 0.01 * c.time_s) return "hidden";
+  if (!c.overlappable) return "exposed (not overlapped)";
+  if (c.exposed_s < 0.99 * c.time_s) return "partly exposed";
+  return "exposed";
+}
+
+// Stages whose memory rows are identical print as one range ("1-14"), so 64 stages stay readable.
+bool same_row(const core::StageMemory& a, const core::StageMemory& b) {
+  auto close = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x)); };
+  return a.layers == b.layers && close(a.weights, b.weights) && close(a.gradients, b.gradients) &&
+         close(a.optimizer, b.optimizer) && close(a.activations, b.activations) &&
+         close(a.other(), b.other());
+}
+
+void memory_section(std::string& out, const core::Report& r) {
+  out += fmt::format("\nMemory per GPU (GiB; capacity {:.1f})\n", r.capacity_bytes / kGiB);
+  out += fmt::format("{:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}\n", "stage", "layers",
+                     "weights", "grads", "optim", "activ", "other", "total", "used");
+  for (std::size_t i = 0; i < r.stages.size();) {
+    std::size_t j = i;
+    while (j + 1 < r.stages.size() && same_row(r.stages[i], r.stages[j + 1])) ++j;
+    const auto& m = r.stages[i];
+    std::string label = i == j ? std::to_string(m.stage)
+                               : fmt::format("{}-{}", m.stage, r.stages[j].stage);
+    out += fmt::format("{:>7} {:>6} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>5.0f}%\n",
+                       label, m.layers, m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB,
+                       m.activations / kGiB, m.other() / kGiB, m.total() / kGiB,
+                       100 * m.total() / r.capacity_bytes);
+    i = j + 1;
+  }
+  if (!r.stages.empty()) {
+    const auto& m = r.stages[static_cast<std::size_t>(r.peak_stage)];
+    out += fmt::format(
+        "  stage {} in detail: activations {:.2f} GiB for {} layers x {:g} micro-batches in flight; "
+        "embedding activations {:.2f}, logits and loss {:.2f}, buffers {:.2f}, CUDA context {:.2f}\n",
+        m.stage, m.activations / kGiB, m.layers, m.in_flight, m.embedding_activations / kGiB,
+        m.logits / kGiB, m.buffers / kGiB, m.context / kGiB);
+  }
+  out += fmt::format("peak {:.2f} GiB on stage {} of {:.1f} GiB: {}\n", r.peak_bytes / kGiB,
+                     r.peak_stage, r.capacity_bytes / kGiB,
+                     r.fits ? fmt::format("fits, {:.2f} GiB headroom",
+                                          (r.capacity_bytes - r.peak_bytes) / kGiB)
+                            : fmt::format("DOES NOT FIT, {:.2f} GiB over",
+                                          (r.peak_bytes - r.capacity_bytes) / kGiB));
+}
+
+void time_section(std::string& out, const core::Report& r) {
+  auto pct = [&](double x) { return r.step_s > 0 ? 100 * x / r.step_s : 0.0; };
+  out += fmt::format("\nStep time ({})\n", r.engine);
+  out += fmt::format("  {:<22} {:>10}\n", "step", seconds(r.step_s));
+  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "compute", seconds(r.compute_s), pct(r.compute_s));
+  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "pipeline bubble", seconds(r.bubble_s),
+                     pct(r.bubble_s));
+  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
+                     pct(r.optimizer_s));
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    if (r.comm[k].exposed_s > 0)
+      out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n",
+                         fmt::format("exposed {} comm", core::kCommKindNames[k]),
+                         seconds(r.comm[k].exposed_s), pct(r.comm[k].exposed_s));
+  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", r.bounded_by);
+}
+
+void comm_section(std::string& out, const core::Report& r) {
+  out += "\nCommunication per GPU per step\n";
+  out += fmt::format("  {:<5} {:>10} {:>10} {:>8} {:>10}  {}\n", "kind", "volume", "time",
+                     "overlap", "exposed", "verdict");
+  for (int k = 0; k < core::kCommKindCount; ++k) {
+    const auto& c = r.comm[k];
+    if (c.bytes <= 0 && c.time_s <= 0) continue;
+    out += fmt::format("  {:<5} {:>10} {:>10} {:>8.2f} {:>10}  {}{}\n", core::kCommKindNames[k],
+                       bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
+                       verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
+  }
+  out += "  (overlap = t_comm / t_compute of the work it may hide behind; below 1 it can hide)\n";
+}
+
+}  // namespace
+
+std::string report_table(const core::Report& r) {
+  const auto& s = r.scenario;
+  const auto& p = s.parallel;
+  const auto& t = s.training;
+  std::string out = fmt::format("ptdsim evaluate: {}\n", s.name);
+  out += fmt::format("  model     {}: {:.2f} B parameters, {} layers, hidden {}, heads {}/{}\n",
+                     s.model.name, r.params / 1e9, s.model.layers, s.model.hidden, s.model.heads,
+                     s.model.kv_heads);
+  out += fmt::format("  hardware  {}: {}, {:.0f} GiB, {:.0f} TFLOP/s {}, {} GPUs per node\n",
+                     s.hardware.name, s.hardware.gpu.name, s.hardware.gpu.memory_bytes / kGiB,
+                     s.hardware.gpu.peak_flops[core::index(t.precision)] / 1e12,
+                     core::name(t.precision), s.hardware.gpus_per_node);
+  out += fmt::format(
+      "  layout    {} GPUs = tp {} x pp {} x dp {} x cp {} (ep {}), vpp {}, {}, ZeRO-{}, sequence "
+      "parallel {}\n",
+      s.gpus, p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, core::name(p.schedule), p.zero,
+      p.sequence_parallel ? "on" : "off");
+  out += fmt::format(
+      "  batch     global {} = micro-batch {} x {} micro-batches x dp {}; seq {}; recompute {}\n",
+      t.global_batch, t.micro_batch, s.num_microbatches(), p.dp, t.seq_len, core::name(t.recompute));
+  memory_section(out, r);
+  time_section(out, r);
+  comm_section(out, r);
+  out += fmt::format(
+      "\nThroughput: {:.0f} tokens/s, {:.1f} TFLOP/s per GPU, MFU {:.1f}%, HFU {:.1f}%\n",
+      r.tokens_per_s, r.tflops_per_gpu, 100 * r.mfu, 100 * r.hfu);
+  out += fmt::format("  model FLOPs per step {:.4g}, hardware FLOPs per step {:.4g}\n",
+                     r.model_flops_per_step, r.hardware_flops_per_step);
+  return out;
+}
+
+}  // namespace ptdsim::io
