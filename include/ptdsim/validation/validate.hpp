@@ -1,0 +1,61 @@
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/io/load.hpp"
+
+// Predictions against published training runs (`ptdsim validate`). Step times are compared
+// directly; a record that publishes only TFLOP/s per GPU has its step time recovered with the
+// source's own FLOP formula (flops_convention), never with ours, so definitions are not mixed.
+namespace ptdsim::validation {
+
+struct Quantity {
+  std::optional<double> predicted;
+  std::optional<double> measured;
+  bool complete() const { return predicted && measured && *measured != 0; }
+  double error() const { return (*predicted - *measured) / *measured; }  // signed, fraction
+};
+
+struct RecordResult {
+  std::string name;
+  std::string source;
+  std::string split;         // fit | holdout
+  std::string not_modelled;  // non-empty: not evaluated, and why
+  std::string step_from;     // "measured" or "tflops (<convention>)"
+  Quantity step_s;
+  Quantity tflops_per_gpu;   // in the source's own FLOP convention
+  Quantity peak_memory_gib;
+};
+
+struct Error {
+  int count = 0;
+  double mape = 0;  // mean absolute error, fraction
+  std::string worst;
+  double worst_error = 0;  // signed
+};
+
+struct Summary {
+  std::vector<RecordResult> records;
+  std::map<std::string, Error> by_quantity;                 // step_s, tflops_per_gpu, peak_memory_gib
+  std::map<std::string, Error> step_by_source;              // source group -> step-time error
+  std::map<std::string, Error> step_by_split;               // fit / holdout -> step-time error
+};
+
+// The FLOPs per step a source's convention counts for a scenario, or nullopt when unknown.
+// megatron96: 96 B s L h^2 (1 + s/6h + V/16Lh)  (Narayanan et al. 2021 Eq. 3, recompute included)
+// megatron72: 72 B s L h^2 (1 + s/6h + V/12Lh)  (Korthikanti et al. 2022, model FLOPs)
+// model, unstated: the model FLOPs of the analytic engine (no recomputation; GQA and SwiGLU aware)
+std::optional<double> convention_flops(const std::string& convention, const core::Scenario& s,
+                                       const core::Report& predicted);
+
+RecordResult validate_record(const io::Record& rec);
+Summary summarize(std::vector<RecordResult> records);
+Summary validate(const std::vector<io::Record>& records);
+
+// The source group of a record: the part of its source before the first comma.
+std::string source_group(const std::string& source);
+
+}  // namespace ptdsim::validation

@@ -1,0 +1,98 @@
+#include "ptdsim/validation/validate.hpp"
+
+#include <cmath>
+
+#include "ptdsim/core/units.hpp"
+#include "ptdsim/sim/simulate.hpp"
+
+namespace ptdsim::validation {
+
+std::optional<double> convention_flops(const std::string& convention, const core::Scenario& s,
+                                       const core::Report& predicted) {
+  const double B = s.training.global_batch;
+  const double sl = s.training.seq_len;
+  const double L = s.model.layers;
+  const double h = s.model.hidden;
+  const double V = s.model.vocab;
+  if (convention == "megatron96") return 96 * B * sl * L * h * h * (1 + sl / (6 * h) + V / (16 * L * h));
+  if (convention == "megatron72") return 72 * B * sl * L * h * h * (1 + sl / (6 * h) + V / (12 * L * h));
+  if (convention == "model" || convention == "unstated" || convention.empty())
+    return predicted.model_flops_per_step;
+  return std::nullopt;
+}
+
+std::string source_group(const std::string& source) { return source.substr(0, source.find(',')); }
+
+RecordResult validate_record(const io::Record& rec) {
+  RecordResult out;
+  out.name = rec.name;
+  out.source = rec.source;
+  out.split = rec.split.empty() ? "holdout" : rec.split;
+  out.not_modelled = rec.not_modelled;
+  if (!rec.scenario) {
+    if (out.not_modelled.empty()) out.not_modelled = "no scenario";
+    return out;
+  }
+  const core::Scenario& s = *rec.scenario;
+  const core::Report r = sim::simulate(s);
+  const auto flops = convention_flops(rec.flops_convention, s, r);
+
+  out.step_s.predicted = r.step_s;
+  if (rec.measured.step_s) {
+    out.step_s.measured = rec.measured.step_s;
+    out.step_from = "measured";
+  } else if (rec.measured.tflops_per_gpu && flops) {
+    // the source computed tflops = F / (t * gpus); invert it with the same F
+    out.step_s.measured = *flops / (*rec.measured.tflops_per_gpu * core::kTera * s.gpus);
+    out.step_from = "tflops (" + (rec.flops_convention.empty() ? std::string("unstated")
+                                                               : rec.flops_convention) + ")";
+  }
+  if (rec.measured.tflops_per_gpu && flops) {
+    out.tflops_per_gpu.measured = rec.measured.tflops_per_gpu;
+    out.tflops_per_gpu.predicted = *flops / (r.step_s * s.gpus) / core::kTera;
+  }
+  if (rec.measured.peak_memory_bytes) {
+    out.peak_memory_gib.measured = *rec.measured.peak_memory_bytes / core::kGiB;
+    out.peak_memory_gib.predicted = r.peak_bytes / core::kGiB;
+  }
+  return out;
+}
+
+namespace {
+
+void add(Error& e, const std::string& name, double err) {
+  e.mape = (e.mape * e.count + std::abs(err)) / (e.count + 1);
+  ++e.count;
+  if (e.count == 1 || std::abs(err) > std::abs(e.worst_error)) {
+    e.worst = name;
+    e.worst_error = err;
+  }
+}
+
+}  // namespace
+
+Summary summarize(std::vector<RecordResult> records) {
+  Summary sum;
+  for (const auto& r : records) {
+    if (!r.not_modelled.empty()) continue;
+    if (r.step_s.complete()) {
+      add(sum.by_quantity["step_s"], r.name, r.step_s.error());
+      add(sum.step_by_source[source_group(r.source)], r.name, r.step_s.error());
+      add(sum.step_by_split[r.split], r.name, r.step_s.error());
+    }
+    if (r.tflops_per_gpu.complete()) add(sum.by_quantity["tflops_per_gpu"], r.name, r.tflops_per_gpu.error());
+    if (r.peak_memory_gib.complete())
+      add(sum.by_quantity["peak_memory_gib"], r.name, r.peak_memory_gib.error());
+  }
+  sum.records = std::move(records);
+  return sum;
+}
+
+Summary validate(const std::vector<io::Record>& records) {
+  std::vector<RecordResult> results;
+  results.reserve(records.size());
+  for (const auto& rec : records) results.push_back(validate_record(rec));
+  return summarize(std::move(results));
+}
+
+}  // namespace ptdsim::validation
