@@ -20,6 +20,7 @@ namespace {
 struct ValidateArgs {
   std::string dataset = PTDSIM_DEFAULT_DATASET;
   std::string split = "all";
+  bool fit = false;
   OutputOptions out;
 };
 
@@ -110,8 +111,24 @@ std::string json(const validation::Summary& s) {
   return j.dump(2) + "\n";
 }
 
+std::string fit_table(const std::vector<validation::EfficiencyFit>& fits) {
+  std::string out =
+      "matmul_efficiency per GPU type, fitted on the 'fit' records, scored on the 'holdout' ones\n";
+  out += fmt::format("  {:<20} {:>8} {:>8} {:>18} {:>18}\n", "gpu", "shipped", "fitted",
+                     "fit MAPE (n)", "holdout MAPE (n)");
+  for (const auto& f : fits)
+    out += fmt::format("  {:<20} {:>8.3f} {:>8.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n", f.gpu,
+                       f.shipped, f.fitted, 100 * f.fit.mape, f.fit.count, 100 * f.holdout.mape,
+                       f.holdout.count);
+  return out;
+}
+
 void run(const ValidateArgs& a) {
   auto records = io::load_dataset(a.dataset);
+  if (a.fit) {
+    emit(a.out, fit_table(validation::fit_matmul_efficiency(records)));
+    return;
+  }
   if (a.split != "all") {
     std::erase_if(records, [&](const io::Record& r) {
       return (r.split.empty() ? std::string("holdout") : r.split) != a.split;
@@ -131,6 +148,8 @@ void add_validate(CLI::App& app) {
       ->check(CLI::IsMember({"all", "fit", "holdout"}));
   cmd->add_flag_callback("--holdout", [args] { args->split = "holdout"; },
                          "same as --split holdout: the error the efficiency fit did not see");
+  cmd->add_flag("--fit", args->fit,
+                "fit one matmul efficiency per GPU type on the 'fit' records and score it on the rest");
   add_output_options(cmd, args->out, {"table", "json"});
   cmd->callback([args] { run(*args); });
 }
