@@ -1,0 +1,95 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ptdsim/core/parallel.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// The search space of `ptdsim sweep`: every parallel layout of a model on a number of GPUs,
+// enumerated by a mixed-radix counter over per-dimension value lists (docs/planner.md).
+namespace ptdsim::planner {
+
+// What the user fixes or bounds. An empty list means "every value the dimension allows"; a list
+// pins the dimension to those values (one value fixes it). A max of 0 means unbounded. Lists are
+// still intersected with the structural rules (tp divides heads, degrees divide the GPU count).
+struct SearchSpace {
+  std::vector<int> tp, pp, cp, ep, vpp, micro_batch, zero;
+  std::vector<int> dp;  // a filter: dp is derived as gpus / (tp*pp*cp)
+  std::vector<core::Recompute> recompute;
+  std::vector<bool> sequence_parallel;
+  std::vector<core::Schedule> schedule;
+
+  int max_tp = 0;
+  int max_pp = 0;
+  int max_cp = 0;
+  int max_ep = 0;
+  int max_vpp = 0;
+  int max_micro_batch = 8;
+};
+
+// One point of the space: a complete parallel layout plus the training knobs the sweep varies.
+struct Candidate {
+  std::uint64_t index = 0;  // position in the space, the final tie-break of every ranking
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
+  int micro_batch = 1;
+  int zero = 0;
+  core::Recompute recompute = core::Recompute::selective;
+  bool sequence_parallel = false;
+  core::Schedule schedule = core::Schedule::one_f_one_b;
+};
+
+// Writes the candidate's degrees and knobs into a scenario (everything else is kept; explicit
+// stage_layers survive only when they still match pp).
+void apply(const Candidate& c, core::Scenario& s);
+
+// The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.
+// Dimensions, most significant digit first: tp, pp, cp, ep, pipeline (schedule with its vpp),
+// micro_batch, zero, recompute, sequence_parallel. Index i decodes to digits by repeated
+// division, so any index range is a chunk of work with no shared state.
+class Space {
+ public:
+  Space(const core::Scenario& base, const SearchSpace& bounds);
+
+  // Product of the radices: the number of indices, not all of them candidates.
+  std::uint64_t size() const { return size_; }
+
+  // The candidate at `index`, or nullopt when that point is a duplicate or has no integer dp:
+  // tp*pp*cp not dividing the GPUs (or dp outside a pinned list), sequence parallel with tp 1,
+  // or a schedule other than plain 1f1b with pp 1 (without a pipeline every schedule is the same
+  // run). Such points are not candidates and are not counted anywhere.
+  std::optional<Candidate> at(std::uint64_t index) const;
+
+  int gpus() const { return gpus_; }
+  const std::vector<int>& tp() const { return tp_; }
+  const std::vector<int>& pp() const { return pp_; }
+  const std::vector<int>& cp() const { return cp_; }
+  const std::vector<int>& ep() const { return ep_; }
+  const std::vector<std::pair<core::Schedule, int>>& pipeline() const { return pipeline_; }
+  const std::vector<int>& micro_batch() const { return micro_batch_; }
+  const std::vector<int>& zero() const { return zero_; }
+  const std::vector<core::Recompute>& recompute() const { return recompute_; }
+  const std::vector<bool>& sequence_parallel() const { return sequence_parallel_; }
+
+  // The number of candidates (indices for which at() has a value); walks the whole space.
+  std::uint64_t count_candidates() const;
+
+ private:
+  int gpus_ = 0;
+  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, dp_filter_;
+  std::vector<std::pair<core::Schedule, int>> pipeline_;
+  std::vector<core::Recompute> recompute_;
+  std::vector<bool> sequence_parallel_;
+  std::vector<std::uint64_t> radix_;  // per digit, least significant last
+  std::uint64_t size_ = 0;
+};
+
+// Positive divisors of n in increasing order.
+std::vector<int> divisors(int n);
+
+// "tp8 pp16 dp8 cp1 vpp1 mb1 zero1 selective sp 1f1b": a compact label for messages and tests.
+std::string label(const Candidate& c);
+
+}  // namespace ptdsim::planner

@@ -1,0 +1,166 @@
+#include "ptdsim/planner/space.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "ptdsim/core/names.hpp"
+
+namespace ptdsim::planner {
+namespace {
+
+// The default list of a dimension cut at `max` (0: unbounded), or the user's pinned list
+// intersected with the default (a pinned value the structure forbids, e.g. tp 3 with 96 heads
+// on 1024 GPUs, simply yields no candidates). Pins win over maxima.
+std::vector<int> choose(const std::vector<int>& allowed, const std::vector<int>& pinned, int max) {
+  std::vector<int> out;
+  if (pinned.empty()) {
+    for (int v : allowed)
+      if (max <= 0 || v <= max) out.push_back(v);
+    return out;
+  }
+  for (int v : allowed)
+    if (std::find(pinned.begin(), pinned.end(), v) != pinned.end()) out.push_back(v);
+  return out;
+}
+
+template <class T>
+std::vector<T> or_default(const std::vector<T>& pinned, std::vector<T> all) {
+  if (pinned.empty()) return all;
+  std::vector<T> out;
+  for (const T& v : all)
+    if (std::find(pinned.begin(), pinned.end(), v) != pinned.end()) out.push_back(v);
+  return out;
+}
+
+std::vector<int> range(int lo, int hi) {
+  std::vector<int> out;
+  for (int v = lo; v <= hi; ++v) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+void apply(const Candidate& c, core::Scenario& s) {
+  auto& p = s.parallel;
+  p.tp = c.tp;
+  p.pp = c.pp;
+  p.dp = c.dp;
+  p.cp = c.cp;
+  p.ep = c.ep;
+  p.vpp = c.vpp;
+  p.zero = c.zero;
+  p.sequence_parallel = c.sequence_parallel;
+  p.schedule = c.schedule;
+  if (!p.stage_layers.empty() && (static_cast<int>(p.stage_layers.size()) != c.pp || c.vpp > 1))
+    p.stage_layers.clear();
+  s.training.micro_batch = c.micro_batch;
+  s.training.recompute = c.recompute;
+}
+
+Space::Space(const core::Scenario& base, const SearchSpace& b) : gpus_(base.gpus) {
+  const auto& m = base.model;
+  const std::vector<int> gpu_divisors = gpus_ > 0 ? divisors(gpus_) : std::vector<int>{};
+
+  // tp must divide the heads (Megatron splits attention by heads); kv_heads and ffn_hidden are
+  // left to core::check so that such layouts are counted as `divisibility`, not hidden.
+  std::vector<int> tp_allowed;
+  for (int d : gpu_divisors)
+    if (m.heads > 0 && m.heads % d == 0) tp_allowed.push_back(d);
+  tp_ = choose(tp_allowed, b.tp, b.max_tp);
+  pp_ = choose(gpu_divisors, b.pp, b.max_pp);
+  cp_ = choose(gpu_divisors, b.cp, b.max_cp);
+
+  std::vector<int> ep_allowed{1};
+  if (m.moe && m.moe->experts > 0) {
+    ep_allowed.clear();
+    for (int d : divisors(m.moe->experts))
+      if (gpus_ > 0 && gpus_ % d == 0) ep_allowed.push_back(d);
+  }
+  ep_ = choose(ep_allowed, b.ep, b.max_ep);
+
+  // vpp divides the layers (pp*vpp must); vpp 1 is the plain schedules, vpp > 1 interleaved.
+  const std::vector<int> vpp_values = choose(m.layers > 0 ? divisors(m.layers) : std::vector<int>{1},
+                                             b.vpp, b.max_vpp);
+  const auto schedules = or_default(
+      b.schedule, {core::Schedule::one_f_one_b, core::Schedule::gpipe, core::Schedule::zb_h1,
+                   core::Schedule::interleaved});
+  for (auto sched : schedules) {
+    for (int v : vpp_values) {
+      const bool interleaved = sched == core::Schedule::interleaved;
+      if (interleaved == (v > 1)) pipeline_.emplace_back(sched, v);
+    }
+  }
+
+  if (b.micro_batch.empty()) {
+    micro_batch_ = range(1, std::max(1, b.max_micro_batch));
+  } else {
+    for (int v : b.micro_batch)
+      if (v > 0) micro_batch_.push_back(v);
+    std::sort(micro_batch_.begin(), micro_batch_.end());
+    micro_batch_.erase(std::unique(micro_batch_.begin(), micro_batch_.end()), micro_batch_.end());
+  }
+  zero_ = choose({0, 1, 2, 3}, b.zero, 0);
+  recompute_ = or_default(b.recompute, {core::Recompute::none, core::Recompute::selective,
+                                        core::Recompute::full});
+  sequence_parallel_ = or_default(b.sequence_parallel, {false, true});
+  dp_filter_ = b.dp;
+
+  radix_ = {tp_.size(),          pp_.size(),   cp_.size(),        ep_.size(),
+            pipeline_.size(),    micro_batch_.size(), zero_.size(), recompute_.size(),
+            sequence_parallel_.size()};
+  size_ = 1;
+  for (auto r : radix_) size_ *= r;
+}
+
+std::optional<Candidate> Space::at(std::uint64_t index) const {
+  if (index >= size_) return std::nullopt;
+  std::uint64_t digit[9];
+  std::uint64_t rest = index;
+  for (int i = 8; i >= 0; --i) {
+    digit[i] = rest % radix_[i];
+    rest /= radix_[i];
+  }
+  Candidate c;
+  c.index = index;
+  c.tp = tp_[digit[0]];
+  c.pp = pp_[digit[1]];
+  c.cp = cp_[digit[2]];
+  const long long model_parallel = 1LL * c.tp * c.pp * c.cp;
+  if (gpus_ % model_parallel != 0) return std::nullopt;
+  c.dp = static_cast<int>(gpus_ / model_parallel);
+  if (!dp_filter_.empty() && std::find(dp_filter_.begin(), dp_filter_.end(), c.dp) == dp_filter_.end())
+    return std::nullopt;
+  c.ep = ep_[digit[3]];
+  std::tie(c.schedule, c.vpp) = pipeline_[digit[4]];
+  if (c.pp == 1 && c.schedule != core::Schedule::one_f_one_b) return std::nullopt;
+  c.micro_batch = micro_batch_[digit[5]];
+  c.zero = zero_[digit[6]];
+  c.recompute = recompute_[digit[7]];
+  c.sequence_parallel = sequence_parallel_[digit[8]];
+  if (c.sequence_parallel && c.tp == 1) return std::nullopt;
+  return c;
+}
+
+std::uint64_t Space::count_candidates() const {
+  std::uint64_t n = 0;
+  for (std::uint64_t i = 0; i < size_; ++i)
+    if (at(i)) ++n;
+  return n;
+}
+
+std::string label(const Candidate& c) {
+  return "tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp) +
+         " cp" + std::to_string(c.cp) + (c.ep > 1 ? " ep" + std::to_string(c.ep) : std::string()) +
+         " vpp" + std::to_string(c.vpp) + " mb" + std::to_string(c.micro_batch) + " zero" +
+         std::to_string(c.zero) + " " + std::string(core::name(c.recompute)) +
+         (c.sequence_parallel ? " sp " : " nosp ") + std::string(core::name(c.schedule));
+}
+
+}  // namespace ptdsim::planner

@@ -1,0 +1,38 @@
+#pragma once
+#include "ptdsim/core/scenario.hpp"
+#include "ptdsim/core/units.hpp"
+
+// Small scenarios built in code, so the planner tests touch no disk and stay fast.
+namespace ptdsim::planner::test {
+
+// A 4-layer, 4-head toy model on A100-like GPUs: small enough that every candidate simulates in
+// microseconds, shaped so that tp, pp, cp and vpp all have several legal values.
+inline core::Scenario tiny(int gpus) {
+  core::Scenario s;
+  s.name = "tiny";
+  s.model.name = "tiny";
+  s.model.layers = 4;
+  s.model.hidden = 512;
+  s.model.heads = 4;
+  s.model.kv_heads = 4;
+  s.model.ffn_hidden = 2048;
+  s.model.vocab = 1024;
+  s.model.max_seq_len = 1024;
+  auto& g = s.hardware.gpu;
+  g.name = "A100";
+  g.memory_bytes = 80 * core::kGiB;
+  g.hbm_Bps = 2039e9;
+  g.peak_flops[core::index(core::Precision::bf16)] = 312e12;
+  s.hardware.name = "dgx";
+  s.hardware.gpus_per_node = 8;
+  s.hardware.intra = {300e9, 5e-6, 1.0};
+  s.hardware.network = {25e9, 10e-6, 1.0};
+  s.gpus = gpus;
+  s.parallel.dp = gpus;
+  s.training.seq_len = 1024;
+  s.training.micro_batch = 1;
+  s.training.global_batch = 16;
+  return s;
+}
+
+}  // namespace ptdsim::planner::test

@@ -1,0 +1,116 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include "fixtures.hpp"
+#include "ptdsim/planner/space.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::planner;
+
+namespace {
+// Pins every knob but the degrees and the schedule, so the count can be worked out by hand.
+SearchSpace degrees_only() {
+  SearchSpace b;
+  b.micro_batch = {1};
+  b.zero = {0};
+  b.recompute = {core::Recompute::selective};
+  return b;
+}
+std::uint64_t count(const core::Scenario& s, const SearchSpace& b) { return Space(s, b).count_candidates(); }
+}  // namespace
+
+TEST_CASE("planner: the iterator enumerates a hand-counted space", "[planner][space]") {
+  const auto s = test::tiny(4);
+  const Space space(s, degrees_only());
+  // tp, pp, cp each in {1,2,4}; pipeline (1f1b,1) (gpipe,1) (zb-h1,1) (interleaved,2) (interleaved,4)
+  // as vpp divides the 4 layers; sp off/on: radix product 3*3*3*1*5*1*1*1*2 = 270.
+  CHECK(space.size() == 270);
+  CHECK(space.pipeline().size() == 5);
+  // (tp,pp,cp) with tp*pp*cp dividing 4: ten triples. Each gives (pp == 1 ? 1 : 5) schedules times
+  // (tp == 1 ? 1 : 2) sp settings: 1 + [tp2]2 + [pp2]5 + [cp2]1 + [tp4]2 + [pp4]5 + [cp4]1
+  // + [tp2 pp2]10 + [tp2 cp2]2 + [pp2 cp2]5 = 34.
+  CHECK(space.count_candidates() == 34);
+}
+
+TEST_CASE("planner: every candidate is distinct and decodes its own index", "[planner][space]") {
+  const auto s = test::tiny(8);
+  const Space space(s, SearchSpace{});
+  std::set<std::string> seen;
+  std::uint64_t n = 0;
+  for (std::uint64_t i = 0; i < space.size(); ++i) {
+    auto c = space.at(i);
+    if (!c) continue;
+    ++n;
+    CHECK(c->index == i);
+    CHECK(1LL * c->tp * c->pp * c->cp * c->dp == 8);
+    CHECK((!c->sequence_parallel || c->tp > 1));
+    CHECK((c->vpp > 1) == (c->schedule == core::Schedule::interleaved));
+    seen.insert(label(*c));
+  }
+  CHECK(seen.size() == n);
+  CHECK(!space.at(space.size()));
+}
+
+TEST_CASE("planner: bounds and pins shrink the space", "[planner][space]") {
+  const auto s = test::tiny(4);
+  SECTION("max_tp 2 drops the two tp4 candidates") {
+    auto b = degrees_only();
+    b.max_tp = 2;
+    CHECK(count(s, b) == 32);
+  }
+  SECTION("pinning tp to 2 keeps [tp2]2 + [tp2 pp2]10 + [tp2 cp2]2") {
+    auto b = degrees_only();
+    b.tp = {2};
+    CHECK(count(s, b) == 14);
+  }
+  SECTION("pinning dp to 1 keeps the six triples with tp*pp*cp = 4") {
+    auto b = degrees_only();
+    b.dp = {1};
+    // [tp4]2 + [pp4]5 + [cp4]1 + [tp2 pp2]10 + [tp2 cp2]2 + [pp2 cp2]5 = 25
+    CHECK(count(s, b) == 25);
+  }
+  SECTION("pinning the schedule to interleaved keeps pp > 1 with vpp 2 or 4") {
+    auto b = degrees_only();
+    b.schedule = {core::Schedule::interleaved};
+    // pp>1 triples: pp2, pp4, tp2 pp2, pp2 cp2 -> sp factors 1+1+2+1 = 5, times 2 vpp values
+    CHECK(count(s, b) == 10);
+  }
+  SECTION("the default micro-batch range is 1..max_micro_batch and the free knobs multiply") {
+    SearchSpace b;
+    b.max_micro_batch = 3;
+    // 34 layouts x 3 micro-batches x 4 ZeRO stages x 3 recompute modes
+    CHECK(count(s, b) == 34 * 3 * 4 * 3);
+  }
+  SECTION("a pinned value the structure forbids leaves no candidates") {
+    auto b = degrees_only();
+    b.tp = {3};
+    CHECK(count(s, b) == 0);
+  }
+}
+
+TEST_CASE("planner: expert parallelism is a dimension only for MoE models", "[planner][space]") {
+  auto s = test::tiny(4);
+  CHECK(Space(s, SearchSpace{}).ep() == std::vector<int>{1});
+  s.model.moe = core::MoeSpec{8, 2, 1, 0};
+  // divisors of the 8 experts that divide the 4 GPUs
+  CHECK(Space(s, SearchSpace{}).ep() == std::vector<int>{1, 2, 4});
+}
+
+TEST_CASE("planner: apply writes the candidate into a scenario", "[planner][space]") {
+  auto s = test::tiny(8);
+  s.parallel.stage_layers = {2, 2};
+  Candidate c;
+  c.tp = 2;
+  c.pp = 4;
+  c.dp = 1;
+  c.micro_batch = 3;
+  c.recompute = core::Recompute::full;
+  apply(c, s);
+  CHECK(s.parallel.tp == 2);
+  CHECK(s.parallel.pp == 4);
+  CHECK(s.training.micro_batch == 3);
+  CHECK(s.training.recompute == core::Recompute::full);
+  CHECK(s.parallel.stage_layers.empty());  // two entries no longer match pp 4
+}
