@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Converts /work/shared/data/published_runs.yaml (the curated record of published training runs)
+into ptdsim's validation dataset, scenarios/published/dataset.yaml (interface.md "Validation dataset").
+
+Every source record becomes one dataset record with the same name. The rules (documented in
+docs/data.md) are spelled out here per source group; anything the source does not state and that
+the scenario needs is an explicit assumption written into the record's `notes`. Records the tool
+cannot express keep `not_modelled: <reason>` instead of a scenario. Run:
+
+    python3 scenarios/published/convert.py /work/shared/data/published_runs.yaml > scenarios/published/dataset.yaml
+"""
+import json
+import os
+import sys
+
+import yaml
+
+MODELS = "../../models/"
+HW_A100_80 = "../../hardware/dgx-a100-80g.yaml"
+HW_H100 = "../../hardware/dgx-h100.yaml"
+
+
+def q(s):
+    return json.dumps(s, ensure_ascii=False)
+
+
+def gpt(name, source, layers, hidden, heads, vocab=51200, seq=2048, **extra):
+    """A GPT-2/3-style Megatron model: GeLU, LayerNorm with bias, learned positions, ffn 4h, tied."""
+    m = {"name": name, "source": source, "layers": layers, "hidden": hidden, "heads": heads,
+         "ffn_hidden": 4 * hidden, "vocab": vocab, "mlp": "gelu", "norm": "layernorm",
+         "position": "learned", "max_seq_len": seq, "tied_embeddings": True}
+    m.update(extra)
+    return m
+
+
+NARAYANAN_SRC = "Narayanan et al. SC21 Table 1 (layers, hidden, heads); vocab 51200 and seq 2048 per Sec. 5; ffn 4h and tied embeddings per Eq. 2"
+NEMO_LAUNCHER = "architecture from the public NeMo model config (NeMo-Framework-Launcher conf/training/gpt3/{5b,20b}.yaml), not from the performance table; vocab 51200 as the table's 175B row"
+
+# Shapes for the NeMo rows whose architecture the performance table leaves out (missing_core_fields):
+# taken from the named public model definitions, stated per record in `notes`.
+NEMO_MODELS = {
+    "nemo2407_GPT3_5B_64gpu": gpt("nemo-gpt3-5b", NEMO_LAUNCHER, 24, 4096, 32),
+    "nemo2407_GPT3_20B_64gpu": gpt("nemo-gpt3-20b", NEMO_LAUNCHER, 44, 6144, 48),
+    "nemo2407_GPT3_175B_128gpu": MODELS + "gpt3-175b.yaml",
+    "nemo2407_GPT3_175B_512gpu": MODELS + "gpt3-175b.yaml",
+    "nemo2407_Llama2_7B_8gpu": MODELS + "llama2-7b.yaml",
+    "nemo2407_Llama2_13B_16gpu": MODELS + "llama2-13b.yaml",
+    "nemo2407_Llama2_70B_64gpu": MODELS + "llama2-70b.yaml",
+    "nemo2407_Llama3_8B_8gpu": MODELS + "llama3-8b.yaml",
+    "nemo2407_Llama3_70B_64gpu": MODELS + "llama3-70b.yaml",
+    "nemo2407_Nemotron_8B_64gpu": {
+        "name": "nemotron3-8b",
+        "source": "NeMo Nemotron-3 8B config (32 layers, hidden 4096, 32 heads, ffn 16384, vocab 256000, RoPE, squared-ReLU MLP, LayerNorm without bias, untied); squared ReLU expressed as gelu (same two ffn matrices)",
+        "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 16384, "vocab": 256000,
+        "mlp": "gelu", "norm": "layernorm", "position": "rope", "max_seq_len": 4096,
+        "tied_embeddings": False, "bias": False},
+    "nemo2407_Nemotron_22B_64gpu": {
+        "name": "nemotron3-22b",
+        "source": "NeMo Nemotron-3 22B config (40 layers, hidden 6144, 48 heads, ffn 24576, vocab 256000, RoPE, squared-ReLU MLP, LayerNorm without bias, untied); squared ReLU expressed as gelu",
+        "layers": 40, "hidden": 6144, "heads": 48, "ffn_hidden": 24576, "vocab": 256000,
+        "mlp": "gelu", "norm": "layernorm", "position": "rope", "max_seq_len": 4096,
+        "tied_embeddings": False, "bias": False},
+    "nemo2407_Nemotron4_340B_128gpu": {
+        "name": "nemotron4-340b",
+        "source": "NVIDIA 2024, Nemotron-4 340B Technical Report, arXiv:2406.11704, Table 1 (96 layers, hidden 18432, 96 heads, 8 KV heads, seq 4096, vocab 256000); ffn 4h = 73728 with squared ReLU (expressed as gelu), RoPE, untied, no bias",
+        "layers": 96, "hidden": 18432, "heads": 96, "kv_heads": 8, "ffn_hidden": 73728, "vocab": 256000,
+        "mlp": "gelu", "norm": "layernorm", "position": "rope", "max_seq_len": 4096,
+        "tied_embeddings": False, "bias": False},
+}
+
+KORTHIKANTI_MODELS = {"22B": "megatron-22b.yaml", "175B": "gpt3-175b.yaml",
+                      "530B": "megatron-530b.yaml", "1T": "megatron-1t.yaml"}
+
+# The BLOOM production run: 70 transformer layers plus the two (tied) embedding slots partitioned
+# by DeepSpeed over 12 stages, 6 items each, so the end stages hold 5 transformer layers.
+BLOOM_STAGES = [5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5]
+
+
+def params_estimate(m):
+    """Rough parameter count, used only to order records by model size for the split."""
+    h, L = m["hidden"], m["layers"]
+    kv = m.get("kv_heads", m["heads"])
+    ffn = m.get("ffn_hidden", 4 * h)
+    attn = 2 * h * h + 2 * h * kv * (h // m["heads"])
+    mlp = (3 if m.get("mlp") == "swiglu" else 2) * h * ffn
+    if "moe" in m:
+        mlp *= m["moe"]["experts"]
+    return L * (attn + mlp) + m["vocab"] * h
+
+
+def load_shipped(path):
+    return yaml.safe_load(open(path.replace("../../", REPO + "/")))
+
+
+def model_dims(model):
+    return load_shipped(model) if isinstance(model, str) else model
+
+
+def convert(r):
+    rid = r["id"]
+    g = r["source_group"]
+    src = r["source"]
+    out = {"name": rid, "source": f'{src["title"]}, {src["locator"]}'}
+    if src.get("repo"):
+        out["source"] += f' ({src["repo"]}/{src.get("path") or ""} @{(src.get("commit") or "")[:12]})'
+    m, hw, p, t, me = r["model"], r["hardware"], r["parallelism"], r["training"], r["measured"]
+    notes = []
+    not_modelled = None
+    model = None
+    hardware = HW_A100_80
+    parallel = {}
+    training = {}
+    conv = "unstated"
+
+    gpus = hw["num_gpus"]
+    if g.startswith("Narayanan"):
+        conv = "megatron96"
+        size = rid.split("_")[-1]
+        if size == "529.6B":
+            model = MODELS + "megatron-530b.yaml"
+        elif size == "1008.0B":
+            model = MODELS + "megatron-1t.yaml"
+        else:
+            model = gpt("narayanan-gpt-" + size.lower(), NARAYANAN_SRC, m["layers"], m["hidden"], m["heads"])
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=0, schedule="1f1b")
+        training = dict(seq_len=2048, micro_batch=1, global_batch=t["global_batch_size"], precision="fp16",
+                        recompute="full", flash_attention=False, overlap={"dp": False})
+        notes += ["micro_batch 1 ASSUMED (not in Table 1; Megatron default)",
+                  "vpp 1 ASSUMED (Table 1 gives no virtual stages; the paper used interleaving for some large runs)",
+                  "fp16 for 'mixed precision 16-bit' (A100 bf16 and fp16 peaks are equal)",
+                  "overlap.dp false: Megatron-LM 2021 all-reduced gradients after the backward pass"]
+    elif g.startswith("Korthikanti"):
+        conv = "megatron72"
+        if "abstract" in rid:
+            not_modelled = ("abstract headline only: model shape, TP/PP/DP and batch sizes are not stated "
+                            f"(missing {', '.join(r['missing_core_fields'])})")
+            notes.append(f"measured MFU {me['mfu']} (model FLOPs / (time * GPUs * 312)); tflops_per_gpu = MFU * 312")
+        else:
+            size = rid.split("_")[2]
+            model = MODELS + KORTHIKANTI_MODELS[size]
+            seqsel = rid.endswith("seqsel")
+            vpp = p["vp"] or 1
+            parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=vpp, sequence_parallel=seqsel, zero=0,
+                            schedule="interleaved" if vpp > 1 else "1f1b")
+            training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                            precision="fp16", recompute="selective" if seqsel else "full", flash_attention=False)
+            notes += ["vpp and micro-batch from calculon's encoding of the setup (secondary source)",
+                      "vocab 51200 (padded GPT-2 BPE; the source record leaves it null)"]
+    elif g.startswith("Megatron-LM README"):
+        hardware = HW_H100
+        if "strong" in rid:
+            not_modelled = "strong-scaling endpoint given as text only: TP/PP/DP not stated (missing parallelism.tp, pp, dp)"
+            notes.append(f"measured MFU {me['mfu']}; tflops_per_gpu = MFU * 989 (the README's MFU definition)")
+        else:
+            size = rid.split("_")[-1]
+            model = {"name": "mcore-gpt-" + size.lower(),
+                     "source": "Megatron-LM README model_table.png (layers, hidden, heads; vocab 131072, seq 4096); ffn 4h, GeLU, no GQA ASSUMED (not stated)",
+                     "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "vocab": m["vocab"],
+                     "mlp": "gelu", "norm": "layernorm", "position": "rope", "max_seq_len": 4096}
+            parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=p["tp"] > 1, zero=1,
+                            schedule="1f1b")
+            training = dict(seq_len=4096, micro_batch=1, global_batch=t["global_batch_size"], precision="bf16",
+                            recompute="none", flash_attention=True,
+                            overlap={"dp": True, "tp": True, "pp": True})
+            notes += ["micro_batch 1, vpp 1 and recompute none ASSUMED (not stated; Megatron defaults)",
+                      "bf16 implied by MFU = TFLOP/s / 989",
+                      "sequence parallel implied by --tp-comm-overlap, distributed optimizer (zero 1) by --overlap-param-gather",
+                      "8 GPUs per node ASSUMED (DGX H100)"]
+    elif g.startswith("NeMo"):
+        conv = "model"
+        hardware = HW_H100
+        model = NEMO_MODELS[rid]
+        vpp = p["vp"] or 1
+        seq = m["seq_len"]
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"], vpp=vpp, sequence_parallel=p["tp"] > 1,
+                        zero=1, schedule="interleaved" if vpp > 1 else "1f1b")
+        training = dict(seq_len=seq, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                        precision="fp8", recompute="none", flash_attention=True)
+        if r["missing_core_fields"]:
+            notes.append(f"source leaves {', '.join(r['missing_core_fields'])} out; shape from the named public model (see scenario.model)")
+        notes += ["sequence parallel (when tp > 1), distributed optimizer (zero 1) and recompute none ASSUMED (not stated in the table)"]
+    elif g.startswith("MT-NLG"):
+        conv = "megatron96"
+        model = gpt("mt-nlg-530b", "Smith et al. 2022 Sec. 2.4 (105 layers, hidden 20480, 128 heads, seq 2048); vocab 50272 = padded GPT-2 BPE (llm-analysis)",
+                    105, 20480, 128, vocab=50272)
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=1, schedule="1f1b")
+        training = dict(seq_len=2048, micro_batch=1, global_batch=t["global_batch_size"], precision="bf16",
+                        recompute="full", flash_attention=False, overlap={"dp": False})
+        notes += ["micro_batch 1 ASSUMED (not stated; Megatron default)",
+                  "zero 1: DeepSpeed's pipeline engine supports ZeRO stage 0/1 only (the llm-analysis script's ZeRO-3 cannot combine with PP)",
+                  "A100 80GB (Selene) assumed; 40 vs 80 GB unresolved in the sources, which affects memory only",
+                  "precision not stated; bf16 assumed (equal A100 peak to fp16)",
+                  "TFLOP/s convention presumed Narayanan Eq. 3 (recompute counted), not restated by the source",
+                  "overlap.dp false: DeepSpeed's pipeline engine reduces gradients after the last micro-batch"]
+    elif g.startswith("BLOOM"):
+        if rid.startswith("bloom176b_final"):
+            conv = "megatron96"
+            model = MODELS + "bloom-176b.yaml"
+            parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=1,
+                            schedule="1f1b", stage_layers=BLOOM_STAGES)
+            training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                            precision="bf16", recompute="full", flash_attention=False, overlap={"dp": False})
+            notes += ["ALiBi expressed as position rope (no position table)",
+                      "zero 1: DeepSpeed BF16_Optimizer shards optimizer states (ZERO_STAGE=0 in the config)",
+                      "stage_layers: DeepSpeed partitions 70 layers + 2 embedding slots, 6 per stage",
+                      "Jean Zay uses Omni-Path (4 links per node) between nodes, not the HDR IB of dgx-a100-80g",
+                      "tokens_per_s = samples_per_s 19.561 * 2048"]
+        elif rid.startswith("bloom_prequel_best"):
+            conv = "unstated"
+            size = m["params_b"]
+            model = gpt(f"bloom-candidate-{size}b", "BigScience tr11 chronicles-prequel 'Best TFLOPs' (layers, hidden, heads; VOCAB_LENGTH=250k); ffn 4h, GeLU, LayerNorm, tied ASSUMED (Megatron-DeepSpeed GPT)",
+                        m["layers"], m["hidden"], m["heads"], vocab=m["vocab"])
+            parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=1, schedule="1f1b")
+            training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                            precision="fp16", recompute="full", flash_attention=False, overlap={"dp": False})
+            notes += ["recompute full ASSUMED (not restated here; the tr11 launch script uses --checkpoint-activations)",
+                      "TFLOP/s by the OLD estimate P*4*2*seq*GBS/(time*GPUs), about 3% under Narayanan Eq. 3: compare step_s",
+                      "iteration-2 snapshot, not steady state"]
+        else:
+            conv = "megatron96"
+            not_modelled = ("model.heads not stated (head count sets attention activation memory), and precision and "
+                            "recompute are not restated; iteration-2 snapshot")
+    else:
+        raise SystemExit(f"unknown source group {g} in {rid}")
+
+    if me.get("peak_memory_gb") is not None:
+        notes.append("peak_memory_gib = the source's 'GB', read as GiB (nvidia-smi-style MiB/1024 on 80 GiB cards; "
+                     f"{me.get('memory_kind')})")
+    if r.get("notes"):
+        notes.append("source notes: " + " ".join(r["notes"].split()))
+
+    out["flops_convention"] = conv
+    measured = {}
+    if me.get("iteration_time_s") is not None:
+        measured["step_s"] = me["iteration_time_s"]
+    if me.get("tflops_per_gpu") is not None:
+        measured["tflops_per_gpu"] = me["tflops_per_gpu"]
+    elif me.get("mfu") is not None:
+        peak = 989 if g.startswith("Megatron-LM") else 312
+        measured["tflops_per_gpu"] = round(me["mfu"] * peak, 1)
+    if me.get("peak_memory_gb") is not None:
+        measured["peak_memory_gib"] = me["peak_memory_gb"]
+    if me.get("tokens_per_s") is not None:
+        measured["tokens_per_s"] = me["tokens_per_s"]
+    elif me.get("tokens_per_s_per_gpu") is not None:
+        measured["tokens_per_s"] = me["tokens_per_s_per_gpu"] * gpus
+        notes.append(f"tokens_per_s = {me['tokens_per_s_per_gpu']} tokens/s/GPU * {gpus} GPUs")
+    elif me.get("samples_per_s") is not None:
+        measured["tokens_per_s"] = round(me["samples_per_s"] * m["seq_len"], 1)
+    out["measured"] = measured
+    out["notes"] = "; ".join(notes)
+    if not_modelled:
+        out["not_modelled"] = not_modelled
+    else:
+        out["scenario"] = {"name": rid, "model": model, "hardware": hardware, "cluster": {"gpus": gpus},
+                           "parallel": parallel, "training": training}
+        out["_size"] = params_estimate(model_dims(model))
+    return out
+
+
+def assign_splits(records, groups):
+    """Per source group, modelled records sorted by (model size, GPUs, name): positions 0,3 of each
+    run of four are `fit`, 1,2 `holdout` (F H H F ...), so pairs that differ in one setting
+    (full vs selective recompute) land in different splits and both splits span the size range."""
+    by_group = {}
+    for rec, g in zip(records, groups):
+        if "scenario" in rec:
+            by_group.setdefault(g, []).append(rec)
+    for recs in by_group.values():
+        recs.sort(key=lambda x: (x["_size"], x["scenario"]["cluster"]["gpus"], x["name"]))
+        for i, rec in enumerate(recs):
+            rec["split"] = "fit" if i % 4 in (0, 3) else "holdout"
+
+
+def flow(d):
+    return "{" + ", ".join(f"{k}: {fmt(v)}" for k, v in d.items()) + "}"
+
+
+def fmt(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return flow(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    if isinstance(v, str):
+        return q(v)
+    return str(v)
+
+
+def emit(records, head):
+    lines = [head]
+    for r in records:
+        lines.append(f"- name: {q(r['name'])}")
+        lines.append(f"  source: {q(r['source'])}")
+        lines.append(f"  flops_convention: {r['flops_convention']}")
+        if "split" in r:
+            lines.append(f"  split: {r['split']}")
+        if r["notes"]:
+            lines.append(f"  notes: {q(r['notes'])}")
+        if "not_modelled" in r:
+            lines.append(f"  not_modelled: {q(r['not_modelled'])}")
+        else:
+            s = r["scenario"]
+            lines.append("  scenario:")
+            lines.append(f"    name: {q(s['name'])}")
+            if isinstance(s["model"], str):
+                lines.append(f"    model: {s['model']}")
+            else:
+                lines.append("    model:")
+                for k, v in s["model"].items():
+                    lines.append(f"      {k}: {fmt(v)}")
+            lines.append(f"    hardware: {s['hardware']}")
+            for k in ("cluster", "parallel", "training"):
+                lines.append(f"    {k}: {flow(s[k])}")
+        lines.append(f"  measured: {flow(r['measured'])}")
+    return "\n".join(lines) + "\n"
+
+
+HEAD = """# ptdsim validation dataset: every record of the curated published-runs file
+# (/work/shared/data/published_runs.yaml, 57 records) converted by scenarios/published/convert.py.
+# Do not edit by hand; change convert.py and regenerate. Conversion rules, assumptions and the
+# fit/holdout split are documented in docs/data.md. Units: step_s seconds, tflops_per_gpu as the
+# source counts them (see flops_convention), peak_memory_gib GiB, tokens_per_s tokens per second.
+"""
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+if __name__ == "__main__":
+    src = yaml.safe_load(open(sys.argv[1]))
+    recs = [convert(r) for r in src]
+    assign_splits(recs, [r["source_group"] for r in src])
+    sys.stdout.write(emit(recs, HEAD))
