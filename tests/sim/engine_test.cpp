@@ -1,0 +1,146 @@
+#include "ptdsim/sim/engine.hpp"
+
+#include <catch2/catch.hpp>
+#include <stdexcept>
+
+#include "ptdsim/sim/graph_check.hpp"
+
+using namespace ptdsim::sim;
+
+namespace {
+
+TaskSpec compute(double s, int rank = 0) {
+  TaskSpec t;
+  t.kind = TaskKind::forward;
+  t.stream = StreamKind::compute;
+  t.rank = rank;
+  t.duration_s = s;
+  return t;
+}
+
+TaskSpec transfer(double bytes, int link, StreamKind stream, double alpha_s = 0, int rank = 0) {
+  TaskSpec t;
+  t.kind = TaskKind::dp_reduce;
+  t.stream = stream;
+  t.rank = rank;
+  t.duration_s = alpha_s;
+  t.work = bytes;
+  t.bytes = bytes;
+  t.link = link;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("sim: a stream runs its tasks one at a time in program order", "[sim][engine]") {
+  Engine e(1);
+  const TaskId a = e.add(compute(1.0));
+  const TaskId b = e.add(compute(2.0));
+  const TaskId c = e.add(compute(0.5));
+  e.run();
+  // no dependencies, one stream: back to back, 1 + 2 + 0.5 = 3.5 s
+  CHECK(e.start(a) == 0.0);
+  CHECK(e.start(b) == Approx(1.0).epsilon(1e-12));
+  CHECK(e.start(c) == Approx(3.0).epsilon(1e-12));
+  CHECK(e.makespan() == Approx(3.5).epsilon(1e-12));
+  for (TaskId t : {a, b, c}) CHECK(e.state(t) == TaskState::done);
+  // the critical path is the stream itself
+  CHECK(e.critical_path() == std::vector<TaskId>{a, b, c});
+}
+
+TEST_CASE("sim: dependencies across ranks and streams order the work", "[sim][engine]") {
+  Engine e(2);
+  const int link = e.add_link(1e9);
+  const TaskId f0 = e.add(compute(1.0, 0));
+  TaskSpec send = transfer(0.5e9, link, StreamKind::pp_send);  // 0.5 s alone
+  const TaskId s = e.add(send);
+  const TaskId f1 = e.add(compute(2.0, 1));
+  const TaskId other = e.add(compute(0.25, 1));  // after f1 on rank 1's compute stream
+  e.depend(f0, s);
+  e.depend(s, f1);
+  e.run();
+  // f0 [0,1], send [1,1.5], f1 [1.5,3.5], other [3.5,3.75]
+  CHECK(e.start(f1) == Approx(1.5).epsilon(1e-12));
+  CHECK(e.makespan() == Approx(3.75).epsilon(1e-12));
+  CHECK(e.critical_path() == std::vector<TaskId>{f0, s, f1, other});
+  CHECK(static_critical_path_s(e) == Approx(e.makespan()).epsilon(1e-12));
+}
+
+TEST_CASE("sim: two transfers sharing one link each take twice as long", "[sim][engine][sharing]") {
+  Engine e(1);
+  const int link = e.add_link(100e9);  // 100 GB/s
+  // 1 GB each on two streams of the same GPU, both on the same link: alone 10 ms each; together
+  // each gets 50 GB/s and both end at 20 ms.
+  const TaskId a = e.add(transfer(1e9, link, StreamKind::dp));
+  const TaskId b = e.add(transfer(1e9, link, StreamKind::pp_send));
+  e.run();
+  CHECK(e.alone_s(a) == Approx(0.010).epsilon(1e-12));
+  CHECK(e.finish(a) == Approx(0.020).epsilon(1e-12));
+  CHECK(e.finish(b) == Approx(0.020).epsilon(1e-12));
+
+  SECTION("on different links they do not slow each other") {
+    Engine f(1);
+    const int l0 = f.add_link(100e9), l1 = f.add_link(100e9);
+    const TaskId x = f.add(transfer(1e9, l0, StreamKind::dp));
+    const TaskId y = f.add(transfer(1e9, l1, StreamKind::pp_send));
+    f.run();
+    CHECK(f.finish(x) == Approx(0.010).epsilon(1e-12));
+    CHECK(f.finish(y) == Approx(0.010).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("sim: shares change as transfers join and leave a link", "[sim][engine][sharing]") {
+  Engine e(1);
+  const int link = e.add_link(1.0);  // 1 unit per second
+  // A: 2 units from t=0. B: 0.5 units, on another stream, after a 1 s compute task.
+  // [0,1] A alone: 1 unit done, 1 left. [1,2] both at 1/2: B done at 2, A has 0.5 left.
+  // [2,2.5] A alone again: A ends at 2.5.
+  const TaskId a = e.add(transfer(2.0, link, StreamKind::dp));
+  const TaskId c = e.add(compute(1.0));
+  const TaskId b = e.add(transfer(0.5, link, StreamKind::pp_send));
+  e.depend(c, b);
+  e.run();
+  CHECK(e.finish(b) == Approx(2.0).epsilon(1e-12));
+  CHECK(e.finish(a) == Approx(2.5).epsilon(1e-12));
+}
+
+TEST_CASE("sim: a transfer waits its latency before moving bytes", "[sim][engine]") {
+  Engine e(1);
+  const int link = e.add_link(1e9);
+  // alpha 10 us + 1 MB at 1 GB/s = 10 us + 1 ms
+  const TaskId t = e.add(transfer(1e6, link, StreamKind::tp, 10e-6));
+  e.run();
+  CHECK(e.finish(t) == Approx(1.010e-3).epsilon(1e-12));
+  CHECK(e.alone_s(t) == Approx(1.010e-3).epsilon(1e-12));
+}
+
+TEST_CASE("sim: a cycle is detected, not run", "[sim][engine][graph]") {
+  Engine e(1);
+  const TaskId a = e.add(compute(1.0));
+  TaskSpec other = compute(1.0);
+  other.stream = StreamKind::tp;
+  const TaskId b = e.add(other);
+  e.depend(a, b);
+  e.depend(b, a);
+  CHECK_FALSE(is_acyclic(e));
+  CHECK_THROWS_AS(e.run(), std::logic_error);
+
+  SECTION("a stream order against the dependencies is a cycle too") {
+    Engine f(1);
+    const TaskId x = f.add(compute(1.0));
+    const TaskId y = f.add(compute(1.0));  // after x on the same stream
+    f.depend(y, x);
+    CHECK_FALSE(is_acyclic(f));
+    CHECK_THROWS_AS(f.run(), std::logic_error);
+  }
+}
+
+TEST_CASE("sim: bad edges and tasks are rejected", "[sim][engine]") {
+  Engine e(1);
+  const TaskId a = e.add(compute(1.0));
+  CHECK_THROWS_AS(e.depend(a, a), std::invalid_argument);
+  CHECK_THROWS_AS(e.depend(a, 7), std::invalid_argument);
+  CHECK_THROWS_AS(e.add(compute(1.0, 3)), std::invalid_argument);
+  CHECK_THROWS_AS(e.add(compute(-1.0)), std::invalid_argument);
+  CHECK_THROWS_AS(e.add(transfer(1.0, 0, StreamKind::dp)), std::invalid_argument);  // no link
+}
