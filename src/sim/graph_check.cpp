@@ -1,6 +1,7 @@
 #include "ptdsim/sim/graph_check.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/topological_sort.hpp>
 #include <iterator>
@@ -23,8 +24,8 @@ Graph make_graph(const Engine& engine) {
 }
 
 // Topological order, or empty when there is a cycle.
-std::vector<std::size_t> order_of(const Graph& g) {
-  std::vector<std::size_t> reversed;
+std::vector<std::uint32_t> order_of(const Graph& g) {
+  std::vector<std::uint32_t> reversed;
   reversed.reserve(boost::num_vertices(g));
   try {
     boost::topological_sort(g, std::back_inserter(reversed));
@@ -50,11 +51,11 @@ double static_critical_path_s(const Engine& engine, std::vector<TaskId>* path) {
   const std::size_t n = engine.size();
   std::vector<double> finish(n, 0.0), start(n, 0.0);
   std::vector<TaskId> pred(n, -1);
-  for (std::size_t v : order) {
+  for (std::uint32_t v : order) {
     finish[v] = start[v] + engine.alone_s(static_cast<TaskId>(v));
     auto [e, end] = boost::out_edges(v, g);
     for (; e != end; ++e) {
-      const std::size_t w = boost::target(*e, g);
+      const std::uint32_t w = boost::target(*e, g);
       if (finish[v] >= start[w]) {
         start[w] = finish[v];
         pred[w] = static_cast<TaskId>(v);
