@@ -36,6 +36,7 @@ struct Measured {
   std::optional<double> step_s;
   std::optional<double> tflops_per_gpu;
   std::optional<double> peak_memory_bytes;
+  std::optional<double> tokens_per_s;  // optional extra, where the source gives it
 };
 struct Record {
   std::string name;
@@ -44,11 +45,15 @@ struct Record {
   // recomputation counted), "megatron72" (model FLOPs, Korthikanti et al.), "model" (the tool's
   // own model FLOPs), or "" (unstated).
   std::string flops_convention;
-  std::string split;                   // "fit" or "holdout" (empty: holdout)
+  std::string split;                   // "fit" or "holdout" (the loader writes "holdout" when absent)
+  std::string notes;                   // free text
   std::optional<core::Scenario> scenario;  // empty when not modelled
   std::string not_modelled;            // the reason, when the tool cannot express the record
   Measured measured;
 };
+// Scenario paths in records resolve against the dataset file's directory (`base_dir` for strings).
 std::vector<Record> load_dataset(const std::string& path);
+std::vector<Record> load_dataset_from_string(const std::string& text, const std::string& name,
+                                             const std::string& base_dir = ".");
 
 }  // namespace ptdsim::io

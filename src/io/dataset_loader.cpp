@@ -1,0 +1,94 @@
+#include "fields.hpp"
+#include "loaders.hpp"
+#include "ptdsim/core/units.hpp"
+#include "ptdsim/io/load.hpp"
+#include "schema.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+using detail::Entry;
+using detail::Fields;
+using detail::Node;
+using Range = Fields::Range;
+
+Record convert_record(const detail::NodePtr& item, const std::string& file) {
+  Fields f(*item, item->mark, "", "record", detail::record_keys());
+  Record r;
+  r.name = f.required_string("name");
+  r.source = f.required_string("source");
+  r.flops_convention = f.choice("flops_convention", {"megatron96", "megatron72", "model", "unstated"})
+                           .value_or("unstated");
+  if (r.flops_convention == "unstated") r.flops_convention.clear();
+  r.split = f.choice("split", {"fit", "holdout"}).value_or("holdout");
+  r.notes = f.string("notes").value_or("");
+  r.not_modelled = f.string("not_modelled").value_or("");
+
+  if (r.not_modelled.empty()) {
+    // a scenario that is not modelled may be partial and is not read at all
+    f.require("scenario");
+    Entry& e = *item->find("scenario");
+    if (e.value->kind == Node::Kind::scalar) {
+      detail::resolve_include(e);
+      r.scenario = detail::scenario_from_tree(*e.value, *e.value->document, {}, r.name,
+                                              e.value->mark.src->name);
+    } else {
+      r.scenario = detail::scenario_from_tree(*e.value, e.key_mark, {}, r.name, file);
+    }
+  }
+
+  const Entry* me = f.get("measured");
+  if (!me && r.not_modelled.empty()) f.require("measured");
+  if (me) {
+    Fields m(*me->value, me->key_mark, "measured", "measured", detail::measured_keys());
+    r.measured.step_s = m.number("step_s", Range::positive);
+    r.measured.tflops_per_gpu = m.number("tflops_per_gpu", Range::positive);
+    if (auto gib = m.number("peak_memory_gib", Range::positive)) r.measured.peak_memory_bytes = *gib * core::kGiB;
+    r.measured.tokens_per_s = m.number("tokens_per_s", Range::positive);
+    const auto& x = r.measured;
+    if (r.not_modelled.empty() && !x.step_s && !x.tflops_per_gpu && !x.peak_memory_bytes && !x.tokens_per_s)
+      detail::fail(me->key_mark,
+                   "measured must give at least one of step_s, tflops_per_gpu, peak_memory_gib, tokens_per_s");
+  }
+  return r;
+}
+
+std::vector<Record> convert_dataset(Node& root, const std::string& file) {
+  if (root.kind != Node::Kind::list)
+    detail::fail(root.kind == Node::Kind::null ? *root.document : root.mark,
+                 "a dataset must be a list of records, got " + detail::describe(root));
+  if (root.items.empty()) detail::fail(root.mark, "the dataset has no records");
+  std::vector<Record> out;
+  std::vector<detail::Mark> name_marks;
+  for (const auto& item : root.items) {
+    Record r = convert_record(item, file);
+    const detail::Mark at = item->find("name")->value->mark;
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      if (out[j].name == r.name)
+        detail::fail(at, "duplicate record name '" + r.name + "' (first at line " +
+                             std::to_string(name_marks[j].line) + ")");
+    }
+    name_marks.push_back(at);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Record> load_dataset(const std::string& path) {
+  return detail::guarded(path, [&] {
+    auto root = detail::parse_file(path, detail::Mark{});
+    return convert_dataset(*root, path);
+  });
+}
+
+std::vector<Record> load_dataset_from_string(const std::string& text, const std::string& name,
+                                             const std::string& base_dir) {
+  return detail::guarded(name, [&] {
+    auto root = detail::parse_yaml(text, detail::make_source(name, base_dir, text));
+    return convert_dataset(*root, name);
+  });
+}
+
+}  // namespace ptdsim::io

@@ -1,0 +1,202 @@
+#include "fields.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cctype>
+#include <cstdlib>
+#include <limits>
+
+namespace ptdsim::io::detail {
+namespace {
+
+const Mark& value_mark(const Node& n, const Mark& key_mark) {
+  return n.mark.line > 0 ? n.mark : key_mark;
+}
+
+// The whole scalar as a number, or nothing (strtod alone accepts "8abc" and leading blanks).
+std::optional<double> parse_number(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  if (text == ".inf" || text == ".Inf" || text == ".INF" || text == "+.inf")
+    return std::numeric_limits<double>::infinity();
+  // "nan", "inf", "infinity" and hex floats are not YAML numbers
+  for (char c : text) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' ||
+          c == '-'))
+      return std::nullopt;
+  }
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  if (errno == ERANGE && std::isinf(v)) return v;  // "1e999": a number, out of every range
+  return v;
+}
+
+std::string integer_kind(long long min, long long max) {
+  if (max < kNoLimit && max - min < 16)
+    return "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (min == 1) return "a positive integer";
+  if (min == 0) return "a non-negative integer";
+  return "an integer of at least " + std::to_string(min);
+}
+
+std::string number_kind(Fields::Range r) {
+  switch (r) {
+    case Fields::Range::positive: return "a positive number";
+    case Fields::Range::non_negative: return "a non-negative number";
+    case Fields::Range::fraction: return "a number in (0, 1]";
+    case Fields::Range::at_least_one: return "a number of at least 1";
+  }
+  return "a number";
+}
+
+}  // namespace
+
+std::string unknown_key_message(const std::string& key, const std::string& section,
+                                const std::vector<std::string>& candidates) {
+  std::string msg = "unknown key '" + key + "' in " + section;
+  std::string best = core::closest_match(key, candidates);
+  if (!best.empty()) msg += "; did you mean '" + best + "'?";
+  return msg;
+}
+
+void expect_map(const Node& n, const Mark& where, const std::string& what) {
+  if (n.kind != Node::Kind::map) fail(value_mark(n, where), what + " must be a mapping, got " + describe(n));
+}
+
+long long read_integer(const Node& n, const std::string& what, long long min, long long max) {
+  std::optional<double> v;
+  if (n.kind == Node::Kind::scalar) v = parse_number(n.text);
+  const std::string got = ", got " + describe(n);
+  if (!v || *v != std::floor(*v) || *v < static_cast<double>(min) ||
+      (std::isinf(*v) && *v < 0)) {
+    fail(n.mark, what + " must be " + integer_kind(min, max) + got);
+  }
+  if (*v > static_cast<double>(max)) {
+    if (max - min < 16) fail(n.mark, what + " must be " + integer_kind(min, max) + got);
+    fail(n.mark, what + " must be at most " + std::to_string(max) + got);
+  }
+  return static_cast<long long>(*v);
+}
+
+double read_number(const Node& n, const std::string& what, Fields::Range r, bool allow_infinity) {
+  std::optional<double> v;
+  if (n.kind == Node::Kind::scalar) v = parse_number(n.text);
+  bool ok = v.has_value() && (allow_infinity ? !std::isnan(*v) : std::isfinite(*v));
+  if (ok) {
+    switch (r) {
+      case Fields::Range::positive: ok = *v > 0; break;
+      case Fields::Range::non_negative: ok = *v >= 0; break;
+      case Fields::Range::fraction: ok = *v > 0 && *v <= 1; break;
+      case Fields::Range::at_least_one: ok = *v >= 1; break;
+    }
+  }
+  if (!ok) fail(n.mark, what + " must be " + number_kind(r) + ", got " + describe(n));
+  return *v;
+}
+
+Fields::Fields(const Node& node, const Mark& where, std::string prefix, std::string section,
+               std::vector<std::string> keys)
+    : node_(node), where_(where), prefix_(std::move(prefix)), section_(std::move(section)) {
+  expect_map(node, where, prefix_.empty() ? section_ : prefix_);
+  for (const auto& e : node.entries) {
+    bool known = false;
+    for (const auto& k : keys) known = known || k == e.key;
+    if (!known) fail(e.key_mark, unknown_key_message(e.key, section_, keys));
+  }
+}
+
+std::string Fields::path(std::string_view key) const {
+  return prefix_.empty() ? std::string(key) : prefix_ + "." + std::string(key);
+}
+
+const Entry* Fields::get(std::string_view key) const {
+  const Entry* e = node_.find(key);
+  if (!e || e->value->kind == Node::Kind::null) return nullptr;
+  return e;
+}
+
+const Entry& Fields::require(std::string_view key) const {
+  const Entry* e = node_.find(key);
+  if (!e) fail(where_, "missing required key '" + std::string(key) + "' in " + section_);
+  return *e;
+}
+
+std::optional<long long> Fields::integer(std::string_view key, long long min, long long max) const {
+  const Entry* e = get(key);
+  if (!e) return std::nullopt;
+  return read_integer(*e->value, path(key), min, max);
+}
+long long Fields::integer(std::string_view key, long long min, long long max, long long fallback) const {
+  return integer(key, min, max).value_or(fallback);
+}
+long long Fields::required_integer(std::string_view key, long long min, long long max) const {
+  return read_integer(*require(key).value, path(key), min, max);
+}
+
+std::optional<double> Fields::number(std::string_view key, Range r, bool allow_infinity) const {
+  const Entry* e = get(key);
+  if (!e) return std::nullopt;
+  return read_number(*e->value, path(key), r, allow_infinity);
+}
+double Fields::number(std::string_view key, Range r, double fallback) const {
+  return number(key, r).value_or(fallback);
+}
+double Fields::required_number(std::string_view key, Range r) const {
+  return read_number(*require(key).value, path(key), r);
+}
+
+std::optional<bool> Fields::boolean(std::string_view key) const {
+  const Entry* e = get(key);
+  if (!e) return std::nullopt;
+  const Node& n = *e->value;
+  if (n.kind == Node::Kind::scalar) {
+    if (n.text == "true" || n.text == "True" || n.text == "TRUE") return true;
+    if (n.text == "false" || n.text == "False" || n.text == "FALSE") return false;
+  }
+  fail(n.mark, path(key) + " must be true or false, got " + describe(n));
+}
+
+std::optional<std::string> Fields::string(std::string_view key) const {
+  const Entry* e = get(key);
+  if (!e) return std::nullopt;
+  if (e->value->kind != Node::Kind::scalar)
+    fail(value_mark(*e->value, e->key_mark), path(key) + " must be a string, got " + describe(*e->value));
+  return e->value->text;
+}
+
+std::string Fields::required_string(std::string_view key) const {
+  const Entry& e = require(key);
+  if (e.value->kind != Node::Kind::scalar)
+    fail(value_mark(*e.value, e.key_mark), path(key) + " must be a string, got " + describe(*e.value));
+  return e.value->text;
+}
+
+std::optional<std::string> Fields::choice(std::string_view key, const std::vector<std::string>& choices) const {
+  const Entry* e = get(key);
+  if (!e) return std::nullopt;
+  return choice_of(*e, key, choices);
+}
+
+std::string Fields::required_choice(std::string_view key, const std::vector<std::string>& choices) const {
+  return choice_of(require(key), key, choices);
+}
+
+std::string Fields::choice_of(const Entry& e, std::string_view key,
+                              const std::vector<std::string>& choices) const {
+  const Node& n = *e.value;
+  if (n.kind == Node::Kind::scalar) {
+    for (const auto& c : choices)
+      if (c == n.text) return c;
+  }
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  std::string msg = path(key) + " must be one of " + list + ", got " + describe(n);
+  if (n.kind == Node::Kind::scalar) {
+    std::string best = core::closest_match(n.text, choices);
+    if (!best.empty()) msg += "; did you mean '" + best + "'?";
+  }
+  fail(value_mark(n, e.key_mark), msg);
+}
+
+}  // namespace ptdsim::io::detail

@@ -1,0 +1,136 @@
+#include <cmath>
+
+#include "fields.hpp"
+#include "loaders.hpp"
+#include "ptdsim/core/units.hpp"
+#include "schema.hpp"
+
+namespace ptdsim::io::detail {
+namespace {
+
+using Range = Fields::Range;
+
+core::Link convert_link(const Fields& f) {
+  core::Link l;
+  l.bandwidth_Bps = f.required_number("bandwidth_gbs", Range::positive) * core::kGB;
+  l.latency_s = f.required_number("latency_us", Range::non_negative) * core::kMicro;
+  l.efficiency = f.number("efficiency", Range::fraction, 1.0);
+  return l;
+}
+
+const Node& expect_list(const Entry& e, const std::string& what) {
+  const Node& n = *e.value;
+  if (n.kind != Node::Kind::list)
+    fail(n.mark.line > 0 ? n.mark : e.key_mark, what + " must be a list, got " + describe(n));
+  return n;
+}
+
+std::vector<core::GemmEfficiency> convert_matmul_table(const Entry& e) {
+  std::vector<core::GemmEfficiency> rows;
+  const Node& list = *e.value;
+  for (std::size_t i = 0; i < list.items.size(); ++i) {
+    const std::string at = "hardware.gpu.matmul_efficiency[" + std::to_string(i) + "]";
+    Fields r(*list.items[i], list.items[i]->mark, at, at, matmul_row_keys());
+    core::GemmEfficiency g;
+    g.precision = r.required_enumeration<core::Precision>("precision", core::kPrecisionCount);
+    g.m = static_cast<double>(r.required_integer("m", 1, kNoLimit));
+    g.n = static_cast<double>(r.required_integer("n", 1, kNoLimit));
+    g.k = static_cast<double>(r.required_integer("k", 1, kNoLimit));
+    g.efficiency = r.required_number("efficiency", Range::fraction);
+    rows.push_back(g);
+  }
+  if (rows.empty()) fail(e.key_mark, "hardware.gpu.matmul_efficiency must not be an empty list");
+  return rows;
+}
+
+std::vector<core::CollectiveFit> convert_collectives(const Fields& f) {
+  std::vector<core::CollectiveFit> out;
+  for (int c = 0; c < core::kCollectiveCount; ++c) {
+    const auto op = static_cast<core::Collective>(c);
+    const std::string key(core::name(op));
+    const Entry* e = f.get(key);
+    if (!e) continue;
+    const Node& list = expect_list(*e, f.path(key));
+    for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const std::string at = f.path(key) + "[" + std::to_string(i) + "]";
+      Fields r(*list.items[i], list.items[i]->mark, at, at, collective_row_keys());
+      core::CollectiveFit fit;
+      fit.op = op;
+      fit.scope = r.required_enumeration<core::Scope>("scope", 2);
+      fit.ranks = static_cast<int>(r.required_integer("ranks", 1, kMaxGpus));
+      fit.alpha_s = r.required_number("alpha_us", Range::non_negative) * core::kMicro;
+      fit.busbw_Bps = r.required_number("busbw_gbs", Range::positive) * core::kGB;
+      fit.min_bytes = r.number("min_bytes", Range::non_negative, 0.0);
+      if (auto max = r.number("max_bytes", Range::positive, true)) {
+        if (*max <= fit.min_bytes)
+          fail(r.get("max_bytes")->value->mark,
+               r.path("max_bytes") + " must be larger than min_bytes " +
+                   std::to_string(static_cast<long long>(fit.min_bytes)));
+        fit.max_bytes = *max;
+      }
+      out.push_back(fit);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name) {
+  Fields f(n, where, "hardware", "hardware", section_keys("hardware"));
+  core::HardwareSpec h;
+  h.name = f.string("name").value_or(default_name);
+  f.string("source");
+
+  const Entry& gpu_entry = f.require("gpu");
+  Fields gpu(*gpu_entry.value, where_of(gpu_entry), "hardware.gpu", "hardware.gpu",
+             section_keys("hardware.gpu"));
+  h.gpu.name = gpu.required_string("name");
+  h.gpu.memory_bytes = gpu.required_number("memory_gib", Range::positive) * core::kGiB;
+  h.gpu.hbm_Bps = gpu.required_number("hbm_gbs", Range::positive) * core::kGB;
+  h.gpu.hbm_efficiency = gpu.number("hbm_efficiency", Range::fraction, 0.85);
+  const Entry& peak_entry = gpu.require("peak_tflops");
+  Fields peak(*peak_entry.value, peak_entry.key_mark, "hardware.gpu.peak_tflops",
+              "hardware.gpu.peak_tflops", section_keys("hardware.gpu.peak_tflops"));
+  bool any_peak = false;
+  for (int p = 0; p < core::kPrecisionCount; ++p) {
+    const std::string key(core::name(static_cast<core::Precision>(p)));
+    if (auto v = peak.number(key, Range::positive)) {
+      h.gpu.peak_flops[static_cast<std::size_t>(p)] = *v * core::kTera;
+      any_peak = true;
+    }
+  }
+  if (!any_peak) fail(peak_entry.key_mark, "hardware.gpu.peak_tflops must give at least one precision");
+  if (const Entry* e = gpu.get("matmul_efficiency")) {
+    if (e->value->kind == Node::Kind::list) {
+      h.gpu.matmul_table = convert_matmul_table(*e);
+    } else {
+      h.gpu.matmul_efficiency = read_number(*e->value, gpu.path("matmul_efficiency"), Range::fraction);
+    }
+  }
+  h.gpu.kernel_launch_s = gpu.number("kernel_launch_us", Range::non_negative, 0.0) * core::kMicro;
+
+  const Entry& node_entry = f.require("node");
+  Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",
+              section_keys("hardware.node"));
+  h.gpus_per_node = static_cast<int>(node.required_integer("gpus", 1, kMaxGpus));
+  const Entry& intra_entry = node.require("intra");
+  h.intra = convert_link(Fields(*intra_entry.value, intra_entry.key_mark, "hardware.node.intra",
+                                "hardware.node.intra", section_keys("hardware.node.intra")));
+
+  const Entry& net_entry = f.require("network");
+  Fields net(*net_entry.value, where_of(net_entry), "hardware.network", "hardware.network",
+             section_keys("hardware.network"));
+  h.network = convert_link(net);
+  h.topology = net.string("topology").value_or("fat-tree");
+  h.oversubscription = net.number("oversubscription", Range::at_least_one, 1.0);
+
+  if (const Entry* e = f.get("collectives")) {
+    h.collectives = convert_collectives(Fields(*e->value, e->key_mark, "hardware.collectives",
+                                               "hardware.collectives",
+                                               section_keys("hardware.collectives")));
+  }
+  return h;
+}
+
+}  // namespace ptdsim::io::detail

@@ -1,0 +1,57 @@
+#include "loaders.hpp"
+#include "ptdsim/io/load.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+detail::NodePtr parse_named(const std::string& text, const std::string& name, const std::string& dir) {
+  return detail::parse_yaml(text, detail::make_source(name, dir, text));
+}
+
+}  // namespace
+
+core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  return detail::guarded(path, [&] {
+    auto root = detail::parse_file(path, detail::Mark{});
+    return detail::scenario_from_tree(*root, *root->document, overrides, detail::stem(path), path);
+  });
+}
+
+core::Scenario load_scenario_from_string(const std::string& text, const std::string& name,
+                                         const std::vector<Override>& overrides,
+                                         const std::string& base_dir) {
+  return detail::guarded(name, [&] {
+    auto root = parse_named(text, name, base_dir);
+    return detail::scenario_from_tree(*root, *root->document, overrides, detail::stem(name), name);
+  });
+}
+
+core::ModelSpec load_model(const std::string& path) {
+  return detail::guarded(path, [&] {
+    auto root = detail::parse_file(path, detail::Mark{});
+    return detail::convert_model(*root, *root->document, detail::stem(path));
+  });
+}
+
+core::ModelSpec load_model_from_string(const std::string& text, const std::string& name) {
+  return detail::guarded(name, [&] {
+    auto root = parse_named(text, name, ".");
+    return detail::convert_model(*root, *root->document, detail::stem(name));
+  });
+}
+
+core::HardwareSpec load_hardware(const std::string& path) {
+  return detail::guarded(path, [&] {
+    auto root = detail::parse_file(path, detail::Mark{});
+    return detail::convert_hardware(*root, *root->document, detail::stem(path));
+  });
+}
+
+core::HardwareSpec load_hardware_from_string(const std::string& text, const std::string& name) {
+  return detail::guarded(name, [&] {
+    auto root = parse_named(text, name, ".");
+    return detail::convert_hardware(*root, *root->document, detail::stem(name));
+  });
+}
+
+}  // namespace ptdsim::io

@@ -1,0 +1,55 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/scenario.hpp"
+#include "ptdsim/io/load.hpp"
+#include "yaml_tree.hpp"
+
+// The converters from a checked YAML tree to core value types, shared by the public loaders in
+// load_api.cpp, the scenario loader and the dataset loader.
+namespace ptdsim::io::detail {
+
+// Sizes no real input comes near; beyond them products in the engines could overflow an int.
+inline constexpr long long kMaxDim = 1LL << 28;   // layers, hidden, heads, vocab, seq_len, ...
+inline constexpr long long kMaxGpus = 1LL << 24;  // cluster size and every parallel degree
+inline constexpr long long kMaxVpp = 64;          // so that pp*vpp stays well inside an int
+
+// `where`: the position blamed for the mapping as a whole. `default_name`: when `name` is absent.
+core::ModelSpec convert_model(const Node& n, const Mark& where, const std::string& default_name);
+core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name);
+
+// Replaces a scalar `model:` / `hardware:` value (a path, relative to the file that wrote it)
+// with the tree of that file.
+void resolve_include(Entry& e);
+
+// Applies --set overrides to a scenario's root mapping (includes along a path are resolved).
+void apply_overrides(Node& root, const std::vector<Override>& overrides);
+
+// Converts a scenario's root mapping (overrides applied) and runs core::check, reporting every
+// cross-field problem at its key's position. `file` is recorded in Scenario::file.
+core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,
+                                const std::string& file);
+
+// The whole path from a parsed scenario document: checks it is a mapping, applies the overrides,
+// converts and checks.
+core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vector<Override>& overrides,
+                                  const std::string& default_name, const std::string& file);
+
+// Nothing but ConfigError leaves the loaders: anything else (a library's exception, an allocation
+// failure on absurd input) becomes one naming the file.
+template <class F>
+auto guarded(const std::string& file, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const core::ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw core::ConfigError(core::SourceLocation{file, 0, 0}, std::string("cannot load: ") + e.what());
+  }
+}
+
+// "models/gpt3-175b.yaml" -> "gpt3-175b"
+std::string stem(const std::string& path);
+
+}  // namespace ptdsim::io::detail

@@ -1,0 +1,78 @@
+#include <algorithm>
+
+#include "fields.hpp"
+#include "loaders.hpp"
+#include "schema.hpp"
+
+namespace ptdsim::io {
+
+Override parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw core::ConfigError(core::SourceLocation{"--set", 0, 0},
+                            "expected KEY=VALUE (e.g. parallel.tp=4), got \"" + text + "\"");
+  }
+  return Override{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+}  // namespace ptdsim::io
+
+namespace ptdsim::io::detail {
+
+// The overrides form a small virtual file named "--set", one line per override ("key=value"), so
+// their errors read like any other: "--set:2:11: error: parallel.tp must be a positive integer".
+void apply_overrides(Node& root, const std::vector<Override>& overrides) {
+  if (overrides.empty()) return;
+  std::string text;
+  for (const auto& o : overrides) text += o.key + "=" + o.value + "\n";
+  SourcePtr src = make_source("--set", "", text);
+  const auto& paths = all_paths();
+
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    const Override& o = overrides[i];
+    const int line = static_cast<int>(i) + 1;
+    const Mark at{src, line, 1};
+    if (std::find(paths.begin(), paths.end(), o.key) == paths.end()) {
+      std::string msg = "unknown key '" + o.key + "'";
+      std::string best = core::closest_match(o.key, paths);
+      if (!best.empty()) msg += "; did you mean '" + best + "'?";
+      fail(at, msg);
+    }
+    NodePtr value = parse_fragment(o.value, src, line, static_cast<int>(o.key.size()) + 2);
+
+    Node* cur = &root;
+    std::string path;
+    std::size_t start = 0;
+    for (;;) {
+      const auto dot = o.key.find('.', start);
+      const std::string part = o.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      path += (path.empty() ? "" : ".") + part;
+      Entry* e = cur->find(part);
+      if (dot == std::string::npos) {
+        if (e) {
+          e->value = value;
+          e->key_mark = at;  // cross-field problems about this key now point at the --set
+        } else {
+          cur->entries.push_back(Entry{part, at, value});
+        }
+        break;
+      }
+      if (!e) {
+        cur->entries.push_back(Entry{part, at, std::make_shared<Node>()});
+        e = &cur->entries.back();
+      }
+      if (e->value->kind == Node::Kind::null) {
+        e->value = std::make_shared<Node>();
+        e->value->kind = Node::Kind::map;
+        e->value->mark = at;
+      } else if (e->value->kind == Node::Kind::scalar && (path == "model" || path == "hardware")) {
+        resolve_include(*e);
+      }
+      expect_map(*e->value, e->key_mark, path);
+      cur = e->value.get();
+      start = dot + 1;
+    }
+  }
+}
+
+}  // namespace ptdsim::io::detail

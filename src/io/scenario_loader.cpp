@@ -1,0 +1,194 @@
+#include <sstream>
+
+#include "fields.hpp"
+#include "loaders.hpp"
+#include "ptdsim/core/check.hpp"
+#include "schema.hpp"
+
+namespace ptdsim::io::detail {
+namespace {
+
+using Range = Fields::Range;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) out.push_back(part);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+// Where a check() problem's dotted key is written: the key itself, or its nearest written parent
+// (`parallel:` when dp was derived), or the file.
+Mark position_of(const Node& root, const std::string& dotted, const Mark& where) {
+  const Node* cur = &root;
+  Mark best = where;
+  for (const auto& part : split(dotted, '.')) {
+    if (cur->kind != Node::Kind::map) break;
+    const Entry* e = cur->find(part);
+    if (!e) break;
+    best = e->key_mark;
+    cur = e->value.get();
+  }
+  return best;
+}
+
+// Blame an empty section on its key.
+const Node& section_or_empty(const Fields& f, const std::string& key, Mark& where) {
+  static const Node empty = [] {
+    Node n;
+    n.kind = Node::Kind::map;
+    return n;
+  }();
+  if (const Entry* e = f.get(key)) {
+    where = e->key_mark;
+    return *e->value;
+  }
+  return empty;
+}
+
+std::array<core::Dim, core::kDimCount> parse_placement(const Entry& e, const std::string& text) {
+  std::array<core::Dim, core::kDimCount> out{};
+  auto parts = split(text, '-');
+  bool ok = parts.size() == static_cast<std::size_t>(core::kDimCount);
+  int seen = 0;
+  for (std::size_t i = 0; ok && i < parts.size(); ++i) {
+    auto d = core::parse<core::Dim>(parts[i]);
+    ok = d && !(seen & (1 << static_cast<int>(*d)));
+    if (ok) {
+      seen |= 1 << static_cast<int>(*d);
+      out[i] = *d;
+    }
+  }
+  if (!ok)
+    fail(e.value->mark, "parallel.placement must name tp, cp, ep, dp and pp once each, joined by '-', got " +
+                            describe(*e.value));
+  return out;
+}
+
+}  // namespace
+
+void resolve_include(Entry& e) {
+  const Node& v = *e.value;
+  const std::string path = resolve_path(v.mark.src ? v.mark.src->dir : ".", v.text);
+  e.value = parse_file(path, v.mark);
+}
+
+core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,
+                                const std::string& file) {
+  Fields f(root, where, "", "scenario", section_keys(""));
+  core::Scenario s;
+  s.file = file;
+  s.name = f.string("name").value_or(default_name);
+  f.string("source");
+
+  // model and hardware: a path (relative to the file that names it) or an inline mapping
+  for (const char* key : {"model", "hardware"}) {
+    const Entry& e = f.require(key);
+    if (e.value->kind == Node::Kind::scalar) resolve_include(*root.find(key));
+  }
+  {
+    const Entry& e = f.require("model");
+    const std::string name = e.value->document && e.value->document->line == 0
+                                 ? stem(e.value->mark.src->name) : std::string();
+    s.model = convert_model(*e.value, where_of(e), name);
+  }
+  {
+    const Entry& e = f.require("hardware");
+    const std::string name = e.value->document && e.value->document->line == 0
+                                 ? stem(e.value->mark.src->name) : std::string();
+    s.hardware = convert_hardware(*e.value, where_of(e), name);
+  }
+
+  const Entry& ce = f.require("cluster");
+  Fields cluster(*ce.value, ce.key_mark, "cluster", "cluster", section_keys("cluster"));
+  auto gpus = cluster.integer("gpus", 1, kMaxGpus);
+  auto nodes = cluster.integer("nodes", 1, kMaxGpus);
+  if (gpus && nodes) fail(cluster.get("nodes")->key_mark, "give cluster.gpus or cluster.nodes, not both");
+  if (!gpus && !nodes) fail(ce.key_mark, "missing required key 'gpus' (or 'nodes') in cluster");
+  if (nodes) {
+    const long long total = *nodes * s.hardware.gpus_per_node;
+    if (total > kMaxGpus)
+      fail(cluster.get("nodes")->value->mark,
+           "cluster.nodes * hardware.node.gpus = " + std::to_string(total) + " GPUs is more than " +
+               std::to_string(kMaxGpus));
+    gpus = total;
+  }
+  s.gpus = static_cast<int>(*gpus);
+
+  Mark pwhere = where;
+  Fields par(section_or_empty(f, "parallel", pwhere), pwhere, "parallel", "parallel",
+             section_keys("parallel"));
+  auto& p = s.parallel;
+  p.tp = static_cast<int>(par.integer("tp", 1, kMaxGpus, 1));
+  p.pp = static_cast<int>(par.integer("pp", 1, kMaxGpus, 1));
+  p.cp = static_cast<int>(par.integer("cp", 1, kMaxGpus, 1));
+  p.ep = static_cast<int>(par.integer("ep", 1, kMaxGpus, 1));
+  p.vpp = static_cast<int>(par.integer("vpp", 1, kMaxVpp, 1));
+  if (auto dp = par.integer("dp", 1, kMaxGpus)) {
+    p.dp = static_cast<int>(*dp);
+  } else {
+    // derived; when tp*cp*pp does not divide the GPUs check() says so, dp only has to stay >= 1
+    const long long mp = 1LL * p.tp * p.cp * p.pp;
+    p.dp = static_cast<int>(std::max(1LL, s.gpus / mp));
+  }
+  p.sequence_parallel = par.boolean("sequence_parallel", false);
+  p.zero = static_cast<int>(par.integer("zero", 0, 3, 0));
+  p.schedule = par.enumeration<core::Schedule>("schedule", 4).value_or(
+      p.vpp > 1 ? core::Schedule::interleaved : core::Schedule::one_f_one_b);
+  if (auto text = par.string("placement")) p.placement = parse_placement(*par.get("placement"), *text);
+  if (const Entry* e = par.get("stage_layers")) {
+    if (e->value->kind != Node::Kind::list)
+      fail(e->value->mark, "parallel.stage_layers must be a list, got " + describe(*e->value));
+    for (std::size_t i = 0; i < e->value->items.size(); ++i) {
+      p.stage_layers.push_back(static_cast<int>(read_integer(
+          *e->value->items[i], "parallel.stage_layers[" + std::to_string(i) + "]", 1, kMaxDim)));
+    }
+  }
+
+  const Entry& te = f.require("training");
+  Fields tr(*te.value, te.key_mark, "training", "training", section_keys("training"));
+  auto& t = s.training;
+  t.seq_len = static_cast<int>(tr.required_integer("seq_len", 1, kMaxDim));
+  t.micro_batch = static_cast<int>(tr.integer("micro_batch", 1, kMaxDim, 1));
+  t.global_batch = static_cast<int>(tr.required_integer("global_batch", 1, 1LL << 30));
+  t.precision = tr.enumeration<core::Precision>("precision", core::kPrecisionCount)
+                    .value_or(core::Precision::bf16);
+  t.recompute = tr.enumeration<core::Recompute>("recompute", 3).value_or(core::Recompute::selective);
+  t.flash_attention = tr.boolean("flash_attention", true);
+  t.optimizer = tr.choice("optimizer", {"adam", "sgd"}).value_or("adam");
+  Mark owhere = te.key_mark;
+  Fields ov(section_or_empty(tr, "overlap", owhere), owhere, "training.overlap", "training.overlap",
+            section_keys("training.overlap"));
+  t.overlap.dp = ov.boolean("dp", true);
+  t.overlap.tp = ov.boolean("tp", false);
+  t.overlap.pp = ov.boolean("pp", true);
+  t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
+
+  std::vector<core::Diagnostic> problems;
+  for (const auto& problem : core::check(s))
+    problems.push_back(diagnostic(position_of(root, problem.key, where), problem.message));
+  if (!problems.empty()) throw core::ConfigError(std::move(problems));
+  return s;
+}
+
+core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vector<Override>& overrides,
+                                  const std::string& default_name, const std::string& file) {
+  expect_map(root, where, "scenario");
+  apply_overrides(root, overrides);
+  return convert_scenario(root, where, default_name, file);
+}
+
+std::string stem(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  for (const char* ext : {".yaml", ".yml"}) {
+    const std::string e(ext);
+    if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0)
+      return base.substr(0, base.size() - e.size());
+  }
+  return base;
+}
+
+}  // namespace ptdsim::io::detail

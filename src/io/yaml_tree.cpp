@@ -1,0 +1,229 @@
+#include "yaml_tree.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ptdsim::io::detail {
+namespace {
+
+// Deeper than any real input; stops alias cycles (`a: &x [*x]`) and stack exhaustion.
+constexpr int kMaxDepth = 64;
+// Aliases let a short text expand exponentially ("billion laughs"); real inputs have a few hundred nodes.
+constexpr long kMaxNodes = 200000;
+
+std::string shorten(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (out.size() >= 40) {
+      out += "...";
+      break;
+    }
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct Converter {
+  SourcePtr src;
+  int line_offset;
+  int column_offset;
+  long nodes = 0;
+
+  Mark mark_of(const YAML::Mark& m) const {
+    if (m.line < 0 || m.column < 0) return Mark{src, 0, 0};
+    return Mark{src, m.line + 1 + line_offset, m.column + 1 + (m.line == 0 ? column_offset : 0)};
+  }
+
+  NodePtr convert(const YAML::Node& y, int depth, const Mark& fallback) {
+    auto n = std::make_shared<Node>();
+    n->mark = mark_of(y.Mark());
+    if (n->mark.line == 0) n->mark = fallback;
+    if (depth > kMaxDepth) fail(n->mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (++nodes > kMaxNodes)
+      fail(n->mark, "document too large (more than " + std::to_string(kMaxNodes) + " nodes after aliases)");
+    switch (y.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        n->kind = Node::Kind::null;
+        n->mark = fallback;  // yaml-cpp puts an empty value on the next token; the key is clearer
+        break;
+      case YAML::NodeType::Scalar:
+        n->kind = Node::Kind::scalar;
+        n->text = y.Scalar();
+        break;
+      case YAML::NodeType::Sequence:
+        n->kind = Node::Kind::list;
+        for (const auto& item : y) n->items.push_back(convert(item, depth + 1, n->mark));
+        break;
+      case YAML::NodeType::Map:
+        n->kind = Node::Kind::map;
+        for (const auto& kv : y) {
+          Mark km = mark_of(kv.first.Mark());
+          if (km.line == 0) km = n->mark;
+          std::string key;
+          if (kv.first.IsScalar()) {
+            key = kv.first.Scalar();
+          } else if (!kv.first.IsNull()) {
+            fail(km, "mapping keys must be plain strings");
+          }
+          if (const Entry* first = n->find(key)) {
+            fail(km, "duplicate key '" + shorten(key) + "' (first at line " +
+                         std::to_string(first->key_mark.line) + ")");
+          }
+          Entry e;
+          e.key = key;
+          e.key_mark = km;
+          e.value = convert(kv.second, depth + 1, km);
+          n->entries.push_back(std::move(e));
+        }
+        break;
+    }
+    return n;
+  }
+};
+
+}  // namespace
+
+SourcePtr make_source(std::string name, std::string dir, const std::string& text) {
+  auto s = std::make_shared<SourceText>();
+  s->name = std::move(name);
+  s->dir = std::move(dir);
+  std::string line;
+  std::istringstream in(text);
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    s->lines.push_back(line);
+  }
+  return s;
+}
+
+core::Diagnostic diagnostic(const Mark& at, std::string message) {
+  core::Diagnostic d;
+  d.where.file = at.src ? at.src->name : std::string("<input>");
+  d.where.line = at.line;
+  d.where.column = at.column;
+  d.message = std::move(message);
+  if (at.src && at.line > 0 && at.line <= static_cast<int>(at.src->lines.size())) {
+    d.source_line = at.src->lines[static_cast<std::size_t>(at.line - 1)];
+  }
+  return d;
+}
+
+void fail(const Mark& at, std::string message) {
+  throw core::ConfigError(std::vector<core::Diagnostic>{diagnostic(at, std::move(message))});
+}
+
+Entry* Node::find(std::string_view key) {
+  for (auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+const Entry* Node::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+const Mark& where_of(const Entry& e) {
+  return e.value->document ? *e.value->document : e.key_mark;
+}
+
+namespace {
+NodePtr parse(const std::string& text, const SourcePtr& src, int line_offset, int column_offset,
+              const Mark& whole) {
+  Converter c{src, line_offset, column_offset};
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    Mark m = c.mark_of(e.mark);
+    if (m.line == 0) m = Mark{src, 1 + line_offset, 1 + column_offset};
+    fail(m, "invalid YAML: " + e.msg);
+  } catch (const std::exception& e) {
+    fail(Mark{src, 0, 0}, std::string("invalid YAML: ") + e.what());
+  }
+  if (docs.empty()) {
+    auto n = std::make_shared<Node>();
+    n->mark = whole;
+    n->document = whole;
+    return n;
+  }
+  if (docs.size() > 1) {
+    Mark m = c.mark_of(docs[1].Mark());
+    fail(m, "expected one YAML document, found " + std::to_string(docs.size()));
+  }
+  try {
+    NodePtr root = c.convert(docs[0], 0, whole);
+    root->document = whole;
+    return root;
+  } catch (const core::ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(whole, std::string("invalid YAML: ") + e.what());
+  }
+}
+}  // namespace
+
+NodePtr parse_yaml(const std::string& text, const SourcePtr& src) {
+  return parse(text, src, 0, 0, Mark{src, 0, 0});
+}
+
+NodePtr parse_fragment(const std::string& text, const SourcePtr& src, int line, int column) {
+  return parse(text, src, line - 1, column - 1, Mark{src, line, column});
+}
+
+std::string read_file(const std::string& path, const Mark& from) {
+  std::error_code ec;
+  bool ok = !std::filesystem::is_directory(path, ec);
+  std::string content;
+  if (ok) {
+    std::ifstream in(path, std::ios::binary);
+    ok = static_cast<bool>(in);
+    if (ok) {
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      ok = !in.bad();
+      content = ss.str();
+    }
+  }
+  if (!ok) {
+    if (!from.src) fail(Mark{make_source(path, "", ""), 0, 0}, "cannot open file");
+    fail(from, "cannot open file '" + path + "'");
+  }
+  return content;
+}
+
+NodePtr parse_file(const std::string& path, const Mark& from) {
+  std::string text = read_file(path, from);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return parse_yaml(text, make_source(path, dir.empty() ? "." : dir, text));
+}
+
+std::string resolve_path(const std::string& dir, const std::string& written) {
+  std::filesystem::path p(written);
+  if (p.is_absolute() || dir.empty() || dir == ".") return p.lexically_normal().string();
+  return (std::filesystem::path(dir) / p).lexically_normal().string();
+}
+
+std::string describe(const Node& n) {
+  switch (n.kind) {
+    case Node::Kind::null: return "nothing";
+    case Node::Kind::list: return "a list";
+    case Node::Kind::map: return "a mapping";
+    case Node::Kind::scalar: break;
+  }
+  return "\"" + shorten(n.text) + "\"";
+}
+
+}  // namespace ptdsim::io::detail
