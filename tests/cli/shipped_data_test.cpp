@@ -1,0 +1,190 @@
+// Every shipped input file loads through the real loaders (unknown keys, types, ranges and the
+// cross-field checks all apply), and the validation dataset keeps all 57 published records.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/io/load.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> yaml_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(PTDSIM_SOURCE_DIR) / dir))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string dataset_path() {
+  return (fs::path(PTDSIM_SOURCE_DIR) / "scenarios" / "published" / "dataset.yaml").string();
+}
+
+}  // namespace
+
+TEST_CASE("shipped data: every model file loads", "[data]") {
+  const auto files = yaml_files("models");
+  // 12 required shapes (gpt3-175b ... bloom-176b, docs/data.md)
+  REQUIRE(files.size() >= 12);
+  for (const auto& f : files) {
+    INFO(f);
+    ptdsim::core::ModelSpec m;
+    REQUIRE_NOTHROW(m = ptdsim::io::load_model(f));
+    CHECK(m.layers > 0);
+    CHECK(m.hidden % m.heads == 0);
+  }
+}
+
+TEST_CASE("shipped data: model shapes match their papers", "[data]") {
+  const std::string dir = std::string(PTDSIM_SOURCE_DIR) + "/models/";
+  // Brown et al. 2020 Table 2.1
+  auto gpt3 = ptdsim::io::load_model(dir + "gpt3-175b.yaml");
+  CHECK(gpt3.layers == 96);
+  CHECK(gpt3.hidden == 12288);
+  CHECK(gpt3.ffn_hidden == 4 * 12288);  // default 4h
+  // Llama 3 Herd Table 3: 126 layers, 16384, 128 heads, 8 KV heads, FFN 53248
+  auto l405 = ptdsim::io::load_model(dir + "llama3-405b.yaml");
+  CHECK(l405.layers == 126);
+  CHECK(l405.kv_heads == 8);
+  CHECK(l405.ffn_hidden == 53248);
+  CHECK(l405.mlp == ptdsim::core::Mlp::swiglu);
+  CHECK_FALSE(l405.bias);
+  // Mixtral Table 1: 8 experts, top-2, every layer
+  auto mix = ptdsim::io::load_model(dir + "mixtral-8x7b.yaml");
+  REQUIRE(mix.moe.has_value());
+  CHECK(mix.moe->experts == 8);
+  CHECK(mix.moe->top_k == 2);
+  // BLOOM Table 3: 70 layers, 112 heads, vocab 250880, tied, LayerNorm with bias
+  auto bloom = ptdsim::io::load_model(dir + "bloom-176b.yaml");
+  CHECK(bloom.layers == 70);
+  CHECK(bloom.heads == 112);
+  CHECK(bloom.vocab == 250880);
+  CHECK(bloom.tied_embeddings);
+  CHECK(bloom.bias);
+}
+
+TEST_CASE("shipped data: every hardware file loads", "[data]") {
+  const auto files = yaml_files("hardware");
+  // interface.md fixes six names
+  for (const char* name : {"dgx-a100-40g", "dgx-a100-80g", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72"}) {
+    INFO(name);
+    CHECK(fs::exists(fs::path(PTDSIM_SOURCE_DIR) / "hardware" / (std::string(name) + ".yaml")));
+  }
+  for (const auto& f : files) {
+    INFO(f);
+    ptdsim::core::HardwareSpec hw;
+    REQUIRE_NOTHROW(hw = ptdsim::io::load_hardware(f));
+    CHECK(hw.gpu.peak_flops[ptdsim::core::index(ptdsim::core::Precision::bf16)] > 0);
+    CHECK(hw.gpu.matmul_efficiency > 0.5);
+    CHECK(hw.gpu.matmul_efficiency < 1.0);
+    CHECK(hw.intra.bandwidth_Bps > hw.network.bandwidth_Bps);
+  }
+}
+
+TEST_CASE("shipped data: hardware figures are converted to SI", "[data]") {
+  // dgx-h100: 80 GiB, 3350 GB/s, 989 TFLOP/s bf16, NVLink 450 GB/s, NDR 50 GB/s, 20 us / 50 us
+  auto hw = ptdsim::io::load_hardware(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml");
+  CHECK(hw.gpu.memory_bytes == Approx(80.0 * 1024 * 1024 * 1024).epsilon(1e-12));
+  CHECK(hw.gpu.hbm_Bps == Approx(3350e9).epsilon(1e-12));
+  CHECK(hw.gpu.peak_flops[ptdsim::core::index(ptdsim::core::Precision::bf16)] == Approx(989e12).epsilon(1e-12));
+  CHECK(hw.gpu.peak_flops[ptdsim::core::index(ptdsim::core::Precision::fp8)] == Approx(1979e12).epsilon(1e-12));
+  CHECK(hw.intra.bandwidth_Bps == Approx(450e9).epsilon(1e-12));
+  CHECK(hw.network.bandwidth_Bps == Approx(50e9).epsilon(1e-12));
+  CHECK(hw.intra.latency_s == Approx(20e-6).epsilon(1e-12));
+  CHECK(hw.network.latency_s == Approx(50e-6).epsilon(1e-12));
+  CHECK(hw.gpus_per_node == 8);
+  auto nvl = ptdsim::io::load_hardware(std::string(PTDSIM_SOURCE_DIR) + "/hardware/gb200-nvl72.yaml");
+  CHECK(nvl.gpus_per_node == 72);
+}
+
+TEST_CASE("shipped data: every scenario loads and passes the cross-field checks", "[data]") {
+  const auto files = yaml_files("scenarios");
+  REQUIRE(files.size() >= 9);  // default + at least eight published runs
+  for (const auto& f : files) {
+    INFO(f);
+    ptdsim::core::Scenario s;
+    REQUIRE_NOTHROW(s = ptdsim::io::load_scenario(f));
+    CHECK(s.parallel.tp * s.parallel.cp * s.parallel.pp * s.parallel.dp == s.gpus);
+  }
+}
+
+TEST_CASE("shipped data: the default scenario is the README's", "[data]") {
+  auto s = ptdsim::io::load_scenario(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/default.yaml");
+  CHECK(s.gpus == 1024);
+  CHECK(s.parallel.tp == 8);
+  CHECK(s.parallel.pp == 16);
+  CHECK(s.parallel.dp == 8);
+  CHECK(s.parallel.zero == 1);
+  CHECK(s.parallel.sequence_parallel);
+  CHECK(s.training.recompute == ptdsim::core::Recompute::selective);
+  // 1536 / (1 * 8) = 192 micro-batches
+  CHECK(s.num_microbatches() == 192);
+}
+
+TEST_CASE("shipped data: the validation dataset keeps all 57 published records", "[data]") {
+  std::vector<ptdsim::io::Record> records;
+  REQUIRE_NOTHROW(records = ptdsim::io::load_dataset(dataset_path()));
+  REQUIRE(records.size() == 57);
+
+  int modelled = 0, fit = 0, holdout = 0;
+  std::set<std::string> names;
+  for (const auto& r : records) {
+    INFO(r.name);
+    names.insert(r.name);
+    CHECK_FALSE(r.source.empty());
+    if (r.scenario) {
+      ++modelled;
+      CHECK(r.not_modelled.empty());
+      (r.split == "fit" ? fit : holdout)++;
+      CHECK((r.measured.step_s || r.measured.tflops_per_gpu || r.measured.peak_memory_bytes));
+    } else {
+      CHECK_FALSE(r.not_modelled.empty());
+    }
+  }
+  CHECK(names.size() == 57);
+  // docs/data.md: 46 modelled, 11 not modelled, split 23/23
+  CHECK(modelled == 46);
+  CHECK(fit == 23);
+  CHECK(holdout == 23);
+}
+
+TEST_CASE("shipped data: a dataset record carries the published figures", "[data]") {
+  auto records = ptdsim::io::load_dataset(dataset_path());
+  auto find = [&](const std::string& name) -> const ptdsim::io::Record& {
+    auto it = std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.name == name; });
+    REQUIRE(it != records.end());
+    return *it;
+  };
+  // Korthikanti et al. 2022 Table 5: 175B, sequence parallel + selective recompute, 13.75 s
+  const auto& k = find("korthikanti2022_t5_175B_seqsel");
+  REQUIRE(k.scenario.has_value());
+  CHECK(*k.measured.step_s == Approx(13.75).epsilon(1e-12));
+  CHECK(k.flops_convention == "megatron72");
+  CHECK(k.scenario->parallel.vpp == 3);
+  CHECK(k.scenario->parallel.sequence_parallel);
+  CHECK(k.scenario->training.recompute == ptdsim::core::Recompute::selective);
+  // BLOOM production run: stage_layers 5 + 10*6 + 5 = 70, 104.7 s, ZeRO-1
+  const auto& b = find("bloom176b_final_384gpu");
+  REQUIRE(b.scenario.has_value());
+  CHECK(b.scenario->parallel.stage_layers.size() == 12);
+  CHECK(*b.measured.step_s == Approx(104.7).epsilon(1e-12));
+  CHECK(b.scenario->parallel.zero == 1);
+  // BLOOM best-fp16 20B: peak 67 GiB
+  const auto& m = find("bloom_prequel_best_fp16_20B_8gpu");
+  REQUIRE(m.measured.peak_memory_bytes.has_value());
+  CHECK(*m.measured.peak_memory_bytes == Approx(67.0 * 1024 * 1024 * 1024).epsilon(1e-12));
+  // NeMo Llama 3 70B: FP8, CP 2, interleaved with 5 virtual stages
+  const auto& n = find("nemo2407_Llama3_70B_64gpu");
+  REQUIRE(n.scenario.has_value());
+  CHECK(n.scenario->training.precision == ptdsim::core::Precision::fp8);
+  CHECK(n.scenario->parallel.cp == 2);
+  CHECK(n.scenario->parallel.vpp == 5);
+  CHECK(n.flops_convention == "model");
+}
