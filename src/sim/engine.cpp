@@ -13,6 +13,7 @@ std::string_view name(StreamKind k) {
     case StreamKind::cp: return "cp";
     case StreamKind::ep: return "ep";
     case StreamKind::dp: return "dp";
+    case StreamKind::dp_gather: return "dp-gather";
     case StreamKind::pp_send: return "pp-send";
   }
   return "?";
