@@ -19,6 +19,10 @@ struct StageCosts {
   double backward_weight_s = 0;  // "W": gradients of the weights
   double recompute_s = 0;        // forward work recomputed before the backward pass
   double forward_flops = 0;      // FLOPs behind forward_s (for traces and HFU)
+  double gemm_s = 0;             // weight-GEMM time, forward + backward (what TP comm may overlap)
+  double attention_core_s = 0;   // forward attention core of the stage's layers (what CP may overlap)
+  double layer_forward_s = 0;    // one layer's forward (what ZeRO-3 prefetch may overlap)
+  double layer_backward_s = 0;   // one layer's backward incl. recompute
 
   // tensor / context / expert parallel communication per micro-batch, inside the layers
   double tp_forward_s = 0, tp_backward_s = 0;  // (backward includes a recomputed forward's)
@@ -41,6 +45,7 @@ struct StageCosts {
   // ZeRO-3, per layer and pass: all-gather of one layer's weights, reduce-scatter of its grads
   double zero3_gather_layer_s = 0;
   double zero3_reduce_layer_s = 0;
+  double zero3_layer_bytes = 0;  // one layer's weights on this GPU, bytes at 16 bits
 
   double optimizer_s = 0;  // the optimizer step (memory-bound)
 };

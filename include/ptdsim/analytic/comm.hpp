@@ -1,0 +1,30 @@
+#pragma once
+#include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// Communication volumes and times (docs/analytic.md "Communication"), one GPU.
+namespace ptdsim::analytic {
+
+// The gradient-reduction group: dp*cp ranks for dense parameters (Megatron reduces gradients over
+// data and context parallel ranks), dp*cp/ep for expert parameters.
+Group grad_group(const core::Scenario& s, bool expert = false);
+
+// Per layer, per micro-batch. Times are for the layer's collectives one after another.
+struct LayerComm {
+  double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)
+  double tp_forward_s = 0, tp_backward_s = 0;
+  double cp_bytes_forward = 0, cp_bytes_backward = 0;
+  double cp_forward_s = 0, cp_backward_s = 0;
+  double ep_bytes_forward = 0, ep_bytes_backward = 0;
+  double ep_forward_s = 0, ep_backward_s = 0;
+};
+LayerComm layer_comm(const core::Scenario& s, bool moe_layer);
+
+// The activation tensor a pipeline boundary passes per micro-batch, one direction, bytes:
+// s/c * b * h * 2, divided by t (sequence parallel, or Megatron's scatter/gather of p2p tensors).
+double p2p_bytes(const core::Scenario& s);
+
+// Bytes one GPU sends in a collective of `bytes` per rank: bus_factor * bytes.
+double bytes_sent(core::Collective op, double bytes, int ranks);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,44 @@
+#pragma once
+#include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// Compute time (docs/analytic.md "Compute time"): GEMMs at the achieved fraction of peak, the rest
+// as bytes moved at the achieved HBM bandwidth.
+namespace ptdsim::analytic {
+
+// Achieved fraction of peak for an m x n x k GEMM: the calibrated gpu.matmul_table interpolated in
+// log(m*n*k) (rows of the same precision, else the 16-bit rows, clamped at the ends), else
+// gpu.matmul_efficiency.
+double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
+// 2*m*n*k / (peak * efficiency); `count` identical GEMMs (batched heads).
+double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k,
+                 double count = 1);
+// bytes / (hbm_Bps * hbm_efficiency).
+double memory_time(const core::GpuSpec& g, double bytes);
+
+// One transformer layer on one GPU, one micro-batch, seconds.
+struct LayerTimes {
+  double forward = 0;          // GEMMs + attention core + memory-bound work
+  double backward_input = 0;   // B: input-gradient GEMMs, attention core backward, elementwise backward
+  double backward_weight = 0;  // W: weight-gradient GEMMs
+  double attention_core = 0;   // forward attention core (scores, softmax, weighted sum)
+  double gemm_forward = 0;     // forward weight GEMMs only (what TP communication may hide behind)
+  double recompute = 0;        // recomputed forward under the scenario's recompute mode
+  double forward_flops = 0;    // per GPU
+};
+LayerTimes layer_times(const core::Scenario& s, bool moe_layer);
+
+// Input embedding (first stage) and logits + cross-entropy (last stage), one micro-batch.
+struct EndTimes {
+  double forward = 0, backward_input = 0, backward_weight = 0, forward_flops = 0;
+};
+EndTimes embedding_times(const core::Scenario& s);
+EndTimes logits_times(const core::Scenario& s);
+
+// Memory-bound elementwise bytes of one layer's forward on one GPU (documented byte counts).
+double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer);
+
+// The optimizer step of one GPU: bytes of states read and written per parameter it updates.
+double optimizer_step_bytes_per_param(const core::TrainingSpec& t);
+
+}  // namespace ptdsim::analytic

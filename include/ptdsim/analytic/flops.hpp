@@ -1,0 +1,38 @@
+#pragma once
+#include "ptdsim/core/model.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// Floating-point operations, a multiply-add counted as 2 (docs/analytic.md "FLOPs"). Only matrix
+// products are counted (the GEMMs and the attention score/value products); biases, norms,
+// activations, softmax and dropout are left out of the FLOP count (they are timed as memory-bound
+// work), which makes the dense GPT count equal Narayanan et al.'s closed form exactly.
+namespace ptdsim::analytic {
+
+// One transformer layer's forward pass over b sequences of s tokens, whole layer (all TP ranks).
+struct LayerFlops {
+  double qkv = 0;             // 2*b*s*h*(h + 2*h*k/a)
+  double attention_core = 0;  // Q K^T and softmax(.) V: 4*b*s^2*h, causal mask not halved (Megatron)
+  double out_proj = 0;        // 2*b*s*h^2
+  double mlp = 0;             // gelu 4*b*s*h*f, swiglu 6*b*s*h*f; MoE: top_k experts
+  double router = 0;          // MoE gate: 2*b*s*h*experts
+  double total() const { return qkv + attention_core + out_proj + mlp + router; }
+  double gemm() const { return qkv + out_proj + mlp + router; }  // weight GEMMs (have a W half)
+};
+LayerFlops layer_forward_flops(const core::ModelSpec& m, bool moe_layer, double b, double s);
+
+// Logits: 2*b*s*h*V forward.
+double logits_forward_flops(const core::ModelSpec& m, double b, double s);
+
+// Sum over all layers of the forward FLOPs for b sequences of s tokens.
+double layers_forward_flops(const core::ModelSpec& m, double b, double s);
+
+// Extra forward work recomputed before the backward pass, for b sequences, all layers:
+// none 0; selective the attention core of every layer; full a whole forward of every layer.
+double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, double s);
+
+// Forward + backward (2x forward) of one global batch, no recomputation (interface.md).
+double model_flops_per_step(const core::Scenario& s);
+// model_flops_per_step plus the recomputed forward work (what the hardware executes).
+double hardware_flops_per_step(const core::Scenario& s);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,52 @@
+#pragma once
+#include <vector>
+
+#include "ptdsim/core/model.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// Parameter counts (docs/analytic.md "Parameters"). Counts are plain numbers of parameters.
+namespace ptdsim::analytic {
+
+// One attention block: Q and O are h*h, K and V h*(h*k/a) (grouped-query attention), plus the
+// four biases when the model has them.
+double attention_params(const core::ModelSpec& m);
+// One dense MLP of ffn width f: gelu 2*h*f, swiglu 3*h*f, plus biases (f + h, or 2f + h).
+double mlp_params(const core::ModelSpec& m, int ffn);
+// One norm: layernorm 2h (scale, bias), rmsnorm h.
+double norm_params(const core::ModelSpec& m);
+// The MLP part of layer i: a dense MLP, or experts * expert MLP + router h*experts on MoE layers.
+double layer_mlp_params(const core::ModelSpec& m, int layer_index);
+// Transformer layer i: attention + MLP part + two norms.
+double layer_params(const core::ModelSpec& m, int layer_index);
+// Input embedding V*h plus learned positions max_seq_len*h.
+double embedding_params(const core::ModelSpec& m);
+// LM head V*h (0 when tied) plus the final norm.
+double head_params(const core::ModelSpec& m);
+// The whole model, each tied matrix counted once.
+double total_params(const core::ModelSpec& m);
+// Parameters touched per token (MoE: top_k of the experts); equals total_params for dense models.
+double active_params(const core::ModelSpec& m);
+
+// Which transformer layers a pipeline rank holds: `layers` in all, `moe_layers` of them MoE.
+// With vpp > 1 the rank holds chunks r, r+p, r+2p, ... (Megatron's interleaved assignment).
+struct StageLayers {
+  int layers = 0;
+  int moe_layers = 0;
+  int dense_layers() const { return layers - moe_layers; }
+};
+std::vector<StageLayers> stage_layers(const core::Scenario& s);
+
+// Parameters one GPU of a pipeline stage holds after the TP, PP and EP split, before ZeRO.
+// `expert` is kept apart because its ZeRO/data-parallel group is dp*cp/ep, not dp*cp.
+struct GpuParams {
+  double dense = 0;   // attention, dense MLPs, norms, routers, embedding, head
+  double expert = 0;  // the experts this GPU holds
+  double total() const { return dense + expert; }
+};
+GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLayers& layers);
+GpuParams stage_params_per_gpu(const core::Scenario& s, int stage);
+
+// One layer's parameters on one GPU (TP split; experts split over ep and tp).
+GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,145 @@
+#include "ptdsim/analytic/memory.hpp"
+
+#include <algorithm>
+
+#include "ptdsim/analytic/params.hpp"
+
+namespace ptdsim::analytic {
+namespace {
+
+bool full_width(core::Precision p) { return p == core::Precision::fp32 || p == core::Precision::tf32; }
+
+// Activations of one layer, one micro-batch, one GPU, for a given recompute mode; bytes at 16 bits
+// (Korthikanti et al. 2022, section 4.1, term by term):
+//   kept whole on every TP rank unless SP:  LN1 input 2sbh, QKV input 2sbh, attention dropout mask sbh,
+//                                           LN2 input 2sbh, MLP input 2sbh, MLP dropout mask sbh = 10sbh
+//   split over TP:  Q 2sbh, K and V 2sbh*k/a each, output-projection input 2sbh,
+//                   MLP gelu: 2sbf + 2sbf (activation input and output) = 16sbh at f = 4h;
+//                   swiglu: gate 2sbf, up 2sbf, product 2sbf
+//                   attention core: scores-softmax output 2as^2b, its dropout mask as^2b,
+//                   dropout output 2as^2b = 5as^2b (gone with selective recompute or flash attention)
+//   full recompute keeps only the layer input: 2sbh.
+// Context parallel: each rank holds s/c of the queries (and of every sbh term); its scores span
+// the whole key length, (s/c)*s.
+double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const double t = p.tp, c = p.cp;
+  const double b = s.training.micro_batch, seq = s.training.seq_len, local = seq / c;
+  const double h = m.hidden, a = m.heads, kv_ratio = static_cast<double>(m.kv_heads) / m.heads;
+  const double sbh = local * b * h;
+  const double width = full_width(s.training.precision) ? 2.0 : 1.0;
+  const double sp = p.sequence_parallel ? t : 1.0;
+  if (recompute == core::Recompute::full) return width * 2 * sbh / sp;
+
+  const double replicated = 10 * sbh;
+  const double mlp_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;  // bytes per token per ffn unit
+  double split = sbh * (2 + 4 * kv_ratio + 2);
+  if (moe_layer) {
+    // top_k copies of each token go through an expert MLP (balanced routing), plus the permuted
+    // copy of the tokens the dispatch keeps for the backward pass.
+    const double k = m.moe->top_k;
+    split += k * (mlp_per_f * local * b * m.expert_ffn_hidden() + 2 * sbh);
+  } else {
+    split += mlp_per_f * local * b * m.ffn_hidden;
+  }
+  double scores = 5 * a * local * seq * b;
+  if (recompute == core::Recompute::selective || s.training.flash_attention) scores = 0;
+  return width * (replicated / sp + (split + scores) / t);
+}
+
+}  // namespace
+
+double weight_bytes_per_param(core::Precision p) { return full_width(p) ? 4 : 2; }
+double gradient_bytes_per_param(core::Precision) { return 4; }
+double optimizer_bytes_per_param(const core::TrainingSpec& t) {
+  const bool adam = t.optimizer != "sgd";
+  if (full_width(t.precision)) return adam ? 8 : 4;  // m, v (or momentum); the weights are the master
+  return adam ? 12 : 8;                               // fp32 master + m, v (or momentum)
+}
+
+int zero_shard_ranks(const core::Scenario& s, bool expert) {
+  const int ranks = s.parallel.dp * s.parallel.cp;
+  return expert ? std::max(1, ranks / s.parallel.ep) : ranks;
+}
+
+double activation_bytes_per_layer(const core::Scenario& s, bool moe_layer) {
+  return layer_activation_bytes(s, moe_layer, s.training.recompute);
+}
+
+double in_flight_microbatches(const core::Scenario& s, int stage) {
+  const int p = s.parallel.pp, m = s.num_microbatches(), v = s.parallel.vpp;
+  switch (s.parallel.schedule) {
+    case core::Schedule::gpipe: return m;
+    case core::Schedule::one_f_one_b:
+    case core::Schedule::zb_h1: return std::min(p - stage, m);
+    case core::Schedule::interleaved: {
+      const int chunks = std::min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1);
+      return static_cast<double>(chunks) / v;
+    }
+  }
+  return 1;
+}
+
+double korthikanti_first_stage_activation_bytes(const core::Scenario& s) {
+  const double p = s.parallel.pp, v = s.parallel.vpp;
+  const double factor = v > 1 ? 1 + (p - 1) / (p * v) : 1.0;
+  return s.model.layers * activation_bytes_per_layer(s, false) * factor;
+}
+
+double korthikanti_params_and_optimizer_bytes(const core::Scenario& s) {
+  const double h = s.model.hidden;
+  return 12 * h * h * s.model.layers / (s.parallel.tp * s.parallel.pp) * 18;
+}
+
+std::vector<core::StageMemory> stage_memory(const core::Scenario& s) {
+  const auto& m = s.model;
+  const auto& par = s.parallel;
+  const auto& tr = s.training;
+  const auto layers = stage_layers(s);
+  const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
+  const double ob = optimizer_bytes_per_param(tr);
+  const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
+  const double width = full_width(tr.precision) ? 2.0 : 1.0;
+  const double t = par.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / par.cp;
+  const double sp = par.sequence_parallel ? t : 1.0;
+  const double act_dense = activation_bytes_per_layer(s, false);
+  const double act_moe = m.moe ? activation_bytes_per_layer(s, true) : 0.0;
+
+  std::vector<core::StageMemory> out(par.pp);
+  for (int i = 0; i < par.pp; ++i) {
+    auto& st = out[i];
+    st.stage = i;
+    st.layers = layers[i].layers;
+    const GpuParams g = stage_params_per_gpu(s, i, layers[i]);
+    st.params = g.total();
+    auto sharded = [&](int from_stage) {
+      return par.zero >= from_stage ? g.dense / d_dense + g.expert / d_expert : g.total();
+    };
+    st.weights = wb * sharded(3);
+    st.gradients = gb * sharded(2);
+    st.optimizer = ob * sharded(1);
+
+    st.in_flight = in_flight_microbatches(s, i);
+    const double per_mb = layers[i].dense_layers() * act_dense + layers[i].moe_layers * act_moe;
+    st.activations = per_mb * st.in_flight;
+    if (tr.recompute == core::Recompute::full && st.layers > 0) {
+      // the layer being recomputed holds its whole activations during its backward pass
+      const bool moe_only = layers[i].dense_layers() == 0;
+      st.activations += layer_activation_bytes(s, moe_only, core::Recompute::none);
+    }
+    if (i == 0)  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
+      st.embedding_activations = width * 3 * local * b * m.hidden / sp * st.in_flight;
+    if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
+      st.logits = 4 * local * b * m.vocab / t;
+    if (par.zero >= 3) {
+      // two gathered layers (the one computing and the one prefetched) and one layer's gradients
+      const double layer = layer_params_per_gpu(s, layers[i].moe_layers > 0).total();
+      st.buffers = (2 * wb + gb) * layer;
+    }
+    st.context = kCudaContextBytes;
+  }
+  return out;
+}
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,136 @@
+#include "ptdsim/analytic/params.hpp"
+
+namespace ptdsim::analytic {
+namespace {
+double kv_width(const core::ModelSpec& m) {
+  return static_cast<double>(m.hidden) * m.kv_heads / m.heads;
+}
+}  // namespace
+
+double attention_params(const core::ModelSpec& m) {
+  const double h = m.hidden, kv = kv_width(m);
+  double p = 2 * h * h + 2 * h * kv;   // Q, O; K, V
+  if (m.bias) p += h + 2 * kv + h;     // q, k, v biases; output bias
+  return p;
+}
+
+double mlp_params(const core::ModelSpec& m, int ffn) {
+  const double h = m.hidden, f = ffn;
+  const bool swiglu = m.mlp == core::Mlp::swiglu;
+  double p = (swiglu ? 3 : 2) * h * f;
+  if (m.bias) p += (swiglu ? 2 : 1) * f + h;
+  return p;
+}
+
+double norm_params(const core::ModelSpec& m) {
+  return m.norm == core::Norm::layernorm ? 2.0 * m.hidden : 1.0 * m.hidden;
+}
+
+double layer_mlp_params(const core::ModelSpec& m, int layer_index) {
+  if (!m.is_moe_layer(layer_index)) return mlp_params(m, m.ffn_hidden);
+  const double e = m.moe->experts;
+  return e * mlp_params(m, m.expert_ffn_hidden()) + m.hidden * e;
+}
+
+double layer_params(const core::ModelSpec& m, int layer_index) {
+  return attention_params(m) + layer_mlp_params(m, layer_index) + 2 * norm_params(m);
+}
+
+double embedding_params(const core::ModelSpec& m) {
+  double p = static_cast<double>(m.vocab) * m.hidden;
+  if (m.position == core::Position::learned) p += static_cast<double>(m.max_seq_len) * m.hidden;
+  return p;
+}
+
+double head_params(const core::ModelSpec& m) {
+  return (m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden) + norm_params(m);
+}
+
+double total_params(const core::ModelSpec& m) {
+  double p = embedding_params(m) + head_params(m);
+  for (int i = 0; i < m.layers; ++i) p += layer_params(m, i);
+  return p;
+}
+
+double active_params(const core::ModelSpec& m) {
+  if (!m.moe) return total_params(m);
+  double p = total_params(m);
+  const double unused = (m.moe->experts - m.moe->top_k) * mlp_params(m, m.expert_ffn_hidden());
+  for (int i = 0; i < m.layers; ++i)
+    if (m.is_moe_layer(i)) p -= unused;
+  return p;
+}
+
+std::vector<StageLayers> stage_layers(const core::Scenario& s) {
+  const auto& m = s.model;
+  const int p = s.parallel.pp;
+  std::vector<StageLayers> out(p);
+  if (!s.parallel.stage_layers.empty()) {
+    int first = 0;
+    for (int r = 0; r < p; ++r) {
+      out[r].layers = s.parallel.stage_layers[r];
+      for (int i = first; i < first + out[r].layers; ++i) out[r].moe_layers += m.is_moe_layer(i);
+      first += out[r].layers;
+    }
+    return out;
+  }
+  const int v = s.parallel.vpp;
+  const int chunk = m.layers / (p * v);
+  for (int c = 0; c < p * v; ++c) {  // chunk c lives on rank c % p
+    auto& st = out[c % p];
+    st.layers += chunk;
+    if (m.moe)
+      for (int i = c * chunk; i < (c + 1) * chunk; ++i) st.moe_layers += m.is_moe_layer(i);
+  }
+  return out;
+}
+
+GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
+  const auto& m = s.model;
+  const double t = s.parallel.tp, h = m.hidden;
+  // Row-parallel biases (attention output, MLP down projection) and the norms are replicated over
+  // the TP group; every weight matrix and column-parallel bias is split t ways.
+  const double replicated_bias = m.bias ? h : 0.0;
+  GpuParams g;
+  g.dense = (attention_params(m) - replicated_bias) / t + replicated_bias + 2 * norm_params(m);
+  if (!moe_layer) {
+    g.dense += (mlp_params(m, m.ffn_hidden) - replicated_bias) / t + replicated_bias;
+  } else {
+    const double local_experts = static_cast<double>(m.moe->experts) / s.parallel.ep;
+    const double expert = mlp_params(m, m.expert_ffn_hidden());
+    g.expert = local_experts * ((expert - replicated_bias) / t + replicated_bias);
+    g.dense += h * m.moe->experts;  // the router, replicated
+  }
+  return g;
+}
+
+GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLayers& layers) {
+  const auto& m = s.model;
+  const double t = s.parallel.tp, h = m.hidden, V = m.vocab;
+  const int p = s.parallel.pp;
+  const GpuParams dense = layer_params_per_gpu(s, false);
+  GpuParams g;
+  g.dense = layers.dense_layers() * dense.dense;
+  if (layers.moe_layers > 0) {
+    const GpuParams moe = layer_params_per_gpu(s, true);
+    g.dense += layers.moe_layers * moe.dense;
+    g.expert = layers.moe_layers * moe.expert;
+  }
+  if (stage == 0) {  // vocabulary-parallel embedding; the position table is replicated
+    g.dense += V * h / t;
+    if (m.position == core::Position::learned) g.dense += static_cast<double>(m.max_seq_len) * h;
+  }
+  if (stage == p - 1) {
+    g.dense += norm_params(m);
+    // A tied head shares the embedding when both sit on one GPU; with pp > 1 Megatron keeps a copy
+    // on the last stage and all-reduces the two gradients.
+    if (!m.tied_embeddings || p > 1) g.dense += V * h / t;
+  }
+  return g;
+}
+
+GpuParams stage_params_per_gpu(const core::Scenario& s, int stage) {
+  return stage_params_per_gpu(s, stage, stage_layers(s)[stage]);
+}
+
+}  // namespace ptdsim::analytic

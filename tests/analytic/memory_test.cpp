@@ -1,0 +1,171 @@
+#include <catch2/catch.hpp>
+
+#include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/params.hpp"
+#include "scenarios.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::analytic;
+
+namespace {
+
+struct Fig1Row {
+  const char* name;
+  int layers, hidden, heads, gpus, tp, pp, vpp, micro_batch, global_batch;
+  double params_gib, none_gib, seqsel_gib;
+};
+
+// tests/data/korthikanti_fig1_memory.yaml (Korthikanti et al. 2022, Figure 1, via Calculon),
+// read by hand: per-GPU GiB of the first pipeline stage.
+constexpr Fig1Row kFig1[] = {
+    {"megatron-22b", 48, 6144, 64, 8, 8, 1, 1, 4, 4, 45.5625, 59.25, 9.5625},
+    {"gpt3-175b", 96, 12288, 96, 64, 8, 8, 3, 1, 64, 45.5625, 66.84375, 12.3515625},
+    {"turing-530b", 105, 20480, 128, 280, 8, 35, 3, 1, 280, 31.640625, 114.0234375, 23.076171875},
+    {"megatron-1t", 128, 25600, 160, 512, 8, 64, 1, 1, 512, 32.958984375, 131.25, 26.5625},
+};
+
+core::Scenario fig1_scenario(const Fig1Row& r, bool seqsel) {
+  core::Scenario s;
+  s.model.name = r.name;
+  s.model.layers = r.layers;
+  s.model.hidden = r.hidden;
+  s.model.heads = r.heads;
+  s.model.kv_heads = r.heads;
+  s.model.ffn_hidden = 4 * r.hidden;
+  s.model.vocab = 51200;
+  s.hardware = analytic::testing::dgx_a100_80g();
+  s.gpus = r.gpus;
+  s.parallel.tp = r.tp;
+  s.parallel.pp = r.pp;
+  s.parallel.vpp = r.vpp;
+  s.parallel.dp = 1;
+  s.parallel.schedule = r.vpp > 1 ? core::Schedule::interleaved : core::Schedule::one_f_one_b;
+  s.parallel.sequence_parallel = seqsel;
+  s.training.seq_len = 2048;
+  s.training.micro_batch = r.micro_batch;
+  s.training.global_batch = r.global_batch;
+  s.training.precision = core::Precision::fp16;
+  s.training.recompute = seqsel ? core::Recompute::selective : core::Recompute::none;
+  s.training.flash_attention = false;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("analytic: Korthikanti et al. Figure 1 first-stage memory", "[analytic][memory][acceptance]") {
+  for (const auto& r : kFig1) {
+    INFO(r.name);
+    SECTION(std::string(r.name) + " tensor parallel, no recomputation") {
+      // 22B check by hand: sbh = 2048*4*6144 = 50,331,648; 10 + 24/8 + 5*64*2048/(6144*8) = 26.333
+      // bytes/sbh -> 1.3254e9 per layer x 48 = 59.25 GiB
+      const auto s = fig1_scenario(r, false);
+      CHECK(korthikanti_first_stage_activation_bytes(s) / core::kGiB == Approx(r.none_gib).epsilon(0.03));
+      CHECK(korthikanti_params_and_optimizer_bytes(s) / core::kGiB == Approx(r.params_gib).epsilon(1e-9));
+    }
+    SECTION(std::string(r.name) + " sequence parallel + selective recomputation") {
+      // 34 sbh / t per layer; 175B: 34*2048*12288/8 = 106,954,752 x 96 x (1 + 7/24) = 12.35 GiB
+      const auto s = fig1_scenario(r, true);
+      CHECK(korthikanti_first_stage_activation_bytes(s) / core::kGiB == Approx(r.seqsel_gib).epsilon(0.03));
+    }
+  }
+}
+
+TEST_CASE("analytic: Korthikanti's parameter formula, 22B", "[analytic][memory]") {
+  // 12 h^2 L / (t p) = 12 * 6144^2 * 48 / 8 = 2,717,908,992 params x 18 bytes = 45.5625 GiB exactly
+  const auto s = fig1_scenario(kFig1[0], false);
+  CHECK(korthikanti_params_and_optimizer_bytes(s) == Approx(2717908992.0 * 18).epsilon(1e-12));
+  CHECK(korthikanti_params_and_optimizer_bytes(s) / core::kGiB == Approx(45.5625).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: activation formulas of Korthikanti section 4", "[analytic][memory]") {
+  auto s = fig1_scenario(kFig1[1], false);  // 175B: s 2048, b 1, h 12288, a 96, t 8
+  const double sbh = 2048.0 * 12288, as_h = 96.0 * 2048 / 12288;
+  SECTION("no parallelism: sbh(34 + 5as/h)") {
+    s.parallel.tp = 1;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (34 + 5 * as_h)).epsilon(1e-12));
+  }
+  SECTION("tensor parallel: sbh(10 + 24/t + 5as/(ht))") {
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + 24.0 / 8 + 5 * as_h / 8)).epsilon(1e-12));
+  }
+  SECTION("tensor + sequence parallel: sbh(34 + 5as/h)/t") {
+    s.parallel.sequence_parallel = true;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (34 + 5 * as_h) / 8).epsilon(1e-12));
+  }
+  SECTION("flash attention removes the 5as/h term like selective recomputation") {
+    s.training.flash_attention = true;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + 24.0 / 8)).epsilon(1e-12));
+  }
+  SECTION("full recomputation keeps 2sbh, /t with SP") {
+    s.training.recompute = core::Recompute::full;
+    CHECK(activation_bytes_per_layer(s) == Approx(2 * sbh).epsilon(1e-12));
+    s.parallel.sequence_parallel = true;
+    CHECK(activation_bytes_per_layer(s) == Approx(2 * sbh / 8).epsilon(1e-12));
+  }
+  SECTION("context parallel divides the tokens by c") {
+    s.training.flash_attention = true;
+    s.parallel.cp = 2;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh / 2 * (10 + 24.0 / 8)).epsilon(1e-12));
+  }
+  SECTION("swiglu and GQA: 10 + (4 + 4k/a + 6f/h)/t") {
+    s.model.mlp = core::Mlp::swiglu;
+    s.model.kv_heads = 8;
+    s.model.ffn_hidden = 32768;
+    s.training.flash_attention = true;
+    const double split = 4 + 4.0 * 8 / 96 + 6.0 * 32768 / 12288;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + split / 8)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("analytic: micro-batches in flight per schedule", "[analytic][memory]") {
+  auto s = analytic::testing::gpt3_1024();  // p 16, m 192
+  CHECK(in_flight_microbatches(s, 0) == 16);
+  CHECK(in_flight_microbatches(s, 15) == 1);
+  s.parallel.schedule = core::Schedule::zb_h1;
+  CHECK(in_flight_microbatches(s, 3) == 13);
+  s.parallel.schedule = core::Schedule::gpipe;
+  CHECK(in_flight_microbatches(s, 5) == 192);
+  s.parallel.schedule = core::Schedule::interleaved;
+  s.parallel.vpp = 2;
+  // first stage: (2(p-1) + (v-1)p + 1)/v = (30 + 16 + 1)/2 = 23.5 = p(1 + (p-1)/(p v))
+  CHECK(in_flight_microbatches(s, 0) == Approx(16 * (1 + 15.0 / 32)).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: GPT-3 175B on 1024 A100s, first-stage memory by hand", "[analytic][memory][acceptance]") {
+  const auto s = analytic::testing::gpt3_1024();
+  const auto st = stage_memory(s);
+  REQUIRE(st.size() == 16);
+  const auto& f = st[0];
+  // params on a first-stage GPU: 1,463,270,400 (params_test)
+  CHECK(f.params == Approx(1463270400.0).epsilon(1e-12));
+  CHECK(f.weights == Approx(2 * 1463270400.0).epsilon(1e-12));    // bf16: 2.73 GiB
+  CHECK(f.gradients == Approx(4 * 1463270400.0).epsilon(1e-12));  // fp32 main grads: 5.45 GiB
+  CHECK(f.optimizer == Approx(12 * 1463270400.0 / 8).epsilon(1e-12));  // ZeRO-1 over dp 8: 2.04 GiB
+  // SP + selective: 34 sbh/t = 34 * 2048 * 12288 / 8 = 106,954,752 per layer; 6 layers x 16 in flight
+  CHECK(f.in_flight == 16);
+  CHECK(f.activations == Approx(96 * 106954752.0).epsilon(1e-12));  // 9.56 GiB
+  // embedding output + dropout mask: 3 sbh / t x 16 = 150,994,944
+  CHECK(f.embedding_activations == Approx(150994944.0).epsilon(1e-12));
+  CHECK(f.logits == 0);
+  CHECK(f.context == Approx(0.75 * core::kGiB).epsilon(1e-12));
+  // total 22,198,485,504 bytes = 20.67 GiB
+  CHECK(f.total() == Approx(22198485504.0).epsilon(1e-12));
+  SECTION("the last stage holds the fp32 logits, 4 s b V / t, and one micro-batch") {
+    const auto& l = st[15];
+    CHECK(l.logits == Approx(4.0 * 2048 * 51200 / 8).epsilon(1e-12));
+    CHECK(l.in_flight == 1);
+  }
+}
+
+TEST_CASE("analytic: ZeRO stages shard states over dp*cp", "[analytic][memory]") {
+  auto s = analytic::testing::gpt3_1024();
+  const double n = 1463270400.0;
+  s.parallel.zero = 0;
+  CHECK(stage_memory(s)[0].optimizer == Approx(12 * n).epsilon(1e-12));
+  s.parallel.zero = 2;
+  CHECK(stage_memory(s)[0].gradients == Approx(4 * n / 8).epsilon(1e-12));
+  s.parallel.zero = 3;
+  const auto z3 = stage_memory(s)[0];
+  CHECK(z3.weights == Approx(2 * n / 8).epsilon(1e-12));
+  // two gathered layers in bf16 and one layer of fp32 gradients: (2*2 + 4) x 226,576,896
+  CHECK(z3.buffers == Approx(8 * 226576896.0).epsilon(1e-12));
+}
