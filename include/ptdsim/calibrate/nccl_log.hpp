@@ -1,0 +1,74 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/hardware.hpp"
+
+// Reading nccl-tests output (github.com/NVIDIA/nccl-tests): the 2017, 2019-2022 and 2022+ column
+// layouts, srun/Open MPI prefixes, noise lines, several runs per file and "tail-only" pastes that
+// lost their header. Everything that is not a result table is skipped; a result table that is cut
+// short, reports wrong elements or cannot be attributed to a collective throws core::ConfigError
+// naming file:line:col. Format notes: tests/data/nccl-tests/README.md.
+namespace ptdsim::calibrate {
+
+// One half of a result row (out-of-place or in-place), in SI units.
+struct NcclMeasure {
+  double time_s = 0;
+  double algbw_Bps = 0;
+  double busbw_Bps = 0;
+};
+
+struct NcclRow {
+  int line = 0;            // 1-based line in the file
+  double size_bytes = 0;   // nccl-tests' "size" (the full buffer for all_gather/reduce_scatter/alltoall)
+  double count = 0;        // elements per rank
+  std::string type;        // float, half, bfloat16, ...
+  std::string redop;       // sum, ..., or "none"
+  int root = -1;           // -1 when the collective has no root
+  NcclMeasure out_of_place;
+  NcclMeasure in_place;
+  // The time the fit uses: the faster of the two halves. Interference (another job, a page fault,
+  // a clock change) only ever slows an iteration down, so the minimum is the reproducible value;
+  // it also drops one-off outliers such as the broadcast fixture's in-place 288 us at 1 MiB.
+  double time_s() const;
+};
+
+// One result table with what the log says (or the options decide) about where it ran.
+struct NcclRun {
+  std::string file;
+  int line = 0;                 // where the run starts: its "# nThread" line, else its first row
+  std::string binary;           // "all_reduce_perf" when the log names it, else ""
+  core::Collective op = core::Collective::all_reduce;
+  int ranks = 0;
+  core::Scope scope = core::Scope::intra;
+  int hosts = 0;                // distinct hosts in the device list; 0 when there is none
+  int listed_ranks = 0;         // "# Rank" lines; fewer than `ranks` when the paste cut the list
+  std::string gpu;              // the GPU name of the device list, "" when there is none
+  bool tail_only = false;       // no table header: the layout was inferred from the row width
+  std::vector<NcclRow> rows;
+  std::vector<std::string> notes;  // how op, ranks or scope were decided when the log did not say
+};
+
+// What the user knows that a log may not say (tail-only logs have no device list). Where the log
+// does say, op and ranks must agree with it; scope overrides the log (a multi-node NVLink domain
+// spans hosts but is one "node" to the hardware file).
+struct ParseOptions {
+  std::optional<core::Collective> op;
+  std::optional<int> ranks;
+  std::optional<core::Scope> scope;
+};
+
+// `file` names the text in messages.
+std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string& file,
+                                      const ParseOptions& options = {});
+std::vector<NcclRun> read_nccl_tests(const std::string& path, const ParseOptions& options = {});
+
+// NCCL's bus factor F(n): busbw = algbw * F (nccl-tests doc/PERFORMANCE.md): all_reduce 2(n-1)/n;
+// all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
+double bus_factor(core::Collective op, int ranks);
+
+// "all_reduce_perf" -> all_reduce, "alltoall_perf" -> all_to_all, ...; empty when unknown.
+std::optional<core::Collective> collective_of_binary(const std::string& binary);
+
+}  // namespace ptdsim::calibrate

@@ -1,0 +1,614 @@
+#include "ptdsim/calibrate/nccl_log.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/core/units.hpp"
+
+namespace ptdsim::calibrate {
+namespace {
+
+using core::Collective;
+using core::ConfigError;
+using core::Scope;
+
+// The largest number of GPUs one host carries in shipping systems (DGX-2/HGX-2: 16). A paste that
+// lost most of its device list but names more ranks than this on one host must span hosts.
+constexpr int kMaxGpusPerHost = 16;
+
+struct Token {
+  std::string_view text;
+  int column = 0;  // 1-based, in the raw line
+};
+
+std::vector<Token> split(std::string_view line, std::size_t from) {
+  std::vector<Token> out;
+  std::size_t i = from;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    std::size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) out.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
+  }
+  return out;
+}
+
+bool is_unsigned(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+bool is_integer(std::string_view s) {
+  return is_unsigned(s.size() > 1 && s[0] == '-' ? s.substr(1) : s);
+}
+
+std::optional<double> to_double(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// Element sizes of nccl-tests' type names (src/common.cu test_typenames).
+std::optional<int> type_size(std::string_view t) {
+  static const std::map<std::string_view, int> sizes{
+      {"int8", 1},  {"uint8", 1},  {"int32", 4}, {"uint32", 4},   {"int64", 8},  {"uint64", 8},
+      {"half", 2},  {"float", 4},  {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  auto it = sizes.find(t);
+  if (it == sizes.end()) return std::nullopt;
+  return it->second;
+}
+
+// Removes what launchers glue in front of each line: srun's "N: " and Open MPI's
+// "[1,0]<stdout>:". Returns the offset of the remaining text.
+std::size_t prefix_length(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  std::size_t d = i;
+  while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d]))) ++d;
+  if (d > i && d + 1 < line.size() && line[d] == ':' && line[d + 1] == ' ') return d + 2;
+  if (line.substr(i, 1) == "[") {
+    auto close = line.find(']', i);
+    if (close != std::string_view::npos) {
+      for (std::string_view tag : {"<stdout>:", "<stderr>:"}) {
+        if (line.substr(close + 1, tag.size()) == tag) return close + 1 + tag.size();
+      }
+    }
+  }
+  return 0;
+}
+
+// The first "<name>_perf" in a line (a shell prompt, an EXEC_CMD echo, "# Collective test ...").
+std::string binary_in(std::string_view line) {
+  auto pos = line.find("_perf");
+  while (pos != std::string_view::npos) {
+    std::size_t end = pos + 5;
+    bool ends_word = end == line.size() || !(std::isalnum(static_cast<unsigned char>(line[end])) ||
+                                             line[end] == '_');
+    std::size_t start = pos;
+    while (start > 0 && (std::islower(static_cast<unsigned char>(line[start - 1])) ||
+                         line[start - 1] == '_' || std::isdigit(static_cast<unsigned char>(line[start - 1])))) {
+      --start;
+    }
+    if (ends_word && start < pos) return std::string(line.substr(start, end - start));
+    pos = line.find("_perf", pos + 1);
+  }
+  return {};
+}
+
+// Column positions of one result table.
+struct Columns {
+  int count_total = 0;
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  struct Half {
+    int time = -1, algbw = -1, busbw = -1, check = -1;
+  } half[2];
+  double time_unit_s = core::kMicro;
+};
+
+struct Device {
+  int rank = 0;
+  std::string host;
+  std::string gpu;
+};
+
+// What the lines before a table said about the run.
+struct Header {
+  int line = 0;
+  std::string binary;
+  std::vector<Device> devices;
+};
+
+struct Table {
+  Columns columns;
+  Header header;
+  int line = 0;  // the column header, or the first row when tail-only
+  bool tail_only = false;
+  std::vector<NcclRow> rows;
+  std::string concluded;  // "# Collective test concluded: X"
+};
+
+class Parser {
+ public:
+  Parser(const std::string& text, const std::string& file) : file_(file) {
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      auto nl = text.find('\n', start);
+      std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines_.push_back(std::move(line));
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  }
+
+  std::vector<Table> tables() {
+    for (std::size_t i = 0; i < lines_.size(); ++i) take(static_cast<int>(i) + 1, lines_[i]);
+    if (open_) {
+      fail(open_->line, 1,
+           "the result table starting here has no '# Avg bus bandwidth' footer: the log was cut short");
+    }
+    if (done_.empty()) {
+      fail(1, 1,
+           "not nccl-tests output: no result table (neither a '#  size  count  type ...' column header "
+           "nor rows of 12 or 13 columns)");
+    }
+    return std::move(done_);
+  }
+
+  [[noreturn]] void fail(int line, int column, const std::string& message) const {
+    std::string source = line > 0 && line <= static_cast<int>(lines_.size()) ? lines_[line - 1] : "";
+    throw ConfigError({file_, line, column}, message, source);
+  }
+
+ private:
+  void take(int n, const std::string& raw) {
+    std::string_view line(raw);
+    std::size_t from = prefix_length(line);
+    auto tokens = split(line, from);
+    if (tokens.empty()) return;
+    std::string_view first = tokens[0].text;
+    if (first.substr(0, 2) == "##") return;  // fixture metadata and markdown headings
+    bool comment = first[0] == '#';
+    if (comment) {
+      // "#" may be glued to the first word ("#wrong") or stand alone.
+      if (first.size() == 1) {
+        tokens.erase(tokens.begin());
+      } else {
+        tokens[0].text.remove_prefix(1);
+        tokens[0].column += 1;
+      }
+    }
+    std::string joined;
+    for (const auto& t : tokens) joined += std::string(t.text) + " ";
+    // Footers: with "#" since 2019, without in the 2017 layout.
+    if (joined.rfind("Out of bounds values", 0) == 0) return out_of_bounds(n, tokens);
+    if (joined.rfind("Avg bus bandwidth", 0) == 0) return close_table(n);
+    if (comment) return header_line(n, tokens, joined);
+    if (!open_) {
+      if (auto b = binary_in(line); !b.empty()) header_.binary = b;
+      if (!looks_like_row(tokens)) return;
+      open_tail_only(n, tokens.size());
+    }
+    if (!is_unsigned(first)) return;  // "NCCL INFO", "NCCL version" and other interleaved noise
+    row(n, tokens);
+  }
+
+  void header_line(int n, const std::vector<Token>& tokens, const std::string& joined) {
+    if (tokens.empty()) return;
+    std::string_view first = tokens[0].text;
+    if (first == "nThread") {
+      if (open_) fail(open_->line, 1, "the result table starting here ends without its footer at line " +
+                                          std::to_string(n) + ": the log was cut short");
+      std::string binary = header_.binary;
+      header_ = Header{};
+      header_.line = n;
+      header_.binary = binary;
+      return;
+    }
+    if (joined.rfind("Collective test starting:", 0) == 0 && tokens.size() >= 4) {
+      header_.binary = std::string(tokens[3].text);
+      return;
+    }
+    if (joined.rfind("Collective test concluded:", 0) == 0 && tokens.size() >= 4) {
+      if (!done_.empty() && done_.back().concluded.empty()) done_.back().concluded = tokens[3].text;
+      return;
+    }
+    if (first == "Rank") return device_line(n, tokens);
+    if ((first == "size" || first == "bytes") && tokens.size() > 4) return column_header(n, tokens);
+    if (first == "(B)" && open_) {
+      for (const auto& t : tokens) {
+        if (t.text == "(ms)") open_->columns.time_unit_s = 1e-3;
+        if (t.text == "(us)") open_->columns.time_unit_s = core::kMicro;
+      }
+    }
+  }
+
+  // "#  Rank  0 Group  0 Pid  31816 on HOST device  0 [0000:b4:00] NVIDIA GeForce RTX 2080 Ti"
+  void device_line(int n, const std::vector<Token>& tokens) {
+    if (tokens.size() < 2 || !is_unsigned(tokens[1].text)) return;
+    Device d;
+    d.rank = std::stoi(std::string(tokens[1].text));
+    for (std::size_t i = 2; i + 1 < tokens.size(); ++i) {
+      if (tokens[i].text == "on" && d.host.empty()) d.host = tokens[i + 1].text;
+      if (tokens[i].text[0] == '[' && d.gpu.empty() && i > 2) {
+        for (std::size_t j = i + 1; j < tokens.size(); ++j) {
+          d.gpu += (d.gpu.empty() ? "" : " ") + std::string(tokens[j].text);
+        }
+      }
+    }
+    if (d.host.empty()) return;
+    if (header_.line == 0) header_.line = n;
+    header_.devices.push_back(d);
+  }
+
+  void column_header(int n, const std::vector<Token>& tokens) {
+    if (open_) fail(open_->line, 1, "the result table starting here ends without its footer at line " +
+                                        std::to_string(n) + ": the log was cut short");
+    Columns c;
+    c.count_total = static_cast<int>(tokens.size());
+    std::vector<int> times;
+    for (int i = 0; i < c.count_total; ++i) {
+      std::string_view t = tokens[static_cast<std::size_t>(i)].text;
+      if (t == "time" || t == "cputime") times.push_back(i);
+      if (!times.empty()) continue;
+      if (t == "size" || t == "bytes") c.size = i;
+      if (t == "count" || t == "N") c.count = i;
+      if (t == "type") c.type = i;
+      if (t == "redop" || t == "op") c.redop = i;
+      if (t == "root") c.root = i;
+    }
+    if (tokens[0].text == "bytes") c.time_unit_s = 1e-3;  // the 2017 layout printed milliseconds
+    if (times.size() != 2 || c.size < 0 || c.count < 0 || c.type < 0) {
+      fail(n, tokens[0].column,
+           "unrecognised nccl-tests column header: expected 'size count type ... time algbw busbw' "
+           "for the out-of-place and the in-place half");
+    }
+    for (int h = 0; h < 2; ++h) {
+      int end = h == 0 ? times[1] : c.count_total;
+      auto& half = c.half[h];
+      half.time = times[static_cast<std::size_t>(h)];
+      for (int i = half.time; i < end; ++i) {
+        std::string_view t = tokens[static_cast<std::size_t>(i)].text;
+        if (t == "algbw") half.algbw = i;
+        if (t == "busbw") half.busbw = i;
+        if (t == "wrong" || t == "#wrong" || t == "error" || t == "res") half.check = i;
+      }
+      if (half.algbw < 0 || half.busbw < 0) {
+        fail(n, tokens[0].column, "unrecognised nccl-tests column header: no algbw/busbw columns");
+      }
+    }
+    open_ = Table{};
+    open_->columns = c;
+    open_->header = header_;
+    open_->line = n;
+  }
+
+  static bool looks_like_row(const std::vector<Token>& t) {
+    return (t.size() == 12 || t.size() == 13) && is_unsigned(t[0].text) && is_unsigned(t[1].text) &&
+           type_size(t[2].text).has_value();
+  }
+
+  // No column header: 13 columns are the 2022+ layout (size count type redop root, then time
+  // algbw busbw #wrong twice) or the 2019 reduce table (same order); 12 are the 2019-2022 layout
+  // with either redop or root in the fourth column.
+  void open_tail_only(int n, std::size_t width) {
+    Columns c;
+    c.count_total = static_cast<int>(width);
+    c.size = 0;
+    c.count = 1;
+    c.type = 2;
+    c.redop = 3;
+    int first_half = 4;
+    if (width == 13) {
+      c.root = 4;
+      first_half = 5;
+    }
+    for (int h = 0; h < 2; ++h) {
+      int b = first_half + 4 * h;
+      c.half[h] = {b, b + 1, b + 2, b + 3};
+    }
+    open_ = Table{};
+    open_->columns = c;
+    open_->header = header_;
+    open_->line = n;
+    open_->tail_only = true;
+  }
+
+  void row(int n, const std::vector<Token>& tokens) {
+    const Columns& c = open_->columns;
+    if (static_cast<int>(tokens.size()) != c.count_total) {
+      fail(n, tokens.back().column,
+           "result row has " + std::to_string(tokens.size()) + " columns, the table (line " +
+               std::to_string(open_->line) + ") has " + std::to_string(c.count_total) +
+               ": the log was cut short or mangled");
+    }
+    auto tok = [&](int i) { return tokens[static_cast<std::size_t>(i)]; };
+    auto number = [&](int i) {
+      auto v = to_double(tok(i).text);
+      if (!v || *v < 0) fail(n, tok(i).column, "expected a non-negative number, got '" +
+                                                   std::string(tok(i).text) + "'");
+      return *v;
+    };
+    NcclRow r;
+    r.line = n;
+    r.size_bytes = number(c.size);
+    r.count = number(c.count);
+    r.type = tok(c.type).text;
+    r.redop = "none";
+    if (c.redop >= 0) {
+      // the 2019-2022 broadcast table has "root" where the others have "redop"
+      if (is_integer(tok(c.redop).text)) {
+        r.root = std::stoi(std::string(tok(c.redop).text));
+      } else {
+        r.redop = tok(c.redop).text;
+      }
+    }
+    if (c.root >= 0) {
+      if (!is_integer(tok(c.root).text)) fail(n, tok(c.root).column, "expected the root rank, got '" +
+                                                                          std::string(tok(c.root).text) + "'");
+      r.root = std::stoi(std::string(tok(c.root).text));
+    }
+    for (int h = 0; h < 2; ++h) {
+      const auto& half = c.half[h];
+      NcclMeasure& m = h == 0 ? r.out_of_place : r.in_place;
+      m.time_s = number(half.time) * c.time_unit_s;
+      m.algbw_Bps = number(half.algbw) * core::kGB;
+      m.busbw_Bps = number(half.busbw) * core::kGB;
+      // "#wrong" counts wrong elements (2022+); the older "error" column is a deviation such as
+      // 2e-07 and "N/A" means unchecked: only an integer count is a verdict.
+      if (half.check >= 0 && is_unsigned(tok(half.check).text) && tok(half.check).text != "0") {
+        fail(n, tok(half.check).column,
+             "nccl-tests counted " + std::string(tok(half.check).text) + " wrong elements in the " +
+                 (h == 0 ? "out-of-place" : "in-place") + " result at " +
+                 std::string(tok(c.size).text) +
+                 " bytes: a run that computes wrong results cannot be used for calibration");
+      }
+    }
+    open_->rows.push_back(r);
+  }
+
+  void out_of_bounds(int n, const std::vector<Token>& tokens) {
+    // "Out of bounds values : N OK|FAILED"
+    bool failed = false;
+    int column = tokens.empty() ? 1 : tokens[0].column;
+    for (const auto& t : tokens) {
+      if (t.text == "FAILED") failed = true;
+      if (is_unsigned(t.text) && t.text != "0") failed = true;
+    }
+    if (failed) {
+      fail(n, column,
+           "nccl-tests reports out-of-bounds values (a FAILED check): a run that computes wrong "
+           "results cannot be used for calibration");
+    }
+  }
+
+  void close_table(int n) {
+    if (!open_) return;  // a footer without a table: a run that printed nothing
+    if (open_->rows.empty()) fail(open_->line, 1, "the result table starting here has no rows before its "
+                                                   "footer at line " + std::to_string(n));
+    done_.push_back(std::move(*open_));
+    open_.reset();
+  }
+
+  std::string file_;
+  std::vector<std::string> lines_;
+  Header header_;
+  std::optional<Table> open_;
+  std::vector<Table> done_;
+};
+
+// The range of rank counts n consistent with busbw = algbw * F(n) at print precision (two decimals
+// in GB/s): the row with the largest algbw pins it best.
+std::optional<std::pair<int, int>> ranks_from_factor(Collective op, const std::vector<NcclRow>& rows) {
+  if (op == Collective::broadcast || op == Collective::reduce || op == Collective::send_recv) return {};
+  const NcclMeasure* best = nullptr;
+  for (const auto& r : rows) {
+    for (const NcclMeasure* m : {&r.out_of_place, &r.in_place}) {
+      if (!best || m->algbw_Bps > best->algbw_Bps) best = m;
+    }
+  }
+  if (!best || best->algbw_Bps < 1 * core::kGB) return {};
+  const double half_ulp = 0.005 * core::kGB;
+  double r_lo = (best->busbw_Bps - half_ulp) / (best->algbw_Bps + half_ulp);
+  double r_hi = (best->busbw_Bps + half_ulp) / (best->algbw_Bps - half_ulp);
+  // F is increasing in n: all_reduce F = 2 - 2/n, the others F = 1 - 1/n.
+  double top = op == Collective::all_reduce ? 2.0 : 1.0;
+  auto n_of = [&](double r) { return r >= top ? 1e9 : top / (top - r); };
+  int lo = static_cast<int>(std::ceil(n_of(std::max(0.0, r_lo)) - 1e-9));
+  int hi = static_cast<int>(std::min(1e9, std::floor(n_of(r_hi) + 1e-9)));
+  if (lo > hi) return {};
+  return std::make_pair(std::max(lo, 1), hi);
+}
+
+std::optional<Collective> op_from_rows(const Parser& p, const Table& t) {
+  const NcclRow& big = *std::max_element(t.rows.begin(), t.rows.end(), [](const auto& a, const auto& b) {
+    return a.size_bytes < b.size_bytes;
+  });
+  if (big.root >= 0) return big.redop == "none" ? Collective::broadcast : Collective::reduce;
+  auto ts = type_size(big.type);
+  if (!ts || big.count <= 0) {
+    p.fail(big.line, 1, "cannot tell which collective this table measures: the log does not name its "
+                        "binary (pass the collective explicitly)");
+  }
+  double q = big.size_bytes / (big.count * *ts);
+  bool per_rank = std::abs(q - 1) < 1e-9;
+  if (big.redop != "none") return per_rank ? Collective::all_reduce : Collective::reduce_scatter;
+  if (per_rank) return Collective::send_recv;
+  p.fail(t.line, 1,
+         "cannot tell all_gather from alltoall: the log does not name its binary (pass the collective "
+         "explicitly)");
+}
+
+NcclRun finish(const Parser& p, const Table& t, const std::string& file, const ParseOptions& o) {
+  NcclRun run;
+  run.file = file;
+  run.rows = t.rows;
+  run.tail_only = t.tail_only;
+  run.line = t.header.line > 0 ? t.header.line : t.line;
+  run.binary = !t.header.binary.empty() ? t.header.binary : t.concluded;
+
+  // The collective: the binary's name, else the options, else the rows' shape.
+  if (!run.binary.empty()) {
+    auto op = collective_of_binary(run.binary);
+    if (!op) {
+      p.fail(run.line, 1, "ptdsim has no model for " + run.binary +
+                              " (supported: all_reduce, all_gather, reduce_scatter, alltoall, "
+                              "broadcast, reduce, sendrecv)");
+    }
+    if (o.op && *o.op != *op) {
+      p.fail(run.line, 1, "the collective given (" + std::string(core::name(*o.op)) +
+                              ") contradicts the log, which ran " + run.binary);
+    }
+    run.op = *op;
+  } else if (o.op) {
+    run.op = *o.op;
+    run.notes.push_back("collective " + std::string(core::name(*o.op)) + " as given (the log does not name it)");
+  } else {
+    run.op = *op_from_rows(p, t);
+    run.notes.push_back("collective " + std::string(core::name(run.op)) +
+                        " inferred from the redop/root columns and count x type size vs size");
+  }
+
+  // The rank count: the count column or the busbw/algbw ratio fix it; the device list bounds it.
+  int listed_max = 0;
+  std::set<std::string> hosts;
+  for (const auto& d : t.header.devices) {
+    listed_max = std::max(listed_max, d.rank + 1);
+    hosts.insert(d.host);
+    if (run.gpu.empty()) run.gpu = d.gpu;
+  }
+  run.listed_ranks = static_cast<int>(t.header.devices.size());
+  run.hosts = static_cast<int>(hosts.size());
+  auto range = ranks_from_factor(run.op, t.rows);
+  if (run.op == Collective::all_gather || run.op == Collective::reduce_scatter ||
+      run.op == Collective::all_to_all) {
+    const NcclRow& big = *std::max_element(t.rows.begin(), t.rows.end(), [](const auto& a, const auto& b) {
+      return a.size_bytes < b.size_bytes;
+    });
+    auto ts = type_size(big.type);
+    if (ts && big.count > 0) {
+      int n = static_cast<int>(std::lround(big.size_bytes / (big.count * *ts)));
+      range = std::make_pair(n, n);
+    }
+  }
+  auto say = [&](int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
+  if (range && range->first == range->second) {
+    run.ranks = range->first;
+    if (listed_max > run.ranks) {
+      p.fail(run.line, 1, "the device list names rank " + std::to_string(listed_max - 1) +
+                              " but the bandwidths imply " + say(run.ranks));
+    }
+    if (o.ranks && *o.ranks != run.ranks) {
+      p.fail(run.line, 1, "the rank count given (" + std::to_string(*o.ranks) +
+                              ") contradicts the log, whose bandwidths imply " + say(run.ranks));
+    }
+    if (listed_max == 0) run.notes.push_back(say(run.ranks) + " inferred from busbw/algbw (or count) = F(n)");
+  } else {
+    int n = o.ranks ? *o.ranks : listed_max;
+    if (n == 0) {
+      p.fail(run.line, 1, "cannot tell how many ranks ran this table: the log has no device list "
+                          "(pass the rank count explicitly)");
+    }
+    if (range && (n < range->first || n > range->second)) {
+      p.fail(run.line, 1, "the rank count " + std::to_string(n) + " contradicts busbw/algbw, which allows " +
+                              std::to_string(range->first) + " to " + std::to_string(range->second));
+    }
+    if (n < listed_max) {
+      p.fail(run.line, 1, "the rank count given (" + std::to_string(n) + ") is below the device list's rank " +
+                              std::to_string(listed_max - 1));
+    }
+    run.ranks = n;
+    if (o.ranks) {
+      run.notes.push_back(say(n) + " as given");
+    } else if (run.listed_ranks < n) {
+      run.notes.push_back(say(n) + " from the device list's highest rank");
+    }
+  }
+
+  // The scope: one host is intra-node, several are inter-node.
+  std::optional<Scope> scope;
+  std::string why;
+  if (run.hosts >= 2) {
+    scope = Scope::inter;
+    why = std::to_string(run.hosts) + " hosts in the device list";
+  } else if (run.hosts == 1 && run.listed_ranks >= run.ranks) {
+    scope = Scope::intra;
+    why = "one host in the device list";
+  } else if (run.hosts == 1 && run.ranks > kMaxGpusPerHost) {
+    scope = Scope::inter;
+    why = "the device list is cut, and " + say(run.ranks) + " exceed the " +
+          std::to_string(kMaxGpusPerHost) + " GPUs one host can carry";
+    run.notes.push_back("scope inter: " + why);
+  }
+  if (o.scope) {
+    if (scope && *scope != *o.scope) {
+      run.notes.push_back("scope " + std::string(core::name(*o.scope)) + " as given (the log says " +
+                          std::string(core::name(*scope)) + ": " + why + ")");
+    } else if (!scope) {
+      run.notes.push_back("scope " + std::string(core::name(*o.scope)) + " as given");
+    }
+    scope = o.scope;
+  }
+  if (!scope) {
+    p.fail(run.line, 1, "cannot tell whether the " + say(run.ranks) +
+                            " share one host: the log has no complete device list (pass the scope, "
+                            "intra or inter, explicitly)");
+  }
+  run.scope = *scope;
+  if (run.tail_only) run.notes.insert(run.notes.begin(), "tail-only log: columns inferred from the row width");
+  return run;
+}
+
+}  // namespace
+
+double NcclRow::time_s() const { return std::min(out_of_place.time_s, in_place.time_s); }
+
+double bus_factor(Collective op, int ranks) {
+  double n = ranks;
+  switch (op) {
+    case Collective::all_reduce: return 2 * (n - 1) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+    case Collective::all_to_all: return (n - 1) / n;
+    case Collective::broadcast:
+    case Collective::reduce:
+    case Collective::send_recv: return 1;
+  }
+  return 1;
+}
+
+std::optional<Collective> collective_of_binary(const std::string& binary) {
+  static const std::map<std::string, Collective> ops{
+      {"all_reduce_perf", Collective::all_reduce},   {"all_gather_perf", Collective::all_gather},
+      {"reduce_scatter_perf", Collective::reduce_scatter}, {"alltoall_perf", Collective::all_to_all},
+      {"broadcast_perf", Collective::broadcast},     {"reduce_perf", Collective::reduce},
+      {"sendrecv_perf", Collective::send_recv}};
+  auto it = ops.find(binary);
+  if (it == ops.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string& file,
+                                      const ParseOptions& options) {
+  Parser p(text, file);
+  std::vector<NcclRun> runs;
+  for (const auto& t : p.tables()) runs.push_back(finish(p, t, file, options));
+  return runs;
+}
+
+std::vector<NcclRun> read_nccl_tests(const std::string& path, const ParseOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError({path, 0, 0}, "cannot read the nccl-tests log");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_nccl_tests(ss.str(), path, options);
+}
+
+}  // namespace ptdsim::calibrate

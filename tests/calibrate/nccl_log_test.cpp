@@ -1,0 +1,242 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "ptdsim/calibrate/fit.hpp"
+#include "ptdsim/calibrate/nccl_log.hpp"
+#include "ptdsim/core/error.hpp"
+
+using namespace ptdsim;
+using calibrate::ParseOptions;
+using core::Collective;
+using core::Scope;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(PTDSIM_TEST_DATA) + "/nccl-tests/" + name; }
+
+std::string message_of(const std::string& text, const std::string& name, const ParseOptions& o = {}) {
+  try {
+    calibrate::fit_collectives(calibrate::parse_nccl_tests(text, name, o));
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A minimal 2022+ table: all_reduce on two ranks of one host, 1 MiB and 2 MiB.
+const std::string kHeader =
+    "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid  1 on node0 device  0 [0x1b] NVIDIA H100\n"
+    "#  Rank  1 Group  0 Pid  1 on node0 device  1 [0x1c] NVIDIA H100\n"
+    "#\n"
+    "#                                                              out-of-place                       in-place\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+const std::string kRow1 =
+    "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43      0\n";
+const std::string kRow2 =
+    "     2097152        524288     float     sum      -1    30.00   69.91   69.91      0    30.00   69.91   69.91      0\n";
+const std::string kFooter = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 61.17\n#\n";
+
+}  // namespace
+
+TEST_CASE("calibrate: every fixture log parses to its collective, ranks and scope", "[calibrate][nccl]") {
+  struct Case {
+    const char* file;
+    Collective op;
+    int ranks;
+    Scope scope;
+    std::size_t rows;
+  };
+  // From each file's "##" block and README.md's inventory: collective, n, hosts; rows counted by hand.
+  const Case cases[] = {
+      {"autodl-1x2080ti-reduce-singlerank-degenerate.txt", Collective::reduce, 1, Scope::intra, 28},
+      {"autodl-2x2080ti-pcie-noP2P-allgather.txt", Collective::all_gather, 2, Scope::intra, 28},
+      {"autodl-2x2080ti-pcie-noP2P-allreduce.txt", Collective::all_reduce, 2, Scope::intra, 28},
+      {"autodl-2x2080ti-pcie-noP2P-alltoall.txt", Collective::all_to_all, 2, Scope::intra, 28},
+      {"autodl-2x2080ti-pcie-noP2P-broadcast.txt", Collective::broadcast, 2, Scope::intra, 28},
+      {"autodl-2x2080ti-pcie-noP2P-reduce.txt", Collective::reduce, 2, Scope::intra, 28},
+      {"oci-a100-2x8-roce-allreduce-ring-newfmt.txt", Collective::all_reduce, 16, Scope::inter, 2},
+      {"oci-a100-2x8-roce-allreduce.txt", Collective::all_reduce, 16, Scope::inter, 31},
+      {"oci-gb200-32x4-2racks-allreduce.txt", Collective::all_reduce, 128, Scope::inter, 33},
+  };
+  for (const auto& c : cases) {
+    INFO(c.file);
+    auto runs = calibrate::read_nccl_tests(fixture(c.file));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].op == c.op);
+    CHECK(runs[0].ranks == c.ranks);
+    CHECK(runs[0].scope == c.scope);
+    CHECK(runs[0].rows.size() == c.rows);
+  }
+}
+
+TEST_CASE("calibrate: row values are read in SI units from either half", "[calibrate][nccl]") {
+  auto runs = calibrate::read_nccl_tests(fixture("autodl-2x2080ti-pcie-noP2P-broadcast.txt"));
+  // The 1 MiB row: out-of-place 113.8 us, in-place 288.1 us (the fixture's outlier); root 0.
+  const auto& row = runs.at(0).rows.at(17);
+  CHECK(row.size_bytes == 1048576);
+  CHECK(row.root == 0);
+  CHECK(row.redop == "none");
+  CHECK(row.out_of_place.time_s == Approx(113.8e-6).epsilon(1e-12));
+  CHECK(row.in_place.time_s == Approx(288.1e-6).epsilon(1e-12));
+  CHECK(row.in_place.busbw_Bps == Approx(3.64e9).epsilon(1e-12));
+  CHECK(row.time_s() == Approx(113.8e-6).epsilon(1e-12));  // the faster half
+  CHECK(runs[0].gpu == "NVIDIA GeForce RTX 2080 Ti");
+}
+
+TEST_CASE("calibrate: a tail-only log needs the scope, and infers the ranks from busbw/algbw", "[calibrate][nccl]") {
+  const auto file = fixture("oci-gb200-2x4-mnnvl-allreduce-tailonly.txt");
+  SECTION("without a scope it is refused, at its first row (line 14)") {
+    CHECK_THROWS_WITH(calibrate::read_nccl_tests(file),
+                      Catch::Contains(":14:1: error: cannot tell whether the 8 ranks share one host: the log "
+                                      "has no complete device list (pass the scope, intra or inter, explicitly)"));
+  }
+  SECTION("with one it parses") {
+    ParseOptions o;
+    o.scope = Scope::intra;
+    auto runs = calibrate::read_nccl_tests(file, o);
+    REQUIRE(runs.size() == 1);
+    // 32 GiB row: busbw/algbw = 847.42/484.24 = 1.75 = 2(n-1)/n -> n = 8.
+    CHECK(runs[0].ranks == 8);
+    CHECK(runs[0].op == Collective::all_reduce);
+    CHECK(runs[0].tail_only);
+    CHECK(runs[0].rows.size() == 33);
+  }
+  SECTION("a rank count that contradicts busbw/algbw is refused") {
+    ParseOptions o;
+    o.scope = Scope::intra;
+    o.ranks = 4;
+    CHECK_THROWS_WITH(calibrate::read_nccl_tests(file, o),
+                      Catch::Contains("error: the rank count given (4) contradicts the log, whose bandwidths "
+                                      "imply 8 ranks"));
+  }
+}
+
+TEST_CASE("calibrate: launcher prefixes and noise lines are skipped", "[calibrate][nccl]") {
+  std::string text = "Warning: Permanently added 'node1' (ED25519) to the list of known hosts.\n";
+  // srun's "N: " in front of every line, NCCL's own chatter in between
+  std::string body = kHeader + kRow1 + "node0:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n" +
+                     kRow2 + kFooter;
+  std::size_t start = 0;
+  while (start < body.size()) {
+    auto nl = body.find('\n', start);
+    text += "0: " + body.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+  auto runs = calibrate::parse_nccl_tests(text, "srun.log");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].rows.size() == 2);
+  CHECK(runs[0].ranks == 2);
+  CHECK(runs[0].scope == Scope::intra);
+
+  std::string mpi = "[1,0]<stdout>:" + kRow1;
+  auto tagged = calibrate::parse_nccl_tests(kHeader + mpi + kRow2 + kFooter, "mpi.log");
+  CHECK(tagged.at(0).rows.size() == 2);
+}
+
+TEST_CASE("calibrate: the 2019-2022 layout with its error column and the 2017 layout in ms", "[calibrate][nccl]") {
+  SECTION("2019: 'error' holds a deviation, not a count") {
+    const std::string text =
+        "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+        "#  Rank  0 Pid  1 on node0 device  0 [0x1b] Tesla V100-SXM2-32GB\n"
+        "#  Rank  1 Pid  1 on node0 device  1 [0x1c] Tesla V100-SXM2-32GB\n"
+        "#\n"
+        "#                                                     out-of-place                       in-place\n"
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+        "     1048576        262144   float     sum    20.00   52.43   52.43  2e-07    20.00   52.43   52.43  2e-07\n"
+        "     2097152        524288   float     sum    30.00   69.91   69.91  2e-07    30.00   69.91   69.91    N/A\n"
+        "# Out of bounds values : 0 OK\n"
+        "# Avg bus bandwidth    : 61.17 \n";
+    auto runs = calibrate::parse_nccl_tests(text, "v100.log");
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].op == Collective::all_reduce);
+    CHECK(runs[0].ranks == 2);
+    CHECK(runs[0].rows[1].out_of_place.time_s == Approx(30e-6).epsilon(1e-12));
+  }
+  SECTION("2017: bytes N type op, times in ms, footers without '#'") {
+    const std::string text =
+        "# Using devices\n"
+        "#   Rank  0 on node0 device  0 [0x1b] Tesla P100\n"
+        "#   Rank  1 on node0 device  1 [0x1c] Tesla P100\n"
+        "#                                          out-of-place                    in-place\n"
+        "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
+        "     1048576        262144   float     sum    0.020  52.43  52.43    0e+00    0.020  52.43  52.43    0e+00\n"
+        "     2097152        524288   float     sum    0.030  69.91  69.91    0e+00    0.030  69.91  69.91    0e+00\n"
+        " Out of bounds values : 0 OK\n"
+        " Avg bus bandwidth    : 61.17 \n";
+    auto runs = calibrate::parse_nccl_tests(text, "p100.log");
+    REQUIRE(runs.size() == 1);
+    // 0.030 ms = 30 us
+    CHECK(runs[0].rows[1].out_of_place.time_s == Approx(30e-6).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("calibrate: two runs in one file give two runs", "[calibrate][nccl]") {
+  const std::string reduce = kHeader + kRow1 + kRow2 + kFooter;
+  // all_gather on 2 ranks: count = size / 4 / 2, busbw = algbw / 2
+  const std::string gather =
+      kHeader +
+      "     1048576        131072     float    none      -1    20.00   52.43   26.21      0    20.00   52.43   26.21      0\n"
+      "     2097152        262144     float    none      -1    30.00   69.91   34.95      0    30.00   69.91   34.95      0\n" +
+      kFooter;
+  auto runs = calibrate::parse_nccl_tests("$ ./build/all_reduce_perf -b 1M -e 2M\n" + reduce +
+                                              "$ ./build/all_gather_perf -b 1M -e 2M\n" + gather,
+                                          "two.log");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].binary == "all_reduce_perf");
+  CHECK(runs[1].binary == "all_gather_perf");
+  CHECK(runs[1].op == Collective::all_gather);
+}
+
+TEST_CASE("calibrate: error messages name file:line and say what is wrong", "[calibrate][nccl][errors]") {
+  SECTION("not nccl-tests output") {
+    CHECK(message_of("hello\nworld\n", "notes.txt") ==
+          "notes.txt:1:1: error: not nccl-tests output: no result table (neither a '#  size  count  type ...' "
+          "column header nor rows of 12 or 13 columns)\nhello\n^");
+  }
+  SECTION("truncated at a line boundary: no footer") {
+    CHECK(message_of(kHeader + kRow1, "cut.log") ==
+          "cut.log:8:1: error: the result table starting here has no '# Avg bus bandwidth' footer: the log was "
+          "cut short\n#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+          "time   algbw   busbw #wrong\n^");
+  }
+  SECTION("truncated inside a row") {
+    CHECK(message_of(kHeader + kRow1 + "     2097152        524288     float     sum      -1    30.00", "cut.log") ==
+          "cut.log:11:57: error: result row has 6 columns, the table (line 8) has 13: the log was cut short or "
+          "mangled\n     2097152        524288     float     sum      -1    30.00\n" +
+              std::string(56, ' ') + "^");
+  }
+  SECTION("#wrong > 0") {
+    std::string bad = kRow2;
+    bad.replace(bad.find("      0    30.00"), 16, "     17    30.00");
+    CHECK(message_of(kHeader + kRow1 + bad + kFooter, "wrong.log") ==
+          "wrong.log:11:83: error: nccl-tests counted 17 wrong elements in the out-of-place result at 2097152 "
+          "bytes: a run that computes wrong results cannot be used for calibration\n" +
+              bad.substr(0, bad.size() - 1) + "\n" + std::string(82, ' ') + "^");
+  }
+  SECTION("a single rank") {
+    // The "# nThread" line of the fixture is its line 13.
+    CHECK_THROWS_WITH(calibrate::fit_collectives(calibrate::read_nccl_tests(
+                          fixture("autodl-1x2080ti-reduce-singlerank-degenerate.txt"))),
+                      Catch::StartsWith(fixture("autodl-1x2080ti-reduce-singlerank-degenerate.txt") +
+                                        ":13:1: error: cannot fit reduce on 1 rank: with one rank nothing "
+                                        "crosses a link, so busbw is meaningless; measure with 2 or more GPUs"));
+  }
+  SECTION("all_gather and alltoall cannot be told apart without the binary's name") {
+    std::string gather_row =
+        "     1048576        131072     float    none      -1    20.00   52.43   26.21      0    20.00   52.43   26.21      0\n"
+        "     2097152        262144     float    none      -1    30.00   69.91   34.95      0    30.00   69.91   34.95      0\n";
+    std::string header = kHeader;
+    CHECK(message_of(header + gather_row + kFooter, "ag.log").find(
+              "ag.log:8:1: error: cannot tell all_gather from alltoall: the log does not name its binary") == 0);
+    ParseOptions o;
+    o.op = Collective::all_gather;
+    auto runs = calibrate::parse_nccl_tests(header + gather_row + kFooter, "ag.log", o);
+    CHECK(runs.at(0).ranks == 2);  // size / (count * 4) = 2097152 / (262144 * 4)
+  }
+}
