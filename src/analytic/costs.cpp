@@ -58,7 +58,7 @@ StepCosts step_costs(const core::Scenario& s) {
     c.backward_weight_s = sum(lt_dense.backward_weight, lt_moe.backward_weight);
     c.recompute_s = sum(lt_dense.recompute, lt_moe.recompute);
     c.forward_flops = sum(lt_dense.forward_flops, lt_moe.forward_flops);
-    c.gemm_s = 2 * sum(lt_dense.gemm_forward, lt_moe.gemm_forward);
+    c.gemm_s = 3 * sum(lt_dense.gemm_forward, lt_moe.gemm_forward);  // forward, B and W GEMMs
     c.attention_core_s = sum(lt_dense.attention_core, lt_moe.attention_core);
     const LayerTimes& typical = L.dense_layers() > 0 ? lt_dense : lt_moe;
     c.layer_forward_s = typical.forward;

@@ -147,6 +147,11 @@ core::Report evaluate(const core::Scenario& s) {
     z3_exposed = std::max(z3_exposed, z3);
   }
   {
+    // the stage whose data-parallel traffic is largest (the first: it holds the embedding)
+    const StageCosts* d = &costs.stages[0];
+    for (const auto& st : costs.stages)
+      if (st.dp_reduce_s + st.dp_gather_s > d->dp_reduce_s + d->dp_gather_s) d = &st;
+    const StageCosts& c = *d;
     const auto op = par.zero == 0 ? core::Collective::all_reduce : core::Collective::reduce_scatter;
     const double grad_per_weight = gradient_bytes_per_param(s.training.precision) /
                                    weight_bytes_per_param(s.training.precision);

@@ -31,3 +31,115 @@ TEST_CASE("analytic: evaluate fills the report for GPT-3 175B on 1024 A100s", "[
   CHECK(r.mfu > 0.3);
   CHECK(r.mfu < 0.8);
 }
+
+namespace {
+// One GPU, HBM time left out (hbm 0): every second is a GEMM at 0.8 x 312 TFLOP/s, so the step
+// takes exactly hardware FLOPs / (0.8 x peak) and the HFU is 0.8.
+core::Scenario single_gpu() {
+  core::Scenario s;
+  s.name = "gpt-1.3b-1gpu";
+  s.model.name = "gpt-1.3b";
+  s.model.layers = 24;
+  s.model.hidden = 2048;
+  s.model.heads = 16;
+  s.model.kv_heads = 16;
+  s.model.ffn_hidden = 8192;
+  s.model.vocab = 51200;
+  s.hardware = analytic::testing::dgx_a100_80g();
+  s.hardware.gpu.hbm_Bps = 0;
+  s.gpus = 1;
+  s.training.seq_len = 2048;
+  s.training.micro_batch = 4;
+  s.training.global_batch = 32;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("analytic: the step time on one GPU is the FLOPs at the achieved rate", "[analytic][evaluate]") {
+  auto s = single_gpu();
+  SECTION("selective recomputation") {
+    const auto r = evaluate(s);
+    CHECK(r.step_s == Approx(hardware_flops_per_step(s) / (0.8 * 312e12)).epsilon(1e-9));
+    CHECK(r.hfu == Approx(0.8).epsilon(1e-9));
+    CHECK(r.bubble_s == 0);
+    CHECK(r.bounded_by == "compute");
+  }
+  SECTION("full recomputation: HFU still 0.8, MFU 0.8 x model/hardware FLOPs") {
+    s.training.recompute = core::Recompute::full;
+    const auto r = evaluate(s);
+    CHECK(r.hfu == Approx(0.8).epsilon(1e-9));
+    CHECK(r.mfu == Approx(0.8 * model_flops_per_step(s) / hardware_flops_per_step(s)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("analytic: pipeline bubbles per schedule", "[analytic][evaluate]") {
+  auto s = single_gpu();
+  s.gpus = 4;
+  s.parallel.pp = 4;
+  s.training.global_batch = 64;  // m = 16
+  s.training.overlap.pp = true;
+  const auto base = evaluate(s);
+  const double per_mb = base.compute_s / 16;
+  SECTION("1F1B: (p-1) slots of the slowest stage") {
+    CHECK(base.bubble_s == Approx(3 * per_mb).epsilon(1e-12));
+  }
+  SECTION("GPipe: the same bubble (Huang et al. 2019)") {
+    s.parallel.schedule = core::Schedule::gpipe;
+    CHECK(evaluate(s).bubble_s == Approx(3 * per_mb).epsilon(1e-12));
+  }
+  SECTION("interleaved: (p-1)/v") {
+    s.parallel.schedule = core::Schedule::interleaved;
+    s.parallel.vpp = 2;
+    const auto r = evaluate(s);
+    CHECK(r.bubble_s == Approx(r.compute_s / 16 * 3 / 2).epsilon(1e-12));
+  }
+  SECTION("ZB-H1: (p-1)(T_F + T_B - T_W)") {
+    s.parallel.schedule = core::Schedule::zb_h1;
+    const auto r = evaluate(s);
+    const double f = r.stage_forward_s;
+    const double bw = r.stage_backward_s;
+    CHECK(r.bubble_s < base.bubble_s);
+    CHECK(r.bubble_s > 0);
+    CHECK(r.compute_s / 16 == Approx(f + bw).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][evaluate]") {
+  auto s = analytic::testing::gpt3_1024();
+  s.hardware.gpu.hbm_Bps = 0;
+  s.hardware.intra.latency_s = 0;
+  s.hardware.network.latency_s = 0;
+  s.parallel.sequence_parallel = false;
+  s.training.recompute = core::Recompute::none;
+  const double sbh = 2048.0 * 12288, t = 8, h = 12288, rate = 312e12 * 0.8;
+  SECTION("TP: 4 all-reduces of 2sbh bytes against the 72 s h^2 / t FLOPs of the layer's GEMMs") {
+    // ratio = (4 * 1.75 * 2 sbh / 300e9) / (3 * 24 s h^2 / t / rate) = 14 t rate / (72 h 300e9)
+    const auto r = evaluate(s);
+    CHECK(r.of(core::CommKind::tp).overlap_ratio == Approx(14 * t * rate / (72 * h * 300e9)).epsilon(1e-9));
+    CHECK(r.of(core::CommKind::tp).exposed_s > 0);  // overlap.tp is off: all of it is exposed
+    s.training.overlap.tp = true;
+    CHECK(evaluate(s).of(core::CommKind::tp).exposed_s == 0);  // ratio 0.16 < 1: it hides
+    (void)sbh;
+  }
+  SECTION("DP: without overlap the whole reduce-scatter and all-gather are exposed") {
+    s.training.overlap.dp = false;
+    const auto r = evaluate(s);
+    const auto& dp = r.of(core::CommKind::dp);
+    CHECK(dp.exposed_s == Approx(dp.time_s).epsilon(1e-9));
+    CHECK(dp.crosses_nodes);
+  }
+  SECTION("PP: fill and drain only when overlapped, every transfer otherwise") {
+    const double hop = 6291456.0 / 25e9;
+    CHECK(evaluate(s).of(core::CommKind::pp).exposed_s == Approx(2 * 15 * hop).epsilon(1e-9));
+    s.training.overlap.pp = false;
+    CHECK(evaluate(s).of(core::CommKind::pp).exposed_s == Approx(2 * (192 + 15) * hop).epsilon(1e-9));
+  }
+  SECTION("ZeRO-3: a layer's bf16 weights gathered over dp against its forward") {
+    s.parallel.zero = 3;
+    const auto r = evaluate(s);
+    // layer on one GPU 226,576,896 params x 2 bytes, 7/8 at 25 GB/s; forward 24 s h^2/t + 4 s^2 h/t
+    const double gather = 0.875 * 2 * 226576896.0 / 25e9;
+    const double fwd = (24 * 2048 * h * h + 4 * 2048.0 * 2048 * h) / t / rate;
+    CHECK(r.zero3_overlap_ratio == Approx(gather / fwd).epsilon(1e-9));
+  }
+}

@@ -19,7 +19,7 @@ struct StageCosts {
   double backward_weight_s = 0;  // "W": gradients of the weights
   double recompute_s = 0;        // forward work recomputed before the backward pass
   double forward_flops = 0;      // FLOPs behind forward_s (for traces and HFU)
-  double gemm_s = 0;             // weight-GEMM time, forward + backward (what TP comm may overlap)
+  double gemm_s = 0;             // weight-GEMM time: forward, B and W (what TP comm may overlap)
   double attention_core_s = 0;   // forward attention core of the stage's layers (what CP may overlap)
   double layer_forward_s = 0;    // one layer's forward (what ZeRO-3 prefetch may overlap)
   double layer_backward_s = 0;   // one layer's backward incl. recompute

@@ -1,0 +1,146 @@
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+#include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/analytic/comm.hpp"
+#include "scenarios.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::analytic;
+using core::Collective;
+
+TEST_CASE("analytic: NCCL bus factors", "[analytic][collectives]") {
+  CHECK(bus_factor(Collective::all_reduce, 8) == Approx(1.75).epsilon(1e-12));      // 2*7/8
+  CHECK(bus_factor(Collective::all_gather, 8) == Approx(0.875).epsilon(1e-12));     // 7/8
+  CHECK(bus_factor(Collective::reduce_scatter, 4) == Approx(0.75).epsilon(1e-12));
+  CHECK(bus_factor(Collective::all_to_all, 2) == Approx(0.5).epsilon(1e-12));
+  CHECK(bus_factor(Collective::broadcast, 8) == 1);
+  CHECK(bus_factor(Collective::send_recv, 2) == 1);
+}
+
+TEST_CASE("analytic: groups under the rank placement", "[analytic][collectives]") {
+  auto s = analytic::testing::gpt3_1024();  // tp 8, dp 8, pp 16; 8 GPUs a node
+  SECTION("default tp-cp-ep-dp-pp: tp fills a node, dp and pp stride across nodes") {
+    const auto tp = group_of(s, core::Dim::tp);
+    CHECK(tp.ranks == 8);
+    CHECK(tp.scope == core::Scope::intra);
+    CHECK(tp.ranks_per_node == 8);
+    const auto dp = group_of(s, core::Dim::dp);  // stride 8
+    CHECK(dp.ranks == 8);
+    CHECK(dp.scope == core::Scope::inter);
+    CHECK(dp.ranks_per_node == 1);
+    CHECK(group_of(s, core::Dim::pp).scope == core::Scope::inter);
+  }
+  SECTION("dp innermost puts dp inside the node and tp across") {
+    s.parallel.placement = {core::Dim::dp, core::Dim::tp, core::Dim::cp, core::Dim::ep, core::Dim::pp};
+    CHECK(group_of(s, core::Dim::dp).scope == core::Scope::intra);
+    CHECK(group_of(s, core::Dim::tp).scope == core::Scope::inter);
+    CHECK(group_of(s, core::Dim::tp).ranks_per_node == 1);
+  }
+  SECTION("a group partly inside a node: tp 4, dp 4 -> dp stride 4, 2 of its ranks per node") {
+    s.parallel.tp = 4;
+    s.parallel.dp = 16;
+    const auto dp = group_of(s, core::Dim::dp);
+    CHECK(dp.scope == core::Scope::inter);
+    CHECK(dp.ranks_per_node == 2);
+  }
+  SECTION("ep is carved out of dp: its ranks are consecutive dp ranks (stride tp*cp)") {
+    s.parallel.tp = 2;
+    s.parallel.dp = 32;
+    s.parallel.ep = 4;  // stride 2: ranks 0, 2, 4, 6 share a node
+    const auto ep = group_of(s, core::Dim::ep);
+    CHECK(ep.ranks == 4);
+    CHECK(ep.scope == core::Scope::intra);
+    CHECK(ep.ranks_per_node == 4);
+  }
+  SECTION("the gradient group spans dp*cp") {
+    s.parallel.tp = 2;
+    s.parallel.cp = 2;
+    s.parallel.dp = 16;
+    // cp stride 2 (2 fit), dp stride 4 (2 of 16 fit) -> 4 ranks per node of 32
+    const auto g = grad_group(s);
+    CHECK(g.ranks == 32);
+    CHECK(g.ranks_per_node == 4);
+    CHECK(g.scope == core::Scope::inter);
+  }
+}
+
+TEST_CASE("analytic: collective times from the link model", "[analytic][collectives]") {
+  auto hw = analytic::testing::dgx_a100_80g();  // NVLink 300 GB/s 5 us, NIC 25 GB/s 10 us
+  Group intra8{8, core::Scope::intra, 8};
+  Group inter1{8, core::Scope::inter, 1};
+  Group inter2{8, core::Scope::inter, 2};
+  SECTION("inside a node: NVLink") {
+    // 5 us + 1.75 * 2^30 / 300e9 = 0.0062682... s
+    CHECK(collective_time(hw, Collective::all_reduce, core::kGiB, intra8) ==
+          Approx(5e-6 + 1.75 * core::kGiB / 300e9).epsilon(1e-12));
+  }
+  SECTION("one rank per node: the NIC share") {
+    // 10 us + 1.75 * 1e9 / 25e9 = 0.07001 s
+    CHECK(collective_time(hw, Collective::all_reduce, 1e9, inter1) == Approx(0.07001).epsilon(1e-12));
+  }
+  SECTION("k ranks per node aggregate k NICs (NCCL rings over every NIC), latency adds NVLink's") {
+    // busbw 2 x 25 = 50 GB/s; alpha 10 + 5 us; 0.875 * 1e9 / 50e9 = 0.0175
+    CHECK(collective_time(hw, Collective::reduce_scatter, 1e9, inter2) == Approx(15e-6 + 0.0175).epsilon(1e-12));
+  }
+  SECTION("all-to-all cannot aggregate NICs") {
+    CHECK(collective_time(hw, Collective::all_to_all, 1e9, inter2) == Approx(15e-6 + 0.875 * 1e9 / 25e9).epsilon(1e-12));
+  }
+  SECTION("efficiency and oversubscription scale the NIC") {
+    hw.network.efficiency = 0.9;
+    hw.oversubscription = 2;
+    // 25e9 * 0.9 / 2 = 11.25e9
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, inter1).busbw_Bps == Approx(11.25e9).epsilon(1e-12));
+  }
+  SECTION("aggregation never exceeds NVLink") {
+    hw.network.bandwidth_Bps = 100e9;
+    Group g{16, core::Scope::inter, 8};
+    CHECK(collective_line(hw, Collective::all_reduce, 1e9, g).busbw_Bps == Approx(300e9).epsilon(1e-12));
+  }
+  SECTION("one rank, or nothing to send, costs nothing") {
+    CHECK(collective_time(hw, Collective::all_reduce, 1e9, Group{1, core::Scope::intra, 1}) == 0);
+    CHECK(collective_time(hw, Collective::all_reduce, 0, intra8) == 0);
+  }
+}
+
+TEST_CASE("analytic: calibrated rows override the link model", "[analytic][collectives]") {
+  auto hw = analytic::testing::dgx_a100_80g();
+  auto row = [](Collective op, core::Scope sc, int ranks, double alpha, double bw, double lo, double hi) {
+    core::CollectiveFit f;
+    f.op = op;
+    f.scope = sc;
+    f.ranks = ranks;
+    f.alpha_s = alpha;
+    f.busbw_Bps = bw;
+    f.min_bytes = lo;
+    f.max_bytes = hi;
+    return f;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  hw.collectives.push_back(row(Collective::all_reduce, core::Scope::intra, 8, 20.1e-6, 232e9, 0, inf));
+  hw.collectives.push_back(row(Collective::all_reduce, core::Scope::inter, 16, 45e-6, 23.5e9, 0, inf));
+  hw.collectives.push_back(row(Collective::all_reduce, core::Scope::inter, 64, 80e-6, 20e9, 0, 1e6));
+  hw.collectives.push_back(row(Collective::all_reduce, core::Scope::inter, 64, 90e-6, 22e9, 1e6, inf));
+  SECTION("a matching row (interface.md's example): 20.1 us + 1.75 * 1e9 / 232e9") {
+    CHECK(collective_time(hw, Collective::all_reduce, 1e9, Group{8, core::Scope::intra, 8}) ==
+          Approx(20.1e-6 + 1.75e9 / 232e9).epsilon(1e-12));
+  }
+  SECTION("the nearest rank count: 4 ranks use the 8-rank row with their own bus factor 1.5") {
+    CHECK(collective_time(hw, Collective::all_reduce, 1e9, Group{4, core::Scope::intra, 4}) ==
+          Approx(20.1e-6 + 1.5e9 / 232e9).epsilon(1e-12));
+  }
+  SECTION("nearest in log distance: 24 ranks are closer to 16 than to 64 (1.5x vs 2.67x)") {
+    const auto l = collective_line(hw, Collective::all_reduce, 1e9, Group{24, core::Scope::inter, 8});
+    CHECK(l.alpha_s == Approx(45e-6).epsilon(1e-12));
+  }
+  SECTION("the size range holding the message picks the piece of a piecewise fit") {
+    const Group g{64, core::Scope::inter, 8};
+    CHECK(collective_line(hw, Collective::all_reduce, 1e5, g).busbw_Bps == Approx(20e9).epsilon(1e-12));
+    CHECK(collective_line(hw, Collective::all_reduce, 1e8, g).busbw_Bps == Approx(22e9).epsilon(1e-12));
+  }
+  SECTION("an op without rows falls back to the link model") {
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, Group{8, core::Scope::intra, 8}).busbw_Bps ==
+          Approx(300e9).epsilon(1e-12));
+  }
+}
