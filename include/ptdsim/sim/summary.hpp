@@ -1,0 +1,30 @@
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/sim/schedule.hpp"
+
+namespace ptdsim::sim {
+
+// What a simulated step comes to, read off a StepGraph whose engine has run.
+struct StepSummary {
+  double step_s = 0;
+  int busiest_rank = 0;     // the rank with the most pipeline compute (F, B, W)
+  double compute_s = 0;     // that rank's pipeline compute
+  double bubble_s = 0;      // that rank's idle time until its last pipeline pass: neither compute
+                            // nor its serial TP/CP/EP collectives running
+  double optimizer_s = 0;   // the longest optimizer step
+  // Per core::CommKind: the time of that kind's transfers on the critical path during which the
+  // rank waiting for them computes nothing.
+  std::array<double, core::kCommKindCount> exposed_s{};
+  std::vector<double> in_flight;  // per rank: peak micro-batches whose activations it holds
+  std::string bounded_by;         // the critical path in words
+};
+
+StepSummary summarize(const StepGraph& g);
+
+core::CommKind comm_kind_of(TaskKind k);  // for communication tasks
+
+}  // namespace ptdsim::sim

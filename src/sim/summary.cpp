@@ -1,0 +1,151 @@
+#include "ptdsim/sim/summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace ptdsim::sim {
+
+core::CommKind comm_kind_of(TaskKind k) {
+  switch (k) {
+    case TaskKind::tp: return core::CommKind::tp;
+    case TaskKind::cp: return core::CommKind::cp;
+    case TaskKind::ep: return core::CommKind::ep;
+    case TaskKind::p2p: return core::CommKind::pp;
+    default: return core::CommKind::dp;
+  }
+}
+
+namespace {
+
+using Interval = std::pair<double, double>;
+
+// Length of [a, b] not covered by the sorted, disjoint intervals.
+double uncovered(const std::vector<Interval>& busy, double a, double b) {
+  if (b <= a) return 0;
+  double covered = 0;
+  auto it = std::upper_bound(busy.begin(), busy.end(), Interval{a, a},
+                             [](const Interval& x, const Interval& y) { return x.first < y.first; });
+  if (it != busy.begin()) --it;
+  for (; it != busy.end() && it->first < b; ++it)
+    covered += std::max(0.0, std::min(b, it->second) - std::max(a, it->first));
+  return (b - a) - covered;
+}
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& x : v) {
+    if (!out.empty() && x.first <= out.back().second)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
+  }
+  return out;
+}
+
+std::string percent(double part, double whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " (%.0f%%)", whole > 0 ? 100 * part / whole : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+StepSummary summarize(const StepGraph& g) {
+  const Engine& e = g.engine;
+  const int R = e.ranks();
+  StepSummary out;
+  out.step_s = e.makespan();
+
+  // compute busy intervals per rank (the compute stream never overlaps itself)
+  std::vector<std::vector<Interval>> compute(R), serial(R);
+  std::vector<double> work(R, 0.0);
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const TaskId t = static_cast<TaskId>(i);
+    const TaskSpec& sp = e.spec(t);
+    const Interval iv{e.start(t), e.finish(t)};
+    if (sp.stream == StreamKind::compute) {
+      compute[sp.rank].push_back(iv);
+      if (sp.kind == TaskKind::optimizer)
+        out.optimizer_s = std::max(out.optimizer_s, iv.second - iv.first);
+      else
+        work[sp.rank] += iv.second - iv.first;
+    }
+    if (sp.stream == StreamKind::compute || sp.stream == StreamKind::tp ||
+        sp.stream == StreamKind::cp || sp.stream == StreamKind::ep)
+      if (sp.kind != TaskKind::optimizer) serial[sp.rank].push_back(iv);
+  }
+  for (auto& c : compute) std::sort(c.begin(), c.end());
+
+  out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
+  out.compute_s = work[out.busiest_rank];
+  {
+    const TaskId last = g.last_pipeline_task[out.busiest_rank];
+    const double span = last >= 0 ? e.finish(last) : 0.0;
+    out.bubble_s = uncovered(merged(serial[out.busiest_rank]), 0.0, span);
+  }
+
+  // exposed communication and the critical path in words
+  const auto path = e.critical_path();
+  std::vector<std::pair<std::string, double>> labels;  // in order of first appearance
+  auto credit = [&](const std::string& label, double s) {
+    if (s <= 0) return;
+    for (auto& [l, v] : labels)
+      if (l == label) {
+        v += s;
+        return;
+      }
+    labels.emplace_back(label, s);
+  };
+  for (std::size_t k = 0; k < path.size(); ++k) {
+    const TaskId t = path[k];
+    const TaskSpec& sp = e.spec(t);
+    const double dur = e.finish(t) - e.start(t);
+    const int stage = g.ranks[sp.rank].stage;
+    if (is_compute(sp.kind)) {
+      credit(sp.kind == TaskKind::optimizer ? "optimizer" : "stage " + std::to_string(stage) + " compute",
+             dur);
+      continue;
+    }
+    // the rank that waits for this transfer: the next task's on the path
+    const int waiting = k + 1 < path.size() ? e.spec(path[k + 1]).rank : sp.rank;
+    const double exposed = uncovered(compute[waiting], e.start(t), e.finish(t));
+    out.exposed_s[static_cast<int>(comm_kind_of(sp.kind))] += exposed;
+    credit(std::string(name(sp.kind)), exposed);
+  }
+  {
+    auto top = labels;
+    std::stable_sort(top.begin(), top.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (top.size() > 3) top.resize(3);
+    std::string words;
+    for (const auto& [l, v] : labels) {
+      if (std::find(top.begin(), top.end(), std::pair{l, v}) == top.end()) continue;
+      if (v < 0.02 * out.step_s && !words.empty()) continue;
+      if (!words.empty()) words += ", then ";
+      words += l + percent(v, out.step_s);
+    }
+    out.bounded_by = words;
+  }
+
+  // peak micro-batches in flight: a chunk's activations live from its forward's start to the end
+  // of the pass that frees them; one chunk is 1/vpp of a micro-batch's activations
+  out.in_flight.assign(R, 0.0);
+  std::vector<std::pair<double, int>> ev;
+  for (int r = 0; r < R; ++r) {
+    ev.clear();
+    for (const auto& [first, last] : g.activations[r]) {
+      ev.emplace_back(e.start(first), +1);
+      ev.emplace_back(e.finish(last), -1);
+    }
+    std::sort(ev.begin(), ev.end());  // at equal times the release (-1) sorts first
+    int now = 0, peak = 0;
+    for (const auto& x : ev) peak = std::max(peak, now += x.second);
+    out.in_flight[r] = static_cast<double>(peak) / g.vpp;
+  }
+  return out;
+}
+
+}  // namespace ptdsim::sim

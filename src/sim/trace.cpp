@@ -1,0 +1,68 @@
+#include "ptdsim/sim/trace.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ptdsim::sim {
+
+std::string chrome_trace(const StepGraph& g) {
+  const Engine& e = g.engine;
+  using nlohmann::json;
+  json events = json::array();
+  std::vector<std::uint8_t> used(static_cast<std::size_t>(e.ranks()) * kStreamKinds, 0);
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const TaskSpec& sp = e.spec(static_cast<TaskId>(i));
+    used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)] = 1;
+  }
+  for (int r = 0; r < e.ranks(); ++r) {
+    const RankRef ref = g.ranks[r];
+    std::string pname = "stage " + std::to_string(ref.stage);
+    if (ref.replica > 0) pname += " replica " + std::to_string(ref.replica);
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", pname}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"args", {{"sort_index", r}}}});
+    for (int k = 0; k < kStreamKinds; ++k)
+      if (used[static_cast<std::size_t>(r) * kStreamKinds + k])
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", r},
+                          {"tid", k},
+                          {"args", {{"name", std::string(name(static_cast<StreamKind>(k)))}}}});
+  }
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const TaskId t = static_cast<TaskId>(i);
+    const TaskSpec& sp = e.spec(t);
+    std::string label(name(sp.kind));
+    json args = json::object();
+    if (sp.microbatch >= 0) {
+      label += " mb" + std::to_string(sp.microbatch);
+      args["microbatch"] = sp.microbatch;
+    }
+    if (g.vpp > 1 && sp.microbatch >= 0) {
+      label += " c" + std::to_string(sp.chunk);
+      args["chunk"] = sp.chunk;
+    }
+    if (sp.layer_count > 0) {
+      const int last = sp.layer_first + sp.layer_count - 1;
+      const std::string layers = sp.layer_count == 1
+                                     ? std::to_string(sp.layer_first)
+                                     : std::to_string(sp.layer_first) + "-" + std::to_string(last);
+      label += " L" + layers;
+      args["layers"] = layers;
+    }
+    if (sp.flops > 0) args["flops"] = sp.flops;
+    if (sp.bytes > 0) args["bytes"] = sp.bytes;
+    events.push_back({{"ph", "X"},
+                      {"name", label},
+                      {"cat", std::string(name(sp.kind))},
+                      {"pid", sp.rank},
+                      {"tid", static_cast<int>(sp.stream)},
+                      {"ts", e.start(t) * 1e6},
+                      {"dur", (e.finish(t) - e.start(t)) * 1e6},
+                      {"args", std::move(args)}});
+  }
+  json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  return doc.dump();
+}
+
+}  // namespace ptdsim::sim

@@ -1,0 +1,230 @@
+#include "ptdsim/sim/summary.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "ptdsim/sim/graph_check.hpp"
+#include "ptdsim/sim/trace.hpp"
+
+using namespace ptdsim;
+
+namespace {
+
+analytic::StepCosts stages(int p, int m, double tf, double tb, double tw = 0, int v = 1,
+                           int layers = 4) {
+  analytic::StepCosts c;
+  c.microbatches = m;
+  c.vpp = v;
+  for (int s = 0; s < p; ++s) {
+    analytic::StageCosts sc;
+    sc.stage = s;
+    sc.layers = layers;
+    sc.forward_s = tf;
+    sc.backward_input_s = tb;
+    sc.backward_weight_s = tw;
+    sc.forward_flops = 1e12;
+    c.stages.push_back(sc);
+  }
+  c.tp.scope = c.cp.scope = c.ep.scope = core::Scope::intra;
+  c.dp.scope = c.pp.scope = core::Scope::inter;
+  return c;
+}
+
+sim::ScheduleOptions with(core::Schedule s) {
+  sim::ScheduleOptions o;
+  o.schedule = s;
+  return o;
+}
+
+double exposed(const sim::StepSummary& s, core::CommKind k) { return s.exposed_s[static_cast<int>(k)]; }
+
+// Every communication and every feature on, for the graph checks.
+analytic::StepCosts everything(int p, int m, int v) {
+  auto c = stages(p, m, 1.0, 1.5, 0.5, v, 4);
+  for (auto& s : c.stages) {
+    s.recompute_s = 0.2;
+    s.tp_forward_s = 0.1, s.tp_backward_s = 0.2, s.tp_bytes = 1e8;
+    s.cp_forward_s = 0.05, s.cp_backward_s = 0.1, s.cp_bytes = 1e7;
+    s.ep_forward_s = 0.05, s.ep_backward_s = 0.1, s.ep_bytes = 1e7;
+    s.p2p_s = 0.02, s.p2p_bytes = 1e7;
+    s.grad_bytes = 1e9, s.dp_reduce_s = 0.7, s.dp_gather_s = 0.3;
+    s.zero3_gather_layer_s = 0.05, s.zero3_reduce_layer_s = 0.05;
+    s.optimizer_s = 0.1;
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("sim: 1F1B summary on equal stages", "[sim][summary]") {
+  // p=4, m=8, t_f=1, t_b=2: step (m+p-1)*3 = 33; the busiest stage computes m*3 = 24 and idles
+  // (p-1)*3 = 9; stage s holds p-s micro-batches (Narayanan et al. 2021).
+  auto g = sim::build_step(stages(4, 8, 1.0, 2.0), with(core::Schedule::one_f_one_b));
+  g.engine.run();
+  const auto s = sim::summarize(g);
+  CHECK(s.step_s == Approx(33.0).epsilon(1e-12));
+  CHECK(s.compute_s == Approx(24.0).epsilon(1e-12));
+  CHECK(s.bubble_s == Approx(9.0).epsilon(1e-12));
+  for (int r = 0; r < 4; ++r) CHECK(s.in_flight[r] == Approx(4 - r).epsilon(1e-12));
+  for (double x : s.exposed_s) CHECK(x == 0.0);
+  CHECK(s.bounded_by.find("compute") != std::string::npos);
+
+  SECTION("GPipe holds all m micro-batches") {
+    auto gp = sim::build_step(stages(4, 8, 1.0, 2.0), with(core::Schedule::gpipe));
+    gp.engine.run();
+    CHECK(sim::summarize(gp).in_flight[0] == Approx(8).epsilon(1e-12));
+  }
+  SECTION("interleaved stage 0 holds min(mv, 2(p-1)+(v-1)p+1)/v micro-batches") {
+    // p=4, v=2, m=8: (6 + 4 + 1)/2 = 5.5
+    auto gi = sim::build_step(stages(4, 8, 1.0, 2.0, 0, 2), with(core::Schedule::interleaved));
+    gi.engine.run();
+    CHECK(sim::summarize(gi).in_flight[0] == Approx(5.5).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("sim: DP reduction hides behind the last backward except the last bucket",
+          "[sim][summary][dp]") {
+  // One stage, m=2, t_f=1, t_b=2, 4 layers, 4 buckets (640 MB of gradients, 160 MB buckets).
+  // The last backward runs [4,6], a bucket's gradients ready at 4.5, 5, 5.5, 6; each bucket's
+  // reduction takes r/4 after its gradients and after the previous bucket.
+  auto c = stages(1, 2, 1.0, 2.0);
+  c.stages[0].grad_bytes = 4 * 160e6;
+  SECTION("overlap ratio r/t_b = 0.5: only the last bucket (r/4) is exposed") {
+    c.stages[0].dp_reduce_s = 1.0;
+    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(6.25).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::dp) == Approx(0.25).epsilon(1e-12));
+  }
+  SECTION("overlap ratio 1.5: exposed by the difference r - t_b plus the first bucket's lead t_b/4") {
+    c.stages[0].dp_reduce_s = 3.0;  // reductions [4.5,5.25] .. [6.75,7.5]
+    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(7.5).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::dp) == Approx(3.0 - 2.0 + 0.5).epsilon(1e-12));
+    CHECK(s.bounded_by.find("DP reduce") != std::string::npos);
+  }
+  SECTION("without overlap the whole reduction is exposed") {
+    c.stages[0].dp_reduce_s = 1.0;
+    auto o = with(core::Schedule::one_f_one_b);
+    o.overlap_dp = false;
+    auto g = sim::build_step(c, o);
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(7.0).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::dp) == Approx(1.0).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp]") {
+  // One stage, one micro-batch: F 1 s, B 2 s; TP 0.2 s forward and 0.4 s backward.
+  auto c = stages(1, 1, 1.0, 2.0);
+  c.stages[0].tp_forward_s = 0.2;
+  c.stages[0].tp_backward_s = 0.4;
+  SECTION("serial: on the critical path, 3 + 0.6") {
+    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(3.6).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::tp) == Approx(0.6).epsilon(1e-12));
+    CHECK(s.bubble_s == Approx(0.0).margin(1e-12));  // TP time is not idle
+  }
+  SECTION("overlapped and shorter than the compute: hidden") {
+    auto o = with(core::Schedule::one_f_one_b);
+    o.overlap_tp = true;
+    auto g = sim::build_step(c, o);
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(3.0).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::tp) == Approx(0.0).margin(1e-12));
+  }
+  SECTION("overlapped and longer than the forward: exposed by the difference, 1.5 - 1") {
+    c.stages[0].tp_forward_s = 1.5;
+    auto o = with(core::Schedule::one_f_one_b);
+    o.overlap_tp = true;
+    auto g = sim::build_step(c, o);
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(3.5).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::tp) == Approx(0.5).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("sim: every schedule's DAG is acyclic and every task runs once", "[sim][graph]") {
+  using core::Schedule;
+  for (auto [sched, v] : {std::pair{Schedule::gpipe, 1}, std::pair{Schedule::one_f_one_b, 1},
+                          std::pair{Schedule::interleaved, 2}, std::pair{Schedule::zb_h1, 1}}) {
+    for (int zero : {0, 1, 3}) {
+      for (bool overlap : {false, true}) {
+        auto o = with(sched);
+        o.zero = zero;
+        o.overlap_tp = o.overlap_dp = o.overlap_pp = o.zero3_prefetch = overlap;
+        o.dp_bucket_bytes = 250e6;  // 4 buckets of the 1 GB
+        auto g = sim::build_step(everything(4, 8, v), o);
+        INFO("schedule " << static_cast<int>(sched) << " zero " << zero << " overlap " << overlap);
+        CHECK(sim::is_acyclic(g.engine));
+        g.engine.run();
+        std::size_t done = 0;
+        for (std::size_t t = 0; t < g.engine.size(); ++t)
+          done += g.engine.state(static_cast<sim::TaskId>(t)) == sim::TaskState::done;
+        CHECK(done == g.engine.size());
+        // no step can beat its contention-free critical path
+        CHECK(g.engine.makespan() >= sim::static_critical_path_s(g.engine) * (1 - 1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("sim: without shared links the run equals the static critical path", "[sim][graph]") {
+  // TP on NVLink only, one transfer at a time per link: the engine's makespan is the longest
+  // path of the DAG (Boost topological order).
+  auto c = stages(4, 8, 1.0, 2.0);
+  for (auto& s : c.stages) s.tp_forward_s = 0.1, s.tp_backward_s = 0.2;
+  auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+  g.engine.run();
+  CHECK(sim::static_critical_path_s(g.engine) == Approx(g.engine.makespan()).epsilon(1e-12));
+}
+
+TEST_CASE("sim: the trace is valid JSON with one complete event per task", "[sim][trace]") {
+  auto o = with(core::Schedule::interleaved);
+  o.zero = 1;
+  auto g = sim::build_step(everything(4, 8, 2), o);
+  g.engine.run();
+  const std::string text = sim::chrome_trace(g);
+  const auto doc = nlohmann::json::parse(text);  // throws on invalid JSON
+  REQUIRE(doc.contains("traceEvents"));
+  std::size_t complete = 0;
+  std::set<std::string> processes;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev["ph"] == "X") {
+      ++complete;
+      CHECK(ev["dur"].get<double>() >= 0);
+      CHECK(ev["ts"].get<double>() >= 0);
+    } else if (ev["name"] == "process_name") {
+      processes.insert(ev["args"]["name"].get<std::string>());
+    }
+  }
+  CHECK(complete == g.engine.size());
+  CHECK(processes == std::set<std::string>{"stage 0", "stage 1", "stage 2", "stage 3"});
+
+  SECTION("determinism: the same input gives the same trace") {
+    auto again = sim::build_step(everything(4, 8, 2), o);
+    again.engine.run();
+    CHECK(sim::chrome_trace(again) == text);
+  }
+}
+
+TEST_CASE("sim: a rank list with two replicas simulates both alike", "[sim][schedule]") {
+  // the builder takes any rank list: two data-parallel replicas of a 2-stage pipeline behave as
+  // one when nothing couples them
+  auto c = stages(2, 4, 1.0, 2.0);
+  std::vector<sim::RankRef> ranks{{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+  auto g = sim::build_step(c, with(core::Schedule::one_f_one_b), ranks);
+  g.engine.run();
+  CHECK(g.engine.makespan() == Approx((4 + 2 - 1) * 3.0).epsilon(1e-12));
+  const auto s = sim::summarize(g);
+  CHECK(s.in_flight[2] == s.in_flight[0]);
+}
