@@ -151,22 +151,23 @@ core::Report evaluate(const core::Scenario& s) {
     const StageCosts* d = &costs.stages[0];
     for (const auto& st : costs.stages)
       if (st.dp_reduce_s + st.dp_gather_s > d->dp_reduce_s + d->dp_gather_s) d = &st;
-    const StageCosts& c = *d;
     const auto op = par.zero == 0 ? core::Collective::all_reduce : core::Collective::reduce_scatter;
     const double grad_per_weight = gradient_bytes_per_param(s.training.precision) /
                                    weight_bytes_per_param(s.training.precision);
-    const double gather_bytes = par.zero >= 1 ? c.grad_bytes / grad_per_weight : 0.0;
-    dp.bytes = bytes_sent(op, c.grad_bytes, costs.dp.ranks) +
+    const double gather_bytes = par.zero >= 1 ? d->grad_bytes / grad_per_weight : 0.0;
+    dp.bytes = bytes_sent(op, d->grad_bytes, costs.dp.ranks) +
                bytes_sent(core::Collective::all_gather, gather_bytes, costs.dp.ranks);
-    dp.time_s = c.dp_reduce_s + c.dp_gather_s;
-    const double bwd = c.backward_input_s + c.backward_weight_s + c.recompute_s;
-    dp.overlap_ratio = ratio(dp.time_s, bwd + (par.zero >= 1 ? c.forward_s : 0.0));
+    dp.time_s = d->dp_reduce_s + d->dp_gather_s;
+    const double bwd = d->backward_input_s + d->backward_weight_s + d->recompute_s;
+    dp.overlap_ratio = ratio(dp.time_s, bwd + (par.zero >= 1 ? d->forward_s : 0.0));
     if (par.zero >= 3) {
       // 3x the weight volume per micro-batch (gather, gather, reduce-scatter)
-      dp.bytes = m * c.layers * (2 * bytes_sent(core::Collective::all_gather, c.zero3_layer_bytes, costs.dp.ranks) +
-                                 bytes_sent(core::Collective::reduce_scatter, c.zero3_layer_bytes * grad_per_weight, costs.dp.ranks));
-      dp.time_s += m * c.layers * (2 * c.zero3_gather_layer_s + c.zero3_reduce_layer_s);
-      r.zero3_overlap_ratio = ratio(c.zero3_gather_layer_s, c.layer_forward_s);
+      const double gathered = bytes_sent(core::Collective::all_gather, d->zero3_layer_bytes, costs.dp.ranks);
+      const double reduced =
+          bytes_sent(core::Collective::reduce_scatter, d->zero3_layer_bytes * grad_per_weight, costs.dp.ranks);
+      dp.bytes = m * d->layers * (2 * gathered + reduced);
+      dp.time_s += m * d->layers * (2 * d->zero3_gather_layer_s + d->zero3_reduce_layer_s);
+      r.zero3_overlap_ratio = ratio(d->zero3_gather_layer_s, d->layer_forward_s);
     }
   }
   dp.exposed_s = dp_exposed + z3_exposed;
