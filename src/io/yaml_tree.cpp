@@ -108,14 +108,24 @@ SourcePtr make_source(std::string name, std::string dir, const std::string& text
   return s;
 }
 
+// Control bytes (binary input, NULs in a yaml-cpp message) would garble a terminal; one '?'
+// each keeps the caret under the right column.
+static std::string printable(std::string s) {
+  for (char& c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) c = '?';
+  }
+  return s;
+}
+
 core::Diagnostic diagnostic(const Mark& at, std::string message) {
   core::Diagnostic d;
   d.where.file = at.src ? at.src->name : std::string("<input>");
   d.where.line = at.line;
   d.where.column = at.column;
-  d.message = std::move(message);
+  d.message = printable(std::move(message));
   if (at.src && at.line > 0 && at.line <= static_cast<int>(at.src->lines.size())) {
-    d.source_line = at.src->lines[static_cast<std::size_t>(at.line - 1)];
+    d.source_line = printable(at.src->lines[static_cast<std::size_t>(at.line - 1)]);
   }
   return d;
 }
@@ -149,7 +159,20 @@ NodePtr parse(const std::string& text, const SourcePtr& src, int line_offset, in
   } catch (const YAML::Exception& e) {
     Mark m = c.mark_of(e.mark);
     if (m.line == 0) m = Mark{src, 1 + line_offset, 1 + column_offset};
-    fail(m, "invalid YAML: " + e.msg);
+    if (m.line > static_cast<int>(src->lines.size()) && !src->lines.empty()) {
+      // at the end of the text: point just past the last line, where the missing ']' would go
+      m.line = static_cast<int>(src->lines.size());
+      m.column = static_cast<int>(src->lines.back().size()) + 1;
+    }
+    std::string msg = "invalid YAML: " + e.msg;
+    // yaml-cpp reports a tab in indentation as some other error further on; say what it is
+    if (m.line >= 1 && m.line <= static_cast<int>(src->lines.size())) {
+      const std::string& l = src->lines[static_cast<std::size_t>(m.line - 1)];
+      const auto indent = l.find_first_not_of(" \t");
+      if (l.substr(0, indent).find('\t') != std::string::npos)
+        msg = "invalid YAML: a tab in the indentation (YAML indents with spaces only)";
+    }
+    fail(m, msg);
   } catch (const std::exception& e) {
     fail(Mark{src, 0, 0}, std::string("invalid YAML: ") + e.what());
   }

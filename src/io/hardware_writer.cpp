@@ -1,0 +1,228 @@
+#include "ptdsim/io/hardware_writer.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/core/units.hpp"
+#include "ptdsim/io/output.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+// Numbers as the shipped files write them: enough digits for the fit, no float noise.
+// (snprintf, not fmt: the io target links only yaml-cpp besides core)
+std::string printed(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+std::string num(double v) { return printed("%.6g", v); }
+std::string bytes(double v) { return printed("%.0f", v); }
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);) lines.push_back(l);
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+std::string indent(const std::string& block, std::size_t by) {
+  std::string pad(by, ' ');
+  std::string out;
+  for (const auto& l : split_lines(block)) out += (l.empty() ? l : pad + l) + "\n";
+  return out;
+}
+
+std::string comment_block(const HardwareCalibration& c) {
+  std::string out;
+  for (const auto& l : c.comment) out += "# " + l + "\n";
+  return out;
+}
+
+std::string emit(const YAML::Emitter& e) { return std::string(e.c_str()) + "\n"; }
+
+std::string collectives_yaml(const std::vector<core::CollectiveFit>& rows) {
+  YAML::Emitter e;
+  e << YAML::BeginMap << YAML::Key << "collectives" << YAML::Value << YAML::BeginMap;
+  for (int op = 0; op < core::kCollectiveCount; ++op) {
+    bool any = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return static_cast<int>(r.op) == op; });
+    if (!any) continue;
+    e << YAML::Key << std::string(core::name(static_cast<core::Collective>(op))) << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : rows) {
+      if (static_cast<int>(r.op) != op) continue;
+      e << YAML::Flow << YAML::BeginMap;
+      e << YAML::Key << "scope" << YAML::Value << std::string(core::name(r.scope));
+      e << YAML::Key << "ranks" << YAML::Value << r.ranks;
+      e << YAML::Key << "alpha_us" << YAML::Value << num(r.alpha_s / core::kMicro);
+      e << YAML::Key << "busbw_gbs" << YAML::Value << num(r.busbw_Bps / core::kGB);
+      e << YAML::Key << "min_bytes" << YAML::Value << bytes(r.min_bytes);
+      if (std::isfinite(r.max_bytes)) e << YAML::Key << "max_bytes" << YAML::Value << bytes(r.max_bytes);
+      e << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap << YAML::EndMap;
+  return emit(e);
+}
+
+std::string matmul_yaml(const std::vector<core::GemmEfficiency>& rows) {
+  YAML::Emitter e;
+  e << YAML::BeginMap << YAML::Key << "matmul_efficiency" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : rows) {
+    e << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "precision" << YAML::Value << std::string(core::name(r.precision));
+    e << YAML::Key << "m" << YAML::Value << bytes(r.m);
+    e << YAML::Key << "n" << YAML::Value << bytes(r.n);
+    e << YAML::Key << "k" << YAML::Value << bytes(r.k);
+    e << YAML::Key << "efficiency" << YAML::Value << printed("%.4f", r.efficiency);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq << YAML::EndMap;
+  return emit(e);
+}
+
+std::string scalar_yaml(const std::string& key, const std::string& value) { return key + ": " + value + "\n"; }
+
+// The sections of the gpu mapping, in the order they are written.
+std::vector<std::pair<std::string, std::string>> gpu_sections(const HardwareCalibration& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (c.hbm_efficiency) out.emplace_back("hbm_efficiency", scalar_yaml("hbm_efficiency", printed("%.3f", *c.hbm_efficiency)));
+  if (!c.matmul_table.empty()) out.emplace_back("matmul_efficiency", matmul_yaml(c.matmul_table));
+  if (c.kernel_launch_s) out.emplace_back("kernel_launch_us", scalar_yaml("kernel_launch_us", num(*c.kernel_launch_s / core::kMicro)));
+  return out;
+}
+
+bool blank_or_comment(const std::string& line) {
+  auto p = line.find_first_not_of(" \t");
+  return p == std::string::npos || line[p] == '#';
+}
+
+YAML::Node load(const std::string& text, const std::string& name) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsMap()) throw core::ConfigError({name, 1, 1}, "a hardware file must be a YAML mapping");
+    return root;
+  } catch (const YAML::Exception& e) {
+    throw core::ConfigError({name, e.mark.line + 1, e.mark.column + 1}, e.msg);
+  }
+}
+
+// The lines [first, end) that the value of `key` occupies in block-style mapping `map`, whose own
+// block ends at `map_end`; trailing blank and comment lines belong to what follows.
+struct Span {
+  int first = -1, end = -1, column = 0;
+};
+Span span_of(const YAML::Node& map, const std::string& key, int map_end, const std::vector<std::string>& lines) {
+  Span s;
+  std::vector<std::pair<int, std::string>> keys;
+  for (auto it = map.begin(); it != map.end(); ++it) keys.emplace_back(it->first.Mark().line, it->first.as<std::string>());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].second != key) continue;
+    s.first = keys[i].first;
+    s.end = i + 1 < keys.size() ? keys[i + 1].first : map_end;
+    auto it = map.begin();
+    std::advance(it, static_cast<long>(i));
+    s.column = it->first.Mark().column;
+  }
+  while (s.end > s.first + 1 && blank_or_comment(lines[static_cast<std::size_t>(s.end - 1)])) --s.end;
+  return s;
+}
+
+// Replaces (or adds at the end of `map`) the entry `key` with `block`, indented to the map's keys.
+std::string splice(const std::string& text, const YAML::Node& map, int map_end, const std::string& key,
+                   const std::string& block, const std::string& comment) {
+  auto lines = split_lines(text);
+  map_end = std::min(map_end, static_cast<int>(lines.size()));
+  Span s = span_of(map, key, map_end, lines);
+  std::size_t column = map.size() ? static_cast<std::size_t>(map.begin()->first.Mark().column) : 0;
+  std::vector<std::string> repl = split_lines(indent(comment + block, column));
+  if (s.first >= 0) {
+    lines.erase(lines.begin() + s.first, lines.begin() + s.end);
+    lines.insert(lines.begin() + s.first, repl.begin(), repl.end());
+  } else {
+    int at = map_end;
+    while (at > 0 && blank_or_comment(lines[static_cast<std::size_t>(at - 1)])) --at;
+    if (column == 0 && at == static_cast<int>(lines.size())) repl.insert(repl.begin(), "");
+    lines.insert(lines.begin() + at, repl.begin(), repl.end());
+  }
+  return join_lines(lines);
+}
+
+// The line after the last line of top-level entry `key` (the next top-level key's line, or EOF).
+int top_level_end(const YAML::Node& root, const std::string& key, int eof) {
+  bool found = false;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (found) return it->first.Mark().line;
+    if (it->first.as<std::string>() == key) found = true;
+  }
+  return eof;
+}
+
+}  // namespace
+
+std::string calibration_yaml(const HardwareCalibration& c) {
+  std::string out;
+  auto gpu = gpu_sections(c);
+  if (!gpu.empty()) {
+    out += "gpu:\n";
+    for (const auto& [key, block] : gpu) out += indent(block, 2);
+  }
+  if (!c.collectives.empty()) out += collectives_yaml(c.collectives);
+  return out;
+}
+
+std::string merge_calibration(const std::string& base_text, const std::string& base_name,
+                              const HardwareCalibration& c) {
+  std::string text = base_text;
+  if (!text.empty() && text.back() != '\n') text += "\n";
+  const std::string comment = comment_block(c);
+  for (const auto& [key, block] : gpu_sections(c)) {
+    YAML::Node root = load(text, base_name);
+    YAML::Node gpu = root["gpu"];
+    int eof = static_cast<int>(split_lines(text).size());
+    if (!gpu || !gpu.IsMap() || gpu.Style() == YAML::EmitterStyle::Flow) {
+      throw core::ConfigError({base_name, gpu ? gpu.Mark().line + 1 : 0, gpu ? gpu.Mark().column + 1 : 0},
+                              "hardware.gpu must be a block mapping to take calibrated values");
+    }
+    text = splice(text, gpu, top_level_end(root, "gpu", eof), key, block, key == "matmul_efficiency" ? comment : "");
+  }
+  if (!c.collectives.empty()) {
+    YAML::Node root = load(text, base_name);
+    int eof = static_cast<int>(split_lines(text).size());
+    text = splice(text, root, eof, "collectives", collectives_yaml(c.collectives), comment);
+  }
+  load(text, base_name);  // what was spliced must still parse
+  return text;
+}
+
+void write_calibrated_hardware(const std::string& out_path, const std::optional<std::string>& base_path,
+                               const HardwareCalibration& c) {
+  std::string text;
+  if (base_path) {
+    std::ifstream in(*base_path, std::ios::binary);
+    if (!in) throw core::ConfigError({*base_path, 0, 0}, "cannot read the base hardware file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = merge_calibration(ss.str(), *base_path, c);
+  } else {
+    text = "# A \"collectives only\" fragment written by ptdsim calibration: it is not a loadable hardware\n"
+           "# file (no gpu/node/network). Merge it into one with --base HARDWARE.yaml.\n" +
+           comment_block(c) + calibration_yaml(c);
+  }
+  write_file_atomically(out_path, text);
+}
+
+}  // namespace ptdsim::io
