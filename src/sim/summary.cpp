@@ -82,8 +82,11 @@ StepSummary summarize(const StepGraph& g) {
   out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
   out.compute_s = work[out.busiest_rank];
   {
-    const TaskId last = g.last_pipeline_task[out.busiest_rank];
-    const double span = last >= 0 ? e.finish(last) : 0.0;
+    // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
+    // idles through the others' cool-down too ((p-1)(t_f+t_b) on every stage of an even 1F1B)
+    double span = 0;
+    for (TaskId last : g.last_pipeline_task)
+      if (last >= 0) span = std::max(span, e.finish(last));
     out.bubble_s = uncovered(merged(serial[out.busiest_rank]), 0.0, span);
   }
 
@@ -116,14 +119,15 @@ StepSummary summarize(const StepGraph& g) {
     credit(std::string(name(sp.kind)), exposed);
   }
   {
+    // the three largest shares of at least 2% (the largest alone if none is), in path order
     auto top = labels;
     std::stable_sort(top.begin(), top.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     if (top.size() > 3) top.resize(3);
+    while (top.size() > 1 && top.back().second < 0.02 * out.step_s) top.pop_back();
     std::string words;
     for (const auto& [l, v] : labels) {
       if (std::find(top.begin(), top.end(), std::pair{l, v}) == top.end()) continue;
-      if (v < 0.02 * out.step_s && !words.empty()) continue;
       if (!words.empty()) words += ", then ";
       words += l + percent(v, out.step_s);
     }

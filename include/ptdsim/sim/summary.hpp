@@ -13,8 +13,8 @@ struct StepSummary {
   double step_s = 0;
   int busiest_rank = 0;     // the rank with the most pipeline compute (F, B, W)
   double compute_s = 0;     // that rank's pipeline compute
-  double bubble_s = 0;      // that rank's idle time until its last pipeline pass: neither compute
-                            // nor its serial TP/CP/EP collectives running
+  double bubble_s = 0;      // that rank's idle time until the last pipeline pass of any rank
+                            // ends: neither compute nor its TP/CP/EP collectives running
   double optimizer_s = 0;   // the longest optimizer step
   // Per core::CommKind: the time of that kind's transfers on the critical path during which the
   // rank waiting for them computes nothing.
