@@ -1,0 +1,105 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "ptdsim/calibrate/fit.hpp"
+#include "ptdsim/io/hardware_writer.hpp"
+#include "ptdsim/io/load.hpp"
+
+using namespace ptdsim;
+using core::Collective;
+using core::Scope;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+io::HardwareCalibration two_pieces() {
+  io::HardwareCalibration c;
+  core::CollectiveFit a;
+  a.op = Collective::all_reduce;
+  a.scope = Scope::inter;
+  a.ranks = 16;
+  a.alpha_s = 36.92e-6;
+  a.busbw_Bps = 1.38e9;
+  a.min_bytes = 0;
+  a.max_bytes = 16384;
+  core::CollectiveFit b = a;
+  b.alpha_s = 708.06e-6;
+  b.busbw_Bps = 240.18e9;
+  b.min_bytes = 16384;
+  b.max_bytes = std::numeric_limits<double>::infinity();
+  c.collectives = {a, b};
+  c.comment = {"fitted by a test"};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: the collectives section is merged into a hardware file, the rest kept", "[calibrate][writer]") {
+  const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-40g.yaml");
+  const std::string merged = io::merge_calibration(base, "dgx-a100-40g.yaml", two_pieces());
+  // everything the base said is still there, comments included
+  CHECK(merged.find("# DGX A100 (40 GB): 8 x A100-SXM4-40GB on NVSwitch") != std::string::npos);
+  CHECK(merged.find("matmul_efficiency: 0.80    # HF2b") != std::string::npos);
+  CHECK(merged.find("# fitted by a test\ncollectives:\n  all_reduce:\n"
+                    "    - {scope: inter, ranks: 16, alpha_us: 36.92, busbw_gbs: 1.38, min_bytes: 0, max_bytes: 16384}\n"
+                    "    - {scope: inter, ranks: 16, alpha_us: 708.06, busbw_gbs: 240.18, min_bytes: 16384}\n") !=
+        std::string::npos);
+  auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  CHECK(hw.name == "dgx-a100-40g");
+  CHECK(hw.gpu.matmul_efficiency == Approx(0.80).epsilon(1e-12));
+  REQUIRE(hw.collectives.size() == 2);
+  CHECK(hw.collectives[0].alpha_s == Approx(36.92e-6).epsilon(1e-9));
+  CHECK(hw.collectives[0].max_bytes == 16384);
+  CHECK(hw.collectives[1].busbw_Bps == Approx(240.18e9).epsilon(1e-9));
+  CHECK(std::isinf(hw.collectives[1].max_bytes));
+
+  SECTION("merging again replaces the section instead of adding a second one") {
+    auto c = two_pieces();
+    c.collectives.pop_back();
+    c.collectives[0].max_bytes = std::numeric_limits<double>::infinity();
+    const std::string again = io::merge_calibration(merged, "merged.yaml", c);
+    auto hw2 = io::load_hardware_from_string(again, "again.yaml");
+    CHECK(hw2.collectives.size() == 1);
+    CHECK(again.find("collectives:") == again.rfind("collectives:"));
+  }
+}
+
+TEST_CASE("calibrate: a GEMM table, launch overhead and copy efficiency go under gpu", "[calibrate][writer]") {
+  const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml");
+  io::HardwareCalibration c;
+  core::GemmEfficiency g;
+  g.precision = core::Precision::bf16;
+  g.m = 8192;
+  g.n = 3 * 8192;
+  g.k = 8192;
+  g.efficiency = 0.7512;
+  c.matmul_table = {g};
+  c.kernel_launch_s = 2.5e-6;
+  c.hbm_efficiency = 0.912;
+  const std::string merged = io::merge_calibration(base, "dgx-h100.yaml", c);
+  auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  REQUIRE(hw.gpu.matmul_table.size() == 1);
+  CHECK(hw.gpu.matmul_table[0].n == 24576);
+  CHECK(hw.gpu.matmul_table[0].efficiency == Approx(0.7512).epsilon(1e-12));
+  CHECK(hw.gpu.kernel_launch_s == Approx(2.5e-6).epsilon(1e-12));
+  CHECK(hw.gpu.hbm_efficiency == Approx(0.912).epsilon(1e-12));
+  CHECK(hw.intra.bandwidth_Bps > 0);  // node and network untouched
+}
+
+TEST_CASE("calibrate: without a base the file is a marked collectives-only fragment", "[calibrate][writer]") {
+  const std::string yaml = io::calibration_yaml(two_pieces());
+  CHECK(yaml.rfind("collectives:\n  all_reduce:\n", 0) == 0);
+  // a fragment is no hardware file: loading it names the missing gpu section
+  CHECK_THROWS(io::load_hardware_from_string(yaml, "fragment.yaml"));
+}
