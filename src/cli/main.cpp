@@ -25,17 +25,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     return 0;
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kBadInput;
+    // --help and --version arrive as ParseErrors with exit code 0
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kBadInput;
   } catch (const ptdsim::core::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;

@@ -6,18 +6,19 @@
 namespace ptdsim::core {
 
 std::string Diagnostic::render() const {
+  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries here
   std::string out = where.file;
   if (where.line > 0) {
-    out += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+    out.append(":").append(std::to_string(where.line));
+    out.append(":").append(std::to_string(where.column));
   }
-  out += ": error: " + message;
+  out.append(": error: ").append(message);
   if (!source_line.empty() && where.line > 0) {
-    out += "\n" + source_line + "\n";
+    out.append("\n").append(source_line).append("\n");
     // keep tabs so the caret lines up under the same column in a terminal
-    for (int i = 0; i + 1 < where.column && i < static_cast<int>(source_line.size()); ++i) {
-      out += source_line[static_cast<std::size_t>(i)] == '\t' ? '\t' : ' ';
-    }
-    out += "^";
+    for (int i = 0; i + 1 < where.column && i < static_cast<int>(source_line.size()); ++i)
+      out.push_back(source_line[static_cast<std::size_t>(i)] == '\t' ? '\t' : ' ');
+    out.push_back('^');
   }
   return out;
 }
