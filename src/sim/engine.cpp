@@ -55,6 +55,7 @@ void Engine::reserve(std::size_t tasks, std::size_t edges) {
 
 std::int32_t Engine::add_link(double capacity) {
   if (!(capacity > 0)) throw std::invalid_argument("sim::Engine link capacity must be positive");
+  if (links_.size() >= 32767) throw std::invalid_argument("sim::Engine: at most 32767 links");
   Link l;
   l.capacity = capacity;
   links_.push_back(std::move(l));
@@ -89,17 +90,16 @@ void Engine::try_start(int s, double t) {
   Stream& st = streams_[s];
   if (st.busy || st.cursor == st.end) return;
   const TaskId id = stream_tasks_[st.cursor];
-  if (state_[id] != TaskState::ready) return;
+  Slot& x = slot_[id];
+  if (x.state != TaskState::ready) return;
   st.busy = true;
-  state_[id] = TaskState::running;
-  start_[id] = t;
-  if (st.cursor > st.begin) {
-    const TaskId prev = stream_tasks_[st.cursor - 1];
-    if (binding_[id] < 0 || finish_[prev] >= finish_[binding_[id]]) binding_[id] = prev;
-  }
-  const TaskSpec& sp = spec_[id];
-  if (sp.duration_s > 0 || sp.work <= 0)
-    push(t + sp.duration_s, id, 0);
+  x.state = TaskState::running;
+  x.start = t;
+  // the stream predecessor binds when it finished no earlier than the last dependency
+  if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
+    x.binding = stream_tasks_[st.cursor - 1];
+  if (x.duration_s > 0 || x.work <= 0)
+    push(t + x.duration_s, id, 0);
   else
     start_transfer(id, t);
 }
@@ -108,66 +108,70 @@ void Engine::try_start(int s, double t) {
 // active transfer's remaining work up to now at its old share (capacity / k), then reschedule each
 // end at the new share. Superseded end events are skipped by their version number.
 void Engine::start_transfer(TaskId id, double t) {
-  Link& link = links_[spec_[id].link];
-  // progress the others at their old share before the newcomer joins
+  Link& link = links_[slot_[id].link];
   const double k = static_cast<double>(link.active.size());
   if (k > 0) {
     const double done = (t - link.last_t) * link.capacity / k;
-    for (TaskId a : link.active) remaining_[a] = std::max(0.0, remaining_[a] - done);
+    for (TaskId a : link.active) slot_[a].remaining = std::max(0.0, slot_[a].remaining - done);
   }
   link.last_t = t;
-  remaining_[id] = spec_[id].work;
+  slot_[id].remaining = slot_[id].work;
   link.active.push_back(id);
   const double rate = link.capacity / static_cast<double>(link.active.size());
-  for (TaskId a : link.active) push(t + remaining_[a] / rate, a, 1, ++version_[a]);
+  for (TaskId a : link.active) push(t + slot_[a].remaining / rate, a, 1, ++slot_[a].version);
 }
 
 void Engine::end_transfer(TaskId id, double t) {
-  Link& link = links_[spec_[id].link];
+  Link& link = links_[slot_[id].link];
   const double k = static_cast<double>(link.active.size());
   const double done = (t - link.last_t) * link.capacity / k;
   link.last_t = t;
-  auto it = std::find(link.active.begin(), link.active.end(), id);
-  link.active.erase(it);
-  remaining_[id] = 0;
+  link.active.erase(std::find(link.active.begin(), link.active.end(), id));
+  slot_[id].remaining = 0;
   if (!link.active.empty()) {
     const double rate = link.capacity / static_cast<double>(link.active.size());
     for (TaskId a : link.active) {
-      remaining_[a] = std::max(0.0, remaining_[a] - done);
-      push(t + remaining_[a] / rate, a, 1, ++version_[a]);
+      Slot& y = slot_[a];
+      y.remaining = std::max(0.0, y.remaining - done);
+      push(t + y.remaining / rate, a, 1, ++y.version);
     }
   }
   complete(id, t);
 }
 
 void Engine::complete(TaskId id, double t) {
-  state_[id] = TaskState::done;
-  finish_[id] = t;
+  Slot& x = slot_[id];
+  x.state = TaskState::done;
+  x.finish = t;
   makespan_ = std::max(makespan_, t);
-  const int s = stream_of(id);
-  Stream& st = streams_[s];
+  Stream& st = streams_[x.stream];
   st.busy = false;
+  st.last_finish = t;
   ++st.cursor;
   for (std::int32_t e = succ_begin_[id]; e < succ_begin_[id + 1]; ++e) {
-    const TaskId n = succ_[e];
-    if (binding_[n] < 0 || finish_[binding_[n]] <= t) binding_[n] = id;
-    if (--pending_[n] == 0) {
-      state_[n] = TaskState::ready;
-      try_start(stream_of(n), t);
+    Slot& n = slot_[succ_[e]];
+    // events come in time order: the dependency finishing last is the one processed last
+    n.binding = id;
+    if (--n.pending == 0) {
+      n.state = TaskState::ready;
+      n.finish = t;  // the ready time, until it finishes
+      try_start(n.stream, t);
     }
   }
-  try_start(s, t);
+  try_start(x.stream, t);
 }
 
 void Engine::run() {
   const std::size_t n = spec_.size();
-  state_.assign(n, TaskState::waiting);
-  start_.assign(n, 0.0);
-  finish_.assign(n, 0.0);
-  remaining_.assign(n, 0.0);
-  version_.assign(n, 0);
-  pending_.assign(n, 0);
-  binding_.assign(n, -1);
+  slot_.assign(n, Slot{});
+  for (std::size_t i = 0; i < n; ++i) {
+    const TaskSpec& sp = spec_[i];
+    Slot& x = slot_[i];
+    x.duration_s = sp.duration_s;
+    x.work = sp.work;
+    x.link = static_cast<std::int16_t>(sp.link);
+    x.stream = stream_of(static_cast<TaskId>(i));
+  }
   makespan_ = 0;
   seq_ = 0;
   events_ = 0;
@@ -185,27 +189,26 @@ void Engine::run() {
     std::vector<std::int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
     for (std::size_t e = 0; e < edge_from_.size(); ++e) {
       succ_[fill[edge_from_[e]]++] = edge_to_[e];
-      ++pending_[edge_to_[e]];
+      ++slot_[edge_to_[e]].pending;
     }
   }
   // stream program order (counting sort by stream, stable in insertion order)
   const int nstreams = ranks_ * kStreamKinds;
   streams_.assign(nstreams, Stream{});
   std::vector<std::int32_t> count(nstreams + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) ++count[stream_of(static_cast<TaskId>(i)) + 1];
+  for (std::size_t i = 0; i < n; ++i) ++count[slot_[i].stream + 1];
   for (int s = 0; s < nstreams; ++s) count[s + 1] += count[s];
   stream_tasks_.resize(n);
   for (int s = 0; s < nstreams; ++s) {
     streams_[s].begin = streams_[s].cursor = count[s];
     streams_[s].end = count[s + 1];
   }
-  for (std::size_t i = 0; i < n; ++i)
-    stream_tasks_[count[stream_of(static_cast<TaskId>(i))]++] = static_cast<TaskId>(i);
+  for (std::size_t i = 0; i < n; ++i) stream_tasks_[count[slot_[i].stream]++] = static_cast<TaskId>(i);
 
   heap_.clear();
   heap_.reserve(1024);
   for (std::size_t i = 0; i < n; ++i)
-    if (pending_[i] == 0) state_[i] = TaskState::ready;
+    if (slot_[i].pending == 0) slot_[i].state = TaskState::ready;
   for (int s = 0; s < nstreams; ++s) try_start(s, 0.0);
 
   std::size_t done = 0;
@@ -213,10 +216,10 @@ void Engine::run() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Event ev = heap_.back();
     heap_.pop_back();
-    if (ev.type == 1 && ev.version != version_[ev.task]) continue;  // superseded share
+    Slot& x = slot_[ev.task];
+    if (ev.type == 1 && ev.version != x.version) continue;  // superseded share
     ++events_;
-    const TaskSpec& sp = spec_[ev.task];
-    if (ev.type == 0 && sp.work > 0 && sp.duration_s > 0) {
+    if (ev.type == 0 && x.work > 0 && x.duration_s > 0) {
       start_transfer(ev.task, ev.t);  // latency over, the bytes start to move
       continue;
     }
@@ -234,11 +237,11 @@ void Engine::run() {
 
 std::vector<TaskId> Engine::critical_path() const {
   std::vector<TaskId> path;
-  if (spec_.empty()) return path;
+  if (slot_.empty()) return path;
   TaskId last = 0;
-  for (std::size_t i = 1; i < spec_.size(); ++i)
-    if (finish_[i] >= finish_[last]) last = static_cast<TaskId>(i);
-  for (TaskId t = last; t >= 0; t = binding_[t]) path.push_back(t);
+  for (std::size_t i = 1; i < slot_.size(); ++i)
+    if (slot_[i].finish >= slot_[last].finish) last = static_cast<TaskId>(i);
+  for (TaskId t = last; t >= 0; t = slot_[t].binding) path.push_back(t);
   std::reverse(path.begin(), path.end());
   return path;
 }

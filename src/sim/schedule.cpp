@@ -197,6 +197,16 @@ class Builder {
         static_cast<int>(std::ceil(sc.grad_bytes * inv_v / std::max(1.0, o_.dp_bucket_bytes))), 1,
         chunk_layers);
     const auto ops = pipeline_order(o_.schedule, p_, v_, m_, ref.stage);
+    // Serial TP folds into the compute task when no other traffic of this rank uses its link.
+    auto uses = [&](const analytic::Group& grp, bool traffic) {
+      return traffic && grp.scope == c_.tp.scope;
+    };
+    const bool fold_tp =
+        !o_.overlap_tp &&
+        !uses(c_.cp, sc.cp_forward_s + sc.cp_backward_s > 0) &&
+        !uses(c_.ep, sc.ep_forward_s + sc.ep_backward_s > 0) && !uses(c_.pp, sc.p2p_s > 0) &&
+        !uses(c_.dp, sc.dp_reduce_s + sc.dp_gather_s + sc.zero3_gather_layer_s +
+                             sc.zero3_reduce_layer_s > 0);
 
     Ids prev_end;       // the previous pass's end tasks (other than the compute stream order)
     TaskId prev_compute = -1;
@@ -259,8 +269,10 @@ class Builder {
           if (gate >= 0) g_.engine.depend(gate, g);
           deps.add(g);
         }
-        const TaskId c = add(r, kind, StreamKind::compute, compute_s / nseg, &op, l0, l1 - l0,
-                             nullptr, 0, flops / nseg);
+        const bool fold = fold_tp && tp_s > 0;
+        const TaskId c = add(r, kind, StreamKind::compute, (compute_s + (fold ? tp_s : 0)) / nseg,
+                             &op, l0, l1 - l0, nullptr, 0, flops / nseg);
+        if (fold) g_.engine.fold_tp(c, tp_s / nseg, sc.tp_bytes * inv_v * 0.5 / nseg);
         for (int i = 0; i < deps.n; ++i)
           if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], c);
         if (j == 0) entry.add(c);
@@ -275,7 +287,7 @@ class Builder {
         TaskId chain = c;
         for (int q = 0; q < 3; ++q) {
           const double t = comms[q].first;
-          if (t <= 0) continue;
+          if (t <= 0 || (q == 0 && fold)) continue;
           // CP's ring exchange overlaps with attention by design (ring attention); TP overlaps
           // when asked; EP's all-to-all feeds the experts and stays serial.
           const bool overlapped = q == 1 || (q == 0 && o_.overlap_tp);

@@ -59,25 +59,21 @@ StepSummary summarize(const StepGraph& g) {
   StepSummary out;
   out.step_s = e.makespan();
 
-  // compute busy intervals per rank (the compute stream never overlaps itself)
-  std::vector<std::vector<Interval>> compute(R), serial(R);
+  // compute busy intervals per rank: a stream runs in program order, so they come sorted
+  std::vector<std::vector<Interval>> compute(R);
   std::vector<double> work(R, 0.0);
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    const TaskId t = static_cast<TaskId>(i);
-    const TaskSpec& sp = e.spec(t);
-    const Interval iv{e.start(t), e.finish(t)};
-    if (sp.stream == StreamKind::compute) {
-      compute[sp.rank].push_back(iv);
-      if (sp.kind == TaskKind::optimizer)
+  for (int r = 0; r < R; ++r) {
+    const auto tasks = e.stream_tasks(r, StreamKind::compute);
+    compute[r].reserve(tasks.size());
+    for (TaskId t : tasks) {
+      const Interval iv{e.start(t), e.finish(t) - e.spec(t).folded_tp_s};
+      compute[r].push_back(iv);
+      if (e.spec(t).kind == TaskKind::optimizer)
         out.optimizer_s = std::max(out.optimizer_s, iv.second - iv.first);
       else
-        work[sp.rank] += iv.second - iv.first;
+        work[r] += iv.second - iv.first;
     }
-    if (sp.stream == StreamKind::compute || sp.stream == StreamKind::tp ||
-        sp.stream == StreamKind::cp || sp.stream == StreamKind::ep)
-      if (sp.kind != TaskKind::optimizer) serial[sp.rank].push_back(iv);
   }
-  for (auto& c : compute) std::sort(c.begin(), c.end());
 
   out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
   out.compute_s = work[out.busiest_rank];
@@ -87,7 +83,11 @@ StepSummary summarize(const StepGraph& g) {
     double span = 0;
     for (TaskId last : g.last_pipeline_task)
       if (last >= 0) span = std::max(span, e.finish(last));
-    out.bubble_s = uncovered(merged(serial[out.busiest_rank]), 0.0, span);
+    std::vector<Interval> serial;
+    for (StreamKind k : {StreamKind::compute, StreamKind::tp, StreamKind::cp, StreamKind::ep})
+      for (TaskId t : e.stream_tasks(out.busiest_rank, k))
+        if (e.spec(t).kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
+    out.bubble_s = uncovered(merged(std::move(serial)), 0.0, span);
   }
 
   // exposed communication and the critical path in words
@@ -109,7 +109,10 @@ StepSummary summarize(const StepGraph& g) {
     const int stage = g.ranks[sp.rank].stage;
     if (is_compute(sp.kind)) {
       credit(sp.kind == TaskKind::optimizer ? "optimizer" : "stage " + std::to_string(stage) + " compute",
-             dur);
+             dur - sp.folded_tp_s);
+      // folded serial TP stalls the compute stream: all of it is exposed
+      out.exposed_s[static_cast<int>(core::CommKind::tp)] += sp.folded_tp_s;
+      credit(std::string(name(TaskKind::tp)), sp.folded_tp_s);
       continue;
     }
     // the rank that waits for this transfer: the next task's on the path

@@ -13,6 +13,8 @@ std::string chrome_trace(const StepGraph& g) {
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskSpec& sp = e.spec(static_cast<TaskId>(i));
     used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)] = 1;
+    if (sp.folded_tp_s > 0)
+      used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(StreamKind::tp)] = 1;
   }
   for (int r = 0; r < e.ranks(); ++r) {
     const RankRef ref = g.ranks[r];
@@ -52,13 +54,29 @@ std::string chrome_trace(const StepGraph& g) {
     }
     if (sp.flops > 0) args["flops"] = sp.flops;
     if (sp.bytes > 0) args["bytes"] = sp.bytes;
+    const double end = e.finish(t) - sp.folded_tp_s;
+    if (sp.folded_tp_s > 0) {
+      // the serial TP collectives folded into this task, drawn on the TP track after it
+      std::string tp_label = std::string(name(TaskKind::tp)) + label.substr(label.find(' '));
+      json tp_args = args;
+      tp_args.erase("flops");
+      tp_args["bytes"] = sp.folded_tp_bytes;
+      events.push_back({{"ph", "X"},
+                        {"name", tp_label},
+                        {"cat", std::string(name(TaskKind::tp))},
+                        {"pid", sp.rank},
+                        {"tid", static_cast<int>(StreamKind::tp)},
+                        {"ts", end * 1e6},
+                        {"dur", sp.folded_tp_s * 1e6},
+                        {"args", std::move(tp_args)}});
+    }
     events.push_back({{"ph", "X"},
                       {"name", label},
                       {"cat", std::string(name(sp.kind))},
                       {"pid", sp.rank},
                       {"tid", static_cast<int>(sp.stream)},
                       {"ts", e.start(t) * 1e6},
-                      {"dur", (e.finish(t) - e.start(t)) * 1e6},
+                      {"dur", (end - e.start(t)) * 1e6},
                       {"args", std::move(args)}});
   }
   json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};

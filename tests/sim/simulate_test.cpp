@@ -42,8 +42,13 @@ TEST_CASE("sim: simulate() of GPT-3 175B on 1024 A100s", "[sim][simulate]") {
   const auto doc = nlohmann::json::parse(trace);
   std::size_t complete = 0;
   for (const auto& ev : doc["traceEvents"]) complete += ev["ph"] == "X";
-  // at least F and B of every micro-batch on every stage
-  CHECK(complete >= 2u * 192 * 16);
+  // F and B of every micro-batch on every stage, each with its serial TP (folded or not)
+  CHECK(complete >= 4u * 192 * 16);
+  std::size_t tp_events = 0;
+  for (const auto& ev : doc["traceEvents"]) tp_events += ev["ph"] == "X" && ev["cat"] == "TP";
+  // one per pass, plus one per extra DP bucket segment of the last backward (<= 96/16 buckets)
+  CHECK(tp_events >= 2u * 192 * 16);
+  CHECK(tp_events <= 2u * 192 * 16 + 16 * 6);
 
   SECTION("deterministic") {
     std::string again;

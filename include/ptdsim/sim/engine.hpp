@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +56,11 @@ struct TaskSpec {
   std::int32_t chunk = 0;
   std::int32_t layer_first = -1;
   std::int32_t layer_count = 0;
+  // A compute task may carry its pass's serial TP collectives at its end (duration_s includes
+  // them): the builder folds them in when they run on the critical path anyway and share their
+  // link with nothing, which saves a task per pass. Trace and summary split them out again.
+  double folded_tp_s = 0;
+  double folded_tp_bytes = 0;
 };
 
 // Discrete-event engine over a task DAG. Typed events ordered by (time, sequence number), so a
@@ -67,6 +73,11 @@ class Engine {
   // A link shared fairly among the transfers on it; capacity in work units per second.
   std::int32_t add_link(double capacity);
   TaskId add(const TaskSpec& spec);
+  // Marks the last `seconds` of compute task `id` (already in its duration) as serial TP.
+  void fold_tp(TaskId id, double seconds, double bytes) {
+    spec_[id].folded_tp_s = seconds;
+    spec_[id].folded_tp_bytes = bytes;
+  }
   // `to` may start only after `from` finished. Both must exist; no self edges.
   void depend(TaskId from, TaskId to);
 
@@ -78,9 +89,9 @@ class Engine {
   std::size_t size() const { return spec_.size(); }
   std::size_t edges() const { return edge_from_.size(); }
   const TaskSpec& spec(TaskId id) const { return spec_[id]; }
-  TaskState state(TaskId id) const { return state_[id]; }
-  double start(TaskId id) const { return start_[id]; }
-  double finish(TaskId id) const { return finish_[id]; }
+  TaskState state(TaskId id) const { return slot_[id].state; }
+  double start(TaskId id) const { return slot_[id].start; }
+  double finish(TaskId id) const { return slot_[id].finish; }
   double makespan() const { return makespan_; }
   // How long the task takes when nothing shares its link.
   double alone_s(TaskId id) const {
@@ -90,11 +101,16 @@ class Engine {
   // The constraint that started a task last: the dependency or stream predecessor that finished
   // last (-1 for a task that could start at time 0). Following it from the last task to finish
   // gives the critical path of the run, contention included.
-  TaskId binding(TaskId id) const { return binding_[id]; }
+  TaskId binding(TaskId id) const { return slot_[id].binding; }
   std::vector<TaskId> critical_path() const;  // in time order
   // Dependencies as given plus the implicit stream-order edges, for graph checks.
   void all_edges(std::vector<std::pair<TaskId, TaskId>>& out) const;
   std::size_t events_processed() const { return events_; }
+  // A stream's tasks in program order (after run(): also in time order).
+  std::span<const TaskId> stream_tasks(int rank, StreamKind k) const {
+    const Stream& st = streams_[rank * kStreamKinds + static_cast<int>(k)];
+    return {stream_tasks_.data() + st.begin, static_cast<std::size_t>(st.end - st.begin)};
+  }
 
  private:
   struct Event {
@@ -117,7 +133,23 @@ class Engine {
   struct Stream {
     std::int32_t begin = 0, end = 0, cursor = 0;  // into stream_tasks_
     bool busy = false;
+    double last_finish = 0;  // of the task before the cursor
   };
+  // Everything the run touches per task in one cache line: a step of a 1T-parameter model has
+  // ~2e5 tasks and the run is bound by memory latency, not arithmetic.
+  struct alignas(64) Slot {
+    double duration_s = 0, work = 0;
+    double start = 0;
+    double finish = 0;  // until the task is done: when it became ready
+    double remaining = 0;
+    std::int32_t stream = 0;
+    std::int32_t pending = 0;
+    TaskId binding = -1;
+    std::uint32_t version = 0;
+    std::int16_t link = -1;
+    TaskState state = TaskState::waiting;
+  };
+  static_assert(sizeof(Slot) == 64);
 
   int stream_of(TaskId id) const {
     return spec_[id].rank * kStreamKinds + static_cast<int>(spec_[id].stream);
@@ -130,11 +162,7 @@ class Engine {
 
   int ranks_;
   std::vector<TaskSpec> spec_;
-  std::vector<TaskState> state_;
-  std::vector<double> start_, finish_, remaining_;
-  std::vector<std::uint32_t> version_;
-  std::vector<std::int32_t> pending_;
-  std::vector<TaskId> binding_;
+  std::vector<Slot> slot_;
   std::vector<TaskId> edge_from_, edge_to_;
   std::vector<std::int32_t> succ_begin_;  // CSR of successors, built by run()
   std::vector<TaskId> succ_;
