@@ -83,6 +83,16 @@ TEST_CASE("io: overrides reach into included files", "[io][overrides][files]") {
   CHECK(s.gpus == 4);  // nodes 2 * 2 GPUs
 }
 
+TEST_CASE("io: an override may replace the model by a path", "[io][overrides][files]") {
+  // a relative path in a --set is relative to the working directory; absolute here so the test is not
+  auto s = load({"model=" PTDSIM_TEST_DATA "/good/tiny-model.yaml", "model.layers=2"});
+  CHECK(s.model.name == "tiny");
+  CHECK(s.model.layers == 2);
+  CHECK(error_of({"model=" PTDSIM_TEST_DATA "/good/none.yaml"}) ==
+        "--set:1:7: error: cannot open file '" PTDSIM_TEST_DATA "/good/none.yaml'\n"
+        "model=" PTDSIM_TEST_DATA "/good/none.yaml\n      ^");
+}
+
 TEST_CASE("io: override errors point at the --set", "[io][overrides][errors]") {
   CHECK(error_of({"parallel.tpp=4"}) ==
         "--set:1:1: error: unknown key 'parallel.tpp'; did you mean 'parallel.tp'?\nparallel.tpp=4\n^");
