@@ -11,6 +11,7 @@
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 
 namespace ptdsim::io {
@@ -217,6 +218,7 @@ void write_calibrated_hardware(const std::string& out_path, const std::optional<
     std::stringstream ss;
     ss << in.rdbuf();
     text = merge_calibration(ss.str(), *base_path, c);
+    load_hardware_from_string(text, out_path);  // what is written must load as a hardware file
   } else {
     text = "# A \"collectives only\" fragment written by ptdsim calibration: it is not a loadable hardware\n"
            "# file (no gpu/node/network). Merge it into one with --base HARDWARE.yaml.\n" +
