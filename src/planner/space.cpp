@@ -155,6 +155,29 @@ std::uint64_t Space::count_candidates() const {
   return n;
 }
 
+std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vector<std::string>& keys,
+                                        SearchSpace& b) {
+  std::vector<std::string> pinned;
+  const auto& p = s.parallel;
+  for (const auto& key : keys) {
+    bool hit = true;
+    if (key == "parallel.tp") b.tp = {p.tp};
+    else if (key == "parallel.pp") b.pp = {p.pp};
+    else if (key == "parallel.dp") b.dp = {p.dp};
+    else if (key == "parallel.cp") b.cp = {p.cp};
+    else if (key == "parallel.ep") b.ep = {p.ep};
+    else if (key == "parallel.vpp") b.vpp = {p.vpp};
+    else if (key == "parallel.zero") b.zero = {p.zero};
+    else if (key == "parallel.sequence_parallel") b.sequence_parallel = {p.sequence_parallel};
+    else if (key == "parallel.schedule") b.schedule = {p.schedule};
+    else if (key == "training.micro_batch") b.micro_batch = {s.training.micro_batch};
+    else if (key == "training.recompute") b.recompute = {s.training.recompute};
+    else hit = false;
+    if (hit && std::find(pinned.begin(), pinned.end(), key) == pinned.end()) pinned.push_back(key);
+  }
+  return pinned;
+}
+
 std::string label(const Candidate& c) {
   return "tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp) +
          " cp" + std::to_string(c.cp) + (c.ep > 1 ? " ep" + std::to_string(c.ep) : std::string()) +

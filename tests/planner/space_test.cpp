@@ -114,3 +114,18 @@ TEST_CASE("planner: apply writes the candidate into a scenario", "[planner][spac
   CHECK(s.training.recompute == core::Recompute::full);
   CHECK(s.parallel.stage_layers.empty());  // two entries no longer match pp 4
 }
+
+TEST_CASE("planner: keys the user set pin their dimensions", "[planner][space]") {
+  auto s = test::tiny(4);
+  s.parallel.zero = 1;
+  s.training.recompute = core::Recompute::full;
+  SearchSpace b;
+  b.max_micro_batch = 1;
+  const auto pinned = pin_dimensions(s, {"parallel.zero", "training.recompute", "training.seq_len"}, b);
+  CHECK(pinned == std::vector<std::string>{"parallel.zero", "training.recompute"});
+  const Space space(s, b);
+  CHECK(space.zero() == std::vector<int>{1});
+  CHECK(space.recompute() == std::vector<core::Recompute>{core::Recompute::full});
+  // 34 layouts (hand count above) x 1 micro-batch x 1 ZeRO stage x 1 recompute mode
+  CHECK(space.count_candidates() == 34);
+}

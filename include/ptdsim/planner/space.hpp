@@ -86,6 +86,13 @@ class Space {
   std::uint64_t size_ = 0;
 };
 
+// Pins the dimensions a user set explicitly (`--set parallel.zero=1`): each key that names a
+// dimension of the space (parallel.tp, .pp, .dp, .cp, .ep, .vpp, .zero, .sequence_parallel,
+// .schedule, training.micro_batch, training.recompute) fixes that dimension to the value `s`
+// holds. Other keys only change the base scenario. Returns the keys that pinned something.
+std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vector<std::string>& keys,
+                                        SearchSpace& bounds);
+
 // Positive divisors of n in increasing order.
 std::vector<int> divisors(int n);
 

@@ -1,0 +1,262 @@
+#include "ptdsim/planner/sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "ptdsim/analytic/evaluate.hpp"
+#include "ptdsim/core/check.hpp"
+#include "ptdsim/planner/explain.hpp"
+#include "ptdsim/sim/simulate.hpp"
+
+namespace ptdsim::planner {
+namespace {
+
+// Work sizes are constants, not functions of the thread count: which candidates get simulated
+// depends on the simulation batch, and that must not change with --threads.
+constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work item
+constexpr std::size_t kSimBatch = 32;           // candidates simulated between two pruning checks
+constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
+// The bound is compared with a hair of slack so that rounding in a tie can never prune a
+// candidate whose simulated time equals the K-th best.
+constexpr double kBoundSlack = 1e-9;
+
+// A feasible candidate after the analytic tier: all the sweep keeps for the un-simulated ones.
+struct Entry {
+  std::uint64_t index = 0;
+  double bound_s = 0;
+  double peak_bytes = 0;
+};
+
+struct AnalyticChunk {
+  std::uint64_t evaluated = 0;
+  std::map<std::string, std::uint64_t> rejected;
+  std::vector<Entry> feasible;
+};
+
+// Runs fn(item, worker) for item in [0, n) on `threads` workers that pull items from a shared
+// counter; the calling thread reports progress meanwhile. The first exception is rethrown here.
+template <class Fn>
+void parallel_for(std::uint64_t n, int threads, const char* phase, std::uint64_t total,
+                  const std::function<std::uint64_t()>& done,
+                  const std::function<void(const Progress&)>& on_progress, Fn fn) {
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<int> running{threads};
+  std::exception_ptr error;
+  std::mutex mu;
+  std::condition_variable cv;
+  auto work = [&](int worker) {
+    try {
+      for (std::uint64_t i; (i = next.fetch_add(1)) < n;) fn(i, worker);
+    } catch (...) {
+      std::lock_guard lock(mu);
+      if (!error) error = std::current_exception();
+      next.store(n);
+    }
+    std::lock_guard lock(mu);
+    if (--running == 0) cv.notify_all();
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (int w = 0; w < threads; ++w) pool.emplace_back(work, w);
+  {
+    std::unique_lock lock(mu);
+    while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; })) {
+      if (on_progress) {
+        lock.unlock();
+        on_progress(Progress{phase, done(), total});
+        lock.lock();
+      }
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// The ranking of each objective; the candidate index makes every order total.
+bool better(Objective o, const Ranked& a, const Ranked& b) {
+  const auto& x = a.report;
+  const auto& y = b.report;
+  switch (o) {
+    case Objective::memory:
+      if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
+      if (x.step_s != y.step_s) return x.step_s < y.step_s;
+      break;
+    case Objective::mfu:
+      if (x.mfu != y.mfu) return x.mfu > y.mfu;
+      if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
+      break;
+    case Objective::time:
+      if (x.step_s != y.step_s) return x.step_s < y.step_s;
+      if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;  // more headroom
+      break;
+  }
+  return a.candidate.index < b.candidate.index;
+}
+
+}  // namespace
+
+SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
+  const int threads = opt.threads > 0 ? opt.threads
+                                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const std::size_t top = static_cast<std::size_t>(std::max(1, opt.top));
+  std::vector<core::Scenario> scratch(threads, base);
+  for (auto& s : scratch) s.gpus = space.gpus();
+
+  SweepResult out;
+  out.gpus = space.gpus();
+
+  // Tier 1: core::check, then the analytic engine for memory and the lower bound. Chunks are
+  // merged in index order, so `feasible` comes out the same for any thread count.
+  const std::uint64_t chunks = (space.size() + kAnalyticChunk - 1) / kAnalyticChunk;
+  std::vector<AnalyticChunk> tier1(chunks);
+  std::atomic<std::uint64_t> chunks_done{0};
+  parallel_for(
+      chunks, threads, "analytic", space.size(),
+      [&] { return chunks_done.load() * kAnalyticChunk; }, opt.on_progress,
+      [&](std::uint64_t chunk, int worker) {
+        auto& s = scratch[worker];
+        auto& res = tier1[chunk];
+        const std::uint64_t end = std::min(space.size(), (chunk + 1) * kAnalyticChunk);
+        for (std::uint64_t i = chunk * kAnalyticChunk; i < end; ++i) {
+          const auto c = space.at(i);
+          if (!c) continue;
+          ++res.evaluated;
+          apply(*c, s);
+          const auto problems = core::check(s);
+          if (!problems.empty()) {
+            ++res.rejected[problems.front().reason];  // the first problem in check()'s order
+            continue;
+          }
+          const core::Report r = analytic::evaluate(s);
+          if (!r.fits) {
+            ++res.rejected["memory"];
+            continue;
+          }
+          res.feasible.push_back(Entry{i, step_lower_bound(s, r), r.peak_bytes});
+        }
+        ++chunks_done;
+      });
+  std::vector<Entry> feasible;
+  for (auto& ch : tier1) {
+    out.evaluated += ch.evaluated;
+    for (const auto& [reason, n] : ch.rejected) out.rejected[reason] += n;
+    feasible.insert(feasible.end(), ch.feasible.begin(), ch.feasible.end());
+  }
+  tier1.clear();
+  tier1.shrink_to_fit();
+  out.feasible = feasible.size();
+
+  // Tier 2: the scheduler, in order of the objective's cheap key, until that key proves no
+  // remaining candidate can enter the top K (memory comes from the analytic engine, so for the
+  // memory objective the key is exact and only ties at the K-th place need the scheduler).
+  const bool by_memory = opt.objective == Objective::memory;
+  std::sort(feasible.begin(), feasible.end(), [&](const Entry& a, const Entry& b) {
+    const double ka = by_memory ? a.peak_bytes : a.bound_s;
+    const double kb = by_memory ? b.peak_bytes : b.bound_s;
+    return ka != kb ? ka < kb : a.index < b.index;
+  });
+  std::vector<Ranked> best;  // sorted, at most `top`
+  std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
+  std::size_t pos = 0;
+  std::atomic<std::uint64_t> simulated{0};
+  auto cannot_enter = [&](const Entry& e) {
+    if (best.size() < top) return false;
+    if (by_memory) return e.peak_bytes > best.back().report.peak_bytes;
+    return e.bound_s > best.back().report.step_s * (1 + kBoundSlack);
+  };
+  while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
+    const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
+    std::vector<Ranked> batch(n);
+    parallel_for(
+        n, threads, "simulation", feasible.size(), [&] { return simulated.load(); }, opt.on_progress,
+        [&](std::uint64_t k, int worker) {
+          auto& s = scratch[worker];
+          const auto c = space.at(feasible[pos + k].index);
+          apply(*c, s);
+          batch[k].candidate = *c;
+          batch[k].report = sim::simulate(s);
+          ++simulated;
+        });
+    for (auto& r : batch) {
+      if (opt.on_row) kept_for_rows.emplace(r.candidate.index, r.report);
+      if (!r.report.fits) {
+        // The scheduler's in-flight count can exceed the analytic one (ZB-H1, by < 1%): its
+        // verdict is the one `ptdsim evaluate` prints, so such a layout is a memory rejection.
+        ++out.rejected["memory"];
+        --out.feasible;
+        continue;
+      }
+      auto at = std::lower_bound(best.begin(), best.end(), r,
+                                 [&](const Ranked& a, const Ranked& b) { return better(opt.objective, a, b); });
+      if (static_cast<std::size_t>(at - best.begin()) < top) {
+        best.insert(at, std::move(r));
+        if (best.size() > top) best.pop_back();
+      }
+    }
+    pos += n;
+  }
+  out.simulated = pos;
+  out.pruned = feasible.size() - pos;
+  for (std::size_t i = 1; i < best.size(); ++i)
+    best[i].slower_because = by_memory ? why_bigger(best.front().report, best[i].report)
+                                       : why_slower(best.front().report, best[i].report);
+  out.results = std::move(best);
+
+  // Rows for CSV: every candidate that passed core::check, in index order, computed in parallel
+  // a window of chunks at a time and handed out in order from this thread.
+  if (opt.on_row) {
+    std::unordered_map<std::uint64_t, double> bound_of;
+    bound_of.reserve(feasible.size());
+    for (const auto& e : feasible) bound_of.emplace(e.index, e.bound_s);
+    struct RowData {
+      Candidate candidate;
+      const char* status;
+      double bound_s;
+      core::Report report;
+    };
+    const std::uint64_t row_chunks = (space.size() + kRowChunk - 1) / kRowChunk;
+    const std::uint64_t window = 4ULL * threads;
+    std::atomic<std::uint64_t> rows_done{0};
+    for (std::uint64_t first = 0; first < row_chunks; first += window) {
+      const std::uint64_t n = std::min(window, row_chunks - first);
+      std::vector<std::vector<RowData>> rows(n);
+      parallel_for(
+          n, threads, "rows", space.size(), [&] { return rows_done.load(); }, opt.on_progress,
+          [&](std::uint64_t k, int worker) {
+            auto& s = scratch[worker];
+            const std::uint64_t lo = (first + k) * kRowChunk;
+            const std::uint64_t hi = std::min(space.size(), lo + kRowChunk);
+            for (std::uint64_t i = lo; i < hi; ++i) {
+              const auto c = space.at(i);
+              if (!c) continue;
+              apply(*c, s);
+              if (!core::check(s).empty()) continue;
+              if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
+                rows[k].push_back(RowData{*c, sim->second.fits ? "simulated" : "memory", bound_of.at(i),
+                                          sim->second});
+                continue;
+              }
+              core::Report r = analytic::evaluate(s);
+              if (!r.fits) {
+                const double bound = step_lower_bound(s, r);
+                rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
+              } else {
+                rows[k].push_back(RowData{*c, "pruned", bound_of.at(i), std::move(r)});
+              }
+            }
+            rows_done += hi - lo;
+          });
+      for (const auto& chunk : rows)
+        for (const auto& r : chunk) opt.on_row(Row{r.candidate, r.status, r.bound_s, r.report});
+    }
+  }
+  return out;
+}
+
+}  // namespace ptdsim::planner
