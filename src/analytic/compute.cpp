@@ -17,7 +17,7 @@ bool usable(const core::GemmEfficiency& r, core::Precision p, bool exact) {
 }  // namespace
 
 double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, double n, double k) {
-  if (g.matmul_table.empty()) return g.matmul_efficiency;
+  if (g.matmul_table.empty()) return g.scalar_matmul_efficiency(p);
   bool exact = false;
   for (const auto& r : g.matmul_table) exact = exact || r.precision == p;
   const double x = std::log(std::max(1.0, m * n * k));
@@ -31,7 +31,7 @@ double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, do
     if (rx <= x && rx > lo_x) { lo_x = rx; lo_e = r.efficiency; }
     if (rx > x && rx < hi_x) { hi_x = rx; hi_e = r.efficiency; }
   }
-  if (!any) return g.matmul_efficiency;
+  if (!any) return g.scalar_matmul_efficiency(p);
   if (std::isinf(lo_x)) return hi_e;
   if (std::isinf(hi_x)) return lo_e;
   return lo_e + (hi_e - lo_e) * (x - lo_x) / (hi_x - lo_x);

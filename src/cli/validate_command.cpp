@@ -113,11 +113,11 @@ std::string json(const validation::Summary& s) {
 
 std::string fit_table(const std::vector<validation::EfficiencyFit>& fits) {
   std::string out =
-      "matmul_efficiency per GPU type, fitted on the 'fit' records, scored on the 'holdout' ones\n";
-  out += fmt::format("  {:<20} {:>8} {:>8} {:>18} {:>18}\n", "gpu", "shipped", "fitted",
+      "matmul_efficiency per GPU type and precision, fitted on the 'fit' records, scored on the 'holdout' ones\n";
+  out += fmt::format("  {:<26} {:>8} {:>8} {:>18} {:>18}\n", "gpu", "shipped", "fitted",
                      "fit MAPE (n)", "holdout MAPE (n)");
   for (const auto& f : fits)
-    out += fmt::format("  {:<20} {:>8.3f} {:>8.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n", f.gpu,
+    out += fmt::format("  {:<26} {:>8.3f} {:>8.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n", f.gpu,
                        f.shipped, f.fitted, 100 * f.fit.mape, f.fit.count, 100 * f.holdout.mape,
                        f.holdout.count);
   return out;

@@ -104,6 +104,15 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   if (const Entry* e = gpu.get("matmul_efficiency")) {
     if (e->value->kind == Node::Kind::list) {
       h.gpu.matmul_table = convert_matmul_table(*e);
+    } else if (e->value->kind == Node::Kind::map) {
+      // one efficiency per precision; precisions not named keep the 0.8 default
+      Fields per(*e->value, e->key_mark, "hardware.gpu.matmul_efficiency",
+                 "hardware.gpu.matmul_efficiency", section_keys("hardware.gpu.matmul_efficiency"));
+      for (int p = 0; p < core::kPrecisionCount; ++p) {
+        const std::string key(core::name(static_cast<core::Precision>(p)));
+        if (auto v = per.number(key, Range::fraction))
+          h.gpu.matmul_efficiency_by_precision[static_cast<std::size_t>(p)] = *v;
+      }
     } else {
       h.gpu.matmul_efficiency = read_number(*e->value, gpu.path("matmul_efficiency"), Range::fraction);
     }

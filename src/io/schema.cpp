@@ -34,6 +34,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
         "kernel_launch_us"}},
       {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
+      {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},
       {"hardware.node.intra", {"bandwidth_gbs", "latency_us", "efficiency"}},
       {"hardware.network", {"bandwidth_gbs", "latency_us", "efficiency", "topology", "oversubscription"}},

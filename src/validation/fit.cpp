@@ -1,13 +1,17 @@
 #include <cmath>
 #include <map>
 
+#include "ptdsim/core/names.hpp"
 #include "ptdsim/validation/validate.hpp"
 
 namespace ptdsim::validation {
 namespace {
 
 std::vector<io::Record> with_efficiency(std::vector<io::Record> recs, double eff) {
-  for (auto& r : recs) r.scenario->hardware.gpu.matmul_efficiency = eff;
+  for (auto& r : recs) {
+    auto& gpu = r.scenario->hardware.gpu;
+    gpu.matmul_efficiency_by_precision[static_cast<std::size_t>(r.scenario->training.precision)] = eff;
+  }
   return recs;
 }
 
@@ -20,15 +24,17 @@ Error step_error(const std::vector<io::Record>& recs) {
 }  // namespace
 
 std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& records) {
-  // group modelled records by GPU; a calibrated GEMM table takes precedence over the scalar
+  // group modelled records by GPU and precision; a calibrated GEMM table takes precedence
   std::map<std::string, std::pair<std::vector<io::Record>, std::vector<io::Record>>> by_gpu;
   std::map<std::string, double> shipped;
   for (const auto& r : records) {
     if (!r.scenario || !r.not_modelled.empty()) continue;
     const auto& gpu = r.scenario->hardware.gpu;
     if (!gpu.matmul_table.empty()) continue;
-    shipped[gpu.name] = gpu.matmul_efficiency;
-    (r.split == "fit" ? by_gpu[gpu.name].first : by_gpu[gpu.name].second).push_back(r);
+    const auto precision = r.scenario->training.precision;
+    const std::string key = gpu.name + " " + std::string(core::name(precision));
+    shipped[key] = gpu.scalar_matmul_efficiency(precision);
+    (r.split == "fit" ? by_gpu[key].first : by_gpu[key].second).push_back(r);
   }
   std::vector<EfficiencyFit> out;
   for (auto& [gpu, sets] : by_gpu) {

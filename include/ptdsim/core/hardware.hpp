@@ -50,6 +50,13 @@ struct GpuSpec {
   // dense datasheet peak FLOP/s per precision; 0 = not supported
   std::array<double, kPrecisionCount> peak_flops{};
   double matmul_efficiency = 0.8;  // achieved fraction of peak for large GEMMs
+  // per precision, when the file gives a mapping ({bf16: 0.7, fp8: 0.55}); 0 = use matmul_efficiency.
+  // FP8 reaches a smaller fraction of its (doubled) peak than BF16 does (hardware_facts.md 2a).
+  std::array<double, kPrecisionCount> matmul_efficiency_by_precision{};
+  double scalar_matmul_efficiency(Precision p) const {
+    const double e = matmul_efficiency_by_precision[static_cast<std::size_t>(p)];
+    return e > 0 ? e : matmul_efficiency;
+  }
   std::vector<GemmEfficiency> matmul_table;  // optional, calibrated; overrides matmul_efficiency
   double kernel_launch_s = 0;                // optional, calibrated
 };

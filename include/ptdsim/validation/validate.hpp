@@ -62,11 +62,11 @@ std::string source_group(const std::string& source);
 
 namespace ptdsim::validation {
 
-// The hardware efficiency fit of the validation issue: one matmul efficiency per GPU type (never
-// per record), chosen to minimise the step-time MAPE of the records in the "fit" split, then
+// The hardware efficiency fit of the validation issue: one matmul efficiency per GPU type and
+// precision (never per record), chosen to minimise the step-time MAPE of the records in the "fit" split, then
 // scored on the "holdout" records it did not see. Golden-section search on [0.3, 1.0].
 struct EfficiencyFit {
-  std::string gpu;
+  std::string gpu;  // "<gpu name> <precision>"
   double shipped = 0;  // the value in the hardware file the records use
   double fitted = 0;
   Error fit;      // step-time error on the fit split with the fitted value
