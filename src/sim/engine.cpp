@@ -45,6 +45,7 @@ bool is_compute(TaskKind k) {
 
 Engine::Engine(int ranks) : ranks_(ranks) {
   if (ranks < 1) throw std::invalid_argument("sim::Engine needs at least one rank");
+  if (ranks > 65535 / kStreamKinds) throw std::invalid_argument("sim::Engine: too many ranks");
 }
 
 void Engine::reserve(std::size_t tasks, std::size_t edges) {
@@ -94,12 +95,14 @@ void Engine::try_start(int s, double t) {
   if (x.state != TaskState::ready) return;
   st.busy = true;
   x.state = TaskState::running;
-  x.start = t;
+  start_[id] = t;
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
     x.binding = stream_tasks_[st.cursor - 1];
-  if (x.duration_s > 0 || x.work <= 0)
-    push(t + x.duration_s, id, 0);
+  if (x.link < 0)
+    push(t + x.amount, id, 0);
+  else if (x.latency)
+    push(t + spec_[id].duration_s, id, 0);
   else
     start_transfer(id, t);
 }
@@ -112,13 +115,12 @@ void Engine::start_transfer(TaskId id, double t) {
   const double k = static_cast<double>(link.active.size());
   if (k > 0) {
     const double done = (t - link.last_t) * link.capacity / k;
-    for (TaskId a : link.active) slot_[a].remaining = std::max(0.0, slot_[a].remaining - done);
+    for (TaskId a : link.active) slot_[a].amount = std::max(0.0, slot_[a].amount - done);
   }
   link.last_t = t;
-  slot_[id].remaining = slot_[id].work;
   link.active.push_back(id);
   const double rate = link.capacity / static_cast<double>(link.active.size());
-  for (TaskId a : link.active) push(t + slot_[a].remaining / rate, a, 1, ++slot_[a].version);
+  for (TaskId a : link.active) push(t + slot_[a].amount / rate, a, 1, ++slot_[a].version);
 }
 
 void Engine::end_transfer(TaskId id, double t) {
@@ -127,13 +129,13 @@ void Engine::end_transfer(TaskId id, double t) {
   const double done = (t - link.last_t) * link.capacity / k;
   link.last_t = t;
   link.active.erase(std::find(link.active.begin(), link.active.end(), id));
-  slot_[id].remaining = 0;
+  slot_[id].amount = 0;
   if (!link.active.empty()) {
     const double rate = link.capacity / static_cast<double>(link.active.size());
     for (TaskId a : link.active) {
       Slot& y = slot_[a];
-      y.remaining = std::max(0.0, y.remaining - done);
-      push(t + y.remaining / rate, a, 1, ++y.version);
+      y.amount = std::max(0.0, y.amount - done);
+      push(t + y.amount / rate, a, 1, ++y.version);
     }
   }
   complete(id, t);
@@ -164,13 +166,15 @@ void Engine::complete(TaskId id, double t) {
 void Engine::run() {
   const std::size_t n = spec_.size();
   slot_.assign(n, Slot{});
+  start_.assign(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const TaskSpec& sp = spec_[i];
     Slot& x = slot_[i];
-    x.duration_s = sp.duration_s;
-    x.work = sp.work;
-    x.link = static_cast<std::int16_t>(sp.link);
-    x.stream = stream_of(static_cast<TaskId>(i));
+    const bool transfer = sp.work > 0;
+    x.amount = transfer ? sp.work : sp.duration_s;
+    x.link = transfer ? static_cast<std::int16_t>(sp.link) : std::int16_t{-1};
+    x.latency = transfer && sp.duration_s > 0;
+    x.stream = static_cast<std::uint16_t>(stream_of(static_cast<TaskId>(i)));
   }
   makespan_ = 0;
   seq_ = 0;
@@ -187,9 +191,15 @@ void Engine::run() {
   succ_.resize(edge_from_.size());
   {
     std::vector<std::int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    std::vector<std::int32_t> indegree(n, 0);
     for (std::size_t e = 0; e < edge_from_.size(); ++e) {
       succ_[fill[edge_from_[e]]++] = edge_to_[e];
-      ++slot_[edge_to_[e]].pending;
+      ++indegree[edge_to_[e]];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (indegree[i] > 32767)
+        throw std::logic_error("sim::Engine: a task with more than 32767 dependencies");
+      slot_[i].pending = static_cast<std::int16_t>(indegree[i]);
     }
   }
   // stream program order (counting sort by stream, stable in insertion order)
@@ -219,7 +229,8 @@ void Engine::run() {
     Slot& x = slot_[ev.task];
     if (ev.type == 1 && ev.version != x.version) continue;  // superseded share
     ++events_;
-    if (ev.type == 0 && x.work > 0 && x.duration_s > 0) {
+    if (ev.type == 0 && x.latency) {
+      x.latency = 0;
       start_transfer(ev.task, ev.t);  // latency over, the bytes start to move
       continue;
     }

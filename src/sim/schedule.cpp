@@ -366,7 +366,8 @@ class Builder {
                            -1, 0);
     for (int i = 0; i < prev_end.n; ++i)
       if (prev_end.id[i] != prev_compute) g_.engine.depend(prev_end.id[i], opt);
-    for (TaskId t : dp_tail) g_.engine.depend(t, opt);
+    // the dp stream runs in order: its last reduction ends after all the others
+    if (!dp_tail.empty()) g_.engine.depend(dp_tail.back(), opt);
     g_.optimizer_task[r] = opt;
     if (o_.zero >= 1 && o_.zero <= 2 && sc.dp_gather_s > 0 && param_gather < 0) {
       const TaskId x = add(r, TaskKind::dp_gather, StreamKind::dp_gather, sc.dp_gather_s, nullptr,

@@ -92,35 +92,40 @@ StepSummary summarize(const StepGraph& g) {
 
   // exposed communication and the critical path in words
   const auto path = e.critical_path();
-  std::vector<std::pair<std::string, double>> labels;  // in order of first appearance
-  auto credit = [&](const std::string& label, double s) {
+  // time on the path per label: a stage's compute (key = stage), or a kind of task (key = -1 - kind)
+  std::vector<std::pair<int, double>> labels;  // in order of first appearance
+  auto credit = [&](int key, double s) {
     if (s <= 0) return;
-    for (auto& [l, v] : labels)
-      if (l == label) {
+    for (auto& [k, v] : labels)
+      if (k == key) {
         v += s;
         return;
       }
-    labels.emplace_back(label, s);
+    labels.emplace_back(key, s);
   };
+  auto kind_key = [](TaskKind k) { return -1 - static_cast<int>(k); };
   for (std::size_t k = 0; k < path.size(); ++k) {
     const TaskId t = path[k];
     const TaskSpec& sp = e.spec(t);
     const double dur = e.finish(t) - e.start(t);
-    const int stage = g.ranks[sp.rank].stage;
     if (is_compute(sp.kind)) {
-      credit(sp.kind == TaskKind::optimizer ? "optimizer" : "stage " + std::to_string(stage) + " compute",
+      credit(sp.kind == TaskKind::optimizer ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
              dur - sp.folded_tp_s);
       // folded serial TP stalls the compute stream: all of it is exposed
       out.exposed_s[static_cast<int>(core::CommKind::tp)] += sp.folded_tp_s;
-      credit(std::string(name(TaskKind::tp)), sp.folded_tp_s);
+      credit(kind_key(TaskKind::tp), sp.folded_tp_s);
       continue;
     }
     // the rank that waits for this transfer: the next task's on the path
     const int waiting = k + 1 < path.size() ? e.spec(path[k + 1]).rank : sp.rank;
     const double exposed = uncovered(compute[waiting], e.start(t), e.finish(t));
     out.exposed_s[static_cast<int>(comm_kind_of(sp.kind))] += exposed;
-    credit(std::string(name(sp.kind)), exposed);
+    credit(kind_key(sp.kind), exposed);
   }
+  auto words_of = [](int key) {
+    return key >= 0 ? "stage " + std::to_string(key) + " compute"
+                    : std::string(name(static_cast<TaskKind>(-1 - key)));
+  };
   {
     // the three largest shares of at least 2% (the largest alone if none is), in path order
     auto top = labels;
@@ -132,7 +137,7 @@ StepSummary summarize(const StepGraph& g) {
     for (const auto& [l, v] : labels) {
       if (std::find(top.begin(), top.end(), std::pair{l, v}) == top.end()) continue;
       if (!words.empty()) words += ", then ";
-      words += l + percent(v, out.step_s);
+      words += words_of(l) + percent(v, out.step_s);
     }
     out.bounded_by = words;
   }
@@ -140,16 +145,28 @@ StepSummary summarize(const StepGraph& g) {
   // peak micro-batches in flight: a chunk's activations live from its forward's start to the end
   // of the pass that frees them; one chunk is 1/vpp of a micro-batch's activations
   out.in_flight.assign(R, 0.0);
-  std::vector<std::pair<double, int>> ev;
+  std::vector<double> acquire, release;
   for (int r = 0; r < R; ++r) {
-    ev.clear();
+    acquire.clear();
+    release.clear();
     for (const auto& [first, last] : g.activations[r]) {
-      ev.emplace_back(e.start(first), +1);
-      ev.emplace_back(e.finish(last), -1);
+      acquire.push_back(e.start(first));
+      release.push_back(e.finish(last));
     }
-    std::sort(ev.begin(), ev.end());  // at equal times the release (-1) sorts first
+    // program order is nearly time order: sort only when it is not
+    if (!std::is_sorted(acquire.begin(), acquire.end())) std::sort(acquire.begin(), acquire.end());
+    if (!std::is_sorted(release.begin(), release.end())) std::sort(release.begin(), release.end());
     int now = 0, peak = 0;
-    for (const auto& x : ev) peak = std::max(peak, now += x.second);
+    std::size_t i = 0, j = 0;
+    while (i < acquire.size()) {
+      if (j < release.size() && release[j] <= acquire[i]) {  // a release at the same time first
+        --now;
+        ++j;
+      } else {
+        peak = std::max(peak, ++now);
+        ++i;
+      }
+    }
     out.in_flight[r] = static_cast<double>(peak) / g.vpp;
   }
   return out;

@@ -90,7 +90,7 @@ class Engine {
   std::size_t edges() const { return edge_from_.size(); }
   const TaskSpec& spec(TaskId id) const { return spec_[id]; }
   TaskState state(TaskId id) const { return slot_[id].state; }
-  double start(TaskId id) const { return slot_[id].start; }
+  double start(TaskId id) const { return start_[id]; }
   double finish(TaskId id) const { return slot_[id].finish; }
   double makespan() const { return makespan_; }
   // How long the task takes when nothing shares its link.
@@ -135,21 +135,20 @@ class Engine {
     bool busy = false;
     double last_finish = 0;  // of the task before the cursor
   };
-  // Everything the run touches per task in one cache line: a step of a 1T-parameter model has
-  // ~2e5 tasks and the run is bound by memory latency, not arithmetic.
-  struct alignas(64) Slot {
-    double duration_s = 0, work = 0;
-    double start = 0;
+  // What the run touches per task in 32 bytes: a step of a 1T-parameter model has ~1.3e5 tasks
+  // and the run is bound by memory latency, not arithmetic. Start times live apart (written once).
+  struct alignas(32) Slot {
+    double amount = 0;  // compute: duration; transfer: work left (after the latency phase)
     double finish = 0;  // until the task is done: when it became ready
-    double remaining = 0;
-    std::int32_t stream = 0;
-    std::int32_t pending = 0;
     TaskId binding = -1;
     std::uint32_t version = 0;
-    std::int16_t link = -1;
+    std::uint16_t stream = 0;
+    std::int16_t pending = 0;
+    std::int16_t link = -1;  // -1: a compute task
     TaskState state = TaskState::waiting;
+    std::uint8_t latency = 0;  // a transfer whose latency phase has not run yet
   };
-  static_assert(sizeof(Slot) == 64);
+  static_assert(sizeof(Slot) == 32);
 
   int stream_of(TaskId id) const {
     return spec_[id].rank * kStreamKinds + static_cast<int>(spec_[id].stream);
@@ -163,6 +162,7 @@ class Engine {
   int ranks_;
   std::vector<TaskSpec> spec_;
   std::vector<Slot> slot_;
+  std::vector<double> start_;
   std::vector<TaskId> edge_from_, edge_to_;
   std::vector<std::int32_t> succ_begin_;  // CSR of successors, built by run()
   std::vector<TaskId> succ_;
