@@ -205,7 +205,8 @@ CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Sc
     }
     if (p.busbw_Bps > 2 * peak_bw) {
       r.notes.push_back(fmt::format("{}..{}: busbw {:.0f} GB/s is far above the highest measured ({:.0f} GB/s): "
-                                    "this piece bridges an irregularity in the log (a dip), it is no link rate",
+                                    "the time hardly grows with size here (latency-bound, or a dip in the log), so this busbw is a "
+                                    "fit parameter, not a link rate",
                                     size_text(p.first_bytes), size_text(p.last_bytes), p.busbw_Bps / 1e9,
                                     peak_bw / 1e9));
     }
