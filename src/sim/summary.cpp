@@ -20,6 +20,7 @@ core::CommKind comm_kind_of(TaskKind k) {
 namespace {
 
 using Interval = std::pair<double, double>;
+constexpr int kAllStages = 1 << 30;  // a bounded_by label: compute of every stage together
 
 // Length of [a, b] not covered by the sorted, disjoint intervals.
 double uncovered(const std::vector<Interval>& busy, double a, double b) {
@@ -123,9 +124,25 @@ StepSummary summarize(const StepGraph& g) {
     credit(kind_key(sp.kind), exposed);
   }
   auto words_of = [](int key) {
+    if (key == kAllStages) return std::string("compute across stages");
     return key >= 0 ? "stage " + std::to_string(key) + " compute"
                     : std::string(name(static_cast<TaskKind>(-1 - key)));
   };
+  {
+    // compute spread over many stages (balanced stages) reads better as one label
+    double stage_total = 0, stage_max = 0;
+    for (const auto& [k, v] : labels)
+      if (k >= 0) stage_total += v, stage_max = std::max(stage_max, v);
+    if (stage_total > 0 && stage_max < 0.5 * stage_total) {
+      std::vector<std::pair<int, double>> merged_labels;
+      bool placed = false;
+      for (const auto& [k, v] : labels) {
+        if (k < 0) merged_labels.emplace_back(k, v);
+        else if (!placed) merged_labels.emplace_back(kAllStages, stage_total), placed = true;
+      }
+      labels = std::move(merged_labels);
+    }
+  }
   {
     // the three largest shares of at least 2% (the largest alone if none is), in path order
     auto top = labels;
