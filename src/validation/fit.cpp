@@ -7,10 +7,17 @@
 namespace ptdsim::validation {
 namespace {
 
+// bf16 and fp16 run on the same tensor cores at the same peak: one efficiency serves both
+core::Precision rate_class(core::Precision p) {
+  return p == core::Precision::fp16 ? core::Precision::bf16 : p;
+}
+
 std::vector<io::Record> with_efficiency(std::vector<io::Record> recs, double eff) {
   for (auto& r : recs) {
-    auto& gpu = r.scenario->hardware.gpu;
-    gpu.matmul_efficiency_by_precision[static_cast<std::size_t>(r.scenario->training.precision)] = eff;
+    auto& by = r.scenario->hardware.gpu.matmul_efficiency_by_precision;
+    const auto p = rate_class(r.scenario->training.precision);
+    by[static_cast<std::size_t>(p)] = eff;
+    if (p == core::Precision::bf16) by[static_cast<std::size_t>(core::Precision::fp16)] = eff;
   }
   return recs;
 }
@@ -32,7 +39,7 @@ std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& 
     const auto& gpu = r.scenario->hardware.gpu;
     if (!gpu.matmul_table.empty()) continue;
     const auto precision = r.scenario->training.precision;
-    const std::string key = gpu.name + " " + std::string(core::name(precision));
+    const std::string key = gpu.name + " " + std::string(core::name(rate_class(precision)));
     shipped[key] = gpu.scalar_matmul_efficiency(precision);
     (r.split == "fit" ? by_gpu[key].first : by_gpu[key].second).push_back(r);
   }

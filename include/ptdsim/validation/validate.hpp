@@ -66,7 +66,7 @@ namespace ptdsim::validation {
 // precision (never per record), chosen to minimise the step-time MAPE of the records in the "fit" split, then
 // scored on the "holdout" records it did not see. Golden-section search on [0.3, 1.0].
 struct EfficiencyFit {
-  std::string gpu;  // "<gpu name> <precision>"
+  std::string gpu;  // "<gpu name> <precision>" (bf16 stands for fp16 too)
   double shipped = 0;  // the value in the hardware file the records use
   double fitted = 0;
   Error fit;      // step-time error on the fit split with the fitted value
