@@ -1,12 +1,220 @@
-// Placeholder until the sweep command lands; replaced by its owner.
-#include <stdexcept>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
+#include "options.hpp"
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/core/units.hpp"
+#include "ptdsim/io/load.hpp"
+#include "ptdsim/io/report.hpp"
+#include "ptdsim/planner/space.hpp"
+#include "ptdsim/planner/sweep.hpp"
 
 namespace ptdsim::cli {
-void add_sweep(CLI::App& app) {
-  app.add_subcommand("sweep", "(not built yet)")->callback([] {
-    throw std::runtime_error("ptdsim sweep is not available in this build");
-  });
+namespace {
+
+struct SweepArgs {
+  std::string scenario;
+  int gpus = 0;
+  std::vector<std::string> sets;
+  int top = 10;
+  int threads = 0;
+  std::string objective = "time";
+  planner::SearchSpace bounds;
+  OutputOptions out;
+};
+
+using core::kGiB;
+
+// The progress line: only for a person watching a terminal, only once the sweep has run a second.
+class ProgressLine {
+ public:
+  ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+  void operator()(const planner::Progress& p) {
+    if (!enabled_) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1.0) return;
+    std::cerr << fmt::format("\rsweep: {} {}/{} ({:.0f} s)   ", p.phase, p.done, p.total, elapsed)
+              << std::flush;
+    shown_ = true;
+  }
+  ~ProgressLine() {
+    if (shown_) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::string degrees(const planner::Candidate& c, bool moe) {
+  return fmt::format("{:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11}", c.tp, c.pp,
+                     c.dp, c.cp, moe ? fmt::format(" {:>3}", c.ep) : std::string(), c.vpp,
+                     c.micro_batch, c.zero, core::name(c.recompute), c.sequence_parallel ? "on" : "off",
+                     core::name(c.schedule));
 }
+
+std::string counts_line(const planner::SweepResult& r) {
+  std::string out = fmt::format(
+      "{} candidates: {} feasible ({} simulated, {} pruned by the lower bound)", r.evaluated,
+      r.feasible, r.simulated, r.pruned);
+  if (!r.rejected.empty()) {
+    out += "; rejected:";
+    bool first = true;
+    for (const auto& [reason, n] : r.rejected) {
+      out += fmt::format("{} {} {}", first ? "" : ",", reason, n);
+      first = false;
+    }
+  }
+  return out + "\n";
+}
+
+std::string table(const core::Scenario& base, const planner::SweepResult& r, const std::string& objective) {
+  const bool moe = base.model.moe.has_value();
+  std::string out = fmt::format(
+      "sweep: {} on {} x {}, global batch {}, seq {}, objective {}\n", base.model.name, r.gpus,
+      base.hardware.gpu.name.empty() ? base.hardware.name : base.hardware.gpu.name,
+      base.training.global_batch, base.training.seq_len, objective);
+  out += counts_line(r);
+  if (r.results.empty()) return out + "no layout fits: see the rejection counts above\n";
+  out += "\n";
+  out += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11} {:>9} {:>6} {:>10} "
+                     "{:>8} {:>8}  {}\n",
+                     "rank", "tp", "pp", "dp", "cp", moe ? "  ep" : "", "vpp", "mb", "zero", "recompute",
+                     "sp", "schedule", "step_s", "MFU", "tokens/s", "peak_GiB", "free_GiB",
+                     objective == "memory" ? "uses more than #1 for" : "slower than #1 because");
+  int rank = 0;
+  for (const auto& x : r.results) {
+    const auto& rep = x.report;
+    ++rank;
+    out += fmt::format("{:>4} {} {:>9.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}  {}\n", rank,
+                       degrees(x.candidate, moe), rep.step_s, 100 * rep.mfu, rep.tokens_per_s,
+                       rep.peak_bytes / kGiB, (rep.capacity_bytes - rep.peak_bytes) / kGiB,
+                       rank == 1 ? "(best)" : x.slower_because.empty() ? "tie" : x.slower_because);
+  }
+  const auto& best = r.results.front().report;
+  out += fmt::format("\nbest: step {:.3f} s, bounded by {}; run `ptdsim evaluate` with these degrees for "
+                     "the full breakdown\n",
+                     best.step_s, best.bounded_by.empty() ? "-" : best.bounded_by);
+  return out;
+}
+
+std::string json(const planner::SweepResult& r, const std::string& objective) {
+  nlohmann::ordered_json j;
+  j["gpus"] = r.gpus;
+  j["evaluated"] = r.evaluated;
+  j["feasible"] = r.feasible;
+  j["rejected"] = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : r.rejected) j["rejected"][reason] = n;
+  j["simulated"] = r.simulated;
+  j["pruned"] = r.pruned;
+  j["objective"] = objective;
+  j["results"] = nlohmann::ordered_json::array();
+  int rank = 0;
+  for (const auto& x : r.results) {
+    auto e = nlohmann::ordered_json::parse(io::report_json(x.report));
+    e["rank"] = ++rank;
+    e["slower_because"] = x.slower_because;
+    j["results"].push_back(std::move(e));
+  }
+  return j.dump(2) + "\n";
+}
+
+void run(const SweepArgs& a) {
+  std::vector<io::Override> overrides;
+  std::vector<std::string> keys;
+  for (const auto& s : a.sets) {
+    overrides.push_back(io::parse_override(s));
+    keys.push_back(overrides.back().key);
+  }
+  // The file (with its --set) must be a valid scenario on its own cluster; --gpus then only moves
+  // the GPU count, since the sweep replaces every parallel degree the user did not pin.
+  core::Scenario base = io::load_scenario(a.scenario, overrides);
+  if (a.gpus > 0) base.gpus = a.gpus;
+
+  planner::SearchSpace bounds = a.bounds;
+  planner::pin_dimensions(base, keys, bounds);
+  const planner::Space space(base, bounds);
+
+  planner::SweepOptions opt;
+  opt.top = a.top;
+  opt.threads = a.threads;
+  opt.objective = a.objective == "memory" ? planner::Objective::memory
+                  : a.objective == "mfu"  ? planner::Objective::mfu
+                                          : planner::Objective::time;
+  ProgressLine progress;
+  opt.on_progress = [&](const planner::Progress& p) { progress(p); };
+
+  // CSV streams one row per evaluated candidate; to stdout as they come, to -o whole at the end.
+  std::string csv;
+  const bool to_stdout = a.out.path.empty();
+  if (a.out.format == "csv") {
+    csv = "index,status,lower_bound_s," + io::report_csv_header();
+    if (to_stdout) {
+      std::cout << csv;
+      csv.clear();
+    }
+    opt.on_row = [&](const planner::Row& row) {
+      std::string line = fmt::format("{},{},{:.9g},", row.candidate.index, row.status, row.lower_bound_s) +
+                         io::report_csv_row(row.report);
+      if (to_stdout) {
+        std::cout << line;
+      } else {
+        csv += line;
+      }
+    };
+  }
+  const planner::SweepResult result = planner::sweep(base, space, opt);
+
+  if (a.out.format == "csv") {
+    if (to_stdout) {
+      std::cout.flush();
+    } else {
+      emit(a.out, csv);
+    }
+    std::cerr << counts_line(result);
+    return;
+  }
+  emit(a.out, a.out.format == "json" ? json(result, a.objective) : table(base, result, a.objective));
+}
+
+}  // namespace
+
+void add_sweep(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand(
+      "sweep", "search every parallel layout of a scenario's model and rank the fastest");
+  cmd->add_option("scenario", args->scenario, "scenario YAML file (the model, hardware and batch)")
+      ->required();
+  cmd->add_option("--gpus", args->gpus, "GPUs to lay out (default: the scenario's)")
+      ->check(CLI::PositiveNumber);
+  add_set_option(cmd, args->sets);
+  cmd->add_option("--top", args->top, "how many layouts to rank")->check(CLI::PositiveNumber)->default_val(10);
+  cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--objective", args->objective, "what to rank by; ties go to more memory headroom")
+      ->check(CLI::IsMember({"time", "memory", "mfu"}))
+      ->default_str("time");
+  auto& b = args->bounds;
+  cmd->add_option("--max-tp", b.max_tp, "largest tensor-parallel degree")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-pp", b.max_pp, "largest pipeline-parallel degree")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-cp", b.max_cp, "largest context-parallel degree")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-ep", b.max_ep, "largest expert-parallel degree")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-vpp", b.max_vpp, "most virtual pipeline stages per rank")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-micro-batch", b.max_micro_batch, "largest micro-batch (default 8)")
+      ->check(CLI::PositiveNumber);
+  add_output_options(cmd, args->out, {"table", "json", "csv"});
+  cmd->callback([args] { run(*args); });
+}
+
 }  // namespace ptdsim::cli
