@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "ptdsim/io/load.hpp"
+#include "ptdsim/validation/validate.hpp"
+
+using namespace ptdsim;
+
+namespace {
+// The figure docs/validation.md records, from its line "Recorded step-time MAPE: X%".
+double recorded_mape_percent() {
+  std::ifstream in(std::string(PTDSIM_SOURCE_DIR) + "/docs/validation.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::smatch m;
+  const std::string text = ss.str();
+  REQUIRE(std::regex_search(text, m, std::regex(R"(Recorded step-time MAPE: ([0-9.]+)%)")));
+  return std::stod(m[1]);
+}
+}  // namespace
+
+TEST_CASE("validation: the shipped dataset's step-time MAPE stays within a point of the recorded figure",
+          "[validation][regression]") {
+  const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/dataset.yaml");
+  const auto summary = validation::validate(records);
+  const auto& step = summary.by_quantity.at("step_s");
+  const double mape = 100 * step.mape;
+  const double recorded = recorded_mape_percent();
+  INFO("step-time MAPE " << mape << "% over " << step.count << " records; recorded " << recorded << "%");
+  CHECK(step.count == 46);  // every record that has a scenario is scored
+  CHECK(mape <= recorded + 1.0);
+}
+
+TEST_CASE("validation: the Korthikanti Table 5 records stay within 5%", "[validation][regression]") {
+  const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/dataset.yaml");
+  const auto summary = validation::validate(records);
+  const auto& k = summary.step_by_source.at("Korthikanti et al.");
+  CHECK(k.count == 8);
+  CHECK(100 * k.mape <= 5.0);  // the validation issue's target
+}
+
+TEST_CASE("validation: step time recovered from TFLOP/s uses the source's convention", "[validation]") {
+  core::Scenario s;
+  s.model.layers = 96;
+  s.model.hidden = 12288;
+  s.model.vocab = 51200;
+  s.training.seq_len = 2048;
+  s.training.global_batch = 1536;
+  core::Report r;
+  r.model_flops_per_step = 1.0;
+  // Narayanan Eq. 3 for GPT-3 175B at B=1536: 96*1536*2048*96*12288^2*(1 + 2048/73728 + 51200/(16*96*12288))
+  //  96*1536*2048*96 = 2.8991e10; * 12288^2 (1.50995e8) = 4.3775e18; * 1.030490 = 4.5110e18
+  CHECK(*validation::convention_flops("megatron96", s, r) == Approx(4.5110e18).epsilon(2e-4));
+  // Korthikanti: 72/96 * 4.3775e18 = 3.2831e18; * (1 + 0.027778 + 51200/(12*96*12288) = 0.003617)
+  //  = 3.2831e18 * 1.031395 = 3.3862e18
+  CHECK(*validation::convention_flops("megatron72", s, r) == Approx(3.3862e18).epsilon(2e-4));
+  CHECK(*validation::convention_flops("model", s, r) == 1.0);
+  CHECK(!validation::convention_flops("bogus", s, r));
+}
+
+TEST_CASE("validation: MAPE and the worst record", "[validation]") {
+  std::vector<validation::RecordResult> rs(3);
+  rs[0].name = "a"; rs[0].source = "S1, T1"; rs[0].split = "fit";
+  rs[0].step_s.predicted = 11; rs[0].step_s.measured = 10;  // +10%
+  rs[1].name = "b"; rs[1].source = "S1, T2"; rs[1].split = "holdout";
+  rs[1].step_s.predicted = 7; rs[1].step_s.measured = 10;   // -30%
+  rs[2].name = "c"; rs[2].not_modelled = "no shape";
+  auto sum = validation::summarize(rs);
+  const auto& e = sum.by_quantity.at("step_s");
+  CHECK(e.count == 2);
+  CHECK(e.mape == Approx(0.20));  // (10% + 30%) / 2
+  CHECK(e.worst == "b");
+  CHECK(e.worst_error == Approx(-0.30));
+  CHECK(sum.step_by_source.at("S1").count == 2);
+  CHECK(sum.step_by_split.at("fit").mape == Approx(0.10));
+}
