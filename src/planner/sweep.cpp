@@ -78,6 +78,15 @@ void parallel_for(std::uint64_t n, int threads, const char* phase, std::uint64_t
   if (error) std::rethrow_exception(error);
 }
 
+// Writes a candidate into a worker's scratch scenario. apply() may drop explicit stage_layers that
+// no longer match pp; they come back from the base so that a scratch copy's history (which
+// candidates this worker saw before) can never change a result.
+void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
+  if (s.parallel.stage_layers.size() != base.parallel.stage_layers.size())
+    s.parallel.stage_layers = base.parallel.stage_layers;
+  apply(c, s);
+}
+
 // The ranking of each objective; the candidate index makes every order total.
 bool better(Objective o, const Ranked& a, const Ranked& b) {
   const auto& x = a.report;
@@ -127,7 +136,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
           const auto c = space.at(i);
           if (!c) continue;
           ++res.evaluated;
-          apply(*c, s);
+          place(*c, base, s);
           const auto problems = core::check(s);
           if (!problems.empty()) {
             ++res.rejected[problems.front().reason];  // the first problem in check()'s order
@@ -178,7 +187,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
         [&](std::uint64_t k, int worker) {
           auto& s = scratch[worker];
           const auto c = space.at(feasible[pos + k].index);
-          apply(*c, s);
+          place(*c, base, s);
           batch[k].candidate = *c;
           batch[k].report = sim::simulate(s);
           ++simulated;
@@ -235,7 +244,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
             for (std::uint64_t i = lo; i < hi; ++i) {
               const auto c = space.at(i);
               if (!c) continue;
-              apply(*c, s);
+              place(*c, base, s);
               if (!core::check(s).empty()) continue;
               if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
                 rows[k].push_back(RowData{*c, sim->second.fits ? "simulated" : "memory", bound_of.at(i),

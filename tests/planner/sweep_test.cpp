@@ -271,3 +271,31 @@ TEST_CASE("planner: the lower bound never exceeds the simulated step", "[planner
     CHECK(checked > 50);
   }
 }
+
+TEST_CASE("planner: explicit stage layers do not leak between candidates", "[planner][sweep]") {
+  // The base splits 8 layers unevenly over pp 2; candidates with pp 2 keep that split, the others
+  // drop it. A worker that saw a pp 4 candidate first must still give pp 2 the uneven split.
+  auto base = test::tiny(8);
+  base.model.layers = 8;
+  base.parallel.pp = 2;
+  base.parallel.stage_layers = {5, 3};
+  SearchSpace b;
+  b.max_micro_batch = 1;
+  b.zero = {1};
+  b.recompute = {core::Recompute::selective};
+  const Space space(base, b);
+  std::vector<std::string> outs;
+  for (int threads : {1, 3}) {
+    SweepOptions o;
+    o.threads = threads;
+    o.top = 40;
+    std::string rows;
+    o.on_row = [&](const Row& r) {
+      rows += label(r.candidate) + " " + std::to_string(r.report.stages.empty() ? 0 : r.report.stages[0].layers) + "\n";
+      if (r.candidate.pp == 2 && r.candidate.vpp == 1) CHECK(r.report.stages.at(0).layers == 5);
+    };
+    sweep(base, space, o);
+    outs.push_back(rows);
+  }
+  CHECK(outs[0] == outs[1]);
+}
