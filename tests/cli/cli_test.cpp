@@ -132,7 +132,9 @@ TEST_CASE("cli: output files are written whole or not at all", "[cli][errors]") 
 }
 
 TEST_CASE("cli: --set overrides a key by dotted path", "[cli][evaluate]") {
-  auto r = ptdsim("evaluate scenarios/default.yaml --format json --set parallel.pp=8 --set training.micro_batch=2");
+  // the default scenario states dp: 8; `~` makes it derived again
+  auto r = ptdsim("evaluate scenarios/default.yaml --format json --set parallel.pp=8 --set parallel.dp=~ "
+                  "--set training.micro_batch=2");
   REQUIRE(r.status == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["parallel"]["pp"] == 8);

@@ -8,7 +8,13 @@ namespace {
 // GPT-3 175B on 1024 GPUs, tp 8 pp 16 dp 8: a legal layout.
 Scenario gpt3() {
   Scenario s;
-  s.model = ModelSpec{"gpt3", 96, 12288, 96, 96, 49152, 51200};
+  s.model.name = "gpt3";
+  s.model.layers = 96;
+  s.model.hidden = 12288;
+  s.model.heads = 96;
+  s.model.kv_heads = 96;
+  s.model.ffn_hidden = 49152;
+  s.model.vocab = 51200;
   s.hardware.gpu.name = "A100";
   s.hardware.gpu.peak_flops[index(Precision::bf16)] = 312e12;
   s.gpus = 1024;
