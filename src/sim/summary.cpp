@@ -144,15 +144,15 @@ StepSummary summarize(const StepGraph& g) {
     }
   }
   {
-    // the three largest shares of at least 2% (the largest alone if none is), in path order
+    // the three largest shares of at least 2% (the largest alone if none is), largest first:
+    // a reader wants what to attack first
     auto top = labels;
     std::stable_sort(top.begin(), top.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     if (top.size() > 3) top.resize(3);
     while (top.size() > 1 && top.back().second < 0.02 * out.step_s) top.pop_back();
     std::string words;
-    for (const auto& [l, v] : labels) {
-      if (std::find(top.begin(), top.end(), std::pair{l, v}) == top.end()) continue;
+    for (const auto& [l, v] : top) {
       if (!words.empty()) words += ", then ";
       words += words_of(l) + percent(v, out.step_s);
     }
