@@ -20,7 +20,7 @@ namespace {
 // Work sizes are constants, not functions of the thread count: which candidates get simulated
 // depends on the simulation batch, and that must not change with --threads.
 constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work item
-constexpr std::size_t kSimBatch = 32;           // candidates simulated between two pruning checks
+constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
 // The bound is compared with a hair of slack so that rounding in a tie can never prune a
 // candidate whose simulated time equals the K-th best.
