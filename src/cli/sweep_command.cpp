@@ -65,7 +65,7 @@ std::string degrees(const planner::Candidate& c, bool moe) {
 
 std::string counts_line(const planner::SweepResult& r) {
   std::string out = fmt::format(
-      "{} candidates: {} feasible ({} simulated, {} pruned by the lower bound)", r.evaluated,
+      "{} candidates: {} feasible ({} simulated, {} pruned: cannot reach the top K)", r.evaluated,
       r.feasible, r.simulated, r.pruned);
   if (!r.rejected.empty()) {
     out += "; rejected:";
