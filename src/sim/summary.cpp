@@ -21,6 +21,7 @@ namespace {
 
 using Interval = std::pair<double, double>;
 constexpr int kAllStages = 1 << 30;  // a bounded_by label: compute of every stage together
+constexpr int kOverlappedBase = -1000;  // labels of path transfers that compute ran beside
 
 // Length of [a, b] not covered by the sorted, disjoint intervals.
 double uncovered(const std::vector<Interval>& busy, double a, double b) {
@@ -105,6 +106,7 @@ StepSummary summarize(const StepGraph& g) {
     labels.emplace_back(key, s);
   };
   auto kind_key = [](TaskKind k) { return -1 - static_cast<int>(k); };
+  auto overlapped_key = [](TaskKind k) { return kOverlappedBase - static_cast<int>(k); };
   for (std::size_t k = 0; k < path.size(); ++k) {
     const TaskId t = path[k];
     const TaskSpec& sp = e.spec(t);
@@ -122,9 +124,14 @@ StepSummary summarize(const StepGraph& g) {
     const double exposed = uncovered(compute[waiting], e.start(t), e.finish(t));
     out.exposed_s[static_cast<int>(comm_kind_of(sp.kind))] += exposed;
     credit(kind_key(sp.kind), exposed);
+    // the rest of a path transfer ran beside compute, yet it still set the pace: the step waits
+    // on this chain of transfers, not on the compute that hid it
+    credit(overlapped_key(sp.kind), (e.finish(t) - e.start(t)) - exposed);
   }
   auto words_of = [](int key) {
     if (key == kAllStages) return std::string("compute across stages");
+    if (key <= kOverlappedBase)
+      return std::string(name(static_cast<TaskKind>(kOverlappedBase - key))) + " beside compute";
     return key >= 0 ? "stage " + std::to_string(key) + " compute"
                     : std::string(name(static_cast<TaskKind>(-1 - key)));
   };
