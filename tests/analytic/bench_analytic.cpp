@@ -2,10 +2,10 @@
 #include <benchmark/benchmark.h>
 
 #include "ptdsim/analytic/evaluate.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 static void BM_Evaluate(benchmark::State& state) {
-  const auto s = ptdsim::analytic::testing::gpt3_1024();
+  const auto s = ptdsim::testing::gpt3_1024();
   for (auto _ : state) benchmark::DoNotOptimize(ptdsim::analytic::evaluate(s));
 }
 BENCHMARK(BM_Evaluate);

@@ -4,7 +4,7 @@
 
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/analytic/comm.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
@@ -20,7 +20,7 @@ TEST_CASE("analytic: NCCL bus factors", "[analytic][collectives]") {
 }
 
 TEST_CASE("analytic: groups under the rank placement", "[analytic][collectives]") {
-  auto s = analytic::testing::gpt3_1024();  // tp 8, dp 8, pp 16; 8 GPUs a node
+  auto s = testing::gpt3_1024();  // tp 8, dp 8, pp 16; 8 GPUs a node
   SECTION("default tp-cp-ep-dp-pp: tp fills a node, dp and pp stride across nodes") {
     const auto tp = group_of(s, core::Dim::tp);
     CHECK(tp.ranks == 8);
@@ -67,7 +67,7 @@ TEST_CASE("analytic: groups under the rank placement", "[analytic][collectives]"
 }
 
 TEST_CASE("analytic: collective times from the link model", "[analytic][collectives]") {
-  auto hw = analytic::testing::dgx_a100_80g();  // NVLink 300 GB/s 5 us, NIC 25 GB/s 10 us
+  auto hw = testing::dgx_a100_80g();  // NVLink 300 GB/s 5 us, NIC 25 GB/s 10 us
   Group intra8{8, core::Scope::intra, 8};
   Group inter1{8, core::Scope::inter, 1};
   Group inter2{8, core::Scope::inter, 2};
@@ -105,7 +105,7 @@ TEST_CASE("analytic: collective times from the link model", "[analytic][collecti
 }
 
 TEST_CASE("analytic: calibrated rows override the link model", "[analytic][collectives]") {
-  auto hw = analytic::testing::dgx_a100_80g();
+  auto hw = testing::dgx_a100_80g();
   auto row = [](Collective op, core::Scope sc, int ranks, double alpha, double bw, double lo, double hi) {
     core::CollectiveFit f;
     f.op = op;

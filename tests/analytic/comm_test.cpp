@@ -1,13 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include "ptdsim/analytic/comm.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
 
 TEST_CASE("analytic: tensor-parallel volume per layer", "[analytic][comm]") {
-  auto s = analytic::testing::gpt3_1024();
+  auto s = testing::gpt3_1024();
   s.parallel.sequence_parallel = false;
   const double S = 2.0 * 2048 * 12288;  // the s*b*h activation in bf16: 50,331,648 bytes
   const double ar = 5e-6 + 1.75 * S / 300e9;  // one all-reduce on NVLink
@@ -37,7 +37,7 @@ TEST_CASE("analytic: tensor-parallel volume per layer", "[analytic][comm]") {
 }
 
 TEST_CASE("analytic: pipeline, context and expert volumes", "[analytic][comm]") {
-  auto s = analytic::testing::gpt3_1024();
+  auto s = testing::gpt3_1024();
   SECTION("p2p: s b h * 2 bytes / t per micro-batch and boundary") {
     CHECK(p2p_bytes(s) == Approx(2.0 * 2048 * 12288 / 8).epsilon(1e-12));  // 6,291,456
   }
@@ -50,11 +50,11 @@ TEST_CASE("analytic: pipeline, context and expert volumes", "[analytic][comm]") 
     CHECK(c.cp_bytes_backward == Approx(6 * 3145728.0).epsilon(1e-12));
   }
   SECTION("ep: dispatch and combine all-to-alls, forward and backward") {
-    auto m = analytic::testing::llama(32, 4096, 32, 8, 14336, 32000);
+    auto m = testing::llama(32, 4096, 32, 8, 14336, 32000);
     m.moe = core::MoeSpec{8, 2, 1, 0};
     core::Scenario x;
     x.model = m;
-    x.hardware = analytic::testing::dgx_a100_80g();
+    x.hardware = testing::dgx_a100_80g();
     x.gpus = 8;
     x.parallel.dp = 8;
     x.parallel.ep = 8;

@@ -2,7 +2,7 @@
 
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/flops.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
@@ -19,7 +19,7 @@ core::GemmEfficiency row(Precision p, double n, double e) {
 }  // namespace
 
 TEST_CASE("analytic: GEMM efficiency from the calibrated table", "[analytic][compute]") {
-  auto g = analytic::testing::dgx_a100_80g().gpu;
+  auto g = testing::dgx_a100_80g().gpu;
   SECTION("no table: the flat matmul_efficiency") {
     CHECK(matmul_efficiency(g, Precision::bf16, 4096, 4096, 4096) == Approx(0.8).epsilon(1e-12));
   }
@@ -38,7 +38,7 @@ TEST_CASE("analytic: GEMM efficiency from the calibrated table", "[analytic][com
 }
 
 TEST_CASE("analytic: GEMM and memory-bound times", "[analytic][compute]") {
-  const auto g = analytic::testing::dgx_a100_80g().gpu;
+  const auto g = testing::dgx_a100_80g().gpu;
   // 2 * 8192^3 / (312e12 * 0.8) = 4.4049e-3 s
   CHECK(gemm_time(g, Precision::bf16, 8192, 8192, 8192) == Approx(2.0 * 8192 * 8192 * 8192 / (312e12 * 0.8)).epsilon(1e-12));
   // 1 GB at 2039 GB/s x 0.85 = 0.57698 ms
@@ -46,7 +46,7 @@ TEST_CASE("analytic: GEMM and memory-bound times", "[analytic][compute]") {
 }
 
 TEST_CASE("analytic: one layer's time splits into forward, B and W", "[analytic][compute]") {
-  auto s = analytic::testing::gpt3_1024();
+  auto s = testing::gpt3_1024();
   s.hardware.gpu.hbm_Bps = 0;  // GEMMs only: every GEMM at the flat 0.8 of 312 TFLOP/s
   const double rate = 312e12 * 0.8, sq = 2048, h = 12288, t = 8;
   const auto lt = layer_times(s, false);
@@ -62,7 +62,7 @@ TEST_CASE("analytic: one layer's time splits into forward, B and W", "[analytic]
 }
 
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {
-  auto s = analytic::testing::gpt3_1024();  // SP, flash attention, gelu
+  auto s = testing::gpt3_1024();  // SP, flash attention, gelu
   const double sbh = 2048.0 * 12288, t = 8;
   // norms 8 sbh + dropout/residual 14 sbh, both /t with SP; gelu 4 s b f / t with f = 4h
   CHECK(layer_elementwise_bytes(s, false) == Approx(22 * sbh / t + 16 * sbh / t).epsilon(1e-12));

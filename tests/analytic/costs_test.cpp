@@ -2,13 +2,13 @@
 
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/costs.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
 
 TEST_CASE("analytic: per-stage costs for the simulator", "[analytic][costs]") {
-  const auto s = analytic::testing::gpt3_1024();
+  const auto s = testing::gpt3_1024();
   const auto c = step_costs(s);
   REQUIRE(c.stages.size() == 16);
   CHECK(c.microbatches == 192);

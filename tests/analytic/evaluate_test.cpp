@@ -2,13 +2,13 @@
 
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/flops.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
 
 TEST_CASE("analytic: evaluate fills the report for GPT-3 175B on 1024 A100s", "[analytic][evaluate]") {
-  const auto s = analytic::testing::gpt3_1024();
+  const auto s = testing::gpt3_1024();
   const auto r = evaluate(s);
   CHECK(r.engine == "analytic");
   CHECK(r.scenario.name == s.name);
@@ -45,7 +45,7 @@ core::Scenario single_gpu() {
   s.model.kv_heads = 16;
   s.model.ffn_hidden = 8192;
   s.model.vocab = 51200;
-  s.hardware = analytic::testing::dgx_a100_80g();
+  s.hardware = testing::dgx_a100_80g();
   s.hardware.gpu.hbm_Bps = 0;
   s.gpus = 1;
   s.training.seq_len = 2048;
@@ -105,7 +105,7 @@ TEST_CASE("analytic: pipeline bubbles per schedule", "[analytic][evaluate]") {
 }
 
 TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][evaluate]") {
-  auto s = analytic::testing::gpt3_1024();
+  auto s = testing::gpt3_1024();
   s.hardware.gpu.hbm_Bps = 0;
   s.hardware.intra.latency_s = 0;
   s.hardware.network.latency_s = 0;

@@ -2,7 +2,7 @@
 
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
@@ -33,7 +33,7 @@ core::Scenario fig1_scenario(const Fig1Row& r, bool seqsel) {
   s.model.kv_heads = r.heads;
   s.model.ffn_hidden = 4 * r.hidden;
   s.model.vocab = 51200;
-  s.hardware = analytic::testing::dgx_a100_80g();
+  s.hardware = testing::dgx_a100_80g();
   s.gpus = r.gpus;
   s.parallel.tp = r.tp;
   s.parallel.pp = r.pp;
@@ -117,7 +117,7 @@ TEST_CASE("analytic: activation formulas of Korthikanti section 4", "[analytic][
 }
 
 TEST_CASE("analytic: micro-batches in flight per schedule", "[analytic][memory]") {
-  auto s = analytic::testing::gpt3_1024();  // p 16, m 192
+  auto s = testing::gpt3_1024();  // p 16, m 192
   CHECK(in_flight_microbatches(s, 0) == 16);
   CHECK(in_flight_microbatches(s, 15) == 1);
   s.parallel.schedule = core::Schedule::zb_h1;
@@ -131,7 +131,7 @@ TEST_CASE("analytic: micro-batches in flight per schedule", "[analytic][memory]"
 }
 
 TEST_CASE("analytic: GPT-3 175B on 1024 A100s, first-stage memory by hand", "[analytic][memory][acceptance]") {
-  const auto s = analytic::testing::gpt3_1024();
+  const auto s = testing::gpt3_1024();
   const auto st = stage_memory(s);
   REQUIRE(st.size() == 16);
   const auto& f = st[0];
@@ -157,7 +157,7 @@ TEST_CASE("analytic: GPT-3 175B on 1024 A100s, first-stage memory by hand", "[an
 }
 
 TEST_CASE("analytic: ZeRO stages shard states over dp*cp", "[analytic][memory]") {
-  auto s = analytic::testing::gpt3_1024();
+  auto s = testing::gpt3_1024();
   const double n = 1463270400.0;
   s.parallel.zero = 0;
   CHECK(stage_memory(s)[0].optimizer == Approx(12 * n).epsilon(1e-12));

@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 
 #include "ptdsim/analytic/params.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;
-using analytic::testing::gpt3_175b;
-using analytic::testing::llama;
+using testing::gpt3_175b;
+using testing::llama;
 
 TEST_CASE("analytic: GPT-3 175B parameter count", "[analytic][params]") {
   auto m = gpt3_175b();
@@ -54,7 +54,7 @@ TEST_CASE("analytic: Mixtral 8x7B total and active parameters", "[analytic][para
 }
 
 TEST_CASE("analytic: parameters per GPU per stage", "[analytic][params]") {
-  auto s = analytic::testing::gpt3_1024();
+  auto s = testing::gpt3_1024();
   const auto layers = stage_layers(s);
   REQUIRE(layers.size() == 16);
   CHECK(layers[0].layers == 6);

@@ -6,7 +6,7 @@
 #include "ptdsim/sim/schedule.hpp"
 #include "ptdsim/sim/simulate.hpp"
 #include "ptdsim/sim/summary.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 
@@ -20,7 +20,7 @@ void report_tasks(benchmark::State& state, const core::Scenario& s) {
 
 // Megatron-LM 1T (L128 h25600 a160) on 3072 GPUs: tp 8, pp 64, dp 6, m = 512. Target < 20 ms.
 void BM_simulate_1t_3072(benchmark::State& state) {
-  const core::Scenario s = sim::testing::megatron_1t_3072();
+  const core::Scenario s = testing::megatron_1t_3072();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
   report_tasks(state, s);
 }
@@ -28,7 +28,7 @@ BENCHMARK(BM_simulate_1t_3072)->Unit(benchmark::kMillisecond);
 
 // GPT-3 175B on 1024 GPUs: tp 8, pp 16, dp 8, m = 192. Target < 2 ms.
 void BM_simulate_gpt3_1024(benchmark::State& state) {
-  const core::Scenario s = sim::testing::gpt3_1024();
+  const core::Scenario s = testing::gpt3_1024();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
   report_tasks(state, s);
 }
@@ -36,7 +36,7 @@ BENCHMARK(BM_simulate_gpt3_1024)->Unit(benchmark::kMillisecond);
 
 // The parts of the 1T step: building the DAG, and running it.
 void BM_build_1t_3072(benchmark::State& state) {
-  const core::Scenario s = sim::testing::megatron_1t_3072();
+  const core::Scenario s = testing::megatron_1t_3072();
   const auto costs = analytic::step_costs(s);
   const auto opts = sim::options_of(s);
   for (auto _ : state) benchmark::DoNotOptimize(sim::build_step(costs, opts));
@@ -44,7 +44,7 @@ void BM_build_1t_3072(benchmark::State& state) {
 BENCHMARK(BM_build_1t_3072)->Unit(benchmark::kMillisecond);
 
 void BM_run_1t_3072(benchmark::State& state) {
-  const core::Scenario s = sim::testing::megatron_1t_3072();
+  const core::Scenario s = testing::megatron_1t_3072();
   auto g = sim::build_step(analytic::step_costs(s), sim::options_of(s));
   for (auto _ : state) {
     g.engine.run();

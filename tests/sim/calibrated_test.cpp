@@ -3,12 +3,12 @@
 #include "ptdsim/analytic/costs.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/sim/simulate.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 // A calibrated hardware file changes evaluate's answer as it says it should: collective times follow
 // the fitted alpha-beta rows, GEMM times the fitted efficiency table (calibration issue, item 3).
 using namespace ptdsim;
-using sim::testing::gpt3_1024;
+using testing::gpt3_1024;
 
 namespace {
 

@@ -6,12 +6,12 @@
 #include "ptdsim/analytic/costs.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/core/check.hpp"
-#include "scenarios.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 
 TEST_CASE("sim: simulate() of GPT-3 175B on 1024 A100s", "[sim][simulate]") {
-  const core::Scenario s = sim::testing::gpt3_1024();
+  const core::Scenario s = testing::gpt3_1024();
   REQUIRE(core::check(s).empty());
   std::string trace;
   const core::Report r = sim::simulate(s, &trace);
@@ -59,7 +59,7 @@ TEST_CASE("sim: simulate() of GPT-3 175B on 1024 A100s", "[sim][simulate]") {
 
 TEST_CASE("sim: interleaving shortens the simulated bubble", "[sim][simulate]") {
   // Narayanan et al. 2021: the bubble shrinks by v; here v = 2 with 96 layers over 16*2 chunks.
-  core::Scenario s = sim::testing::gpt3_1024();
+  core::Scenario s = testing::gpt3_1024();
   const core::Report plain = sim::simulate(s);
   s.parallel.vpp = 2;
   s.parallel.schedule = core::Schedule::interleaved;

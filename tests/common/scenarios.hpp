@@ -1,9 +1,9 @@
 #pragma once
-// Scenarios built in code for the sim tests and bench (no YAML below io).
+// Scenarios built in code for the analytic and sim tests and benchmarks (no YAML below io).
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/units.hpp"
 
-namespace ptdsim::sim::testing {
+namespace ptdsim::testing {
 
 // DGX A100 80GB: 312 TFLOP/s bf16, 2039 GB/s HBM, NVLink 300 GB/s per direction, 25 GB/s NIC per GPU.
 inline core::HardwareSpec dgx_a100_80g() {
@@ -98,4 +98,4 @@ inline core::Scenario megatron_1t_3072() {
   return s;
 }
 
-}  // namespace ptdsim::sim::testing
+}  // namespace ptdsim::testing
