@@ -1,6 +1,7 @@
 #pragma once
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/planner/space.hpp"
 
 // Small scenarios built in code, so the planner tests touch no disk and stay fast.
 namespace ptdsim::planner::test {
@@ -33,6 +34,15 @@ inline core::Scenario tiny(int gpus) {
   s.training.micro_batch = 1;
   s.training.global_batch = 16;
   return s;
+}
+
+// Pins every knob but the degrees and the schedule, so the count can be worked out by hand.
+inline SearchSpace degrees_only() {
+  SearchSpace b;
+  b.micro_batch = {1};
+  b.zero = {0};
+  b.recompute = {core::Recompute::selective};
+  return b;
 }
 
 }  // namespace ptdsim::planner::test

@@ -8,16 +8,9 @@
 
 using namespace ptdsim;
 using namespace ptdsim::planner;
+using test::degrees_only;
 
 namespace {
-// Pins every knob but the degrees and the schedule, so the count can be worked out by hand.
-SearchSpace degrees_only() {
-  SearchSpace b;
-  b.micro_batch = {1};
-  b.zero = {0};
-  b.recompute = {core::Recompute::selective};
-  return b;
-}
 std::uint64_t count(const core::Scenario& s, const SearchSpace& b) { return Space(s, b).count_candidates(); }
 }  // namespace
 

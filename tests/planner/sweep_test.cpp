@@ -14,16 +14,9 @@
 
 using namespace ptdsim;
 using namespace ptdsim::planner;
+using test::degrees_only;
 
 namespace {
-
-SearchSpace degrees_only() {
-  SearchSpace b;
-  b.micro_batch = {1};
-  b.zero = {0};
-  b.recompute = {core::Recompute::selective};
-  return b;
-}
 
 // Every number of the report the sweep shows, compared exactly: the sweep must run the very
 // same simulation as `ptdsim evaluate`.

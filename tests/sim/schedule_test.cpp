@@ -7,38 +7,17 @@
 #include <tuple>
 
 #include "ptdsim/sim/graph_check.hpp"
+#include "fixtures.hpp"
 
 using namespace ptdsim;
+using testing::equal_stages;
+using testing::with;
 using sim::Op;
 using sim::Pass;
 
 namespace {
 
 // Equal stages, free communication unless a test sets it.
-analytic::StepCosts equal_stages(int p, int m, double tf, double tb, double tw = 0, int v = 1,
-                                 int layers = 4) {
-  analytic::StepCosts c;
-  c.microbatches = m;
-  c.vpp = v;
-  for (int s = 0; s < p; ++s) {
-    analytic::StageCosts sc;
-    sc.stage = s;
-    sc.layers = layers;
-    sc.forward_s = tf;
-    sc.backward_input_s = tb;
-    sc.backward_weight_s = tw;
-    c.stages.push_back(sc);
-  }
-  c.dp.scope = core::Scope::inter;
-  c.pp.scope = core::Scope::inter;
-  return c;
-}
-
-sim::ScheduleOptions with(core::Schedule s) {
-  sim::ScheduleOptions o;
-  o.schedule = s;
-  return o;
-}
 
 // Peak number of micro-batches whose activations one stage holds, from the order alone.
 int peak_in_flight(const std::vector<Op>& ops, bool split) {

@@ -6,42 +6,19 @@
 
 #include "ptdsim/sim/graph_check.hpp"
 #include "ptdsim/sim/trace.hpp"
+#include "fixtures.hpp"
 
 using namespace ptdsim;
+using testing::equal_stages;
+using testing::with;
 
 namespace {
-
-analytic::StepCosts stages(int p, int m, double tf, double tb, double tw = 0, int v = 1,
-                           int layers = 4) {
-  analytic::StepCosts c;
-  c.microbatches = m;
-  c.vpp = v;
-  for (int s = 0; s < p; ++s) {
-    analytic::StageCosts sc;
-    sc.stage = s;
-    sc.layers = layers;
-    sc.forward_s = tf;
-    sc.backward_input_s = tb;
-    sc.backward_weight_s = tw;
-    sc.forward_flops = 1e12;
-    c.stages.push_back(sc);
-  }
-  c.tp.scope = c.cp.scope = c.ep.scope = core::Scope::intra;
-  c.dp.scope = c.pp.scope = core::Scope::inter;
-  return c;
-}
-
-sim::ScheduleOptions with(core::Schedule s) {
-  sim::ScheduleOptions o;
-  o.schedule = s;
-  return o;
-}
 
 double exposed(const sim::StepSummary& s, core::CommKind k) { return s.exposed_s[static_cast<int>(k)]; }
 
 // Every communication and every feature on, for the graph checks.
 analytic::StepCosts everything(int p, int m, int v) {
-  auto c = stages(p, m, 1.0, 1.5, 0.5, v, 4);
+  auto c = equal_stages(p, m, 1.0, 1.5, 0.5, v, 4);
   for (auto& s : c.stages) {
     s.recompute_s = 0.2;
     s.tp_forward_s = 0.1, s.tp_backward_s = 0.2, s.tp_bytes = 1e8;
@@ -60,7 +37,7 @@ analytic::StepCosts everything(int p, int m, int v) {
 TEST_CASE("sim: 1F1B summary on equal stages", "[sim][summary]") {
   // p=4, m=8, t_f=1, t_b=2: step (m+p-1)*3 = 33; the busiest stage computes m*3 = 24 and idles
   // (p-1)*3 = 9; stage s holds p-s micro-batches (Narayanan et al. 2021).
-  auto g = sim::build_step(stages(4, 8, 1.0, 2.0), with(core::Schedule::one_f_one_b));
+  auto g = sim::build_step(equal_stages(4, 8, 1.0, 2.0), with(core::Schedule::one_f_one_b));
   g.engine.run();
   const auto s = sim::summarize(g);
   CHECK(s.step_s == Approx(33.0).epsilon(1e-12));
@@ -71,13 +48,13 @@ TEST_CASE("sim: 1F1B summary on equal stages", "[sim][summary]") {
   CHECK(s.bounded_by.find("compute") != std::string::npos);
 
   SECTION("GPipe holds all m micro-batches") {
-    auto gp = sim::build_step(stages(4, 8, 1.0, 2.0), with(core::Schedule::gpipe));
+    auto gp = sim::build_step(equal_stages(4, 8, 1.0, 2.0), with(core::Schedule::gpipe));
     gp.engine.run();
     CHECK(sim::summarize(gp).in_flight[0] == Approx(8).epsilon(1e-12));
   }
   SECTION("interleaved stage 0 holds min(mv, 2(p-1)+(v-1)p+1)/v micro-batches") {
     // p=4, v=2, m=8: (6 + 4 + 1)/2 = 5.5
-    auto gi = sim::build_step(stages(4, 8, 1.0, 2.0, 0, 2), with(core::Schedule::interleaved));
+    auto gi = sim::build_step(equal_stages(4, 8, 1.0, 2.0, 0, 2), with(core::Schedule::interleaved));
     gi.engine.run();
     CHECK(sim::summarize(gi).in_flight[0] == Approx(5.5).epsilon(1e-12));
   }
@@ -88,7 +65,7 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
   // One stage, m=2, t_f=1, t_b=2, 4 layers, 4 buckets (640 MB of gradients, 160 MB buckets).
   // The last backward runs [4,6], a bucket's gradients ready at 4.5, 5, 5.5, 6; each bucket's
   // reduction takes r/4 after its gradients and after the previous bucket.
-  auto c = stages(1, 2, 1.0, 2.0);
+  auto c = equal_stages(1, 2, 1.0, 2.0);
   c.stages[0].grad_bytes = 4 * 160e6;
   SECTION("overlap ratio r/t_b = 0.5: only the last bucket (r/4) is exposed") {
     c.stages[0].dp_reduce_s = 1.0;
@@ -121,7 +98,7 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
 
 TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp]") {
   // One stage, one micro-batch: F 1 s, B 2 s; TP 0.2 s forward and 0.4 s backward.
-  auto c = stages(1, 1, 1.0, 2.0);
+  auto c = equal_stages(1, 1, 1.0, 2.0);
   c.stages[0].tp_forward_s = 0.2;
   c.stages[0].tp_backward_s = 0.4;
   SECTION("serial: on the critical path, 3 + 0.6") {
@@ -181,7 +158,7 @@ TEST_CASE("sim: every schedule's DAG is acyclic and every task runs once", "[sim
 TEST_CASE("sim: without shared links the run equals the static critical path", "[sim][graph]") {
   // TP on NVLink only, one transfer at a time per link: the engine's makespan is the longest
   // path of the DAG (Boost topological order).
-  auto c = stages(4, 8, 1.0, 2.0);
+  auto c = equal_stages(4, 8, 1.0, 2.0);
   for (auto& s : c.stages) s.tp_forward_s = 0.1, s.tp_backward_s = 0.2;
   auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
   g.engine.run();
@@ -220,7 +197,7 @@ TEST_CASE("sim: the trace is valid JSON with one complete event per task", "[sim
 TEST_CASE("sim: a rank list with two replicas simulates both alike", "[sim][schedule]") {
   // the builder takes any rank list: two data-parallel replicas of a 2-stage pipeline behave as
   // one when nothing couples them
-  auto c = stages(2, 4, 1.0, 2.0);
+  auto c = equal_stages(2, 4, 1.0, 2.0);
   std::vector<sim::RankRef> ranks{{0, 0}, {1, 0}, {0, 1}, {1, 1}};
   auto g = sim::build_step(c, with(core::Schedule::one_f_one_b), ranks);
   g.engine.run();
