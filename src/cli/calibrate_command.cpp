@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "ptdsim/calibrate/fit.hpp"
 #include "ptdsim/calibrate/nccl_log.hpp"
 #include "ptdsim/core/error.hpp"
@@ -121,7 +122,7 @@ void add_calibrate(CLI::App& app) {
   imp->add_option("--scope", args->scope, "intra or inter: overrides the log's device list (needed for tail-only logs)")
       ->check(CLI::IsMember({"intra", "inter"}));
   imp->add_option("--ranks", args->ranks, "rank count, for logs whose bandwidths and device list do not fix it")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   imp->add_option("--max-pieces", args->max_pieces, "most size ranges per collective (piecewise fit)")
       ->capture_default_str()
       ->check(CLI::Range(1, 8));

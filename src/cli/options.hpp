@@ -7,6 +7,10 @@
 // Options several commands share: where the output goes and in which form, and --set overrides.
 namespace ptdsim::cli {
 
+// A positive count given on the command line (GPUs, degrees, ranks, top K), capped like the YAML
+// loader's degrees (2^24) so a bad value is told the range it missed, not "0 to 1.8e308".
+inline const CLI::Range kPositiveCount{1, 1 << 24};
+
 struct OutputOptions {
   std::string format = "table";
   std::string path;  // -o; empty: stdout

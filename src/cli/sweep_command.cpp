@@ -196,23 +196,23 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "scenario YAML file (the model, hardware and batch)")
       ->required();
   cmd->add_option("--gpus", args->gpus, "GPUs to lay out (default: the scenario's)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   add_set_option(cmd, args->sets);
-  cmd->add_option("--top", args->top, "how many layouts to rank")->check(CLI::PositiveNumber)->default_val(10);
+  cmd->add_option("--top", args->top, "how many layouts to rank")->check(kPositiveCount)->default_val(10);
   cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--objective", args->objective, "what to rank by; ties go to more memory headroom")
       ->check(CLI::IsMember({"time", "memory", "mfu"}))
       ->default_str("time");
   auto& b = args->bounds;
-  cmd->add_option("--max-tp", b.max_tp, "largest tensor-parallel degree")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-pp", b.max_pp, "largest pipeline-parallel degree")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-cp", b.max_cp, "largest context-parallel degree")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-ep", b.max_ep, "largest expert-parallel degree")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-tp", b.max_tp, "largest tensor-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-pp", b.max_pp, "largest pipeline-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-cp", b.max_cp, "largest context-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-ep", b.max_ep, "largest expert-parallel degree")->check(kPositiveCount);
   cmd->add_option("--max-vpp", b.max_vpp, "most virtual pipeline stages per rank")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   cmd->add_option("--max-micro-batch", b.max_micro_batch, "largest micro-batch (default 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   add_output_options(cmd, args->out, {"table", "json", "csv"});
   cmd->callback([args] { run(*args); });
 }
