@@ -4,7 +4,9 @@
 #include <regex>
 #include <sstream>
 
+#include "../common/scenarios.hpp"
 #include "ptdsim/io/load.hpp"
+#include "ptdsim/sim/simulate.hpp"
 #include "ptdsim/validation/validate.hpp"
 
 using namespace ptdsim;
@@ -76,4 +78,32 @@ TEST_CASE("validation: MAPE and the worst record", "[validation]") {
   CHECK(e.worst_error == Approx(-0.30));
   CHECK(sum.step_by_source.at("S1").count == 2);
   CHECK(sum.step_by_split.at("fit").mape == Approx(0.10));
+}
+
+TEST_CASE("validation: the efficiency fit recovers the efficiency the measurements were made with",
+          "[validation][fit]") {
+  // Records "measured" with the simulator at efficiency 0.6 on a GPU shipped at 0.8: the fit must
+  // find 0.6 (golden section to 1e-3, rounded to 3 decimals) and score both splits near 0% error.
+  std::vector<io::Record> recs;
+  for (int i = 0; i < 4; ++i) {
+    auto s = testing::gpt3_1024();
+    s.training.global_batch = 128 * (i + 1);  // m = 16, 32, 48, 64: different bubble shares
+    s.hardware.gpu.matmul_efficiency = 0.6;
+    io::Record r;
+    r.name = "r" + std::to_string(i);
+    r.source = "synthetic";
+    r.split = i % 2 ? "holdout" : "fit";
+    r.measured.step_s = sim::simulate(s).step_s;
+    s.hardware.gpu.matmul_efficiency = 0.8;
+    r.scenario = s;
+    recs.push_back(r);
+  }
+  const auto fits = validation::fit_matmul_efficiency(recs);
+  REQUIRE(fits.size() == 1);
+  CHECK(fits[0].gpu == "A100-SXM4-80GB bf16");
+  CHECK(fits[0].shipped == 0.8);
+  CHECK(fits[0].fitted == Approx(0.6).margin(0.002));
+  CHECK(fits[0].fit.count == 2);
+  CHECK(fits[0].holdout.count == 2);
+  CHECK(fits[0].holdout.mape < 0.005);  // the held-out records were made the same way
 }
