@@ -33,15 +33,17 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
   std::vector<Ops> ops(p);
   for (int i = 0; i < p; ++i) {
     const auto& c = costs.stages[i];
-    auto op = [&](double compute, double tp, double cp, double ep) {
+    // CP's exchange starts with the attention core (`window`), after the rest of the pass.
+    auto op = [&](double compute, double tp, double cp, double ep, double window) {
       const double serial = compute + (ov.tp ? 0 : tp) + ep;
-      const double overlapped = std::max(cp, ov.tp ? tp : 0.0);  // own streams, run side by side
+      const double ring = cp > 0 ? compute - std::min(compute, window) + cp : 0.0;
+      const double overlapped = std::max(ring, ov.tp ? tp : 0.0);  // own streams, side by side
       return std::max(serial, overlapped) / v;
     };
     Ops& o = ops[i];
-    o.f = op(c.forward_s, c.tp_forward_s, c.cp_forward_s, c.ep_forward_s);
+    o.f = op(c.forward_s, c.tp_forward_s, c.cp_forward_s, c.ep_forward_s, c.attention_core_s);
     o.b = op(c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s), c.tp_backward_s,
-             c.cp_backward_s, c.ep_backward_s);
+             c.cp_backward_s, c.ep_backward_s, 2 * c.attention_core_s);
     o.w = split ? c.backward_weight_s / v : 0;
     o.p2p = c.p2p_s;
     o.busy = m * v * (o.f + o.b + o.w);

@@ -228,12 +228,14 @@ class Builder {
       double compute_s = 0, flops = 0;
       TaskKind kind = TaskKind::forward;
       double tp_s = 0, cp_s = 0, ep_s = 0;
+      double attention_s = 0;  // the attention core of the pass: all that CP's exchange can hide behind
       if (op.pass == Pass::F) {
         compute_s = sc.forward_s * inv_v;
         flops = sc.forward_flops * inv_v;
         tp_s = sc.tp_forward_s * inv_v;
         cp_s = sc.cp_forward_s * inv_v;
         ep_s = sc.ep_forward_s * inv_v;
+        attention_s = sc.attention_core_s * inv_v;
       } else if (op.pass == Pass::B) {
         compute_s = (sc.recompute_s + sc.backward_input_s + (split_ ? 0 : sc.backward_weight_s)) * inv_v;
         flops = sc.forward_flops * inv_v * (split_ ? 1 : 2);
@@ -241,6 +243,7 @@ class Builder {
         tp_s = sc.tp_backward_s * inv_v;
         cp_s = sc.cp_backward_s * inv_v;
         ep_s = sc.ep_backward_s * inv_v;
+        attention_s = 2 * sc.attention_core_s * inv_v;  // its backward is twice the forward's
       } else {
         compute_s = sc.backward_weight_s * inv_v;
         flops = sc.forward_flops * inv_v;
@@ -270,13 +273,30 @@ class Builder {
           deps.add(g);
         }
         const bool fold = fold_tp && tp_s > 0;
-        const TaskId c = add(r, kind, StreamKind::compute, (compute_s + (fold ? tp_s : 0)) / nseg,
-                             &op, l0, l1 - l0, nullptr, 0, flops / nseg);
+        // Ring attention hides CP's key/value exchange behind the attention core only: the
+        // projections before it produce the keys and values, the ones after need its output.
+        // The pass runs as its other work, then the attention core beside the exchange.
+        const double window = cp_s > 0 ? std::min(compute_s, attention_s) / nseg : 0.0;
+        TaskId before_attention = -1;
+        if (window > 0 && compute_s / nseg > window) {
+          const double share = 1 - window * nseg / compute_s;
+          before_attention = add(r, kind, StreamKind::compute, compute_s / nseg - window, &op, l0,
+                                 l1 - l0, nullptr, 0, flops * share / nseg);
+          for (int i = 0; i < deps.n; ++i)
+            if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], before_attention);
+        }
+        const double own_s = before_attention >= 0 ? window : compute_s / nseg;
+        const double own_flops = before_attention >= 0 ? flops * window * nseg / compute_s / nseg
+                                                       : flops / nseg;
+        const TaskId c = add(r, kind, StreamKind::compute, own_s + (fold ? tp_s / nseg : 0), &op, l0,
+                             l1 - l0, nullptr, 0, own_flops);
         if (fold) g_.engine.fold_tp(c, tp_s / nseg, sc.tp_bytes * inv_v * 0.5 / nseg);
-        for (int i = 0; i < deps.n; ++i)
-          if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], c);
-        if (j == 0) entry.add(c);
-        if (first < 0) first = c;
+        const TaskId head = before_attention >= 0 ? before_attention : c;
+        if (before_attention < 0)
+          for (int i = 0; i < deps.n; ++i)
+            if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], c);
+        if (j == 0) entry.add(head);
+        if (first < 0) first = head;
         seg_end.clear();
         seg_end.add(c);
         const std::array<std::pair<double, TaskKind>, 3> comms{
@@ -288,13 +308,16 @@ class Builder {
         for (int q = 0; q < 3; ++q) {
           const double t = comms[q].first;
           if (t <= 0 || (q == 0 && fold)) continue;
-          // CP's ring exchange overlaps with attention by design (ring attention); TP overlaps
-          // when asked; EP's all-to-all feeds the experts and stays serial.
-          const bool overlapped = q == 1 || (q == 0 && o_.overlap_tp);
+          // CP's ring exchange overlaps with the attention core (ring attention; above); TP
+          // overlaps when asked; EP's all-to-all feeds the experts and stays serial.
+          const bool overlapped = (q == 1 && window > 0) || (q == 0 && o_.overlap_tp);
           // bytes are per micro-batch, forward + backward: halve for one pass
           const TaskId x = add(r, comms[q].second, streams[q], t / nseg, &op, l0, l1 - l0,
                                groups[q], bytes[q] * inv_v * 0.5 / nseg);
-          if (overlapped) {
+          if (q == 1 && before_attention >= 0) {
+            g_.engine.depend(before_attention, x);  // starts with the attention core
+            seg_end.add(x);
+          } else if (overlapped) {
             for (int i = 0; i < deps.n; ++i) g_.engine.depend(deps.id[i], x);
             if (j == 0) entry.add(x);
             seg_end.add(x);

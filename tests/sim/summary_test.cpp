@@ -130,6 +130,31 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
   }
 }
 
+TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summary][cp]") {
+  // One stage, one micro-batch: F 1 s with a 0.2 s attention core, B 2 s (its attention 0.4 s).
+  // The exchange starts with the attention core, after the pass's other 0.8 s (F) or 1.6 s (B).
+  auto c = equal_stages(1, 1, 1.0, 2.0);
+  c.stages[0].attention_core_s = 0.2;
+  SECTION("longer than the forward's attention: exposed by 0.5 - 0.2; shorter in backward: hidden") {
+    c.stages[0].cp_forward_s = 0.5;
+    c.stages[0].cp_backward_s = 0.3;
+    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(3.3).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::cp) == Approx(0.3).epsilon(1e-12));
+    CHECK(s.compute_s == Approx(3.0).epsilon(1e-12));  // the split pass still computes 3 s
+  }
+  SECTION("without an attention core to hide behind, the exchange is serial") {
+    c.stages[0].attention_core_s = 0;
+    c.stages[0].cp_forward_s = 0.5;
+    c.stages[0].cp_backward_s = 0.3;
+    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    g.engine.run();
+    CHECK(sim::summarize(g).step_s == Approx(3.8).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("sim: every schedule's DAG is acyclic and every task runs once", "[sim][graph]") {
   using core::Schedule;
   for (auto [sched, v] : {std::pair{Schedule::gpipe, 1}, std::pair{Schedule::one_f_one_b, 1},
