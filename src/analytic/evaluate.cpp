@@ -174,6 +174,13 @@ core::Report evaluate(const core::Scenario& s) {
 
   for (const auto& st : costs.stages) r.optimizer_s = std::max(r.optimizer_s, st.optimizer_s);
 
+  // Communication hidden behind compute still holds SMs (one thread block per NCCL channel): the
+  // compute beside it runs at 1 - share of its speed, so it takes share x the hidden time longer.
+  double hidden = 0;
+  for (const auto& k : r.comm) hidden += std::max(0.0, k.time_s - k.exposed_s);
+  r.contention_s = s.hardware.gpu.comm_share() * std::min(hidden, r.compute_s);
+  r.compute_s += r.contention_s;
+
   double exposed_total = 0;
   for (const auto& k : r.comm) exposed_total += k.exposed_s;
   r.step_s = r.compute_s + r.bubble_s + exposed_total + r.optimizer_s;

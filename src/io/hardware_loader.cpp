@@ -118,6 +118,14 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
     }
   }
   h.gpu.kernel_launch_s = gpu.number("kernel_launch_us", Range::non_negative, 0.0) * core::kMicro;
+  h.gpu.sms = static_cast<int>(gpu.integer("sms", 1, 1 << 20, 0));
+  h.gpu.comm_sms = static_cast<int>(gpu.integer("comm_sms", 0, 1 << 20, 0));
+  if (h.gpu.comm_sms > 0 && h.gpu.comm_sms >= std::max(1, h.gpu.sms)) {
+    const Entry* e = gpu.get("comm_sms");
+    fail(e->value->mark, h.gpu.sms > 0 ? "hardware.gpu.comm_sms must be below hardware.gpu.sms (" +
+                                             std::to_string(h.gpu.sms) + ")"
+                                       : std::string("hardware.gpu.comm_sms needs hardware.gpu.sms"));
+  }
 
   const Entry& node_entry = f.require("node");
   Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",

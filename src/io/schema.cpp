@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us"}},
+        "kernel_launch_us", "sms", "comm_sms"}},
       {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},

@@ -82,6 +82,31 @@ void Engine::depend(TaskId from, TaskId to) {
   edge_to_.push_back(to);
 }
 
+void Engine::set_comm_share(double share) {
+  if (!(share >= 0 && share < 1)) throw std::invalid_argument("sim::Engine comm share must be in [0, 1)");
+  comm_share_ = share;
+}
+
+double Engine::compute_rate(int comm) const {
+  return std::max(kMinComputeRate, 1.0 - comm * comm_share_);
+}
+
+// A collective started or ended on `rank`: its running compute task progressed at the old rate
+// until now and goes on at the new one (its end event is rescheduled, the old one goes stale).
+void Engine::change_load(int rank, int delta, double t) {
+  RankLoad& l = load_[rank];
+  if (l.compute >= 0) {
+    Slot& c = slot_[l.compute];
+    c.amount = std::max(0.0, c.amount - (t - l.since) * compute_rate(l.comm));
+    l.since = t;
+  }
+  l.comm += delta;
+  if (l.compute >= 0) {
+    Slot& c = slot_[l.compute];
+    push(t + c.amount / compute_rate(l.comm), l.compute, 2, ++c.version);
+  }
+}
+
 void Engine::push(double t, TaskId id, std::uint8_t type, std::uint32_t version) {
   heap_.push_back(Event{t, seq_++, id, version, type});
   std::push_heap(heap_.begin(), heap_.end(), Later{});
@@ -99,7 +124,14 @@ void Engine::try_start(int s, double t) {
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
     x.binding = stream_tasks_[st.cursor - 1];
-  if (x.link < 0)
+  const bool on_compute = spec_[id].stream == StreamKind::compute;
+  if (!on_compute && comm_share_ > 0) change_load(spec_[id].rank, +1, t);
+  if (x.link < 0 && on_compute && comm_share_ > 0) {
+    RankLoad& l = load_[spec_[id].rank];
+    l.compute = id;
+    l.since = t;
+    push(t + x.amount / compute_rate(l.comm), id, 2, ++x.version);
+  } else if (x.link < 0)
     push(t + x.amount, id, 0);
   else if (x.latency)
     push(t + spec_[id].duration_s, id, 0);
@@ -145,6 +177,12 @@ void Engine::complete(TaskId id, double t) {
   Slot& x = slot_[id];
   x.state = TaskState::done;
   x.finish = t;
+  if (comm_share_ > 0) {
+    if (spec_[id].stream != StreamKind::compute)
+      change_load(spec_[id].rank, -1, t);
+    else
+      load_[spec_[id].rank].compute = -1;
+  }
   makespan_ = std::max(makespan_, t);
   Stream& st = streams_[x.stream];
   st.busy = false;
@@ -183,6 +221,7 @@ void Engine::run() {
     l.active.clear();
     l.last_t = 0;
   }
+  load_.assign(comm_share_ > 0 ? ranks_ : 0, RankLoad{});
 
   // successors in CSR form (counting sort by source)
   succ_begin_.assign(n + 1, 0);
@@ -227,7 +266,7 @@ void Engine::run() {
     const Event ev = heap_.back();
     heap_.pop_back();
     Slot& x = slot_[ev.task];
-    if (ev.type == 1 && ev.version != x.version) continue;  // superseded share
+    if (ev.type != 0 && ev.version != x.version) continue;  // superseded share or rate
     ++events_;
     if (ev.type == 0 && x.latency) {
       x.latency = 0;

@@ -85,6 +85,7 @@ ScheduleOptions options_of(const core::Scenario& s) {
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
   o.zero = s.parallel.zero;
+  o.comm_share = s.hardware.gpu.comm_share();
   // Megatron-LM: bucket_size = max(40M, 1M * dp) parameters
   o.dp_bucket_bytes = std::max(40e6, 1e6 * s.parallel.dp) * 4;
   return o;
@@ -122,6 +123,7 @@ class Builder {
       replicas_ = std::max(replicas_, r.replica + 1);
     }
     g_.engine = Engine(static_cast<int>(g_.ranks.size()));
+    g_.engine.set_comm_share(o.comm_share);
     split_ = o.schedule == core::Schedule::zb_h1;
     // layer offsets of the stages (the first layer of each)
     first_layer_.assign(p_ + 1, 0);

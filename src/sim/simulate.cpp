@@ -38,6 +38,7 @@ core::Report simulate(const core::Scenario& s, std::string* trace_json) {
   r.engine = "simulation";
   r.step_s = sum.step_s;
   r.compute_s = sum.compute_s;
+  r.contention_s = sum.contention_s;
   r.bubble_s = sum.bubble_s;
   r.optimizer_s = sum.optimizer_s;
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = sum.exposed_s[k];

@@ -79,6 +79,9 @@ StepSummary summarize(const StepGraph& g) {
 
   out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
   out.compute_s = work[out.busiest_rank];
+  for (TaskId t : e.stream_tasks(out.busiest_rank, StreamKind::compute))
+    if (e.spec(t).kind != TaskKind::optimizer)
+      out.contention_s += std::max(0.0, e.finish(t) - e.start(t) - e.spec(t).duration_s);
   {
     // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
     // idles through the others' cool-down too ((p-1)(t_f+t_b) on every stage of an even 1F1B)

@@ -32,6 +32,12 @@ TEST_CASE("planner: the reason a layout is slower is its largest extra cost", "[
     r.compute_s = 10;
     CHECK(why_slower(best, r) == "recompute overhead +2 s");
   }
+  SECTION("compute slowed by collectives beside it is overlap's cost, not the kernels'") {
+    r.step_s = 11.5;
+    r.compute_s = 9.5;      // +1.5 s, of which 1.2 s contention
+    r.contention_s = 1.2;
+    CHECK(why_slower(best, r) == "comm beside compute +1.2 s");
+  }
 }
 
 TEST_CASE("planner: the reason a layout needs more memory", "[planner][explain]") {

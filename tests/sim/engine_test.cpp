@@ -144,3 +144,49 @@ TEST_CASE("sim: bad edges and tasks are rejected", "[sim][engine]") {
   CHECK_THROWS_AS(e.add(compute(-1.0)), std::invalid_argument);
   CHECK_THROWS_AS(e.add(transfer(1.0, 0, StreamKind::dp)), std::invalid_argument);  // no link
 }
+
+TEST_CASE("sim: collectives running beside compute slow it by their SM share", "[sim][engine][contention]") {
+  // share 0.2: one running collective leaves compute 0.8 of its speed, two leave 0.6
+  Engine e(2);
+  e.set_comm_share(0.2);
+  const int nvlink = e.add_link(1.0), nic = e.add_link(1.0);
+  SECTION("one collective for the first 0.5 s: 0.4 s of work done by then, 0.6 s left: ends at 1.1") {
+    const TaskId c = e.add(compute(1.0));
+    const TaskId x = e.add(transfer(0.5, nic, StreamKind::dp));
+    e.run();
+    CHECK(e.finish(x) == Approx(0.5).epsilon(1e-12));  // the collective itself is not slowed
+    CHECK(e.finish(c) == Approx(1.1).epsilon(1e-12));
+  }
+  SECTION("two at once for 0.5 s (0.3 s of work), then one for 0.5 s (0.4 s): ends at 1.3") {
+    const TaskId c = e.add(compute(1.0));
+    e.add(transfer(0.5, nic, StreamKind::dp));
+    e.add(transfer(1.0, nvlink, StreamKind::tp));
+    e.run();
+    CHECK(e.finish(c) == Approx(1.3).epsilon(1e-12));
+  }
+  SECTION("the latency phase counts, and a collective on another rank does not") {
+    const TaskId c = e.add(compute(1.0));
+    e.add(transfer(0.25, nic, StreamKind::dp, /*alpha_s=*/0.25));  // running [0, 0.5]
+    e.add(transfer(1.0, nvlink, StreamKind::tp, 0, /*rank=*/1));
+    e.run();
+    CHECK(e.finish(c) == Approx(1.1).epsilon(1e-12));
+  }
+  SECTION("compute that starts while a collective runs, and a collective that starts mid-task") {
+    const TaskId x = e.add(transfer(2.0, nic, StreamKind::dp));      // [0, 2]
+    const TaskId a = e.add(compute(0.4));                             // [0, 0.5] at 0.8
+    const TaskId b = e.add(compute(2.0));                             // 1.2 s at 0.8 to t=2, 0.8 s alone
+    e.run();
+    CHECK(e.finish(x) == Approx(2.0).epsilon(1e-12));
+    CHECK(e.finish(a) == Approx(0.5).epsilon(1e-12));
+    CHECK(e.finish(b) == Approx(2.8).epsilon(1e-12));
+  }
+  SECTION("share 0 leaves compute alone") {
+    e.set_comm_share(0.0);
+    const TaskId c = e.add(compute(1.0));
+    e.add(transfer(0.5, nic, StreamKind::dp));
+    e.run();
+    CHECK(e.finish(c) == Approx(1.0).epsilon(1e-12));
+  }
+  CHECK_THROWS_AS(e.set_comm_share(1.0), std::invalid_argument);
+  CHECK_THROWS_AS(e.set_comm_share(-0.1), std::invalid_argument);
+}

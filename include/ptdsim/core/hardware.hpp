@@ -59,6 +59,11 @@ struct GpuSpec {
   }
   std::vector<GemmEfficiency> matmul_table;  // optional, calibrated; overrides matmul_efficiency
   double kernel_launch_s = 0;                // optional, calibrated
+  // Streaming multiprocessors, and how many of them one running NCCL collective holds (one
+  // thread block per channel): the GEMMs running beside it lose that share. 0: not modelled.
+  int sms = 0;
+  int comm_sms = 0;
+  double comm_share() const { return sms > 0 ? static_cast<double>(comm_sms) / sms : 0.0; }
 };
 
 struct HardwareSpec {

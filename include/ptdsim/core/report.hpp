@@ -58,6 +58,7 @@ struct Report {
   // time, seconds
   double step_s = 0;
   double compute_s = 0;    // the busiest stage's forward + backward (+ recompute) work
+  double contention_s = 0; // of compute_s: lost to the SMs held by collectives running beside it
   double bubble_s = 0;     // pipeline idle time of that stage
   double optimizer_s = 0;
   double stage_forward_s = 0;   // per micro-batch, the slowest stage

@@ -78,6 +78,11 @@ class Engine {
     spec_[id].folded_tp_s = seconds;
     spec_[id].folded_tp_bytes = bytes;
   }
+  // SM contention: while n collectives run on a rank (latency and transfer), its compute runs at
+  // 1 - n * share of its speed (at least kMinComputeRate): NCCL's kernels hold SMs that the GEMMs
+  // beside them lose. 0 (the default) leaves compute alone.
+  void set_comm_share(double share);
+  static constexpr double kMinComputeRate = 0.1;
   // `to` may start only after `from` finished. Both must exist; no self edges.
   void depend(TaskId from, TaskId to);
 
@@ -118,7 +123,8 @@ class Engine {
     std::uint64_t seq;
     TaskId task;
     std::uint32_t version;  // flow events: stale when the task's version moved on
-    std::uint8_t type;      // 0: timer (compute end or latency end), 1: transfer end
+    std::uint8_t type;      // 0: timer (compute end or latency end), 1: transfer end,
+                            // 2: compute end under contention (versioned like 1)
   };
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
@@ -130,6 +136,11 @@ class Engine {
     double last_t = 0;
     std::vector<TaskId> active;
   };
+  struct RankLoad {
+    std::int32_t comm = 0;      // collectives running on the rank
+    TaskId compute = -1;        // its running compute task
+    double since = 0;           // when that task's remaining work was last brought up to date
+  };
   struct Stream {
     std::int32_t begin = 0, end = 0, cursor = 0;  // into stream_tasks_
     bool busy = false;
@@ -138,7 +149,7 @@ class Engine {
   // What the run touches per task in 32 bytes: a step of a 1T-parameter model has ~1.3e5 tasks
   // and the run is bound by memory latency, not arithmetic. Start times live apart (written once).
   struct alignas(32) Slot {
-    double amount = 0;  // compute: duration; transfer: work left (after the latency phase)
+    double amount = 0;  // compute: duration (left, under contention); transfer: work left
     double finish = 0;  // until the task is done: when it became ready
     TaskId binding = -1;
     std::uint32_t version = 0;
@@ -158,6 +169,8 @@ class Engine {
   void start_transfer(TaskId id, double t);
   void end_transfer(TaskId id, double t);
   void complete(TaskId id, double t);
+  double compute_rate(int comm) const;
+  void change_load(int rank, int delta, double t);
 
   int ranks_;
   std::vector<TaskSpec> spec_;
@@ -169,6 +182,8 @@ class Engine {
   std::vector<Stream> streams_;
   std::vector<TaskId> stream_tasks_;
   std::vector<Link> links_;
+  double comm_share_ = 0;
+  std::vector<RankLoad> load_;
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
   std::size_t events_ = 0;

@@ -47,6 +47,7 @@ struct ScheduleOptions {
   bool overlap_dp = true;   // gradient buckets reduced as soon as the last backward made them
   bool zero3_prefetch = true;
   int zero = 0;
+  double comm_share = 0;  // compute a running collective takes from its GPU (Engine::set_comm_share)
   // Megatron-LM's DDP bucket: 40M parameters (max(40e6, 1e6*dp)); 4-byte fp32 main gradients.
   double dp_bucket_bytes = 40e6 * 4;
 };

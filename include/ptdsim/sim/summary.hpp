@@ -13,6 +13,7 @@ struct StepSummary {
   double step_s = 0;
   int busiest_rank = 0;     // the rank with the most pipeline compute (F, B, W)
   double compute_s = 0;     // that rank's pipeline compute
+  double contention_s = 0;  // the part of compute_s its collectives' SMs cost (Engine::set_comm_share)
   double bubble_s = 0;      // that rank's idle time until the last pipeline pass of any rank
                             // ends: neither compute nor its TP/CP/EP collectives running
   double optimizer_s = 0;   // the longest optimizer step

@@ -42,6 +42,7 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("memory.fits", Value{r.fits});
   f("time.step_s", Value{r.step_s});
   f("time.compute_s", Value{r.compute_s});
+  f("time.contention_s", Value{r.contention_s});
   f("time.bubble_s", Value{r.bubble_s});
   f("time.optimizer_s", Value{r.optimizer_s});
   for (int k = 0; k < core::kCommKindCount; ++k)

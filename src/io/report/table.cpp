@@ -80,6 +80,9 @@ void time_section(std::string& out, const core::Report& r) {
   out += fmt::format("\nStep time ({})\n", r.engine);
   out += fmt::format("  {:<22} {:>10}\n", "step", seconds(r.step_s));
   out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "compute", seconds(r.compute_s), pct(r.compute_s));
+  if (r.contention_s > 0)
+    out += fmt::format("    {:<20} {:>10} {:>5.1f}%  (SMs held by collectives beside it)\n",
+                       "of which slowed", seconds(r.contention_s), pct(r.contention_s));
   out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "pipeline bubble", seconds(r.bubble_s),
                      pct(r.bubble_s));
   out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
