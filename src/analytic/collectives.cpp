@@ -72,6 +72,29 @@ Group group_of(const core::Scenario& s, core::Dim dim) {
 
 namespace {
 
+// NCCL's per-hop latencies for the Simple protocol (large messages), tuning.cc 2.18 and later
+// (/work/shared/fixtures/nccl-tests/README.md "How the latency is put together"): a ring step
+// over NVLink, and one that crosses the network (Ring and Tree alike).
+constexpr double kRingHopNvlink_s = 3.4e-6;
+constexpr double kHopNet_s = 14.0e-6;
+
+// Latency a group of more than two nodes adds to the measured two-node alpha. All-gather and
+// reduce-scatter run as rings: n-1 steps, one crossing the network per node, the others over
+// NVLink. All-reduce across nodes runs as NCCL's tree: 2 log2(nodes) network hops. All-to-all and
+// send/recv talk to peers directly.
+double extra_latency(core::Collective op, const Group& g) {
+  const int ppn = std::max(1, g.ranks_per_node);
+  const double nodes = std::ceil(static_cast<double>(g.ranks) / ppn);
+  if (nodes <= 2) return 0;
+  switch (op) {
+    case core::Collective::all_gather:
+    case core::Collective::reduce_scatter:
+      return (nodes - 2) * (kHopNet_s + (ppn - 1) * kRingHopNvlink_s);
+    case core::Collective::all_reduce: return 2 * (std::log2(nodes) - 1) * kHopNet_s;
+    default: return 0;
+  }
+}
+
 AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
                      bool* found) {
   // nearest rank count first (in log distance), then the row whose size range holds `bytes`, else
@@ -119,7 +142,8 @@ AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, dou
   const double nic = hw.network.bandwidth_Bps * hw.network.efficiency / std::max(1.0, hw.oversubscription);
   const bool aggregates = op != core::Collective::all_to_all && op != core::Collective::send_recv;
   const double busbw = aggregates ? std::min(nvlink, g.ranks_per_node * nic) : nic;
-  const double alpha = hw.network.latency_s + (g.ranks_per_node > 1 ? hw.intra.latency_s : 0.0);
+  const double alpha = hw.network.latency_s + (g.ranks_per_node > 1 ? hw.intra.latency_s : 0.0) +
+                       extra_latency(op, g);
   return AlphaBeta{alpha, busbw};
 }
 

@@ -77,15 +77,24 @@ TEST_CASE("analytic: collective times from the link model", "[analytic][collecti
           Approx(5e-6 + 1.75 * core::kGiB / 300e9).epsilon(1e-12));
   }
   SECTION("one rank per node: the NIC share") {
-    // 10 us + 1.75 * 1e9 / 25e9 = 0.07001 s
-    CHECK(collective_time(hw, Collective::all_reduce, 1e9, inter1) == Approx(0.07001).epsilon(1e-12));
+    // 10 us + 1.75 * 1e9 / 25e9 = 0.07001 s, plus 8 nodes' tree: 2 (log2 8 - 1) x 14 us = 56 us
+    CHECK(collective_time(hw, Collective::all_reduce, 1e9, inter1) == Approx(0.07001 + 56e-6).epsilon(1e-12));
   }
   SECTION("k ranks per node aggregate k NICs (NCCL rings over every NIC), latency adds NVLink's") {
-    // busbw 2 x 25 = 50 GB/s; alpha 10 + 5 us; 0.875 * 1e9 / 50e9 = 0.0175
-    CHECK(collective_time(hw, Collective::reduce_scatter, 1e9, inter2) == Approx(15e-6 + 0.0175).epsilon(1e-12));
+    // busbw 2 x 25 = 50 GB/s; alpha 10 + 5 us; 0.875 * 1e9 / 50e9 = 0.0175; a ring over 4 nodes
+    // has 2 network and 2 NVLink steps more than over 2: 2 x 14 + 2 x 3.4 = 34.8 us
+    CHECK(collective_time(hw, Collective::reduce_scatter, 1e9, inter2) ==
+          Approx(15e-6 + 34.8e-6 + 0.0175).epsilon(1e-12));
   }
   SECTION("all-to-all cannot aggregate NICs") {
     CHECK(collective_time(hw, Collective::all_to_all, 1e9, inter2) == Approx(15e-6 + 0.875 * 1e9 / 25e9).epsilon(1e-12));
+  }
+  SECTION("a ring over 128 nodes of 8 pays NCCL's hop latencies: 126 x (14 + 7 x 3.4) us more") {
+    Group ring{1024, core::Scope::inter, 8};
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, ring).alpha_s ==
+          Approx(15e-6 + 126 * (14e-6 + 7 * 3.4e-6)).epsilon(1e-12));
+    Group two{16, core::Scope::inter, 8};  // the measured two-node alpha as it is
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, two).alpha_s == Approx(15e-6).epsilon(1e-12));
   }
   SECTION("efficiency and oversubscription scale the NIC") {
     hw.network.efficiency = 0.9;

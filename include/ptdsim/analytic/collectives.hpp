@@ -20,7 +20,9 @@ Group group_of(const core::Scenario& s, core::Dim dim);
 // The alpha-beta line a collective follows: time = alpha_s + bytes * bus_factor / busbw_Bps.
 // From the calibrated `collectives:` table when the hardware has a matching row (op, scope; nearest
 // rank count; the size range holding `bytes`), else from the link model: the group's slowest link
-// (NVLink inside a node, the NIC share across nodes) times its efficiency.
+// (NVLink inside a node, the NIC share across nodes) times its efficiency, and the measured
+// latency of the smallest group (8 GPUs; 2 nodes) plus NCCL's hop latencies for the steps a
+// larger ring or tree adds.
 struct AlphaBeta {
   double alpha_s = 0;
   double busbw_Bps = 0;
