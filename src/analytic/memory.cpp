@@ -19,6 +19,9 @@ bool full_width(core::Precision p) { return p == core::Precision::fp32 || p == c
 //                   attention core: scores-softmax output 2as^2b, its dropout mask as^2b,
 //                   dropout output 2as^2b = 5as^2b (gone with selective recompute or flash attention)
 //   full recompute keeps only the layer input: 2sbh.
+// FP8 (TransformerEngine) keeps the inputs its GEMMs need for the weight gradients as the FP8
+// copies it cast them to, one byte instead of two: the QKV and MLP inputs (2sbh of the
+// replicated part), the output-projection input (sbh) and the second MLP GEMM's input (sbf).
 // Context parallel: each rank holds s/c of the queries (and of every sbh term); its scores span
 // the whole key length, (s/c)*s.
 double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
@@ -35,17 +38,17 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const double replicated = 10 * sbh;
   const double mlp_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;  // bytes per token per ffn unit
   double split = sbh * (2 + 4 * kv_ratio + 2);
-  if (moe_layer) {
-    // top_k copies of each token go through an expert MLP (balanced routing), plus the permuted
-    // copy of the tokens the dispatch keeps for the backward pass.
-    const double k = m.moe->top_k;
-    split += k * (mlp_per_f * local * b * m.expert_ffn_hidden() + 2 * sbh);
-  } else {
-    split += mlp_per_f * local * b * m.ffn_hidden;
-  }
+  // tokens through the MLP times its width: top_k copies of each through an expert (balanced)
+  const double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden()
+                                        : local * b * m.ffn_hidden;
+  split += mlp_per_f * mlp_tokens_f;
+  // the permuted copy of the tokens the dispatch keeps for the backward pass
+  if (moe_layer) split += m.moe->top_k * 2 * sbh;
   double scores = 5 * a * local * seq * b;
   if (recompute == core::Recompute::selective || s.training.flash_attention) scores = 0;
-  return width * (replicated / sp + (split + scores) / t);
+  double fp8_saved = 0;
+  if (s.training.precision == core::Precision::fp8) fp8_saved = 2 * sbh / sp + (sbh + mlp_tokens_f) / t;
+  return width * (replicated / sp + (split + scores) / t) - fp8_saved;
 }
 
 }  // namespace

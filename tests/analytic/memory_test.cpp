@@ -114,6 +114,15 @@ TEST_CASE("analytic: activation formulas of Korthikanti section 4", "[analytic][
     const double split = 4 + 4.0 * 8 / 96 + 6.0 * 32768 / 12288;
     CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + split / 8)).epsilon(1e-12));
   }
+  SECTION("FP8 keeps four GEMM inputs at one byte: 10 - 2 + (24 - 1 - 4)/t with SP over t") {
+    // 34 sbh: QKV and MLP inputs 2sbh each -> 1; projection input 2sbh -> 1; fc2 input 2sbf -> sbf
+    s.hardware.gpu.peak_flops[core::index(core::Precision::fp8)] = 1e15;
+    s.training.precision = core::Precision::fp8;
+    s.training.flash_attention = true;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (8 + 19.0 / 8)).epsilon(1e-12));
+    s.parallel.sequence_parallel = true;
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * 27 / 8).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("analytic: micro-batches in flight per schedule", "[analytic][memory]") {
