@@ -21,6 +21,7 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
   const double v = std::max(1, costs.vpp);
   const bool split = s.parallel.vpp == 1 && s.parallel.schedule == core::Schedule::zb_h1;
   const bool zero3 = s.parallel.zero >= 3;
+  const double share = s.hardware.gpu.comm_share();
 
   // One pass (op) of one chunk of one micro-batch on a stage: its compute followed by the
   // communication chained behind it (TP when not overlapped, EP always), or, when longer, the
@@ -33,10 +34,13 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
   std::vector<Ops> ops(p);
   for (int i = 0; i < p; ++i) {
     const auto& c = costs.stages[i];
-    // CP's exchange starts with the attention core (`window`), after the rest of the pass.
+    // CP's exchange starts with the attention core (`window`), after the rest of the pass, and
+    // slows it: by share x the exchange, or by share x the attention when the exchange outlasts it.
     auto op = [&](double compute, double tp, double cp, double ep, double window) {
-      const double serial = compute + (ov.tp ? 0 : tp) + ep;
-      const double ring = cp > 0 ? compute - std::min(compute, window) + cp : 0.0;
+      window = std::min(compute, window);
+      const double slowed = cp > 0 ? share * std::min(cp, window) : 0.0;
+      const double serial = compute + slowed + (ov.tp ? 0 : tp) + ep;
+      const double ring = cp > 0 ? compute - window + cp : 0.0;
       const double overlapped = std::max(ring, ov.tp ? tp : 0.0);  // own streams, side by side
       return std::max(serial, overlapped) / v;
     };
@@ -114,6 +118,18 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
       on(costs.dp, c.dp_reduce_s + (s.parallel.zero >= 1 ? c.dp_gather_s : 0));
     }
     bound = std::max({bound, link[0], link[1]});
+
+    // SM contention (sim::Engine::set_comm_share): while any collective runs, compute progresses
+    // at most 1 - share. With C seconds of compute and collectives running at least X seconds
+    // (the busier link), the step holds compute alone (a), both (b) and collectives alone (c):
+    // a + (1 - share) b >= C and b + c >= X, so a + b + c >= C + share X while X <= C / (1 - share),
+    // and >= X beyond.
+    if (share > 0) {
+      const double compute = m * (c.forward_s + c.backward_input_s + c.backward_weight_s + c.recompute_s) +
+                             c.optimizer_s;
+      const double x = std::max(link[0], link[1]);
+      bound = std::max(bound, x <= compute / (1 - share) ? compute + share * x : x);
+    }
 
     fill += o.f + o.p2p;
   }

@@ -239,8 +239,11 @@ TEST_CASE("planner: the lower bound never exceeds the simulated step", "[planner
   base.training.global_batch = 32;
   SearchSpace b;
   b.max_micro_batch = 2;
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 8; ++variant) {
     auto s0 = base;
+    // and with SM contention: collectives beside compute slow it (a large share, to stress it)
+    s0.hardware.gpu.sms = 100;
+    s0.hardware.gpu.comm_sms = variant & 4 ? 30 : 0;
     s0.training.overlap.tp = variant & 1;
     s0.training.overlap.dp = !(variant & 1);
     s0.training.overlap.pp = !(variant & 2);
