@@ -11,6 +11,10 @@ double act_width(core::Precision p) {
 }
 }  // namespace
 
+bool tp_overlaps(const core::Scenario& s) {
+  return s.training.overlap.tp && group_of(s, core::Dim::tp).scope == core::Scope::intra;
+}
+
 double bytes_sent(core::Collective op, double bytes, int ranks) {
   return ranks > 1 ? bus_factor(op, ranks) * bytes : 0.0;
 }

@@ -38,6 +38,7 @@ core::Report evaluate(const core::Scenario& s) {
 
   // time: the slowest stage's compute plus the in-layer communication that cannot hide
   const StepCosts costs = step_costs(s);
+  const bool tp_overlap = tp_overlaps(s);
   const double m = costs.microbatches, p = par.pp, v = par.vpp;
   int slowest = 0;
   double slowest_total = -1;
@@ -49,7 +50,7 @@ core::Report evaluate(const core::Scenario& s) {
     const double tp = c.tp_forward_s + c.tp_backward_s;
     // TP collectives sit between dependent GEMMs; with overlap.tp they hide behind the GEMMs
     // (chunked, as Megatron's tp-comm-overlap); ring-attention hops hide behind the attention core.
-    exposed[i].tp = ov.tp ? std::max(0.0, tp - c.gemm_s) : tp;
+    exposed[i].tp = tp_overlap ? std::max(0.0, tp - c.gemm_s) : tp;
     exposed[i].cp = std::max(0.0, c.cp_forward_s - c.attention_core_s) +
                     std::max(0.0, c.cp_backward_s - 2 * c.attention_core_s);
     exposed[i].ep = c.ep_forward_s + c.ep_backward_s;
@@ -87,7 +88,7 @@ core::Report evaluate(const core::Scenario& s) {
   tp.bytes = m * c.tp_bytes;
   tp.time_s = m * (c.tp_forward_s + c.tp_backward_s);
   tp.exposed_s = slots * x.tp;
-  tp.overlappable = ov.tp;
+  tp.overlappable = tp_overlap;
   tp.overlap_ratio = ratio(c.tp_forward_s + c.tp_backward_s, c.gemm_s);
   tp.crosses_nodes = costs.tp.scope == core::Scope::inter;
 

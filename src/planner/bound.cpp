@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/costs.hpp"
 #include "ptdsim/planner/sweep.hpp"
 
@@ -22,6 +23,7 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
   const bool split = s.parallel.vpp == 1 && s.parallel.schedule == core::Schedule::zb_h1;
   const bool zero3 = s.parallel.zero >= 3;
   const double share = s.hardware.gpu.comm_share();
+  const bool tp_overlap = analytic::tp_overlaps(s);
 
   // One pass (op) of one chunk of one micro-batch on a stage: its compute followed by the
   // communication chained behind it (TP when not overlapped, EP always), or, when longer, the
@@ -39,9 +41,9 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
     auto op = [&](double compute, double tp, double cp, double ep, double window) {
       window = std::min(compute, window);
       const double slowed = cp > 0 ? share * std::min(cp, window) : 0.0;
-      const double serial = compute + slowed + (ov.tp ? 0 : tp) + ep;
+      const double serial = compute + slowed + (tp_overlap ? 0 : tp) + ep;
       const double ring = cp > 0 ? compute - window + cp : 0.0;
-      const double overlapped = std::max(ring, ov.tp ? tp : 0.0);  // own streams, side by side
+      const double overlapped = std::max(ring, tp_overlap ? tp : 0.0);  // own streams, side by side
       return std::max(serial, overlapped) / v;
     };
     Ops& o = ops[i];

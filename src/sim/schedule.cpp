@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ptdsim/analytic/comm.hpp"
+
 namespace ptdsim::sim {
 
 std::vector<Op> pipeline_order(core::Schedule schedule, int p, int v, int m, int stage) {
@@ -80,7 +82,7 @@ std::vector<RankRef> representative_ranks(int pp) {
 ScheduleOptions options_of(const core::Scenario& s) {
   ScheduleOptions o;
   o.schedule = s.parallel.vpp > 1 ? core::Schedule::interleaved : s.parallel.schedule;
-  o.overlap_tp = s.training.overlap.tp;
+  o.overlap_tp = analytic::tp_overlaps(s);
   o.overlap_pp = s.training.overlap.pp;
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;

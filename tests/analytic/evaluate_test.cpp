@@ -121,6 +121,19 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
     CHECK(evaluate(s).of(core::CommKind::tp).exposed_s == 0);  // ratio 0.16 < 1: it hides
     (void)sbh;
   }
+  SECTION("TP overlap needs the TP group inside a node: tp 16 over two nodes stays serial") {
+    s.training.overlap.tp = true;
+    s.parallel.tp = 16;
+    s.parallel.pp = 8;
+    const auto r = evaluate(s);
+    const auto& tp = r.of(core::CommKind::tp);
+    CHECK(tp.crosses_nodes);
+    CHECK_FALSE(tp.overlappable);
+    CHECK(tp.exposed_s > tp.time_s);  // all of it, in every slot of the pipeline (m + p - 1)
+    s.parallel.tp = 8;  // one node: the same switch hides it
+    s.parallel.pp = 16;
+    CHECK(evaluate(s).of(core::CommKind::tp).exposed_s == 0);
+  }
   SECTION("DP: without overlap the whole reduce-scatter and all-gather are exposed") {
     s.training.overlap.dp = false;
     const auto r = evaluate(s);

@@ -24,6 +24,12 @@ LayerComm layer_comm(const core::Scenario& s, bool moe_layer);
 // s/c * b * h * 2, divided by t (sequence parallel, or Megatron's scatter/gather of p2p tensors).
 double p2p_bytes(const core::Scenario& s);
 
+// Whether TP collectives overlap the GEMMs: `training.overlap.tp` asks for it, and it holds only
+// when the TP group stays inside a node. Megatron's TP comm overlap (TransformerEngine userbuffers)
+// splits each GEMM into chunks whose exchanges go peer to peer over NVLink; across nodes the
+// collectives are NCCL's, between dependent GEMMs, and stay serial.
+bool tp_overlaps(const core::Scenario& s);
+
 // Bytes one GPU sends in a collective of `bytes` per rank: bus_factor * bytes.
 double bytes_sent(core::Collective op, double bytes, int ranks);
 
