@@ -1,0 +1,68 @@
+// The sweep against published practice (issue "ptdsim sweep", item 6; docs/planner.md "Against
+// published practice"). For every shipped scenario the sweep searches the PTD degrees (tp, pp, dp,
+// vpp, micro-batch) with the features the published run used pinned (ZeRO stage, recomputation,
+// sequence parallel, schedule family, cp): the published degrees must rank near the top of that
+// search, and the best found can only be at least as fast. Which features to use is a separate
+// question the full space answers; this test guards the choice of degrees.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ptdsim/io/load.hpp"
+#include "ptdsim/planner/space.hpp"
+#include "ptdsim/planner/sweep.hpp"
+#include "ptdsim/sim/simulate.hpp"
+
+namespace fs = std::filesystem;
+using namespace ptdsim;
+
+namespace {
+
+constexpr int kTop = 20;            // "near the top": among the 20 best of its search
+constexpr double kMaxGap = 0.10;    // and within 10% of the best step time
+
+bool same_layout(const planner::Candidate& c, const core::Scenario& s) {
+  const auto& p = s.parallel;
+  const int vpp = p.schedule == core::Schedule::interleaved ? p.vpp : 1;
+  return c.tp == p.tp && c.pp == p.pp && c.dp == p.dp && c.cp == p.cp && c.ep == p.ep &&
+         c.vpp == vpp && c.micro_batch == s.training.micro_batch && c.zero == p.zero &&
+         c.recompute == s.training.recompute && c.sequence_parallel == p.sequence_parallel &&
+         c.schedule == p.schedule;
+}
+
+}  // namespace
+
+TEST_CASE("published layouts rank near the top of the sweep over their degrees", "[planner][published]") {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(fs::path(PTDSIM_SOURCE_DIR) / "scenarios"))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 11);
+  for (const auto& f : files) {
+    INFO(f);
+    const core::Scenario base = io::load_scenario(f);
+    const auto& p = base.parallel;
+    planner::SearchSpace b;
+    b.zero = {p.zero};
+    b.recompute = {base.training.recompute};
+    b.sequence_parallel = {p.sequence_parallel};
+    b.schedule = {p.schedule};
+    b.cp = {p.cp};
+    b.ep = {p.ep};
+    planner::SweepOptions o;
+    o.top = kTop;
+    const auto r = planner::sweep(base, planner::Space(base, b), o);
+    REQUIRE(!r.results.empty());
+    const double published = sim::simulate(base).step_s;
+    const double best = r.results.front().report.step_s;
+    CHECK(best <= published * (1 + 1e-12));  // the published layout is in the space
+    const auto it = std::find_if(r.results.begin(), r.results.end(),
+                                 [&](const planner::Ranked& x) { return same_layout(x.candidate, base); });
+    INFO("published " << published << " s, best " << best << " s (" << planner::label(r.results.front().candidate) << ")");
+    CHECK(it != r.results.end());
+    CHECK(published <= best * (1 + kMaxGap));
+  }
+}
