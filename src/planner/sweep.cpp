@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
 #include "ptdsim/sim/simulate.hpp"
 
@@ -22,6 +24,9 @@ namespace {
 constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work item
 constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
+// Simulations per work item while ranking the scenario's layout: only a count comes out of them,
+// so this size changes nothing but how often the workers meet.
+constexpr std::uint64_t kRankBatch = 256;
 // The bound is compared with a hair of slack so that rounding in a tie can never prune a
 // candidate whose simulated time equals the K-th best.
 constexpr double kBoundSlack = 1e-9;
@@ -174,10 +179,48 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
   return feasible;
 }
 
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / core::kGiB);
+  return buf;
+}
+
+// The base scenario's layout as the sweep would see it: found in the space, through check() and
+// the analytic memory test as in tier 1, then simulated as in tier 2. Ranked unless one fails.
+ScenarioRank scenario_layout(Context& ctx) {
+  ScenarioRank sr;
+  const auto found = ctx.space.locate(ctx.base);
+  if (!found.candidate) {
+    sr.why_not = found.why_not;
+    return sr;
+  }
+  sr.candidate = *found.candidate;
+  auto& s = ctx.scratch.front();
+  place(sr.candidate, ctx.base, s);
+  if (const auto problems = core::check(s); !problems.empty()) {
+    sr.why_not = "core::check: " + problems.front().message;
+    return sr;
+  }
+  if (const core::Report a = analytic::evaluate(s); !a.fits) {
+    sr.why_not = "does not fit: peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
+    return sr;
+  }
+  sr.report = sim::simulate(s);
+  if (!sr.report.fits) {
+    sr.why_not = "does not fit: the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
+                 gib(sr.report.capacity_bytes);
+    return sr;
+  }
+  sr.ranked = true;
+  return sr;
+}
+
 // Tier 2: the scheduler, in key order and fixed batches, until the key proves no remaining
-// candidate can enter the top K.
-void simulation_tier(Context& ctx, const std::vector<Entry>& feasible,
-                     std::unordered_map<std::uint64_t, core::Report>& kept_for_rows, SweepResult& out) {
+// candidate can enter the top K. Every simulated candidate that orders before the scenario's
+// layout is counted into `ahead` on the way. Returns how many of `feasible` were simulated.
+std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, const ScenarioRank* sr,
+                            std::uint64_t& ahead, std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
+                            SweepResult& out) {
   const Objective o = ctx.opt.objective;
   const std::size_t top = static_cast<std::size_t>(std::max(1, ctx.opt.top));
   std::vector<Ranked> best;  // sorted, at most `top`
@@ -208,6 +251,7 @@ void simulation_tier(Context& ctx, const std::vector<Entry>& feasible,
         --out.feasible;
         continue;
       }
+      if (sr && better(o, r.report, r.candidate.index, sr->report, sr->candidate.index)) ++ahead;
       auto at = std::lower_bound(best.begin(), best.end(), r,
                                  [&](const Ranked& a, const Ranked& b) { return better(o, a, b); });
       if (static_cast<std::size_t>(at - best.begin()) < top) {
@@ -223,6 +267,41 @@ void simulation_tier(Context& ctx, const std::vector<Entry>& feasible,
     best[i].slower_because = o == Objective::memory ? why_bigger(best.front().report, best[i].report)
                                                     : why_slower(best.front().report, best[i].report);
   out.results = std::move(best);
+  return pos;
+}
+
+// The rank of the scenario's layout: tier 2 has counted the simulated candidates ahead of it; of
+// the rest, only those whose key does not put them beyond it can still be ahead (a prefix of the
+// key order), and they are simulated now, lowest key first, up to rank_limit. The count does not
+// depend on the order the simulations finish, so any batch size gives the same rank.
+void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t simulated,
+                   std::uint64_t ahead, ScenarioRank& sr) {
+  const Objective o = ctx.opt.objective;
+  const auto first = feasible.begin() + static_cast<std::ptrdiff_t>(simulated);
+  const auto last = std::partition_point(first, feasible.end(),
+                                         [&](const Entry& e) { return !beyond(o, key(o, e), sr.report); });
+  const auto open = static_cast<std::uint64_t>(last - first);
+  const std::uint64_t n = std::min(open, ctx.opt.rank_limit);
+  std::atomic<std::uint64_t> done{0};
+  for (std::uint64_t from = 0; from < n; from += kRankBatch) {
+    const std::uint64_t m = std::min(kRankBatch, n - from);
+    std::vector<char> before(m, 0);
+    parallel_for(
+        m, ctx.threads, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
+        [&](std::uint64_t k, int worker) {
+          auto& s = ctx.scratch[worker];
+          const Entry& e = first[static_cast<std::ptrdiff_t>(from + k)];
+          place(*ctx.space.at(e.index), ctx.base, s);
+          const core::Report r = sim::simulate(s);
+          before[k] = r.fits && better(o, r, e.index, sr.report, sr.candidate.index);
+          ++done;
+        });
+    ahead += static_cast<std::uint64_t>(std::count(before.begin(), before.end(), 1));
+  }
+  sr.rank = 1 + ahead;
+  sr.simulated = n;
+  sr.unresolved = open - n;
+  sr.rank_is_lower_bound = sr.unresolved > 0;
 }
 
 // Rows for CSV: every candidate that passed core::check, in index order, computed in parallel a
@@ -286,6 +365,9 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
 
   SweepResult out;
   out.gpus = space.gpus();
+  if (opt.rank_scenario) out.scenario = scenario_layout(ctx);
+  const ScenarioRank* ranked = out.scenario && out.scenario->ranked ? &*out.scenario : nullptr;
+
   std::vector<Entry> feasible = analytic_tier(ctx, out);
   const Objective o = opt.objective;
   std::sort(feasible.begin(), feasible.end(), [&](const Entry& a, const Entry& b) {
@@ -294,8 +376,16 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
     return ka != kb ? ka < kb : a.index < b.index;
   });
 
+  std::uint64_t ahead = 0;
   std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
-  simulation_tier(ctx, feasible, kept_for_rows, out);
+  const std::size_t simulated = simulation_tier(ctx, feasible, ranked, ahead, kept_for_rows, out);
+  if (ranked) {
+    auto& sr = *out.scenario;
+    rank_scenario(ctx, feasible, simulated, ahead, sr);
+    if (!out.results.empty() && out.results.front().candidate.index != sr.candidate.index)
+      sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
+                                                 : why_slower(out.results.front().report, sr.report);
+  }
   if (opt.on_row) emit_rows(ctx, feasible, kept_for_rows);
   return out;
 }
