@@ -27,6 +27,8 @@ struct SweepArgs {
   int top = 10;
   int threads = 0;
   std::string objective = "time";
+  bool no_scenario_rank = false;
+  std::uint64_t rank_limit = planner::SweepOptions{}.rank_limit;
   planner::SearchSpace bounds;
   OutputOptions out;
 };
@@ -78,6 +80,32 @@ std::string counts_line(const planner::SweepResult& r) {
   return out + "\n";
 }
 
+// How the scenario's layout compares with #1 on the objective's own number.
+std::string versus_best(const core::Report& r, const core::Report& best, const std::string& objective) {
+  if (objective == "memory")
+    return fmt::format("peak {:.1f} GiB ({:+.1f}% vs #1)", r.peak_bytes / kGiB,
+                       100 * (r.peak_bytes / best.peak_bytes - 1));
+  if (objective == "mfu")
+    return fmt::format("MFU {:.1f}% ({:+.1f} points vs #1)", 100 * r.mfu, 100 * (r.mfu - best.mfu));
+  return fmt::format("step {:.3f} s ({:+.1f}% vs #1)", r.step_s, 100 * (r.step_s / best.step_s - 1));
+}
+
+// "scenario's layout: tp8 pp16 ... rank 882 of 13160 feasible, step 19.997 s (+19.0% vs #1): ...".
+std::string scenario_line(const planner::SweepResult& r, const std::string& objective) {
+  if (!r.scenario) return "";
+  const auto& sr = *r.scenario;
+  if (!sr.ranked) return "scenario's layout: not ranked: " + sr.why_not + "\n";
+  std::string rank = fmt::format("rank {} of {} feasible", sr.rank, r.feasible);
+  if (sr.rank_is_lower_bound)
+    rank = fmt::format("rank {} to {} of {} feasible (--rank-limit {} for the exact rank)", sr.rank,
+                       sr.rank + sr.unresolved, r.feasible, sr.simulated + sr.unresolved);
+  if (sr.rank == 1 && !sr.rank_is_lower_bound)
+    return fmt::format("scenario's layout: {}: {} (the best)\n", planner::label(sr.candidate), rank);
+  return fmt::format("scenario's layout: {}: {}, {}: {}\n", planner::label(sr.candidate), rank,
+                     versus_best(sr.report, r.results.front().report, objective),
+                     sr.slower_because.empty() ? "tie" : sr.slower_because);
+}
+
 std::string table(const core::Scenario& base, const planner::SweepResult& r, const std::string& objective) {
   const bool moe = base.model.moe.has_value();
   std::string out = fmt::format(
@@ -85,7 +113,8 @@ std::string table(const core::Scenario& base, const planner::SweepResult& r, con
       base.hardware.gpu.name.empty() ? base.hardware.name : base.hardware.gpu.name,
       base.training.global_batch, base.training.seq_len, objective);
   out += counts_line(r);
-  if (r.results.empty()) return out + "no layout fits: see the rejection counts above\n";
+  if (r.results.empty())
+    return out + "no layout fits: see the rejection counts above\n" + scenario_line(r, objective);
   out += "\n";
   out += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11} {:>9} {:>6} {:>10} "
                      "{:>8} {:>8}  {}\n",
@@ -102,10 +131,29 @@ std::string table(const core::Scenario& base, const planner::SweepResult& r, con
                        rank == 1 ? "(best)" : x.slower_because.empty() ? "tie" : x.slower_because);
   }
   const auto& best = r.results.front().report;
-  out += fmt::format("\nbest: step {:.3f} s, bounded by {}; run `ptdsim evaluate` with these degrees for "
+  out += "\n" + scenario_line(r, objective);
+  out += fmt::format("best: step {:.3f} s, bounded by {}; run `ptdsim evaluate` with these degrees for "
                      "the full breakdown\n",
                      best.step_s, best.bounded_by.empty() ? "-" : best.bounded_by);
   return out;
+}
+
+nlohmann::ordered_json scenario_json(const planner::SweepResult& r) {
+  nlohmann::ordered_json j;
+  if (!r.scenario || !r.scenario->ranked) {
+    j["rank"] = nullptr;
+    j["reason"] = r.scenario ? r.scenario->why_not : "not computed (--no-scenario-rank)";
+    return j;
+  }
+  const auto& sr = *r.scenario;
+  j["rank"] = sr.rank;
+  j["rank_is_lower_bound"] = sr.rank_is_lower_bound;
+  j["rank_at_most"] = sr.rank + sr.unresolved;
+  j["of"] = r.feasible;
+  j["simulated"] = sr.simulated;
+  j["slower_because"] = sr.slower_because;
+  j["result"] = nlohmann::ordered_json::parse(io::report_json(sr.report));
+  return j;
 }
 
 std::string json(const planner::SweepResult& r, const std::string& objective) {
@@ -126,6 +174,7 @@ std::string json(const planner::SweepResult& r, const std::string& objective) {
     e["slower_because"] = x.slower_because;
     j["results"].push_back(std::move(e));
   }
+  j["scenario_layout"] = scenario_json(r);
   return j.dump(2) + "\n";
 }
 
@@ -148,6 +197,8 @@ void run(const SweepArgs& a) {
   planner::SweepOptions opt;
   opt.top = a.top;
   opt.threads = a.threads;
+  opt.rank_scenario = !a.no_scenario_rank;
+  opt.rank_limit = a.rank_limit;
   opt.objective = a.objective == "memory" ? planner::Objective::memory
                   : a.objective == "mfu"  ? planner::Objective::mfu
                                           : planner::Objective::time;
@@ -181,7 +232,7 @@ void run(const SweepArgs& a) {
     } else {
       emit(a.out, csv);
     }
-    std::cerr << counts_line(result);
+    std::cerr << counts_line(result) << scenario_line(result, a.objective);
     return;
   }
   emit(a.out, a.out.format == "json" ? json(result, a.objective) : table(base, result, a.objective));
@@ -204,6 +255,13 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--objective", args->objective, "what to rank by; ties go to more memory headroom")
       ->check(CLI::IsMember({"time", "memory", "mfu"}))
       ->default_str("time");
+  cmd->add_flag("--no-scenario-rank", args->no_scenario_rank,
+               "do not rank the scenario's own layout (saves its simulations)");
+  cmd->add_option("--rank-limit", args->rank_limit,
+                  "most simulations beyond the top K's to rank the scenario's layout; past it the rank "
+                  "is a range")
+      ->check(CLI::Range(0, 1 << 30))
+      ->capture_default_str();
   auto& b = args->bounds;
   cmd->add_option("--max-tp", b.max_tp, "largest tensor-parallel degree")->check(kPositiveCount);
   cmd->add_option("--max-pp", b.max_pp, "largest pipeline-parallel degree")->check(kPositiveCount);

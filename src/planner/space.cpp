@@ -1,6 +1,7 @@
 #include "ptdsim/planner/space.hpp"
 
 #include <algorithm>
+#include <string>
 #include <tuple>
 
 #include "ptdsim/core/names.hpp"
@@ -29,6 +30,28 @@ std::vector<T> or_default(const std::vector<T>& pinned, std::vector<T> all) {
   std::vector<T> out;
   for (const T& v : all)
     if (std::find(pinned.begin(), pinned.end(), v) != pinned.end()) out.push_back(v);
+  return out;
+}
+
+template <class T>
+std::optional<std::uint64_t> position(const std::vector<T>& values, const T& v) {
+  const auto it = std::find(values.begin(), values.end(), v);
+  if (it == values.end()) return std::nullopt;
+  return static_cast<std::uint64_t>(it - values.begin());
+}
+
+// "tp 8 is outside the space (tp 1 2 4)": the values say which bound or pin excluded it.
+std::string outside(const char* dim, int v, const std::vector<int>& values) {
+  std::string out = dim;
+  out += ' ';
+  out += std::to_string(v);
+  out += " is outside the space (";
+  out += dim;
+  for (int x : values) {
+    out += ' ';
+    out += std::to_string(x);
+  }
+  out += ')';
   return out;
 }
 
@@ -153,6 +176,45 @@ std::uint64_t Space::count_candidates() const {
   for (std::uint64_t i = 0; i < size_; ++i)
     if (at(i)) ++n;
   return n;
+}
+
+Space::Located Space::locate(const core::Scenario& s) const {
+  const auto& p = s.parallel;
+  const auto& t = s.training;
+  auto no = [](std::string why) { return Located{std::nullopt, std::move(why)}; };
+  const long long laid_out = 1LL * p.tp * p.pp * p.cp * p.dp;
+  if (laid_out != gpus_)
+    return no("its degrees lay out " + std::to_string(laid_out) + " GPUs (tp*pp*cp*dp); the sweep lays out " +
+              std::to_string(gpus_));
+  if (!dp_filter_.empty() && !position(dp_filter_, p.dp)) return no(outside("dp", p.dp, dp_filter_));
+  if (p.pp == 1 && p.schedule != core::Schedule::one_f_one_b)
+    return no("pp 1 with the " + std::string(core::name(p.schedule)) +
+              " schedule is outside the space (it lists pp 1 only as 1f1b)");
+
+  // Most significant digit first, as at() decodes them; the messages are built for the one miss.
+  const std::pair<std::optional<std::uint64_t>, std::string> lookups[9] = {
+      {position(tp_, p.tp), outside("tp", p.tp, tp_)},
+      {position(pp_, p.pp), outside("pp", p.pp, pp_)},
+      {position(cp_, p.cp), outside("cp", p.cp, cp_)},
+      {position(ep_, p.ep), outside("ep", p.ep, ep_)},
+      {position(pipeline_, {p.schedule, p.vpp}),
+       "the " + std::string(core::name(p.schedule)) + " schedule with vpp " + std::to_string(p.vpp) +
+           " is outside the space"},
+      {position(micro_batch_, t.micro_batch), outside("micro_batch", t.micro_batch, micro_batch_)},
+      {position(zero_, p.zero), outside("zero", p.zero, zero_)},
+      {position(recompute_, t.recompute),
+       "recompute " + std::string(core::name(t.recompute)) + " is outside the space"},
+      {position(sequence_parallel_, p.sequence_parallel && p.tp > 1),
+       std::string("sequence parallel ") + (p.sequence_parallel ? "on" : "off") + " is outside the space"},
+  };
+  std::uint64_t index = 0;
+  for (int i = 0; i < 9; ++i) {
+    if (!lookups[i].first) return no(lookups[i].second);
+    index = index * radix_[i] + *lookups[i].first;
+  }
+  auto c = at(index);
+  if (!c) return no("its layout is not a candidate of the space");
+  return Located{c, ""};
 }
 
 std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vector<std::string>& keys,

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
 #include "ptdsim/sim/simulate.hpp"
 
@@ -22,6 +24,9 @@ namespace {
 constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work item
 constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
+// Simulations per work item while ranking the scenario's layout: only a count comes out of them,
+// so this size changes nothing but how often the workers meet.
+constexpr std::uint64_t kRankBatch = 256;
 // The bound is compared with a hair of slack so that rounding in a tie can never prune a
 // candidate whose simulated time equals the K-th best.
 constexpr double kBoundSlack = 1e-9;
@@ -88,9 +93,8 @@ void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
 }
 
 // The ranking of each objective; the candidate index makes every order total.
-bool better(Objective o, const Ranked& a, const Ranked& b) {
-  const auto& x = a.report;
-  const auto& y = b.report;
+bool better(Objective o, const core::Report& x, std::uint64_t x_index, const core::Report& y,
+            std::uint64_t y_index) {
   switch (o) {
     case Objective::memory:
       if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
@@ -105,38 +109,52 @@ bool better(Objective o, const Ranked& a, const Ranked& b) {
       if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;  // more headroom
       break;
   }
-  return a.candidate.index < b.candidate.index;
+  return x_index < y_index;
 }
 
-}  // namespace
+bool better(Objective o, const Ranked& a, const Ranked& b) {
+  return better(o, a.report, a.candidate.index, b.report, b.candidate.index);
+}
 
-SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
-  const int threads = opt.threads > 0 ? opt.threads
-                                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const std::size_t top = static_cast<std::size_t>(std::max(1, opt.top));
-  std::vector<core::Scenario> scratch(threads, base);
-  for (auto& s : scratch) s.gpus = space.gpus();
+// Tier 2 visits the feasible candidates in order of this cheap key. Memory comes from the analytic
+// engine, so for the memory objective the key is exact up to the ZB-H1 caveat; for time (and MFU,
+// which orders as time: the model FLOPs are the same for every layout) it is the lower bound.
+double key(Objective o, const Entry& e) { return o == Objective::memory ? e.peak_bytes : e.bound_s; }
 
-  SweepResult out;
-  out.gpus = space.gpus();
+// True when a candidate with key `k` cannot order before the simulated report `r`: the scheduler's
+// peak is never below the analytic one, and its step never below the bound.
+bool beyond(Objective o, double k, const core::Report& r) {
+  return o == Objective::memory ? k > r.peak_bytes : k > r.step_s * (1 + kBoundSlack);
+}
 
-  // Tier 1: core::check, then the analytic engine for memory and the lower bound. Chunks are
-  // merged in index order, so `feasible` comes out the same for any thread count.
+// What every tier needs: the inputs and one scratch scenario per worker.
+struct Context {
+  const core::Scenario& base;
+  const Space& space;
+  const SweepOptions& opt;
+  int threads;
+  std::vector<core::Scenario> scratch;
+};
+
+// Tier 1: core::check, then the analytic engine for memory and the lower bound. Chunks are merged
+// in index order, so the feasible list comes out the same for any thread count.
+std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
+  const Space& space = ctx.space;
   const std::uint64_t chunks = (space.size() + kAnalyticChunk - 1) / kAnalyticChunk;
   std::vector<AnalyticChunk> tier1(chunks);
   std::atomic<std::uint64_t> chunks_done{0};
   parallel_for(
-      chunks, threads, "analytic", space.size(),
-      [&] { return chunks_done.load() * kAnalyticChunk; }, opt.on_progress,
+      chunks, ctx.threads, "analytic", space.size(),
+      [&] { return chunks_done.load() * kAnalyticChunk; }, ctx.opt.on_progress,
       [&](std::uint64_t chunk, int worker) {
-        auto& s = scratch[worker];
+        auto& s = ctx.scratch[worker];
         auto& res = tier1[chunk];
         const std::uint64_t end = std::min(space.size(), (chunk + 1) * kAnalyticChunk);
         for (std::uint64_t i = chunk * kAnalyticChunk; i < end; ++i) {
           const auto c = space.at(i);
           if (!c) continue;
           ++res.evaluated;
-          place(*c, base, s);
+          place(*c, ctx.base, s);
           const auto problems = core::check(s);
           if (!problems.empty()) {
             ++res.rejected[problems.front().reason];  // the first problem in check()'s order
@@ -157,43 +175,75 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
     for (const auto& [reason, n] : ch.rejected) out.rejected[reason] += n;
     feasible.insert(feasible.end(), ch.feasible.begin(), ch.feasible.end());
   }
-  tier1.clear();
-  tier1.shrink_to_fit();
   out.feasible = feasible.size();
+  return feasible;
+}
 
-  // Tier 2: the scheduler, in order of the objective's cheap key, until that key proves no
-  // remaining candidate can enter the top K (memory comes from the analytic engine, so for the
-  // memory objective the key is exact and only ties at the K-th place need the scheduler).
-  const bool by_memory = opt.objective == Objective::memory;
-  std::sort(feasible.begin(), feasible.end(), [&](const Entry& a, const Entry& b) {
-    const double ka = by_memory ? a.peak_bytes : a.bound_s;
-    const double kb = by_memory ? b.peak_bytes : b.bound_s;
-    return ka != kb ? ka < kb : a.index < b.index;
-  });
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / core::kGiB);
+  return buf;
+}
+
+// The base scenario's layout as the sweep would see it: found in the space, through check() and
+// the analytic memory test as in tier 1, then simulated as in tier 2. Ranked unless one fails.
+ScenarioRank scenario_layout(Context& ctx) {
+  ScenarioRank sr;
+  const auto found = ctx.space.locate(ctx.base);
+  if (!found.candidate) {
+    sr.why_not = found.why_not;
+    return sr;
+  }
+  sr.candidate = *found.candidate;
+  auto& s = ctx.scratch.front();
+  place(sr.candidate, ctx.base, s);
+  if (const auto problems = core::check(s); !problems.empty()) {
+    sr.why_not = "core::check: " + problems.front().message;
+    return sr;
+  }
+  if (const core::Report a = analytic::evaluate(s); !a.fits) {
+    sr.why_not = "does not fit: peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
+    return sr;
+  }
+  sr.report = sim::simulate(s);
+  if (!sr.report.fits) {
+    sr.why_not = "does not fit: the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
+                 gib(sr.report.capacity_bytes);
+    return sr;
+  }
+  sr.ranked = true;
+  return sr;
+}
+
+// Tier 2: the scheduler, in key order and fixed batches, until the key proves no remaining
+// candidate can enter the top K. Every simulated candidate that orders before the scenario's
+// layout is counted into `ahead` on the way. Returns how many of `feasible` were simulated.
+std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, const ScenarioRank* sr,
+                            std::uint64_t& ahead, std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
+                            SweepResult& out) {
+  const Objective o = ctx.opt.objective;
+  const std::size_t top = static_cast<std::size_t>(std::max(1, ctx.opt.top));
   std::vector<Ranked> best;  // sorted, at most `top`
-  std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
   std::size_t pos = 0;
   std::atomic<std::uint64_t> simulated{0};
   auto cannot_enter = [&](const Entry& e) {
-    if (best.size() < top) return false;
-    if (by_memory) return e.peak_bytes > best.back().report.peak_bytes;
-    return e.bound_s > best.back().report.step_s * (1 + kBoundSlack);
+    return best.size() >= top && beyond(o, key(o, e), best.back().report);
   };
   while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
     std::vector<Ranked> batch(n);
     parallel_for(
-        n, threads, "simulation", feasible.size(), [&] { return simulated.load(); }, opt.on_progress,
+        n, ctx.threads, "simulation", feasible.size(), [&] { return simulated.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
-          auto& s = scratch[worker];
-          const auto c = space.at(feasible[pos + k].index);
-          place(*c, base, s);
+          auto& s = ctx.scratch[worker];
+          const auto c = ctx.space.at(feasible[pos + k].index);
+          place(*c, ctx.base, s);
           batch[k].candidate = *c;
           batch[k].report = sim::simulate(s);
           ++simulated;
         });
     for (auto& r : batch) {
-      if (opt.on_row) kept_for_rows.emplace(r.candidate.index, r.report);
+      if (ctx.opt.on_row) kept_for_rows.emplace(r.candidate.index, r.report);
       if (!r.report.fits) {
         // The scheduler's in-flight count can exceed the analytic one (ZB-H1, by < 1%): its
         // verdict is the one `ptdsim evaluate` prints, so such a layout is a memory rejection.
@@ -201,8 +251,9 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
         --out.feasible;
         continue;
       }
+      if (sr && better(o, r.report, r.candidate.index, sr->report, sr->candidate.index)) ++ahead;
       auto at = std::lower_bound(best.begin(), best.end(), r,
-                                 [&](const Ranked& a, const Ranked& b) { return better(opt.objective, a, b); });
+                                 [&](const Ranked& a, const Ranked& b) { return better(o, a, b); });
       if (static_cast<std::size_t>(at - best.begin()) < top) {
         best.insert(at, std::move(r));
         if (best.size() > top) best.pop_back();
@@ -213,58 +264,129 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
   out.simulated = pos;
   out.pruned = feasible.size() - pos;
   for (std::size_t i = 1; i < best.size(); ++i)
-    best[i].slower_because = by_memory ? why_bigger(best.front().report, best[i].report)
-                                       : why_slower(best.front().report, best[i].report);
+    best[i].slower_because = o == Objective::memory ? why_bigger(best.front().report, best[i].report)
+                                                    : why_slower(best.front().report, best[i].report);
   out.results = std::move(best);
+  return pos;
+}
 
-  // Rows for CSV: every candidate that passed core::check, in index order, computed in parallel
-  // a window of chunks at a time and handed out in order from this thread.
-  if (opt.on_row) {
-    std::unordered_map<std::uint64_t, double> bound_of;
-    bound_of.reserve(feasible.size());
-    for (const auto& e : feasible) bound_of.emplace(e.index, e.bound_s);
-    struct RowData {
-      Candidate candidate;
-      const char* status;
-      double bound_s;
-      core::Report report;
-    };
-    const std::uint64_t row_chunks = (space.size() + kRowChunk - 1) / kRowChunk;
-    const std::uint64_t window = 4ULL * threads;
-    std::atomic<std::uint64_t> rows_done{0};
-    for (std::uint64_t first = 0; first < row_chunks; first += window) {
-      const std::uint64_t n = std::min(window, row_chunks - first);
-      std::vector<std::vector<RowData>> rows(n);
-      parallel_for(
-          n, threads, "rows", space.size(), [&] { return rows_done.load(); }, opt.on_progress,
-          [&](std::uint64_t k, int worker) {
-            auto& s = scratch[worker];
-            const std::uint64_t lo = (first + k) * kRowChunk;
-            const std::uint64_t hi = std::min(space.size(), lo + kRowChunk);
-            for (std::uint64_t i = lo; i < hi; ++i) {
-              const auto c = space.at(i);
-              if (!c) continue;
-              place(*c, base, s);
-              if (!core::check(s).empty()) continue;
-              if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
-                rows[k].push_back(RowData{*c, sim->second.fits ? "simulated" : "memory", bound_of.at(i),
-                                          sim->second});
-                continue;
-              }
-              core::Report r = analytic::evaluate(s);
-              if (!r.fits) {
-                const double bound = step_lower_bound(s, r);
-                rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
-              } else {
-                rows[k].push_back(RowData{*c, "pruned", bound_of.at(i), std::move(r)});
-              }
-            }
-            rows_done += hi - lo;
-          });
-      for (const auto& chunk : rows)
-        for (const auto& r : chunk) opt.on_row(Row{r.candidate, r.status, r.bound_s, r.report});
-    }
+// The rank of the scenario's layout: tier 2 has counted the simulated candidates ahead of it; of
+// the rest, only those whose key does not put them beyond it can still be ahead (a prefix of the
+// key order), and they are simulated now, lowest key first, up to rank_limit. The count does not
+// depend on the order the simulations finish, so any batch size gives the same rank.
+void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t simulated,
+                   std::uint64_t ahead, ScenarioRank& sr) {
+  const Objective o = ctx.opt.objective;
+  const auto first = feasible.begin() + static_cast<std::ptrdiff_t>(simulated);
+  const auto last = std::partition_point(first, feasible.end(),
+                                         [&](const Entry& e) { return !beyond(o, key(o, e), sr.report); });
+  const auto open = static_cast<std::uint64_t>(last - first);
+  const std::uint64_t n = std::min(open, ctx.opt.rank_limit);
+  std::atomic<std::uint64_t> done{0};
+  for (std::uint64_t from = 0; from < n; from += kRankBatch) {
+    const std::uint64_t m = std::min(kRankBatch, n - from);
+    std::vector<char> before(m, 0);
+    parallel_for(
+        m, ctx.threads, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
+        [&](std::uint64_t k, int worker) {
+          auto& s = ctx.scratch[worker];
+          const Entry& e = first[static_cast<std::ptrdiff_t>(from + k)];
+          place(*ctx.space.at(e.index), ctx.base, s);
+          const core::Report r = sim::simulate(s);
+          before[k] = r.fits && better(o, r, e.index, sr.report, sr.candidate.index);
+          ++done;
+        });
+    ahead += static_cast<std::uint64_t>(std::count(before.begin(), before.end(), 1));
   }
+  sr.rank = 1 + ahead;
+  sr.simulated = n;
+  sr.unresolved = open - n;
+  sr.rank_is_lower_bound = sr.unresolved > 0;
+}
+
+// Rows for CSV: every candidate that passed core::check, in index order, computed in parallel a
+// window of chunks at a time and handed out in order from this thread.
+void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
+               const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows) {
+  const Space& space = ctx.space;
+  std::unordered_map<std::uint64_t, double> bound_of;
+  bound_of.reserve(feasible.size());
+  for (const auto& e : feasible) bound_of.emplace(e.index, e.bound_s);
+  struct RowData {
+    Candidate candidate;
+    const char* status;
+    double bound_s;
+    core::Report report;
+  };
+  const std::uint64_t row_chunks = (space.size() + kRowChunk - 1) / kRowChunk;
+  const std::uint64_t window = 4ULL * ctx.threads;
+  std::atomic<std::uint64_t> rows_done{0};
+  for (std::uint64_t first = 0; first < row_chunks; first += window) {
+    const std::uint64_t n = std::min(window, row_chunks - first);
+    std::vector<std::vector<RowData>> rows(n);
+    parallel_for(
+        n, ctx.threads, "rows", space.size(), [&] { return rows_done.load(); }, ctx.opt.on_progress,
+        [&](std::uint64_t k, int worker) {
+          auto& s = ctx.scratch[worker];
+          const std::uint64_t lo = (first + k) * kRowChunk;
+          const std::uint64_t hi = std::min(space.size(), lo + kRowChunk);
+          for (std::uint64_t i = lo; i < hi; ++i) {
+            const auto c = space.at(i);
+            if (!c) continue;
+            place(*c, ctx.base, s);
+            if (!core::check(s).empty()) continue;
+            if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
+              rows[k].push_back(RowData{*c, sim->second.fits ? "simulated" : "memory", bound_of.at(i),
+                                        sim->second});
+              continue;
+            }
+            core::Report r = analytic::evaluate(s);
+            if (!r.fits) {
+              const double bound = step_lower_bound(s, r);
+              rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
+            } else {
+              rows[k].push_back(RowData{*c, "pruned", bound_of.at(i), std::move(r)});
+            }
+          }
+          rows_done += hi - lo;
+        });
+    for (const auto& chunk : rows)
+      for (const auto& r : chunk) ctx.opt.on_row(Row{r.candidate, r.status, r.bound_s, r.report});
+  }
+}
+
+}  // namespace
+
+SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
+  const int threads = opt.threads > 0 ? opt.threads
+                                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  Context ctx{base, space, opt, threads, std::vector<core::Scenario>(threads, base)};
+  for (auto& s : ctx.scratch) s.gpus = space.gpus();
+
+  SweepResult out;
+  out.gpus = space.gpus();
+  if (opt.rank_scenario) out.scenario = scenario_layout(ctx);
+  const ScenarioRank* ranked = out.scenario && out.scenario->ranked ? &*out.scenario : nullptr;
+
+  std::vector<Entry> feasible = analytic_tier(ctx, out);
+  const Objective o = opt.objective;
+  std::sort(feasible.begin(), feasible.end(), [&](const Entry& a, const Entry& b) {
+    const double ka = key(o, a);
+    const double kb = key(o, b);
+    return ka != kb ? ka < kb : a.index < b.index;
+  });
+
+  std::uint64_t ahead = 0;
+  std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
+  const std::size_t simulated = simulation_tier(ctx, feasible, ranked, ahead, kept_for_rows, out);
+  if (ranked) {
+    auto& sr = *out.scenario;
+    rank_scenario(ctx, feasible, simulated, ahead, sr);
+    if (!out.results.empty() && out.results.front().candidate.index != sr.candidate.index)
+      sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
+                                                 : why_slower(out.results.front().report, sr.report);
+  }
+  if (opt.on_row) emit_rows(ctx, feasible, kept_for_rows);
   return out;
 }
 

@@ -158,3 +158,113 @@ TEST_CASE("cli: --trace writes a Chrome trace of the step", "[cli][evaluate]") {
   CHECK(j["traceEvents"].size() > 100);
   fs::remove(trace);
 }
+
+namespace {
+
+// A ranked result as the scenario's layout shows it: the same JSON without the ranking's own keys.
+nlohmann::json without_rank(nlohmann::json result) {
+  result.erase("rank");
+  result.erase("slower_because");
+  return result;
+}
+
+// The default scenario's layout (tp 8, pp 16, dp 8, ZeRO-1, selective, SP, 1F1B, micro-batch 1)
+// pinned in every dimension: a space of one layout.
+const char* kPinnedDefault =
+    " --set parallel.tp=8 --set parallel.pp=16 --set parallel.dp=8 --set parallel.cp=1 --set parallel.ep=1"
+    " --set parallel.vpp=1 --set parallel.zero=1 --set parallel.sequence_parallel=true"
+    " --set parallel.schedule=1f1b --set training.micro_batch=1 --set training.recompute=selective";
+
+}  // namespace
+
+TEST_CASE("cli: sweep ranks the scenario's own layout, as JSON", "[cli][sweep]") {
+  auto r = ptdsim("sweep scenarios/default.yaml --max-cp 1 --set parallel.zero=0 --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (auto key : {"gpus", "evaluated", "feasible", "rejected", "simulated", "pruned", "objective", "results"})
+    CHECK(j.contains(key));
+  const auto& results = j["results"];
+  REQUIRE(!results.empty());
+  const auto& sl = j["scenario_layout"];
+  REQUIRE(sl["rank"].is_number_integer());
+  const auto rank = sl["rank"].get<std::size_t>();
+  CHECK(rank >= 1);
+  CHECK(sl["of"] == j["feasible"]);
+  CHECK(sl["rank_at_most"].get<std::size_t>() >= rank);
+  CHECK(sl["rank_at_most"].get<std::size_t>() <= sl["of"].get<std::size_t>());
+  REQUIRE(sl["rank_is_lower_bound"].is_boolean());
+  CHECK(sl["rank_is_lower_bound"] == (sl["rank_at_most"] != sl["rank"]));
+  CHECK(sl["slower_because"].is_string());
+  // the file's layout, with the --set
+  const auto& result = sl["result"];
+  CHECK(result["parallel"]["tp"] == 8);
+  CHECK(result["parallel"]["pp"] == 16);
+  CHECK(result["parallel"]["dp"] == 8);
+  CHECK(result["parallel"]["zero"] == 0);
+  CHECK(result["time"]["engine"] == "simulation");
+  // ranked by the same numbers as the results: never ahead of #1, and where its rank says
+  const double step = result["time"]["step_s"].get<double>();
+  CHECK(step >= results[0]["time"]["step_s"].get<double>());
+  if (!sl["rank_is_lower_bound"].get<bool>() && rank <= results.size()) {
+    CHECK(without_rank(results[rank - 1]) == result);
+  } else {
+    CHECK(step >= results.back()["time"]["step_s"].get<double>());
+  }
+
+  auto capped = ptdsim("sweep scenarios/default.yaml --max-cp 1 --set parallel.zero=0 --format json --rank-limit 0");
+  REQUIRE(capped.status == 0);
+  const auto c = nlohmann::json::parse(capped.out)["scenario_layout"];
+  CHECK(c["simulated"] == 0);
+  CHECK(c["rank"].get<std::size_t>() <= rank);
+  CHECK(c["rank_at_most"].get<std::size_t>() >= rank);
+}
+
+TEST_CASE("cli: a scenario layout pinned in every dimension is the sweep's #1", "[cli][sweep]") {
+  auto r = ptdsim(std::string("sweep scenarios/default.yaml --format json") + kPinnedDefault);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["results"].size() == 1);
+  const auto& sl = j["scenario_layout"];
+  CHECK(sl["rank"] == 1);
+  CHECK(sl["of"] == 1);
+  CHECK(sl["rank_is_lower_bound"] == false);
+  CHECK(sl["slower_because"] == "");
+  CHECK(sl["result"] == without_rank(j["results"][0]));
+}
+
+TEST_CASE("cli: a scenario layout outside the sweep is not ranked, and says why", "[cli][sweep]") {
+  const std::string small = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 2 --format json";
+  auto other_gpus = ptdsim(small + " --gpus 512");
+  REQUIRE(other_gpus.status == 0);
+  const auto g = nlohmann::json::parse(other_gpus.out)["scenario_layout"];
+  CHECK(g["rank"].is_null());
+  CHECK(g["reason"] == "its degrees lay out 1024 GPUs (tp*pp*cp*dp); the sweep lays out 512");
+  auto bounded = ptdsim(small + " --max-tp 4");
+  REQUIRE(bounded.status == 0);
+  const auto t = nlohmann::json::parse(bounded.out)["scenario_layout"];
+  CHECK(t["rank"].is_null());
+  CHECK(t["reason"] == "tp 8 is outside the space (tp 1 2 4)");
+  auto off = ptdsim(small + " --no-scenario-rank");
+  REQUIRE(off.status == 0);
+  const auto o = nlohmann::json::parse(off.out)["scenario_layout"];
+  CHECK(o["rank"].is_null());
+  CHECK(o["reason"].get<std::string>().find("--no-scenario-rank") != std::string::npos);
+}
+
+TEST_CASE("cli: the scenario layout's line in the table and on CSV's stderr", "[cli][sweep]") {
+  const std::string small = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 2";
+  auto table = ptdsim(small);
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("\nscenario's layout: tp8 pp16 dp8 cp1 vpp1 mb1 zero1 selective sp 1f1b: rank ") !=
+        std::string::npos);
+  auto off = ptdsim(small + " --no-scenario-rank");
+  REQUIRE(off.status == 0);
+  CHECK(off.out.find("scenario's layout") == std::string::npos);
+  auto pinned = ptdsim(std::string("sweep scenarios/default.yaml") + kPinnedDefault);
+  REQUIRE(pinned.status == 0);
+  CHECK(pinned.out.find("rank 1 of 1 feasible (the best)\n") != std::string::npos);
+  auto csv = ptdsim(small + " --format csv");
+  REQUIRE(csv.status == 0);
+  CHECK(csv.out.find("scenario's layout") == std::string::npos);
+  CHECK(csv.err.find("\nscenario's layout: tp8 pp16") != std::string::npos);
+}

@@ -122,3 +122,54 @@ TEST_CASE("planner: keys the user set pin their dimensions", "[planner][space]")
   // 34 layouts (hand count above) x 1 micro-batch x 1 ZeRO stage x 1 recompute mode
   CHECK(space.count_candidates() == 34);
 }
+
+TEST_CASE("planner: locate finds every candidate from the scenario it writes", "[planner][space]") {
+  const auto base = test::tiny(8);
+  SearchSpace b;
+  b.max_micro_batch = 2;
+  const Space space(base, b);
+  std::uint64_t found = 0;
+  for (std::uint64_t i = 0; i < space.size(); ++i) {
+    const auto c = space.at(i);
+    if (!c) continue;
+    core::Scenario s = base;
+    apply(*c, s);
+    const auto at = space.locate(s);
+    INFO(label(*c));
+    REQUIRE(at.candidate);
+    CHECK(at.candidate->index == i);
+    CHECK(at.why_not.empty());
+    ++found;
+  }
+  CHECK(found == space.count_candidates());
+}
+
+TEST_CASE("planner: locate says which dimension a layout falls outside", "[planner][space]") {
+  auto s = test::tiny(8);  // tp1 pp1 dp8 cp1, micro-batch 1, ZeRO-0, selective, 1F1B
+  SearchSpace b;
+  b.max_micro_batch = 2;
+  SECTION("inside") { CHECK(Space(s, b).locate(s).candidate); }
+  SECTION("a bound") {
+    s.training.micro_batch = 4;
+    s.parallel.dp = 8;
+    CHECK(Space(s, b).locate(s).why_not == "micro_batch 4 is outside the space (micro_batch 1 2)");
+  }
+  SECTION("a pin") {
+    b.zero = {1, 2};
+    CHECK(Space(s, b).locate(s).why_not == "zero 0 is outside the space (zero 1 2)");
+  }
+  SECTION("a dp filter") {
+    b.dp = {4};
+    CHECK(Space(s, b).locate(s).why_not == "dp 8 is outside the space (dp 4)");
+  }
+  SECTION("another GPU count") {
+    s.parallel.dp = 4;
+    CHECK(Space(s, b).locate(s).why_not == "its degrees lay out 4 GPUs (tp*pp*cp*dp); the sweep lays out 8");
+  }
+  SECTION("sequence parallel with tp 1 is the candidate without it") {
+    s.parallel.sequence_parallel = true;
+    const auto at = Space(s, b).locate(s);
+    REQUIRE(at.candidate);
+    CHECK(!at.candidate->sequence_parallel);
+  }
+}

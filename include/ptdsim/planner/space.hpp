@@ -76,6 +76,17 @@ class Space {
   // The number of candidates (indices for which at() has a value); walks the whole space.
   std::uint64_t count_candidates() const;
 
+  // The candidate whose layout a scenario is written with, or why no candidate has it: its degrees
+  // lay out another GPU count, a value lies outside a dimension's bounds or pins, or pp 1 comes
+  // with a schedule other than 1f1b (the space lists pp 1 once; the engines do not run the other
+  // schedules the same). Sequence parallel with tp 1 is found as the candidate without it, the
+  // same run. Costs one lookup per dimension, not a walk of the space.
+  struct Located {
+    std::optional<Candidate> candidate;
+    std::string why_not;  // when there is no candidate
+  };
+  Located locate(const core::Scenario& s) const;
+
  private:
   int gpus_ = 0;
   std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, dp_filter_;

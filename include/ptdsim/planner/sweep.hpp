@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,12 +42,33 @@ struct SweepOptions {
   std::function<void(const Row&)> on_row;
   // Called from the calling thread about every 100 ms while the sweep runs.
   std::function<void(const Progress&)> on_progress;
+  // Also rank the base scenario's own layout among the candidates (SweepResult::scenario).
+  bool rank_scenario = true;
+  // At most this many simulations beyond the top K's for that rank; past it the rank is a range.
+  // An exact rank can need thousands (8,700 for GPT-3's published layout on 1024 GPUs, 7,300 for
+  // the 1T's at 50 ms each), so the default is sized for the speed targets of docs/performance.md.
+  std::uint64_t rank_limit = 64;
 };
 
 struct Ranked {
   Candidate candidate;
   core::Report report;  // identical to sim::simulate of the candidate's scenario
   std::string slower_because;  // "" for the first; see explain.hpp
+};
+
+// Where the base scenario's own layout ranks among every feasible candidate, in the same total
+// order as `results` (docs/planner.md "Where does my layout rank").
+struct ScenarioRank {
+  bool ranked = false;
+  std::string why_not;  // when not ranked: another GPU count, outside the space, check(), memory
+  Candidate candidate;  // the layout as a point of the space (when it is one)
+  std::uint64_t rank = 0;  // 1 + the feasible candidates that order before it
+  // rank_limit stopped the count: the true rank lies in [rank, rank + unresolved].
+  bool rank_is_lower_bound = false;
+  std::uint64_t unresolved = 0;  // candidates that could order before it, left unsimulated
+  std::uint64_t simulated = 0;   // simulations beyond the top K's spent on the rank
+  core::Report report;           // what the sweep ranks it by: sim::simulate, as for `results`
+  std::string slower_because;    // against results[0], as for a ranked layout; "" at rank 1
 };
 
 struct SweepResult {
@@ -57,6 +79,7 @@ struct SweepResult {
   std::uint64_t pruned = 0;     // feasible, not simulated: bound above the K-th best (not rejected)
   std::map<std::string, std::uint64_t> rejected;  // reason -> count (core::check's words, memory)
   std::vector<Ranked> results;                    // best first, at most `top`
+  std::optional<ScenarioRank> scenario;           // absent when options.rank_scenario is off
 };
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& options = {});
