@@ -106,13 +106,15 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
     // share across nodes), which the scheduler shares fairly at a capacity of one second of work
     // per second: neither link can finish before its whole step's work has gone through.
     double link[2] = {0, 0};
-    auto on = [&](const analytic::Group& g, double work) {
+    double held[2] = {0, 0};  // the same without pipeline sends, which hold no SMs to speak of
+    auto on = [&](const analytic::Group& g, double work, bool holds_sms = true) {
       link[g.scope == core::Scope::inter ? 1 : 0] += work;
+      if (holds_sms) held[g.scope == core::Scope::inter ? 1 : 0] += work;
     };
     on(costs.tp, m * (c.tp_forward_s + c.tp_backward_s));
     on(costs.cp, m * (c.cp_forward_s + c.cp_backward_s));
     on(costs.ep, m * (c.ep_forward_s + c.ep_backward_s));
-    on(costs.pp, m * ((v - (j == p - 1)) + (v - (j == 0))) * c.p2p_s);
+    on(costs.pp, m * ((v - (j == p - 1)) + (v - (j == 0))) * c.p2p_s, false);
     if (zero3) {
       const double layers = std::max(1, c.layers / static_cast<int>(v)) * v;
       on(costs.dp, m * layers * (2 * c.zero3_gather_layer_s + c.zero3_reduce_layer_s));
@@ -123,13 +125,13 @@ double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
 
     // SM contention (sim::Engine::set_comm_share): while any collective runs, compute progresses
     // at most 1 - share. With C seconds of compute and collectives running at least X seconds
-    // (the busier link), the step holds compute alone (a), both (b) and collectives alone (c):
+    // (the busier link, pipeline sends left out), the step holds compute alone (a), both (b) and collectives alone (c):
     // a + (1 - share) b >= C and b + c >= X, so a + b + c >= C + share X while X <= C / (1 - share),
     // and >= X beyond.
     if (share > 0) {
       const double compute = m * (c.forward_s + c.backward_input_s + c.backward_weight_s + c.recompute_s) +
                              c.optimizer_s;
-      const double x = std::max(link[0], link[1]);
+      const double x = std::max(held[0], held[1]);
       bound = std::max(bound, x <= compute / (1 - share) ? compute + share * x : x);
     }
 

@@ -87,6 +87,12 @@ void Engine::set_comm_share(double share) {
   comm_share_ = share;
 }
 
+// Collectives hold one thread block per NCCL channel; a pipeline send holds one or two (NCCL's
+// p2p channels per peer), an order of magnitude fewer, and is left out.
+bool Engine::holds_sms(TaskId id) const {
+  return comm_share_ > 0 && spec_[id].stream != StreamKind::compute && spec_[id].kind != TaskKind::p2p;
+}
+
 double Engine::compute_rate(int comm) const {
   return std::max(kMinComputeRate, 1.0 - comm * comm_share_);
 }
@@ -125,7 +131,7 @@ void Engine::try_start(int s, double t) {
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
     x.binding = stream_tasks_[st.cursor - 1];
   const bool on_compute = spec_[id].stream == StreamKind::compute;
-  if (!on_compute && comm_share_ > 0) change_load(spec_[id].rank, +1, t);
+  if (holds_sms(id)) change_load(spec_[id].rank, +1, t);
   if (x.link < 0 && on_compute && comm_share_ > 0) {
     RankLoad& l = load_[spec_[id].rank];
     l.compute = id;
@@ -177,12 +183,10 @@ void Engine::complete(TaskId id, double t) {
   Slot& x = slot_[id];
   x.state = TaskState::done;
   x.finish = t;
-  if (comm_share_ > 0) {
-    if (spec_[id].stream != StreamKind::compute)
-      change_load(spec_[id].rank, -1, t);
-    else
-      load_[spec_[id].rank].compute = -1;
-  }
+  if (holds_sms(id))
+    change_load(spec_[id].rank, -1, t);
+  else if (comm_share_ > 0 && spec_[id].stream == StreamKind::compute)
+    load_[spec_[id].rank].compute = -1;
   makespan_ = std::max(makespan_, t);
   Stream& st = streams_[x.stream];
   st.busy = false;

@@ -26,6 +26,17 @@ void BM_simulate_1t_3072(benchmark::State& state) {
 }
 BENCHMARK(BM_simulate_1t_3072)->Unit(benchmark::kMillisecond);
 
+// The same with the shipped A100 files' SM contention (16 of 108 SMs per running collective): every
+// collective start and end reschedules its rank's running compute task.
+void BM_simulate_1t_3072_contention(benchmark::State& state) {
+  core::Scenario s = testing::megatron_1t_3072();
+  s.hardware.gpu.sms = 108;
+  s.hardware.gpu.comm_sms = 16;
+  for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
+  report_tasks(state, s);
+}
+BENCHMARK(BM_simulate_1t_3072_contention)->Unit(benchmark::kMillisecond);
+
 // GPT-3 175B on 1024 GPUs: tp 8, pp 16, dp 8, m = 192. Target < 2 ms.
 void BM_simulate_gpt3_1024(benchmark::State& state) {
   const core::Scenario s = testing::gpt3_1024();

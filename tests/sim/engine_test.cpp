@@ -190,3 +190,15 @@ TEST_CASE("sim: collectives running beside compute slow it by their SM share", "
   CHECK_THROWS_AS(e.set_comm_share(1.0), std::invalid_argument);
   CHECK_THROWS_AS(e.set_comm_share(-0.1), std::invalid_argument);
 }
+
+TEST_CASE("sim: a pipeline send does not slow the compute beside it", "[sim][engine][contention]") {
+  Engine e(1);
+  e.set_comm_share(0.2);
+  const int nic = e.add_link(1.0);
+  const TaskId c = e.add(compute(1.0));
+  TaskSpec send = transfer(0.5, nic, StreamKind::pp_send);
+  send.kind = TaskKind::p2p;
+  e.add(send);
+  e.run();
+  CHECK(e.finish(c) == Approx(1.0).epsilon(1e-12));
+}

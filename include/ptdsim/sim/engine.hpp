@@ -78,7 +78,7 @@ class Engine {
     spec_[id].folded_tp_s = seconds;
     spec_[id].folded_tp_bytes = bytes;
   }
-  // SM contention: while n collectives run on a rank (latency and transfer), its compute runs at
+  // SM contention: while n collectives (not p2p sends) run on a rank (latency and transfer), its compute runs at
   // 1 - n * share of its speed (at least kMinComputeRate): NCCL's kernels hold SMs that the GEMMs
   // beside them lose. 0 (the default) leaves compute alone.
   void set_comm_share(double share);
@@ -169,6 +169,7 @@ class Engine {
   void start_transfer(TaskId id, double t);
   void end_transfer(TaskId id, double t);
   void complete(TaskId id, double t);
+  bool holds_sms(TaskId id) const;
   double compute_rate(int comm) const;
   void change_load(int rank, int delta, double t);
 
