@@ -175,10 +175,12 @@ core::Report evaluate(const core::Scenario& s) {
 
   for (const auto& st : costs.stages) r.optimizer_s = std::max(r.optimizer_s, st.optimizer_s);
 
-  // Communication hidden behind compute still holds SMs (one thread block per NCCL channel): the
-  // compute beside it runs at 1 - share of its speed, so it takes share x the hidden time longer.
+  // Collectives hidden behind compute still hold SMs (one thread block per NCCL channel): the
+  // compute beside them runs at 1 - share of its speed, so it takes share x the hidden time
+  // longer. Pipeline sends hold one or two SMs and are left out, as in the scheduler.
   double hidden = 0;
-  for (const auto& k : r.comm) hidden += std::max(0.0, k.time_s - k.exposed_s);
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    if (k != static_cast<int>(CommKind::pp)) hidden += std::max(0.0, r.comm[k].time_s - r.comm[k].exposed_s);
   r.contention_s = s.hardware.gpu.comm_share() * std::min(hidden, r.compute_s);
   r.compute_s += r.contention_s;
 

@@ -156,4 +156,19 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
     const double fwd = (24 * 2048 * h * h + 4 * 2048.0 * 2048 * h) / t / rate;
     CHECK(r.zero3_overlap_ratio == Approx(gather / fwd).epsilon(1e-9));
   }
+  SECTION("SM contention: the hidden DP collectives slow compute by share x their time") {
+    // The first stage's reduce-scatter (0.205 s) and all-gather (0.102 s) outlast what they may
+    // hide behind, its last backward (2F) and a forward (F): the hidden part is 3F, F = 6 layers'
+    // forward (no HBM time here). TP is serial and PP sends are left out: nothing else hides.
+    const double F = 6 * (24 * 2048 * h * h + 4 * 2048.0 * 2048 * h) / t / rate;
+    const double hidden = 3 * F;
+    const auto plain = evaluate(s);
+    CHECK(plain.contention_s == 0);
+    s.hardware.gpu.sms = 108;
+    s.hardware.gpu.comm_sms = 16;
+    const auto r = evaluate(s);
+    CHECK(r.contention_s == Approx(16.0 / 108 * hidden).epsilon(1e-9));  // 0.0455 s
+    CHECK(r.compute_s - plain.compute_s == Approx(r.contention_s).epsilon(1e-9));
+    CHECK(r.step_s - plain.step_s == Approx(r.contention_s).epsilon(1e-9));
+  }
 }

@@ -180,6 +180,15 @@ TEST_CASE("sim: collectives running beside compute slow it by their SM share", "
     CHECK(e.finish(a) == Approx(0.5).epsilon(1e-12));
     CHECK(e.finish(b) == Approx(2.8).epsilon(1e-12));
   }
+  SECTION("compute keeps at least a tenth of its speed however many collectives run") {
+    e.set_comm_share(0.3);  // four at once would leave 1 - 1.2 < 0
+    const TaskId c = e.add(compute(1.0));
+    for (StreamKind k : {StreamKind::tp, StreamKind::cp, StreamKind::dp, StreamKind::dp_gather})
+      e.add(transfer(1.0, k == StreamKind::dp || k == StreamKind::dp_gather ? nic : nvlink, k));
+    e.run();
+    // two per link, each link shared: all four run [0, 2] at rate 0.1: 0.2 s done, 0.8 s after
+    CHECK(e.finish(c) == Approx(2.8).epsilon(1e-12));
+  }
   SECTION("share 0 leaves compute alone") {
     e.set_comm_share(0.0);
     const TaskId c = e.add(compute(1.0));

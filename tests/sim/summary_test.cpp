@@ -145,6 +145,22 @@ TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summ
     CHECK(exposed(s, core::CommKind::cp) == Approx(0.3).epsilon(1e-12));
     CHECK(s.compute_s == Approx(3.0).epsilon(1e-12));  // the split pass still computes 3 s
   }
+  SECTION("the exchange holds SMs: share 0.2 slows the attention core beside it") {
+    // F: attention 0.2 s at 0.8 beside the 0.5 s exchange ends at 0.8 + 0.25; the pass at 1.3.
+    // B: other work [1.3, 2.9]; attention 0.4 s: 0.24 s done while the 0.3 s exchange runs, 0.16 s
+    // after: ends 3.36. Slowed by 0.05 + 0.06; the forward's exchange exposed 1.3 - 1.05.
+    c.stages[0].cp_forward_s = 0.5;
+    c.stages[0].cp_backward_s = 0.3;
+    auto o = with(core::Schedule::one_f_one_b);
+    o.comm_share = 0.2;
+    auto g = sim::build_step(c, o);
+    g.engine.run();
+    const auto s = sim::summarize(g);
+    CHECK(s.step_s == Approx(3.36).epsilon(1e-12));
+    CHECK(s.contention_s == Approx(0.11).epsilon(1e-12));
+    CHECK(s.compute_s == Approx(3.11).epsilon(1e-12));
+    CHECK(exposed(s, core::CommKind::cp) == Approx(0.25).epsilon(1e-12));
+  }
   SECTION("without an attention core to hide behind, the exchange is serial") {
     c.stages[0].attention_core_s = 0;
     c.stages[0].cp_forward_s = 0.5;
