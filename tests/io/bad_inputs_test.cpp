@@ -51,6 +51,10 @@ const Case kCases[] = {
      "{data}/bad/hardware_comm_sms_above_sms.yaml:7:13: error: hardware.gpu.comm_sms must be below hardware.gpu.sms (108)\n"
      "  comm_sms: 108\n"
      "            ^"},
+    {"hardware_comm_sms_without_sms.yaml",
+     "{data}/bad/hardware_comm_sms_without_sms.yaml:6:13: error: hardware.gpu.comm_sms needs hardware.gpu.sms\n"
+     "  comm_sms: 16\n"
+     "            ^"},
     {"hardware_efficiency_range.yaml",
      "{data}/bad/hardware_efficiency_range.yaml:5:19: error: hardware.gpu.hbm_efficiency must be a number in (0, 1], got \"1.5\"\n"
      "  hbm_efficiency: 1.5\n"
