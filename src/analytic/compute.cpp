@@ -149,10 +149,14 @@ EndTimes logits_times(const core::Scenario& s) {
 }
 
 double optimizer_step_bytes_per_param(const core::TrainingSpec& t) {
-  const bool adam = t.optimizer != "sgd";
+  const bool adam = t.optimizer != core::Optimizer::sgd;
   if (full_width(t.precision)) return adam ? 32 : 24;  // w, m, v read+write 8 each, grad 4, zero 4
   // fp32 master, m, v read + write (8 each), fp32 grad read (4), 16-bit weight write (2), grad zero (4)
   return adam ? 34 : 26;
+}
+
+double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated) {
+  return memory_time(g, optimizer_step_bytes_per_param(t) * params_updated);
 }
 
 }  // namespace ptdsim::analytic

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ptdsim/analytic/params.hpp"
+#include "ptdsim/core/schedule.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -56,7 +57,7 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
 double weight_bytes_per_param(core::Precision p) { return full_width(p) ? 4 : 2; }
 double gradient_bytes_per_param(core::Precision) { return 4; }
 double optimizer_bytes_per_param(const core::TrainingSpec& t) {
-  const bool adam = t.optimizer != "sgd";
+  const bool adam = t.optimizer != core::Optimizer::sgd;
   if (full_width(t.precision)) return adam ? 8 : 4;  // m, v (or momentum); the weights are the master
   return adam ? 12 : 8;                               // fp32 master + m, v (or momentum)
 }
@@ -71,17 +72,8 @@ double activation_bytes_per_layer(const core::Scenario& s, bool moe_layer) {
 }
 
 double in_flight_microbatches(const core::Scenario& s, int stage) {
-  const int p = s.parallel.pp, m = s.num_microbatches(), v = s.parallel.vpp;
-  switch (s.parallel.schedule) {
-    case core::Schedule::gpipe: return m;
-    case core::Schedule::one_f_one_b:
-    case core::Schedule::zb_h1: return std::min(p - stage, m);
-    case core::Schedule::interleaved: {
-      const int chunks = std::min(m * v, 2 * (p - stage - 1) + (v - 1) * p + 1);
-      return static_cast<double>(chunks) / v;
-    }
-  }
-  return 1;
+  const core::PipelineShape shape{s.parallel.pp, s.parallel.vpp, s.num_microbatches()};
+  return core::schedule_rules(s.parallel.schedule).in_flight(shape, stage);
 }
 
 double korthikanti_first_stage_activation_bytes(const core::Scenario& s) {
@@ -95,7 +87,7 @@ double korthikanti_params_and_optimizer_bytes(const core::Scenario& s) {
   return 12 * h * h * s.model.layers / (s.parallel.tp * s.parallel.pp) * 18;
 }
 
-std::vector<core::StageMemory> stage_memory(const core::Scenario& s) {
+std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::vector<double>* in_flight) {
   const auto& m = s.model;
   const auto& par = s.parallel;
   const auto& tr = s.training;
@@ -123,7 +115,7 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s) {
     st.gradients = gb * sharded(2);
     st.optimizer = ob * sharded(1);
 
-    st.in_flight = in_flight_microbatches(s, i);
+    st.in_flight = in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i);
     const double per_mb = layers[i].dense_layers() * act_dense + layers[i].moe_layers * act_moe;
     st.activations = per_mb * st.in_flight;
     if (tr.recompute == core::Recompute::full && st.layers > 0) {

@@ -134,7 +134,7 @@ std::string table(const core::Scenario& base, const planner::SweepResult& r, con
   out += "\n" + scenario_line(r, objective);
   out += fmt::format("best: step {:.3f} s, bounded by {}; run `ptdsim evaluate` with these degrees for "
                      "the full breakdown\n",
-                     best.step_s, best.bounded_by.empty() ? "-" : best.bounded_by);
+                     best.step_s, best.bounded_by.empty() ? std::string("-") : core::describe(best.bounded_by));
   return out;
 }
 

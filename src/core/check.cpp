@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ptdsim/core/names.hpp"
+#include "ptdsim/core/schedule.hpp"
 
 namespace ptdsim::core {
 
@@ -62,22 +63,16 @@ std::vector<Problem> check(const Scenario& s) {
 
   if (p.vpp > 1 && p.pp == 1)
     fail("parallel.vpp", "unsupported", "vpp > 1 needs pipeline parallelism (pp > 1)");
-  if (p.schedule == Schedule::interleaved && p.vpp == 1)
-    fail("parallel.schedule", "unsupported", "the interleaved schedule needs vpp > 1");
-  if (p.vpp > 1 && p.schedule != Schedule::interleaved)
-    fail("parallel.schedule", "unsupported",
-         "vpp > 1 runs the interleaved schedule, not " + std::string(name(p.schedule)));
 
+  // the schedule's own constraints (src/core/schedule/), with the micro-batch count once it is whole
   const long long per_step = 1LL * t.micro_batch * p.dp;
-  if (t.global_batch % per_step != 0) {
+  const bool whole = t.global_batch % per_step == 0;
+  schedule_rules(p.schedule)
+      .check(PipelineShape{p.pp, p.vpp, whole ? static_cast<int>(t.global_batch / per_step) : 0}, out);
+  if (!whole)
     fail("training.global_batch", "batch",
          "global_batch " + str(t.global_batch) + " is not a multiple of micro_batch*dp = " +
              str(t.micro_batch) + "*" + str(p.dp) + " = " + str(per_step));
-  } else if (p.schedule == Schedule::interleaved && (t.global_batch / per_step) % p.pp != 0) {
-    fail("training.global_batch", "batch",
-         "the interleaved schedule needs the micro-batch count " + str(t.global_batch / per_step) +
-             " to be a multiple of pp " + str(p.pp));
-  }
 
   if (m.moe) {
     if (m.moe->experts % p.ep != 0)

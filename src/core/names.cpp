@@ -1,6 +1,8 @@
 #include "ptdsim/core/names.hpp"
 
 #include <array>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 namespace ptdsim::core {
@@ -33,6 +35,20 @@ constexpr Table<Dim, 5> kDim{
 constexpr Table<Mlp, 2> kMlp{{{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}}};
 constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
 constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
+constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"}}};
+constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
+constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
+                                       {BoundKind::bubble, "bubble"},
+                                       {BoundKind::optimizer, "optimizer"},
+                                       {BoundKind::tp, "TP"},
+                                       {BoundKind::cp, "CP"},
+                                       {BoundKind::ep, "EP"},
+                                       {BoundKind::pp, "PP p2p"},
+                                       {BoundKind::dp, "DP"},
+                                       {BoundKind::dp_reduce, "DP reduce"},
+                                       {BoundKind::dp_gather, "DP all-gather"},
+                                       {BoundKind::zero3_gather, "ZeRO-3 all-gather"},
+                                       {BoundKind::zero3_reduce, "ZeRO-3 reduce-scatter"}}};
 
 template <class E, std::size_t N>
 std::string_view lookup(const Table<E, N>& t, E e) {
@@ -58,6 +74,26 @@ std::string_view name(Dim e) { return lookup(kDim, e); }
 std::string_view name(Mlp e) { return lookup(kMlp, e); }
 std::string_view name(Norm e) { return lookup(kNorm, e); }
 std::string_view name(Position e) { return lookup(kPosition, e); }
+std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
+std::string_view name(EngineKind e) { return lookup(kEngine, e); }
+std::string_view name(BoundKind e) { return lookup(kBound, e); }
+
+std::string describe(const std::vector<BoundPart>& parts) {
+  std::string words;
+  for (const auto& p : parts) {
+    if (!words.empty()) words += ", then ";
+    if (p.kind == BoundKind::compute)
+      words += p.stage == BoundPart::kAllStages ? "compute across stages"
+                                                : "stage " + std::to_string(p.stage) + " compute";
+    else
+      words += name(p.kind);
+    if (p.beside_compute) words += " beside compute";
+    char pct[32];
+    std::snprintf(pct, sizeof pct, " (%.0f%%)", 100 * p.share);
+    words += pct;
+  }
+  return words;
+}
 
 template <> std::optional<Precision> parse(std::string_view s) { return reverse(kPrecision, s); }
 template <> std::optional<Collective> parse(std::string_view s) { return reverse(kCollective, s); }
@@ -68,5 +104,6 @@ template <> std::optional<Dim> parse(std::string_view s) { return reverse(kDim, 
 template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, s); }
 template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }
 template <> std::optional<Position> parse(std::string_view s) { return reverse(kPosition, s); }
+template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(kOptimizer, s); }
 
 }  // namespace ptdsim::core

@@ -1,137 +1,180 @@
 #include <algorithm>
+#include <array>
 #include <vector>
 
-#include "ptdsim/analytic/comm.hpp"
-#include "ptdsim/analytic/costs.hpp"
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/planner/sweep.hpp"
 
 namespace ptdsim::planner {
+namespace {
 
-// A lower bound on the discrete-event scheduler's step time, from the same per-stage costs the
-// scheduler is built from (analytic::step_costs). Each term is a chain of tasks the scheduler's
-// graph orders one after another, so the simulated makespan can only be longer (contention on
-// shared links and every wait the bound ignores add to it). docs/planner.md "Lower bound" walks
-// through the chains; tests/planner check bound <= simulated time on every candidate of a space.
-double step_lower_bound(const core::Scenario& s, const core::Report& analytic) {
-  (void)analytic;
-  const analytic::StepCosts costs = analytic::step_costs(s);
-  const auto& ov = s.training.overlap;
-  const int p = static_cast<int>(costs.stages.size());
-  if (p == 0) return 0;
-  const double m = std::max(1, costs.microbatches);
-  const double v = std::max(1, costs.vpp);
-  const bool split = s.parallel.vpp == 1 && s.parallel.schedule == core::Schedule::zb_h1;
-  const bool zero3 = s.parallel.zero >= 3;
-  const double share = s.hardware.gpu.comm_share();
-  const bool tp_overlap = analytic::tp_overlaps(s);
+using analytic::Overlap;
+using analytic::PlanComm;
 
-  // One pass (op) of one chunk of one micro-batch on a stage: its compute followed by the
-  // communication chained behind it (TP when not overlapped, EP always), or, when longer, the
-  // overlapped communication (CP, TP when overlapped) that the next op also waits for.
-  struct Ops {
-    double f = 0, b = 0, w = 0;  // forward, backward (B, with W unless split), W (split only)
-    double p2p = 0;              // one send to a neighbour stage
-    double busy = 0;             // the whole step's chain of ops on this stage
-  };
-  std::vector<Ops> ops(p);
-  for (int i = 0; i < p; ++i) {
-    const auto& c = costs.stages[i];
-    // CP's exchange starts with the attention core (`window`), after the rest of the pass, and
-    // slows it: by share x the exchange, or by share x the attention when the exchange outlasts it.
-    auto op = [&](double compute, double tp, double cp, double ep, double window) {
-      window = std::min(compute, window);
-      const double slowed = cp > 0 ? share * std::min(cp, window) : 0.0;
-      const double serial = compute + slowed + (tp_overlap ? 0 : tp) + ep;
-      const double ring = cp > 0 ? compute - window + cp : 0.0;
-      const double overlapped = std::max(ring, tp_overlap ? tp : 0.0);  // own streams, side by side
-      return std::max(serial, overlapped) / v;
-    };
-    Ops& o = ops[i];
-    o.f = op(c.forward_s, c.tp_forward_s, c.cp_forward_s, c.ep_forward_s, c.attention_core_s);
-    o.b = op(c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s), c.tp_backward_s,
-             c.cp_backward_s, c.ep_backward_s, 2 * c.attention_core_s);
-    o.w = split ? c.backward_weight_s / v : 0;
-    o.p2p = c.p2p_s;
-    o.busy = m * v * (o.f + o.b + o.w);
-    if (!ov.pp && c.p2p_s > 0) {
-      // a send not overlapped holds the next op: every chunk sends forward except the very last
-      // virtual stage's, and backward except the very first's
-      const double sends = (v - (i == p - 1)) + (v - (i == 0));
-      o.busy += m * sends * c.p2p_s;
+// The shortest a pass can take: each segment lasts at least its serial chain (the compute, slowed
+// by share x the window collectives beside it, then the serial collectives) and at least its
+// overlapped collectives (beside ones alone; window ones after the compute before their window),
+// and the next segment waits for both.
+double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
+  double total = 0;
+  for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
+    const analytic::Segment& seg = plan.segments[i];
+    double serial = seg.compute_s, overlapped = 0;
+    for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
+      const PlanComm& c = plan.comms[j];
+      switch (c.overlap) {
+        case Overlap::serial: serial += c.time_s; break;
+        case Overlap::beside: overlapped = std::max(overlapped, c.time_s); break;
+        case Overlap::window: {
+          const double window = std::min(seg.compute_s, c.window_s);
+          serial += plan.comm_share * std::min(c.time_s, window);
+          overlapped = std::max(overlapped, seg.compute_s - window + c.time_s);
+          break;
+        }
+        case Overlap::prefetch:
+        case Overlap::after: break;  // other streams: the stream totals below
+      }
+    }
+    total += seg.repeat * std::max(serial, overlapped);
+  }
+  return total;
+}
+
+// Work of every collective of a pass, added to the per-stream and per-link totals.
+struct Totals {
+  std::array<double, 2> link{};  // NVLink inside the node, the NIC share across nodes
+  std::array<double, 2> held{};  // the same without pipeline sends, which hold no SMs to speak of
+  double gathers = 0;            // the dp_gather stream
+  double reduces = 0;            // the dp stream
+  void add(const analytic::StepPlan& plan, const PlanComm& c, double times) {
+    const int l = plan.group(c.group).scope == core::Scope::inter ? 1 : 0;
+    link[l] += times * c.time_s;
+    if (c.task != analytic::CommTask::p2p) held[l] += times * c.time_s;
+    if (c.stream == analytic::Stream::dp_gather) gathers += times * c.time_s;
+    if (c.stream == analytic::Stream::dp) reduces += times * c.time_s;
+  }
+  void add(const analytic::StepPlan& plan, const analytic::PassPlan& pass, double times) {
+    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
+      const analytic::Segment& seg = plan.segments[i];
+      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+        add(plan, plan.comms[j], times * seg.repeat);
     }
   }
+};
+
+// Per stage: one chunk's pass bounds (chunk 0; chunks differ only by the ends), and the step's.
+struct StageBound {
+  double f = 0, b = 0, w = 0;  // chunk 0's forward, backward and weight-gradient pass
+  double p2p = 0;              // one send to a neighbour stage
+  double busy = 0;             // the whole step's chain of passes on this stage
+  double compute = 0;          // the step's compute
+  double last_op = 0;          // the last pass of the step, and its DP buckets
+  double last_buckets = 0;
+  Totals totals;
+};
+
+StageBound stage_bound(const analytic::StepPlan& plan, const analytic::StagePlan& st) {
+  StageBound o;
+  const double m = plan.shape.m;
+  const int grad = plan.schedule->splits_weight_grad ? 2 : 1;
+  for (int c = 0; c < plan.shape.v; ++c) {
+    const analytic::ChunkPlan& ch = plan.chunk(st, c);
+    std::array<double, 3> b{};
+    for (int k = 0; k < 3; ++k) {
+      b[k] = pass_bound(plan, ch.pass[k]);
+      o.compute += m * ch.pass[k].compute_s;
+      o.totals.add(plan, ch.pass[k], k == grad ? m - 1 : m);
+    }
+    const double last = pass_bound(plan, ch.last_grad);
+    o.busy += m * (b[0] + b[1] + b[2]) - b[grad] + last;
+    o.totals.add(plan, ch.last_grad, 1);
+    if (c == 0) {
+      o.f = b[0], o.b = b[1], o.w = b[2];
+      o.last_op = last;
+      for (int i = ch.last_grad.seg_begin; i < ch.last_grad.seg_begin + ch.last_grad.seg_count; ++i) {
+        const analytic::Segment& seg = plan.segments[i];
+        for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+          if (plan.comms[j].task == analytic::CommTask::dp_reduce) o.last_buckets += seg.repeat * plan.comms[j].time_s;
+      }
+    }
+    for (int send : {ch.send_forward, ch.send_backward}) {
+      if (send < 0) continue;
+      o.p2p = plan.comms[send].time_s;
+      o.totals.add(plan, plan.comms[send], m);
+      // a send not overlapped holds the next pass
+      if (!plan.overlap_pp) o.busy += m * plan.comms[send].time_s;
+    }
+  }
+  for (int j = st.start_begin; j < st.post_end; ++j) o.totals.add(plan, plan.comms[j], 1);
+  return o;
+}
+
+double sum_time(const analytic::StepPlan& plan, int begin, int end) {
+  double t = 0;
+  for (int j = begin; j < end; ++j) t += plan.comms[j].time_s;
+  return t;
+}
+
+}  // namespace
+
+// A lower bound on the discrete-event scheduler's step time, from the same step plan the scheduler
+// is built from. Each term is a chain of tasks the scheduler's graph orders one after another, so
+// the simulated makespan can only be longer (contention on shared links and every wait the bound
+// ignores add to it). docs/planner.md "Lower bound" walks through the chains; tests/planner check
+// bound <= simulated time on every candidate of a space.
+double step_lower_bound(const analytic::StepPlan& plan) {
+  const int p = plan.shape.p;
+  if (p == 0 || plan.stages.empty()) return 0;
+  const double m = std::max(1, plan.shape.m);
+  const bool split = plan.schedule->splits_weight_grad;
+  const double share = plan.comm_share;
+
+  std::vector<StageBound> ops;
+  ops.reserve(p);
+  for (const auto& st : plan.stages) ops.push_back(stage_bound(plan, st));
 
   double bound = 0;
   double fill = 0;  // micro-batch 0's first chunk through every earlier stage
   for (int j = 0; j < p; ++j) {
-    const auto& c = costs.stages[j];
-    const Ops& o = ops[j];
-    double own = fill + o.busy;  // end of stage j's last op
-    if (s.parallel.zero >= 1 && s.parallel.zero <= 2 && ov.dp && c.dp_gather_s > 0)
-      own = std::max(own, c.dp_gather_s + o.busy - o.f);  // the second op waits for the overlapped
-                                                          // all-gather of the updated parameters
-    const double last_op = split ? o.w : o.b;
-    // Gradients reach the optimizer through the DP stream: with buckets (overlap) the last op's
-    // share (1/v of the stage's reduction) starts no earlier than that op; without, all of it
-    // waits for the last op. ZeRO-3's per-layer reductions are left out.
+    const analytic::StagePlan& st = plan.stages[j];
+    const StageBound& o = ops[j];
+    double own = fill + o.busy;  // end of stage j's last pass
+    // the second pass waits for what the step's start issues (the overlapped parameter all-gather)
+    if (st.start_end > st.start_begin) own = std::max(own, sum_time(plan, st.start_begin, st.start_end) + o.busy - o.f);
+    // Gradients reach the optimizer through the DP stream: the last pass's buckets start no earlier
+    // than that pass; an unbucketed reduction waits for all of it; and the stream cannot finish
+    // before it has moved all of its work.
     double grads = own;
-    if (!zero3 && c.dp_reduce_s > 0)
-      grads = ov.dp ? own - last_op + c.dp_reduce_s / v : own + c.dp_reduce_s;
-    if (zero3) {
-      // ZeRO-3 gathers every layer's weights before each forward and backward op on one stream,
-      // and reduces every layer's gradients once per micro-batch on another: neither stream can
-      // finish before it has moved all of it.
-      const double layers = std::max(1, c.layers / static_cast<int>(v)) * v;
-      const double gathers = 2 * m * layers * c.zero3_gather_layer_s;
-      const double reduces = m * layers * c.zero3_reduce_layer_s;
-      bound = std::max(bound, gathers);
-      grads = std::max(grads, reduces);
-    }
-    double end = std::max(own, grads) + c.optimizer_s;
-    const bool gather_after = s.parallel.zero >= 1 && s.parallel.zero <= 2 && !ov.dp && c.dp_gather_s > 0;
-    if (gather_after) end += c.dp_gather_s;
+    if (o.last_buckets > 0) grads = own - o.last_op + o.last_buckets;
+    grads = std::max(grads, own + sum_time(plan, st.end_begin, st.end_end));
+    grads = std::max(grads, o.totals.reduces);
+    bound = std::max(bound, o.totals.gathers);  // the gathers' own stream
+    const double end = std::max(own, grads) + st.optimizer_s + sum_time(plan, st.post_begin, st.post_end);
     bound = std::max(bound, end);
 
     // The last micro-batch's backward from stage j down to stage 0, then stage 0's optimizer.
     if (j > 0) {
-      // with ZB-H1 the last B may be followed by up to j+1 deferred W ops on stage j
+      // with a split W the last B may be followed by up to j+1 deferred W passes on stage j
       double t = split ? own - std::min(m, j + 1.0) * o.w : own;
       // (a send not overlapped is already in stage j's chain, `own`)
-      for (int i = j; i >= 1; --i) t += (i == j && !ov.pp ? 0 : ops[i].p2p) + ops[i - 1].b;
-      t += (split ? ops[0].w : 0) + costs.stages[0].optimizer_s;
+      for (int i = j; i >= 1; --i) t += (i == j && !plan.overlap_pp ? 0 : ops[i].p2p) + ops[i - 1].b;
+      t += (split ? ops[0].w : 0) + plan.stages[0].optimizer_s;
       bound = std::max(bound, t);
     }
 
-    // Every transfer of a rank goes over one of its two links (NVLink inside the node, the NIC
-    // share across nodes), which the scheduler shares fairly at a capacity of one second of work
-    // per second: neither link can finish before its whole step's work has gone through.
-    double link[2] = {0, 0};
-    double held[2] = {0, 0};  // the same without pipeline sends, which hold no SMs to speak of
-    auto on = [&](const analytic::Group& g, double work, bool holds_sms = true) {
-      link[g.scope == core::Scope::inter ? 1 : 0] += work;
-      if (holds_sms) held[g.scope == core::Scope::inter ? 1 : 0] += work;
-    };
-    on(costs.tp, m * (c.tp_forward_s + c.tp_backward_s));
-    on(costs.cp, m * (c.cp_forward_s + c.cp_backward_s));
-    on(costs.ep, m * (c.ep_forward_s + c.ep_backward_s));
-    on(costs.pp, m * ((v - (j == p - 1)) + (v - (j == 0))) * c.p2p_s, false);
-    if (zero3) {
-      const double layers = std::max(1, c.layers / static_cast<int>(v)) * v;
-      on(costs.dp, m * layers * (2 * c.zero3_gather_layer_s + c.zero3_reduce_layer_s));
-    } else {
-      on(costs.dp, c.dp_reduce_s + (s.parallel.zero >= 1 ? c.dp_gather_s : 0));
-    }
-    bound = std::max({bound, link[0], link[1]});
+    // Every transfer of a rank goes over one of its two links, which the scheduler shares fairly at
+    // a capacity of one second of work per second: neither link can finish before its whole
+    // step's work has gone through.
+    bound = std::max({bound, o.totals.link[0], o.totals.link[1]});
 
     // SM contention (sim::Engine::set_comm_share): while any collective runs, compute progresses
     // at most 1 - share. With C seconds of compute and collectives running at least X seconds
-    // (the busier link, pipeline sends left out), the step holds compute alone (a), both (b) and collectives alone (c):
-    // a + (1 - share) b >= C and b + c >= X, so a + b + c >= C + share X while X <= C / (1 - share),
-    // and >= X beyond.
+    // (the busier link, pipeline sends left out), the step holds compute alone (a), both (b) and
+    // collectives alone (c): a + (1 - share) b >= C and b + c >= X, so a + b + c >= C + share X
+    // while X <= C / (1 - share), and >= X beyond.
     if (share > 0) {
-      const double compute = m * (c.forward_s + c.backward_input_s + c.backward_weight_s + c.recompute_s) +
-                             c.optimizer_s;
-      const double x = std::max(held[0], held[1]);
+      const double compute = o.compute + st.optimizer_s;
+      const double x = std::max(o.totals.held[0], o.totals.held[1]);
       bound = std::max(bound, x <= compute / (1 - share) ? compute + share * x : x);
     }
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "ptdsim/analytic/evaluate.hpp"
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
@@ -160,12 +161,13 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
             ++res.rejected[problems.front().reason];  // the first problem in check()'s order
             continue;
           }
-          const core::Report r = analytic::evaluate(s);
+          const analytic::StepPlan plan = analytic::plan_step(s);
+          const core::Report r = analytic::evaluate(s, plan);
           if (!r.fits) {
             ++res.rejected["memory"];
             continue;
           }
-          res.feasible.push_back(Entry{i, step_lower_bound(s, r), r.peak_bytes});
+          res.feasible.push_back(Entry{i, step_lower_bound(plan), r.peak_bytes});
         }
         ++chunks_done;
       });
@@ -340,9 +342,10 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
                                         sim->second});
               continue;
             }
-            core::Report r = analytic::evaluate(s);
+            const analytic::StepPlan plan = analytic::plan_step(s);
+            core::Report r = analytic::evaluate(s, plan);
             if (!r.fits) {
-              const double bound = step_lower_bound(s, r);
+              const double bound = step_lower_bound(plan);
               rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
             } else {
               rows[k].push_back(RowData{*c, "pruned", bound_of.at(i), std::move(r)});

@@ -2,76 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
-#include <deque>
 #include <stdexcept>
-#include <string>
-
-#include "ptdsim/analytic/comm.hpp"
 
 namespace ptdsim::sim {
-
-std::vector<Op> pipeline_order(core::Schedule schedule, int p, int v, int m, int stage) {
-  if (p < 1 || v < 1 || m < 1 || stage < 0 || stage >= p)
-    throw std::invalid_argument("sim::pipeline_order: bad p, v, m or stage");
-  std::vector<Op> ops;
-  ops.reserve(static_cast<std::size_t>(3 * m * v));
-  using core::Schedule;
-  if (schedule == Schedule::interleaved || v > 1) {
-    if (m % p != 0)
-      throw std::invalid_argument("sim::pipeline_order: the interleaved schedule needs m % p == 0");
-    const int total = m * v;
-    auto at = [&](int k, bool forward) {
-      const int group = k / (p * v), within = k % (p * v);
-      const int chunk = forward ? within / p : v - 1 - within / p;
-      return Op{forward ? Pass::F : Pass::B, chunk, group * p + within % p};
-    };
-    const int warmup = m == p ? total : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
-    for (int k = 0; k < warmup; ++k) ops.push_back(at(k, true));
-    for (int i = 0; i < total - warmup; ++i) {
-      ops.push_back(at(warmup + i, true));
-      ops.push_back(at(i, false));
-    }
-    for (int i = total - warmup; i < total; ++i) ops.push_back(at(i, false));
-    return ops;
-  }
-  if (schedule == Schedule::gpipe) {
-    for (int i = 0; i < m; ++i) ops.push_back({Pass::F, 0, i});
-    for (int i = 0; i < m; ++i) ops.push_back({Pass::B, 0, i});
-    return ops;
-  }
-  const int warmup = std::min(p - stage - 1, m);
-  if (schedule == Schedule::one_f_one_b) {
-    for (int i = 0; i < warmup; ++i) ops.push_back({Pass::F, 0, i});
-    for (int i = 0; i < m - warmup; ++i) {
-      ops.push_back({Pass::F, 0, warmup + i});
-      ops.push_back({Pass::B, 0, i});
-    }
-    for (int i = m - warmup; i < m; ++i) ops.push_back({Pass::B, 0, i});
-    return ops;
-  }
-  // ZB-H1: W of micro-batch i runs after B of micro-batch i + defer in the steady phase.
-  const int defer = stage;
-  std::deque<int> pending;  // micro-batches whose B ran and W did not
-  for (int i = 0; i < warmup; ++i) ops.push_back({Pass::F, 0, i});
-  for (int i = 0; i < m - warmup; ++i) {
-    ops.push_back({Pass::F, 0, warmup + i});
-    ops.push_back({Pass::B, 0, i});
-    pending.push_back(i);
-    if (static_cast<int>(pending.size()) > defer) {
-      ops.push_back({Pass::W, 0, pending.front()});
-      pending.pop_front();
-    }
-  }
-  for (int i = m - warmup; i < m; ++i) {
-    ops.push_back({Pass::B, 0, i});
-    pending.push_back(i);
-    ops.push_back({Pass::W, 0, pending.front()});
-    pending.pop_front();
-  }
-  for (int i : pending) ops.push_back({Pass::W, 0, i});
-  return ops;
-}
 
 std::vector<RankRef> representative_ranks(int pp) {
   std::vector<RankRef> r(static_cast<std::size_t>(pp));
@@ -79,21 +12,25 @@ std::vector<RankRef> representative_ranks(int pp) {
   return r;
 }
 
-ScheduleOptions options_of(const core::Scenario& s) {
-  ScheduleOptions o;
-  o.schedule = s.parallel.vpp > 1 ? core::Schedule::interleaved : s.parallel.schedule;
-  o.overlap_tp = analytic::tp_overlaps(s);
-  o.overlap_pp = s.training.overlap.pp;
-  o.overlap_dp = s.training.overlap.dp;
-  o.zero3_prefetch = s.training.overlap.zero3_prefetch;
-  o.zero = s.parallel.zero;
-  o.comm_share = s.hardware.gpu.comm_share();
-  // Megatron-LM: bucket_size = max(40M, 1M * dp) parameters
-  o.dp_bucket_bytes = std::max(40e6, 1e6 * s.parallel.dp) * 4;
-  return o;
-}
-
 namespace {
+
+using analytic::Overlap;
+using analytic::PlanComm;
+using core::Pass;
+
+TaskKind task_kind(analytic::CommTask t) {
+  switch (t) {
+    case analytic::CommTask::tp: return TaskKind::tp;
+    case analytic::CommTask::cp: return TaskKind::cp;
+    case analytic::CommTask::ep: return TaskKind::ep;
+    case analytic::CommTask::p2p: return TaskKind::p2p;
+    case analytic::CommTask::dp_reduce: return TaskKind::dp_reduce;
+    case analytic::CommTask::dp_gather: return TaskKind::dp_gather;
+    case analytic::CommTask::zero3_gather: return TaskKind::zero3_gather;
+    case analytic::CommTask::zero3_reduce: return TaskKind::zero3_reduce;
+  }
+  return TaskKind::tp;
+}
 
 // A few task ids: the tasks whose end means a pass is done, or that need its input.
 struct Ids {
@@ -108,15 +45,15 @@ struct Ids {
 
 class Builder {
  public:
-  Builder(const analytic::StepCosts& c, const ScheduleOptions& o, std::vector<RankRef> ranks)
-      : c_(c), o_(o) {
+  Builder(const analytic::StepPlan& plan, std::vector<RankRef> ranks) : plan_(plan) {
     g_.ranks = std::move(ranks);
-    p_ = static_cast<int>(c.stages.size());
-    v_ = std::max(1, c.vpp);
-    m_ = std::max(1, c.microbatches);
+    p_ = plan.shape.p;
+    v_ = std::max(1, plan.shape.v);
+    m_ = std::max(1, plan.shape.m);
     g_.microbatches = m_;
     g_.vpp = v_;
-    if (p_ < 1) throw std::invalid_argument("sim::build_step: no pipeline stages");
+    if (p_ < 1 || static_cast<int>(plan.stages.size()) != p_)
+      throw std::invalid_argument("sim::build_step: the plan's stages do not match its pipeline");
     if (g_.ranks.empty()) g_.ranks = representative_ranks(p_);
     replicas_ = 0;
     for (const auto& r : g_.ranks) {
@@ -125,11 +62,7 @@ class Builder {
       replicas_ = std::max(replicas_, r.replica + 1);
     }
     g_.engine = Engine(static_cast<int>(g_.ranks.size()));
-    g_.engine.set_comm_share(o.comm_share);
-    split_ = o.schedule == core::Schedule::zb_h1;
-    // layer offsets of the stages (the first layer of each)
-    first_layer_.assign(p_ + 1, 0);
-    for (int s = 0; s < p_; ++s) first_layer_[s + 1] = first_layer_[s] + c.stages[s].layers;
+    g_.engine.set_comm_share(plan.comm_share);
   }
 
   StepGraph build() {
@@ -158,25 +91,34 @@ class Builder {
   std::size_t slot(int replica, int vstage, int mb) const {
     return (static_cast<std::size_t>(replica) * p_ * v_ + vstage) * m_ + mb;
   }
-  int link_of(int rank, const analytic::Group& grp) const {
-    return 2 * rank + (grp.scope == core::Scope::inter ? 1 : 0);
+  int link_of(int rank, analytic::GroupId grp) const {
+    return 2 * rank + (plan_.group(grp).scope == core::Scope::inter ? 1 : 0);
   }
 
-  TaskId add(int rank, TaskKind kind, StreamKind stream, double seconds, const Op* op,
-             int layer_first, int layer_count, const analytic::Group* grp = nullptr,
-             double bytes = 0, double flops = 0) {
+  TaskId add_compute(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
+                     int layer_count, double flops) {
     TaskSpec t;
     t.kind = kind;
-    t.stream = stream;
+    t.stream = StreamKind::compute;
     t.rank = rank;
-    if (grp) {
-      t.work = seconds;
-      t.link = link_of(rank, *grp);
-    } else {
-      t.duration_s = seconds;
-    }
-    t.bytes = bytes;
+    t.duration_s = seconds;
     t.flops = flops;
+    if (op) {
+      t.microbatch = op->microbatch;
+      t.chunk = op->chunk;
+    }
+    t.layer_first = layer_first;
+    t.layer_count = layer_count;
+    return g_.engine.add(t);
+  }
+  TaskId add_comm(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) {
+    TaskSpec t;
+    t.kind = task_kind(c.task);
+    t.stream = c.stream;
+    t.rank = rank;
+    t.work = c.time_s;
+    t.link = link_of(rank, c.group);
+    t.bytes = c.sent_bytes;
     if (op) {
       t.microbatch = op->microbatch;
       t.chunk = op->chunk;
@@ -190,164 +132,129 @@ class Builder {
     for (int i = 0; i < from.n; ++i) g_.engine.depend(from.id[i], to);
   }
 
+  // Serial TP folds into the compute task when no other traffic of the stage uses its link.
+  bool folds_tp(const analytic::StagePlan& st) const {
+    const auto tp_scope = plan_.group(analytic::GroupId::tp).scope;
+    bool tp = false;
+    for (int j = st.comm_begin; j < st.comm_end; ++j) {
+      const PlanComm& c = plan_.comms[j];
+      if (c.task == analytic::CommTask::tp) {
+        if (c.overlap != Overlap::serial) return false;
+        tp = true;
+      } else if (c.time_s > 0 && plan_.group(c.group).scope == tp_scope) {
+        return false;
+      }
+    }
+    return tp;
+  }
+
   void build_rank(int r) {
     const RankRef ref = g_.ranks[r];
-    const analytic::StageCosts& sc = c_.stages[ref.stage];
-    const double inv_v = 1.0 / v_;
-    const int chunk_layers = std::max(1, sc.layers / v_);
-    const bool zero3 = o_.zero >= 3;
-    const bool buckets = !zero3 && o_.overlap_dp && sc.dp_reduce_s > 0;
-    const int nb = std::clamp(
-        static_cast<int>(std::ceil(sc.grad_bytes * inv_v / std::max(1.0, o_.dp_bucket_bytes))), 1,
-        chunk_layers);
-    const auto ops = pipeline_order(o_.schedule, p_, v_, m_, ref.stage);
-    // Serial TP folds into the compute task when no other traffic of this rank uses its link.
-    auto uses = [&](const analytic::Group& grp, bool traffic) {
-      return traffic && grp.scope == c_.tp.scope;
-    };
-    const bool fold_tp =
-        !o_.overlap_tp &&
-        !uses(c_.cp, sc.cp_forward_s + sc.cp_backward_s > 0) &&
-        !uses(c_.ep, sc.ep_forward_s + sc.ep_backward_s > 0) && !uses(c_.pp, sc.p2p_s > 0) &&
-        !uses(c_.dp, sc.dp_reduce_s + sc.dp_gather_s + sc.zero3_gather_layer_s +
-                             sc.zero3_reduce_layer_s > 0);
+    const analytic::StagePlan& st = plan_.stages[ref.stage];
+    const bool split = plan_.schedule->splits_weight_grad;
+    plan_.schedule->order(plan_.shape, ref.stage, ops_);
+    const bool fold_tp = folds_tp(st);
 
-    Ids prev_end;       // the previous pass's end tasks (other than the compute stream order)
+    Ids prev_end;  // the previous pass's end tasks (other than the compute stream order)
     TaskId prev_compute = -1;
-    std::vector<TaskId> dp_tail;  // reductions the optimizer waits for
-    std::array<TaskId, 2> recent{-1, -1};  // ZeRO-3: the last two compute segments (prefetch)
-    TaskId param_gather = -1;
-    if (o_.zero >= 1 && o_.zero <= 2 && o_.overlap_dp && sc.dp_gather_s > 0) {
-      // Megatron's overlapped parameter all-gather of the previous step's update, hidden behind
-      // the first forward passes: the second pass needs all of it.
-      param_gather = add(r, TaskKind::dp_gather, StreamKind::dp_gather, sc.dp_gather_s, nullptr,
-                         -1, 0, &c_.dp, sc.grad_bytes);
-    }
+    std::vector<TaskId> dp_tail;           // reductions the optimizer waits for
+    std::array<TaskId, 2> recent{-1, -1};  // the last two compute segments (prefetch gates)
+    Ids start;                             // issued at the step's start; the second pass waits
+    for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_.comms[j], nullptr, -1, 0));
     std::vector<std::pair<TaskId, TaskId>> fwd_span(static_cast<std::size_t>(v_ * m_), {-1, -1});
 
-    for (std::size_t k = 0; k < ops.size(); ++k) {
-      const Op& op = ops[k];
+    for (std::size_t k = 0; k < ops_.size(); ++k) {
+      const core::PassRef& op = ops_[k];
       const int vs = op.chunk * p_ + ref.stage;  // virtual stage
-      const int lfirst = v_ > 1 ? vs * chunk_layers : first_layer_[ref.stage];
-      double compute_s = 0, flops = 0;
-      TaskKind kind = TaskKind::forward;
-      double tp_s = 0, cp_s = 0, ep_s = 0;
-      double attention_s = 0;  // the attention core of the pass: all that CP's exchange can hide behind
-      if (op.pass == Pass::F) {
-        compute_s = sc.forward_s * inv_v;
-        flops = sc.forward_flops * inv_v;
-        tp_s = sc.tp_forward_s * inv_v;
-        cp_s = sc.cp_forward_s * inv_v;
-        ep_s = sc.ep_forward_s * inv_v;
-        attention_s = sc.attention_core_s * inv_v;
-      } else if (op.pass == Pass::B) {
-        compute_s = (sc.recompute_s + sc.backward_input_s + (split_ ? 0 : sc.backward_weight_s)) * inv_v;
-        flops = sc.forward_flops * inv_v * (split_ ? 1 : 2);
-        kind = split_ ? TaskKind::backward_input : TaskKind::backward;
-        tp_s = sc.tp_backward_s * inv_v;
-        cp_s = sc.cp_backward_s * inv_v;
-        ep_s = sc.ep_backward_s * inv_v;
-        attention_s = 2 * sc.attention_core_s * inv_v;  // its backward is twice the forward's
-      } else {
-        compute_s = sc.backward_weight_s * inv_v;
-        flops = sc.forward_flops * inv_v;
-        kind = TaskKind::backward_weight;
-      }
-      const bool makes_grads = op.pass == Pass::W || (op.pass == Pass::B && !split_);
-      const bool last_grads = makes_grads && op.microbatch == m_ - 1;
-      const bool needs_weights = op.pass != Pass::W;
-      int nseg = 1;
-      if (zero3) nseg = chunk_layers;
-      else if (buckets && last_grads) nseg = nb;
+      const analytic::ChunkPlan& ch = plan_.chunk(st, op.chunk);
+      const analytic::PassPlan& pass = plan_.pass_of(st, op);
+      const TaskKind kind = op.pass == Pass::F   ? TaskKind::forward
+                            : op.pass == Pass::W ? TaskKind::backward_weight
+                            : split              ? TaskKind::backward_input
+                                                 : TaskKind::backward;
+      int nseg = 0;
+      for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_.segments[i].repeat;
 
-      if (k == 1 && param_gather >= 0) prev_end.add(param_gather);
+      if (k == 1)
+        for (int i = 0; i < start.n; ++i) prev_end.add(start.id[i]);
       Ids entry, seg_end = prev_end;
       TaskId first = -1, last = -1;
-      for (int j = 0; j < nseg; ++j) {
-        const int l0 = lfirst + (j * chunk_layers) / nseg;
-        const int l1 = lfirst + ((j + 1) * chunk_layers) / nseg;
-        Ids deps = seg_end;
-        if (zero3 && needs_weights && sc.zero3_gather_layer_s > 0) {
-          const TaskId g = add(r, TaskKind::zero3_gather, StreamKind::dp_gather,
-                               sc.zero3_gather_layer_s * (l1 - l0), &op, l0, l1 - l0, &c_.dp);
-          // prefetch one layer ahead: the gather of layer q may start when layer q-2 is done
-          // (two layers' buffers); without prefetch, when layer q-1 is done
-          const TaskId gate = o_.zero3_prefetch ? recent[1] : recent[0];
-          if (gate >= 0) g_.engine.depend(gate, g);
-          deps.add(g);
-        }
-        const bool fold = fold_tp && tp_s > 0;
-        // Ring attention hides CP's key/value exchange behind the attention core only: the
-        // projections before it produce the keys and values, the ones after need its output.
-        // The pass runs as its other work, then the attention core beside the exchange.
-        const double window = cp_s > 0 ? std::min(compute_s, attention_s) / nseg : 0.0;
-        TaskId before_attention = -1;
-        if (window > 0 && compute_s / nseg > window) {
-          const double share = 1 - window * nseg / compute_s;
-          before_attention = add(r, kind, StreamKind::compute, compute_s / nseg - window, &op, l0,
-                                 l1 - l0, nullptr, 0, flops * share / nseg);
-          for (int i = 0; i < deps.n; ++i)
-            if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], before_attention);
-        }
-        const double own_s = before_attention >= 0 ? window : compute_s / nseg;
-        const double own_flops = before_attention >= 0 ? flops * window * nseg / compute_s / nseg
-                                                       : flops / nseg;
-        const TaskId c = add(r, kind, StreamKind::compute, own_s + (fold ? tp_s / nseg : 0), &op, l0,
-                             l1 - l0, nullptr, 0, own_flops);
-        if (fold) g_.engine.fold_tp(c, tp_s / nseg, sc.tp_bytes * inv_v * 0.5 / nseg);
-        const TaskId head = before_attention >= 0 ? before_attention : c;
-        if (before_attention < 0)
-          for (int i = 0; i < deps.n; ++i)
-            if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], c);
-        if (j == 0) entry.add(head);
-        if (first < 0) first = head;
-        seg_end.clear();
-        seg_end.add(c);
-        const std::array<std::pair<double, TaskKind>, 3> comms{
-            std::pair{tp_s, TaskKind::tp}, std::pair{cp_s, TaskKind::cp}, std::pair{ep_s, TaskKind::ep}};
-        const std::array<StreamKind, 3> streams{StreamKind::tp, StreamKind::cp, StreamKind::ep};
-        const std::array<const analytic::Group*, 3> groups{&c_.tp, &c_.cp, &c_.ep};
-        const std::array<double, 3> bytes{sc.tp_bytes, sc.cp_bytes, sc.ep_bytes};
-        TaskId chain = c;
-        for (int q = 0; q < 3; ++q) {
-          const double t = comms[q].first;
-          if (t <= 0 || (q == 0 && fold)) continue;
-          // CP's ring exchange overlaps with the attention core (ring attention; above); TP
-          // overlaps when asked; EP's all-to-all feeds the experts and stays serial.
-          const bool overlapped = (q == 1 && window > 0) || (q == 0 && o_.overlap_tp);
-          // bytes are per micro-batch, forward + backward: halve for one pass
-          const TaskId x = add(r, comms[q].second, streams[q], t / nseg, &op, l0, l1 - l0,
-                               groups[q], bytes[q] * inv_v * 0.5 / nseg);
-          if (q == 1 && before_attention >= 0) {
-            g_.engine.depend(before_attention, x);  // starts with the attention core
-            seg_end.add(x);
-          } else if (overlapped) {
-            for (int i = 0; i < deps.n; ++i) g_.engine.depend(deps.id[i], x);
-            if (j == 0) entry.add(x);
-            seg_end.add(x);
-          } else {
-            g_.engine.depend(chain, x);
-            chain = x;
-            seg_end.id[0] = x;  // the serial chain ends here
+      int j = 0;  // segment index within the pass, repeats expanded
+      for (int si = pass.seg_begin; si < pass.seg_begin + pass.seg_count; ++si) {
+        const analytic::Segment& seg = plan_.segments[si];
+        const PlanComm* comms = plan_.comms.data() + seg.comm_begin;
+        double serial_tp_s = 0, serial_tp_bytes = 0, window = 0;
+        for (int q = 0; q < seg.comm_count; ++q) {
+          if (comms[q].task == analytic::CommTask::tp && comms[q].overlap == Overlap::serial) {
+            serial_tp_s += comms[q].time_s;
+            serial_tp_bytes += comms[q].sent_bytes;
           }
+          if (comms[q].overlap == Overlap::window) window = comms[q].window_s;
         }
-        if (zero3 && makes_grads && sc.zero3_reduce_layer_s > 0) {
-          const TaskId x = add(r, TaskKind::zero3_reduce, StreamKind::dp,
-                               sc.zero3_reduce_layer_s * (l1 - l0), &op, l0, l1 - l0, &c_.dp);
-          g_.engine.depend(c, x);
-          dp_tail.push_back(x);
+        const bool fold = fold_tp && serial_tp_s > 0;
+        for (int rep = 0; rep < seg.repeat; ++rep, ++j) {
+          const int l0 = ch.layer_first + (j * ch.layers) / nseg;
+          const int l1 = ch.layer_first + ((j + 1) * ch.layers) / nseg;
+          Ids deps = seg_end;
+          for (int q = 0; q < seg.comm_count; ++q) {
+            if (comms[q].overlap != Overlap::prefetch) continue;
+            const TaskId g = add_comm(r, comms[q], &op, l0, l1 - l0);
+            // issued once the compute depth+1 segments back is done (its buffer is free)
+            const TaskId gate = recent[std::min(1, comms[q].depth)];
+            if (gate >= 0) g_.engine.depend(gate, g);
+            deps.add(g);
+          }
+          // A window collective runs beside the last `window` seconds of the compute: the rest of
+          // the segment runs first, as a task of its own.
+          TaskId before = -1;
+          if (window > 0 && seg.compute_s > window) {
+            before = add_compute(r, kind, seg.compute_s - window, &op, l0, l1 - l0,
+                                 seg.flops * (1 - window / seg.compute_s));
+            for (int i = 0; i < deps.n; ++i)
+              if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], before);
+          }
+          const double own_s = before >= 0 ? window : seg.compute_s;
+          const double own_flops = before >= 0 ? seg.flops * window / seg.compute_s : seg.flops;
+          const TaskId c = add_compute(r, kind, own_s + (fold ? serial_tp_s : 0), &op, l0, l1 - l0, own_flops);
+          if (fold) g_.engine.fold_tp(c, serial_tp_s, serial_tp_bytes);
+          const TaskId head = before >= 0 ? before : c;
+          if (before < 0)
+            for (int i = 0; i < deps.n; ++i)
+              if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], c);
+          if (j == 0) entry.add(head);
+          if (first < 0) first = head;
+          seg_end.clear();
+          seg_end.add(c);
+          TaskId chain = c;
+          for (int q = 0; q < seg.comm_count; ++q) {
+            const PlanComm& x = comms[q];
+            if (x.overlap == Overlap::prefetch) continue;
+            if (x.overlap == Overlap::after) {
+              const TaskId a = add_comm(r, x, &op, l0, l1 - l0);
+              g_.engine.depend(c, a);
+              dp_tail.push_back(a);
+              continue;
+            }
+            if (fold && x.task == analytic::CommTask::tp && x.overlap == Overlap::serial) continue;
+            const TaskId t = add_comm(r, x, &op, l0, l1 - l0);
+            if (x.overlap == Overlap::window && before >= 0) {
+              g_.engine.depend(before, t);  // starts with the last `window` of the compute
+              seg_end.add(t);
+            } else if (x.overlap == Overlap::window || x.overlap == Overlap::beside) {
+              for (int i = 0; i < deps.n; ++i) g_.engine.depend(deps.id[i], t);
+              if (j == 0) entry.add(t);
+              seg_end.add(t);
+            } else {
+              g_.engine.depend(chain, t);
+              chain = t;
+              seg_end.id[0] = t;  // the serial chain ends here
+            }
+          }
+          recent[1] = recent[0];
+          recent[0] = c;
+          prev_compute = c;
+          last = c;
         }
-        if (buckets && last_grads) {
-          const TaskId x = add(r, TaskKind::dp_reduce, StreamKind::dp,
-                               sc.dp_reduce_s * inv_v / nseg, &op, l0, l1 - l0, &c_.dp,
-                               sc.grad_bytes * inv_v / nseg);
-          g_.engine.depend(c, x);
-          dp_tail.push_back(x);
-        }
-        recent[1] = recent[0];
-        recent[0] = c;
-        prev_compute = c;
-        last = c;
       }
       prev_end = seg_end;
 
@@ -362,19 +269,19 @@ class Builder {
       } else if (op.pass == Pass::B) {
         bwd_in_[sl] = entry;
       }
-      if (op.pass == Pass::W || (op.pass == Pass::B && !split_)) {
+      if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
         const auto& fs = fwd_span[op.chunk * m_ + op.microbatch];
         g_.activations[r].push_back({fs.first, last});
       }
       if (sends_fwd || sends_bwd) {
         Ids& out = sends_fwd ? fwd_out_[sl] : bwd_out_[sl];
-        if (sc.p2p_s > 0) {
-          const TaskId x = add(r, TaskKind::p2p, StreamKind::pp_send, sc.p2p_s, &op, -1, 0,
-                               &c_.pp, sc.p2p_bytes);
+        const int send = sends_fwd ? ch.send_forward : ch.send_backward;
+        if (send >= 0) {
+          const TaskId x = add_comm(r, plan_.comms[send], &op, -1, 0);
           depend_all(seg_end, x);
           out.clear();
           out.add(x);
-          if (!o_.overlap_pp) prev_end.add(x);
+          if (!plan_.overlap_pp) prev_end.add(x);
         } else {
           out = seg_end;
         }
@@ -382,25 +289,20 @@ class Builder {
     }
     g_.last_pipeline_task[r] = prev_compute;
 
-    if (!zero3 && sc.dp_reduce_s > 0 && !buckets) {
-      const TaskId x = add(r, TaskKind::dp_reduce, StreamKind::dp, sc.dp_reduce_s, nullptr, -1, 0,
-                           &c_.dp, sc.grad_bytes);
+    for (int j = st.end_begin; j < st.end_end; ++j) {
+      const TaskId x = add_comm(r, plan_.comms[j], nullptr, -1, 0);
       depend_all(prev_end, x);
       if (prev_compute >= 0) g_.engine.depend(prev_compute, x);
       dp_tail.push_back(x);
     }
-    const TaskId opt = add(r, TaskKind::optimizer, StreamKind::compute, sc.optimizer_s, nullptr,
-                           -1, 0);
+    const TaskId opt = add_compute(r, TaskKind::optimizer, st.optimizer_s, nullptr, -1, 0, 0);
     for (int i = 0; i < prev_end.n; ++i)
       if (prev_end.id[i] != prev_compute) g_.engine.depend(prev_end.id[i], opt);
     // the dp stream runs in order: its last reduction ends after all the others
     if (!dp_tail.empty()) g_.engine.depend(dp_tail.back(), opt);
     g_.optimizer_task[r] = opt;
-    if (o_.zero >= 1 && o_.zero <= 2 && sc.dp_gather_s > 0 && param_gather < 0) {
-      const TaskId x = add(r, TaskKind::dp_gather, StreamKind::dp_gather, sc.dp_gather_s, nullptr,
-                           -1, 0, &c_.dp, sc.grad_bytes);
-      g_.engine.depend(opt, x);
-    }
+    for (int j = st.post_begin; j < st.post_end; ++j)
+      g_.engine.depend(opt, add_comm(r, plan_.comms[j], nullptr, -1, 0));
   }
 
   // Each pass of virtual stage vs waits for its input from vs-1 (forward) or vs+1 (backward),
@@ -423,21 +325,18 @@ class Builder {
         }
   }
 
-  const analytic::StepCosts& c_;
-  const ScheduleOptions& o_;
+  const analytic::StepPlan& plan_;
   StepGraph g_;
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
-  bool split_ = false;
-  std::vector<int> first_layer_;
+  std::vector<core::PassRef> ops_;
   std::vector<Ids> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::uint8_t> present_;
 };
 
 }  // namespace
 
-StepGraph build_step(const analytic::StepCosts& costs, const ScheduleOptions& options,
-                     std::vector<RankRef> ranks) {
-  return Builder(costs, options, std::move(ranks)).build();
+StepGraph build_step(const analytic::StepPlan& plan, std::vector<RankRef> ranks) {
+  return Builder(plan, std::move(ranks)).build();
 }
 
 }  // namespace ptdsim::sim

@@ -1,7 +1,6 @@
 #include "ptdsim/sim/summary.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -20,7 +19,7 @@ core::CommKind comm_kind_of(TaskKind k) {
 namespace {
 
 using Interval = std::pair<double, double>;
-constexpr int kAllStages = 1 << 30;  // a bounded_by label: compute of every stage together
+constexpr int kAllStages = 1 << 30;  // a label: compute of every stage together
 constexpr int kOverlappedBase = -1000;  // labels of path transfers that compute ran beside
 
 // Length of [a, b] not covered by the sorted, disjoint intervals.
@@ -47,10 +46,23 @@ std::vector<Interval> merged(std::vector<Interval> v) {
   return out;
 }
 
-std::string percent(double part, double whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, " (%.0f%%)", whole > 0 ? 100 * part / whole : 0.0);
-  return buf;
+core::BoundKind bound_kind(TaskKind k) {
+  switch (k) {
+    case TaskKind::tp: return core::BoundKind::tp;
+    case TaskKind::cp: return core::BoundKind::cp;
+    case TaskKind::ep: return core::BoundKind::ep;
+    case TaskKind::p2p: return core::BoundKind::pp;
+    case TaskKind::dp_reduce: return core::BoundKind::dp_reduce;
+    case TaskKind::dp_gather: return core::BoundKind::dp_gather;
+    case TaskKind::zero3_gather: return core::BoundKind::zero3_gather;
+    case TaskKind::zero3_reduce: return core::BoundKind::zero3_reduce;
+    case TaskKind::optimizer: return core::BoundKind::optimizer;
+    case TaskKind::forward:
+    case TaskKind::backward:
+    case TaskKind::backward_input:
+    case TaskKind::backward_weight: return core::BoundKind::compute;
+  }
+  return core::BoundKind::compute;
 }
 
 }  // namespace
@@ -131,15 +143,8 @@ StepSummary summarize(const StepGraph& g) {
     // on this chain of transfers, not on the compute that hid it
     credit(overlapped_key(sp.kind), (e.finish(t) - e.start(t)) - exposed);
   }
-  auto words_of = [](int key) {
-    if (key == kAllStages) return std::string("compute across stages");
-    if (key <= kOverlappedBase)
-      return std::string(name(static_cast<TaskKind>(kOverlappedBase - key))) + " beside compute";
-    return key >= 0 ? "stage " + std::to_string(key) + " compute"
-                    : std::string(name(static_cast<TaskKind>(-1 - key)));
-  };
   {
-    // compute spread over many stages (balanced stages) reads better as one label
+    // compute spread over many stages (balanced stages) reads better as one part
     double stage_total = 0, stage_max = 0;
     for (const auto& [k, v] : labels)
       if (k >= 0) stage_total += v, stage_max = std::max(stage_max, v);
@@ -154,19 +159,23 @@ StepSummary summarize(const StepGraph& g) {
     }
   }
   {
-    // the three largest shares of at least 2% (the largest alone if none is), largest first:
-    // a reader wants what to attack first
-    auto top = labels;
-    std::stable_sort(top.begin(), top.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (top.size() > 3) top.resize(3);
-    while (top.size() > 1 && top.back().second < 0.02 * out.step_s) top.pop_back();
-    std::string words;
-    for (const auto& [l, v] : top) {
-      if (!words.empty()) words += ", then ";
-      words += words_of(l) + percent(v, out.step_s);
+    std::vector<core::BoundPart> parts;
+    parts.reserve(labels.size());
+    for (const auto& [key, v] : labels) {
+      core::BoundPart b;
+      b.share = out.step_s > 0 ? v / out.step_s : 0.0;
+      if (key == kAllStages) {
+        b.kind = core::BoundKind::compute;
+      } else if (key >= 0) {
+        b.kind = core::BoundKind::compute;
+        b.stage = key;
+      } else {
+        b.beside_compute = key <= kOverlappedBase;
+        b.kind = bound_kind(static_cast<TaskKind>(b.beside_compute ? kOverlappedBase - key : -1 - key));
+      }
+      parts.push_back(b);
     }
-    out.bounded_by = words;
+    out.bounded_by = core::largest_parts(std::move(parts));
   }
 
   // peak micro-batches in flight: a chunk's activations live from its forward's start to the end

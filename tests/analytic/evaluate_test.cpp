@@ -2,6 +2,7 @@
 
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/core/names.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -10,7 +11,7 @@ using namespace ptdsim::analytic;
 TEST_CASE("analytic: evaluate fills the report for GPT-3 175B on 1024 A100s", "[analytic][evaluate]") {
   const auto s = testing::gpt3_1024();
   const auto r = evaluate(s);
-  CHECK(r.engine == "analytic");
+  CHECK(r.engine == core::EngineKind::analytic);
   CHECK(r.scenario.name == s.name);
   CHECK(r.params == Approx(175244992512.0).epsilon(1e-12));
   CHECK(r.model_flops_per_step == Approx(model_flops_per_step(s)).epsilon(1e-12));
@@ -62,7 +63,7 @@ TEST_CASE("analytic: the step time on one GPU is the FLOPs at the achieved rate"
     CHECK(r.step_s == Approx(hardware_flops_per_step(s) / (0.8 * 312e12)).epsilon(1e-9));
     CHECK(r.hfu == Approx(0.8).epsilon(1e-9));
     CHECK(r.bubble_s == 0);
-    CHECK(r.bounded_by == "compute");
+    CHECK(core::describe(r.bounded_by) == "stage 0 compute (100%)");
   }
   SECTION("full recomputation: HFU still 0.8, MFU 0.8 x model/hardware FLOPs") {
     s.training.recompute = core::Recompute::full;

@@ -225,7 +225,7 @@ TEST_CASE("io: a scenario's optional keys take their documented defaults", "[io]
   CHECK(t.precision == core::Precision::bf16);
   CHECK(t.recompute == core::Recompute::selective);
   CHECK(t.flash_attention);
-  CHECK(t.optimizer == "adam");
+  CHECK(t.optimizer == core::Optimizer::adam);
   CHECK(t.overlap.dp);
   CHECK_FALSE(t.overlap.tp);
   CHECK(t.overlap.pp);
@@ -273,7 +273,7 @@ training:
   CHECK(t.precision == core::Precision::fp32);
   CHECK(t.recompute == core::Recompute::full);
   CHECK_FALSE(t.flash_attention);
-  CHECK(t.optimizer == "sgd");
+  CHECK(t.optimizer == core::Optimizer::sgd);
   CHECK_FALSE(t.overlap.dp);
   CHECK(t.overlap.tp);
   CHECK_FALSE(t.overlap.pp);

@@ -46,8 +46,8 @@ void BM_AnalyticEvaluate(benchmark::State& state) {
 }
 void BM_LowerBound(benchmark::State& state) {
   const core::Scenario s = load("default.yaml");
-  const core::Report a = analytic::evaluate(s);
-  for (auto _ : state) benchmark::DoNotOptimize(planner::step_lower_bound(s, a));
+  const analytic::StepPlan plan = analytic::plan_step(s);
+  for (auto _ : state) benchmark::DoNotOptimize(planner::step_lower_bound(plan));
 }
 void BM_Simulate(benchmark::State& state) {
   const core::Scenario s = load("default.yaml");

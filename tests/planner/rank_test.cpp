@@ -109,7 +109,7 @@ TEST_CASE("planner: the scenario's layout gets its place in the exhaustive ranki
       CHECK(sr.unresolved == 0);
       CHECK(sr.report.step_s == me.report.step_s);
       CHECK(sr.report.peak_bytes == me.report.peak_bytes);
-      CHECK(sr.report.engine == "simulation");
+      CHECK(sr.report.engine == core::EngineKind::simulation);
       REQUIRE(!r.results.empty());
       if (at == 0) {
         CHECK(r.results.front().candidate.index == me.candidate.index);

@@ -8,6 +8,7 @@
 
 #include "fixtures.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -133,7 +134,7 @@ TEST_CASE("planner: pruning by the lower bound keeps the exhaustive top K", "[pl
     if (!a.fits) continue;
     const auto r = sim::simulate(s);
     // The bound must hold for every candidate, or pruning could drop a winner.
-    CHECK(step_lower_bound(s, a) <= r.step_s * (1 + 1e-12));
+    CHECK(step_lower_bound(analytic::plan_step(s)) <= r.step_s * (1 + 1e-12));
     all.push_back({i, r.step_s, r.peak_bytes});
   }
   std::sort(all.begin(), all.end(), [](const Done& x, const Done& y) {
@@ -257,7 +258,7 @@ TEST_CASE("planner: the lower bound never exceeds the simulated step", "[planner
       const auto s = scenario_of(s0, *c);
       if (!core::check(s).empty()) continue;
       const auto a = analytic::evaluate(s);
-      const double bound = step_lower_bound(s, a);
+      const double bound = step_lower_bound(analytic::plan_step(s));
       const double step = sim::simulate(s).step_s;
       INFO(label(*c) << " variant " << variant << " bound " << bound << " step " << step);
       CHECK(bound <= step * (1 + 1e-12));

@@ -2,7 +2,7 @@
 // docs/performance.md's "Simulator" section records.
 #include <benchmark/benchmark.h>
 
-#include "ptdsim/analytic/costs.hpp"
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/sim/schedule.hpp"
 #include "ptdsim/sim/simulate.hpp"
 #include "ptdsim/sim/summary.hpp"
@@ -13,7 +13,7 @@ using namespace ptdsim;
 namespace {
 
 void report_tasks(benchmark::State& state, const core::Scenario& s) {
-  auto g = sim::build_step(analytic::step_costs(s), sim::options_of(s));
+  auto g = sim::build_step(analytic::plan_step(s));
   state.counters["tasks"] = static_cast<double>(g.engine.size());
   state.counters["edges"] = static_cast<double>(g.engine.edges());
 }
@@ -48,15 +48,14 @@ BENCHMARK(BM_simulate_gpt3_1024)->Unit(benchmark::kMillisecond);
 // The parts of the 1T step: building the DAG, and running it.
 void BM_build_1t_3072(benchmark::State& state) {
   const core::Scenario s = testing::megatron_1t_3072();
-  const auto costs = analytic::step_costs(s);
-  const auto opts = sim::options_of(s);
-  for (auto _ : state) benchmark::DoNotOptimize(sim::build_step(costs, opts));
+  const auto plan = analytic::plan_step(s);
+  for (auto _ : state) benchmark::DoNotOptimize(sim::build_step(plan));
 }
 BENCHMARK(BM_build_1t_3072)->Unit(benchmark::kMillisecond);
 
 void BM_run_1t_3072(benchmark::State& state) {
   const core::Scenario s = testing::megatron_1t_3072();
-  auto g = sim::build_step(analytic::step_costs(s), sim::options_of(s));
+  auto g = sim::build_step(analytic::plan_step(s));
   for (auto _ : state) {
     g.engine.run();
     benchmark::DoNotOptimize(g.engine.makespan());

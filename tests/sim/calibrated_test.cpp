@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "ptdsim/analytic/costs.hpp"
+#include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/sim/simulate.hpp"
 #include "../common/scenarios.hpp"
@@ -34,14 +35,14 @@ TEST_CASE("sim: a calibrated collectives table sets the DP time and moves the st
   auto slow = fast;
   calibrate_dp(fast, 20e9);
   calibrate_dp(slow, 5e9);
-  const auto cf = analytic::step_costs(fast);
-  const auto cs = analytic::step_costs(slow);
+  const auto cf = analytic::stage_work(fast);
+  const auto cs = analytic::stage_work(slow);
   // stage 1 (a middle stage): reduce-scatter of its fp32 gradients over 8 ranks at 20 GB/s bus bandwidth
-  const auto& st = cf.stages[1];
+  const auto& st = cf[1];
   CHECK(st.dp_reduce_s == Approx(st.grad_bytes * 7.0 / 8.0 / 20e9).epsilon(1e-9));
   // a quarter of the bandwidth, four times the time, for both DP collectives
-  CHECK(cs.stages[1].dp_reduce_s == Approx(4 * st.dp_reduce_s).epsilon(1e-9));
-  CHECK(cs.stages[1].dp_gather_s == Approx(4 * st.dp_gather_s).epsilon(1e-9));
+  CHECK(cs[1].dp_reduce_s == Approx(4 * st.dp_reduce_s).epsilon(1e-9));
+  CHECK(cs[1].dp_gather_s == Approx(4 * st.dp_gather_s).epsilon(1e-9));
   const auto rf = sim::simulate(fast);
   const auto rs = sim::simulate(slow);
   CHECK(rs.of(core::CommKind::dp).time_s == Approx(4 * rf.of(core::CommKind::dp).time_s).epsilon(1e-6));
@@ -59,9 +60,8 @@ TEST_CASE("sim: a calibrated GEMM table sets the compute time", "[sim][calibrate
   row.m = row.n = row.k = 4096;
   row.efficiency = 0.4;
   table.hardware.gpu.matmul_table = {row};
-  const auto cb = analytic::step_costs(base);
-  const auto ct = analytic::step_costs(table);
   // the weight GEMMs take exactly twice as long at half the efficiency
-  CHECK(ct.stages[1].gemm_s == Approx(2 * cb.stages[1].gemm_s).epsilon(1e-9));
+  CHECK(analytic::layer_times(table, false).gemm_forward ==
+        Approx(2 * analytic::layer_times(base, false).gemm_forward).epsilon(1e-9));
   CHECK(sim::simulate(table).step_s > 1.5 * sim::simulate(base).step_s);
 }

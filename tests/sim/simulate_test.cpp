@@ -3,7 +3,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "ptdsim/analytic/costs.hpp"
+#include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/core/names.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/core/check.hpp"
 #include "../common/scenarios.hpp"
@@ -16,13 +17,13 @@ TEST_CASE("sim: simulate() of GPT-3 175B on 1024 A100s", "[sim][simulate]") {
   std::string trace;
   const core::Report r = sim::simulate(s, &trace);
   const core::Report a = analytic::evaluate(s);
-  const analytic::StepCosts c = analytic::step_costs(s);
-  INFO("simulated " << r.step_s << " s, analytic " << a.step_s << " s, bounded by " << r.bounded_by);
-  CHECK(r.engine == "simulation");
+  const auto work = analytic::stage_work(s);
+  INFO("simulated " << r.step_s << " s, analytic " << a.step_s << " s, bounded by " << core::describe(r.bounded_by));
+  CHECK(r.engine == core::EngineKind::simulation);
 
   // m = 1536 / (1 * 8) = 192 micro-batches; no step is shorter than the busiest stage's work
   double busiest = 0;
-  for (const auto& st : c.stages)
+  for (const auto& st : work)
     busiest = std::max(busiest, st.forward_s + st.recompute_s + st.backward_input_s + st.backward_weight_s);
   CHECK(r.compute_s == Approx(192 * busiest).epsilon(1e-9));
   CHECK(r.step_s >= r.compute_s + r.bubble_s);

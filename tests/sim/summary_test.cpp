@@ -1,5 +1,7 @@
 #include "ptdsim/sim/summary.hpp"
 
+#include "ptdsim/core/names.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -17,7 +19,7 @@ namespace {
 double exposed(const sim::StepSummary& s, core::CommKind k) { return s.exposed_s[static_cast<int>(k)]; }
 
 // Every communication and every feature on, for the graph checks.
-analytic::StepCosts everything(int p, int m, int v) {
+testing::HandWork everything(int p, int m, int v) {
   auto c = equal_stages(p, m, 1.0, 1.5, 0.5, v, 4);
   for (auto& s : c.stages) {
     s.recompute_s = 0.2;
@@ -37,7 +39,7 @@ analytic::StepCosts everything(int p, int m, int v) {
 TEST_CASE("sim: 1F1B summary on equal stages", "[sim][summary]") {
   // p=4, m=8, t_f=1, t_b=2: step (m+p-1)*3 = 33; the busiest stage computes m*3 = 24 and idles
   // (p-1)*3 = 9; stage s holds p-s micro-batches (Narayanan et al. 2021).
-  auto g = sim::build_step(equal_stages(4, 8, 1.0, 2.0), with(core::Schedule::one_f_one_b));
+  auto g = testing::build(equal_stages(4, 8, 1.0, 2.0), with(core::Schedule::one_f_one_b));
   g.engine.run();
   const auto s = sim::summarize(g);
   CHECK(s.step_s == Approx(33.0).epsilon(1e-12));
@@ -45,16 +47,16 @@ TEST_CASE("sim: 1F1B summary on equal stages", "[sim][summary]") {
   CHECK(s.bubble_s == Approx(9.0).epsilon(1e-12));
   for (int r = 0; r < 4; ++r) CHECK(s.in_flight[r] == Approx(4 - r).epsilon(1e-12));
   for (double x : s.exposed_s) CHECK(x == 0.0);
-  CHECK(s.bounded_by.find("compute") != std::string::npos);
+  CHECK(core::describe(s.bounded_by).find("compute") != std::string::npos);
 
   SECTION("GPipe holds all m micro-batches") {
-    auto gp = sim::build_step(equal_stages(4, 8, 1.0, 2.0), with(core::Schedule::gpipe));
+    auto gp = testing::build(equal_stages(4, 8, 1.0, 2.0), with(core::Schedule::gpipe));
     gp.engine.run();
     CHECK(sim::summarize(gp).in_flight[0] == Approx(8).epsilon(1e-12));
   }
   SECTION("interleaved stage 0 holds min(mv, 2(p-1)+(v-1)p+1)/v micro-batches") {
     // p=4, v=2, m=8: (6 + 4 + 1)/2 = 5.5
-    auto gi = sim::build_step(equal_stages(4, 8, 1.0, 2.0, 0, 2), with(core::Schedule::interleaved));
+    auto gi = testing::build(equal_stages(4, 8, 1.0, 2.0, 0, 2), with(core::Schedule::interleaved));
     gi.engine.run();
     CHECK(sim::summarize(gi).in_flight[0] == Approx(5.5).epsilon(1e-12));
   }
@@ -69,7 +71,7 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
   c.stages[0].grad_bytes = 4 * 160e6;
   SECTION("overlap ratio r/t_b = 0.5: only the last bucket (r/4) is exposed") {
     c.stages[0].dp_reduce_s = 1.0;
-    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    auto g = testing::build(c, with(core::Schedule::one_f_one_b));
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(6.25).epsilon(1e-12));
@@ -77,18 +79,18 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
   }
   SECTION("overlap ratio 1.5: exposed by the difference r - t_b plus the first bucket's lead t_b/4") {
     c.stages[0].dp_reduce_s = 3.0;  // reductions [4.5,5.25] .. [6.75,7.5]
-    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    auto g = testing::build(c, with(core::Schedule::one_f_one_b));
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(7.5).epsilon(1e-12));
     CHECK(exposed(s, core::CommKind::dp) == Approx(3.0 - 2.0 + 0.5).epsilon(1e-12));
-    CHECK(s.bounded_by.find("DP reduce") != std::string::npos);
+    CHECK(core::describe(s.bounded_by).find("DP reduce") != std::string::npos);
   }
   SECTION("without overlap the whole reduction is exposed") {
     c.stages[0].dp_reduce_s = 1.0;
     auto o = with(core::Schedule::one_f_one_b);
     o.overlap_dp = false;
-    auto g = sim::build_step(c, o);
+    auto g = testing::build(c, o);
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(7.0).epsilon(1e-12));
@@ -102,7 +104,7 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
   c.stages[0].tp_forward_s = 0.2;
   c.stages[0].tp_backward_s = 0.4;
   SECTION("serial: on the critical path, 3 + 0.6") {
-    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    auto g = testing::build(c, with(core::Schedule::one_f_one_b));
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.6).epsilon(1e-12));
@@ -112,7 +114,7 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
   SECTION("overlapped and shorter than the compute: hidden") {
     auto o = with(core::Schedule::one_f_one_b);
     o.overlap_tp = true;
-    auto g = sim::build_step(c, o);
+    auto g = testing::build(c, o);
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.0).epsilon(1e-12));
@@ -122,7 +124,7 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
     c.stages[0].tp_forward_s = 1.5;
     auto o = with(core::Schedule::one_f_one_b);
     o.overlap_tp = true;
-    auto g = sim::build_step(c, o);
+    auto g = testing::build(c, o);
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.5).epsilon(1e-12));
@@ -138,7 +140,7 @@ TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summ
   SECTION("longer than the forward's attention: exposed by 0.5 - 0.2; shorter in backward: hidden") {
     c.stages[0].cp_forward_s = 0.5;
     c.stages[0].cp_backward_s = 0.3;
-    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    auto g = testing::build(c, with(core::Schedule::one_f_one_b));
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.3).epsilon(1e-12));
@@ -153,7 +155,7 @@ TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summ
     c.stages[0].cp_backward_s = 0.3;
     auto o = with(core::Schedule::one_f_one_b);
     o.comm_share = 0.2;
-    auto g = sim::build_step(c, o);
+    auto g = testing::build(c, o);
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.36).epsilon(1e-12));
@@ -165,7 +167,7 @@ TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summ
     c.stages[0].attention_core_s = 0;
     c.stages[0].cp_forward_s = 0.5;
     c.stages[0].cp_backward_s = 0.3;
-    auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+    auto g = testing::build(c, with(core::Schedule::one_f_one_b));
     g.engine.run();
     CHECK(sim::summarize(g).step_s == Approx(3.8).epsilon(1e-12));
   }
@@ -181,7 +183,7 @@ TEST_CASE("sim: every schedule's DAG is acyclic and every task runs once", "[sim
         o.zero = zero;
         o.overlap_tp = o.overlap_dp = o.overlap_pp = o.zero3_prefetch = overlap;
         o.dp_bucket_bytes = 250e6;  // 4 buckets of the 1 GB
-        auto g = sim::build_step(everything(4, 8, v), o);
+        auto g = testing::build(everything(4, 8, v), o);
         INFO("schedule " << static_cast<int>(sched) << " zero " << zero << " overlap " << overlap);
         CHECK(sim::is_acyclic(g.engine));
         g.engine.run();
@@ -201,7 +203,7 @@ TEST_CASE("sim: without shared links the run equals the static critical path", "
   // path of the DAG (Boost topological order).
   auto c = equal_stages(4, 8, 1.0, 2.0);
   for (auto& s : c.stages) s.tp_forward_s = 0.1, s.tp_backward_s = 0.2;
-  auto g = sim::build_step(c, with(core::Schedule::one_f_one_b));
+  auto g = testing::build(c, with(core::Schedule::one_f_one_b));
   g.engine.run();
   CHECK(sim::static_critical_path_s(g.engine) == Approx(g.engine.makespan()).epsilon(1e-12));
 }
@@ -209,7 +211,7 @@ TEST_CASE("sim: without shared links the run equals the static critical path", "
 TEST_CASE("sim: the trace is valid JSON with one complete event per task", "[sim][trace]") {
   auto o = with(core::Schedule::interleaved);
   o.zero = 1;
-  auto g = sim::build_step(everything(4, 8, 2), o);
+  auto g = testing::build(everything(4, 8, 2), o);
   g.engine.run();
   const std::string text = sim::chrome_trace(g);
   const auto doc = nlohmann::json::parse(text);  // throws on invalid JSON
@@ -229,7 +231,7 @@ TEST_CASE("sim: the trace is valid JSON with one complete event per task", "[sim
   CHECK(processes == std::set<std::string>{"stage 0", "stage 1", "stage 2", "stage 3"});
 
   SECTION("determinism: the same input gives the same trace") {
-    auto again = sim::build_step(everything(4, 8, 2), o);
+    auto again = testing::build(everything(4, 8, 2), o);
     again.engine.run();
     CHECK(sim::chrome_trace(again) == text);
   }
@@ -240,7 +242,7 @@ TEST_CASE("sim: a rank list with two replicas simulates both alike", "[sim][sche
   // one when nothing couples them
   auto c = equal_stages(2, 4, 1.0, 2.0);
   std::vector<sim::RankRef> ranks{{0, 0}, {1, 0}, {0, 1}, {1, 1}};
-  auto g = sim::build_step(c, with(core::Schedule::one_f_one_b), ranks);
+  auto g = testing::build(c, with(core::Schedule::one_f_one_b), ranks);
   g.engine.run();
   CHECK(g.engine.makespan() == Approx((4 + 2 - 1) * 3.0).epsilon(1e-12));
   const auto s = sim::summarize(g);

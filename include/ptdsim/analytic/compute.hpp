@@ -40,5 +40,7 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer);
 
 // The optimizer step of one GPU: bytes of states read and written per parameter it updates.
 double optimizer_step_bytes_per_param(const core::TrainingSpec& t);
+// The optimizer step of one GPU updating `params_updated` parameters, seconds (memory-bound).
+double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated);
 
 }  // namespace ptdsim::analytic

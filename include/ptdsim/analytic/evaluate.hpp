@@ -1,12 +1,16 @@
 #pragma once
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 namespace ptdsim::analytic {
 
-// The analytic engine end to end: parameters, FLOPs, memory per stage, communication, compute
-// and the first-order step time (1F1B closed form plus the communication that cannot hide).
-// Assumes core::check(s) is empty. Pure and allocation-light: the sweep calls it per candidate.
+// The analytic engine end to end: the step plan folded in closed form (the schedule's bubble plus
+// the communication that cannot hide; docs/analytic.md "Folding the plan"), assembled into the
+// report (memory per stage, FLOPs, communication, throughput). Assumes core::check(s) is empty.
+// Pure and allocation-light: the sweep calls it per candidate.
 core::Report evaluate(const core::Scenario& s);
+// The same on a plan already built for `s`.
+core::Report evaluate(const core::Scenario& s, const StepPlan& plan);
 
 }  // namespace ptdsim::analytic

@@ -26,9 +26,8 @@ int zero_shard_ranks(const core::Scenario& s, bool expert);
 // section 4, generalised to GQA, swiglu and f != 4h; recompute, flash attention, SP, CP applied).
 double activation_bytes_per_layer(const core::Scenario& s, bool moe_layer = false);
 
-// Micro-batches whose activations a pipeline rank holds at its peak (fractional with interleaving:
-// chunks in flight / vpp). 1F1B and ZB-H1: min(p - i, m); GPipe: m; interleaved: Megatron's warm-up
-// count min(m*v, 2(p-i-1) + (v-1)p + 1) chunks.
+// Micro-batches whose activations a pipeline rank holds at its peak, the schedule's closed form
+// (core::ScheduleRules::in_flight; fractional with interleaving: chunks in flight / vpp).
 double in_flight_microbatches(const core::Scenario& s, int stage);
 
 // Korthikanti et al.'s Figure 1 quantities, exactly as the paper counts them (transformer layers only):
@@ -37,7 +36,9 @@ double korthikanti_first_stage_activation_bytes(const core::Scenario& s);
 // ... and parameters plus optimizer states 12*h^2*L/(t*p) params * 18 bytes (2 + 4 + 12).
 double korthikanti_params_and_optimizer_bytes(const core::Scenario& s);
 
-// Every pipeline stage's memory on one of its GPUs.
-std::vector<core::StageMemory> stage_memory(const core::Scenario& s);
+// Every pipeline stage's memory on one of its GPUs. `in_flight` (one per stage) replaces the
+// schedule's closed-form in-flight counts when an engine measured them (the scheduler does).
+std::vector<core::StageMemory> stage_memory(const core::Scenario& s,
+                                            const std::vector<double>* in_flight = nullptr);
 
 }  // namespace ptdsim::analytic

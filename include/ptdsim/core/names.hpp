@@ -5,6 +5,8 @@
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/model.hpp"
 #include "ptdsim/core/parallel.hpp"
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/core/scenario.hpp"
 
 // The spellings of enums in YAML, JSON and tables: one table each, both directions.
 namespace ptdsim::core {
@@ -18,6 +20,12 @@ std::string_view name(Dim);
 std::string_view name(Mlp);
 std::string_view name(Norm);
 std::string_view name(Position);
+std::string_view name(Optimizer);
+std::string_view name(EngineKind);
+std::string_view name(BoundKind);
+
+// bounded_by in words: "stage 15 compute (82%), then TP (10%)".
+std::string describe(const std::vector<BoundPart>& parts);
 
 template <class E>
 std::optional<E> parse(std::string_view text);  // specialised for each enum above

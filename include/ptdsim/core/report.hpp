@@ -40,6 +40,32 @@ struct CommStats {
   bool crosses_nodes = false;
 };
 
+// Which engine produced a report's times.
+enum class EngineKind { analytic, simulation };
+
+// One part of what set the pace of a step (Report::bounded_by), largest first.
+enum class BoundKind {
+  compute,        // a stage's compute (stage >= 0) or every stage's together (stage == kAllStages)
+  bubble,         // pipeline idle time (analytic engine)
+  optimizer,
+  tp, cp, ep,     // communication inside the passes
+  pp,             // pipeline sends
+  dp,             // data-parallel communication as a whole (analytic engine)
+  dp_reduce, dp_gather, zero3_gather, zero3_reduce,
+};
+struct BoundPart {
+  static constexpr int kAllStages = -1;
+  BoundKind kind = BoundKind::compute;
+  int stage = kAllStages;       // compute only
+  bool beside_compute = false;  // a transfer that ran beside compute yet set the pace
+  double share = 0;             // of the step
+  bool operator==(const BoundPart&) const = default;
+};
+
+// The parts worth naming: the three largest shares of at least 2% (the largest alone if none is),
+// largest first, ties in the given order. A reader wants what to attack first.
+std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts);
+
 struct Report {
   Scenario scenario;  // as evaluated (dp derived, defaults applied)
 
@@ -65,7 +91,7 @@ struct Report {
   double stage_backward_s = 0;
   std::array<CommStats, kCommKindCount> comm{};
   double zero3_overlap_ratio = 0;
-  std::string bounded_by;  // what is on the critical path, in words
+  std::vector<BoundPart> bounded_by;  // what set the pace, largest first (names.hpp: describe)
 
   // throughput
   double tokens_per_s = 0;
@@ -73,8 +99,7 @@ struct Report {
   double mfu = 0;
   double hfu = 0;
 
-  // where the numbers came from: "analytic" (closed form) or "simulation"
-  std::string engine = "analytic";
+  EngineKind engine = EngineKind::analytic;
 
   const CommStats& of(CommKind k) const { return comm[static_cast<int>(k)]; }
   CommStats& of(CommKind k) { return comm[static_cast<int>(k)]; }

@@ -14,6 +14,8 @@ struct Overlap {
   bool zero3_prefetch = true;
 };
 
+enum class Optimizer { adam, sgd };
+
 struct TrainingSpec {
   int seq_len = 2048;
   int micro_batch = 1;
@@ -21,7 +23,7 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
   Recompute recompute = Recompute::selective;
   bool flash_attention = true;
-  std::string optimizer = "adam";  // adam | sgd
+  Optimizer optimizer = Optimizer::adam;
   Overlap overlap;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/planner/space.hpp"
@@ -84,8 +85,8 @@ struct SweepResult {
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& options = {});
 
-// A lower bound on sim::simulate(s).step_s from the analytic engine's per-stage costs
-// (docs/planner.md "Lower bound"). `analytic` is analytic::evaluate(s).
-double step_lower_bound(const core::Scenario& s, const core::Report& analytic);
+// A lower bound on sim::simulate(s).step_s from the step plan the scheduler is built from
+// (docs/planner.md "Lower bound"); `plan` is analytic::plan_step(s).
+double step_lower_bound(const analytic::StepPlan& plan);
 
 }  // namespace ptdsim::planner

@@ -4,15 +4,15 @@
 #include <string_view>
 #include <vector>
 
+#include "ptdsim/analytic/plan.hpp"
+
 namespace ptdsim::sim {
 
-// Streams of one GPU (one representative rank). A stream runs its tasks one at a time, in the
-// order they were added (CUDA stream semantics): the schedule builder's insertion order is the
-// program order. Gradient reductions (dp) and parameter all-gathers (dp_gather) get separate
-// streams, as in FSDP and Megatron's distributed optimizer, so a prefetch is not queued behind a
-// reduction.
-enum class StreamKind : std::uint8_t { compute, tp, cp, ep, dp, dp_gather, pp_send };
-inline constexpr int kStreamKinds = 7;
+// Streams of one GPU (one representative rank), as the step plan names them. A stream runs its
+// tasks one at a time, in the order they were added (CUDA stream semantics): the schedule
+// builder's insertion order is the program order.
+using StreamKind = analytic::Stream;
+inline constexpr int kStreamKinds = analytic::kStreamCount;
 std::string_view name(StreamKind);
 
 // What a task stands for; used by the trace, the critical-path summary and the exposed-time

@@ -21,7 +21,7 @@ struct StepSummary {
   // rank waiting for them computes nothing.
   std::array<double, core::kCommKindCount> exposed_s{};
   std::vector<double> in_flight;  // per rank: peak micro-batches whose activations it holds
-  std::string bounded_by;         // the critical path in words
+  std::vector<core::BoundPart> bounded_by;  // the critical path, largest parts first
 };
 
 StepSummary summarize(const StepGraph& g);

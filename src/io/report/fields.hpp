@@ -47,8 +47,8 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("time.optimizer_s", Value{r.optimizer_s});
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("time.exposed_comm_s.") + core::kCommKindNames[k], Value{r.comm[k].exposed_s});
-  f("time.bounded_by", Value{r.bounded_by});
-  f("time.engine", Value{r.engine});
+  f("time.bounded_by", Value{core::describe(r.bounded_by)});
+  f("time.engine", Value{std::string(core::name(r.engine))});
   f("throughput.tokens_per_s", Value{r.tokens_per_s});
   f("throughput.tflops_per_gpu", Value{r.tflops_per_gpu});
   f("throughput.mfu", Value{r.mfu});

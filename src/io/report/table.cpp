@@ -77,7 +77,7 @@ void memory_section(std::string& out, const core::Report& r) {
 
 void time_section(std::string& out, const core::Report& r) {
   auto pct = [&](double x) { return r.step_s > 0 ? 100 * x / r.step_s : 0.0; };
-  out += fmt::format("\nStep time ({})\n", r.engine);
+  out += fmt::format("\nStep time ({})\n", core::name(r.engine));
   out += fmt::format("  {:<22} {:>10}\n", "step", seconds(r.step_s));
   out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "compute", seconds(r.compute_s), pct(r.compute_s));
   if (r.contention_s > 0)
@@ -92,7 +92,7 @@ void time_section(std::string& out, const core::Report& r) {
       out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n",
                          fmt::format("exposed {} comm", core::kCommKindNames[k]),
                          seconds(r.comm[k].exposed_s), pct(r.comm[k].exposed_s));
-  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", r.bounded_by);
+  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", core::describe(r.bounded_by));
 }
 
 void comm_section(std::string& out, const core::Report& r) {

@@ -1,0 +1,175 @@
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/core/scenario.hpp"
+#include "ptdsim/core/schedule.hpp"
+
+// The step plan: one description of a training step that every engine reads (docs/architecture.md
+// "The step plan"). plan_step() is the single place that knows how DP, ZeRO-1/2/3, TP/SP, CP, EP and
+// PP turn into work: per pipeline stage and virtual chunk, each pass (F, B, W) is an ordered list of
+// compute segments, and each segment carries its collectives with how they relate to its compute.
+// The analytic engine folds the plan in closed form (evaluate.cpp), the discrete-event scheduler
+// turns it into tasks (sim/schedule.cpp) and the sweep's bound takes its minimum (planner/bound.cpp);
+// none of them re-derives a rule.
+namespace ptdsim::analytic {
+
+// The streams of one GPU: each runs one task at a time, in program order (CUDA stream semantics).
+// Gradient reductions (dp) and parameter all-gathers (dp_gather) get separate streams, as in FSDP
+// and Megatron's distributed optimizer, so a prefetch is not queued behind a reduction.
+enum class Stream : std::uint8_t { compute, tp, cp, ep, dp, dp_gather, pp_send };
+inline constexpr int kStreamCount = 7;
+
+// What a collective does, for the report's buckets (comm_kind) and the trace's names.
+enum class CommTask : std::uint8_t { tp, cp, ep, p2p, dp_reduce, dp_gather, zero3_gather, zero3_reduce };
+core::CommKind comm_kind(CommTask t);
+
+// How a collective relates to the compute of the segment it belongs to.
+enum class Overlap : std::uint8_t {
+  // After the segment's compute, and before anything that follows it in the pass: NCCL between
+  // dependent GEMMs (TP without overlap, EP's dispatch and combine).
+  serial,
+  // On its own stream from the segment's start, beside its compute; the pass ends when both did.
+  // It hides behind `window_s` of the compute (TP with userbuffers overlap: the GEMMs).
+  beside,
+  // On its own stream from when the last `window_s` of the segment's compute starts, beside it; the
+  // pass ends when both did (CP's ring exchange beside the attention core).
+  window,
+  // A parameter all-gather the segment needs before it starts, on its own stream, issued once the
+  // compute `depth` segments before this one is done (ZeRO-3 prefetch; depth 0: only after the
+  // previous segment, i.e. no prefetch). It hides behind `window_s` of compute.
+  prefetch,
+  // On its own stream once the segment's compute is done; nothing in the pipeline waits for it,
+  // only the optimizer (ZeRO-3 gradient reduce-scatter, a DP gradient bucket).
+  after,
+};
+
+// The communication groups of a step (PlanComm::group).
+enum class GroupId : std::uint8_t { tp, cp, ep, dp, pp };
+inline constexpr int kGroupCount = 5;
+
+struct PlanComm {
+  CommTask task = CommTask::tp;
+  Stream stream = Stream::tp;
+  Overlap overlap = Overlap::serial;
+  GroupId group = GroupId::tp;
+  double time_s = 0;      // alone on its link: alpha + bytes * bus_factor / busbw
+  double sent_bytes = 0;  // bytes one GPU sends (the report's volume)
+  double window_s = 0;    // beside, window, prefetch: the compute it may hide behind
+  int depth = 0;          // prefetch: issued after the compute this many segments back
+};
+
+// `repeat` identical segments in a row: each computes `compute_s` and carries the collectives
+// comms[comm_begin, comm_begin + comm_count) of StepPlan::comms, in order.
+struct Segment {
+  double compute_s = 0;
+  double flops = 0;
+  int repeat = 1;
+  int comm_begin = 0;
+  int comm_count = 0;
+};
+
+// One pass of one micro-batch through one chunk: segments[seg_begin, seg_begin + seg_count).
+struct PassPlan {
+  int seg_begin = 0;
+  int seg_count = 0;
+  double compute_s = 0;  // of all its segments
+  double flops = 0;
+};
+
+// One virtual chunk of a pipeline rank (the whole rank when vpp == 1).
+struct ChunkPlan {
+  int layer_first = 0;
+  int layers = 0;
+  std::array<PassPlan, 3> pass{};  // F, B (with W unless the schedule splits it), W (split only)
+  // The gradient pass (B, or W when split) of the step's last micro-batch: the same work as
+  // pass[B or W] split where the DP gradient buckets are reduced as soon as they are complete.
+  PassPlan last_grad;
+  int send_forward = -1;   // comms index of the p2p after F (-1: the last virtual stage)
+  int send_backward = -1;  // comms index of the p2p after B (-1: the first virtual stage)
+};
+
+struct StagePlan {
+  int stage = 0;
+  int layers = 0;
+  int chunk_begin = 0;  // StepPlan::chunks[chunk_begin, chunk_begin + v)
+  int comm_begin = 0, comm_end = 0;  // every collective of the stage: StepPlan::comms[begin, end)
+  // Once per step, comms indices [begin, end):
+  int start_begin = 0, start_end = 0;  // issued at the step's start; the stage's second pass waits
+  int end_begin = 0, end_end = 0;      // after the stage's last pass; the optimizer waits
+  int post_begin = 0, post_end = 0;    // after the optimizer
+  double optimizer_s = 0;
+  double dp_bucket_count = 1;  // buckets of the last gradient pass (for the report's volumes)
+  double grad_bytes = 0;       // gradient bytes this GPU reduces per step (before ZeRO-3's per-unit)
+};
+
+struct StepPlan {
+  const core::ScheduleRules* schedule = nullptr;
+  core::PipelineShape shape;  // p, v, m
+  std::array<Group, kGroupCount> groups{};
+  bool overlap_pp = true;   // p2p sends asynchronous (the sender does not wait for them)
+  double comm_share = 0;    // compute speed a running collective takes (GpuSpec::comm_share)
+  std::vector<StagePlan> stages;
+  std::vector<ChunkPlan> chunks;
+  std::vector<Segment> segments;
+  std::vector<PlanComm> comms;
+
+  const Group& group(GroupId g) const { return groups[static_cast<int>(g)]; }
+  const ChunkPlan& chunk(const StagePlan& st, int c) const { return chunks[st.chunk_begin + c]; }
+  // The pass of `ref` as it runs on stage `st`: its last gradient pass for the last micro-batch.
+  const PassPlan& pass_of(const StagePlan& st, core::PassRef ref) const;
+  bool grad_pass(core::Pass p) const {
+    return p == (schedule->splits_weight_grad ? core::Pass::W : core::Pass::B);
+  }
+};
+
+// What one pipeline stage spends per micro-batch (whole stage, all its chunks) and once per step:
+// the closed forms of compute.cpp, comm.cpp and memory.cpp summed over the stage's layers, before
+// plan_from_work() cuts them into passes. Tests write these by hand to drive the rules.
+struct StageWork {
+  int layers = 0;
+  double forward_s = 0, backward_input_s = 0, backward_weight_s = 0, recompute_s = 0;
+  double forward_flops = 0;
+  double gemm_forward_s = 0;    // forward weight GEMMs (what TP communication may hide behind)
+  double attention_core_s = 0;  // forward attention core (what CP's exchange may hide behind)
+  double tp_forward_s = 0, tp_backward_s = 0, tp_bytes = 0;  // bytes: sent, forward + backward
+  double cp_forward_s = 0, cp_backward_s = 0, cp_bytes = 0;
+  double ep_forward_s = 0, ep_backward_s = 0, ep_bytes = 0;
+  double p2p_s = 0, p2p_bytes = 0;  // one send to a neighbour stage
+  double grad_bytes = 0;            // gradient bytes this GPU holds before reduction
+  // the step's gradient reduction (all-reduce, or reduce-scatter under ZeRO) and, from ZeRO-1 on,
+  // the all-gather of the updated parameters; under ZeRO-3 only the embedding and head's
+  double dp_reduce_s = 0, dp_reduce_bytes = 0, dp_gather_s = 0, dp_gather_bytes = 0;
+  // ZeRO-3, per layer and pass: all-gather of one layer's weights, reduce-scatter of its gradients
+  double zero3_gather_layer_s = 0, zero3_reduce_layer_s = 0;
+  double zero3_gather_bytes = 0, zero3_reduce_bytes = 0;
+  double optimizer_s = 0;
+};
+
+// The switches that decide how the stages' work combines.
+struct PlanOptions {
+  core::Schedule schedule = core::Schedule::one_f_one_b;
+  int vpp = 1;
+  int microbatches = 1;
+  int zero = 0;
+  bool overlap_tp = false;  // TP collectives beside the GEMMs (analytic::tp_overlaps)
+  bool overlap_pp = true;
+  bool overlap_dp = true;   // gradient buckets reduced as soon as the last backward made them
+  bool zero3_prefetch = true;
+  double comm_share = 0;
+  double dp_bucket_bytes = 40e6 * 4;  // Megatron-LM's DDP bucket: 40M fp32 gradients
+  std::array<Group, kGroupCount> groups{};
+};
+
+std::vector<StageWork> stage_work(const core::Scenario& s);
+PlanOptions plan_options(const core::Scenario& s);
+// The rules: how per-stage work becomes passes, segments and collectives. Every engine's reading
+// of a step starts here.
+StepPlan plan_from_work(const std::vector<StageWork>& stages, const PlanOptions& options);
+// plan_from_work(stage_work(s), plan_options(s)). Assumes core::check(s) is empty.
+StepPlan plan_step(const core::Scenario& s);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,68 @@
+#include "ptdsim/analytic/assemble.hpp"
+
+#include "fold.hpp"
+#include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/params.hpp"
+#include "ptdsim/core/units.hpp"
+
+namespace ptdsim::analytic {
+
+namespace detail {
+
+core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::vector<StageFold>& folds,
+                      const StepTiming& t) {
+  core::Report r;
+  r.scenario = s;
+  r.engine = t.engine;
+  r.params = total_params(s.model);
+  r.model_flops_per_step = model_flops_per_step(s);
+  r.hardware_flops_per_step = hardware_flops_per_step(s);
+
+  r.stages = stage_memory(s, t.in_flight.empty() ? nullptr : &t.in_flight);
+  r.capacity_bytes = s.hardware.gpu.memory_bytes;
+  for (const auto& st : r.stages)
+    if (st.total() > r.peak_bytes) {
+      r.peak_bytes = st.total();
+      r.peak_stage = st.stage;
+    }
+  r.fits = r.peak_bytes <= r.capacity_bytes;
+
+  r.step_s = t.step_s;
+  r.compute_s = t.compute_s;
+  r.contention_s = t.contention_s;
+  r.bubble_s = t.bubble_s;
+  r.optimizer_s = t.optimizer_s;
+  r.bounded_by = t.bounded_by;
+  const StageFold& slowest = folds[slowest_stage(folds)];
+  r.stage_forward_s = slowest.f;
+  r.stage_backward_s = slowest.b + slowest.w;
+  r.comm = comm_stats(s, plan, folds);
+  for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
+  {
+    const StageFold* d = &folds[0];  // the stage comm_stats reports DP for
+    for (const auto& f : folds)
+      if (f.dp_step_time > d->dp_step_time) d = &f;
+    if (d->unit_gather_s > 0)
+      r.zero3_overlap_ratio = d->unit_forward_s > 0 ? d->unit_gather_s / d->unit_forward_s : 1e9;
+  }
+
+  const double peak = s.hardware.gpu.peak_flops[core::index(s.training.precision)];
+  if (r.step_s > 0) {
+    r.tokens_per_s = static_cast<double>(s.training.global_batch) * s.training.seq_len / r.step_s;
+    r.tflops_per_gpu = r.model_flops_per_step / r.step_s / s.gpus / core::kTera;
+    if (peak > 0) {
+      r.mfu = r.model_flops_per_step / r.step_s / s.gpus / peak;
+      r.hfu = r.hardware_flops_per_step / r.step_s / s.gpus / peak;
+    }
+  }
+  return r;
+}
+
+}  // namespace detail
+
+core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, const StepTiming& t) {
+  return detail::assemble(s, plan, detail::fold_stages(plan), t);
+}
+
+}  // namespace ptdsim::analytic

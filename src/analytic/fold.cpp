@@ -1,0 +1,171 @@
+#include "fold.hpp"
+
+#include <algorithm>
+
+#include "ptdsim/analytic/comm.hpp"
+
+namespace ptdsim::analytic::detail {
+namespace {
+
+constexpr int kTp = static_cast<int>(core::CommKind::tp);
+constexpr int kCp = static_cast<int>(core::CommKind::cp);
+constexpr int kEp = static_cast<int>(core::CommKind::ep);
+constexpr int kPp = static_cast<int>(core::CommKind::pp);
+constexpr int kDp = static_cast<int>(core::CommKind::dp);
+
+double ratio(double comm, double compute) { return compute > 0 ? comm / compute : (comm > 0 ? 1e9 : 0.0); }
+
+double exposed(const PlanComm& c, double after_same_group) {
+  switch (c.overlap) {
+    case Overlap::serial: return c.time_s;
+    case Overlap::beside:
+    case Overlap::window: return std::max(0.0, c.time_s - c.window_s);
+    case Overlap::prefetch: return std::max(0.0, c.time_s + after_same_group - c.window_s);
+    case Overlap::after: return 0;
+  }
+  return c.time_s;
+}
+
+void fold_pass(const StepPlan& plan, const PassPlan& pass, PassSums& out) {
+  for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
+    const Segment& seg = plan.segments[i];
+    const double n = seg.repeat;
+    out.compute += n * seg.compute_s;
+    std::array<double, kGroupCount> after{};
+    for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+      if (plan.comms[j].overlap == Overlap::after) after[static_cast<int>(plan.comms[j].group)] += plan.comms[j].time_s;
+    for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
+      const PlanComm& c = plan.comms[j];
+      const int k = static_cast<int>(comm_kind(c.task));
+      out.time[k] += n * c.time_s;
+      out.window[k] += n * c.window_s;
+      out.sent[k] += n * c.sent_bytes;
+      out.exposed[k] += n * exposed(c, after[static_cast<int>(c.group)]);
+    }
+  }
+}
+
+bool same(const PassPlan& a, const PassPlan& b) { return a.seg_begin == b.seg_begin && a.seg_count == b.seg_count; }
+
+}  // namespace
+
+double StageFold::busy() const { return f + b + w + per_mb.exposed[kTp] + per_mb.exposed[kCp] + per_mb.exposed[kEp]; }
+
+StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
+  StageFold out;
+  const int grad = plan.schedule->splits_weight_grad ? 2 : 1;
+  double bucket_time = 0, bucket_sent = 0, last_grad_compute = 0;
+  for (int c = 0; c < plan.shape.v; ++c) {
+    const ChunkPlan& ch = plan.chunk(st, c);
+    out.f += ch.pass[0].compute_s;
+    out.b += ch.pass[1].compute_s;
+    out.w += ch.pass[2].compute_s;
+    for (const auto& pass : ch.pass) fold_pass(plan, pass, out.per_mb);
+    last_grad_compute += ch.last_grad.compute_s;
+    if (!same(ch.last_grad, ch.pass[grad])) {
+      // the last micro-batch's gradient pass: its DP buckets hide behind the rest of that pass
+      for (int i = ch.last_grad.seg_begin; i < ch.last_grad.seg_begin + ch.last_grad.seg_count; ++i) {
+        const Segment& seg = plan.segments[i];
+        for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+          if (plan.comms[j].task == CommTask::dp_reduce) {
+            bucket_time += seg.repeat * plan.comms[j].time_s;
+            bucket_sent += seg.repeat * plan.comms[j].sent_bytes;
+          }
+      }
+    }
+    const int send = ch.send_forward >= 0 ? ch.send_forward : ch.send_backward;
+    if (send >= 0 && out.p2p_s == 0) {
+      out.p2p_s = plan.comms[send].time_s;
+      out.p2p_sent = plan.comms[send].sent_bytes;
+      out.p2p_window = plan.comms[send].window_s;
+    }
+    if (c == 0 && ch.pass[0].seg_count > 0) {
+      const Segment& seg = plan.segments[ch.pass[0].seg_begin];
+      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+        if (plan.comms[j].task == CommTask::zero3_gather) {
+          out.unit_gather_s = plan.comms[j].time_s;
+          out.unit_forward_s = seg.compute_s;
+        }
+    }
+  }
+  if (bucket_time > 0) {
+    out.dp_step_time += bucket_time;
+    out.dp_step_sent += bucket_sent;
+    out.dp_step_exposed += std::max(0.0, bucket_time - last_grad_compute);
+    out.dp_step_window += last_grad_compute;
+  }
+  // issued at the step's start, hidden behind the first forward (window); after the last pass or
+  // after the optimizer, exposed whole
+  for (int j = st.start_begin; j < st.start_end; ++j) {
+    const PlanComm& c = plan.comms[j];
+    out.dp_step_time += c.time_s;
+    out.dp_step_sent += c.sent_bytes;
+    out.dp_step_exposed += std::max(0.0, c.time_s - c.window_s);
+    out.dp_step_window += c.window_s;
+  }
+  for (int j = st.end_begin; j < st.post_end; ++j) {
+    const PlanComm& c = plan.comms[j];
+    out.dp_step_time += c.time_s;
+    out.dp_step_sent += c.sent_bytes;
+    out.dp_step_exposed += c.time_s;
+    out.dp_step_window += c.window_s;
+  }
+  return out;
+}
+
+std::vector<StageFold> fold_stages(const StepPlan& plan) {
+  std::vector<StageFold> out;
+  out.reserve(plan.stages.size());
+  for (const auto& st : plan.stages) out.push_back(fold_stage(plan, st));
+  return out;
+}
+
+int slowest_stage(const std::vector<StageFold>& folds) {
+  int slowest = 0;
+  for (std::size_t i = 1; i < folds.size(); ++i)
+    if (folds[i].busy() > folds[slowest].busy()) slowest = static_cast<int>(i);
+  return slowest;
+}
+
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const core::Scenario& s, const StepPlan& plan,
+                                                              const std::vector<StageFold>& folds) {
+  std::array<core::CommStats, core::kCommKindCount> out{};
+  const StageFold& c = folds[slowest_stage(folds)];
+  const double m = plan.shape.m, v = plan.shape.v;
+  auto inter = [&](GroupId g) { return plan.group(g).scope == core::Scope::inter; };
+  for (int k : {kTp, kCp, kEp}) {
+    out[k].bytes = m * c.per_mb.sent[k];
+    out[k].time_s = m * c.per_mb.time[k];
+    out[k].overlap_ratio = ratio(c.per_mb.time[k], c.per_mb.window[k]);
+  }
+  out[kTp].overlappable = tp_overlaps(s);
+  out[kTp].crosses_nodes = inter(GroupId::tp);
+  out[kCp].overlappable = true;
+  out[kCp].crosses_nodes = inter(GroupId::cp);
+  out[kEp].overlappable = false;
+  out[kEp].crosses_nodes = inter(GroupId::ep);
+
+  // PP: activations forward and gradients backward, v times per micro-batch with interleaving
+  if (plan.shape.p > 1) {
+    const double transfers = 2 * m * v;
+    out[kPp].bytes = transfers * c.p2p_sent;
+    out[kPp].time_s = transfers * c.p2p_s;
+    out[kPp].overlap_ratio = ratio(c.p2p_s, c.p2p_window);
+    out[kPp].overlappable = plan.overlap_pp;
+    out[kPp].crosses_nodes = inter(GroupId::pp);
+  }
+
+  // DP: the stage whose data-parallel traffic is largest (the first: it holds the embedding)
+  const StageFold* d = &folds[0];
+  for (const auto& f : folds)
+    if (f.dp_step_time > d->dp_step_time) d = &f;
+  out[kDp].bytes = d->dp_step_sent + m * d->per_mb.sent[kDp];
+  out[kDp].time_s = d->dp_step_time + m * d->per_mb.time[kDp];
+  out[kDp].overlap_ratio = ratio(d->dp_step_time, d->dp_step_window);
+  out[kDp].overlappable = s.training.overlap.dp;
+  out[kDp].crosses_nodes = inter(GroupId::dp);
+  (void)kPp;
+  return out;
+}
+
+}  // namespace ptdsim::analytic::detail

@@ -1,0 +1,49 @@
+#pragma once
+#include <array>
+#include <vector>
+
+#include "ptdsim/analytic/assemble.hpp"
+#include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/core/report.hpp"
+
+// The closed-form reading of a step plan (docs/analytic.md "Folding the plan"), shared by the
+// analytic engine (evaluate.cpp) and the report assembly (report.cpp). One rule per overlap kind:
+//   serial          exposed whole
+//   beside, window  exposed by what outlasts the compute it hides behind: max(0, t - window)
+//   prefetch        the same, counting the segment's `after` traffic on the same group, which
+//                   shares the gather's link: max(0, t + after - window)
+//   after           hidden in the pass (the optimizer waits for it; see the step's comms)
+namespace ptdsim::analytic::detail {
+
+struct PassSums {
+  double compute = 0;
+  std::array<double, core::kCommKindCount> time{}, exposed{}, window{}, sent{};
+};
+
+// One pipeline stage per micro-batch (all its chunks' passes) and once per step.
+struct StageFold {
+  double f = 0, b = 0, w = 0;  // forward, backward (B, recomputation included), weight-gradient pass
+  PassSums per_mb;             // every pass of one micro-batch through every chunk
+  // data-parallel collectives of the step (gradient reduction, ZeRO-1/2 parameter all-gather)
+  double dp_step_time = 0, dp_step_exposed = 0, dp_step_sent = 0, dp_step_window = 0;
+  double p2p_s = 0, p2p_sent = 0, p2p_window = 0;  // one send and what it may hide behind
+  double unit_gather_s = 0, unit_forward_s = 0;     // ZeRO-3: one unit's gather and its forward
+  // per micro-batch compute plus the in-pass TP/CP/EP it cannot hide: what sets a stage's pace
+  double busy() const;
+};
+
+StageFold fold_stage(const StepPlan& plan, const StagePlan& st);
+std::vector<StageFold> fold_stages(const StepPlan& plan);
+int slowest_stage(const std::vector<StageFold>& folds);
+
+// Volume, time alone, overlap ratio, overlappable and crosses_nodes per kind (exposed_s left 0):
+// in-pass kinds from the slowest stage over m micro-batches; pp every send of the step; dp the
+// stage with the most data-parallel traffic.
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const core::Scenario& s, const StepPlan& plan,
+                                                              const std::vector<StageFold>& folds);
+
+// assemble_report with the folds already computed (the analytic engine has them).
+core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::vector<StageFold>& folds,
+                      const StepTiming& t);
+
+}  // namespace ptdsim::analytic::detail
