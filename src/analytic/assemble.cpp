@@ -37,7 +37,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::
   const StageFold& slowest = folds[slowest_stage(folds)];
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
-  r.comm = comm_stats(s, plan, folds);
+  r.comm = comm_stats(plan, folds);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds[0];  // the stage comm_stats reports DP for

@@ -9,11 +9,12 @@ namespace ptdsim::analytic {
 
 core::Report evaluate(const core::Scenario& s) { return evaluate(s, plan_step(s)); }
 
-core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
+namespace detail {
+
+StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds) {
   using core::CommKind;
-  const auto folds = detail::fold_stages(plan);
-  const auto comm = detail::comm_stats(s, plan, folds);
-  const detail::StageFold& c = folds[detail::slowest_stage(folds)];
+  const auto comm = comm_stats(plan, folds);
+  const StageFold& c = folds[slowest_stage(folds)];
   const double m = plan.shape.m, p = plan.shape.p, v = plan.shape.v;
   auto k_of = [](CommKind k) { return static_cast<int>(k); };
 
@@ -67,7 +68,7 @@ core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
       b.share = seconds / t.step_s;
       parts.push_back(b);
     };
-    part(core::BoundKind::compute, t.compute_s, detail::slowest_stage(folds));
+    part(core::BoundKind::compute, t.compute_s, slowest_stage(folds));
     part(core::BoundKind::bubble, t.bubble_s);
     part(core::BoundKind::tp, t.exposed_s[k_of(CommKind::tp)]);
     part(core::BoundKind::cp, t.exposed_s[k_of(CommKind::cp)]);
@@ -77,7 +78,16 @@ core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
     part(core::BoundKind::optimizer, t.optimizer_s);
     t.bounded_by = core::largest_parts(std::move(parts));
   }
-  return detail::assemble(s, plan, folds, t);
+  return t;
+}
+
+}  // namespace detail
+
+StepTiming analytic_timing(const StepPlan& plan) { return detail::fold_timing(plan, detail::fold_stages(plan)); }
+
+core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
+  const auto folds = detail::fold_stages(plan);
+  return detail::assemble(s, plan, folds, detail::fold_timing(plan, folds));
 }
 
 }  // namespace ptdsim::analytic

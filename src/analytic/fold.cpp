@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ptdsim/analytic/comm.hpp"
 
 namespace ptdsim::analytic::detail {
 namespace {
@@ -127,7 +126,7 @@ int slowest_stage(const std::vector<StageFold>& folds) {
   return slowest;
 }
 
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const core::Scenario& s, const StepPlan& plan,
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan,
                                                               const std::vector<StageFold>& folds) {
   std::array<core::CommStats, core::kCommKindCount> out{};
   const StageFold& c = folds[slowest_stage(folds)];
@@ -138,7 +137,7 @@ std::array<core::CommStats, core::kCommKindCount> comm_stats(const core::Scenari
     out[k].time_s = m * c.per_mb.time[k];
     out[k].overlap_ratio = ratio(c.per_mb.time[k], c.per_mb.window[k]);
   }
-  out[kTp].overlappable = tp_overlaps(s);
+  out[kTp].overlappable = plan.overlap_tp;
   out[kTp].crosses_nodes = inter(GroupId::tp);
   out[kCp].overlappable = true;
   out[kCp].crosses_nodes = inter(GroupId::cp);
@@ -162,7 +161,7 @@ std::array<core::CommStats, core::kCommKindCount> comm_stats(const core::Scenari
   out[kDp].bytes = d->dp_step_sent + m * d->per_mb.sent[kDp];
   out[kDp].time_s = d->dp_step_time + m * d->per_mb.time[kDp];
   out[kDp].overlap_ratio = ratio(d->dp_step_time, d->dp_step_window);
-  out[kDp].overlappable = s.training.overlap.dp;
+  out[kDp].overlappable = plan.overlap_dp;
   out[kDp].crosses_nodes = inter(GroupId::dp);
   (void)kPp;
   return out;

@@ -39,8 +39,11 @@ int slowest_stage(const std::vector<StageFold>& folds);
 // Volume, time alone, overlap ratio, overlappable and crosses_nodes per kind (exposed_s left 0):
 // in-pass kinds from the slowest stage over m micro-batches; pp every send of the step; dp the
 // stage with the most data-parallel traffic.
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const core::Scenario& s, const StepPlan& plan,
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan,
                                                               const std::vector<StageFold>& folds);
+
+// The analytic engine's timing of a plan (evaluate.cpp).
+StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds);
 
 // assemble_report with the folds already computed (the analytic engine has them).
 core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::vector<StageFold>& folds,

@@ -41,6 +41,8 @@ class Planner {
     plan_.schedule = &core::schedule_rules(o_.schedule);
     plan_.shape = core::PipelineShape{p, v, std::max(1, o_.microbatches)};
     plan_.groups = o_.groups;
+    plan_.overlap_tp = o_.overlap_tp;
+    plan_.overlap_dp = o_.overlap_dp;
     plan_.overlap_pp = o_.overlap_pp;
     plan_.comm_share = o_.comm_share;
     split_ = plan_.schedule->splits_weight_grad;

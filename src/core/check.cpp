@@ -66,10 +66,10 @@ std::vector<Problem> check(const Scenario& s) {
 
   // the schedule's own constraints (src/core/schedule/), with the micro-batch count once it is whole
   const long long per_step = 1LL * t.micro_batch * p.dp;
-  const bool whole = t.global_batch % per_step == 0;
+  const bool whole = per_step > 0 && t.global_batch % per_step == 0;
   schedule_rules(p.schedule)
       .check(PipelineShape{p.pp, p.vpp, whole ? static_cast<int>(t.global_batch / per_step) : 0}, out);
-  if (!whole)
+  if (!whole && per_step > 0)
     fail("training.global_batch", "batch",
          "global_batch " + str(t.global_batch) + " is not a multiple of micro_batch*dp = " +
              str(t.micro_batch) + "*" + str(p.dp) + " = " + str(per_step));

@@ -1,4 +1,5 @@
 #pragma once
+#include "ptdsim/analytic/assemble.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
@@ -12,5 +13,7 @@ namespace ptdsim::analytic {
 core::Report evaluate(const core::Scenario& s);
 // The same on a plan already built for `s`.
 core::Report evaluate(const core::Scenario& s, const StepPlan& plan);
+// The analytic engine's times of a plan alone (no scenario: hand-made plans in tests).
+StepTiming analytic_timing(const StepPlan& plan);
 
 }  // namespace ptdsim::analytic

@@ -110,6 +110,8 @@ struct StepPlan {
   const core::ScheduleRules* schedule = nullptr;
   core::PipelineShape shape;  // p, v, m
   std::array<Group, kGroupCount> groups{};
+  bool overlap_tp = false;  // TP beside the GEMMs (the report's `overlappable`)
+  bool overlap_dp = true;   // DP gradient reduction overlapped with the backward
   bool overlap_pp = true;   // p2p sends asynchronous (the sender does not wait for them)
   double comm_share = 0;    // compute speed a running collective takes (GpuSpec::comm_share)
   std::vector<StagePlan> stages;

@@ -1,0 +1,187 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <vector>
+
+#include "ptdsim/analytic/evaluate.hpp"
+#include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/core/check.hpp"
+#include "ptdsim/planner/sweep.hpp"
+#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/summary.hpp"
+#include "../common/scenarios.hpp"
+
+// The three readers of a step plan (issue "One description of a training step"): the analytic
+// fold, the scheduler and the sweep's bound, on the same plan.
+using namespace ptdsim;
+using analytic::CommTask;
+using analytic::GroupId;
+using analytic::Overlap;
+using analytic::PlanComm;
+using analytic::Stream;
+
+namespace {
+
+// A plan written field by field: p equal stages, one chunk, 1F1B, m micro-batches. Each pass is one
+// segment of compute followed by a serial TP collective; stages pass activations over the network;
+// each stage reduces its gradients after its last pass (no overlap) and then steps its optimizer.
+analytic::StepPlan hand_plan(int p, int m, double tf, double tb, double tp_f, double tp_b, double p2p,
+                             double reduce, double opt) {
+  analytic::StepPlan plan;
+  plan.schedule = &core::kOneFOneB;
+  plan.shape = core::PipelineShape{p, 1, m};
+  plan.groups[static_cast<int>(GroupId::tp)].scope = core::Scope::intra;
+  plan.groups[static_cast<int>(GroupId::pp)].scope = core::Scope::inter;
+  plan.groups[static_cast<int>(GroupId::dp)].scope = core::Scope::inter;
+  plan.overlap_dp = false;
+  plan.overlap_pp = true;
+  auto comm = [&](CommTask task, Stream stream, GroupId g, double t) {
+    plan.comms.push_back(PlanComm{task, stream, Overlap::serial, g, t, 1e6, 0, 0});
+    return static_cast<int>(plan.comms.size()) - 1;
+  };
+  auto pass = [&](double compute, double tp) {
+    analytic::Segment seg;
+    seg.compute_s = compute;
+    seg.comm_begin = comm(CommTask::tp, Stream::tp, GroupId::tp, tp);
+    seg.comm_count = 1;
+    plan.segments.push_back(seg);
+    analytic::PassPlan pp;
+    pp.seg_begin = static_cast<int>(plan.segments.size()) - 1;
+    pp.seg_count = 1;
+    pp.compute_s = compute;
+    return pp;
+  };
+  for (int r = 0; r < p; ++r) {
+    analytic::StagePlan st;
+    st.stage = r;
+    st.layers = 1;
+    st.chunk_begin = r;
+    st.comm_begin = static_cast<int>(plan.comms.size());
+    analytic::ChunkPlan c;
+    c.layer_first = r;
+    c.layers = 1;
+    c.pass[0] = pass(tf, tp_f);
+    c.pass[1] = pass(tb, tp_b);
+    c.pass[2].seg_begin = static_cast<int>(plan.segments.size());  // no W: B holds it
+    c.last_grad = c.pass[1];
+    if (r < p - 1) c.send_forward = comm(CommTask::p2p, Stream::pp_send, GroupId::pp, p2p);
+    if (r > 0) c.send_backward = comm(CommTask::p2p, Stream::pp_send, GroupId::pp, p2p);
+    plan.chunks.push_back(c);
+    st.start_begin = st.start_end = st.end_begin = static_cast<int>(plan.comms.size());
+    comm(CommTask::dp_reduce, Stream::dp, GroupId::dp, reduce);
+    st.end_end = st.post_begin = st.post_end = st.comm_end = static_cast<int>(plan.comms.size());
+    st.optimizer_s = opt;
+    plan.stages.push_back(st);
+  }
+  return plan;
+}
+
+double simulated(const analytic::StepPlan& plan) {
+  auto g = sim::build_step(plan);
+  g.engine.run();
+  return sim::summarize(g).step_s;
+}
+
+}  // namespace
+
+TEST_CASE("plan: the three readers of a hand-made plan agree where nothing overlaps", "[plan][readers]") {
+  // 1F1B over p = 4 equal stages, m = 8, free sends: every micro-batch slot takes F + B with their
+  // serial TP, (m + p - 1) slots; then the last stage to finish (stage 0) reduces its gradients and
+  // steps: 11 * (1 + 0.1 + 2 + 0.2) + 0.3 + 0.1 = 36.7
+  const auto plan = hand_plan(4, 8, 1.0, 2.0, 0.1, 0.2, 0.0, 0.3, 0.1);
+  const double expected = 11 * 3.3 + 0.3 + 0.1;
+  const double sim = simulated(plan);
+  CHECK(sim == Approx(expected).epsilon(1e-12));
+  CHECK(analytic::analytic_timing(plan).step_s == Approx(expected).epsilon(1e-12));
+  const double bound = planner::step_lower_bound(plan);
+  CHECK(bound <= sim * (1 + 1e-12));
+  CHECK(bound >= 0.95 * sim);  // here the bound's chains are nearly the whole step
+
+  SECTION("sends over the network: the bound still holds, the closed form counts the fill and drain") {
+    // Each of the 2(p-1) fill and drain hops delays the step; in 1F1B's steady state a micro-batch's
+    // round trip p(F+B) + 2(p-1)c also outlasts the p slots stage 0 holds, so the scheduler pays more
+    // than the closed form's 2(p-1)c: the analytic engine is a first-order estimate here.
+    const auto sends = hand_plan(4, 8, 1.0, 2.0, 0.1, 0.2, 0.05, 0.3, 0.1);
+    const double s_sim = simulated(sends);
+    CHECK(analytic::analytic_timing(sends).step_s == Approx(expected + 6 * 0.05).epsilon(1e-12));
+    CHECK(s_sim >= expected + 6 * 0.05 - 1e-9);
+    CHECK(planner::step_lower_bound(sends) <= s_sim * (1 + 1e-12));
+  }
+  SECTION("GPipe holds the same slots") {
+    auto gp = plan;
+    gp.schedule = &core::kGpipe;
+    CHECK(simulated(gp) == Approx(expected).epsilon(1e-12));
+    CHECK(analytic::analytic_timing(gp).step_s == Approx(expected).epsilon(1e-12));
+    CHECK(planner::step_lower_bound(gp) <= simulated(gp) * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("plan: the analytic engine equals the scheduler on real layouts where nothing overlaps",
+          "[plan][readers]") {
+  // No pipeline (no bubble to approximate), no overlap switch on, no context parallelism (ring
+  // attention always overlaps), no ZeRO-3 (its reduce-scatters run on their own stream beside the
+  // next unit): every collective is serial, so the closed form is the schedule.
+  core::Scenario base = testing::gpt3_1024();
+  base.training.global_batch = 256;
+  base.training.overlap = core::Overlap{false, false, false, false};
+  for (int tp : {1, 2, 4, 8})
+    for (int zero : {0, 1, 2}) {
+      core::Scenario s = base;
+      s.parallel.tp = tp;
+      s.parallel.pp = 1;
+      s.parallel.dp = s.gpus / tp;
+      s.parallel.zero = zero;
+      s.parallel.sequence_parallel = tp > 1;
+      s.training.global_batch = s.parallel.dp;  // one micro-batch each
+      REQUIRE(core::check(s).empty());
+      const auto plan = analytic::plan_step(s);
+      INFO("tp " << tp << " zero " << zero);
+      CHECK(analytic::analytic_timing(plan).step_s == Approx(simulated(plan)).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("plan: the bound never exceeds the simulated step over sampled layouts", "[plan][readers]") {
+  // 300 random layouts of GPT-3 175B on 1024 A100s and of a GQA model on 64 GPUs: degrees,
+  // schedules, ZeRO stages, recomputation and every overlap switch drawn at random.
+  std::mt19937 rng(20261123);
+  auto pick = [&](std::vector<int> v) { return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)]; };
+  auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };
+  core::Scenario gpt3 = testing::gpt3_1024();
+  core::Scenario gqa = testing::gpt3_1024();
+  gqa.model = testing::llama(32, 4096, 32, 8, 14336, 128256);
+  gqa.model.max_seq_len = 8192;
+  gqa.gpus = 64;
+  gqa.training.seq_len = 4096;
+  int checked = 0;
+  for (int trial = 0; trial < 3000 && checked < 300; ++trial) {
+    core::Scenario s = coin() ? gpt3 : gqa;
+    auto& p = s.parallel;
+    p.tp = pick({1, 2, 4, 8});
+    p.pp = pick({1, 2, 4, 8});
+    p.cp = pick({1, 1, 2});
+    p.zero = pick({0, 1, 2, 3});
+    p.vpp = 1;
+    p.schedule = static_cast<core::Schedule>(pick({0, 1, 2, 3}));
+    if (p.schedule == core::Schedule::interleaved) p.vpp = pick({2, 4});
+    p.sequence_parallel = p.tp > 1 && coin();
+    if (p.tp * p.pp * p.cp > s.gpus) continue;
+    p.dp = s.gpus / (p.tp * p.pp * p.cp);
+    s.training.micro_batch = pick({1, 2});
+    s.training.global_batch = p.dp * s.training.micro_batch * pick({4, 8, 16});
+    s.training.recompute = static_cast<core::Recompute>(pick({0, 1, 2}));
+    s.training.overlap = core::Overlap{coin(), coin(), coin(), coin()};
+    s.hardware.gpu.sms = coin() ? 108 : 0;
+    s.hardware.gpu.comm_sms = s.hardware.gpu.sms ? 16 : 0;
+    if (!core::check(s).empty()) continue;
+    const auto plan = analytic::plan_step(s);
+    const double sim = simulated(plan);
+    const double bound = planner::step_lower_bound(plan);
+    INFO("tp " << p.tp << " pp " << p.pp << " cp " << p.cp << " vpp " << p.vpp << " zero " << p.zero
+               << " schedule " << static_cast<int>(p.schedule) << " mb " << s.training.micro_batch
+               << " m " << plan.shape.m);
+    CHECK(bound <= sim * (1 + 1e-9));
+    CHECK(bound > 0);
+    ++checked;
+  }
+  CHECK(checked == 300);
+}
