@@ -1,5 +1,7 @@
 #include "ptdsim/analytic/params.hpp"
 
+#include "ptdsim/core/split.hpp"
+
 namespace ptdsim::analytic {
 namespace {
 double kv_width(const core::ModelSpec& m) {
@@ -61,26 +63,27 @@ double active_params(const core::ModelSpec& m) {
   return p;
 }
 
+std::vector<VirtualStage> virtual_stages(const core::Scenario& s) {
+  const auto split = core::pipeline_split(s);
+  std::vector<VirtualStage> out(split.layers.size());
+  int first = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].layer_first = first;
+    out[i].layers = split.layers[i];
+    if (s.model.moe)
+      for (int l = first; l < first + out[i].layers; ++l) out[i].moe_layers += s.model.is_moe_layer(l);
+    first += out[i].layers;
+  }
+  return out;
+}
+
 std::vector<StageLayers> stage_layers(const core::Scenario& s) {
-  const auto& m = s.model;
   const int p = s.parallel.pp;
   std::vector<StageLayers> out(p);
-  if (!s.parallel.stage_layers.empty()) {
-    int first = 0;
-    for (int r = 0; r < p; ++r) {
-      out[r].layers = s.parallel.stage_layers[r];
-      for (int i = first; i < first + out[r].layers; ++i) out[r].moe_layers += m.is_moe_layer(i);
-      first += out[r].layers;
-    }
-    return out;
-  }
-  const int v = s.parallel.vpp;
-  const int chunk = m.layers / (p * v);
-  for (int c = 0; c < p * v; ++c) {  // chunk c lives on rank c % p
-    auto& st = out[c % p];
-    st.layers += chunk;
-    if (m.moe)
-      for (int i = c * chunk; i < (c + 1) * chunk; ++i) st.moe_layers += m.is_moe_layer(i);
+  const auto vs = virtual_stages(s);
+  for (std::size_t i = 0; i < vs.size(); ++i) {  // virtual stage i lives on rank i % p
+    out[i % p].layers += vs[i].layers;
+    out[i % p].moe_layers += vs[i].moe_layers;
   }
   return out;
 }

@@ -32,12 +32,13 @@ const PassPlan& StepPlan::pass_of(const StagePlan& st, core::PassRef ref) const 
 
 namespace {
 
+// The rules: each chunk's passes, cut into segments that carry their collectives.
 class Planner {
  public:
-  Planner(const std::vector<StageWork>& work, const PlanOptions& o) : work_(work), o_(o) {}
+  Planner(const StepWork& work, const PlanOptions& o) : work_(work), o_(o) {}
 
   StepPlan build() {
-    const int p = static_cast<int>(work_.size()), v = std::max(1, o_.vpp);
+    const int p = static_cast<int>(work_.stages.size()), v = std::max(1, o_.vpp);
     plan_.schedule = &core::schedule_rules(o_.schedule);
     plan_.shape = core::PipelineShape{p, v, std::max(1, o_.microbatches)};
     plan_.groups = o_.groups;
@@ -48,13 +49,9 @@ class Planner {
     split_ = plan_.schedule->splits_weight_grad;
     plan_.stages.reserve(p);
     plan_.chunks.reserve(static_cast<std::size_t>(p) * v);
-    plan_.segments.reserve(static_cast<std::size_t>(p) * v * 8);
-    plan_.comms.reserve(static_cast<std::size_t>(p) * v * 16);
-    int first_layer = 0;
-    for (int r = 0; r < p; ++r) {
-      add_stage(r, work_[r], first_layer, r + 1 < p ? &work_[r + 1] : nullptr);
-      first_layer += work_[r].layers;
-    }
+    plan_.segments.reserve(static_cast<std::size_t>(p) * v * 4);
+    plan_.comms.reserve(static_cast<std::size_t>(p) * v * 10);
+    for (int r = 0; r < p; ++r) add_stage(r);
     return std::move(plan_);
   }
 
@@ -72,13 +69,13 @@ class Planner {
     double attention_s;  // attention-core part (CP's window)
     double tp_s, tp_bytes, cp_s, cp_bytes, ep_s, ep_bytes;
   };
-  PassPlan add_pass(const PassWork& w, const StageWork& st, int nseg, bool buckets) {
+  PassPlan add_pass(const PassWork& w, const ChunkWork& c, int nseg, double bucket_s, double bucket_bytes) {
     const bool zero3 = o_.zero >= 3;
     const bool makes_grads = w.pass == core::Pass::W || (w.pass == core::Pass::B && !split_);
     const bool needs_weights = w.pass != core::Pass::W;
-    const double inv_v = 1.0 / plan_.shape.v;
     PassPlan pp;
     pp.seg_begin = static_cast<int>(plan_.segments.size());
+    pp.seg_count = 1;
     pp.compute_s = w.compute_s;
     pp.flops = w.flops;
     Segment seg;
@@ -86,12 +83,12 @@ class Planner {
     seg.flops = w.flops / nseg;
     seg.repeat = nseg;
     seg.comm_begin = static_cast<int>(plan_.comms.size());
-    if (zero3 && needs_weights && st.zero3_gather_layer_s > 0) {
+    if (zero3 && needs_weights && c.zero3_gather_layer_s > 0) {
       // the unit's parameters, gathered before it runs: prefetched one unit ahead (two units'
       // buffers, memory.cpp), or only once the previous unit is done
       add_comm(PlanComm{CommTask::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp,
-                        st.zero3_gather_layer_s, st.zero3_gather_bytes,
-                        o_.zero3_prefetch ? seg.compute_s : 0.0, o_.zero3_prefetch ? 1 : 0});
+                        c.zero3_gather_layer_s, c.zero3_gather_bytes, o_.zero3_prefetch ? seg.compute_s : 0.0,
+                        o_.zero3_prefetch ? 1 : 0});
     }
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
@@ -107,68 +104,84 @@ class Planner {
                         w.cp_s / nseg, w.cp_bytes / nseg, window, 0});
     }
     if (w.ep_s > 0) {  // EP's all-to-all feeds the experts: serial
-      add_comm(PlanComm{CommTask::ep, Stream::ep, Overlap::serial, GroupId::ep, w.ep_s / nseg,
-                        w.ep_bytes / nseg, seg.compute_s, 0});
+      add_comm(PlanComm{CommTask::ep, Stream::ep, Overlap::serial, GroupId::ep, w.ep_s / nseg, w.ep_bytes / nseg,
+                        seg.compute_s, 0});
     }
-    if (zero3 && makes_grads && st.zero3_reduce_layer_s > 0) {
-      add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, Overlap::after, GroupId::dp,
-                        st.zero3_reduce_layer_s, st.zero3_reduce_bytes, 0, 0});
+    if (zero3 && makes_grads && c.zero3_reduce_layer_s > 0) {
+      add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, Overlap::after, GroupId::dp, c.zero3_reduce_layer_s,
+                        c.zero3_reduce_bytes, 0, 0});
     }
-    if (buckets) {  // a DP gradient bucket, reduced as soon as its gradients are complete
-      add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::after, GroupId::dp,
-                        st.dp_reduce_s * inv_v / nseg, st.dp_reduce_bytes * inv_v / nseg, 0, 0});
+    if (bucket_s > 0) {  // a DP gradient bucket, reduced as soon as its gradients are complete
+      add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, bucket_s / nseg,
+                        bucket_bytes / nseg, 0, 0});
     }
     seg.comm_count = static_cast<int>(plan_.comms.size()) - seg.comm_begin;
     plan_.segments.push_back(seg);
-    pp.seg_count = 1;
     return pp;
   }
 
-  void add_stage(int r, const StageWork& st, int first_layer, const StageWork* next) {
+  void add_stage(int r) {
     const int p = plan_.shape.p, v = plan_.shape.v;
-    const double inv_v = 1.0 / v;
+    const StageWork& st = work_.stages[r];
     const bool zero3 = o_.zero >= 3;
-    const int chunk_layers = std::max(1, st.layers / v);
     const bool buckets = !zero3 && o_.overlap_dp && st.dp_reduce_s > 0;
-    const int nb = std::clamp(
-        static_cast<int>(std::ceil(st.grad_bytes * inv_v / std::max(1.0, o_.dp_bucket_bytes))), 1, chunk_layers);
 
     StagePlan sp;
     sp.stage = r;
-    sp.layers = st.layers;
     sp.chunk_begin = static_cast<int>(plan_.chunks.size());
     sp.comm_begin = static_cast<int>(plan_.comms.size());
     sp.optimizer_s = st.optimizer_s;
     sp.grad_bytes = st.grad_bytes;
-    sp.dp_bucket_count = buckets ? nb : 1;
-
-    const PassWork f{core::Pass::F, st.forward_s * inv_v, st.forward_flops * inv_v, st.gemm_forward_s * inv_v,
-                     st.attention_core_s * inv_v, st.tp_forward_s * inv_v, st.tp_bytes * inv_v * 0.5,
-                     st.cp_forward_s * inv_v, st.cp_bytes * inv_v * 0.5, st.ep_forward_s * inv_v,
-                     st.ep_bytes * inv_v * 0.5};
-    // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
-    // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
-    const double b_compute = st.recompute_s + st.backward_input_s + (split_ ? 0 : st.backward_weight_s);
-    const PassWork b{core::Pass::B, b_compute * inv_v, st.forward_flops * inv_v * (split_ ? 1 : 2),
-                     (split_ ? 1 : 2) * st.gemm_forward_s * inv_v, 2 * st.attention_core_s * inv_v,
-                     st.tp_backward_s * inv_v, st.tp_bytes * inv_v * 0.5, st.cp_backward_s * inv_v,
-                     st.cp_bytes * inv_v * 0.5, st.ep_backward_s * inv_v, st.ep_bytes * inv_v * 0.5};
-    const PassWork w{core::Pass::W, st.backward_weight_s * inv_v, st.forward_flops * inv_v,
-                     st.gemm_forward_s * inv_v, 0, 0, 0, 0, 0, 0, 0};
+    sp.dp_bucket_count = 0;
+    double forward_s = 0, backward_s = 0;  // the stage's, per micro-batch (the DP collectives' windows)
 
     for (int k = 0; k < v; ++k) {
       const int vs = k * p + r;  // virtual stage
+      const ChunkWork& cw = work_.chunks[vs];
+      sp.layers += cw.layers;
+      forward_s += cw.forward_s;
+      backward_s += cw.backward_input_s + cw.backward_weight_s + cw.recompute_s;
+      const PassWork f{core::Pass::F,   cw.forward_s,       cw.forward_flops,   cw.gemm_forward_s,
+                       cw.attention_core_s, cw.tp_forward_s, cw.tp_bytes * 0.5, cw.cp_forward_s,
+                       cw.cp_bytes * 0.5, cw.ep_forward_s,  cw.ep_bytes * 0.5};
+      // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
+      // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
+      const PassWork b{core::Pass::B,
+                       cw.recompute_s + cw.backward_input_s + (split_ ? 0 : cw.backward_weight_s),
+                       cw.forward_flops * (split_ ? 1 : 2),
+                       (split_ ? 1 : 2) * cw.gemm_forward_s,
+                       2 * cw.attention_core_s,
+                       cw.tp_backward_s,
+                       cw.tp_bytes * 0.5,
+                       cw.cp_backward_s,
+                       cw.cp_bytes * 0.5,
+                       cw.ep_backward_s,
+                       cw.ep_bytes * 0.5};
+      const PassWork w{core::Pass::W, cw.backward_weight_s, cw.forward_flops, cw.gemm_forward_s, 0, 0, 0, 0, 0, 0, 0};
+
       ChunkPlan c;
-      c.layer_first = v > 1 ? vs * chunk_layers : first_layer;
-      c.layers = chunk_layers;
-      const int units = zero3 ? chunk_layers : 1;
-      c.pass[0] = add_pass(f, st, units, false);
-      c.pass[1] = add_pass(b, st, units, false);
-      if (split_) c.pass[2] = add_pass(w, st, units, false);
-      c.last_grad = buckets ? add_pass(split_ ? w : b, st, nb, true) : c.pass[split_ ? 2 : 1];
+      c.layer_first = cw.layer_first;
+      c.layers = cw.layers;
+      const int units = zero3 ? std::max(1, cw.layers) : 1;  // ZeRO-3 gathers a layer at a time
+      c.pass[0] = add_pass(f, cw, units, 0, 0);
+      c.pass[1] = add_pass(b, cw, units, 0, 0);
+      if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);
+      else c.pass[2].seg_begin = static_cast<int>(plan_.segments.size());
+      if (buckets) {
+        // Megatron-LM's DDP: the chunk's gradients in buckets of dp_bucket_bytes, at most one per
+        // layer, each reduced as soon as the last micro-batch's backward completes it
+        const double bytes = st.grad_bytes * cw.grad_share;
+        const int nb = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, o_.dp_bucket_bytes))), 1,
+                                  std::max(1, cw.layers));
+        sp.dp_bucket_count += nb;
+        c.last_grad = add_pass(split_ ? w : b, cw, nb, st.dp_reduce_s * cw.grad_share,
+                               st.dp_reduce_bytes * cw.grad_share);
+      } else {
+        c.last_grad = c.pass[split_ ? 2 : 1];
+      }
       if (st.p2p_s > 0) {
-        // the activations forward and the gradients backward; window: the receiver's forward
-        const double recv_forward = (next ? next->forward_s : st.forward_s) * inv_v;
+        // activations forward and gradients backward; window: the receiver's forward
+        const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
         const PlanComm send{CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
                             st.p2p_bytes, recv_forward, 0};
         if (vs < p * v - 1) c.send_forward = add_comm(send);
@@ -176,11 +189,12 @@ class Planner {
       }
       plan_.chunks.push_back(c);
     }
+    if (sp.dp_bucket_count == 0) sp.dp_bucket_count = 1;
 
     // once per step
     const bool gathers = o_.zero >= 1 && st.dp_gather_s > 0;
     const PlanComm gather{CommTask::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp,
-                          st.dp_gather_s, st.dp_gather_bytes, st.forward_s, 0};
+                          st.dp_gather_s, st.dp_gather_bytes, forward_s, 0};
     sp.start_begin = static_cast<int>(plan_.comms.size());
     // Megatron's overlapped all-gather of the previous step's updated parameters, hidden behind the
     // first forward passes: the second pass needs all of it
@@ -188,14 +202,14 @@ class Planner {
     sp.start_end = sp.end_begin = static_cast<int>(plan_.comms.size());
     if (st.dp_reduce_s > 0 && !buckets)
       add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::serial, GroupId::dp, st.dp_reduce_s,
-                        st.dp_reduce_bytes, st.backward_input_s + st.backward_weight_s + st.recompute_s, 0});
+                        st.dp_reduce_bytes, backward_s, 0});
     sp.end_end = sp.post_begin = static_cast<int>(plan_.comms.size());
     if (gathers && !o_.overlap_dp) add_comm(gather);
     sp.post_end = sp.comm_end = static_cast<int>(plan_.comms.size());
     plan_.stages.push_back(sp);
   }
 
-  const std::vector<StageWork>& work_;
+  const StepWork& work_;
   const PlanOptions& o_;
   StepPlan plan_;
   bool split_ = false;
@@ -203,20 +217,20 @@ class Planner {
 
 }  // namespace
 
-std::vector<StageWork> stage_work(const core::Scenario& s) {
+StepWork step_work(const core::Scenario& s) {
   const auto& hw = s.hardware;
   const auto& par = s.parallel;
   const auto& tr = s.training;
   const bool moe = s.model.moe.has_value();
   const Group dp = grad_group(s, false);
   const Group expert_dp = moe ? grad_group(s, true) : dp;
-  const auto layers = stage_layers(s);
   const LayerTimes lt_dense = layer_times(s, false);
   const LayerTimes lt_moe = moe ? layer_times(s, true) : LayerTimes{};
   const LayerComm lc_dense = layer_comm(s, false);
   const LayerComm lc_moe = moe ? layer_comm(s, true) : LayerComm{};
   const EndTimes emb = embedding_times(s);
   const EndTimes logit = logits_times(s);
+  const GpuParams dl = layer_params_per_gpu(s, false), ml = layer_params_per_gpu(s, true);
 
   // neighbouring pipeline ranks: one link of the pp group's kind
   const Group pp = group_of(s, core::Dim::pp);
@@ -232,16 +246,20 @@ std::vector<StageWork> stage_work(const core::Scenario& s) {
   const auto reduce_op = par.zero == 0 ? core::Collective::all_reduce : core::Collective::reduce_scatter;
   auto both = [&](core::Collective op, double per_param, const GpuParams& g, double* sent) {
     *sent = bytes_sent(op, per_param * g.dense, dp.ranks) + bytes_sent(op, per_param * g.expert, expert_dp.ranks);
-    return collective_time(hw, op, per_param * g.dense, dp) +
-           collective_time(hw, op, per_param * g.expert, expert_dp);
+    return collective_time(hw, op, per_param * g.dense, dp) + collective_time(hw, op, per_param * g.expert, expert_dp);
   };
 
-  std::vector<StageWork> out(par.pp);
-  for (int r = 0; r < par.pp; ++r) {
-    StageWork& c = out[r];
-    const StageLayers& L = layers[r];
+  StepWork out;
+  const auto virtual_ = virtual_stages(s);
+  const int V = static_cast<int>(virtual_.size());
+  out.chunks.resize(V);
+  std::vector<GpuParams> chunk_params(V);
+  for (int i = 0; i < V; ++i) {
+    ChunkWork& c = out.chunks[i];
+    const VirtualStage& L = virtual_[i];
     const double nd = L.dense_layers(), nm = L.moe_layers;
     auto sum = [&](double dense, double moe_v) { return nd * dense + nm * moe_v; };
+    c.layer_first = L.layer_first;
     c.layers = L.layers;
     c.forward_s = sum(lt_dense.forward, lt_moe.forward);
     c.backward_input_s = sum(lt_dense.backward_input, lt_moe.backward_input);
@@ -250,11 +268,12 @@ std::vector<StageWork> stage_work(const core::Scenario& s) {
     c.forward_flops = sum(lt_dense.forward_flops, lt_moe.forward_flops);
     c.gemm_forward_s = sum(lt_dense.gemm_forward, lt_moe.gemm_forward);
     c.attention_core_s = sum(lt_dense.attention_core, lt_moe.attention_core);
-    if (r == 0) {
+    // the input embedding runs in the first virtual stage, the logits and the loss in the last
+    if (i == 0) {
       c.forward_s += emb.forward;
       c.backward_weight_s += emb.backward_weight;
     }
-    if (r == par.pp - 1) {
+    if (i == V - 1) {
       c.forward_s += logit.forward;
       c.backward_input_s += logit.backward_input;
       c.backward_weight_s += logit.backward_weight;
@@ -271,20 +290,38 @@ std::vector<StageWork> stage_work(const core::Scenario& s) {
     c.ep_forward_s = nm * lc_moe.ep_forward_s;
     c.ep_backward_s = nm * lc_moe.ep_backward_s;
     c.ep_bytes = nm * (lc_moe.ep_bytes_forward + lc_moe.ep_bytes_backward);
-    c.p2p_bytes = par.pp > 1 ? p2p : 0.0;
-    c.p2p_s = p2p_s;
-
-    const GpuParams g = stage_params_per_gpu(s, r, L);
-    c.grad_bytes = gb * g.total();
-    // ZeRO-3 handles the transformer layers per layer below; the embedding and head stay per step
-    GpuParams per_step = g;
     if (par.zero >= 3) {
-      const GpuParams dl = layer_params_per_gpu(s, false), ml = layer_params_per_gpu(s, true);
-      per_step.dense -= nd * dl.dense + (nm > 0 ? nm * ml.dense : 0.0);
-      per_step.expert = 0;
       const GpuParams& layer = L.dense_layers() > 0 ? dl : ml;
       c.zero3_gather_layer_s = both(core::Collective::all_gather, wb, layer, &c.zero3_gather_bytes);
       c.zero3_reduce_layer_s = both(core::Collective::reduce_scatter, gb, layer, &c.zero3_reduce_bytes);
+    }
+    chunk_params[i].dense = nd * dl.dense + nm * ml.dense;
+    chunk_params[i].expert = nd * dl.expert + nm * ml.expert;
+  }
+
+  const auto layers = stage_layers(s);
+  out.stages.resize(par.pp);
+  for (int r = 0; r < par.pp; ++r) {
+    StageWork& c = out.stages[r];
+    const StageLayers& L = layers[r];
+    c.p2p_bytes = par.pp > 1 ? p2p : 0.0;
+    c.p2p_s = p2p_s;
+    const GpuParams g = stage_params_per_gpu(s, r, L);
+    c.grad_bytes = gb * g.total();
+    // each chunk's share of the rank's gradients: its layers', the embedding and head with the ends
+    double layer_params = 0;
+    for (int i = r; i < V; i += par.pp) layer_params += chunk_params[i].total();
+    const double ends = g.total() - layer_params;
+    for (int i = r; i < V; i += par.pp) {
+      // a rank holds at most one end chunk (both only when it is the whole pipeline, V == 1)
+      const double own = chunk_params[i].total() + (i == 0 || i == V - 1 ? ends : 0.0);
+      out.chunks[i].grad_share = g.total() > 0 ? own / g.total() : 1.0 / par.vpp;
+    }
+    // ZeRO-3 handles the transformer layers per layer; the embedding and head stay per step
+    GpuParams per_step = g;
+    if (par.zero >= 3) {
+      per_step.dense -= L.dense_layers() * dl.dense + L.moe_layers * ml.dense;
+      per_step.expert = 0;
     }
     c.dp_reduce_s = both(reduce_op, gb, per_step, &c.dp_reduce_bytes);
     if (par.zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb, per_step, &c.dp_gather_bytes);
@@ -316,10 +353,8 @@ PlanOptions plan_options(const core::Scenario& s) {
   return o;
 }
 
-StepPlan plan_from_work(const std::vector<StageWork>& stages, const PlanOptions& options) {
-  return Planner(stages, options).build();
-}
+StepPlan plan_from_work(const StepWork& work, const PlanOptions& options) { return Planner(work, options).build(); }
 
-StepPlan plan_step(const core::Scenario& s) { return plan_from_work(stage_work(s), plan_options(s)); }
+StepPlan plan_step(const core::Scenario& s) { return plan_from_work(step_work(s), plan_options(s)); }
 
 }  // namespace ptdsim::analytic

@@ -1,9 +1,9 @@
 #include "ptdsim/core/check.hpp"
 
-#include <numeric>
 
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/schedule.hpp"
+#include "ptdsim/core/split.hpp"
 
 namespace ptdsim::core {
 
@@ -42,23 +42,23 @@ std::vector<Problem> check(const Scenario& s) {
     fail("parallel.tp", "divisibility",
          "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden));
 
-  if (!p.stage_layers.empty()) {
-    if (static_cast<int>(p.stage_layers.size()) != p.pp) {
-      fail("parallel.stage_layers", "divisibility",
-           "stage_layers has " + str(static_cast<long long>(p.stage_layers.size())) +
-               " entries but pp is " + str(p.pp));
+  // the pipeline split (core/split.cpp): every virtual stage holds a layer, or the embedding or
+  // the loss in its place
+  {
+    const PipelineSplit split = pipeline_split(s);
+    if (split.layers.empty()) {
+      fail(split.key.c_str(), "divisibility", split.problem);
     } else {
-      long long sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0LL);
-      if (sum != m.layers)
-        fail("parallel.stage_layers", "divisibility",
-             "stage_layers add up to " + str(sum) + " but the model has " + str(m.layers) + " layers");
-      if (p.vpp > 1)
-        fail("parallel.stage_layers", "unsupported", "stage_layers cannot be combined with vpp > 1");
+      for (std::size_t i = 0; i < split.layers.size(); ++i) {
+        const bool end_slot = (i == 0 && split.embedding_slot) || (i + 1 == split.layers.size() && split.loss_slot);
+        if (split.layers[i] < 0 || (split.layers[i] == 0 && !end_slot)) {
+          fail(split.method == SplitMethod::stage_layers ? "parallel.stage_layers" : "parallel.pp", "divisibility",
+               "virtual stage " + str(static_cast<long long>(i)) + " of the " + std::string(name(split.method)) +
+                   " split holds no layer (" + describe_layers(split.layers) + ")");
+          break;
+        }
+      }
     }
-  } else if (m.layers % (p.pp * p.vpp) != 0) {
-    fail(p.vpp > 1 ? "parallel.vpp" : "parallel.pp", "divisibility",
-         "layers " + str(m.layers) + " do not split evenly over pp*vpp = " + str(p.pp) + "*" +
-             str(p.vpp) + " stages");
   }
 
   if (p.vpp > 1 && p.pp == 1)

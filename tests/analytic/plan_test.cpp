@@ -24,7 +24,7 @@ double pass_comm(const StepPlan& plan, const PassPlan& pass, CommTask task) {
 
 TEST_CASE("analytic: the step plan of GPT-3 175B on 1024 A100s", "[analytic][plan]") {
   const auto s = testing::gpt3_1024();
-  const auto work = stage_work(s);
+  const auto work = step_work(s);
   const auto plan = plan_step(s);
   REQUIRE(plan.stages.size() == 16);
   CHECK(plan.shape.m == 192);
@@ -45,8 +45,8 @@ TEST_CASE("analytic: the step plan of GPT-3 175B on 1024 A100s", "[analytic][pla
   }
   SECTION("serial TP: two collectives forward and two backward per layer, after the GEMMs") {
     // overlap.tp is off: the TP collectives are serial, their time the layers' sum
-    CHECK(pass_comm(plan, mid.pass[0], CommTask::tp) == Approx(work[7].tp_forward_s).epsilon(1e-12));
-    CHECK(pass_comm(plan, mid.pass[1], CommTask::tp) == Approx(work[7].tp_backward_s).epsilon(1e-12));
+    CHECK(pass_comm(plan, mid.pass[0], CommTask::tp) == Approx(work.chunks[7].tp_forward_s).epsilon(1e-12));
+    CHECK(pass_comm(plan, mid.pass[1], CommTask::tp) == Approx(work.chunks[7].tp_backward_s).epsilon(1e-12));
     const Segment& seg = plan.segments[mid.pass[0].seg_begin];
     REQUIRE(seg.comm_count == 1);
     CHECK(plan.comms[seg.comm_begin].overlap == Overlap::serial);
@@ -81,19 +81,24 @@ TEST_CASE("analytic: the step plan of GPT-3 175B on 1024 A100s", "[analytic][pla
 
 TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan]") {
   // one stage: F 1 s, B 2 s; 8 layers; TP 0.2 s forward
-  StageWork w;
+  StepWork work;
+  work.stages.resize(1);
+  work.chunks.resize(1);
+  ChunkWork& w = work.chunks[0];
+  StageWork& st = work.stages[0];
   w.layers = 8;
   w.forward_s = 1.0;
   w.backward_input_s = 2.0;
   w.tp_forward_s = 0.2;
   w.gemm_forward_s = 0.6;
+  w.grad_share = 1;
   PlanOptions o;
   o.microbatches = 4;
   SECTION("ZeRO-3: one segment per layer, each gathering its weights before it") {
     o.zero = 3;
     w.zero3_gather_layer_s = 0.01;
     w.zero3_reduce_layer_s = 0.02;
-    const auto plan = plan_from_work({w}, o);
+    const auto plan = plan_from_work(work, o);
     const auto& c = plan.chunk(plan.stages[0], 0);
     const Segment& f = plan.segments[c.pass[0].seg_begin];
     CHECK(f.repeat == 8);
@@ -107,7 +112,7 @@ TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan
   }
   SECTION("overlap.tp: TP beside the pass, hiding behind its GEMMs") {
     o.overlap_tp = true;
-    const auto plan = plan_from_work({w}, o);
+    const auto plan = plan_from_work(work, o);
     const Segment& f = plan.segments[plan.chunk(plan.stages[0], 0).pass[0].seg_begin];
     const PlanComm& tp = plan.comms[f.comm_begin];
     CHECK(tp.overlap == Overlap::beside);
@@ -116,9 +121,9 @@ TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan
   SECTION("ZB-H1 splits W off B and reduces gradients after W") {
     o.schedule = core::Schedule::zb_h1;
     w.backward_weight_s = 0.5;
-    w.dp_reduce_s = 0.3;
-    w.grad_bytes = 1e6;
-    const auto plan = plan_from_work({w}, o);
+    st.dp_reduce_s = 0.3;
+    st.grad_bytes = 1e6;
+    const auto plan = plan_from_work(work, o);
     const auto& c = plan.chunk(plan.stages[0], 0);
     CHECK(c.pass[1].compute_s == Approx(2.0).epsilon(1e-12));
     CHECK(c.pass[2].compute_s == Approx(0.5).epsilon(1e-12));

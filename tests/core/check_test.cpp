@@ -45,13 +45,17 @@ TEST_CASE("core: cross-field problems are collected together", "[core][check]") 
 }
 
 TEST_CASE("core: pipeline, batch and expert rules", "[core][check]") {
-  SECTION("layers must split over pp*vpp") {
+  SECTION("layers that do not divide over pp*vpp get a chosen split; too many stages are an error") {
     auto s = gpt3();
-    s.parallel.vpp = 5;
+    s.parallel.vpp = 5;  // 80 virtual stages for 96 layers: split for it (core/split.cpp)
     s.parallel.schedule = Schedule::interleaved;
+    s.training.global_batch = 8 * 32;
+    CHECK(check(s).empty());
+    s.parallel.vpp = 7;  // 112 virtual stages
     auto ps = check(s);
     REQUIRE(!ps.empty());
-    CHECK(ps[0].message == "layers 96 do not split evenly over pp*vpp = 16*5 stages");
+    CHECK(ps[0].key == "parallel.vpp");
+    CHECK(ps[0].message == "pp*vpp = 16*7 = 112 virtual stages but the model has only 96 layers");
   }
   SECTION("interleaving needs the micro-batch count to be a multiple of pp") {
     auto s = gpt3();

@@ -206,7 +206,7 @@ const Case kCases[] = {
      "just some text\n"
      "^"},
     {"scenario_layers_pp_vpp.yaml",
-     "{data}/bad/scenario_layers_pp_vpp.yaml:6:3: error: layers 4 do not split evenly over pp*vpp = 2*3 stages\n"
+     "{data}/bad/scenario_layers_pp_vpp.yaml:6:3: error: pp*vpp = 2*3 = 6 virtual stages but the model has only 4 layers\n"
      "  vpp: 3\n"
      "  ^"},
     {"scenario_list_not_map.yaml",

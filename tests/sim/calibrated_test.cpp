@@ -35,14 +35,14 @@ TEST_CASE("sim: a calibrated collectives table sets the DP time and moves the st
   auto slow = fast;
   calibrate_dp(fast, 20e9);
   calibrate_dp(slow, 5e9);
-  const auto cf = analytic::stage_work(fast);
-  const auto cs = analytic::stage_work(slow);
+  const auto cf = analytic::step_work(fast);
+  const auto cs = analytic::step_work(slow);
   // stage 1 (a middle stage): reduce-scatter of its fp32 gradients over 8 ranks at 20 GB/s bus bandwidth
-  const auto& st = cf[1];
+  const auto& st = cf.stages[1];
   CHECK(st.dp_reduce_s == Approx(st.grad_bytes * 7.0 / 8.0 / 20e9).epsilon(1e-9));
   // a quarter of the bandwidth, four times the time, for both DP collectives
-  CHECK(cs[1].dp_reduce_s == Approx(4 * st.dp_reduce_s).epsilon(1e-9));
-  CHECK(cs[1].dp_gather_s == Approx(4 * st.dp_gather_s).epsilon(1e-9));
+  CHECK(cs.stages[1].dp_reduce_s == Approx(4 * st.dp_reduce_s).epsilon(1e-9));
+  CHECK(cs.stages[1].dp_gather_s == Approx(4 * st.dp_gather_s).epsilon(1e-9));
   const auto rf = sim::simulate(fast);
   const auto rs = sim::simulate(slow);
   CHECK(rs.of(core::CommKind::dp).time_s == Approx(4 * rf.of(core::CommKind::dp).time_s).epsilon(1e-6));

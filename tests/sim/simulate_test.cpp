@@ -17,13 +17,13 @@ TEST_CASE("sim: simulate() of GPT-3 175B on 1024 A100s", "[sim][simulate]") {
   std::string trace;
   const core::Report r = sim::simulate(s, &trace);
   const core::Report a = analytic::evaluate(s);
-  const auto work = analytic::stage_work(s);
+  const auto work = analytic::step_work(s);
   INFO("simulated " << r.step_s << " s, analytic " << a.step_s << " s, bounded by " << core::describe(r.bounded_by));
   CHECK(r.engine == core::EngineKind::simulation);
 
   // m = 1536 / (1 * 8) = 192 micro-batches; no step is shorter than the busiest stage's work
   double busiest = 0;
-  for (const auto& st : work)
+  for (const auto& st : work.chunks)
     busiest = std::max(busiest, st.forward_s + st.recompute_s + st.backward_input_s + st.backward_weight_s);
   CHECK(r.compute_s == Approx(192 * busiest).epsilon(1e-9));
   CHECK(r.step_s >= r.compute_s + r.bubble_s);

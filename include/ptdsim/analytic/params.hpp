@@ -27,8 +27,18 @@ double total_params(const core::ModelSpec& m);
 // Parameters touched per token (MoE: top_k of the experts); equals total_params for dense models.
 double active_params(const core::ModelSpec& m);
 
-// Which transformer layers a pipeline rank holds: `layers` in all, `moe_layers` of them MoE.
-// With vpp > 1 the rank holds chunks r, r+p, r+2p, ... (Megatron's interleaved assignment).
+// The transformer layers of each virtual stage, in pipeline order (core::pipeline_split): rank r
+// holds virtual stages r, r+p, r+2p, ... (Megatron's interleaved assignment).
+struct VirtualStage {
+  int layer_first = 0;
+  int layers = 0;
+  int moe_layers = 0;
+  int dense_layers() const { return layers - moe_layers; }
+};
+std::vector<VirtualStage> virtual_stages(const core::Scenario& s);
+
+// Which transformer layers a pipeline rank holds over all its chunks: `layers` in all, `moe_layers`
+// of them MoE.
 struct StageLayers {
   int layers = 0;
   int moe_layers = 0;

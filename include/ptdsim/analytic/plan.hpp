@@ -128,10 +128,11 @@ struct StepPlan {
   }
 };
 
-// What one pipeline stage spends per micro-batch (whole stage, all its chunks) and once per step:
-// the closed forms of compute.cpp, comm.cpp and memory.cpp summed over the stage's layers, before
-// plan_from_work() cuts them into passes. Tests write these by hand to drive the rules.
-struct StageWork {
+// What the step spends before plan_from_work() cuts it into passes: the closed forms of
+// compute.cpp, comm.cpp and memory.cpp summed over each virtual stage's layers (per micro-batch)
+// and over each pipeline rank (once per step). Tests write these by hand to drive the rules.
+struct ChunkWork {  // one virtual stage, per micro-batch
+  int layer_first = 0;
   int layers = 0;
   double forward_s = 0, backward_input_s = 0, backward_weight_s = 0, recompute_s = 0;
   double forward_flops = 0;
@@ -140,15 +141,22 @@ struct StageWork {
   double tp_forward_s = 0, tp_backward_s = 0, tp_bytes = 0;  // bytes: sent, forward + backward
   double cp_forward_s = 0, cp_backward_s = 0, cp_bytes = 0;
   double ep_forward_s = 0, ep_backward_s = 0, ep_bytes = 0;
+  // ZeRO-3, per layer and pass: all-gather of one layer's weights, reduce-scatter of its gradients
+  double zero3_gather_layer_s = 0, zero3_reduce_layer_s = 0;
+  double zero3_gather_bytes = 0, zero3_reduce_bytes = 0;
+  double grad_share = 0;  // of its rank's gradients (the DP buckets its last backward reduces)
+};
+struct StageWork {  // one pipeline rank, once per step
   double p2p_s = 0, p2p_bytes = 0;  // one send to a neighbour stage
   double grad_bytes = 0;            // gradient bytes this GPU holds before reduction
   // the step's gradient reduction (all-reduce, or reduce-scatter under ZeRO) and, from ZeRO-1 on,
   // the all-gather of the updated parameters; under ZeRO-3 only the embedding and head's
   double dp_reduce_s = 0, dp_reduce_bytes = 0, dp_gather_s = 0, dp_gather_bytes = 0;
-  // ZeRO-3, per layer and pass: all-gather of one layer's weights, reduce-scatter of its gradients
-  double zero3_gather_layer_s = 0, zero3_reduce_layer_s = 0;
-  double zero3_gather_bytes = 0, zero3_reduce_bytes = 0;
   double optimizer_s = 0;
+};
+struct StepWork {
+  std::vector<StageWork> stages;  // p
+  std::vector<ChunkWork> chunks;  // p * v, in pipeline order: rank r's chunk k is chunks[k * p + r]
 };
 
 // The switches that decide how the stages' work combines.
@@ -166,12 +174,12 @@ struct PlanOptions {
   std::array<Group, kGroupCount> groups{};
 };
 
-std::vector<StageWork> stage_work(const core::Scenario& s);
+StepWork step_work(const core::Scenario& s);
 PlanOptions plan_options(const core::Scenario& s);
-// The rules: how per-stage work becomes passes, segments and collectives. Every engine's reading
+// The rules: how the step's work becomes passes, segments and collectives. Every engine's reading
 // of a step starts here.
-StepPlan plan_from_work(const std::vector<StageWork>& stages, const PlanOptions& options);
-// plan_from_work(stage_work(s), plan_options(s)). Assumes core::check(s) is empty.
+StepPlan plan_from_work(const StepWork& work, const PlanOptions& options);
+// plan_from_work(step_work(s), plan_options(s)). Assumes core::check(s) is empty.
 StepPlan plan_step(const core::Scenario& s);
 
 }  // namespace ptdsim::analytic

@@ -24,8 +24,15 @@ struct ParallelSpec {
   Schedule schedule = Schedule::one_f_one_b;
   // rank order, innermost (fastest-varying) first; default tp-cp-ep-dp-pp
   std::array<Dim, kDimCount> placement{Dim::tp, Dim::cp, Dim::ep, Dim::dp, Dim::pp};
-  // optional explicit layers per pipeline stage (size pp, sums to layers); empty = even split
+  // How the layers are split over the pipeline (core::pipeline_split): explicit layers per stage
+  // (pp entries) or per virtual stage (pp*vpp entries, in pipeline order); or Megatron-LM's first
+  // and last stage sizes (0 = not given; the middle stages split the rest evenly); or Megatron-LM's
+  // accounting for the embedding and the loss as one layer each in the even split.
   std::vector<int> stage_layers;
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
 };
 
 }  // namespace ptdsim::core
