@@ -12,6 +12,7 @@ std::vector<std::string> apply_framework(Node& root) {
   std::vector<std::string> filled;
   Entry* te = root.kind == Node::Kind::map ? root.find("training") : nullptr;
   if (!te || te->value->kind != Node::Kind::map) return filled;  // the converter reports these
+  if (!te->value->find("framework")) return filled;
   const Fields training(*te->value, te->key_mark, "training", "training", section_keys("training"));
   const auto name = training.choice("framework", core::framework_names());
   if (!name) return filled;
