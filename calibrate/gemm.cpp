@@ -28,6 +28,7 @@ Types types_of(core::Precision p) {
     case core::Precision::fp32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4};
     // FP8 (E4M3 inputs, BF16 output, FP32 accumulation): the layout Transformer Engine uses
     case core::Precision::fp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2};
+    case core::Precision::fp4: break;  // a peak rate only; measure_gemm refuses it
   }
   return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2};
 }
@@ -42,6 +43,10 @@ double measure_gemm(int device, core::Precision p, const GemmShape& s, const Tim
   cudaDeviceProp prop{};
   PTDSIM_CUDA(cudaGetDeviceProperties(&prop, device));
   const int sm = prop.major * 10 + prop.minor;
+  if (p == core::Precision::fp4) {
+    why_not = "fp4 GEMMs are not measured (fp4 is a peak rate only in ptdsim)";
+    return 0;
+  }
   if (p == core::Precision::fp8 && sm < 89) {
     why_not = "fp8 needs sm_89 or newer, this GPU is sm_" + std::to_string(sm);
     return 0;

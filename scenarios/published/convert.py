@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Converts /work/shared/data/published_runs.yaml (the curated record of published training runs)
-into ptdsim's validation dataset, scenarios/published/dataset.yaml (interface.md "Validation dataset").
+"""Converts scenarios/published/sources/published_runs.yaml (the curated record of published training
+runs, kept in the repository with every record's citation) into ptdsim's validation dataset,
+scenarios/published/dataset.yaml (interface.md "Validation dataset").
 
 Every source record becomes one dataset record with the same name. The rules (documented in
 docs/data.md) are spelled out here per source group; anything the source does not state and that
-the scenario needs is an explicit assumption written into the record's `notes`. Records the tool
-cannot express keep `not_modelled: <reason>` instead of a scenario. Run:
+the scenario needs is either the default of the framework the record ran (`training.framework`,
+core/framework.hpp, cited in docs/inputs.md) or an explicit assumption written into the record's
+`notes`. Records the tool cannot express keep `not_modelled: <reason>` instead of a scenario. Run:
 
-    python3 scenarios/published/convert.py /work/shared/data/published_runs.yaml > scenarios/published/dataset.yaml
+    python3 scenarios/published/convert.py > scenarios/published/dataset.yaml
+    python3 scenarios/published/convert.py --check   # exit 1 and a diff when dataset.yaml differs
 """
+import argparse
+import difflib
 import json
 import os
 import sys
@@ -16,8 +21,13 @@ import sys
 import yaml
 
 MODELS = "../../models/"
+HW_A100_40 = "../../hardware/dgx-a100-40g.yaml"
 HW_A100_80 = "../../hardware/dgx-a100-80g.yaml"
 HW_H100 = "../../hardware/dgx-h100.yaml"
+
+# The framework each source group ran (core/framework.hpp): its documented defaults fill the switches
+# the record leaves unset, and `ptdsim evaluate` says which.
+FRAMEWORK_NOTE = "switches the source leaves unstated come from training.framework {} (docs/inputs.md)"
 
 
 def q(s):
@@ -68,6 +78,19 @@ NEMO_MODELS = {
         "tied_embeddings": False, "bias": False},
 }
 
+
+def mpt(m, source):
+    """An MPT model as llm-foundry builds it (MPTConfig defaults): GeLU MLP with expansion 4, LayerNorm
+    with biases (no_bias false), learned positions (alibi off; the table's NumParams grows with the
+    sequence), input and output embeddings tied."""
+    return {"name": "mpt-" + m["name"].split("-")[1].lower() + "-seq" + str(m["seq_len"]), "source": source,
+            "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "ffn_hidden": m["ffn_hidden"],
+            "vocab": m["vocab"], "mlp": "gelu", "norm": "layernorm", "position": "learned",
+            "max_seq_len": m["seq_len"], "tied_embeddings": True, "bias": True}
+
+
+LLMFOUNDRY_HW = {"H100 80GB": HW_H100, "A100 80GB": HW_A100_80, "A100 40GB": HW_A100_40}
+
 KORTHIKANTI_MODELS = {"22B": "megatron-22b.yaml", "175B": "gpt3-175b.yaml",
                       "530B": "megatron-530b.yaml", "1T": "megatron-1t.yaml"}
 
@@ -113,8 +136,21 @@ def convert(r):
     conv = "unstated"
 
     gpus = hw["num_gpus"]
-    if g.startswith("Narayanan"):
+    framework = None
+    if g.startswith("Narayanan et al. SC21 Table 2"):
+        # DeepSpeed ZeRO-3 without model parallelism; the model is the Table 1 529.6B row's
         conv = "megatron96"
+        framework = "deepspeed"
+        model = MODELS + "megatron-530b.yaml"
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], zero=3)
+        training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                        precision="fp16", recompute="full", flash_attention=False)
+        notes += ["model = the Table 1 529.6B shape (Table 2 gives only the parameter count; the source assumes the same model)",
+                  "fp16 for 'mixed precision 16-bit' (A100 bf16 and fp16 peaks are equal)",
+                  "flash_attention false: 2021, before FlashAttention"]
+    elif g.startswith("Narayanan"):
+        conv = "megatron96"
+        framework = "megatron-lm-2021"
         size = rid.split("_")[-1]
         if size == "529.6B":
             model = MODELS + "megatron-530b.yaml"
@@ -122,13 +158,12 @@ def convert(r):
             model = MODELS + "megatron-1t.yaml"
         else:
             model = gpt("narayanan-gpt-" + size.lower(), NARAYANAN_SRC, m["layers"], m["hidden"], m["heads"])
-        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=0, schedule="1f1b")
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, schedule="1f1b")
         training = dict(seq_len=2048, micro_batch=1, global_batch=t["global_batch_size"], precision="fp16",
-                        recompute="full", flash_attention=False, overlap={"dp": False})
+                        recompute="full")
         notes += ["micro_batch 1 ASSUMED (not in Table 1; Megatron default)",
                   "vpp 1 ASSUMED (Table 1 gives no virtual stages; the paper used interleaving for some large runs)",
-                  "fp16 for 'mixed precision 16-bit' (A100 bf16 and fp16 peaks are equal)",
-                  "overlap.dp false: Megatron-LM 2021 all-reduced gradients after the backward pass"]
+                  "fp16 for 'mixed precision 16-bit' (A100 bf16 and fp16 peaks are equal)"]
     elif g.startswith("Korthikanti"):
         conv = "megatron72"
         if "abstract" in rid:
@@ -136,14 +171,15 @@ def convert(r):
                             f"(missing {', '.join(r['missing_core_fields'])})")
             notes.append(f"measured MFU {me['mfu']} (model FLOPs / (time * GPUs * 312)); tflops_per_gpu = MFU * 312")
         else:
+            framework = "megatron-lm-2021"
             size = rid.split("_")[2]
             model = MODELS + KORTHIKANTI_MODELS[size]
             seqsel = rid.endswith("seqsel")
             vpp = p["vp"] or 1
-            parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=vpp, sequence_parallel=seqsel, zero=0,
+            parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=vpp, sequence_parallel=seqsel,
                             schedule="interleaved" if vpp > 1 else "1f1b")
             training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
-                            precision="fp16", recompute="selective" if seqsel else "full", flash_attention=False)
+                            precision="fp16", recompute="selective" if seqsel else "full")
             notes += ["vpp and micro-batch from calculon's encoding of the setup (secondary source)",
                       "vocab 51200 (padded GPT-2 BPE; the source record leaves it null)"]
     elif g.startswith("Megatron-LM README"):
@@ -157,49 +193,52 @@ def convert(r):
                      "source": "Megatron-LM README model_table.png (layers, hidden, heads; vocab 131072, seq 4096); ffn 4h, GeLU, no GQA ASSUMED (not stated)",
                      "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "vocab": m["vocab"],
                      "mlp": "gelu", "norm": "layernorm", "position": "rope", "max_seq_len": 4096}
+            framework = "megatron-core-0.8"
             parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=p["tp"] > 1, zero=1,
                             schedule="1f1b")
             training = dict(seq_len=4096, micro_batch=1, global_batch=t["global_batch_size"], precision="bf16",
-                            recompute="none", flash_attention=True,
                             overlap={"dp": True, "tp": True, "pp": True})
-            notes += ["micro_batch 1, vpp 1 and recompute none ASSUMED (not stated; Megatron defaults)",
+            notes += ["micro_batch 1 and vpp 1 ASSUMED (not stated; Megatron defaults)",
                       "bf16 implied by MFU = TFLOP/s / 989",
                       "sequence parallel implied by --tp-comm-overlap, distributed optimizer (zero 1) by --overlap-param-gather",
                       "8 GPUs per node ASSUMED (DGX H100)"]
     elif g.startswith("NeMo"):
         conv = "model"
+        framework = "nemo-24.07"
         hardware = HW_H100
         model = NEMO_MODELS[rid]
         vpp = p["vp"] or 1
         seq = m["seq_len"]
-        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"], vpp=vpp, sequence_parallel=p["tp"] > 1,
-                        zero=1, schedule="interleaved" if vpp > 1 else "1f1b")
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"], vpp=vpp,
+                        schedule="interleaved" if vpp > 1 else "1f1b")
         training = dict(seq_len=seq, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
-                        precision="fp8", recompute="none", flash_attention=True)
+                        precision="fp8")
         if r["missing_core_fields"]:
             notes.append(f"source leaves {', '.join(r['missing_core_fields'])} out; shape from the named public model (see scenario.model)")
-        notes += ["sequence parallel (when tp > 1), distributed optimizer (zero 1) and recompute none ASSUMED (not stated in the table)"]
+        notes += ["sequence parallel, distributed optimizer, recompute and communication overlap not stated in the table: "
+                  "the NeMo 24.07 performance recipes' settings (training.framework)"]
     elif g.startswith("MT-NLG"):
         conv = "megatron96"
         model = gpt("mt-nlg-530b", "Smith et al. 2022 Sec. 2.4 (105 layers, hidden 20480, 128 heads, seq 2048); vocab 50272 = padded GPT-2 BPE (llm-analysis)",
                     105, 20480, 128, vocab=50272)
+        framework = "deepspeed"
         parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=1, schedule="1f1b")
         training = dict(seq_len=2048, micro_batch=1, global_batch=t["global_batch_size"], precision="bf16",
-                        recompute="full", flash_attention=False, overlap={"dp": False})
+                        recompute="full", flash_attention=False)
         notes += ["micro_batch 1 ASSUMED (not stated; Megatron default)",
                   "zero 1: DeepSpeed's pipeline engine supports ZeRO stage 0/1 only (the llm-analysis script's ZeRO-3 cannot combine with PP)",
                   "A100 80GB (Selene) assumed; 40 vs 80 GB unresolved in the sources, which affects memory only",
                   "precision not stated; bf16 assumed (equal A100 peak to fp16)",
-                  "TFLOP/s convention presumed Narayanan Eq. 3 (recompute counted), not restated by the source",
-                  "overlap.dp false: DeepSpeed's pipeline engine reduces gradients after the last micro-batch"]
+                  "TFLOP/s convention presumed Narayanan Eq. 3 (recompute counted), not restated by the source"]
     elif g.startswith("BLOOM"):
         if rid.startswith("bloom176b_final"):
             conv = "megatron96"
+            framework = "deepspeed"
             model = MODELS + "bloom-176b.yaml"
             parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=1,
                             schedule="1f1b", stage_layers=BLOOM_STAGES)
             training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
-                            precision="bf16", recompute="full", flash_attention=False, overlap={"dp": False})
+                            precision="bf16", recompute="full", flash_attention=False)
             notes += ["ALiBi expressed as position rope (no position table)",
                       "zero 1: DeepSpeed BF16_Optimizer shards optimizer states (ZERO_STAGE=0 in the config)",
                       "stage_layers: DeepSpeed partitions 70 layers + 2 embedding slots, 6 per stage",
@@ -207,12 +246,13 @@ def convert(r):
                       "tokens_per_s = samples_per_s 19.561 * 2048"]
         elif rid.startswith("bloom_prequel_best"):
             conv = "unstated"
+            framework = "deepspeed"
             size = m["params_b"]
             model = gpt(f"bloom-candidate-{size}b", "BigScience tr11 chronicles-prequel 'Best TFLOPs' (layers, hidden, heads; VOCAB_LENGTH=250k); ffn 4h, GeLU, LayerNorm, tied ASSUMED (Megatron-DeepSpeed GPT)",
                         m["layers"], m["hidden"], m["heads"], vocab=m["vocab"])
             parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], vpp=1, sequence_parallel=False, zero=1, schedule="1f1b")
             training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
-                            precision="fp16", recompute="full", flash_attention=False, overlap={"dp": False})
+                            precision="fp16", recompute="full", flash_attention=False)
             notes += ["recompute full ASSUMED (not restated here; the tr11 launch script uses --checkpoint-activations)",
                       "TFLOP/s by the OLD estimate P*4*2*seq*GBS/(time*GPUs), about 3% under Narayanan Eq. 3: compare step_s",
                       "iteration-2 snapshot, not steady state"]
@@ -220,9 +260,26 @@ def convert(r):
             conv = "megatron96"
             not_modelled = ("model.heads not stated (head count sets attention activation memory), and precision and "
                             "recompute are not restated; iteration-2 snapshot")
+    elif g.startswith("MosaicML llm-foundry"):
+        framework = "llm-foundry"
+        hardware = LLMFOUNDRY_HW[hw["gpu"]]
+        model = mpt(m, f"llm-foundry scripts/train/yamls/pretrain/{m['name'].lower()}.yaml (d_model, n_heads, n_layers, "
+                       "expansion_ratio 4, vocab 50368) with MPTConfig defaults: GeLU, LayerNorm with bias, learned "
+                       "positions, tied embeddings")
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], zero=3)
+        training = dict(seq_len=m["seq_len"], micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                        precision="bf16", recompute="full" if t["recompute"].startswith("full") else "none")
+        notes += [f"bf16 for '{t['precision']}' (bf16 compute either way; Composer's DEFAULT mode reduces gradients in fp32, PURE in bf16)",
+                  "8 GPUs per node ASSUMED (MosaicML platform nodes; interconnect "
+                  + ("'" + hw["inter_node_interconnect"] + "', 25 GB/s per GPU as the DGX A100 file)"
+                     if hw["inter_node_interconnect"] else "not stated: the DGX H100 file's NDR)"),
+                  f"step_s = global batch {t['global_batch_size']} x seq {m['seq_len']} / {me['tokens_per_s']} tokens/s "
+                  "(the source gives throughput only)"]
     else:
         raise SystemExit(f"unknown source group {g} in {rid}")
 
+    if framework:
+        notes.append(FRAMEWORK_NOTE.format(framework))
     if me.get("peak_memory_gb") is not None:
         notes.append("peak_memory_gib = the source's 'GB', read as GiB (nvidia-smi-style MiB/1024 on 80 GiB cards; "
                      f"{me.get('memory_kind')})")
@@ -233,9 +290,12 @@ def convert(r):
     measured = {}
     if me.get("iteration_time_s") is not None:
         measured["step_s"] = me["iteration_time_s"]
+    elif g.startswith("MosaicML") and me.get("tokens_per_s") is not None:
+        measured["step_s"] = round(t["global_batch_size"] * m["seq_len"] / me["tokens_per_s"], 4)
     if me.get("tflops_per_gpu") is not None:
         measured["tflops_per_gpu"] = me["tflops_per_gpu"]
-    elif me.get("mfu") is not None:
+    elif me.get("mfu") is not None and not g.startswith("MosaicML"):
+        # (llm-foundry's MFU counts 6N + 12 l d s per token, a convention of its own: compare step_s)
         peak = 989 if g.startswith("Megatron-LM") else 312
         measured["tflops_per_gpu"] = round(me["mfu"] * peak, 1)
     if me.get("peak_memory_gb") is not None:
@@ -252,6 +312,8 @@ def convert(r):
     if not_modelled:
         out["not_modelled"] = not_modelled
     else:
+        if framework:
+            training["framework"] = framework
         out["scenario"] = {"name": rid, "model": model, "hardware": hardware, "cluster": {"gpus": gpus},
                            "parallel": parallel, "training": training}
         out["_size"] = params_estimate(model_dims(model))
@@ -317,17 +379,41 @@ def emit(records, head):
     return "\n".join(lines) + "\n"
 
 
-HEAD = """# ptdsim validation dataset: every record of the curated published-runs file
-# (/work/shared/data/published_runs.yaml, 57 records) converted by scenarios/published/convert.py.
+HEAD = """# ptdsim validation dataset: every record of scenarios/published/sources/published_runs.yaml
+# ({n} records) converted by scenarios/published/convert.py.
 # Do not edit by hand; change convert.py and regenerate. Conversion rules, assumptions and the
 # fit/holdout split are documented in docs/data.md. Units: step_s seconds, tflops_per_gpu as the
 # source counts them (see flops_convention), peak_memory_gib GiB, tokens_per_s tokens per second.
 """
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(REPO, "scenarios", "published")
 
-if __name__ == "__main__":
-    src = yaml.safe_load(open(sys.argv[1]))
+
+def dataset_text(source_path):
+    src = yaml.safe_load(open(source_path, encoding="utf-8"))
     recs = [convert(r) for r in src]
     assign_splits(recs, [r["source_group"] for r in src])
-    sys.stdout.write(emit(recs, HEAD))
+    return emit(recs, HEAD.format(n=len(src)))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="Convert the published-runs record into the validation dataset.")
+    ap.add_argument("source", nargs="?", default=os.path.join(HERE, "sources", "published_runs.yaml"),
+                    help="published-runs YAML (default: the copy in scenarios/published/sources)")
+    ap.add_argument("--check", action="store_true",
+                    help="compare with scenarios/published/dataset.yaml instead of printing; exit 1 on a difference")
+    args = ap.parse_args()
+    text = dataset_text(args.source)
+    if not args.check:
+        sys.stdout.write(text)
+        sys.exit(0)
+    shipped_path = os.path.join(HERE, "dataset.yaml")
+    shipped = open(shipped_path, encoding="utf-8").read()
+    if shipped == text:
+        print(f"{shipped_path}: regenerated byte for byte from {args.source}")
+        sys.exit(0)
+    sys.stdout.writelines(difflib.unified_diff(shipped.splitlines(True), text.splitlines(True),
+                                               "dataset.yaml (shipped)", "dataset.yaml (regenerated)"))
+    print(f"{shipped_path} differs from what convert.py makes of {args.source}; regenerate it")
+    sys.exit(1)

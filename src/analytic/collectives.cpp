@@ -73,7 +73,7 @@ Group group_of(const core::Scenario& s, core::Dim dim) {
 namespace {
 
 // NCCL's per-hop latencies for the Simple protocol (large messages), tuning.cc 2.18 and later
-// (/work/shared/fixtures/nccl-tests/README.md "How the latency is put together"): a ring step
+// (tests/data/nccl-tests/README.md "How the latency is put together"): a ring step
 // over NVLink, and one that crosses the network (Ring and Tree alike).
 constexpr double kRingHopNvlink_s = 3.4e-6;
 constexpr double kHopNet_s = 14.0e-6;
@@ -137,7 +137,7 @@ AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, dou
   if (g.scope == core::Scope::intra) return AlphaBeta{hw.intra.latency_s, nvlink};
   // Across nodes the NIC share per GPU is the slowest link. NCCL runs one ring (channel) per NIC, so
   // a group with k ranks per node spreads its inter-node traffic over k NICs: busbw = k * NIC
-  // (DGX A100: 8 x 25 GB/s -> 192 GB/s measured, hardware_facts.md fact 8), never above NVLink.
+  // (DGX A100: 8 x 25 GB/s -> 192 GB/s measured, hardware/FACTS.md fact 8), never above NVLink.
   // All-to-all and send/recv cannot aggregate NICs (nccl-tests #267): one NIC's share.
   const double nic = hw.network.bandwidth_Bps * hw.network.efficiency / std::max(1.0, hw.oversubscription);
   const bool aggregates = op != core::Collective::all_to_all && op != core::Collective::send_recv;

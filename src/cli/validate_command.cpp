@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +22,7 @@ struct ValidateArgs {
   std::string dataset = PTDSIM_DEFAULT_DATASET;
   std::string split = "all";
   bool fit = false;
+  bool strict = false;
   OutputOptions out;
 };
 
@@ -31,31 +33,40 @@ std::string num(const std::optional<double>& v, const char* f = "{:.3g}") {
   return v ? fmt::format(fmt::runtime(f), *v) : "-";
 }
 
+// "68 records: 60 predicted (2 do not fit in memory), 8 not modelled"
+std::string counts_line(const validation::Summary& s) {
+  std::string out = fmt::format("{} records: {} predicted", s.records.size(), s.predicted);
+  if (s.does_not_fit > 0)
+    out += fmt::format(" ({} {} not fit in memory)", s.does_not_fit, s.does_not_fit == 1 ? "does" : "do");
+  return out + fmt::format(", {} not modelled\n", s.not_modelled);
+}
+
 std::string table(const validation::Summary& s, const std::string& dataset) {
   std::string out = fmt::format("ptdsim validate: {}\n\n", dataset);
   out += fmt::format("{:<44} {:<7} {:>9} {:>9} {:>8}  {:>7} {:>7} {:>8}  {:>6} {:>6} {:>8}\n",
                      "record", "split", "step(s)", "measured", "error", "TFLOP/s", "meas.",
                      "error", "GiB", "meas.", "error");
-  std::string skipped;
   for (const auto& r : s.records) {
-    if (!r.not_modelled.empty()) {
-      skipped += fmt::format("  {:<44} not modelled: {}\n", r.name, r.not_modelled);
+    if (!r.predicted()) {
+      out += fmt::format("{:<44} {:<7} not modelled: {}\n", r.name, r.split, r.not_modelled);
       continue;
     }
-    out += fmt::format("{:<44} {:<7} {:>9} {:>9} {:>8}  {:>7} {:>7} {:>8}  {:>6} {:>6} {:>8}\n",
+    const std::string flag = r.memory_flag();
+    out += fmt::format("{:<44} {:<7} {:>9} {:>9} {:>8}  {:>7} {:>7} {:>8}  {:>6} {:>6} {:>8}{}\n",
                        r.name, r.split, num(r.step_s.predicted, "{:.2f}"),
                        num(r.step_s.measured, "{:.2f}"), pct(r.step_s),
                        num(r.tflops_per_gpu.predicted, "{:.1f}"),
                        num(r.tflops_per_gpu.measured, "{:.1f}"), pct(r.tflops_per_gpu),
                        num(r.peak_memory_gib.predicted, "{:.1f}"),
-                       num(r.peak_memory_gib.measured, "{:.1f}"), pct(r.peak_memory_gib));
+                       num(r.peak_memory_gib.measured, "{:.1f}"), pct(r.peak_memory_gib),
+                       flag.empty() ? "" : "  " + flag);
   }
-  if (!skipped.empty()) out += "\nNot modelled (kept, not scored):\n" + skipped;
+  out += "\n" + counts_line(s);
   auto line = [](const std::string& label, const validation::Error& e) {
     return fmt::format("  {:<40} MAPE {:>5.1f}% over {:>2} records; worst {} ({:+.1f}%)\n", label,
                        100 * e.mape, e.count, e.worst, 100 * e.worst_error);
   };
-  out += "\nMean absolute percentage error per measured quantity\n";
+  out += "\nMean absolute percentage error per measured quantity (predicted records)\n";
   for (const auto& [q, e] : s.by_quantity) out += line(q, e);
   out += "\nStep time by source\n";
   for (const auto& [src, e] : s.step_by_source) out += line(src, e);
@@ -84,7 +95,8 @@ std::string json(const validation::Summary& s) {
     rec["name"] = r.name;
     rec["source"] = r.source;
     rec["split"] = r.split;
-    if (!r.not_modelled.empty()) {
+    rec["status"] = r.predicted() ? "predicted" : "not modelled";
+    if (!r.predicted()) {
       rec["not_modelled"] = r.not_modelled;
     } else {
       rec["predicted"] = quantity_json(r, true);
@@ -95,9 +107,17 @@ std::string json(const validation::Summary& s) {
       if (r.tflops_per_gpu.complete()) err["tflops_per_gpu"] = r.tflops_per_gpu.error();
       if (r.peak_memory_gib.complete()) err["peak_memory_gib"] = r.peak_memory_gib.error();
       rec["error"] = err;
+      rec["memory"] = {{"predicted_peak_gib", r.predicted_peak_gib},
+                       {"capacity_gib", r.capacity_gib},
+                       {"fits", r.fits}};
+      if (!r.fits) rec["flag"] = r.memory_flag();
     }
     j["records"].push_back(rec);
   }
+  j["counts"] = {{"records", s.records.size()},
+                 {"predicted", s.predicted},
+                 {"not_modelled", s.not_modelled},
+                 {"does_not_fit", s.does_not_fit}};
   auto errors = [](const std::map<std::string, validation::Error>& m) {
     nlohmann::ordered_json o = nlohmann::ordered_json::object();
     for (const auto& [k, e] : m) o[k] = e.mape;
@@ -109,6 +129,39 @@ std::string json(const validation::Summary& s) {
   j["mape_step_s_by_source"] = errors(s.step_by_source);
   j["mape_step_s_by_split"] = errors(s.step_by_split);
   return j.dump(2) + "\n";
+}
+
+// RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled.
+std::string csv_cell(const std::string& x) {
+  if (x.find_first_of(",\"\n") == std::string::npos) return x;
+  std::string q = "\"";
+  for (char c : x) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// One row per record, in dataset order; the counts go to stderr (stdout stays one table).
+std::string csv(const validation::Summary& s) {
+  std::string out =
+      "name,source,split,status,reason,step_from,step_s_predicted,step_s_measured,step_s_error,"
+      "tflops_per_gpu_predicted,tflops_per_gpu_measured,tflops_per_gpu_error,peak_memory_gib_predicted,"
+      "peak_memory_gib_measured,peak_memory_gib_error,predicted_peak_gib,capacity_gib,fits,flag\n";
+  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : std::string(); };
+  auto err = [](const validation::Quantity& q) { return q.complete() ? fmt::format("{:.9g}", q.error()) : ""; };
+  auto quantity = [&](const validation::Quantity& q) {
+    return opt(q.predicted) + "," + opt(q.measured) + "," + err(q);
+  };
+  for (const auto& r : s.records) {
+    out += csv_cell(r.name) + "," + csv_cell(r.source) + "," + r.split + ",";
+    if (!r.predicted()) {
+      out += "not modelled," + csv_cell(r.not_modelled) + ",,,,,,,,,,,,,\n";
+      continue;
+    }
+    out += "predicted,," + csv_cell(r.step_from) + "," + quantity(r.step_s) + "," +
+           quantity(r.tflops_per_gpu) + "," + quantity(r.peak_memory_gib) + "," +
+           fmt::format("{:.9g},{:.9g},{}", r.predicted_peak_gib, r.capacity_gib, r.fits ? "true" : "false") +
+           "," + csv_cell(r.memory_flag()) + "\n";
+  }
+  return out;
 }
 
 std::string fit_table(const std::vector<validation::EfficiencyFit>& fits) {
@@ -134,8 +187,17 @@ void run(const ValidateArgs& a) {
       return (r.split.empty() ? std::string("holdout") : r.split) != a.split;
     });
   }
+  if (a.strict) io::require_all_modelled(records);
   const auto summary = validation::validate(records);
-  emit(a.out, a.out.format == "json" ? json(summary) : table(summary, a.dataset));
+  if (a.strict) validation::require_all_predicted(records, summary);
+  if (a.out.format == "json") {
+    emit(a.out, json(summary));
+  } else if (a.out.format == "csv") {
+    emit(a.out, csv(summary));
+    std::cerr << counts_line(summary);
+  } else {
+    emit(a.out, table(summary, a.dataset));
+  }
 }
 
 }  // namespace
@@ -150,7 +212,9 @@ void add_validate(CLI::App& app) {
                          "same as --split holdout: the error the efficiency fit did not see");
   cmd->add_flag("--fit", args->fit,
                 "fit one matmul efficiency per GPU type on the 'fit' records and score it on the rest");
-  add_output_options(cmd, args->out, {"table", "json"});
+  cmd->add_flag("--strict", args->strict,
+                "fail (exit 2) at the first record that is not predicted, with its reason and position");
+  add_output_options(cmd, args->out, {"table", "json", "csv"});
   cmd->callback([args] { run(*args); });
 }
 

@@ -101,7 +101,10 @@ std::vector<Problem> check(const Scenario& s) {
     fail("training.seq_len", "range",
          "seq_len " + str(t.seq_len) + " exceeds the model's learned positions (max_seq_len " +
              str(m.max_seq_len) + ")");
-  if (s.hardware.gpu.peak_flops[static_cast<int>(t.precision)] <= 0)
+  if (t.precision == Precision::fp4)
+    fail("training.precision", "unsupported",
+         "fp4 is a peak rate only: 4-bit training is not modelled (use fp8 or bf16)");
+  else if (s.hardware.gpu.peak_flops[static_cast<int>(t.precision)] <= 0)
     fail("training.precision", "unsupported",
          std::string(name(t.precision)) + " has no peak rate on " + s.hardware.gpu.name);
   return out;

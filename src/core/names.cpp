@@ -11,11 +11,12 @@ namespace {
 template <class E, std::size_t N>
 using Table = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Table<Precision, 5> kPrecision{{{Precision::bf16, "bf16"},
-                                          {Precision::fp16, "fp16"},
-                                          {Precision::fp8, "fp8"},
-                                          {Precision::fp32, "fp32"},
-                                          {Precision::tf32, "tf32"}}};
+constexpr Table<Precision, kPrecisionCount> kPrecision{{{Precision::bf16, "bf16"},
+                                                        {Precision::fp16, "fp16"},
+                                                        {Precision::fp8, "fp8"},
+                                                        {Precision::fp32, "fp32"},
+                                                        {Precision::tf32, "tf32"},
+                                                        {Precision::fp4, "fp4"}}};
 constexpr Table<Collective, 7> kCollective{{{Collective::all_reduce, "all_reduce"},
                                             {Collective::all_gather, "all_gather"},
                                             {Collective::reduce_scatter, "reduce_scatter"},

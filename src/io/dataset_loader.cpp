@@ -12,22 +12,24 @@ using detail::Fields;
 using detail::Node;
 using Range = Fields::Range;
 
-Record convert_record(const detail::NodePtr& item, const std::string& file) {
-  Fields f(*item, item->mark, "", "record", detail::record_keys());
-  Record r;
-  r.name = f.required_string("name");
-  r.source = f.required_string("source");
-  r.flops_convention = f.choice("flops_convention", {"megatron96", "megatron72", "model", "unstated"})
-                           .value_or("unstated");
-  if (r.flops_convention == "unstated") r.flops_convention.clear();
-  r.split = f.choice("split", {"fit", "holdout"}).value_or("holdout");
-  r.notes = f.string("notes").value_or("");
-  r.not_modelled = f.string("not_modelled").value_or("");
+// "file:line:col: message; ..." : the problems on one line, for tables and JSON.
+std::string one_line(const std::vector<core::Diagnostic>& problems) {
+  std::string out;
+  for (const auto& d : problems) {
+    if (!out.empty()) out += "; ";
+    out += d.where.file;
+    if (d.where.line > 0) out += ":" + std::to_string(d.where.line) + ":" + std::to_string(d.where.column);
+    out += ": " + d.message;
+  }
+  return out;
+}
 
-  if (r.not_modelled.empty()) {
-    // a scenario that is not modelled may be partial and is not read at all
-    f.require("scenario");
-    Entry& e = *item->find("scenario");
+// The record's scenario, or (when it cannot be loaded or fails the cross-field checks) nothing,
+// with the reason kept in the record: one bad scenario does not stop the others being validated.
+void load_scenario_of(Record& r, const Fields& f, Node& item, const std::string& file) {
+  f.require("scenario");
+  Entry& e = *item.find("scenario");
+  try {
     if (e.value->kind == Node::Kind::scalar) {
       detail::resolve_include(e);
       r.scenario = detail::scenario_from_tree(*e.value, *e.value->document, {}, r.name,
@@ -35,10 +37,38 @@ Record convert_record(const detail::NodePtr& item, const std::string& file) {
     } else {
       r.scenario = detail::scenario_from_tree(*e.value, e.key_mark, {}, r.name, file);
     }
+  } catch (const core::ConfigError& err) {
+    r.problems = err.diagnostics();
+    r.not_modelled = one_line(r.problems);
+  }
+}
+
+Record convert_record(const detail::NodePtr& item, const std::string& file) {
+  Fields f(*item, item->mark, "", "record", detail::record_keys());
+  Record r;
+  r.name = f.required_string("name");
+  r.where = detail::diagnostic(f.get("name")->value->mark, "");
+  r.source = f.required_string("source");
+  r.flops_convention = f.choice("flops_convention", {"megatron96", "megatron72", "model", "unstated"})
+                           .value_or("unstated");
+  if (r.flops_convention == "unstated") r.flops_convention.clear();
+  r.split = f.choice("split", {"fit", "holdout"}).value_or("holdout");
+  r.notes = f.string("notes").value_or("");
+  r.not_modelled = f.string("not_modelled").value_or("");
+  // Declared not modelled: no scenario and no measurement required. A scenario that fails to load
+  // makes a record not modelled too, but the record must still be well formed.
+  const bool declared = !r.not_modelled.empty();
+
+  if (!declared) {
+    load_scenario_of(r, f, *item, file);
+  } else {
+    // a scenario that is not modelled may be partial and is not read at all
+    r.problems.push_back(detail::diagnostic(f.get("not_modelled")->value->mark,
+                                            "record '" + r.name + "' is not modelled: " + r.not_modelled));
   }
 
   const Entry* me = f.get("measured");
-  if (!me && r.not_modelled.empty()) f.require("measured");
+  if (!me && !declared) f.require("measured");
   if (me) {
     Fields m(*me->value, me->key_mark, "measured", "measured", detail::measured_keys());
     r.measured.step_s = m.number("step_s", Range::positive);
@@ -46,7 +76,7 @@ Record convert_record(const detail::NodePtr& item, const std::string& file) {
     if (auto gib = m.number("peak_memory_gib", Range::positive)) r.measured.peak_memory_bytes = *gib * core::kGiB;
     r.measured.tokens_per_s = m.number("tokens_per_s", Range::positive);
     const auto& x = r.measured;
-    if (r.not_modelled.empty() && !x.step_s && !x.tflops_per_gpu && !x.peak_memory_bytes && !x.tokens_per_s)
+    if (!declared && !x.step_s && !x.tflops_per_gpu && !x.peak_memory_bytes && !x.tokens_per_s)
       detail::fail(me->key_mark,
                    "measured must give at least one of step_s, tflops_per_gpu, peak_memory_gib, tokens_per_s");
   }
@@ -75,6 +105,11 @@ std::vector<Record> convert_dataset(Node& root, const std::string& file) {
 }
 
 }  // namespace
+
+void require_all_modelled(const std::vector<Record>& records) {
+  for (const auto& r : records)
+    if (!r.scenario) throw core::ConfigError(r.problems);
+}
 
 std::vector<Record> load_dataset(const std::string& path) {
   return detail::guarded(path, [&] {

@@ -26,6 +26,17 @@ void resolve_include(Entry& e);
 // Applies --set overrides to a scenario's root mapping (includes along a path are resolved).
 void apply_overrides(Node& root, const std::vector<Override>& overrides);
 
+// Puts `value` at the dotted `key` of `root`, creating the mappings on the way (an included model
+// or hardware file along the path is resolved first); the new entry's key is marked `at`. An
+// existing non-null value is replaced only when `replace`. Returns whether the value was put.
+bool put_path(Node& root, const std::string& key, const NodePtr& value, const Mark& at, bool replace);
+
+// Fills, from the framework named by `training.framework` (core/framework.hpp), every key of its
+// row that the scenario (with its overrides applied) leaves unset; each filled key is marked at the
+// framework's name, so a problem it causes points there. Returns the filled keys' dotted paths.
+// An unknown framework name is an error with the list of names and a suggestion.
+std::vector<std::string> apply_framework(Node& root);
+
 // Converts a scenario's root mapping (overrides applied) and runs core::check, reporting every
 // cross-field problem at its key's position. `file` is recorded in Scenario::file.
 core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,

@@ -39,39 +39,44 @@ void apply_overrides(Node& root, const std::vector<Override>& overrides) {
       fail(at, msg);
     }
     NodePtr value = parse_fragment(o.value, src, line, static_cast<int>(o.key.size()) + 2);
+    put_path(root, o.key, value, at, /*replace=*/true);
+  }
+}
 
-    Node* cur = &root;
-    std::string path;
-    std::size_t start = 0;
-    for (;;) {
-      const auto dot = o.key.find('.', start);
-      const std::string part = o.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      path += (path.empty() ? "" : ".") + part;
-      Entry* e = cur->find(part);
-      if (dot == std::string::npos) {
-        if (e) {
-          e->value = value;
-          e->key_mark = at;  // cross-field problems about this key now point at the --set
-        } else {
-          cur->entries.push_back(Entry{part, at, value});
-        }
-        break;
-      }
+bool put_path(Node& root, const std::string& key, const NodePtr& value, const Mark& at, bool replace) {
+  Node* cur = &root;
+  std::string path;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    path += (path.empty() ? "" : ".") + part;
+    Entry* e = cur->find(part);
+    if (dot == std::string::npos) {
       if (!e) {
-        cur->entries.push_back(Entry{part, at, std::make_shared<Node>()});
-        e = &cur->entries.back();
+        cur->entries.push_back(Entry{part, at, value});
+      } else if (replace || e->value->kind == Node::Kind::null) {
+        e->value = value;
+        e->key_mark = at;  // cross-field problems about this key now point at the new value's origin
+      } else {
+        return false;
       }
-      if (e->value->kind == Node::Kind::null) {
-        e->value = std::make_shared<Node>();
-        e->value->kind = Node::Kind::map;
-        e->value->mark = at;
-      } else if (e->value->kind == Node::Kind::scalar && (path == "model" || path == "hardware")) {
-        resolve_include(*e);
-      }
-      expect_map(*e->value, e->key_mark, path);
-      cur = e->value.get();
-      start = dot + 1;
+      return true;
     }
+    if (!e) {
+      cur->entries.push_back(Entry{part, at, std::make_shared<Node>()});
+      e = &cur->entries.back();
+    }
+    if (e->value->kind == Node::Kind::null) {
+      e->value = std::make_shared<Node>();
+      e->value->kind = Node::Kind::map;
+      e->value->mark = at;
+    } else if (e->value->kind == Node::Kind::scalar && (path == "model" || path == "hardware")) {
+      resolve_include(*e);
+    }
+    expect_map(*e->value, e->key_mark, path);
+    cur = e->value.get();
+    start = dot + 1;
   }
 }
 

@@ -3,6 +3,7 @@
 #include "fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/core/framework.hpp"
 #include "schema.hpp"
 
 namespace ptdsim::io::detail {
@@ -165,6 +166,8 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.tp = ov.boolean("tp", false);
   t.overlap.pp = ov.boolean("pp", true);
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
+  t.dp_bucket_params = tr.number("dp_bucket_params", Range::at_least_one, 0.0);
+  t.framework = tr.choice("framework", core::framework_names()).value_or("");
 
   std::vector<core::Diagnostic> problems;
   for (const auto& problem : core::check(s))
@@ -177,7 +180,10 @@ core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vect
                                   const std::string& default_name, const std::string& file) {
   expect_map(root, where, "scenario");
   apply_overrides(root, overrides);
-  return convert_scenario(root, where, default_name, file);
+  std::vector<std::string> filled = apply_framework(root);
+  core::Scenario s = convert_scenario(root, where, default_name, file);
+  s.training.from_framework = std::move(filled);
+  return s;
 }
 
 std::string stem(const std::string& path) {

@@ -23,7 +23,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "stage_layers"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "optimizer", "overlap"}},
+        "optimizer", "overlap", "framework", "dp_bucket_params"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",

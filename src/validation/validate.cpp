@@ -1,6 +1,9 @@
 #include "ptdsim/validation/validate.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <exception>
 
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -34,8 +37,17 @@ RecordResult validate_record(const io::Record& rec) {
     return out;
   }
   const core::Scenario& s = *rec.scenario;
-  const core::Report r = sim::simulate(s);
+  core::Report r;
+  try {
+    r = sim::simulate(s);
+  } catch (const std::exception& e) {
+    out.not_modelled = std::string("the simulation failed: ") + e.what();
+    return out;
+  }
   const auto flops = convention_flops(rec.flops_convention, s, r);
+  out.fits = r.fits;
+  out.predicted_peak_gib = r.peak_bytes / core::kGiB;
+  out.capacity_gib = r.capacity_bytes / core::kGiB;
 
   out.step_s.predicted = r.step_s;
   if (rec.measured.step_s) {
@@ -71,10 +83,20 @@ void add(Error& e, const std::string& name, double err) {
 
 }  // namespace
 
+std::string RecordResult::memory_flag() const {
+  if (!predicted() || fits) return "";
+  return fmt::format("does not fit: {:.1f} GiB of {:.1f} GiB", predicted_peak_gib, capacity_gib);
+}
+
 Summary summarize(std::vector<RecordResult> records) {
   Summary sum;
   for (const auto& r : records) {
-    if (!r.not_modelled.empty()) continue;
+    if (!r.predicted()) {
+      ++sum.not_modelled;
+      continue;
+    }
+    ++sum.predicted;
+    if (!r.fits) ++sum.does_not_fit;
     if (r.step_s.complete()) {
       add(sum.by_quantity["step_s"], r.name, r.step_s.error());
       add(sum.step_by_source[source_group(r.source)], r.name, r.step_s.error());
@@ -93,6 +115,17 @@ Summary validate(const std::vector<io::Record>& records) {
   results.reserve(records.size());
   for (const auto& rec : records) results.push_back(validate_record(rec));
   return summarize(std::move(results));
+}
+
+void require_all_predicted(const std::vector<io::Record>& records, const Summary& summary) {
+  for (std::size_t i = 0; i < records.size() && i < summary.records.size(); ++i) {
+    const auto& res = summary.records[i];
+    if (res.predicted()) continue;
+    if (!records[i].problems.empty()) throw core::ConfigError(records[i].problems);
+    core::Diagnostic d = records[i].where;
+    d.message = "record '" + res.name + "' is not modelled: " + res.not_modelled;
+    throw core::ConfigError({d});
+  }
 }
 
 }  // namespace ptdsim::validation

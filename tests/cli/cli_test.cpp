@@ -268,3 +268,74 @@ TEST_CASE("cli: the scenario layout's line in the table and on CSV's stderr", "[
   CHECK(csv.out.find("scenario's layout") == std::string::npos);
   CHECK(csv.err.find("\nscenario's layout: tp8 pp16") != std::string::npos);
 }
+
+TEST_CASE("cli: validate reports every record's outcome in table, JSON and CSV", "[cli][validate]") {
+  // tests/data/good/dataset_outcomes.yaml: fits (predicted), too-big (GPT-3 175B on 8 GPUs of
+  // 16 GiB: predicted, does not fit), bad-layout (pp 3 over 8 GPUs and 4 layers: not modelled, with
+  // the positions of both problems), declared (not modelled by the dataset's own word)
+  const std::string data = "tests/data/good/dataset_outcomes.yaml";
+  auto table = ptdsim("validate " + data);
+  REQUIRE(table.status == 0);  // the file loads: exit 0 whatever the records' outcomes
+  CHECK(table.out.find("does not fit: ") != std::string::npos);
+  CHECK(table.out.find("bad-layout                                   holdout not modelled: " + data +
+                       ":23:5: tp*cp*pp = 1*1*3 = 3 does not divide the 8 GPUs; " + data +
+                       ":23:16: layers 4 do not split evenly over pp*vpp = 3*1 stages\n") != std::string::npos);
+  CHECK(table.out.find("declared                                     holdout not modelled: layout not stated\n") !=
+        std::string::npos);
+  CHECK(table.out.find("\n4 records: 2 predicted (1 does not fit in memory), 2 not modelled\n") != std::string::npos);
+
+  auto json = ptdsim("validate " + data + " --format json");
+  REQUIRE(json.status == 0);
+  auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j["records"].size() == 4);
+  CHECK(j["records"][0]["status"] == "predicted");
+  CHECK(j["records"][0]["memory"]["fits"] == true);
+  CHECK(j["records"][1]["memory"]["fits"] == false);
+  CHECK(j["records"][1]["flag"].get<std::string>().rfind("does not fit: ", 0) == 0);
+  CHECK(j["records"][2]["status"] == "not modelled");
+  CHECK(j["records"][2]["not_modelled"].get<std::string>().find(":23:16: layers 4 do not split") != std::string::npos);
+  CHECK(j["records"][3]["not_modelled"] == "layout not stated");
+  CHECK(j["counts"] == nlohmann::json{{"records", 4}, {"predicted", 2}, {"not_modelled", 2}, {"does_not_fit", 1}});
+
+  auto csv = ptdsim("validate " + data + " --format csv");
+  REQUIRE(csv.status == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 5);  // header + one row per record
+  CHECK(csv.out.find("\ndeclared,test fixture,holdout,not modelled,layout not stated,") != std::string::npos);
+  CHECK(csv.out.find(",false,does not fit: ") != std::string::npos);
+  CHECK(csv.err == "4 records: 2 predicted (1 does not fit in memory), 2 not modelled\n");
+}
+
+TEST_CASE("cli: validate --strict exits 2 at the first record that is not predicted", "[cli][validate]") {
+  auto r = ptdsim("validate tests/data/good/dataset_outcomes.yaml --strict");
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "tests/data/good/dataset_outcomes.yaml:23:5: error: tp*cp*pp = 1*1*3 = 3 does not divide the 8 GPUs\n"
+                 "    parallel: {pp: 3}\n"
+                 "    ^\n"
+                 "tests/data/good/dataset_outcomes.yaml:23:16: error: layers 4 do not split evenly over pp*vpp = 3*1 stages\n"
+                 "    parallel: {pp: 3}\n"
+                 "               ^\n");
+  // the shipped dataset keeps 11 records it cannot model, so it does not pass --strict
+  CHECK(ptdsim("validate --strict").status == 2);
+}
+
+TEST_CASE("cli: evaluate says which switches came from the framework", "[cli][evaluate]") {
+  auto t = ptdsim("evaluate scenarios/nemo-llama3-70b-h100-fp8.yaml --set training.framework=nemo-24.07");
+  REQUIRE(t.status == 0);
+  CHECK(t.out.find("\n  framework nemo-24.07: its defaults set ") != std::string::npos);
+  auto j = ptdsim("evaluate scenarios/default.yaml --format json --set training.framework=megatron-core-0.8");
+  REQUIRE(j.status == 0);
+  auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["training"]["framework"] == "megatron-core-0.8");
+  // default.yaml sets sequence parallel, ZeRO, recompute, FlashAttention and every overlap itself
+  CHECK(doc["training"]["resolved_from_framework"].empty());
+  // without its overlap mapping, Megatron-Core's defaults fill it (no TP or DP overlap, PP overlap)
+  auto bare = ptdsim("evaluate scenarios/default.yaml --format json --set training.framework=megatron-core-0.8 "
+                     "--set training.overlap={}");
+  REQUIRE(bare.status == 0);
+  CHECK(nlohmann::json::parse(bare.out)["training"]["resolved_from_framework"] ==
+        nlohmann::json::array({"training.overlap.tp", "training.overlap.dp", "training.overlap.pp"}));
+  auto plain = nlohmann::json::parse(ptdsim("evaluate scenarios/default.yaml --format json").out);
+  CHECK(plain["training"]["framework"] == "");
+  CHECK(plain["training"]["resolved_from_framework"].empty());
+}

@@ -69,6 +69,12 @@ TEST_CASE("core: pipeline, batch and expert rules", "[core][check]") {
     s.parallel.ep = 2;
     CHECK(keys(check(s)) == std::vector<std::string>{"parallel.ep:unsupported"});
   }
+  SECTION("fp4 is a peak rate, not a training precision, even where the GPU has one") {
+    auto s = gpt3();
+    s.hardware.gpu.peak_flops[index(Precision::fp4)] = 9000e12;
+    s.training.precision = Precision::fp4;
+    CHECK(keys(check(s)) == std::vector<std::string>{"training.precision:unsupported"});
+  }
   SECTION("gqa: tp must divide kv_heads") {
     auto s = gpt3();
     s.model.kv_heads = 4;

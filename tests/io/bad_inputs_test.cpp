@@ -8,7 +8,8 @@
 
 // The malformed-input corpus, tests/data/bad/: one file per case, each pinned to its whole
 // rendered message. The file's prefix says how it is loaded (model_, hardware_, scenario_,
-// dataset_); include_* files are not cases of their own but are included by scenario_* cases.
+// dataset_, the last as `validate --strict` reads it); include_* files are not cases of their own
+// but are included by scenario_* cases.
 using namespace ptdsim;
 
 namespace {
@@ -181,10 +182,20 @@ const Case kCases[] = {
      "{data}/bad/scenario_deep_nesting.yaml:3:71: error: nesting deeper than 64 levels\n"
      "name: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"
      "                                                                      ^"},
+    {"scenario_dp_bucket_zero.yaml",
+     "{data}/bad/scenario_dp_bucket_zero.yaml:4:61: error: training.dp_bucket_params must be a number of at least 1, got \"0\"\n"
+     "training: {seq_len: 512, global_batch: 8, dp_bucket_params: 0}\n"
+     "                                                            ^"},
     {"scenario_ep_experts.yaml",
      "{data}/bad/scenario_ep_experts.yaml:10:3: error: ep 4 does not divide the 6 experts\n"
      "  ep: 4\n"
      "  ^"},
+    {"scenario_framework_unknown.yaml",
+     "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
+     "megatron-core-0.8, nemo-24.07, deepspeed, pytorch-fsdp, llm-foundry, got \"megatron-core-08\"; did you mean "
+     "'megatron-core-0.8'?\n"
+     "  framework: megatron-core-08\n"
+     "             ^"},
     {"scenario_gpu_count.yaml",
      "{data}/bad/scenario_gpu_count.yaml:6:3: error: tp*cp*pp*dp = 16 but the cluster has 8 GPUs (dp would be 4)\n"
      "  dp: 8\n"
@@ -231,6 +242,10 @@ const Case kCases[] = {
      "{data}/bad/scenario_placement_bad.yaml:4:23: error: parallel.placement must name tp, cp, ep, dp and pp once each, joined by '-', got \"tp-dp-pp\"\n"
      "parallel: {placement: tp-dp-pp}\n"
      "                      ^"},
+    {"scenario_precision_fp4.yaml",
+     "{data}/bad/scenario_precision_fp4.yaml:7:3: error: fp4 is a peak rate only: 4-bit training is not modelled (use fp8 or bf16)\n"
+     "  precision: fp4\n"
+     "  ^"},
     {"scenario_precision_unsupported.yaml",
      "{data}/bad/scenario_precision_unsupported.yaml:7:3: error: fp8 has no peak rate on T-1\n"
      "  precision: fp8\n"
@@ -304,7 +319,8 @@ std::string load(const std::string& file) {
     } else if (starts_with(file, "scenario_")) {
       io::load_scenario(path);
     } else if (starts_with(file, "dataset_")) {
-      io::load_dataset(path);
+      // as `validate --strict` reads it: a record that cannot be modelled fails the file
+      io::require_all_modelled(io::load_dataset(path));
     } else {
       return "(unknown prefix)";
     }

@@ -84,9 +84,6 @@ TEST_CASE("io: a dataset's records are read with their measurements", "[io][data
 }
 
 TEST_CASE("io: dataset errors name the record's place", "[io][dataset][errors]") {
-  CHECK(error_of("- name: a\n  source: s\n  scenario: nope.yaml\n  measured: {step_s: 1}\n") ==
-        "data.yaml:3:13: error: cannot open file '" PTDSIM_TEST_DATA "/good/nope.yaml'\n"
-        "  scenario: nope.yaml\n            ^");
   CHECK(error_of("- name: a\n  source: s\n  scenario: tiny.yaml\n  measured: {step_s: 1}\n"
                  "- name: a\n  source: s\n  scenario: tiny.yaml\n  measured: {step_s: 1}\n") ==
         "data.yaml:5:9: error: duplicate record name 'a' (first at line 1)\n- name: a\n        ^");
@@ -108,4 +105,66 @@ TEST_CASE("io: a dataset file resolves scenario paths against its own directory"
   REQUIRE(records.size() == 2);
   CHECK(records[0].scenario->model.name == "tiny");
   CHECK(records[1].scenario->gpus == 4);
+}
+
+namespace {
+// A dataset of three records: the middle one's scenario fails the cross-field checks (tp 3 divides
+// neither the 8 GPUs nor the 8 heads), the last one cannot be loaded (its file is missing).
+std::string three_records() {
+  return "- name: good\n  source: s\n  scenario: tiny.yaml\n  measured: {step_s: 1}\n"
+         "- name: bad-layout\n  source: s\n  scenario:\n" +
+         inline_scenario() +
+         "      parallel: {tp: 3}\n"
+         "  measured: {step_s: 1}\n"
+         "- name: missing\n  source: s\n  scenario: nope.yaml\n  measured: {step_s: 1}\n";
+}
+}  // namespace
+
+TEST_CASE("io: a record whose scenario fails is kept, not modelled, with the positioned reason",
+          "[io][dataset][errors]") {
+  const auto records = io::load_dataset_from_string(three_records(), "data.yaml", PTDSIM_TEST_DATA "/good");
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].scenario.has_value());
+  CHECK(records[0].not_modelled.empty());
+  CHECK(records[0].problems.empty());
+
+  // tp 3: line 31 of the text is "      parallel: {tp: 3}", tp's key at column 18; the three
+  // problems of core::check are kept, in its order, on one line for tables
+  const auto& b = records[1];
+  CHECK_FALSE(b.scenario.has_value());
+  CHECK(b.not_modelled ==
+        "data.yaml:31:18: tp*cp*pp = 3*1*1 = 3 does not divide the 8 GPUs; "
+        "data.yaml:31:18: tp 3 does not divide heads 8; data.yaml:31:18: tp 3 does not divide ffn_hidden 1024");
+  REQUIRE(b.problems.size() == 3);
+  CHECK(b.problems[0].render() ==
+        "data.yaml:31:18: error: tp*cp*pp = 3*1*1 = 3 does not divide the 8 GPUs\n"
+        "      parallel: {tp: 3}\n"
+        "                 ^");
+
+  const auto& c = records[2];
+  CHECK_FALSE(c.scenario.has_value());
+  CHECK(c.not_modelled == "data.yaml:35:13: cannot open file '" PTDSIM_TEST_DATA "/good/nope.yaml'");
+  CHECK(c.where.where.line == 33);  // the record's name
+}
+
+TEST_CASE("io: --strict fails at the first record that is not modelled", "[io][dataset][errors]") {
+  const auto records = io::load_dataset_from_string(three_records(), "data.yaml", PTDSIM_TEST_DATA "/good");
+  try {
+    io::require_all_modelled(records);
+    FAIL("no error");
+  } catch (const core::ConfigError& e) {
+    CHECK(e.diagnostics().size() == 3);  // the bad layout's problems, not the missing file's
+    CHECK(e.diagnostics()[1].message == "tp 3 does not divide heads 8");
+  }
+  // a record the dataset itself declares not modelled fails --strict at its not_modelled key
+  const auto declared = io::load_dataset_from_string(
+      "- name: a\n  source: s\n  not_modelled: shape not stated\n", "data.yaml", ".");
+  CHECK(declared[0].problems.size() == 1);
+  CHECK_THROWS_WITH(io::require_all_modelled(declared),
+                    "data.yaml:3:17: error: record 'a' is not modelled: shape not stated\n"
+                    "  not_modelled: shape not stated\n"
+                    "                ^");
+  // a malformed record is still an error of the whole file, whatever its scenario
+  CHECK(error_of("- name: a\n  source: s\n  scenario: nope.yaml\n") ==
+        "data.yaml:1:3: error: missing required key 'measured' in record\n- name: a\n  ^");
 }

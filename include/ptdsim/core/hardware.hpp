@@ -6,8 +6,10 @@
 
 namespace ptdsim::core {
 
-enum class Precision { bf16, fp16, fp8, fp32, tf32 };
-inline constexpr int kPrecisionCount = 5;
+// fp4 is a datasheet peak only (Blackwell's NVFP4 tensor cores): check() refuses a scenario that
+// trains in it, since nothing in the engines models 4-bit training.
+enum class Precision { bf16, fp16, fp8, fp32, tf32, fp4 };
+inline constexpr int kPrecisionCount = 6;
 inline int index(Precision p) { return static_cast<int>(p); }
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };

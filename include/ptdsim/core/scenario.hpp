@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/model.hpp"
@@ -25,6 +26,13 @@ struct TrainingSpec {
   bool flash_attention = true;
   Optimizer optimizer = Optimizer::adam;
   Overlap overlap;
+  // Gradient bucket of data-parallel reduction, in parameters (elements); 0: Megatron's rule,
+  // max(40M, 1M * dp). DeepSpeed's reduce_bucket_size is 5e8. Not yet read by the engines.
+  double dp_bucket_params = 0;
+  // The framework whose documented defaults filled the keys the scenario left unset
+  // (core/framework.hpp), "" for none, and those keys' dotted paths in file order.
+  std::string framework;
+  std::vector<std::string> from_framework;
 };
 
 struct Scenario {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/core/error.hpp"
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/model.hpp"
 #include "ptdsim/core/scenario.hpp"
@@ -48,12 +49,26 @@ struct Record {
   std::string split;                   // "fit" or "holdout" (the loader writes "holdout" when absent)
   std::string notes;                   // free text
   std::optional<core::Scenario> scenario;  // empty when not modelled
-  std::string not_modelled;            // the reason, when the tool cannot express the record
+  // Why the record is not modelled: the dataset's own `not_modelled` reason, or the problems that
+  // kept its scenario from loading or passing core::check, on one line with their positions.
+  std::string not_modelled;
   Measured measured;
+  // Where the record starts (its name), for messages about the record as a whole.
+  core::Diagnostic where;
+  // When not modelled, the same reason as positioned diagnostics: the scenario's own load and
+  // check problems, or the `not_modelled` key. `validate --strict` reports these.
+  std::vector<core::Diagnostic> problems;
 };
 // Scenario paths in records resolve against the dataset file's directory (`base_dir` for strings).
+// A malformed dataset (bad YAML, a record without name, source or measurements, a bad split or
+// measured value, a duplicate name) throws ConfigError; a record whose scenario cannot be loaded or
+// fails the cross-field checks is kept, not modelled, with its problems (Record::problems).
 std::vector<Record> load_dataset(const std::string& path);
 std::vector<Record> load_dataset_from_string(const std::string& text, const std::string& name,
                                              const std::string& base_dir = ".");
+
+// `validate --strict`: throws the problems of the first record that is not modelled (a ConfigError
+// naming their positions), so a dataset in CI must have every record modelled.
+void require_all_modelled(const std::vector<Record>& records);
 
 }  // namespace ptdsim::io

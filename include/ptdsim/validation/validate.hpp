@@ -28,6 +28,16 @@ struct RecordResult {
   Quantity step_s;
   Quantity tflops_per_gpu;   // in the source's own FLOP convention
   Quantity peak_memory_gib;
+  // Predicted peak memory per GPU against the GPU's capacity, for every predicted record: one that
+  // does not fit is still scored (the run it stands for did fit), and flagged in every format.
+  bool fits = true;
+  double predicted_peak_gib = 0;
+  double capacity_gib = 0;
+
+  // The outcome: predicted (with the errors above), or not modelled for the reason given.
+  bool predicted() const { return not_modelled.empty(); }
+  // "does not fit: 91.2 GiB of 80.0 GiB", or "" when it fits or was not predicted.
+  std::string memory_flag() const;
 };
 
 struct Error {
@@ -39,6 +49,9 @@ struct Error {
 
 struct Summary {
   std::vector<RecordResult> records;
+  int predicted = 0;      // records with a prediction
+  int not_modelled = 0;   // records without one (each with its reason)
+  int does_not_fit = 0;   // predicted records whose predicted peak memory exceeds the GPU's
   std::map<std::string, Error> by_quantity;                 // step_s, tflops_per_gpu, peak_memory_gib
   std::map<std::string, Error> step_by_source;              // source group -> step-time error
   std::map<std::string, Error> step_by_split;               // fit / holdout -> step-time error
@@ -51,9 +64,15 @@ struct Summary {
 std::optional<double> convention_flops(const std::string& convention, const core::Scenario& s,
                                        const core::Report& predicted);
 
+// A record whose scenario the simulation cannot run comes back not modelled with the reason, so
+// one record never stops the others.
 RecordResult validate_record(const io::Record& rec);
 Summary summarize(std::vector<RecordResult> records);
 Summary validate(const std::vector<io::Record>& records);
+
+// `validate --strict`: throws, as a ConfigError at the record's position, the reason the first
+// record of `summary` (made from `records`, in order) that is not predicted has none.
+void require_all_predicted(const std::vector<io::Record>& records, const Summary& summary);
 
 // The source group of a record: the part of its source before the first comma.
 std::string source_group(const std::string& source);

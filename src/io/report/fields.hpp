@@ -61,6 +61,7 @@ void visit_scalars(const core::Report& r, F&& f) {
     f(std::string("communication.overlap_ratio.") + core::kCommKindNames[static_cast<int>(k)],
       Value{r.of(k).overlap_ratio});
   f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
+  f("training.framework", Value{t.framework});
 }
 
 template <class F>

@@ -15,6 +15,8 @@ std::string report_json(const core::Report& r, int indent) {
     std::visit([&](const auto& x) { (*node)[path.substr(start)] = x; }, v);
   };
   report::visit_scalars(r, put_ordered);
+  // the keys training.framework filled because the scenario left them unset (a list: JSON only)
+  j["training"]["resolved_from_framework"] = r.scenario.training.from_framework;
   auto& stages = j["memory"]["by_stage"] = nlohmann::ordered_json::array();
   for (const auto& m : r.stages) {
     nlohmann::ordered_json row;

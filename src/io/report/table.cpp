@@ -133,6 +133,12 @@ std::string report_table(const core::Report& r) {
   out += fmt::format(
       "  batch     global {} = micro-batch {} x {} micro-batches x dp {}; seq {}; recompute {}\n",
       t.global_batch, t.micro_batch, s.num_microbatches(), p.dp, t.seq_len, core::name(t.recompute));
+  if (!t.framework.empty()) {
+    std::string keys;
+    for (const auto& k : t.from_framework) keys += (keys.empty() ? "" : ", ") + k;
+    out += fmt::format("  framework {}: its defaults set {}\n", t.framework,
+                       keys.empty() ? std::string("nothing (the scenario sets every switch it has)") : keys);
+  }
   memory_section(out, r);
   time_section(out, r);
   comm_section(out, r);

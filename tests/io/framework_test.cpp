@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "fixtures.hpp"
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/core/framework.hpp"
+#include "ptdsim/io/load.hpp"
+
+// training.framework: a framework's documented defaults fill only what the scenario and --set leave
+// unset (src/core/frameworks.cpp, cited in docs/inputs.md).
+using namespace ptdsim;
+
+namespace {
+
+core::Scenario load(const std::string& training, const std::vector<io::Override>& sets = {}) {
+  return io::load_scenario_from_string(
+      io::test::scenario("cluster: {gpus: 8}\nparallel: {tp: 2, dp: 4}\ntraining:\n" + training), "s.yaml", sets);
+}
+
+std::string error_of(const std::string& training) {
+  try {
+    load(training);
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("io: a framework fills the switches the scenario leaves unset", "[io][framework]") {
+  // nemo-24.07 (NeMo's performance recipes): sequence parallel, distributed optimizer, no recompute,
+  // FlashAttention, TP/DP/PP overlap. The tool's own defaults differ in four of them
+  // (sequence parallel off, ZeRO 0, selective recompute, TP overlap off).
+  const auto s = load("  seq_len: 512\n  global_batch: 8\n  framework: nemo-24.07\n");
+  CHECK(s.training.framework == "nemo-24.07");
+  CHECK(s.parallel.sequence_parallel);
+  CHECK(s.parallel.zero == 1);
+  CHECK(s.training.recompute == core::Recompute::none);
+  CHECK(s.training.flash_attention);
+  CHECK(s.training.overlap.tp);
+  CHECK(s.training.overlap.dp);
+  CHECK(s.training.overlap.pp);
+  CHECK(s.training.from_framework ==
+        std::vector<std::string>{"parallel.sequence_parallel", "parallel.zero", "training.recompute",
+                                 "training.flash_attention", "training.overlap.tp", "training.overlap.dp",
+                                 "training.overlap.pp"});
+
+  // without a framework: the tool's defaults, and nothing is said to come from a framework
+  const auto plain = load("  seq_len: 512\n  global_batch: 8\n");
+  CHECK(plain.training.framework.empty());
+  CHECK(plain.training.from_framework.empty());
+  CHECK_FALSE(plain.parallel.sequence_parallel);
+  CHECK(plain.parallel.zero == 0);
+  CHECK(plain.training.recompute == core::Recompute::selective);
+  CHECK_FALSE(plain.training.overlap.tp);
+  CHECK(plain.training.dp_bucket_params == 0);  // the engine's rule (Megatron's)
+}
+
+TEST_CASE("io: an explicit value always wins over the framework's", "[io][framework]") {
+  SECTION("in the file") {
+    const auto s = load("  seq_len: 512\n  global_batch: 8\n  framework: nemo-24.07\n  recompute: full\n"
+                        "  overlap: {tp: false}\n");
+    CHECK(s.training.recompute == core::Recompute::full);
+    CHECK_FALSE(s.training.overlap.tp);
+    CHECK(std::count(s.training.from_framework.begin(), s.training.from_framework.end(), "training.recompute") == 0);
+    CHECK(std::count(s.training.from_framework.begin(), s.training.from_framework.end(), "training.overlap.tp") == 0);
+    CHECK(s.training.overlap.dp);  // the rest of overlap still comes from the framework
+  }
+  SECTION("by --set, which may also name the framework") {
+    const auto s = load("  seq_len: 512\n  global_batch: 8\n",
+                        {{"training.framework", "deepspeed"}, {"training.overlap.dp", "true"}});
+    CHECK(s.training.framework == "deepspeed");
+    CHECK(s.training.overlap.dp);                        // --set, not DeepSpeed's overlap_comm false
+    CHECK(s.training.dp_bucket_params == Approx(5e8));  // DeepSpeed's reduce_bucket_size
+    CHECK(s.training.from_framework ==
+          std::vector<std::string>{"parallel.zero", "training.overlap.zero3_prefetch", "training.dp_bucket_params"});
+  }
+  SECTION("a null value is unset") {
+    const auto s = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-lm-2021\n  recompute: ~\n");
+    CHECK(s.training.recompute == core::Recompute::none);
+  }
+}
+
+TEST_CASE("io: a problem a framework default causes points at the framework", "[io][framework]") {
+  // nemo-24.07 turns sequence parallelism on; at tp 2 it needs seq_len/cp to be even
+  CHECK(error_of("  seq_len: 511\n  global_batch: 8\n  framework: nemo-24.07\n") ==
+        "s.yaml:28:14: error: sequence parallel needs seq_len/cp = 511 to be a multiple of tp 2\n"
+        "  framework: nemo-24.07\n"
+        "             ^");
+}
+
+TEST_CASE("io: every framework row names scenario keys and loads", "[io][framework]") {
+  for (const auto& fw : core::frameworks()) {
+    DYNAMIC_SECTION(fw.name) {
+      CHECK_FALSE(fw.version.empty());
+      CHECK_FALSE(fw.defaults.empty());
+      core::Scenario s;
+      REQUIRE_NOTHROW(s = load("  seq_len: 512\n  global_batch: 8\n  framework: " + std::string(fw.name) + "\n"));
+      CHECK(s.training.from_framework.size() == fw.defaults.size());  // the scenario sets none of them
+    }
+  }
+  CHECK(core::find_framework("nemo-24.07") != nullptr);
+  CHECK(core::find_framework("nemo") == nullptr);
+}
