@@ -271,15 +271,16 @@ TEST_CASE("cli: the scenario layout's line in the table and on CSV's stderr", "[
 
 TEST_CASE("cli: validate reports every record's outcome in table, JSON and CSV", "[cli][validate]") {
   // tests/data/good/dataset_outcomes.yaml: fits (predicted), too-big (GPT-3 175B on 8 GPUs of
-  // 16 GiB: predicted, does not fit), bad-layout (pp 3 over 8 GPUs and 4 layers: not modelled, with
-  // the positions of both problems), declared (not modelled by the dataset's own word)
+  // 16 GiB: predicted, does not fit), bad-layout (pp 3 over 8 GPUs, two stage sizes for three
+  // stages: not modelled, with the positions of both problems), declared (not modelled by the
+  // dataset's own word)
   const std::string data = "tests/data/good/dataset_outcomes.yaml";
   auto table = ptdsim("validate " + data);
   REQUIRE(table.status == 0);  // the file loads: exit 0 whatever the records' outcomes
   CHECK(table.out.find("does not fit: ") != std::string::npos);
   CHECK(table.out.find("bad-layout                                   holdout not modelled: " + data +
                        ":23:5: tp*cp*pp = 1*1*3 = 3 does not divide the 8 GPUs; " + data +
-                       ":23:16: layers 4 do not split evenly over pp*vpp = 3*1 stages\n") != std::string::npos);
+                       ":23:23: stage_layers has 2 entries but pp is 3\n") != std::string::npos);
   CHECK(table.out.find("declared                                     holdout not modelled: layout not stated\n") !=
         std::string::npos);
   CHECK(table.out.find("\n4 records: 2 predicted (1 does not fit in memory), 2 not modelled\n") != std::string::npos);
@@ -293,7 +294,7 @@ TEST_CASE("cli: validate reports every record's outcome in table, JSON and CSV",
   CHECK(j["records"][1]["memory"]["fits"] == false);
   CHECK(j["records"][1]["flag"].get<std::string>().rfind("does not fit: ", 0) == 0);
   CHECK(j["records"][2]["status"] == "not modelled");
-  CHECK(j["records"][2]["not_modelled"].get<std::string>().find(":23:16: layers 4 do not split") != std::string::npos);
+  CHECK(j["records"][2]["not_modelled"].get<std::string>().find(":23:23: stage_layers has 2 entries") != std::string::npos);
   CHECK(j["records"][3]["not_modelled"] == "layout not stated");
   CHECK(j["counts"] == nlohmann::json{{"records", 4}, {"predicted", 2}, {"not_modelled", 2}, {"does_not_fit", 1}});
 
@@ -310,11 +311,11 @@ TEST_CASE("cli: validate --strict exits 2 at the first record that is not predic
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "tests/data/good/dataset_outcomes.yaml:23:5: error: tp*cp*pp = 1*1*3 = 3 does not divide the 8 GPUs\n"
-                 "    parallel: {pp: 3}\n"
+                 "    parallel: {pp: 3, stage_layers: [2, 1]}\n"
                  "    ^\n"
-                 "tests/data/good/dataset_outcomes.yaml:23:16: error: layers 4 do not split evenly over pp*vpp = 3*1 stages\n"
-                 "    parallel: {pp: 3}\n"
-                 "               ^\n");
+                 "tests/data/good/dataset_outcomes.yaml:23:23: error: stage_layers has 2 entries but pp is 3\n"
+                 "    parallel: {pp: 3, stage_layers: [2, 1]}\n"
+                 "                      ^\n");
   // the shipped dataset keeps 11 records it cannot model, so it does not pass --strict
   CHECK(ptdsim("validate --strict").status == 2);
 }
