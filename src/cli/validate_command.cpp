@@ -6,8 +6,10 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/validation/validate.hpp"
+#include "version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -135,6 +137,10 @@ void run(const ValidateArgs& a) {
     });
   }
   const auto summary = validation::validate(records);
+  if (a.out.format == "html") {
+    emit(a.out, io::validate_html(summary, records, io::PageInfo{kVersion, a.dataset}));
+    return;
+  }
   emit(a.out, a.out.format == "json" ? json(summary) : table(summary, a.dataset));
 }
 
@@ -150,7 +156,7 @@ void add_validate(CLI::App& app) {
                          "same as --split holdout: the error the efficiency fit did not see");
   cmd->add_flag("--fit", args->fit,
                 "fit one matmul efficiency per GPU type on the 'fit' records and score it on the rest");
-  add_output_options(cmd, args->out, {"table", "json"});
+  add_output_options(cmd, args->out, {"table", "json", "html"});
   cmd->callback([args] { run(*args); });
 }
 

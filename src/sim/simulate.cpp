@@ -6,6 +6,7 @@
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/sim/schedule.hpp"
 #include "ptdsim/sim/summary.hpp"
+#include "ptdsim/sim/timeline.hpp"
 #include "ptdsim/sim/trace.hpp"
 
 namespace ptdsim::sim {
@@ -28,7 +29,7 @@ void apply_in_flight(const core::Scenario& s, core::StageMemory& st, double in_f
 
 }  // namespace
 
-core::Report simulate(const core::Scenario& s, std::string* trace_json) {
+core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline_out) {
   core::Report r = analytic::evaluate(s);
   const analytic::StepCosts costs = analytic::step_costs(s);
   StepGraph g = build_step(costs, options_of(s));
@@ -67,6 +68,7 @@ core::Report simulate(const core::Scenario& s, std::string* trace_json) {
     }
   }
   if (trace_json) *trace_json = chrome_trace(g);
+  if (timeline_out) *timeline_out = timeline(g);
   return r;
 }
 
