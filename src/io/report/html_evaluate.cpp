@@ -317,6 +317,7 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.section("answer", "The answer");
   page.facts("facts", answer(r));
   if (!r.bounded_by.empty()) page.para("Bounded by: " + r.bounded_by + ".");
+  page.note("Days and cost to train need a token budget and a GPU-hour price, which the scenario does not give.");
 
   page.section("inputs", "Inputs");
   page.raw(inputs_table(r, info));

@@ -50,6 +50,9 @@ svg.chart .point { stroke: #fff; stroke-width: 0.8; }
 svg.chart .bar-label { font-size: 11px; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 14px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: left; vertical-align: top; }
+td { white-space: nowrap; }
+td:last-child { white-space: normal; }
+#records-table th, #records-table td { padding: 2px 5px; font-size: 11.5px; }
 th { background: #f4f4f4; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.best td { font-weight: 600; }

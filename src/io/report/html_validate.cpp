@@ -163,10 +163,13 @@ std::string validate_html(const validation::Summary& s, const std::vector<Record
   std::vector<std::pair<std::string, std::string>> facts{
       {"records", std::to_string(s.records.size())},
       {"predicted / not modelled", fmt::format("{} / {}", modelled, s.records.size() - modelled)}};
+  const std::map<std::string, std::string> words{
+      {"step_s", "step time"}, {"tflops_per_gpu", "TFLOP/s per GPU"}, {"peak_memory_gib", "peak memory"}};
   for (const auto& [q, e] : s.by_quantity)
-    facts.emplace_back("MAPE " + q, fmt::format("{} (n = {})", html::percent(e.mape), e.count));
+    facts.emplace_back("MAPE of " + (words.count(q) ? words.at(q) : q),
+                       fmt::format("{} (n = {})", html::percent(e.mape), e.count));
   for (const auto& [split, e] : s.step_by_split)
-    facts.emplace_back("step MAPE, " + split + " split", fmt::format("{} (n = {})", html::percent(e.mape), e.count));
+    facts.emplace_back("MAPE of step time, " + split + " split", fmt::format("{} (n = {})", html::percent(e.mape), e.count));
   page.facts("facts", facts);
 
   std::vector<std::string> groups;
@@ -210,7 +213,7 @@ std::string validate_html(const validation::Summary& s, const std::vector<Record
             {false, false, false, false, true, true, true, true, true, true, true, true, true});
   for (const auto& r : s.records) {
     if (!r.not_modelled.empty()) continue;
-    tab.row({r.name, shorten(validation::source_group(r.source)), r.split, r.step_from, num(r.step_s.predicted, "{:.2f}"),
+    tab.row({r.name, shorten(validation::source_group(r.source), 24), r.split, r.step_from, num(r.step_s.predicted, "{:.2f}"),
              num(r.step_s.measured, "{:.2f}"), err(r.step_s), num(r.tflops_per_gpu.predicted, "{:.1f}"),
              num(r.tflops_per_gpu.measured, "{:.1f}"), err(r.tflops_per_gpu), num(r.peak_memory_gib.predicted, "{:.1f}"),
              num(r.peak_memory_gib.measured, "{:.1f}"), err(r.peak_memory_gib)});
