@@ -152,16 +152,20 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
   const std::string hatch = std::string(id) + "-hatch";
   chart.hatch(hatch, "#e15759", "#fbe3e3");
   if (!(to > from)) to = from + 1;
-  const svg::Scale x{from, to, f.x0(), f.x1()};
+  // the axis in s, ms or us, whichever keeps the tick labels short
+  const auto [k, unit] = html::time_unit(to - from);
+  const svg::Scale x{from * k, to * k, f.x0(), f.x1()};
   // a span's pixels, clipped to the window; false when it lies outside
   auto place = [&](const core::TimelineSpan& s, double& x0, double& w) {
     const double a = std::max(from, s.start_s), b = std::min(to, s.start_s + s.dur_s);
     if (b < a || s.start_s > to || s.start_s + s.dur_s < from) return false;
-    x0 = x(a);
-    w = x(b) - x0;
+    x0 = x(a * k);
+    w = x(b * k) - x0;
     return true;
   };
-  chart.x_axis(x, from > 0 || to < t.step_s ? "time in the step (s; this window only)" : "time in the step (s)", 10);
+  chart.x_axis(x,
+               fmt::format("time in the step ({}{})", unit, from > 0 || to < t.step_s ? "; this window only" : ""),
+               10);
 
   chart.open_group("row-labels");
   for (int i = 0; i < n; ++i) {
@@ -221,8 +225,11 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
 
   std::vector<std::pair<std::string, std::string>> legend;
   for (const auto& k : present) legend.emplace_back(k, std::string(colours.of(k)));
-  legend.emplace_back("several tasks (summary)", "#c8c8c8");
-  legend.emplace_back("bubble", "url(#" + hatch + ")");
+  auto any = [&](auto pred) { return std::any_of(t.spans.begin(), t.spans.end(), pred); };
+  if (any([](const core::TimelineSpan& s) { return s.kind == "summary"; }))
+    legend.emplace_back("several tasks (summary)", "#c8c8c8");
+  if (any([](const core::TimelineSpan& s) { return s.kind == "bubble"; }))
+    legend.emplace_back("bubble", "url(#" + hatch + ")");
   legend.emplace_back("critical path (black edge)", "#111111");
   chart.legend(f.x0(), f.y0() + 62, legend);
   return chart;
@@ -242,7 +249,7 @@ svg::Svg memory_chart(const core::Report& r) {
   chart.y_axis(y, "GiB per GPU");
   const std::size_t n = std::max<std::size_t>(1, r.stages.size());
   const double band = (f.x1() - f.x0()) / static_cast<double>(n);
-  const double w = std::max(1.0, band * 0.75);
+  const double w = std::clamp(band * 0.75, 1.0, 60.0);
   const std::size_t every = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(24.0 / band)));
   chart.open_group("bars");
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
@@ -259,7 +266,9 @@ svg::Svg memory_chart(const core::Report& r) {
     }
     const bool over = m.total() > r.capacity_bytes;
     if (over || n <= 32)
-      chart.text(x0 + w / 2, y(acc / kGiB) - 4, fmt::format("{:.0f}", m.total() / kGiB),
+      chart.text(x0 + w / 2, y(acc / kGiB) - 4,
+                 m.total() < 10 * kGiB ? fmt::format("{:.1f}", m.total() / kGiB)
+                                       : fmt::format("{:.0f}", m.total() / kGiB),
                  over ? "bar-label over" : "bar-label", "middle");
     if (i % every == 0) chart.text(x0 + w / 2, f.y0() + 16, std::to_string(m.stage), "tick-label", "middle");
   }
@@ -283,9 +292,11 @@ svg::Svg shares_chart(const core::Report& r, const std::vector<Share>& shares) {
   svg::Svg chart("shares", f, "Where the step time goes (the busiest stage)");
   double top = r.step_s;
   for (const auto& s : shares) top = std::max(top, s.seconds);
-  const auto [lo, hi] = svg::nice_domain(0, top, 8);
-  const svg::Scale x{lo, hi, f.x0(), f.x1()};
-  chart.x_axis(x, "seconds per step");
+  const auto [k, unit] = html::time_unit(top);
+  const auto [lo, hi] = svg::nice_domain(0, top * k, 8);
+  const svg::Scale xk{lo, hi, f.x0(), f.x1()};
+  auto x = [&](double seconds) { return xk(seconds * k); };
+  chart.x_axis(xk, fmt::format("time per step ({})", unit));
   svg::Colours colours;
   chart.open_group("bars");
   for (std::size_t i = 0; i < shares.size(); ++i) {
@@ -334,14 +345,15 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
                             report::seconds(t.pipeline_end_s), report::seconds(t.min_bubble_s)));
     if (!t.sampling.empty()) page.note("Sampled: " + t.sampling + ".");
     // The pipeline's fill, enlarged: until the first backward pass of stage 0 ends (1F1B's
-    // warm-up and the first micro-batch's round trip), when that is under half the step.
+    // warm-up and the first micro-batch's round trip), when there is a pipeline and that is
+    // under half the step.
     double fill = 0;
     for (const auto& s : t.spans)
       if (s.stage == 0 && (s.kind == "B" || s.kind == "B(input)")) {
         fill = s.start_s + s.dur_s;
         break;
       }
-    if (fill > 0 && fill < 0.5 * t.step_s)
+    if (t.stages > 1 && fill > 0 && fill < 0.5 * t.step_s)
       page.figure(timeline_chart(t, "timeline-fill", "The pipeline filling: the step's first moments", 0, 1.05 * fill),
                   fmt::format("The same bars from 0 to {}: until the first backward pass of stage 0 ends.",
                               report::seconds(1.05 * fill)));

@@ -133,6 +133,12 @@ void Table::row(const std::vector<std::string>& cells, std::string_view cls) {
   out_ += "</tr>\n";
 }
 
+TimeUnit time_unit(double span_s) {
+  if (span_s < 1e-3) return {1e6, "us"};
+  if (span_s < 1) return {1e3, "ms"};
+  return {1, "s"};
+}
+
 std::string percent(double fraction, int digits) { return fmt::format("{:.{}f}%", 100 * fraction, digits); }
 
 std::string signed_percent(double fraction, int digits) {

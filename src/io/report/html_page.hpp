@@ -44,6 +44,13 @@ class Table {
   std::string out_;
 };
 
+// The unit of a time axis spanning `span_s` seconds: s, ms or us, whichever keeps tick labels short.
+struct TimeUnit {
+  double per_second;  // multiply seconds by this
+  const char* name;
+};
+TimeUnit time_unit(double span_s);
+
 // "12.3%" of a fraction; "+4.5%" with sign.
 std::string percent(double fraction, int digits = 1);
 std::string signed_percent(double fraction, int digits = 1);

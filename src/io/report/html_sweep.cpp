@@ -185,8 +185,7 @@ svg::Svg heatmap(const planner::SweepResult& result, const SweepCollector& rows)
       const double v = std::exp(std::log(s.d0) + (std::log(s.d1) - std::log(s.d0)) * (k + 0.5) / steps);
       chart.rect(bx, a, bw, b - a + 0.5, "ramp", shade(v));
     }
-    std::vector<double> ticks = svg::log_ticks(s.d0, s.d1);
-    if (ticks.size() < 2) ticks = {s.d0, s.d1};
+    const std::vector<double> ticks = s.ticks(5);
     for (double v : ticks) {
       chart.line(bx + bw, s(v), bx + bw + 4, s(v), "tick");
       chart.text(bx + bw + 7, s(v) + 4, svg::tick_label(v), "tick-label");
@@ -199,8 +198,8 @@ svg::Svg heatmap(const planner::SweepResult& result, const SweepCollector& rows)
 
 svg::Svg pareto(const planner::SweepResult& result, const SweepCollector& rows, double capacity_bytes) {
   svg::Frame f;
-  f.height = 460;
-  f.bottom = 74;
+  f.height = 480;
+  f.bottom = 94;  // ticks, axis label, two legend rows
   svg::Svg chart("pareto", f, "Step time against peak memory: every candidate and the Pareto front");
   const auto [x0, x1] = svg::log_domain(std::max(1e-3, rows.min_peak_bytes() / kGiB),
                                         std::max({1e-3, rows.max_peak_bytes() / kGiB, 1.05 * capacity_bytes / kGiB}));

@@ -22,8 +22,12 @@ double Scale::operator()(double v) const {
 }
 
 std::vector<double> Scale::ticks(int target) const {
-  return log ? log_ticks(std::min(d0, d1), std::max(d0, d1))
-             : nice_ticks(std::min(d0, d1), std::max(d0, d1), target);
+  const double lo = std::min(d0, d1), hi = std::max(d0, d1);
+  if (!log) return nice_ticks(lo, hi, target);
+  auto t = log_ticks(lo, hi);
+  // inside one decade even 1-2-5 leaves one tick or none: linear nice ticks read better there
+  if (t.size() < 3) t = nice_ticks(lo, hi, target);
+  return t;
 }
 
 double nice_step(double span, int target) {

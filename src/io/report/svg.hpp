@@ -20,7 +20,8 @@ struct Scale {
   double r0 = 0, r1 = 1;
   bool log = false;
   double operator()(double v) const;
-  // Tick values inside the domain: nice_ticks, or log_ticks for a log scale.
+  // Tick values inside the domain: nice_ticks, or log_ticks for a log scale (nice_ticks again
+  // when fewer than three log ticks fall inside, as on an axis within one decade).
   std::vector<double> ticks(int target = 5) const;
 };
 

@@ -40,6 +40,9 @@ TEST_CASE("io: a log scale spaces decades evenly", "[io][svg]") {
   CHECK(x(2) == Approx(100 * 0.30103).epsilon(1e-4));  // log10(2) of a decade
   CHECK(x(0) == Approx(0).margin(1e-12));             // no log of 0: the axis start
   CHECK(x.ticks() == std::vector<double>{1, 10, 100, 1000});
+  // inside one decade, [16.9, 28.6]: log ticks give only 20, so linear nice ticks (step 2)
+  const svg::Scale narrow{16.9, 28.6, 0, 100, true};
+  CHECK(narrow.ticks(4) == std::vector<double>{18, 20, 22, 24, 26, 28});
 }
 
 TEST_CASE("io: nice steps are 1, 2 or 5 times a power of ten", "[io][svg]") {
