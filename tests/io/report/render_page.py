@@ -3,7 +3,8 @@
 
 Talks the Chrome DevTools Protocol over --remote-debugging-pipe (file descriptors 3 and 4), so
 it needs nothing but the Python standard library and the chromium binary: no network, no
-package. It fails (exit 1) when the page logs a console error or an uncaught exception, when
+package. It fails (exit 1) when the page's bytes hold a URL scheme (http: or https:), a src= or
+an href= / url() that is not an #anchor of the page, when the page logs a console error or an uncaught exception, when
 the page requests anything but itself (every request that is not the page's own file: or data:
 URL), when a chart lacks its title or axis label, or when a selector given with --expect
 matches fewer elements than asked. It writes a PNG of the whole page and prints the time the
@@ -16,6 +17,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -80,6 +82,20 @@ def high_fd(fd):
     return new
 
 
+def offline_problems(text):
+    """What in the page's bytes could reach outside it: a URL scheme, any src=, an href= or
+    url() that is not an #anchor of the page (docs/report.md "Self-contained")."""
+    problems = []
+    for m in re.finditer(r"https?:", text, re.IGNORECASE):
+        problems.append(f"'{m.group(0)}' at byte {m.start()}")
+    for m in re.finditer(r"\bsrc\s*=", text, re.IGNORECASE):
+        problems.append(f"'src=' at byte {m.start()}")
+    for m in re.finditer(r"\b(href\s*=\s*[\"']?|url\(\s*[\"']?)([^\"'\s>)]*)", text, re.IGNORECASE):
+        if not m.group(2).startswith("#"):
+            problems.append(f"'{m.group(0)}' at byte {m.start()}: not an anchor of the page")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--chromium", required=True)
@@ -97,6 +113,7 @@ def main():
 
     page = os.path.abspath(a.page)
     url = "file://" + page
+    failures = offline_problems(open(page, encoding="utf-8").read())
     profile = tempfile.mkdtemp(prefix="ptdsim-chromium-")
     to_chrome_r, to_chrome_w = map(high_fd, os.pipe())
     from_chrome_r, from_chrome_w = map(high_fd, os.pipe())
@@ -117,7 +134,6 @@ def main():
                             stderr=subprocess.DEVNULL, close_fds=False, preexec_fn=child_fds)
     os.close(to_chrome_r)
     os.close(from_chrome_w)
-    failures = []
     try:
         cdp = Pipe(to_chrome_w, from_chrome_r)
         target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
