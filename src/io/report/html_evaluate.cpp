@@ -3,12 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
 #include <map>
 
 #include "format.hpp"
 #include "html_page.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/sim/engine.hpp"
 
 namespace ptdsim::io {
 namespace {
@@ -102,11 +106,13 @@ std::string comm_table(const core::Report& r) {
 
 // ---- charts ------------------------------------------------------------------------------------
 
-// The simulator's task kinds in the order their colours are given (those present only).
-const std::vector<std::string> kTaskKinds{"F",         "B",       "B(input)",  "W",
-                                          "optimizer", "TP",      "CP",        "EP",
-                                          "PP p2p",    "DP reduce", "DP all-gather",
-                                          "ZeRO-3 all-gather", "ZeRO-3 reduce-scatter"};
+// The simulator's task kinds, in its order: the order their colours are given in (those present).
+std::vector<std::string> task_kinds() {
+  std::vector<std::string> out;
+  for (int k = 0; k <= static_cast<int>(sim::TaskKind::zero3_reduce); ++k)
+    out.emplace_back(sim::name(static_cast<sim::TaskKind>(k)));
+  return out;
+}
 
 std::string kind_class(std::string_view kind) {
   std::string c = "k-";
@@ -180,7 +186,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
   chart.close_group();
 
   std::vector<std::string> present;
-  for (const auto& k : kTaskKinds)
+  for (const auto& k : task_kinds())
     if (std::any_of(t.spans.begin(), t.spans.end(), [&](const core::TimelineSpan& s) { return s.kind == k; }))
       present.push_back(k);
   svg::Colours colours(present);

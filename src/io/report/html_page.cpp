@@ -64,6 +64,7 @@ dl.facts dd { margin: 0; font-size: 16px; font-weight: 600; }
 footer { color: #777; font-size: 12px; margin-top: 30px; border-top: 1px solid #ddd; padding-top: 6px; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
+  p.note, figcaption, table { font-size: 10px; }
   nav { display: none; }
   h2 { break-after: avoid; }
   figure, tr, dl.facts div { break-inside: avoid; }
