@@ -53,6 +53,7 @@ th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: left; v
 td { white-space: nowrap; }
 td:last-child { white-space: normal; }
 #records-table th, #records-table td { padding: 2px 5px; font-size: 11.5px; }
+#ranked, #records-table { width: 100%; }
 th { background: #f4f4f4; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.best td { font-weight: 600; }
