@@ -49,8 +49,8 @@ void flush(Run& run, int stage, StreamKind stream, std::vector<core::TimelineSpa
   s.stage = stage;
   s.stream = std::string(name(stream));
   s.kind = "summary";
-  s.label = std::to_string(run.n) + " tasks of micro-batches " + std::to_string(run.mb_lo) + "-" +
-            std::to_string(run.mb_hi);
+  s.label = std::to_string(run.n) + (run.n == 1 ? " task of micro-batch " : " tasks of micro-batches ") +
+            std::to_string(run.mb_lo) + (run.mb_hi > run.mb_lo ? "-" + std::to_string(run.mb_hi) : "");
   s.start_s = run.start;
   s.dur_s = run.end - run.start;
   s.tasks = run.n;
