@@ -5,10 +5,12 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/sim/simulate.hpp"
+#include "version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -30,9 +32,13 @@ std::vector<io::Override> parse_overrides(const std::vector<std::string>& sets) 
 void run(const EvaluateArgs& a) {
   const core::Scenario s = io::load_scenario(a.scenario, parse_overrides(a.sets));
   std::string trace;
-  const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace);
+  core::Timeline timeline;
+  const bool html = a.out.format == "html";
+  const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
   std::string text;
-  if (a.out.format == "json") {
+  if (html) {
+    text = io::evaluate_html(r, timeline, io::PageInfo{kVersion, a.scenario});
+  } else if (a.out.format == "json") {
     text = io::report_json(r);
   } else if (a.out.format == "csv") {
     text = io::report_csv_header() + io::report_csv_row(r);
@@ -51,7 +57,7 @@ void add_evaluate(CLI::App& app) {
       "evaluate", "simulate one training step of a scenario: time, memory, communication");
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
   add_set_option(cmd, args->sets);
-  add_output_options(cmd, args->out, {"table", "json", "csv"});
+  add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
   cmd->callback([args] { run(*args); });
 }

@@ -12,10 +12,12 @@
 #include "options.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
+#include "version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -224,6 +226,9 @@ void run(const SweepArgs& a) {
       }
     };
   }
+  // HTML draws every candidate from a bounded summary of the rows (io::SweepCollector)
+  io::SweepCollector collector;
+  if (a.out.format == "html") opt.on_row = [&](const planner::Row& row) { collector.add(row); };
   const planner::SweepResult result = planner::sweep(base, space, opt);
 
   if (a.out.format == "csv") {
@@ -233,6 +238,10 @@ void run(const SweepArgs& a) {
       emit(a.out, csv);
     }
     std::cerr << counts_line(result) << scenario_line(result, a.objective);
+    return;
+  }
+  if (a.out.format == "html") {
+    emit(a.out, io::sweep_html(base, result, collector, a.objective, io::PageInfo{kVersion, a.scenario}));
     return;
   }
   emit(a.out, a.out.format == "json" ? json(result, a.objective) : table(base, result, a.objective));
@@ -271,7 +280,7 @@ void add_sweep(CLI::App& app) {
       ->check(kPositiveCount);
   cmd->add_option("--max-micro-batch", b.max_micro_batch, "largest micro-batch (default 8)")
       ->check(kPositiveCount);
-  add_output_options(cmd, args->out, {"table", "json", "csv"});
+  add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->callback([args] { run(*args); });
 }
 

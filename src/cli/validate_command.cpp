@@ -7,8 +7,10 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/validation/validate.hpp"
+#include "version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -195,6 +197,8 @@ void run(const ValidateArgs& a) {
   } else if (a.out.format == "csv") {
     emit(a.out, csv(summary));
     std::cerr << counts_line(summary);
+  } else if (a.out.format == "html") {
+    emit(a.out, io::validate_html(summary, records, io::PageInfo{kVersion, a.dataset}));
   } else {
     emit(a.out, table(summary, a.dataset));
   }
@@ -214,7 +218,7 @@ void add_validate(CLI::App& app) {
                 "fit one matmul efficiency per GPU type on the 'fit' records and score it on the rest");
   cmd->add_flag("--strict", args->strict,
                 "fail (exit 2) at the first record that is not predicted, with its reason and position");
-  add_output_options(cmd, args->out, {"table", "json", "csv"});
+  add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->callback([args] { run(*args); });
 }
 

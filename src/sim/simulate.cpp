@@ -4,11 +4,12 @@
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/sim/schedule.hpp"
 #include "ptdsim/sim/summary.hpp"
+#include "ptdsim/sim/timeline.hpp"
 #include "ptdsim/sim/trace.hpp"
 
 namespace ptdsim::sim {
 
-core::Report simulate(const core::Scenario& s, std::string* trace_json) {
+core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline_out) {
   const analytic::StepPlan plan = analytic::plan_step(s);
   StepGraph g = build_step(plan);
   g.engine.run();
@@ -26,6 +27,7 @@ core::Report simulate(const core::Scenario& s, std::string* trace_json) {
   t.in_flight.assign(plan.stages.size(), 0.0);
   for (std::size_t i = 0; i < g.ranks.size(); ++i) t.in_flight[g.ranks[i].stage] = sum.in_flight[i];
   if (trace_json) *trace_json = chrome_trace(g);
+  if (timeline_out) *timeline_out = timeline(g);
   return analytic::assemble_report(s, plan, t);
 }
 

@@ -3,6 +3,7 @@
 
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
+#include "ptdsim/core/timeline.hpp"
 
 namespace ptdsim::sim {
 
@@ -10,7 +11,9 @@ namespace ptdsim::sim {
 // report `ptdsim evaluate` prints: memory and FLOPs from the analytic engine, step time, bubble,
 // exposed communication per kind, micro-batches in flight per stage and the critical path from
 // the simulation (report.engine == "simulation"). When `trace_json` is given it receives a Chrome
-// trace-event JSON of the step. Assumes core::check(s) is empty.
-core::Report simulate(const core::Scenario& s, std::string* trace_json = nullptr);
+// trace-event JSON of the step, and `timeline` the step's bars for the HTML report (sim/timeline.hpp).
+// Assumes core::check(s) is empty.
+core::Report simulate(const core::Scenario& s, std::string* trace_json = nullptr,
+                      core::Timeline* timeline = nullptr);
 
 }  // namespace ptdsim::sim

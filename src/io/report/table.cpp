@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "format.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/io/report.hpp"
@@ -12,20 +13,8 @@ namespace {
 
 using core::kGiB;
 
-std::string seconds(double s) {
-  if (s == 0) return "0";
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
-std::string bytes(double b) {
-  if (b >= 1e12) return fmt::format("{:.2f} TB", b / 1e12);
-  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
-  if (b > 0) return fmt::format("{:.0f} B", b);
-  return "0";
-}
+using report::bytes;
+using report::seconds;
 
 std::string verdict(const core::CommStats& c) {
   if (c.time_s <= 0) return "-";
