@@ -96,7 +96,7 @@ GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
   const double replicated_bias = m.bias ? h : 0.0;
   GpuParams g;
   g.dense = (attention_params(m) - replicated_bias) / t + replicated_bias + 2 * norm_params(m);
-  if (!moe_layer) {
+  if (!moe_layer || !m.moe) {  // a dense model has no MoE layer to ask about
     g.dense += (mlp_params(m, m.ffn_hidden) - replicated_bias) / t + replicated_bias;
   } else {
     const double local_experts = static_cast<double>(m.moe->experts) / s.parallel.ep;

@@ -230,7 +230,8 @@ StepWork step_work(const core::Scenario& s) {
   const LayerComm lc_moe = moe ? layer_comm(s, true) : LayerComm{};
   const EndTimes emb = embedding_times(s);
   const EndTimes logit = logits_times(s);
-  const GpuParams dl = layer_params_per_gpu(s, false), ml = layer_params_per_gpu(s, true);
+  const GpuParams dl = layer_params_per_gpu(s, false);
+  const GpuParams ml = moe ? layer_params_per_gpu(s, true) : GpuParams{};  // (MoE layers only exist with moe)
 
   // neighbouring pipeline ranks: one link of the pp group's kind
   const Group pp = group_of(s, core::Dim::pp);
@@ -343,8 +344,11 @@ PlanOptions plan_options(const core::Scenario& s) {
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
   o.comm_share = s.hardware.gpu.comm_share();
-  // Megatron-LM: bucket_size = max(40M, 1M * dp) parameters of fp32 main gradients
-  o.dp_bucket_bytes = std::max(40e6, 1e6 * s.parallel.dp) * 4;
+  // The scenario's (or its framework's) bucket, else Megatron-LM's rule: bucket_size = max(40M, 1M * dp)
+  // parameters (distributed_data_parallel_config.py), of the gradients' width
+  const double params = s.training.dp_bucket_params > 0 ? s.training.dp_bucket_params
+                                                         : std::max(40e6, 1e6 * s.parallel.dp);
+  o.dp_bucket_bytes = params * gradient_bytes_per_param(s.training.precision);
   o.groups[static_cast<int>(GroupId::tp)] = group_of(s, core::Dim::tp);
   o.groups[static_cast<int>(GroupId::cp)] = group_of(s, core::Dim::cp);
   o.groups[static_cast<int>(GroupId::ep)] = group_of(s, core::Dim::ep);

@@ -41,6 +41,21 @@ std::string_view name(SplitMethod m) {
   return "?";
 }
 
+std::string describe(const PipelineSplit& split) {
+  switch (split.method) {
+    case SplitMethod::even: return "even";
+    case SplitMethod::stage_layers: return "as parallel.stage_layers gives them";
+    case SplitMethod::first_last: return "Megatron-LM's first and last stage sizes, the middle split evenly";
+    case SplitMethod::embedding_loss:
+      return split.embedding_slot && split.loss_slot
+                 ? "the embedding and the loss counted as a layer each (Megatron-LM)"
+                 : split.loss_slot ? "the loss counted as a layer (Megatron-LM)"
+                                   : "the embedding counted as a layer (Megatron-LM)";
+    case SplitMethod::balanced: return "one layer more for the latest middle stages";
+  }
+  return "?";
+}
+
 std::string describe_layers(const std::vector<int>& layers) {
   std::string out;
   for (std::size_t i = 0; i < layers.size();) {
@@ -60,7 +75,10 @@ PipelineSplit pipeline_split(const Scenario& s) {
   PipelineSplit out;
   if (pp < 1 || v < 1 || L < 1) return fail(out, "parallel.pp", "no pipeline to split");
   const long long V = 1LL * pp * v;
-  const int ends = p.embedding_in_split + p.loss_in_split;  // slots the embedding and loss may fill
+  // the embedding and the loss may each take a virtual stage's slot (Megatron-LM's accounting)
+  const bool auto_split = p.stage_layers.empty() && p.first_stage_layers == 0 && p.last_stage_layers == 0 &&
+                          !p.embedding_in_split && !p.loss_in_split;
+  const int ends = auto_split && (L + 2) % V == 0 ? 2 : p.embedding_in_split + p.loss_in_split;
   if (V > L + ends)
     return fail(out, v > 1 ? "parallel.vpp" : "parallel.pp",
                 "pp*vpp = " + str(pp) + "*" + str(v) + " = " + str(V) + " virtual stages but the model has only " +
@@ -100,14 +118,13 @@ PipelineSplit pipeline_split(const Scenario& s) {
     const int f = p.first_stage_layers, l = p.last_stage_layers;
     const int middle_stages = pp - (f > 0) - (l > 0);
     const long long middle = 1LL * L - f - l;
-    if (pp < 2 || middle < 0 || (middle_stages == 0 && middle != 0) || (middle_stages > 0 && middle <= 0))
+    const bool even = middle_stages == 0 ? middle == 0
+                                         : middle > 0 && middle % (1LL * middle_stages * v) == 0;
+    if (pp < 2 || !even)
       return fail(out, f > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers",
-                  "first and last stage layers " + str(f) + " + " + str(l) + " leave " + str(middle) + " of " +
-                      str(L) + " layers for " + str(middle_stages) + " middle stages");
-    if (middle_stages > 0 && middle % (1LL * middle_stages * v) != 0)
-      return fail(out, f > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers",
-                  "the middle stages' " + str(middle) + " layers do not split evenly over " + str(middle_stages) +
-                      " stages x vpp " + str(v));
+                  "first_stage_layers " + str(f) + " and last_stage_layers " + str(l) + " leave " + str(middle) +
+                      " of the " + str(L) + " layers to " + str(middle_stages) + " middle stages x vpp " + str(v) +
+                      ": not an even split");
     for (auto [n, key] : {std::pair{f, "parallel.first_stage_layers"}, std::pair{l, "parallel.last_stage_layers"}})
       if (n > 0 && n % v != 0)
         return fail(out, key, std::string(key).substr(9) + " " + str(n) + " does not split over vpp " + str(v) + " chunks");
@@ -136,9 +153,9 @@ PipelineSplit pipeline_split(const Scenario& s) {
     return out;
   }
   PipelineSplit chosen;
-  if ((L + 2) % V == 0 && (L + 2) / V >= 2)
+  if ((L + 2) % V == 0)
     chosen = ends_as_layers(L, static_cast<int>(V), true, true);
-  else if ((L + 1) % V == 0 && (L + 1) / V >= 2)
+  else if ((L + 1) % V == 0)
     chosen = ends_as_layers(L, static_cast<int>(V), false, true);
   else {
     chosen.method = SplitMethod::balanced;

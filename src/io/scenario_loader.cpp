@@ -147,6 +147,10 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
           *e->value->items[i], "parallel.stage_layers[" + std::to_string(i) + "]", 1, kMaxDim)));
     }
   }
+  if (auto n = par.integer("first_stage_layers", 1, kMaxDim)) p.first_stage_layers = static_cast<int>(*n);
+  if (auto n = par.integer("last_stage_layers", 1, kMaxDim)) p.last_stage_layers = static_cast<int>(*n);
+  p.embedding_in_split = par.boolean("embedding_in_split", false);
+  p.loss_in_split = par.boolean("loss_in_split", false);
 
   const Entry& te = f.require("training");
   Fields tr(*te.value, te.key_mark, "training", "training", section_keys("training"));

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "ptdsim/core/names.hpp"
+#include "ptdsim/core/split.hpp"
 
 namespace ptdsim::planner {
 namespace {
@@ -81,8 +82,13 @@ void apply(const Candidate& c, core::Scenario& s) {
   p.zero = c.zero;
   p.sequence_parallel = c.sequence_parallel;
   p.schedule = c.schedule;
-  if (!p.stage_layers.empty() && (static_cast<int>(p.stage_layers.size()) != c.pp || c.vpp > 1))
+  // A split the scenario gives explicitly survives where it is valid for the candidate's pipeline;
+  // elsewhere the candidate takes the split chosen for it (core::pipeline_split).
+  if (core::pipeline_split(s).layers.empty()) {
     p.stage_layers.clear();
+    p.first_stage_layers = p.last_stage_layers = 0;
+    p.embedding_in_split = p.loss_in_split = false;
+  }
   s.training.micro_batch = c.micro_batch;
   s.training.recompute = c.recompute;
 }
@@ -108,9 +114,16 @@ Space::Space(const core::Scenario& base, const SearchSpace& b) : gpus_(base.gpus
   }
   ep_ = choose(ep_allowed, b.ep, b.max_ep);
 
-  // vpp divides the layers (pp*vpp must); vpp 1 is the plain schedules, vpp > 1 interleaved.
-  const std::vector<int> vpp_values = choose(m.layers > 0 ? divisors(m.layers) : std::vector<int>{1},
-                                             b.vpp, b.max_vpp);
+  // vpp divides the layers, or the layers with the embedding and the loss counted as layers (the
+  // splits that matter, core::pipeline_split), and leaves every virtual stage of a pipeline (pp >= 2)
+  // a layer or an end's slot; vpp 1 is the plain schedules, vpp > 1 interleaved.
+  std::vector<int> vpp_divisors{1};
+  for (int extra = 0; extra <= 2 && m.layers > 0; ++extra)
+    for (int d : divisors(m.layers + extra))
+      if (d <= (m.layers + extra) / 2) vpp_divisors.push_back(d);
+  std::sort(vpp_divisors.begin(), vpp_divisors.end());
+  vpp_divisors.erase(std::unique(vpp_divisors.begin(), vpp_divisors.end()), vpp_divisors.end());
+  const std::vector<int> vpp_values = choose(vpp_divisors, b.vpp, b.max_vpp);
   const auto schedules = or_default(
       b.schedule, {core::Schedule::one_f_one_b, core::Schedule::gpipe, core::Schedule::zb_h1,
                    core::Schedule::interleaved});

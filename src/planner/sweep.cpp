@@ -84,12 +84,17 @@ void parallel_for(std::uint64_t n, int threads, const char* phase, std::uint64_t
   if (error) std::rethrow_exception(error);
 }
 
-// Writes a candidate into a worker's scratch scenario. apply() may drop explicit stage_layers that
-// no longer match pp; they come back from the base so that a scratch copy's history (which
-// candidates this worker saw before) can never change a result.
+// Writes a candidate into a worker's scratch scenario. apply() may drop an explicit pipeline split
+// that does not fit the candidate; it comes back from the base so that a scratch copy's history
+// (which candidates this worker saw before) can never change a result.
 void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
-  if (s.parallel.stage_layers.size() != base.parallel.stage_layers.size())
-    s.parallel.stage_layers = base.parallel.stage_layers;
+  auto& p = s.parallel;
+  const auto& b = base.parallel;
+  if (p.stage_layers != b.stage_layers) p.stage_layers = b.stage_layers;
+  p.first_stage_layers = b.first_stage_layers;
+  p.last_stage_layers = b.last_stage_layers;
+  p.embedding_in_split = b.embedding_in_split;
+  p.loss_in_split = b.loss_in_split;
   apply(c, s);
 }
 

@@ -45,6 +45,12 @@ TEST_CASE("core: the pipeline split", "[core][split]") {
     const auto sp = core::pipeline_split(model(126, 16, 2));
     CHECK(sp.layers == runs({{1, 3}, {30, 4}, {1, 3}}));
   }
+  SECTION("and over pp 16 x vpp 8, Meta's own layout: the first chunk holds only the embedding, the last only the loss") {
+    // 128 / 128 = 1 slot each (Dubey et al. 2024, section 3.3.2)
+    const auto sp = core::pipeline_split(model(126, 16, 8));
+    CHECK(sp.method == SplitMethod::embedding_loss);
+    CHECK(sp.layers == runs({{1, 0}, {126, 1}, {1, 0}}));
+  }
   SECTION("the loss alone when layers + 1 divides") {
     // 11 + 1 = 12 over 4: 3 each, the last holds 2 and the loss
     const auto sp = core::pipeline_split(model(11, 4));
@@ -71,7 +77,9 @@ TEST_CASE("core: the pipeline split", "[core][split]") {
     sp = core::pipeline_split(s);
     CHECK(sp.layers.empty());
     CHECK(sp.key == "parallel.first_stage_layers");
-    CHECK(sp.problem == "the middle stages' 113 layers do not split evenly over 14 stages x vpp 1");
+    CHECK(sp.problem ==
+          "first_stage_layers 7 and last_stage_layers 6 leave 113 of the 126 layers to 14 middle stages x vpp 1: "
+          "not an even split");
     s = model(126, 16, 2);
     s.parallel.first_stage_layers = 7;
     s.parallel.last_stage_layers = 7;

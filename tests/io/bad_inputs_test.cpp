@@ -217,8 +217,18 @@ const Case kCases[] = {
      "just some text\n"
      "^"},
     {"scenario_layers_pp_vpp.yaml",
-     "{data}/bad/scenario_layers_pp_vpp.yaml:6:3: error: pp*vpp = 2*3 = 6 virtual stages but the model has only 4 layers\n"
-     "  vpp: 3\n"
+     "{data}/bad/scenario_layers_pp_vpp.yaml:6:3: error: pp*vpp = 2*4 = 8 virtual stages but the model has only 4 layers\n"
+     "  vpp: 4\n"
+     "  ^"},
+    {"scenario_first_last_split.yaml",
+     "{data}/bad/scenario_first_last_split.yaml:4:19: error: first_stage_layers 2 and last_stage_layers 1 leave 1 "
+     "of the 4 layers to 2 middle stages x vpp 1: not an even split\n"
+     "parallel: {pp: 4, first_stage_layers: 2, last_stage_layers: 1}\n"
+     "                  ^"},
+    {"scenario_loss_in_split.yaml",
+     "{data}/bad/scenario_loss_in_split.yaml:6:3: error: layers 4 + 1 (embedding and loss counted as layers) do not "
+     "split evenly over pp*vpp = 4 virtual stages\n"
+     "  loss_in_split: true\n"
      "  ^"},
     {"scenario_list_not_map.yaml",
      "{data}/bad/scenario_list_not_map.yaml:4:11: error: parallel must be a mapping, got a list\n"

@@ -229,13 +229,13 @@ TEST_CASE("planner: a layout the sweep cannot rank says why", "[planner][rank]")
     base.parallel.schedule = core::Schedule::gpipe;
     CHECK(why_not(base, bounds()).find("pp 1 with the gpipe schedule") == 0);
   }
-  SECTION("check() fails: 4 layers over pp 2 with vpp 4") {
+  SECTION("check() fails: 4 layers over pp 4 with vpp 2") {
     base.parallel.tp = 1;
     base.parallel.sequence_parallel = false;
     base.parallel.cp = 1;
-    base.parallel.pp = 2;
-    base.parallel.dp = 4;
-    base.parallel.vpp = 4;
+    base.parallel.pp = 4;
+    base.parallel.dp = 2;
+    base.parallel.vpp = 2;
     base.parallel.schedule = core::Schedule::interleaved;
     CHECK(why_not(base, bounds()).find("core::check: ") == 0);
   }

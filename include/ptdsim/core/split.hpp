@@ -38,6 +38,8 @@ struct PipelineSplit {
 PipelineSplit pipeline_split(const Scenario& s);
 
 std::string_view name(SplitMethod m);
+// "the embedding and the loss counted as layers (Megatron-LM)": the method in words.
+std::string describe(const PipelineSplit& split);
 // "7, 8 x 14, 7": a split's layers, runs of equal counts folded.
 std::string describe_layers(const std::vector<int>& layers);
 

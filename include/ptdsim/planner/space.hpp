@@ -41,8 +41,9 @@ struct Candidate {
   core::Schedule schedule = core::Schedule::one_f_one_b;
 };
 
-// Writes the candidate's degrees and knobs into a scenario (everything else is kept; explicit
-// stage_layers survive only when they still match pp).
+// Writes the candidate's degrees and knobs into a scenario (everything else is kept; an explicit
+// pipeline split survives only where it is valid for the candidate's pp and vpp, else the split
+// core::pipeline_split chooses applies).
 void apply(const Candidate& c, core::Scenario& s);
 
 // The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.

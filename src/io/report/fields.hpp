@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "ptdsim/core/names.hpp"
+#include "ptdsim/core/split.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/units.hpp"
 
@@ -33,6 +34,11 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("parallel.recompute", Value{std::string(core::name(t.recompute))});
   f("parallel.sequence_parallel", Value{p.sequence_parallel});
   f("parallel.schedule", Value{std::string(core::name(p.schedule))});
+  {
+    const auto split = core::pipeline_split(s);
+    f("parallel.split", Value{std::string(core::name(split.method))});
+    f("parallel.stage_layers", Value{core::describe_layers(split.layers)});
+  }
   f("model.params", Value{r.params});
   f("model.model_flops_per_step", Value{r.model_flops_per_step});
   f("model.hardware_flops_per_step", Value{r.hardware_flops_per_step});

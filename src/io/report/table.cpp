@@ -5,6 +5,7 @@
 
 #include "format.hpp"
 #include "ptdsim/core/names.hpp"
+#include "ptdsim/core/split.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/io/report.hpp"
 
@@ -122,6 +123,12 @@ std::string report_table(const core::Report& r) {
   out += fmt::format(
       "  batch     global {} = micro-batch {} x {} micro-batches x dp {}; seq {}; recompute {}\n",
       t.global_batch, t.micro_batch, s.num_microbatches(), p.dp, t.seq_len, core::name(t.recompute));
+  if (const auto split = core::pipeline_split(s); split.method != core::SplitMethod::even)
+    out += fmt::format("  split     {} layers per {}stage: {}{}\n", core::describe_layers(split.layers),
+                       p.vpp > 1 ? "virtual " : "", core::describe(split),
+                       split.chosen ? fmt::format(", chosen: {} layers do not divide over pp*vpp = {}", s.model.layers,
+                                                  p.pp * p.vpp)
+                                    : std::string());
   if (!t.framework.empty()) {
     std::string keys;
     for (const auto& k : t.from_framework) keys += (keys.empty() ? "" : ", ") + k;
