@@ -1,10 +1,12 @@
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
@@ -29,6 +31,8 @@ std::vector<io::Override> parse_overrides(const std::vector<std::string>& sets) 
 
 void run(const EvaluateArgs& a) {
   const core::Scenario s = io::load_scenario(a.scenario, parse_overrides(a.sets));
+  // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
+  for (const auto& w : analytic::collective_warnings(s)) std::cerr << "ptdsim: warning: " << w << "\n";
   std::string trace;
   const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace);
   std::string text;
