@@ -186,6 +186,8 @@ class Gemm {
   void download(std::vector<float>& a, std::vector<float>& b, std::vector<float>& d) const;
 
  private:
+  void setup(int algos, const Timing& t, unsigned long long seed);
+  void release();
   int device_;
   core::Precision precision_;
   long long m_, n_, k_;

@@ -79,6 +79,18 @@ std::string unsupported(core::Precision p, int sm) {
 Gemm::Gemm(int device, core::Precision p, long long m, long long n, long long k, int algos, const Timing& t,
            unsigned long long seed)
     : device_(device), precision_(p), m_(m), n_(n), k_(k) {
+  try {
+    setup(algos, t, seed);
+  } catch (...) {
+    release();  // no destructor runs for a constructor that throws
+    throw;
+  }
+}
+
+void Gemm::setup(int algos, const Timing& t, unsigned long long seed) {
+  const core::Precision p = precision_;
+  const int device = device_;
+  const long long m = m_, n = n_, k = k_;
   PTDSIM_CUDA(cudaSetDevice(device));
   cudaDeviceProp prop{};
   PTDSIM_CUDA(cudaGetDeviceProperties(&prop, device));
@@ -159,7 +171,9 @@ Gemm::Gemm(int device, core::Precision p, long long m, long long n, long long k,
   if (!usable_) why_not_ = "none of cuBLASLt's " + std::to_string(returned) + " candidate algorithms ran";
 }
 
-Gemm::~Gemm() {
+Gemm::~Gemm() { release(); }
+
+void Gemm::release() {
   cudaSetDevice(device_);
   if (ld_) cublasLtMatrixLayoutDestroy(ld_);
   if (lb_) cublasLtMatrixLayoutDestroy(lb_);
@@ -172,6 +186,12 @@ Gemm::~Gemm() {
   cudaFree(d_);
   cudaFree(work_);
   if (stream_) cudaStreamDestroy(stream_);
+  ld_ = lb_ = la_ = nullptr;
+  op_ = nullptr;
+  lt_ = nullptr;
+  scale_ = nullptr;
+  a_ = b_ = d_ = work_ = nullptr;
+  stream_ = nullptr;
 }
 
 void Gemm::run(cudaStream_t stream) {

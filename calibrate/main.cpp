@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,10 @@ std::string size_text(double b) {
 std::vector<core::ModelSpec> load_models(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const auto& p : paths) {
+    if (!std::filesystem::exists(p)) {
+      throw core::ConfigError({p, 0, 0}, "no such model file or directory (pass --models with the models/ directory "
+                                         "of a ptdsim checkout, or --hidden)");
+    }
     if (std::filesystem::is_directory(p)) {
       std::vector<std::string> in_dir;
       for (const auto& e : std::filesystem::directory_iterator(p))
@@ -185,7 +190,17 @@ int run(const Args& a) {
           continue;
         }
         for (const auto& s : shapes) {
-          ct::Gemm gemm(dev, p, s.m, s.n, s.k, a.algos, a.timing, ++seed);
+          std::unique_ptr<ct::Gemm> made;
+          try {
+            made = std::make_unique<ct::Gemm>(dev, p, s.m, s.n, s.k, a.algos, a.timing, ++seed);
+          } catch (const ct::DeviceError& e) {
+            // a shape too large for this GPU's memory, say: the others still count
+            cudaGetLastError();
+            std::printf("# %s %s %lldx%lldx%lld: skipped, %s\n", std::string(core::name(p)).c_str(), s.op.c_str(), s.m,
+                        s.n, s.k, e.what());
+            continue;
+          }
+          ct::Gemm& gemm = *made;
           if (!gemm.usable()) {
             std::printf("# %s %s %lldx%lldx%lld: skipped, %s\n", std::string(core::name(p)).c_str(), s.op.c_str(), s.m,
                         s.n, s.k, gemm.why_not().c_str());
