@@ -35,9 +35,9 @@ void check_rand(curandStatus_t s, const char* what);
 
 struct Timing {
   int warmup = 5;
-  int iters = 20;     // collectives: operations per batch; GEMMs: the fewest per batch
-  int repeats = 5;    // the reported time is the median over repeats of (elapsed / iterations)
-  double batch_s = 0.02;  // GEMMs: short ones run more iterations, so a batch lasts about this long
+  int iters = 20;         // collectives and copies: operations per batch
+  int repeats = 5;        // the reported time is the median over repeats of (elapsed / iterations)
+  double batch_s = 0.02;  // GEMMs and contention: as many iterations as fill this (2 to 10,000)
 };
 
 // A start and a stop event on the current device.
@@ -72,7 +72,7 @@ double median_per_op(cudaStream_t stream, const Timing& t, int iters, Op op) {
   return per_op[per_op.size() / 2];
 }
 
-// Iterations for a batch of about t.batch_s given one operation's time, at least t.iters.
+// Iterations for a batch of about t.batch_s given one operation's time (2 to 10,000).
 int iterations_for(const Timing& t, double one_op_s);
 
 // ---- The ranks (team.cpp) -------------------------------------------------------------------------

@@ -276,13 +276,13 @@ int main(int argc, char** argv) {
   app.add_option("--max-bytes", a.sweep.max_bytes, "largest collective size")->capture_default_str()
       ->check(CLI::Range(8.0, 68719476736.0));
   app.add_option("--factor", a.sweep.factor, "size step factor")->capture_default_str()->check(CLI::Range(1.01, 1e6));
-  app.add_option("--iters", a.timing.iters, "timed operations per batch (GEMMs: at least)")->capture_default_str()
+  app.add_option("--iters", a.timing.iters, "collectives and copies: timed operations per batch")->capture_default_str()
       ->check(CLI::Range(1, 100000));
   app.add_option("--warmup", a.timing.warmup, "untimed operations first")->capture_default_str()->check(CLI::Range(0, 100000));
   app.add_option("--repeats", a.timing.repeats, "batches; the median is reported")->capture_default_str()
       ->check(CLI::Range(1, 1000));
   double batch_ms = a.timing.batch_s * 1e3;
-  app.add_option("--batch-ms", batch_ms, "GEMMs: iterations are added until a batch lasts this long")
+  app.add_option("--batch-ms", batch_ms, "GEMMs and contention: iterations per batch fill about this long")
       ->capture_default_str()->check(CLI::Range(0.0, 10000.0));
   app.add_option("--ops", a.ops, "collectives to measure")->capture_default_str();
   app.add_option("--shapes", a.shapes, "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..)");

@@ -49,8 +49,9 @@ double Events::seconds() {
 }
 
 int iterations_for(const Timing& t, double one_op_s) {
-  const double wanted = one_op_s > 0 ? t.batch_s / one_op_s : t.iters;
-  return static_cast<int>(std::clamp(std::ceil(wanted), static_cast<double>(std::max(1, t.iters)), 10000.0));
+  // two at least, so a batch is never one call's launch latency; 10,000 at most
+  const double wanted = one_op_s > 0 ? t.batch_s / one_op_s : 2;
+  return static_cast<int>(std::clamp(std::ceil(wanted), 2.0, 10000.0));
 }
 
 namespace {
