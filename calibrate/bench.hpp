@@ -107,7 +107,6 @@ struct World {
   };
   std::vector<Local> local;
   std::size_t buffer_bytes = 0;
-  ncclComm_t world_comm = nullptr;  // MPI: the communicator the groups are split from
 };
 World make_world(int gpus, std::size_t buffer_bytes);
 void free_world(World& w);

@@ -117,11 +117,6 @@ World make_world(int gpus, std::size_t buffer_bytes) {
     MPI_Allgather(&me, sizeof(Member), MPI_BYTE, w.members.data(), sizeof(Member), MPI_BYTE, MPI_COMM_WORLD);
     w.my_ranks = {rank};
     w.lead = rank == 0;
-    ncclUniqueId id;
-    if (rank == 0) PTDSIM_NCCL(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    PTDSIM_CUDA(cudaSetDevice(me.device));
-    PTDSIM_NCCL(ncclCommInitRank(&w.world_comm, size, id, rank));
   }
 #endif
   if (!w.mpi) {
@@ -157,8 +152,6 @@ void free_world(World& w) {
     cudaStreamDestroy(l.stream);
   }
   w.local.clear();
-  if (w.world_comm) ncclCommDestroy(w.world_comm);
-  w.world_comm = nullptr;
 }
 
 void max_over_world(const World& w, std::vector<double>& v) {
@@ -228,15 +221,26 @@ Group make_group(World& w, const Shape& s) {
     }
   }
   if (w.mpi) {
-    // every process splits the world communicator; the others get no communicator
+#ifdef PTDSIM_CALIBRATE_MPI
+    // every process takes part in the split; the group's first rank makes the NCCL id and sends it
+    // to the others, which join it under their group rank (any NCCL 2 version does this)
     const int r = w.my_ranks.front();
     const int node = w.node_of[static_cast<std::size_t>(r)], local = w.local_of[static_cast<std::size_t>(r)];
     const bool member = node < s.nodes && local < s.per_node;
     const int key = node * s.per_node + local;
-    ncclComm_t comm = nullptr;
-    PTDSIM_CUDA(cudaSetDevice(w.local.front().device));
-    PTDSIM_NCCL(ncclCommSplit(w.world_comm, member ? 0 : NCCL_SPLIT_NOCOLOR, key, &comm, nullptr));
-    if (member) g.mine.push_back({0, key, comm});
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, key, &sub);
+    if (member) {
+      ncclUniqueId id;
+      if (key == 0) PTDSIM_NCCL(ncclGetUniqueId(&id));
+      MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, sub);
+      MPI_Comm_free(&sub);
+      ncclComm_t comm = nullptr;
+      PTDSIM_CUDA(cudaSetDevice(w.local.front().device));
+      PTDSIM_NCCL(ncclCommInitRank(&comm, g.size, id, key));
+      g.mine.push_back({0, key, comm});
+    }
+#endif
   } else {
     std::vector<int> devices;
     for (int i = 0; i < s.per_node; ++i) devices.push_back(w.local[static_cast<std::size_t>(i)].device);
