@@ -1,27 +1,32 @@
-// ptdsim-calibrate [options] -o HARDWARE.yaml: measures collectives (NCCL), GEMMs (cuBLASLt), device
-// copy bandwidth and launch overhead on this node -- or across nodes when built with MPI and started
-// by mpirun/srun -- fits the collectives as `ptdsim calibrate import-nccl-tests` does, and writes a
-// hardware file. docs/calibration.md.
+// ptdsim-calibrate [options] [--base HARDWARE.yaml] [-o HARDWARE.yaml] [--tables DIR]: measures, on
+// this node's GPUs -- or across nodes when built with MPI and started by mpirun/srun -- NCCL
+// collectives per group shape (nodes x GPUs per node), checked element by element; cuBLASLt GEMMs of
+// the shipped models' layers on random inputs; device copy bandwidth, launch overhead, and the
+// slowdown of a GEMM beside a copy kernel on k SMs. Fits the collectives as
+// `ptdsim calibrate import-nccl-tests` does and writes a hardware file and the kernel tables.
+// docs/calibration.md.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
-#include <map>
-#include <set>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench.hpp"
 #include "ptdsim/calibrate/fit.hpp"
+#include "ptdsim/calibrate/gemm_shapes.hpp"
+#include "ptdsim/calibrate/measured_tables.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
+#include "ptdsim/io/output.hpp"
 #ifdef PTDSIM_CALIBRATE_MPI
 #include <mpi.h>
-#include <unistd.h>
 #endif
 
 namespace ct = ptdsim::calibrate_tool;
@@ -30,97 +35,21 @@ using namespace ptdsim;
 namespace {
 
 struct Args {
-  double min_bytes = 8, max_bytes = 1073741824.0, factor = 2;
+  ct::SizeSweep sweep;
   ct::Timing timing;
-  std::vector<int> hidden{4096, 8192}, tp{1, 2, 4, 8}, tokens{4096};
-  std::vector<std::string> precisions{"bf16", "fp16", "tf32", "fp8"};
   std::vector<std::string> ops{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv"};
-  std::string base, output;
+  std::vector<std::string> shapes;  // "2x8"; empty: default_shapes
+  std::vector<std::string> models{PTDSIM_MODELS_DIR};
+  std::vector<int> hidden;  // when given: the classic shapes of these widths instead of the models
+  std::vector<int> tp{1, 2, 4, 8};
+  std::vector<long long> tokens{1024, 2048, 4096, 8192, 16384};
+  std::vector<std::string> precisions{"bf16", "fp8"};
+  std::vector<int> blocks;  // contention: thread blocks of the copy; empty: 4 8 16 32 SMs/2 SMs
+  int algos = 8;
+  std::string base, output, tables;
   int gpus = 0;
-  bool skip_collectives = false, skip_gemm = false;
+  bool skip_collectives = false, skip_gemm = false, skip_contention = false, self_check = false;
 };
-
-// The four GEMMs of a transformer layer under tensor parallelism t (Megatron-LM's column/row split,
-// Shoeybi et al. 2019, Sec. 3): QKV [T,h]x[h,3h/t], attention projection [T,h/t]x[h/t,h],
-// fc1 [T,h]x[h,4h/t], fc2 [T,4h/t]x[4h/t,h], T tokens per micro-batch.
-std::vector<ct::GemmShape> shapes(const Args& a) {
-  std::vector<ct::GemmShape> out;
-  for (int h : a.hidden)
-    for (int t : a.tp)
-      for (int T : a.tokens) {
-        if (h % t) continue;
-        out.push_back({"qkv", h, t, T, T, 3LL * h / t, h});
-        out.push_back({"proj", h, t, T, T, h, h / t});
-        out.push_back({"fc1", h, t, T, T, 4LL * h / t, h});
-        out.push_back({"fc2", h, t, T, T, h, 4LL * h / t});
-      }
-  return out;
-}
-
-ct::Team make_team(int gpus, double max_bytes) {
-  ct::Team team;
-  int visible = 0;
-  PTDSIM_CUDA(cudaGetDeviceCount(&visible));
-  if (visible == 0) throw ct::DeviceError("no CUDA device visible");
-#ifdef PTDSIM_CALIBRATE_MPI
-  int world = 1, rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (world > 1) {
-    // one process per GPU: the local rank picks the device, rank 0's unique id is broadcast
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    int local = 0;
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    std::vector<char> all(256 * static_cast<std::size_t>(world));
-    MPI_Allgather(host, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
-    std::set<std::string> hosts;
-    for (int r = 0; r < world; ++r) hosts.insert(std::string(all.data() + 256 * r));
-    team.hosts = static_cast<int>(hosts.size());
-    ncclUniqueId id;
-    if (rank == 0) PTDSIM_NCCL(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    ct::LocalRank r;
-    r.device = local % visible;
-    r.rank = rank;
-    PTDSIM_CUDA(cudaSetDevice(r.device));
-    PTDSIM_NCCL(ncclCommInitRank(&r.comm, world, id, rank));
-    team.local.push_back(r);
-    team.world = world;
-    team.mpi = true;
-  }
-#endif
-  if (team.local.empty()) {
-    // one process driving every local GPU
-    const int n = gpus > 0 ? std::min(gpus, visible) : visible;
-    std::vector<int> devs(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) devs[static_cast<std::size_t>(i)] = i;
-    std::vector<ncclComm_t> comms(static_cast<std::size_t>(n));
-    PTDSIM_NCCL(ncclCommInitAll(comms.data(), n, devs.data()));
-    for (int i = 0; i < n; ++i) {
-      ct::LocalRank r;
-      r.device = i;
-      r.rank = i;
-      r.comm = comms[static_cast<std::size_t>(i)];
-      team.local.push_back(r);
-    }
-    team.world = n;
-  }
-  for (auto& r : team.local) {
-    PTDSIM_CUDA(cudaSetDevice(r.device));
-    PTDSIM_CUDA(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
-    PTDSIM_CUDA(cudaMalloc(&r.send, static_cast<std::size_t>(max_bytes)));
-    PTDSIM_CUDA(cudaMalloc(&r.recv, static_cast<std::size_t>(max_bytes)));
-    PTDSIM_CUDA(cudaMemset(r.send, 0, static_cast<std::size_t>(max_bytes)));
-  }
-  cudaDeviceProp prop{};
-  PTDSIM_CUDA(cudaGetDeviceProperties(&prop, team.local.front().device));
-  team.gpu_name = prop.name;
-  return team;
-}
 
 std::string size_text(double b) {
   if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:g} GiB", b / (1024.0 * 1024 * 1024));
@@ -129,42 +58,117 @@ std::string size_text(double b) {
   return fmt::format("{:g} B", b);
 }
 
+// The model files named (files, or directories of *.yaml), read as the shipped models are.
+std::vector<core::ModelSpec> load_models(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (!std::filesystem::exists(p)) {
+      throw core::ConfigError({p, 0, 0}, "no such model file or directory (pass --models with the models/ directory "
+                                         "of a ptdsim checkout, or --hidden)");
+    }
+    if (std::filesystem::is_directory(p)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : std::filesystem::directory_iterator(p))
+        if (e.path().extension() == ".yaml") in_dir.push_back(e.path().string());
+      std::sort(in_dir.begin(), in_dir.end());
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  if (files.empty()) throw core::ConfigError({"--models", 0, 0}, "no model files found (pass --models or --hidden)");
+  std::vector<core::ModelSpec> out;
+  for (const auto& f : files) out.push_back(io::load_model(f));
+  return out;
+}
+
+std::vector<calibrate::GemmShape> gemm_shapes(const Args& a) {
+  std::vector<core::ModelSpec> models;
+  if (!a.hidden.empty()) {
+    for (int h : a.hidden) models.push_back(calibrate::plain_model(h));
+  } else {
+    models = load_models(a.models);
+  }
+  return calibrate::gemm_shapes(models, a.tp, a.tokens);
+}
+
+void write_table(const std::string& dir, const std::string& name, const std::string& text) {
+  std::filesystem::create_directories(dir);
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  io::write_file_atomically(path, text);
+  std::fprintf(stderr, "wrote %s\n", path.c_str());
+}
+
 int run(const Args& a) {
   std::optional<core::HardwareSpec> base;
   if (!a.base.empty()) base = io::load_hardware(a.base);
-  ct::Team team = make_team(a.gpus, a.max_bytes);
-  const bool lead = team.local.front().rank == 0;
-  io::HardwareCalibration cal;
+  std::vector<core::Collective> ops;
+  for (const auto& o : a.ops) ops.push_back(*core::parse<core::Collective>(o));
+  std::vector<core::Precision> precisions;
+  for (const auto& p : a.precisions) precisions.push_back(*core::parse<core::Precision>(p));
+  // GEMM shapes first: a bad model file stops the run before any GPU time is spent
+  const auto shapes = a.skip_gemm || a.self_check ? std::vector<calibrate::GemmShape>{} : gemm_shapes(a);
 
-  if (!a.skip_collectives && team.world >= 2) {
+  ct::World w = ct::make_world(a.gpus, static_cast<std::size_t>(a.sweep.max_bytes));
+  int failures = 0;
+  if (a.self_check) {
+    failures = ct::self_check(w, ops, precisions);
+    ct::free_world(w);
+    return failures == 0 ? 0 : 1;
+  }
+  io::HardwareCalibration cal;
+  std::string log;
+
+  if (!a.skip_collectives && w.size >= 2) {
+    std::vector<ct::Shape> groups;
+    for (const auto& s : a.shapes) groups.push_back(*ct::parse_shape(s));
+    if (groups.empty()) groups = ct::default_shapes(w);
     std::vector<calibrate::NcclRun> runs;
-    for (const auto& name : a.ops) {
-      auto op = core::parse<core::Collective>(name);
-      runs.push_back(ct::measure_collective(team, *op, a.min_bytes, a.max_bytes, a.factor, a.timing, lead));
-    }
-    auto fits = calibrate::fit_collectives(runs);
-    cal.collectives = calibrate::hardware_rows(fits);
-    if (lead) {
-      for (const auto& f : fits) {
-        std::printf("\n%s %s, %d ranks:\n", std::string(core::name(f.op)).c_str(),
-                    std::string(core::name(f.scope)).c_str(), f.ranks);
-        for (const auto& p : f.pieces) {
-          std::printf("  %s .. %s: alpha %.2f us, busbw %.2f GB/s, max error %.1f%%\n", size_text(p.first_bytes).c_str(),
-                      size_text(p.last_bytes).c_str(), p.alpha_s * 1e6, p.busbw_Bps / 1e9, 100 * p.max_abs_rel_error);
+    for (const auto& shape : groups) {
+      ct::Group g = ct::make_group(w, shape);
+      for (core::Collective op : ops) {
+        auto r = ct::measure_collective(w, g, op, a.sweep, a.timing);
+        if (w.lead) {
+          std::fputs(r.text.c_str(), stdout);
+          std::fflush(stdout);
+          log += r.text;
         }
-        for (const auto& n : f.notes) std::printf("  note: %s\n", n.c_str());
+        if (r.wrong == 0) {
+          runs.push_back(std::move(r.run));
+        } else {
+          ++failures;
+          if (w.lead)
+            std::fprintf(stderr, "ptdsim-calibrate: error: %s on %d x %d ranks computed %llu wrong elements: left out\n",
+                         std::string(core::name(op)).c_str(), shape.nodes, shape.per_node, r.wrong);
+        }
+      }
+      ct::free_group(g);
+    }
+    if (!runs.empty()) {
+      auto fits = calibrate::fit_collectives(runs);
+      cal.collectives = calibrate::hardware_rows(fits);
+      if (w.lead) {
+        for (const auto& f : fits) {
+          std::printf("\n%s %s, %d ranks (%d per node):\n", std::string(core::name(f.op)).c_str(),
+                      std::string(core::name(f.scope)).c_str(), f.ranks, f.ranks_per_node);
+          for (const auto& p : f.pieces)
+            std::printf("  %s .. %s: alpha %.2f us, busbw %.2f GB/s, max error %.1f%%\n", size_text(p.first_bytes).c_str(),
+                        size_text(p.last_bytes).c_str(), p.alpha_s * 1e6, p.busbw_Bps / 1e9, 100 * p.max_abs_rel_error);
+          for (const auto& n : f.notes) std::printf("  note: %s\n", n.c_str());
+        }
       }
     }
-  } else if (lead && !a.skip_collectives) {
+  } else if (w.lead && !a.skip_collectives) {
     std::printf("# one rank: no collectives to measure\n");
   }
 
   // Per-GPU rates: measured on rank 0's device only (every GPU of a node is the same part).
-  if (lead) {
-    const int dev = team.local.front().device;
-    const double copy = ct::measure_copy_Bps(dev, std::min(a.max_bytes, 1073741824.0), a.timing);
+  if (w.lead) {
+    const int dev = w.local.front().device;
+    const std::string gpu = w.members.front().gpu;
+    const double copy = ct::measure_copy_Bps(dev, std::min(a.sweep.max_bytes, 1073741824.0), a.timing);
     const double launch = ct::measure_launch_s(dev, a.timing);
-    std::printf("\n# device %d (%s): copy %.1f GB/s (read+write)", dev, team.gpu_name.c_str(), copy / 1e9);
+    std::printf("\n# device %d (%s): copy %.1f GB/s (read+write)", dev, gpu.c_str(), copy / 1e9);
     if (base) {
       cal.hbm_efficiency = std::min(1.0, copy / base->gpu.hbm_Bps);
       std::printf(" = %.3f of the %.0f GB/s datasheet", *cal.hbm_efficiency, base->gpu.hbm_Bps / 1e9);
@@ -172,51 +176,91 @@ int run(const Args& a) {
     std::printf("; smallest stream operation (launch overhead) %.2f us\n", launch * 1e6);
     cal.kernel_launch_s = launch;
 
+    std::vector<calibrate::GemmRow> gemm_rows;
     if (!a.skip_gemm) {
-      std::printf("\n# %-5s %6s %3s %6s %7s %7s %7s %9s %10s\n", "gemm", "hidden", "tp", "tokens", "m", "n", "k",
-                  "TFLOP/s", "efficiency");
-      for (const auto& pname : a.precisions) {
-        auto p = core::parse<core::Precision>(pname);
-        for (const auto& s : shapes(a)) {
-          std::string why;
-          const double rate = ct::measure_gemm(dev, *p, s, a.timing, why);
-          if (rate <= 0) {
-            std::printf("# %s %s: skipped, %s\n", pname.c_str(), s.name.c_str(), why.c_str());
-            break;  // the same reason holds for every shape of this precision
+      std::printf("\n# %-9s %6s %6s %3s %7s %7s %7s %9s %10s %5s  (%zu shapes, random normal inputs, fastest of up to "
+                  "%d cuBLASLt algorithms)\n",
+                  "gemm", "hidden", "ffn", "tp", "m", "n", "k", "TFLOP/s", "efficiency", "algos", shapes.size(), a.algos);
+      cudaDeviceProp prop{};
+      PTDSIM_CUDA(cudaGetDeviceProperties(&prop, dev));
+      unsigned long long seed = 1;
+      for (core::Precision p : precisions) {
+        if (const std::string why = ct::unsupported(p, prop.major * 10 + prop.minor); !why.empty()) {
+          std::printf("# %s: skipped, %s\n", std::string(core::name(p)).c_str(), why.c_str());
+          continue;
+        }
+        for (const auto& s : shapes) {
+          std::unique_ptr<ct::Gemm> made;
+          try {
+            made = std::make_unique<ct::Gemm>(dev, p, s.m, s.n, s.k, a.algos, a.timing, ++seed);
+          } catch (const ct::DeviceError& e) {
+            // a shape too large for this GPU's memory, say: the others still count
+            cudaGetLastError();
+            std::printf("# %s %s %lldx%lldx%lld: skipped, %s\n", std::string(core::name(p)).c_str(), s.op.c_str(), s.m,
+                        s.n, s.k, e.what());
+            continue;
           }
-          const double peak = base ? base->gpu.peak_flops[static_cast<std::size_t>(core::index(*p))] : 0;
-          std::printf("  %-5s %6d %3d %6d %7lld %7lld %7lld %9.1f", s.name.c_str(), s.hidden, s.tp, s.tokens, s.m, s.n,
-                      s.k, rate / 1e12);
+          ct::Gemm& gemm = *made;
+          if (!gemm.usable()) {
+            std::printf("# %s %s %lldx%lldx%lld: skipped, %s\n", std::string(core::name(p)).c_str(), s.op.c_str(), s.m,
+                        s.n, s.k, gemm.why_not().c_str());
+            continue;
+          }
+          const double seconds = gemm.seconds(a.timing);
+          const double rate = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / seconds;
+          gemm_rows.push_back({p, s, seconds, gpu});
+          const double peak = base ? base->gpu.peak_flops[static_cast<std::size_t>(core::index(p))] : 0;
+          std::printf("  %-9s %6d %6d %3d %7lld %7lld %7lld %9.1f", s.op.c_str(), s.hidden, s.ffn, s.tp, s.m, s.n, s.k,
+                      rate / 1e12);
           if (peak > 0) {
-            std::printf(" %10.3f %s\n", rate / peak, pname.c_str());
-            core::GemmEfficiency g;
-            g.precision = *p;
-            g.m = static_cast<double>(s.m);
-            g.n = static_cast<double>(s.n);
-            g.k = static_cast<double>(s.k);
-            g.efficiency = std::min(1.0, rate / peak);
-            cal.matmul_table.push_back(g);
+            std::printf(" %10.3f", rate / peak);
+            core::GemmEfficiency e;
+            e.precision = p;
+            e.m = static_cast<double>(s.m);
+            e.n = static_cast<double>(s.n);
+            e.k = static_cast<double>(s.k);
+            e.efficiency = std::min(1.0, rate / peak);
+            cal.matmul_table.push_back(e);
           } else {
-            std::printf(" %10s %s\n", "-", pname.c_str());
+            std::printf(" %10s", "-");
           }
+          std::printf(" %5d %s\n", gemm.candidates(), std::string(core::name(p)).c_str());
+          std::fflush(stdout);
         }
       }
     }
+
+    std::vector<calibrate::ContentionRow> contention;
+    if (!a.skip_contention) {
+      std::vector<int> blocks = a.blocks;
+      if (blocks.empty()) {
+        cudaDeviceProp prop{};
+        PTDSIM_CUDA(cudaGetDeviceProperties(&prop, dev));
+        blocks = {4, 8, 16, 32, prop.multiProcessorCount / 2, prop.multiProcessorCount};
+      }
+      contention = ct::measure_contention(dev, blocks, a.algos, a.timing, gpu);
+      std::printf("\n# contention: a bf16 GEMM beside a copy kernel on k thread blocks\n");
+      std::printf("#     m      n      k blocks  gemm_alone_us  gemm_with_copy_us  slowdown  copy_alone_GBps  "
+                  "copy_with_gemm_GBps\n");
+      for (const auto& r : contention)
+        std::printf("  %5lld  %5lld  %5lld  %5d  %13.1f  %17.1f  %8.3f  %15.1f  %19.1f\n", r.m, r.n, r.k, r.blocks,
+                    r.gemm_alone_s * 1e6, r.gemm_with_copy_s * 1e6, r.gemm_with_copy_s / r.gemm_alone_s,
+                    r.copy_alone_Bps / 1e9, r.copy_with_gemm_Bps / 1e9);
+    }
+
+    if (!a.tables.empty()) {
+      if (!gemm_rows.empty()) write_table(a.tables, "gemm.csv", calibrate::gemm_csv(gemm_rows));
+      if (!contention.empty()) write_table(a.tables, "contention.csv", calibrate::contention_csv(contention));
+      if (!log.empty()) write_table(a.tables, "collectives.log", log);
+    }
     if (!a.output.empty()) {
-      cal.comment = {"calibrated by ptdsim-calibrate on " + std::to_string(team.world) + " x " + team.gpu_name +
-                     " (docs/calibration.md)"};
+      cal.comment = {fmt::format("calibrated by ptdsim-calibrate on {} x {} (docs/calibration.md)", w.size, gpu)};
       io::write_calibrated_hardware(a.output, base ? std::optional<std::string>(a.base) : std::nullopt, cal);
       std::fprintf(stderr, "wrote %s\n", a.output.c_str());
     }
   }
-  for (auto& r : team.local) {
-    cudaSetDevice(r.device);
-    ncclCommDestroy(r.comm);
-    cudaFree(r.send);
-    cudaFree(r.recv);
-    cudaStreamDestroy(r.stream);
-  }
-  return 0;
+  ct::free_world(w);
+  return failures == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -225,42 +269,77 @@ int main(int argc, char** argv) {
 #ifdef PTDSIM_CALIBRATE_MPI
   MPI_Init(&argc, &argv);
 #endif
-  CLI::App app{"ptdsim-calibrate: measure collectives, GEMMs, copy bandwidth and launch overhead; write a hardware file"};
+  CLI::App app{"ptdsim-calibrate: measure collectives, GEMMs, copies, contention and launch overhead; write a "
+               "hardware file and kernel tables"};
   Args a;
-  app.add_option("--min-bytes", a.min_bytes, "smallest collective size")->capture_default_str();
-  app.add_option("--max-bytes", a.max_bytes, "largest collective size")->capture_default_str();
-  app.add_option("--factor", a.factor, "size step factor")->capture_default_str()->check(CLI::Range(1.01, 1e6));
-  app.add_option("--iters", a.timing.iters, "timed operations per batch")->capture_default_str();
-  app.add_option("--warmup", a.timing.warmup, "untimed operations first")->capture_default_str();
-  app.add_option("--repeats", a.timing.repeats, "batches; the median is reported")->capture_default_str();
+  app.add_option("--min-bytes", a.sweep.min_bytes, "smallest collective size")->capture_default_str();
+  app.add_option("--max-bytes", a.sweep.max_bytes, "largest collective size")->capture_default_str()
+      ->check(CLI::Range(8.0, 68719476736.0));
+  app.add_option("--factor", a.sweep.factor, "size step factor")->capture_default_str()->check(CLI::Range(1.01, 1e6));
+  app.add_option("--iters", a.timing.iters, "collectives and copies: timed operations per batch")->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", a.timing.warmup, "untimed operations first")->capture_default_str()->check(CLI::Range(0, 100000));
+  app.add_option("--repeats", a.timing.repeats, "batches; the median is reported")->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  double batch_ms = a.timing.batch_s * 1e3;
+  app.add_option("--batch-ms", batch_ms, "GEMMs and contention: iterations per batch fill about this long")
+      ->capture_default_str()->check(CLI::Range(0.0, 10000.0));
   app.add_option("--ops", a.ops, "collectives to measure")->capture_default_str();
-  app.add_option("--hidden", a.hidden, "model hidden sizes for the GEMM shapes")->capture_default_str();
+  app.add_option("--shapes", a.shapes, "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..)");
+  app.add_option("--models", a.models, "model files or directories whose layers give the GEMM shapes")
+      ->capture_default_str();
+  app.add_option("--hidden", a.hidden, "instead of --models: hidden sizes of plain layers (qkv 3h/t, fc1 4h/t)");
   app.add_option("--tp", a.tp, "tensor-parallel degrees for the GEMM shapes")->capture_default_str();
-  app.add_option("--tokens", a.tokens, "tokens per micro-batch (micro_batch x seq_len)")->capture_default_str();
+  app.add_option("--tokens", a.tokens, "tokens per micro-batch (micro_batch x seq_len) for the GEMM shapes")
+      ->capture_default_str();
   app.add_option("--precisions", a.precisions, "GEMM precisions (bf16 fp16 tf32 fp8 fp32)")->capture_default_str();
+  app.add_option("--algos", a.algos, "cuBLASLt heuristic candidates timed per GEMM shape")->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--blocks", a.blocks, "contention: thread blocks of the copy kernel (default 4 8 16 32 SMs/2 SMs)");
   app.add_option("--gpus", a.gpus, "GPUs to use in single-process mode (default: all visible)");
   app.add_option("--base", a.base, "hardware file to copy (its peak_tflops and hbm_gbs give the efficiencies)")
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", a.output, "hardware file to write (whole or not at all)");
-  app.add_flag("--skip-collectives", a.skip_collectives, "measure GEMMs, copy and launch only");
-  app.add_flag("--skip-gemm", a.skip_gemm, "measure collectives, copy and launch only");
+  app.add_option("--tables", a.tables, "directory for gemm.csv, contention.csv and collectives.log "
+                                       "(`ptdsim calibrate import-kernels` and import-nccl-tests read them)");
+  app.add_flag("--skip-collectives", a.skip_collectives, "no collectives");
+  app.add_flag("--skip-gemm", a.skip_gemm, "no GEMMs");
+  app.add_flag("--skip-contention", a.skip_contention, "no contention measurement");
+  app.add_flag("--self-check", a.self_check,
+               "check the verification, GEMM layout, random inputs and copy kernel on these GPUs, then exit");
   int status = 0;
+  bool lead = true;
   try {
     app.parse(argc, argv);
+    a.timing.batch_s = batch_ms * 1e-3;
     for (const auto& o : a.ops)
       if (!core::parse<core::Collective>(o)) throw core::ConfigError({"--ops", 0, 0}, "unknown collective '" + o + "'");
     for (const auto& p : a.precisions)
       if (!core::parse<core::Precision>(p)) throw core::ConfigError({"--precisions", 0, 0}, "unknown precision '" + p + "'");
+    for (const auto& s : a.shapes)
+      if (!ct::parse_shape(s))
+        throw core::ConfigError({"--shapes", 0, 0}, "'" + s + "' is not NODESxGPUS_PER_NODE with 2 or more ranks");
+#ifdef PTDSIM_CALIBRATE_MPI
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    lead = rank == 0;
+#endif
     status = run(a);
   } catch (const CLI::ParseError& e) {
     status = app.exit(e);
     if (status != 0) status = 2;
   } catch (const core::ConfigError& e) {
-    std::cerr << e.what() << "\n";
+    if (lead) std::cerr << e.what() << "\n";
     status = 2;
   } catch (const std::exception& e) {
     std::cerr << "ptdsim-calibrate: error: " << e.what() << "\n";
     status = 1;
+#ifdef PTDSIM_CALIBRATE_MPI
+    // the other processes may wait in a collective for this one: stop them all
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, status);
+#endif
   }
 #ifdef PTDSIM_CALIBRATE_MPI
   MPI_Finalize();

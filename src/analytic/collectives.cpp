@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/placement.hpp"
+#include "ptdsim/core/gpu_name.hpp"
+#include "ptdsim/core/names.hpp"
 
 namespace ptdsim::analytic {
 
@@ -95,26 +100,61 @@ double extra_latency(core::Collective op, const Group& g) {
   }
 }
 
-AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
-                     bool* found) {
-  // nearest rank count first (in log distance), then the row whose size range holds `bytes`, else
-  // the row whose range is closest to it
-  double best_rank_dist = INFINITY;
-  int best_ranks = 0;
+// How far a calibrated row's measurement is from a group: the rank count first (in log distance;
+// the larger count wins a tie), then the GPUs per node (equal before unknown before different),
+// then the GPU (the hardware's part before unknown before another part).
+struct Distance {
+  double ranks = INFINITY;
+  int per_node = 0, gpu = 0, larger = 0;
+  bool operator<(const Distance& o) const {
+    if (std::abs(ranks - o.ranks) > 1e-12) return ranks < o.ranks;
+    if (per_node != o.per_node) return per_node < o.per_node;
+    if (gpu != o.gpu) return gpu < o.gpu;
+    return larger < o.larger;
+  }
+};
+
+Distance distance(const core::HardwareSpec& hw, const core::CollectiveFit& r, const Group& g) {
+  Distance d;
+  d.ranks = std::abs(std::log(static_cast<double>(r.ranks) / g.ranks));
+  d.per_node = r.ranks_per_node == 0 ? 1 : r.ranks_per_node == g.ranks_per_node ? 0 : 2;
+  d.gpu = r.gpu.empty() ? 1 : core::same_gpu_part(r.gpu, hw.gpu.name) ? 0 : 2;
+  d.larger = -r.ranks;
+  return d;
+}
+
+bool same_measurement(const core::CollectiveFit& a, const core::CollectiveFit& b) {
+  return a.op == b.op && a.scope == b.scope && a.ranks == b.ranks && a.ranks_per_node == b.ranks_per_node &&
+         a.gpu == b.gpu;
+}
+
+// A row of the measurement (op, scope, ranks, ranks per node, GPU) nearest to the group; null
+// when the table has none for the op and the group's scope.
+const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Collective op, const Group& g) {
+  const core::CollectiveFit* best = nullptr;
+  Distance best_d;
   for (const auto& r : hw.collectives) {
     if (r.op != op || r.scope != g.scope || r.ranks <= 0) continue;
-    const double dist = std::abs(std::log(static_cast<double>(r.ranks) / g.ranks));
-    if (dist < best_rank_dist - 1e-12 || (std::abs(dist - best_rank_dist) <= 1e-12 && r.ranks > best_ranks)) {
-      best_rank_dist = dist;
-      best_ranks = r.ranks;
+    const Distance d = distance(hw, r, g);
+    if (!best || d < best_d) {
+      best = &r;
+      best_d = d;
     }
   }
-  *found = best_ranks > 0;
+  return best;
+}
+
+// Of the nearest measurement's rows, the one whose size range holds `bytes`, else the one whose
+// range is closest to it.
+AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
+                     bool* found) {
+  const core::CollectiveFit* m = measurement(hw, op, g);
+  *found = m != nullptr;
   AlphaBeta out;
-  if (!*found) return out;
+  if (!m) return out;
   double best_size_dist = INFINITY;
   for (const auto& r : hw.collectives) {
-    if (r.op != op || r.scope != g.scope || r.ranks != best_ranks) continue;
+    if (!same_measurement(r, *m)) continue;
     const double dist = bytes < r.min_bytes ? r.min_bytes - bytes : bytes > r.max_bytes ? bytes - r.max_bytes : 0;
     if (dist < best_size_dist) {
       best_size_dist = dist;
@@ -153,6 +193,88 @@ double collective_time(const core::HardwareSpec& hw, core::Collective op, double
   const AlphaBeta line = collective_line(hw, op, bytes, g);
   if (line.busbw_Bps <= 0) return line.alpha_s;
   return line.alpha_s + bytes * bus_factor(op, g.ranks) / line.busbw_Bps;
+}
+
+
+namespace {
+
+std::string say_ranks(int n, int per_node) {
+  std::string out = std::to_string(n) + (n == 1 ? " rank" : " ranks");
+  if (per_node > 0) out += ", " + std::to_string(per_node) + " per node";
+  return out;
+}
+
+// What a group's calibrated row does not match, or "" when it matches.
+std::string mismatches(const core::HardwareSpec& hw, const core::CollectiveFit& m, const Group& g) {
+  std::vector<std::string> why;
+  if (m.ranks != g.ranks) {
+    why.push_back("extrapolated from " + std::to_string(m.ranks) + " to " + std::to_string(g.ranks) +
+                  " ranks (the " + std::to_string(m.ranks) + "-rank alpha and busbw are used as they are)");
+  }
+  if (g.scope == core::Scope::inter) {
+    if (m.ranks_per_node == 0) {
+      why.push_back("the row does not record how many GPUs per node it was measured with");
+    } else if (m.ranks_per_node != g.ranks_per_node) {
+      std::string w = "measured with " + std::to_string(m.ranks_per_node) + " GPUs per node, the group has " +
+                      std::to_string(g.ranks_per_node);
+      if (m.ranks_per_node > g.ranks_per_node) {
+        w += " (NCCL spreads a node's traffic over one NIC per GPU in the group, so the measured busbw is "
+             "likely too fast for it)";
+      }
+      why.push_back(w);
+    }
+  }
+  if (!m.gpu.empty() && !core::same_gpu_part(m.gpu, hw.gpu.name)) {
+    why.push_back("measured on " + m.gpu + ", the hardware's GPU is " + hw.gpu.name);
+  }
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> collective_warnings(const core::Scenario& s) {
+  std::vector<std::string> out;
+  const auto& hw = s.hardware;
+  if (hw.collectives.empty()) return out;
+  const auto& p = s.parallel;
+  const bool moe = s.model.moe.has_value();
+  using C = core::Collective;
+  struct Use {
+    const char* group;
+    Group g;
+    std::vector<C> ops;
+  };
+  // The groups and collectives of docs/analytic.md "Communication": TP all-reduces (all-gather and
+  // reduce-scatter under sequence parallelism), CP ring sends, EP all-to-alls, the gradient
+  // reduction (reduce-scatter and all-gather under ZeRO), pipeline sends between neighbours.
+  const std::vector<C> grad_ops = p.zero == 0 ? std::vector<C>{C::all_reduce} : std::vector<C>{C::reduce_scatter, C::all_gather};
+  std::vector<Use> uses;
+  if (p.tp > 1)
+    uses.push_back({"tp", group_of(s, core::Dim::tp),
+                    p.sequence_parallel ? std::vector<C>{C::all_gather, C::reduce_scatter} : std::vector<C>{C::all_reduce}});
+  if (p.cp > 1) uses.push_back({"cp", group_of(s, core::Dim::cp), {C::send_recv}});
+  if (p.ep > 1 && moe) uses.push_back({"ep", group_of(s, core::Dim::ep), {C::all_to_all}});
+  if (const Group dp = grad_group(s, false); dp.ranks > 1) uses.push_back({"dp gradient", dp, grad_ops});
+  if (moe && p.ep > 1) {
+    if (const Group edp = grad_group(s, true); edp.ranks > 1) uses.push_back({"expert dp gradient", edp, grad_ops});
+  }
+  if (p.pp > 1) uses.push_back({"pp", pp_hop_group(s), {C::send_recv}});
+  for (const auto& u : uses) {
+    for (C op : u.ops) {
+      const core::CollectiveFit* m = measurement(hw, op, u.g);
+      if (!m) continue;
+      const std::string why = mismatches(hw, *m, u.g);
+      if (why.empty()) continue;
+      std::string w = std::string(core::name(op)) + " over the " + u.group + " group (" +
+                      say_ranks(u.g.ranks, u.g.ranks_per_node) + ", " + std::string(core::name(u.g.scope)) +
+                      ") uses the calibrated rows measured on " + say_ranks(m->ranks, m->ranks_per_node) +
+                      (m->gpu.empty() ? "" : ", " + m->gpu) + ": " + why;
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+    }
+  }
+  return out;
 }
 
 }  // namespace ptdsim::analytic

@@ -1,5 +1,6 @@
 #include "ptdsim/analytic/comm.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "ptdsim/analytic/placement.hpp"
@@ -35,6 +36,15 @@ Group grad_group(const core::Scenario& s, bool expert) {
   DimStride dims[2] = {cp, dp};
   if (dims[1].stride < dims[0].stride) std::swap(dims[0], dims[1]);
   return group_from(s, dims, 2);
+}
+
+Group pp_hop_group(const core::Scenario& s) {
+  const Group pp = group_of(s, core::Dim::pp);
+  Group hop;
+  hop.ranks = 2;
+  hop.scope = pp.scope;
+  hop.ranks_per_node = std::min(2, pp.ranks_per_node);
+  return hop;
 }
 
 double p2p_bytes(const core::Scenario& s) {

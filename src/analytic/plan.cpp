@@ -233,14 +233,8 @@ StepWork step_work(const core::Scenario& s) {
   const GpuParams dl = layer_params_per_gpu(s, false);
   const GpuParams ml = moe ? layer_params_per_gpu(s, true) : GpuParams{};  // (MoE layers only exist with moe)
 
-  // neighbouring pipeline ranks: one link of the pp group's kind
-  const Group pp = group_of(s, core::Dim::pp);
-  Group hop;
-  hop.ranks = 2;
-  hop.scope = pp.scope;
-  hop.ranks_per_node = std::min(2, pp.ranks_per_node);
   const double p2p = p2p_bytes(s);
-  const double p2p_s = par.pp > 1 ? collective_time(hw, core::Collective::send_recv, p2p, hop) : 0.0;
+  const double p2p_s = par.pp > 1 ? collective_time(hw, core::Collective::send_recv, p2p, pp_hop_group(s)) : 0.0;
 
   const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
   const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);

@@ -1,4 +1,5 @@
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -6,6 +7,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "ptdsim/io/html.hpp"
+#include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
@@ -31,6 +33,8 @@ std::vector<io::Override> parse_overrides(const std::vector<std::string>& sets) 
 
 void run(const EvaluateArgs& a) {
   const core::Scenario s = io::load_scenario(a.scenario, parse_overrides(a.sets));
+  // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
+  for (const auto& w : analytic::collective_warnings(s)) std::cerr << "ptdsim: warning: " << w << "\n";
   std::string trace;
   core::Timeline timeline;
   const bool html = a.out.format == "html";

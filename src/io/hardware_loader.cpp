@@ -58,6 +58,14 @@ std::vector<core::CollectiveFit> convert_collectives(const Fields& f) {
       fit.op = op;
       fit.scope = r.required_enumeration<core::Scope>("scope", 2);
       fit.ranks = static_cast<int>(r.required_integer("ranks", 1, kMaxGpus));
+      // what the row was measured on (docs/inputs.md "Collectives"): GPUs per node and the part
+      fit.ranks_per_node = static_cast<int>(r.integer("ranks_per_node", 1, kMaxGpus, 0));
+      if (fit.ranks_per_node > 0 &&
+          (fit.ranks % fit.ranks_per_node != 0 || (fit.scope == core::Scope::intra && fit.ranks_per_node != fit.ranks)))
+        fail(r.get("ranks_per_node")->value->mark,
+             r.path("ranks_per_node") + (fit.scope == core::Scope::intra ? " must equal ranks (" : " must divide ranks (") +
+                 std::to_string(fit.ranks) + ")" + (fit.scope == core::Scope::intra ? " for scope intra" : ""));
+      fit.gpu = r.string("gpu").value_or("");
       fit.alpha_s = r.required_number("alpha_us", Range::non_negative) * core::kMicro;
       fit.busbw_Bps = r.required_number("busbw_gbs", Range::positive) * core::kGB;
       fit.min_bytes = r.number("min_bytes", Range::non_negative, 0.0);

@@ -67,6 +67,8 @@ std::string collectives_yaml(const std::vector<core::CollectiveFit>& rows) {
       e << YAML::Flow << YAML::BeginMap;
       e << YAML::Key << "scope" << YAML::Value << std::string(core::name(r.scope));
       e << YAML::Key << "ranks" << YAML::Value << r.ranks;
+      if (r.ranks_per_node > 0) e << YAML::Key << "ranks_per_node" << YAML::Value << r.ranks_per_node;
+      if (!r.gpu.empty()) e << YAML::Key << "gpu" << YAML::Value << YAML::DoubleQuoted << r.gpu;
       e << YAML::Key << "alpha_us" << YAML::Value << num(r.alpha_s / core::kMicro);
       e << YAML::Key << "busbw_gbs" << YAML::Value << num(r.busbw_Bps / core::kGB);
       e << YAML::Key << "min_bytes" << YAML::Value << bytes(r.min_bytes);

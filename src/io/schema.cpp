@@ -67,7 +67,8 @@ const std::vector<std::string>& matmul_row_keys() {
   return k;
 }
 const std::vector<std::string>& collective_row_keys() {
-  static const std::vector<std::string> k{"scope", "ranks", "alpha_us", "busbw_gbs", "min_bytes", "max_bytes"};
+  static const std::vector<std::string> k{"scope",     "ranks",     "ranks_per_node", "gpu",
+                                          "alpha_us",  "busbw_gbs", "min_bytes",      "max_bytes"};
   return k;
 }
 const std::vector<std::string>& record_keys() {

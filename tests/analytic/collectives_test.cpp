@@ -153,3 +153,75 @@ TEST_CASE("analytic: calibrated rows override the link model", "[analytic][colle
           Approx(300e9).epsilon(1e-12));
   }
 }
+
+namespace {
+
+core::CollectiveFit measured_row(Collective op, core::Scope sc, int ranks, int per_node, const char* gpu,
+                                 double alpha, double bw) {
+  core::CollectiveFit f;
+  f.op = op;
+  f.scope = sc;
+  f.ranks = ranks;
+  f.ranks_per_node = per_node;
+  f.gpu = gpu;
+  f.alpha_s = alpha;
+  f.busbw_Bps = bw;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("analytic: of two measurements on the same rank count, the group's shape is preferred",
+          "[analytic][collectives]") {
+  auto hw = testing::dgx_a100_80g();
+  // 16 ranks across nodes, measured as 2 x 8 (NICs aggregated) and as 16 x 1 (one NIC each)
+  hw.collectives.push_back(measured_row(Collective::all_reduce, core::Scope::inter, 16, 8, "NVIDIA A100-SXM4-80GB", 40e-6, 190e9));
+  hw.collectives.push_back(measured_row(Collective::all_reduce, core::Scope::inter, 16, 1, "NVIDIA A100-SXM4-80GB", 60e-6, 23e9));
+  CHECK(collective_line(hw, Collective::all_reduce, 1e9, Group{16, core::Scope::inter, 1}).busbw_Bps ==
+        Approx(23e9).epsilon(1e-12));
+  CHECK(collective_line(hw, Collective::all_reduce, 1e9, Group{16, core::Scope::inter, 8}).busbw_Bps ==
+        Approx(190e9).epsilon(1e-12));
+  // a group of 4 per node matches neither: the rows of unknown shape would come next, then the
+  // first of the mismatched ones in table order
+  CHECK(collective_line(hw, Collective::all_reduce, 1e9, Group{16, core::Scope::inter, 4}).busbw_Bps ==
+        Approx(190e9).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: calibrated rows used outside what was measured are warned about", "[analytic][collectives]") {
+  auto s = testing::gpt3_1024();  // tp 8 (one node), dp 8 at stride 8 (1 per node), pp 16
+  s.parallel.sequence_parallel = false;
+  s.parallel.zero = 0;  // TP and DP both all-reduce
+  SECTION("no calibrated rows: nothing to say") { CHECK(collective_warnings(s).empty()); }
+  SECTION("rows that match the groups: nothing to say") {
+    s.hardware.collectives.push_back(
+        measured_row(Collective::all_reduce, core::Scope::intra, 8, 8, "NVIDIA A100-SXM4-80GB", 20e-6, 230e9));
+    s.hardware.collectives.push_back(
+        measured_row(Collective::all_reduce, core::Scope::inter, 8, 1, "NVIDIA A100-SXM4-80GB", 50e-6, 23e9));
+    CHECK(collective_warnings(s).empty());
+  }
+  SECTION("an 8-per-node log applied to the 1-per-node gradient group, a 2-GPU log to tp, another GPU") {
+    s.hardware.collectives.push_back(
+        measured_row(Collective::all_reduce, core::Scope::inter, 16, 8, "NVIDIA A100-SXM4-40GB", 40e-6, 190e9));
+    s.hardware.collectives.push_back(
+        measured_row(Collective::all_reduce, core::Scope::intra, 2, 2, "NVIDIA GeForce RTX 2080 Ti", 23e-6, 4e9));
+    const auto w = collective_warnings(s);
+    REQUIRE(w.size() == 2);
+    CHECK(w[0] ==
+          "all_reduce over the tp group (8 ranks, 8 per node, intra) uses the calibrated rows measured on 2 ranks, "
+          "2 per node, NVIDIA GeForce RTX 2080 Ti: extrapolated from 2 to 8 ranks (the 2-rank alpha and busbw are "
+          "used as they are); measured on NVIDIA GeForce RTX 2080 Ti, the hardware's GPU is A100-SXM4-80GB");
+    // A100 40GB against the A100 80GB file: the same part for collectives, no GPU complaint
+    CHECK(w[1] ==
+          "all_reduce over the dp gradient group (8 ranks, 1 per node, inter) uses the calibrated rows measured on "
+          "16 ranks, 8 per node, NVIDIA A100-SXM4-40GB: extrapolated from 16 to 8 ranks (the 16-rank alpha and "
+          "busbw are used as they are); measured with 8 GPUs per node, the group has 1 (NCCL spreads a node's "
+          "traffic over one NIC per GPU in the group, so the measured busbw is likely too fast for it)");
+  }
+  SECTION("pipeline sends use the 2-rank hop; rows of unknown shape say so") {
+    s.hardware.collectives.push_back(measured_row(Collective::send_recv, core::Scope::inter, 2, 0, "", 30e-6, 23e9));
+    const auto w = collective_warnings(s);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0] == "send_recv over the pp group (2 ranks, 1 per node, inter) uses the calibrated rows measured on "
+                  "2 ranks: the row does not record how many GPUs per node it was measured with");
+  }
+}

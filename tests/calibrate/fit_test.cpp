@@ -156,3 +156,83 @@ TEST_CASE("calibrate: the 2 x 2080 Ti all_reduce fit, by hand", "[calibrate][fit
   // alpha: the small-size plateau of the log is 11.6-12.9 us; the first piece's alpha sits in it
   CHECK(fits[0].pieces.front().alpha_s == Approx(12e-6).epsilon(0.05));
 }
+
+TEST_CASE("calibrate: from 1 MiB up, every fixture's median time error is within 5% and its worst within 15%",
+          "[calibrate][fit][fixtures]") {
+  // The issue's acceptance figures, per log: |fitted - measured| / measured over the sizes >= 1 MiB
+  // (the faster half of each row). Measured (docs/calibration.md): median 0.0-2.8%, worst 0.0-7.9%. The erratic CSCS
+  // sockets log is left out: its own times disagree by 60% between neighbouring sizes.
+  const char* files[] = {
+      "autodl-2x2080ti-pcie-noP2P-allgather.txt", "autodl-2x2080ti-pcie-noP2P-allreduce.txt",
+      "autodl-2x2080ti-pcie-noP2P-alltoall.txt",  "autodl-2x2080ti-pcie-noP2P-broadcast.txt",
+      "autodl-2x2080ti-pcie-noP2P-reduce.txt",    "oci-a100-2x8-roce-allreduce-ring-newfmt.txt",
+      "oci-a100-2x8-roce-allreduce.txt",          "oci-gb200-2x4-mnnvl-allreduce-tailonly.txt",
+      "oci-gb200-32x4-2racks-allreduce.txt",      "cscs-gh200-2x1-slingshot-allreduce.txt",
+      "cscs-gh200-2x4-slingshot-allreduce.txt",
+  };
+  for (const char* file : files) {
+    INFO(file);
+    calibrate::ParseOptions o;
+    if (std::string(file).find("tailonly") != std::string::npos) o.scope = Scope::intra;
+    auto fits = calibrate::fit_collectives(calibrate::read_nccl_tests(fixture(file), o));
+    REQUIRE(fits.size() == 1);
+    std::vector<double> errors;
+    for (const auto& p : fits[0].points) {
+      if (p.size_bytes >= 1048576) errors.push_back(std::abs(p.rel_error));
+    }
+    REQUIRE(!errors.empty());
+    std::sort(errors.begin(), errors.end());
+    const std::size_t n = errors.size();
+    const double median = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+    CHECK(median <= 0.05);
+    CHECK(errors.back() <= 0.15);
+  }
+}
+
+TEST_CASE("calibrate: a spike (a size slower than the next larger one) is left out of the fit",
+          "[calibrate][fit][fixtures]") {
+  // The CSCS sockets log: 512 B takes 163.2 us against 59.31 us at 1 KiB, 1 MiB 1478.9 us against
+  // 899.8 us at 2 MiB. Both are dropped and reported; the fit uses the other 23 sizes.
+  auto fits = calibrate::fit_collectives(
+      calibrate::read_nccl_tests(fixture("cscs-gh200-2x4-sockets-allreduce-erratic.txt")));
+  REQUIRE(fits.size() == 1);
+  std::vector<double> dropped;
+  for (const auto& p : fits[0].points) {
+    if (p.dropped) dropped.push_back(p.size_bytes);
+  }
+  CHECK(dropped == std::vector<double>{512, 1048576});
+  CHECK(fits[0].points.size() == 25);
+  CHECK(std::any_of(fits[0].notes.begin(), fits[0].notes.end(), [](const std::string& n) {
+    return n == "left out of the fit: 512 B (163.20 us), 1 MiB (1478.90 us), slower by more than 25% than the next "
+                "larger size (a spike in the run, not the link)";
+  }));
+  // no clean fixture has a spike: nothing is dropped there
+  auto clean = calibrate::fit_collectives(calibrate::read_nccl_tests(fixture("oci-a100-2x8-roce-allreduce.txt")));
+  CHECK(std::none_of(clean[0].points.begin(), clean[0].points.end(), [](const auto& p) { return p.dropped; }));
+}
+
+TEST_CASE("calibrate: thousands of distinct sizes fit in linear time, exactly where the data is a line",
+          "[calibrate][fit][hostile]") {
+  // Issue 17: 1,000 sizes took 2.7 s, 4,000 over 60 s. Two exact regimes over 4,000 linearly spaced
+  // sizes (64 KiB steps): breakpoints are searched among 64 candidates, and the regime change lies
+  // on one of them (size index 2000 = 125 x 16), so the fit is exact.
+  calibrate::NcclRun run;
+  run.file = "many.log";
+  run.line = 1;
+  run.op = Collective::all_reduce;
+  run.ranks = 2;
+  for (int i = 1; i <= 4000; ++i) {
+    calibrate::NcclRow r;
+    r.size_bytes = 65536.0 * i;
+    r.line = i;
+    r.out_of_place.time_s = r.in_place.time_s =
+        i <= 2000 ? 10e-6 + r.size_bytes / 20e9 : 50e-6 + r.size_bytes / 200e9;
+    run.rows.push_back(r);
+  }
+  auto fits = calibrate::fit_collectives({run});
+  REQUIRE(fits.size() == 1);
+  CHECK(fits[0].points.size() == 4000);
+  CHECK(fits[0].pieces.size() == 2);
+  CHECK(fits[0].max_abs_rel_error < 1e-9);
+  CHECK(fits[0].pieces[1].busbw_Bps == Approx(200e9).epsilon(1e-9));
+}

@@ -103,3 +103,24 @@ TEST_CASE("calibrate: without a base the file is a marked collectives-only fragm
   // a fragment is no hardware file: loading it names the missing gpu section
   CHECK_THROWS(io::load_hardware_from_string(yaml, "fragment.yaml"));
 }
+
+TEST_CASE("calibrate: a row records the GPU and ranks per node it was measured with, and loads back",
+          "[calibrate][writer]") {
+  auto c = two_pieces();
+  for (auto& r : c.collectives) {
+    r.ranks_per_node = 8;
+    r.gpu = "NVIDIA A100-SXM4-40GB";
+  }
+  const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-40g.yaml");
+  const std::string merged = io::merge_calibration(base, "dgx-a100-40g.yaml", c);
+  CHECK(merged.find("    - {scope: inter, ranks: 16, ranks_per_node: 8, gpu: \"NVIDIA A100-SXM4-40GB\", alpha_us: 36.92, "
+                    "busbw_gbs: 1.38, min_bytes: 0, max_bytes: 16384}\n") != std::string::npos);
+  auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  REQUIRE(hw.collectives.size() == 2);
+  CHECK(hw.collectives[1].ranks_per_node == 8);
+  CHECK(hw.collectives[1].gpu == "NVIDIA A100-SXM4-40GB");
+  // rows without them (older files) load with 0 and "": unknown
+  const auto old = io::load_hardware_from_string(io::merge_calibration(base, "dgx-a100-40g.yaml", two_pieces()), "old.yaml");
+  CHECK(old.collectives[0].ranks_per_node == 0);
+  CHECK(old.collectives[0].gpu.empty());
+}

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "ptdsim/calibrate/fit.hpp"
 #include "ptdsim/calibrate/nccl_log.hpp"
@@ -41,6 +44,22 @@ const std::string kRow2 =
     "     2097152        524288     float     sum      -1    30.00   69.91   69.91      0    30.00   69.91   69.91      0\n";
 const std::string kFooter = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 61.17\n#\n";
 
+// A 2022+ all_reduce row on 2 ranks (F = 1): 10 us + size / 100 GB/s.
+std::string fmt_row(double size) {
+  const double t_us = 10 + size / 100e9 * 1e6;
+  const double bw = size / (t_us * 1e-6) / 1e9;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%12.0f  %12.0f     float     sum      -1  %7.2f  %6.2f  %6.2f      0  %7.2f  %6.2f  %6.2f      0\n",
+                size, size / 4, t_us, bw, bw, t_us, bw, bw);
+  return buf;
+}
+
+ParseOptions scope_intra() {
+  ParseOptions o;
+  o.scope = Scope::intra;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("calibrate: every fixture log parses to its collective, ranks and scope", "[calibrate][nccl]") {
@@ -62,6 +81,9 @@ TEST_CASE("calibrate: every fixture log parses to its collective, ranks and scop
       {"oci-a100-2x8-roce-allreduce-ring-newfmt.txt", Collective::all_reduce, 16, Scope::inter, 2},
       {"oci-a100-2x8-roce-allreduce.txt", Collective::all_reduce, 16, Scope::inter, 31},
       {"oci-gb200-32x4-2racks-allreduce.txt", Collective::all_reduce, 128, Scope::inter, 33},
+      {"cscs-gh200-2x1-slingshot-allreduce.txt", Collective::all_reduce, 2, Scope::inter, 8},
+      {"cscs-gh200-2x4-slingshot-allreduce.txt", Collective::all_reduce, 8, Scope::inter, 25},
+      {"cscs-gh200-2x4-sockets-allreduce-erratic.txt", Collective::all_reduce, 8, Scope::inter, 25},
   };
   for (const auto& c : cases) {
     INFO(c.file);
@@ -197,13 +219,15 @@ TEST_CASE("calibrate: error messages name file:line and say what is wrong", "[ca
   SECTION("not nccl-tests output") {
     CHECK(message_of("hello\nworld\n", "notes.txt") ==
           "notes.txt:1:1: error: not nccl-tests output: no result table (neither a '#  size  count  type ...' "
-          "column header nor rows of 12 or 13 columns)\nhello\n^");
+          "column header nor rows of 11 to 13 columns)\nhello\n^");
   }
-  SECTION("truncated at a line boundary: no footer") {
+  SECTION("truncated at a line boundary: sizes stop before the header's maxBytes, no footer") {
+    // the header asks for 1 MiB .. 2 MiB by factor 2; the table stops at 1 MiB
     CHECK(message_of(kHeader + kRow1, "cut.log") ==
-          "cut.log:8:1: error: the result table starting here has no '# Avg bus bandwidth' footer: the log was "
-          "cut short\n#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-          "time   algbw   busbw #wrong\n^");
+          "cut.log:8:1: error: the result table starting here stops at 1048576 bytes (line 10), short of the "
+          "2097152 bytes its sweep ends at (maxBytes 2097152, line 1), and has no '# Avg bus bandwidth' footer: "
+          "the log was cut short\n#       size         count      type   redop    root     time   algbw   busbw "
+          "#wrong     time   algbw   busbw #wrong\n^");
   }
   SECTION("truncated inside a row") {
     CHECK(message_of(kHeader + kRow1 + "     2097152        524288     float     sum      -1    30.00", "cut.log") ==
@@ -239,4 +263,180 @@ TEST_CASE("calibrate: error messages name file:line and say what is wrong", "[ca
     auto runs = calibrate::parse_nccl_tests(header + gather_row + kFooter, "ag.log", o);
     CHECK(runs.at(0).ranks == 2);  // size / (count * 4) = 2097152 / (262144 * 4)
   }
+}
+
+TEST_CASE("calibrate: a complete table without its footer is used, with a warning", "[calibrate][nccl]") {
+  SECTION("the header's maxBytes is reached") {
+    auto runs = calibrate::parse_nccl_tests(kHeader + kRow1 + kRow2, "nofooter.log");
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].rows.size() == 2);
+    REQUIRE(runs[0].warnings.size() == 1);
+    CHECK(runs[0].warnings[0] ==
+          "nofooter.log:8:1: warning: the result table starting here has no '# Avg bus bandwidth' footer (it ends "
+          "at the end of the file); its sizes reach 2097152 bytes, the end of the sweep (maxBytes 2097152, line 1), "
+          "so it is complete and is used");
+  }
+  SECTION("the next run's header ends it") {
+    auto runs = calibrate::parse_nccl_tests(kHeader + kRow1 + kRow2 + kHeader + kRow1 + kRow2 + kFooter, "two.log");
+    REQUIRE(runs.size() == 2);
+    REQUIRE(runs[0].warnings.size() == 1);
+    CHECK(runs[0].warnings[0].find("(it ends at the next run's header at line 12)") != std::string::npos);
+    CHECK(runs[1].warnings.empty());
+  }
+  SECTION("no header: the command line's -e counts, in nccl-tests' units (8M = 8 MiB)") {
+    std::string rows;
+    for (double s = 1048576; s <= 8388608; s *= 2) {
+      rows += fmt_row(s);
+    }
+    const std::string prompt = "$ mpirun -np 2 ./build/all_reduce_perf -b 1M -e 8M -f 2 -g 1\n";
+    auto runs = calibrate::parse_nccl_tests(prompt + rows, "tail.log", scope_intra());
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].rows.size() == 4);
+    CHECK(runs[0].warnings.size() == 1);
+    // the same sweep cut after 4 MiB is refused at its first row
+    const std::string cut = rows.substr(0, rows.rfind(fmt_row(8388608)));
+    CHECK(message_of(prompt + cut, "tail.log", scope_intra())
+              .find("tail.log:2:1: error: the result table starting here stops at 4194304 bytes (line 4), short "
+                    "of the 8388608 bytes its sweep ends at (maxBytes 8388608, line 1)") == 0);
+  }
+  SECTION("a linear sweep (-i) ends at the last step below maxBytes") {
+    // 1 GiB .. 10 GiB in steps of 9 GiB: the sizes are 1 GiB and 10 GiB (the ring fixture's sweep)
+    const std::string header =
+        "# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 10737418240 step: 9663676416(bytes) warmup iters: 1\n"
+        "#  Rank  0 Group  0 Pid  1 on node0 device  0 [0x1b] NVIDIA H100\n"
+        "#  Rank  1 Group  0 Pid  1 on node0 device  1 [0x1c] NVIDIA H100\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    auto runs = calibrate::parse_nccl_tests(header + fmt_row(1073741824.0) + fmt_row(10737418240.0), "lin.log");
+    CHECK(runs.at(0).warnings.size() == 1);
+    CHECK(message_of(header + fmt_row(1073741824.0), "lin.log").find("stops at 1073741824 bytes") !=
+          std::string::npos);
+  }
+  SECTION("'Reducing maxBytes' lowers the end of the sweep") {
+    const std::string reduced = "# Reducing maxBytes to 1048576 due to memory limitation\n";
+    auto runs = calibrate::parse_nccl_tests(kHeader + reduced + kRow1, "reduced.log");
+    CHECK(runs.at(0).rows.size() == 1);
+    CHECK(runs.at(0).warnings.size() == 1);
+  }
+  SECTION("nothing states maxBytes: used as it is, with a warning that says it could not be checked") {
+    auto runs = calibrate::parse_nccl_tests(fmt_row(1048576) + fmt_row(2097152), "bare.log", scope_intra());
+    REQUIRE(runs.at(0).warnings.size() == 1);
+    CHECK(runs[0].warnings[0] ==
+          "bare.log:1:1: warning: the result table starting here has no '# Avg bus bandwidth' footer (it ends at "
+          "the end of the file), and the log states no maxBytes (a '# nThread' line or an -e option) to check its "
+          "sizes against: it is used as it is, up to 2097152 bytes; make sure the paste was not cut short");
+  }
+}
+
+TEST_CASE("calibrate: every fixture without its footer is still read, and cut short it is refused",
+          "[calibrate][nccl][fixtures]") {
+  // Each complete fixture, its '# Avg bus bandwidth' line (and what follows) removed: the same rows
+  // with a warning. The same fixture with its last two rows removed as well: refused, except the
+  // 2-rack GB200 log, which states no maxBytes anywhere (no '# nThread' line, no command).
+  const char* files[] = {
+      "autodl-2x2080ti-pcie-noP2P-allgather.txt", "autodl-2x2080ti-pcie-noP2P-allreduce.txt",
+      "autodl-2x2080ti-pcie-noP2P-alltoall.txt",  "autodl-2x2080ti-pcie-noP2P-broadcast.txt",
+      "autodl-2x2080ti-pcie-noP2P-reduce.txt",    "oci-a100-2x8-roce-allreduce-ring-newfmt.txt",
+      "oci-a100-2x8-roce-allreduce.txt",          "oci-gb200-2x4-mnnvl-allreduce-tailonly.txt",
+      "oci-gb200-32x4-2racks-allreduce.txt",      "cscs-gh200-2x1-slingshot-allreduce.txt",
+      "cscs-gh200-2x4-slingshot-allreduce.txt",   "cscs-gh200-2x4-sockets-allreduce-erratic.txt",
+  };
+  for (const char* file : files) {
+    INFO(file);
+    std::ifstream in(fixture(file));
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ParseOptions o;
+    o.scope = Scope::intra;  // the tail-only file needs it; the others say where they ran
+    const auto full = calibrate::read_nccl_tests(fixture(file), std::string(file).find("tailonly") != std::string::npos
+                                                                    ? o
+                                                                    : ParseOptions{});
+    std::size_t footer = 0;
+    while (footer < lines.size() && lines[footer].find("Avg bus bandwidth") == std::string::npos) ++footer;
+    REQUIRE(footer < lines.size());
+    std::size_t last_row = footer;
+    while (last_row > 0 && lines[last_row - 1].find("Out of bounds") != std::string::npos) --last_row;
+    std::string no_footer;
+    for (std::size_t i = 0; i < last_row; ++i) no_footer += lines[i] + "\n";
+    const auto& opts = std::string(file).find("tailonly") != std::string::npos ? o : ParseOptions{};
+    auto runs = calibrate::parse_nccl_tests(no_footer, file, opts);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].rows.size() == full[0].rows.size());
+    CHECK(runs[0].warnings.size() == 1);
+    // two rows fewer (the ring fixture has only two: one fewer)
+    std::size_t drop = full[0].rows.size() > 2 ? 2 : 1;
+    std::string cut;
+    std::size_t rows_seen = 0;
+    for (std::size_t i = 0; i < last_row; ++i) {
+      const bool is_row = lines[i].find_first_not_of(' ') != std::string::npos &&
+                          std::isdigit(static_cast<unsigned char>(lines[i][lines[i].find_first_not_of(' ')]));
+      if (is_row && lines[i].find("NCCL") == std::string::npos && ++rows_seen > full[0].rows.size() - drop) break;
+      cut += lines[i] + "\n";
+    }
+    if (std::string(file) == "oci-gb200-32x4-2racks-allreduce.txt") {
+      auto kept = calibrate::parse_nccl_tests(cut, file, opts);
+      CHECK(kept.at(0).warnings.at(0).find("states no maxBytes") != std::string::npos);
+    } else {
+      CHECK(message_of(cut, file, opts).find("the log was cut short") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("calibrate: the ranks per node and the GPU of a run", "[calibrate][nccl]") {
+  SECTION("inside a node: all of them") {
+    auto runs = calibrate::read_nccl_tests(fixture("autodl-2x2080ti-pcie-noP2P-allreduce.txt"));
+    CHECK(runs.at(0).ranks_per_node == 2);
+    CHECK(runs[0].gpu == "NVIDIA GeForce RTX 2080 Ti");
+  }
+  SECTION("across nodes, from a complete device list: 16 ranks on 2 hosts") {
+    auto runs = calibrate::read_nccl_tests(fixture("oci-a100-2x8-roce-allreduce.txt"));
+    CHECK(runs.at(0).ranks_per_node == 8);
+    CHECK(runs[0].gpu == "NVIDIA A100-SXM4-40GB");
+  }
+  SECTION("a cut device list leaves it unknown unless given") {
+    auto runs = calibrate::read_nccl_tests(fixture("oci-gb200-32x4-2racks-allreduce.txt"));
+    CHECK(runs.at(0).ranks_per_node == 0);
+    ParseOptions o;
+    o.ranks_per_node = 4;
+    CHECK(calibrate::read_nccl_tests(fixture("oci-gb200-32x4-2racks-allreduce.txt"), o).at(0).ranks_per_node == 4);
+    o.ranks_per_node = 3;
+    CHECK_THROWS_WITH(calibrate::read_nccl_tests(fixture("oci-gb200-32x4-2racks-allreduce.txt"), o),
+                      Catch::Contains("error: the ranks per node given (3) do not fit the 128 ranks across nodes"));
+  }
+}
+
+TEST_CASE("calibrate: a log pasted from a rendered page lost the '#' of its header lines", "[calibrate][nccl]") {
+  // Markdown turns "# nThread ..." into a heading; what a reader copies back has no '#'. The
+  // header, the device list and the column names are still recognised.
+  std::string text;
+  std::size_t start = 0;
+  const std::string body = kHeader + kRow1 + kRow2 + kFooter;
+  while (start < body.size()) {
+    const auto nl = body.find('\n', start);
+    std::string line = body.substr(start, nl - start);
+    if (!line.empty() && line[0] == '#') line = line.substr(1);
+    text += line + "\n";
+    start = nl + 1;
+  }
+  auto runs = calibrate::parse_nccl_tests(text, "rendered.log");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].ranks == 2);
+  CHECK(runs[0].scope == Scope::intra);  // from the device list
+  CHECK(runs[0].gpu == "NVIDIA H100");
+  CHECK(runs[0].rows.size() == 2);
+}
+
+TEST_CASE("calibrate: the 11-column tables of 2018-2019 (no op column) are read without a header",
+          "[calibrate][nccl]") {
+  // size count type, then time algbw busbw error for each half (nccl-tests issue #44's layout);
+  // all_gather on 2 ranks: count = size / 4 / 2
+  const std::string rows =
+      "     1048576        131072   float    20.00   52.43   26.21  0e+00    20.00   52.43   26.21  0e+00\n"
+      "     2097152        262144   float    30.00   69.91   34.95  0e+00    30.00   69.91   34.95  0e+00\n";
+  ParseOptions o;
+  o.op = Collective::all_gather;
+  o.scope = Scope::intra;
+  auto runs = calibrate::parse_nccl_tests(rows, "old.log", o);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].ranks == 2);
+  CHECK(runs[0].rows[1].out_of_place.time_s == Approx(30e-6).epsilon(1e-12));
 }

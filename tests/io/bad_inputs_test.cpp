@@ -48,6 +48,14 @@ const Case kCases[] = {
      "{data}/bad/hardware_collective_unknown_op.yaml:5:3: error: unknown key 'allreduce' in hardware.collectives; did you mean 'all_reduce'?\n"
      "  allreduce:\n"
      "  ^"},
+    {"hardware_collective_intra_per_node.yaml",
+     "{data}/bad/hardware_collective_intra_per_node.yaml:6:48: error: hardware.collectives.all_reduce[0].ranks_per_node must equal ranks (8) for scope intra\n"
+     "    - {scope: intra, ranks: 8, ranks_per_node: 4, alpha_us: 20, busbw_gbs: 230}\n"
+     "                                               ^"},
+    {"hardware_collective_ranks_per_node.yaml",
+     "{data}/bad/hardware_collective_ranks_per_node.yaml:6:49: error: hardware.collectives.all_reduce[0].ranks_per_node must divide ranks (16)\n"
+     "    - {scope: inter, ranks: 16, ranks_per_node: 3, alpha_us: 40, busbw_gbs: 190}\n"
+     "                                                ^"},
     {"hardware_comm_sms_above_sms.yaml",
      "{data}/bad/hardware_comm_sms_above_sms.yaml:7:13: error: hardware.gpu.comm_sms must be below hardware.gpu.sms (108)\n"
      "  comm_sms: 108\n"

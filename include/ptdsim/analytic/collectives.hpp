@@ -1,4 +1,7 @@
 #pragma once
+#include <string>
+#include <vector>
+
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/parallel.hpp"
 #include "ptdsim/core/scenario.hpp"
@@ -18,8 +21,9 @@ struct Group {
 Group group_of(const core::Scenario& s, core::Dim dim);
 
 // The alpha-beta line a collective follows: time = alpha_s + bytes * bus_factor / busbw_Bps.
-// From the calibrated `collectives:` table when the hardware has a matching row (op, scope; nearest
-// rank count; the size range holding `bytes`), else from the link model: the group's slowest link
+// From the calibrated `collectives:` table when the hardware has a row for the op and the group's
+// scope (the measurement nearest the group: rank count, then GPUs per node, then GPU; of its rows
+// the size range holding `bytes`), else from the link model: the group's slowest link
 // (NVLink inside a node, the NIC share across nodes) times its efficiency, and the measured
 // latency of the smallest group (8 GPUs; 2 nodes) plus NCCL's hop latencies for the steps a
 // larger ring or tree adds.
@@ -33,5 +37,11 @@ AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, dou
 // Time of one collective moving `bytes` per rank (nccl-tests' "size"), seconds. 0 for one rank.
 double collective_time(const core::HardwareSpec& hw, core::Collective op, double bytes,
                        const Group& g);
+
+// One line per calibrated measurement that a communication group of the scenario (tp, cp, ep, the
+// dp gradient groups, the pp neighbours) uses although it was measured on another rank count
+// (saying what was extrapolated), another number of GPUs per node, or another GPU. Empty when the
+// hardware has no calibrated rows or every group matches its rows (docs/calibration.md).
+std::vector<std::string> collective_warnings(const core::Scenario& s);
 
 }  // namespace ptdsim::analytic

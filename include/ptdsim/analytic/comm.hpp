@@ -9,6 +9,10 @@ namespace ptdsim::analytic {
 // data and context parallel ranks), dp*cp/ep for expert parameters.
 Group grad_group(const core::Scenario& s, bool expert = false);
 
+// Two neighbouring pipeline ranks: a 2-rank group of the pp group's scope, which pipeline sends
+// run over.
+Group pp_hop_group(const core::Scenario& s);
+
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)

@@ -12,7 +12,11 @@
 // much as an 8 GiB bandwidth-bound one). NCCL switches protocol (LL, LL128, Simple) and algorithm
 // with size, so one line rarely holds from 8 B to GiBs: the sizes are split into at most
 // `max_pieces` contiguous ranges, each with its own line, choosing the split that minimises the
-// largest relative error (exhaustive dynamic programming over the breakpoints).
+// largest relative error (dynamic programming over the breakpoints: exact up to 64 distinct sizes,
+// beyond that over 64 evenly spaced candidate breakpoints, so time and memory stay linear in the
+// number of rows). A size whose time exceeds the next larger size's by more than 25% is a spike in
+// the run and is left out (reported, with its error against the fit). Bad input throws
+// core::ConfigError and nothing else.
 namespace ptdsim::calibrate {
 
 struct FitOptions {
@@ -26,7 +30,8 @@ struct FitPoint {
   double measured_s = 0;
   double fitted_s = 0;
   double rel_error = 0;  // (fitted - measured) / measured
-  int piece = 0;
+  int piece = 0;      // -1 for a dropped point
+  bool dropped = false;  // a spike left out of the fit (slower than the next larger size by > 25%)
   std::string file;
   int line = 0;
 };
@@ -47,6 +52,8 @@ struct CollectiveFitResult {
   core::Collective op = core::Collective::all_reduce;
   core::Scope scope = core::Scope::intra;
   int ranks = 0;
+  int ranks_per_node = 0;  // as measured; 0 when the logs do not tell
+  std::string gpu;         // the device list's GPU name; "" when the logs do not tell
   std::vector<FitPiece> pieces;
   std::vector<FitPoint> points;  // by size
   double max_abs_rel_error = 0;
@@ -54,9 +61,9 @@ struct CollectiveFitResult {
   std::vector<std::string> notes;
 };
 
-// One fit per (collective, scope, ranks) found in the runs; runs with the same key are pooled.
-// Throws core::ConfigError for a run that cannot be fitted: one rank (busbw is meaningless), fewer
-// than two distinct non-zero sizes.
+// One fit per (collective, scope, ranks, ranks per node, GPU) found in the runs; runs with the same
+// key are pooled. Throws core::ConfigError for a run that cannot be fitted: one rank (busbw is
+// meaningless), no row with a size and a time above 0, fewer than two distinct non-zero sizes.
 std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& runs,
                                                  const FitOptions& options = {});
 

@@ -7,10 +7,18 @@
 
 // Reading nccl-tests output (github.com/NVIDIA/nccl-tests): the 2017, 2019-2022 and 2022+ column
 // layouts, srun/Open MPI prefixes, noise lines, several runs per file and "tail-only" pastes that
-// lost their header. Everything that is not a result table is skipped; a result table that is cut
-// short, reports wrong elements or cannot be attributed to a collective throws core::ConfigError
-// naming file:line:col. Format notes: tests/data/nccl-tests/README.md.
+// lost their header. Everything that is not a result table is skipped. Format notes:
+// tests/data/nccl-tests/README.md; the rules: docs/calibration.md "Reading nccl-tests logs".
+//
+// Bad input: parse_nccl_tests and read_nccl_tests throw core::ConfigError (file:line:col and the
+// offending line) and nothing else for any text whatsoever -- a result table cut short, wrong
+// elements, a number out of range, a table no collective can be attributed to. Their memory and
+// time grow linearly with the text. A fuzzer may call parse_nccl_tests(text, name) directly.
 namespace ptdsim::calibrate {
+
+// The largest rank index a log may name (the same bound as a hardware file's GPU counts). A
+// larger "Rank" or root is refused rather than overflowing an int.
+inline constexpr int kMaxRanks = 1 << 24;
 
 // One half of a result row (out-of-place or in-place), in SI units.
 struct NcclMeasure {
@@ -30,7 +38,8 @@ struct NcclRow {
   NcclMeasure in_place;
   // The time the fit uses: the faster of the two halves. Interference (another job, a page fault,
   // a clock change) only ever slows an iteration down, so the minimum is the reproducible value;
-  // it also drops one-off outliers such as the broadcast fixture's in-place 288 us at 1 MiB.
+  // it also drops one-off outliers such as the broadcast fixture's in-place 288 us at 1 MiB. A
+  // half printed as 0 measured nothing and is passed over; 0 when both are.
   double time_s() const;
 };
 
@@ -44,10 +53,12 @@ struct NcclRun {
   core::Scope scope = core::Scope::intra;
   int hosts = 0;                // distinct hosts in the device list; 0 when there is none
   int listed_ranks = 0;         // "# Rank" lines; fewer than `ranks` when the paste cut the list
+  int ranks_per_node = 0;       // GPUs of the run on each node; 0 when the log does not tell
   std::string gpu;              // the GPU name of the device list, "" when there is none
   bool tail_only = false;       // no table header: the layout was inferred from the row width
   std::vector<NcclRow> rows;
-  std::vector<std::string> notes;  // how op, ranks or scope were decided when the log did not say
+  std::vector<std::string> notes;     // how op, ranks or scope were decided when the log did not say
+  std::vector<std::string> warnings;  // "file:line:col: warning: ..." (e.g. a missing footer)
 };
 
 // What the user knows that a log may not say (tail-only logs have no device list). Where the log
@@ -57,6 +68,7 @@ struct ParseOptions {
   std::optional<core::Collective> op;
   std::optional<int> ranks;
   std::optional<core::Scope> scope;
+  std::optional<int> ranks_per_node;
 };
 
 // `file` names the text in messages.

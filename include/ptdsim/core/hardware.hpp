@@ -26,10 +26,14 @@ struct Link {
 
 // One fitted line of a calibrated collectives table: time = alpha + bytes*factor/busbw for
 // message sizes in [min_bytes, max_bytes] (piecewise fits have several rows per op and scope).
+// ranks_per_node and gpu say what the row was measured on, so a group of another shape or part
+// can be warned about (analytic::collective_warnings); 0 and "" when unknown.
 struct CollectiveFit {
   Collective op = Collective::all_reduce;
   Scope scope = Scope::intra;
   int ranks = 0;
+  int ranks_per_node = 0;
+  std::string gpu;
   double alpha_s = 0;
   double busbw_Bps = 0;
   double min_bytes = 0;

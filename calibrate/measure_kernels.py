@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Times the kernels of a training step that are not GEMMs on this GPU, with PyTorch, and writes them
+as the kernel tables `ptdsim calibrate import-kernels` reads (docs/calibration.md "Kernel tables"):
+
+  attention.csv      the attention core (scaled_dot_product_attention: FlashAttention or cuDNN), causal,
+                     forward and forward+backward, GQA where kv_heads < heads
+  elementwise.csv    layernorm, rmsnorm, gelu (tanh), dropout, residual add, SwiGLU on [tokens, width]
+  cross_entropy.csv  the loss over [tokens, vocab / tp] logits (cast to fp32), forward and forward+backward
+  optimizer.csv      one fused AdamW step over N fp32 parameters with fp32 gradients
+
+Columns are those of calibrate/data/h100/*.csv, plus `gpu` at the end (the CUDA device name). Every
+figure is a CUDA-event timing: the median over --repeats batches of (elapsed / --iters) after --warmup
+untimed calls, on random normal data. GEMMs, copies and contention come from ptdsim-calibrate --tables.
+
+  python3 calibrate/measure_kernels.py --out my-gpu-tables [--quick] [--models models]
+  python3 calibrate/measure_kernels.py --compare my-gpu-tables calibrate/data/h100
+
+PyTorch is imported only when measuring, so the table code runs (and is tested) with plain python3.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+import tempfile
+
+COLUMNS = {
+    "attention": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal", "fwd_s", "fwd_bwd_s",
+                  "fwd_tflops", "bwd_tflops", "gpu"],
+    "elementwise": ["op", "tokens", "width", "bytes_in", "fwd_s", "fwd_bwd_s", "fwd_GBps", "gpu"],
+    "cross_entropy": ["vocab", "tp", "tokens", "fwd_s", "fwd_bwd_s", "gpu"],
+    "optimizer": ["op", "params", "time_s", "s_per_param", "bytes_per_param_moved", "gpu"],
+}
+
+# The rows of two tables that measure the same thing: these columns agree.
+KEYS = {
+    "attention": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal"],
+    "elementwise": ["op", "tokens", "width"],
+    "cross_entropy": ["vocab", "tp", "tokens"],
+    "optimizer": ["op", "params"],
+}
+TIMES = {
+    "attention": ["fwd_s", "fwd_bwd_s"],
+    "elementwise": ["fwd_s", "fwd_bwd_s"],
+    "cross_entropy": ["fwd_s", "fwd_bwd_s"],
+    "optimizer": ["time_s"],
+}
+
+BF16_BYTES = 2
+# Bytes one fused AdamW step moves per fp32 parameter: the parameter, exp_avg and exp_avg_sq read and
+# written (3 x 8) and the gradient read (4).
+ADAMW_BYTES_PER_PARAM = 28
+
+# The default grid (that of calibrate/data/h100): attention heads / KV heads of 128-wide heads, sequence
+# lengths at 16384 tokens per batch; layer widths at 8192 tokens; vocabularies of the shipped models.
+ATTENTION_HEADS = [(8, 8), (16, 16), (32, 8), (64, 8)]
+SEQ_LENS = [1024, 2048, 4096, 8192, 16384, 32768]
+TOKENS = 8192
+WIDTHS = [2048, 4096, 8192, 12288, 16384]
+VOCABS = [32000, 50257, 128256, 256000]
+OPTIMIZER_PARAMS = [10**8, 5 * 10**8, 10**9]
+
+
+def attention_flops(heads, seq, head_dim, batch, causal):
+    """Forward FLOPs of the attention core: QK^T and PV, 2 x 2 b h s^2 d, half of it when causal."""
+    flops = 4.0 * batch * heads * seq * seq * head_dim
+    return flops / 2 if causal else flops
+
+
+def attention_row(heads, kv_heads, head_dim, seq, batch, causal, fwd_s, fwd_bwd_s, gpu, precision="bf16"):
+    """The backward does 2.5x the forward's FLOPs (dQ, dK, dV and the recomputed scores)."""
+    flops = attention_flops(heads, seq, head_dim, batch, causal)
+    return {"precision": precision, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim, "seq": seq,
+            "batch": batch, "causal": bool(causal), "fwd_s": fwd_s, "fwd_bwd_s": fwd_bwd_s,
+            "fwd_tflops": flops / fwd_s / 1e12, "bwd_tflops": 2.5 * flops / (fwd_bwd_s - fwd_s) / 1e12, "gpu": gpu}
+
+
+def elementwise_row(op, tokens, width, fwd_s, fwd_bwd_s, gpu):
+    """fwd_GBps counts one read of each input and one write of the output, bf16 (SwiGLU: two inputs)."""
+    inputs = 2 if op == "swiglu" else 1
+    bytes_in = inputs * tokens * width * BF16_BYTES
+    moved = (inputs + 1) * tokens * width * BF16_BYTES
+    return {"op": op, "tokens": tokens, "width": width, "bytes_in": bytes_in, "fwd_s": fwd_s, "fwd_bwd_s": fwd_bwd_s,
+            "fwd_GBps": moved / fwd_s / 1e9, "gpu": gpu}
+
+
+def cross_entropy_row(vocab, tp, tokens, fwd_s, fwd_bwd_s, gpu):
+    return {"vocab": vocab, "tp": tp, "tokens": tokens, "fwd_s": fwd_s, "fwd_bwd_s": fwd_bwd_s, "gpu": gpu}
+
+
+def optimizer_row(params, time_s, gpu, op="adamw_fused_fp32"):
+    return {"op": op, "params": params, "time_s": time_s, "s_per_param": time_s / params,
+            "bytes_per_param_moved": ADAMW_BYTES_PER_PARAM, "gpu": gpu}
+
+
+def cell(v):
+    """Six significant digits as the measured tables print them (8.56928e-05, 400.964); ints whole."""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "%g" % v
+    return str(v)
+
+
+def write_table(path, kind, rows):
+    """Writes the table whole or not at all (a temporary file beside it, then a rename)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".tmp.")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(COLUMNS[kind])
+            for r in rows:
+                w.writerow([cell(r[c]) for c in COLUMNS[kind]])
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def read_table(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def compare_tables(measured_dir, reference_dir):
+    """Per table found in both directories: the rows that measure the same thing, the median and the
+    worst |measured / reference - 1| over their times. {kind: (rows, median, worst)}."""
+    out = {}
+    for kind in COLUMNS:
+        a, b = os.path.join(measured_dir, kind + ".csv"), os.path.join(reference_dir, kind + ".csv")
+        if not (os.path.exists(a) and os.path.exists(b)):
+            continue
+        ref = {tuple(r[k] for k in KEYS[kind]): r for r in read_table(b)}
+        errors = []
+        for r in read_table(a):
+            other = ref.get(tuple(r[k] for k in KEYS[kind]))
+            if other is None:
+                continue
+            for c in TIMES[kind]:
+                errors.append(abs(float(r[c]) / float(other[c]) - 1))
+        if errors:
+            out[kind] = (len(errors), statistics.median(errors), max(errors))
+    return out
+
+
+def model_grid(models, tps=(1, 2, 4, 8)):
+    """Attention shapes and layer widths of model files (dicts of models/*.yaml) on one GPU under tensor
+    parallelism: (heads/tp, kv_heads/tp or 1, head_dim) and the widths hidden and ffn/tp."""
+    heads, widths = set(), set()
+    for m in models:
+        h, n, kv = int(m["hidden"]), int(m["heads"]), int(m.get("kv_heads", m["heads"]))
+        ffn = int(m.get("ffn_hidden", 4 * h))
+        for tp in tps:
+            if n % tp or ffn % tp:
+                continue
+            heads.add((n // tp, max(1, kv // tp), h // n))
+            widths.update([h, ffn // tp])
+    return sorted(heads), sorted(widths)
+
+
+# ---- measuring (needs PyTorch and a CUDA GPU) ------------------------------------------------------
+
+def timer(torch, warmup, iters, repeats):
+    def timeit(fn):
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        per_call = []
+        for _ in range(repeats):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(iters):
+                fn()
+            stop.record()
+            stop.synchronize()
+            per_call.append(start.elapsed_time(stop) / 1e3 / iters)
+        return statistics.median(per_call)
+    return timeit
+
+
+def measure_attention(torch, timeit, gpu, grid, seq_lens, tokens_per_batch):
+    F = torch.nn.functional
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
+    rows = []
+    for heads, kv_heads, head_dim in grid:
+        for seq in seq_lens:
+            batch = max(1, tokens_per_batch // seq)
+            dev, dt = "cuda", torch.bfloat16
+            q = torch.randn(batch, heads, seq, head_dim, device=dev, dtype=dt, requires_grad=True)
+            k = torch.randn(batch, kv_heads, seq, head_dim, device=dev, dtype=dt, requires_grad=True)
+            v = torch.randn(batch, kv_heads, seq, head_dim, device=dev, dtype=dt, requires_grad=True)
+            grad = torch.randn(batch, heads, seq, head_dim, device=dev, dtype=dt)
+            gqa = kv_heads != heads
+
+            def forward():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+
+            def forward_backward():
+                forward().backward(grad)
+
+            try:
+                with sdpa_kernel(backends):
+                    fwd = timeit(forward)
+                    both = timeit(forward_backward)
+                rows.append(attention_row(heads, kv_heads, head_dim, seq, batch, True, fwd, both, gpu))
+            except RuntimeError as e:  # no backend for the shape (memory, head_dim): say so, go on
+                print("attention %d/%d heads, seq %d: skipped (%s)" % (heads, kv_heads, seq, str(e)[:120]),
+                      file=sys.stderr)
+            del q, k, v, grad
+        torch.cuda.empty_cache()
+    return rows
+
+
+def measure_elementwise(torch, timeit, gpu, widths, tokens):
+    F = torch.nn.functional
+    rows = []
+    for width in widths:
+        dev, dt = "cuda", torch.bfloat16
+        x = torch.randn(tokens, width, device=dev, dtype=dt, requires_grad=True)
+        grad = torch.randn(tokens, width, device=dev, dtype=dt)
+        weight = torch.randn(width, device=dev, dtype=dt, requires_grad=True)
+        bias = torch.randn(width, device=dev, dtype=dt, requires_grad=True)
+        other = torch.randn(tokens, width, device=dev, dtype=dt, requires_grad=True)
+        gate_up = torch.randn(tokens, 2 * width, device=dev, dtype=dt, requires_grad=True)
+
+        def swiglu():
+            gate, up = gate_up.chunk(2, dim=-1)
+            return F.silu(gate) * up
+
+        ops = {
+            "layernorm": lambda: F.layer_norm(x, (width,), weight, bias),
+            "rmsnorm": lambda: F.rms_norm(x, (width,), weight),
+            "gelu_tanh": lambda: F.gelu(x, approximate="tanh"),
+            "dropout": lambda: F.dropout(x, 0.1, True),
+            "residual_add": lambda: x + other,
+            "swiglu": swiglu,
+        }
+        for name, fn in ops.items():
+            fwd = timeit(fn)
+            both = timeit(lambda fn=fn: fn().backward(grad))
+            rows.append(elementwise_row(name, tokens, width, fwd, both, gpu))
+        del x, grad, weight, bias, other, gate_up
+        torch.cuda.empty_cache()
+    return rows
+
+
+def measure_cross_entropy(torch, timeit, gpu, vocabs, tps, tokens):
+    F = torch.nn.functional
+    rows = []
+    for vocab in vocabs:
+        for tp in tps:
+            logits = torch.randn(tokens, vocab // tp, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            target = torch.randint(0, vocab // tp, (tokens,), device="cuda")
+            fwd = timeit(lambda: F.cross_entropy(logits.float(), target))
+            both = timeit(lambda: F.cross_entropy(logits.float(), target).backward())
+            rows.append(cross_entropy_row(vocab, tp, tokens, fwd, both, gpu))
+            del logits, target
+            torch.cuda.empty_cache()
+    return rows
+
+
+def measure_optimizer(torch, gpu, sizes, repeats):
+    rows = []
+    for n in sizes:
+        p = torch.nn.Parameter(torch.randn(n, device="cuda"))
+        p.grad = torch.randn(n, device="cuda")
+        opt = torch.optim.AdamW([p], lr=1e-4, fused=True)
+        timeit = timer(torch, warmup=2, iters=5, repeats=repeats)
+        rows.append(optimizer_row(n, timeit(opt.step), gpu))
+        del p, opt
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="directory for the tables")
+    ap.add_argument("--compare", nargs=2, metavar=("MEASURED", "REFERENCE"),
+                    help="compare two table directories (no GPU needed) and exit")
+    ap.add_argument("--quick", action="store_true", help="a small grid, for a first look")
+    ap.add_argument("--models", help="also the attention shapes and widths of these model files (a directory)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", nargs="+", choices=list(COLUMNS), help="measure only these tables")
+    a = ap.parse_args(argv)
+    if a.compare:
+        result = compare_tables(*a.compare)
+        if not result:
+            print("no table found in both directories", file=sys.stderr)
+            return 2
+        for kind, (n, median, worst) in result.items():
+            print("%-14s %3d times: median |ratio - 1| %.1f%%, worst %.1f%%" % (kind, n, 100 * median, 100 * worst))
+        return 0
+    if not a.out:
+        ap.error("--out DIR is needed to measure")
+    try:
+        import torch
+    except ImportError:
+        print("measure_kernels.py: error: PyTorch is not installed (pip install torch), and it is needed to measure",
+              file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("measure_kernels.py: error: no CUDA device visible to PyTorch", file=sys.stderr)
+        return 1
+    gpu = torch.cuda.get_device_name(0)
+    torch.manual_seed(0)
+    timeit = timer(torch, a.warmup, a.iters, a.repeats)
+    grid, widths = [(h, kv, 128) for h, kv in ATTENTION_HEADS], list(WIDTHS)
+    seq_lens, vocabs, sizes = list(SEQ_LENS), list(VOCABS), list(OPTIMIZER_PARAMS)
+    if a.models:
+        import yaml  # the model files' format; python3-yaml
+        models = []
+        for name in sorted(os.listdir(a.models)):
+            if name.endswith(".yaml"):
+                with open(os.path.join(a.models, name)) as f:
+                    models.append(yaml.safe_load(f))
+        more_heads, more_widths = model_grid(models)
+        grid = sorted(set(grid) | set(more_heads))
+        widths = sorted(set(widths) | set(more_widths))
+    if a.quick:
+        grid, seq_lens, widths, vocabs, sizes = grid[:2], seq_lens[:3], widths[:2], vocabs[:2], sizes[:1]
+    only = set(a.only or COLUMNS)
+    print("measuring on %s (PyTorch %s, CUDA %s)" % (gpu, torch.__version__, torch.version.cuda), file=sys.stderr)
+    if "attention" in only:
+        write_table(os.path.join(a.out, "attention.csv"), "attention",
+                    measure_attention(torch, timeit, gpu, grid, seq_lens, 16384))
+    if "elementwise" in only:
+        write_table(os.path.join(a.out, "elementwise.csv"), "elementwise",
+                    measure_elementwise(torch, timeit, gpu, widths, TOKENS))
+    if "cross_entropy" in only:
+        write_table(os.path.join(a.out, "cross_entropy.csv"), "cross_entropy",
+                    measure_cross_entropy(torch, timeit, gpu, vocabs, (1, 8), TOKENS))
+    if "optimizer" in only:
+        write_table(os.path.join(a.out, "optimizer.csv"), "optimizer", measure_optimizer(torch, gpu, sizes, a.repeats))
+    print("wrote the tables under %s" % a.out, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
