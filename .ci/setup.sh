@@ -2,7 +2,7 @@
 # Installs the Debian packages ptdsim builds with, only when one is missing.
 set -euo pipefail
 pkgs=(cmake g++ make libyaml-cpp-dev libfmt-dev libeigen3-dev libboost-graph-dev catch2
-      libcli11-dev nlohmann-json3-dev libbenchmark-dev libopenmpi-dev python3 python3-yaml
+      libcli11-dev nlohmann-json3-dev libbenchmark-dev libopenmpi-dev libtbb-dev python3 python3-yaml
       chromium)  # python3-yaml: convert.py's byte-for-byte test; chromium: the HTML pages' rendering test
 missing=()
 for p in "${pkgs[@]}"; do

@@ -87,6 +87,12 @@ double korthikanti_params_and_optimizer_bytes(const core::Scenario& s) {
   return 12 * h * h * s.model.layers / (s.parallel.tp * s.parallel.pp) * 18;
 }
 
+double peak_memory_bytes(const core::Scenario& s) {
+  double peak = 0;
+  for (const auto& st : stage_memory(s)) peak = std::max(peak, st.total());
+  return peak;
+}
+
 std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::vector<double>* in_flight) {
   const auto& m = s.model;
   const auto& par = s.parallel;

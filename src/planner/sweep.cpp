@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <exception>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include "ptdsim/analytic/evaluate.hpp"
+#include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/units.hpp"
@@ -31,6 +33,8 @@ constexpr std::uint64_t kRankBatch = 256;
 // The bound is compared with a hair of slack so that rounding in a tie can never prune a
 // candidate whose simulated time equals the K-th best.
 constexpr double kBoundSlack = 1e-9;
+// More workers than this never help a sweep (the work items are at most a few thousand at a time).
+constexpr int kMaxThreads = 256;
 
 // A feasible candidate after the analytic tier: all the sweep keeps for the un-simulated ones.
 struct Entry {
@@ -45,43 +49,31 @@ struct AnalyticChunk {
   std::vector<Entry> feasible;
 };
 
-// Runs fn(item, worker) for item in [0, n) on `threads` workers that pull items from a shared
-// counter; the calling thread reports progress meanwhile. The first exception is rethrown here.
+// Runs fn(item, worker) for item in [0, n) on the sweep's oneTBB arena (worker: the arena slot,
+// below its concurrency). The calling thread works in the arena too (its reserved slot: a
+// one-thread arena is the caller alone) and reports progress between its items, about every 100 ms.
+// oneTBB rethrows the first exception here.
 template <class Fn>
-void parallel_for(std::uint64_t n, int threads, const char* phase, std::uint64_t total,
+void parallel_for(std::uint64_t n, tbb::task_arena& arena, const char* phase, std::uint64_t total,
                   const std::function<std::uint64_t()>& done,
                   const std::function<void(const Progress&)>& on_progress, Fn fn) {
-  std::atomic<std::uint64_t> next{0};
-  std::atomic<int> running{threads};
-  std::exception_ptr error;
-  std::mutex mu;
-  std::condition_variable cv;
-  auto work = [&](int worker) {
-    try {
-      for (std::uint64_t i; (i = next.fetch_add(1)) < n;) fn(i, worker);
-    } catch (...) {
-      std::lock_guard lock(mu);
-      if (!error) error = std::current_exception();
-      next.store(n);
-    }
-    std::lock_guard lock(mu);
-    if (--running == 0) cv.notify_all();
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (int w = 0; w < threads; ++w) pool.emplace_back(work, w);
-  {
-    std::unique_lock lock(mu);
-    while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; })) {
-      if (on_progress) {
-        lock.unlock();
-        on_progress(Progress{phase, done(), total});
-        lock.lock();
+  const auto caller = std::this_thread::get_id();
+  auto last = std::chrono::steady_clock::now();
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, 1), [&](const tbb::blocked_range<std::uint64_t>& r) {
+      const int worker = tbb::this_task_arena::current_thread_index();
+      for (std::uint64_t i = r.begin(); i != r.end(); ++i) {
+        fn(i, worker);
+        if (on_progress && std::this_thread::get_id() == caller) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last >= std::chrono::milliseconds(100)) {
+            last = now;
+            on_progress(Progress{phase, done(), total});
+          }
+        }
       }
-    }
-  }
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+    });
+  });
 }
 
 // Writes a candidate into a worker's scratch scenario. apply() may drop an explicit pipeline split
@@ -133,13 +125,14 @@ bool beyond(Objective o, double k, const core::Report& r) {
   return o == Objective::memory ? k > r.peak_bytes : k > r.step_s * (1 + kBoundSlack);
 }
 
-// What every tier needs: the inputs and one scratch scenario per worker.
+// What every tier needs: the inputs, the workers and one scratch scenario per worker.
 struct Context {
   const core::Scenario& base;
   const Space& space;
   const SweepOptions& opt;
   int threads;
   std::vector<core::Scenario> scratch;
+  tbb::task_arena arena;
 };
 
 // Tier 1: core::check, then the analytic engine for memory and the lower bound. Chunks are merged
@@ -150,7 +143,7 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
   std::vector<AnalyticChunk> tier1(chunks);
   std::atomic<std::uint64_t> chunks_done{0};
   parallel_for(
-      chunks, ctx.threads, "analytic", space.size(),
+      chunks, ctx.arena, "analytic", space.size(),
       [&] { return chunks_done.load() * kAnalyticChunk; }, ctx.opt.on_progress,
       [&](std::uint64_t chunk, int worker) {
         auto& s = ctx.scratch[worker];
@@ -166,13 +159,13 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
             ++res.rejected[problems.front().reason];  // the first problem in check()'s order
             continue;
           }
-          const analytic::StepPlan plan = analytic::plan_step(s);
-          const core::Report r = analytic::evaluate(s, plan);
-          if (!r.fits) {
+          // the analytic engine's memory (the same as evaluate()'s) and the bound: all tier 2 needs
+          const double peak = analytic::peak_memory_bytes(s);
+          if (!(peak <= s.hardware.gpu.memory_bytes)) {
             ++res.rejected["memory"];
             continue;
           }
-          res.feasible.push_back(Entry{i, step_lower_bound(plan), r.peak_bytes});
+          res.feasible.push_back(Entry{i, step_lower_bound(analytic::plan_step(s)), peak});
         }
         ++chunks_done;
       });
@@ -240,7 +233,7 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
     std::vector<Ranked> batch(n);
     parallel_for(
-        n, ctx.threads, "simulation", feasible.size(), [&] { return simulated.load(); }, ctx.opt.on_progress,
+        n, ctx.arena, "simulation", feasible.size(), [&] { return simulated.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           const auto c = ctx.space.at(feasible[pos + k].index);
@@ -294,7 +287,7 @@ void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t
     const std::uint64_t m = std::min(kRankBatch, n - from);
     std::vector<char> before(m, 0);
     parallel_for(
-        m, ctx.threads, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
+        m, ctx.arena, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           const Entry& e = first[static_cast<std::ptrdiff_t>(from + k)];
@@ -332,7 +325,7 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
     const std::uint64_t n = std::min(window, row_chunks - first);
     std::vector<std::vector<RowData>> rows(n);
     parallel_for(
-        n, ctx.threads, "rows", space.size(), [&] { return rows_done.load(); }, ctx.opt.on_progress,
+        n, ctx.arena, "rows", space.size(), [&] { return rows_done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           const std::uint64_t lo = (first + k) * kRowChunk;
@@ -366,9 +359,11 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
 }  // namespace
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
-  const int threads = opt.threads > 0 ? opt.threads
-                                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  Context ctx{base, space, opt, threads, std::vector<core::Scenario>(threads, base)};
+  // oneTBB runs at most as many workers as the machine has cores, whatever --threads asks; a worker
+  // it cannot start is a worker fewer, never a failure.
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = std::clamp(opt.threads > 0 ? opt.threads : cores, 1, std::min(cores, kMaxThreads));
+  Context ctx{base, space, opt, threads, std::vector<core::Scenario>(threads, base), tbb::task_arena(threads)};
   for (auto& s : ctx.scratch) s.gpus = space.gpus();
 
   SweepResult out;

@@ -36,6 +36,9 @@ double korthikanti_first_stage_activation_bytes(const core::Scenario& s);
 // ... and parameters plus optimizer states 12*h^2*L/(t*p) params * 18 bytes (2 + 4 + 12).
 double korthikanti_params_and_optimizer_bytes(const core::Scenario& s);
 
+// The largest of stage_memory(s)'s totals: what a GPU must hold under the schedule's closed form.
+double peak_memory_bytes(const core::Scenario& s);
+
 // Every pipeline stage's memory on one of its GPUs. `in_flight` (one per stage) replaces the
 // schedule's closed-form in-flight counts when an engine measured them (the scheduler does).
 std::vector<core::StageMemory> stage_memory(const core::Scenario& s,
