@@ -1,4 +1,3 @@
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,7 +38,7 @@ void run(const EvaluateArgs& a) {
   } else {
     text = io::report_table(r);
   }
-  if (!a.trace.empty()) io::write_file_atomically(a.trace, trace);
+  if (!a.trace.empty()) io::write_output(a.trace, trace);
   emit(a.out, text);
 }
 

@@ -1,7 +1,5 @@
 #include "options.hpp"
 
-#include <iostream>
-
 #include "ptdsim/io/output.hpp"
 
 namespace ptdsim::cli {
@@ -10,7 +8,7 @@ void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std
   cmd->add_option("--format", out.format, "output form")
       ->check(CLI::IsMember(formats))
       ->default_str(formats.front());
-  cmd->add_option("-o,--output", out.path, "write the output to FILE (whole or not at all)");
+  cmd->add_option("-o,--output", out.path, "write the output to FILE (whole or not at all; - is standard output)");
 }
 
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
@@ -20,11 +18,10 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 }
 
 void emit(const OutputOptions& out, const std::string& text) {
-  if (out.path.empty()) {
-    std::cout << text;
-    std::cout.flush();
+  if (out.to_stdout()) {
+    io::write_stdout(text);
   } else {
-    io::write_file_atomically(out.path, text);
+    io::write_output(out.path, text);
   }
 }
 

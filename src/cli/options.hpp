@@ -13,13 +13,14 @@ inline const CLI::Range kPositiveCount{1, 1 << 24};
 
 struct OutputOptions {
   std::string format = "table";
-  std::string path;  // -o; empty: stdout
+  std::string path;  // -o; empty or "-": stdout
+  bool to_stdout() const { return path.empty() || path == "-"; }
 };
 
 void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std::string>& formats);
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 
-// Writes the command's result to -o (atomically) or stdout.
+// Writes the command's result to -o (io::write_output: through to what it names) or stdout.
 void emit(const OutputOptions& out, const std::string& text);
 
 }  // namespace ptdsim::cli

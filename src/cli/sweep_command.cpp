@@ -207,7 +207,7 @@ void run(const SweepArgs& a) {
 
   // CSV streams one row per evaluated candidate; to stdout as they come, to -o whole at the end.
   std::string csv;
-  const bool to_stdout = a.out.path.empty();
+  const bool to_stdout = a.out.to_stdout();
   if (a.out.format == "csv") {
     csv = "index,status,lower_bound_s," + io::report_csv_header();
     if (to_stdout) {
