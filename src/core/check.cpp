@@ -77,6 +77,16 @@ std::vector<Problem> check(const Scenario& s) {
     fail("training.global_batch", "batch",
          "the interleaved schedule needs the micro-batch count " + str(t.global_batch / per_step) +
              " to be a multiple of pp " + str(p.pp));
+  } else {
+    const long long micro_batches = t.global_batch / per_step;
+    const bool per_layer = p.zero >= 3;
+    const long long chunks = per_layer ? m.layers : 1LL * p.pp * p.vpp;
+    if (micro_batches * chunks > kMaxPipelinePasses)
+      fail("training.global_batch", "size",
+           str(micro_batches) + " micro-batches x " + str(chunks) +
+               (per_layer ? " layers (ZeRO-3 runs each pass per layer)" : " pipeline chunks (pp*vpp)") +
+               " = " + str(micro_batches * chunks) + " pipeline passes per step, more than the " +
+               str(kMaxPipelinePasses) + " the simulator takes");
   }
 
   if (m.moe) {

@@ -10,11 +10,6 @@
 // load_api.cpp, the scenario loader and the dataset loader.
 namespace ptdsim::io::detail {
 
-// Sizes no real input comes near; beyond them products in the engines could overflow an int.
-inline constexpr long long kMaxDim = 1LL << 28;   // layers, hidden, heads, vocab, seq_len, ...
-inline constexpr long long kMaxGpus = 1LL << 24;  // cluster size and every parallel degree
-inline constexpr long long kMaxVpp = 64;          // so that pp*vpp stays well inside an int
-
 // `where`: the position blamed for the mapping as a whole. `default_name`: when `name` is absent.
 core::ModelSpec convert_model(const Node& n, const Mark& where, const std::string& default_name);
 core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name);

@@ -112,7 +112,7 @@ const Case kCases[] = {
      "heads: 2.5\n"
      "       ^"},
     {"model_hidden_huge.yaml",
-     "{data}/bad/model_hidden_huge.yaml:2:9: error: model.hidden must be at most 268435456, got \"1e30\"\n"
+     "{data}/bad/model_hidden_huge.yaml:2:9: error: model.hidden must be at most 262144, got \"1e30\"\n"
      "hidden: 1e30\n"
      "        ^"},
     {"model_is_list.yaml",
@@ -220,8 +220,8 @@ const Case kCases[] = {
     {"scenario_missing_training.yaml",
      "{data}/bad/scenario_missing_training.yaml: error: missing required key 'training' in scenario"},
     {"scenario_nodes_overflow.yaml",
-     "{data}/bad/scenario_nodes_overflow.yaml:3:18: error: cluster.nodes * hardware.node.gpus = 40000000 GPUs is more than 16777216\n"
-     "cluster: {nodes: 10000000}\n"
+     "{data}/bad/scenario_nodes_overflow.yaml:3:18: error: cluster.nodes * hardware.node.gpus = 8000000 GPUs is more than 4194304\n"
+     "cluster: {nodes: 2000000}\n"
      "                 ^"},
     {"scenario_non_string_key.yaml",
      "{data}/bad/scenario_non_string_key.yaml:4:1: error: mapping keys must be plain strings\n"
@@ -259,7 +259,7 @@ const Case kCases[] = {
      "  tp: 3\n"
      "  ^"},
     {"scenario_tp_huge.yaml",
-     "{data}/bad/scenario_tp_huge.yaml:5:7: error: parallel.tp must be at most 16777216, got \"1e30\"\n"
+     "{data}/bad/scenario_tp_huge.yaml:5:7: error: parallel.tp must be at most 4194304, got \"1e30\"\n"
      "  tp: 1e30\n"
      "      ^"},
     {"scenario_tp_string.yaml",
