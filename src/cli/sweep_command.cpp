@@ -215,6 +215,7 @@ void run(const SweepArgs& a) {
       csv.clear();
     }
     opt.on_row = [&](const planner::Row& row) {
+      check_printable(row.report, a.scenario);
       std::string line = fmt::format("{},{},{:.9g},", row.candidate.index, row.status, row.lower_bound_s) +
                          io::report_csv_row(row.report);
       if (to_stdout) {
@@ -225,6 +226,8 @@ void run(const SweepArgs& a) {
     };
   }
   const planner::SweepResult result = planner::sweep(base, space, opt);
+  for (const auto& x : result.results) check_printable(x.report, a.scenario);
+  if (result.scenario && result.scenario->ranked) check_printable(result.scenario->report, a.scenario);
 
   if (a.out.format == "csv") {
     if (to_stdout) {
@@ -247,7 +250,7 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "scenario YAML file (the model, hardware and batch)")
       ->required();
   cmd->add_option("--gpus", args->gpus, "GPUs to lay out (default: the scenario's)")
-      ->check(kPositiveCount);
+      ->check(CLI::Range(1LL, static_cast<long long>(io::valid_range("cluster.gpus").max)));
   add_set_option(cmd, args->sets);
   cmd->add_option("--top", args->top, "how many layouts to rank")->check(kPositiveCount)->default_val(10);
   cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")

@@ -53,7 +53,7 @@ std::string number_kind(Bound::Kind k) {
 
 // 8192, 0.001, 1e+08: whole numbers in full, the rest as %g
 std::string number_text(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  if (v == std::floor(v) && std::fabs(v) < 0x1p53) return std::to_string(static_cast<long long>(v));
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;

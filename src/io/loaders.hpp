@@ -1,4 +1,5 @@
 #pragma once
+#include <new>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ auto guarded(const std::string& file, F&& f) -> decltype(f()) {
     return f();
   } catch (const core::ConfigError&) {
     throw;
+  } catch (const std::bad_alloc&) {
+    // "std::bad_alloc" means nothing to a user; the size limits make it unlikely
+    throw core::ConfigError(core::SourceLocation{file, 0, 0}, "cannot load: out of memory");
   } catch (const std::exception& e) {
     throw core::ConfigError(core::SourceLocation{file, 0, 0}, std::string("cannot load: ") + e.what());
   }

@@ -60,18 +60,18 @@ constexpr double kMaxVpp = 64;               // virtual stages per rank: 3x NeMo
 constexpr double kMaxSms = 1 << 20;          // 1.2x Cerebras WSE-3's 900,000 cores
 constexpr double kMaxGemmDim = 1LL << 40;    // a GEMM side: far beyond tokens x micro-batch
 constexpr double kMaxMessage = 1LL << 50;    // 1 PiB: one collective's message, 65536x nccl-tests' 16 GiB
-constexpr double kMaxMemoryGiB = 65536;      // 100x GH200's 624 GB (HBM + LPDDR)
+constexpr double kMaxMemoryGiB = 65536;      // 100x GH200's 624 GB (144 GB HBM3e + 480 GB LPDDR5X)
 constexpr double kMinMemoryGiB = 1;          // below 1 GiB: TiB or bytes given as GiB
 constexpr double kMinBandwidthGBs = 1e-3;    // 1 MB/s: below it a bandwidth is surely a unit mistake
 constexpr double kMaxBandwidthGBs = 1e8;     // 100 PB/s: 5x Cerebras WSE-3's 21 PB/s on-chip memory
 constexpr double kMaxLatencyUs = 1e6;        // 1 s: above it a latency is surely a unit mistake
 constexpr double kMinPeakTflops = 1e-3;      // 1 GFLOP/s: less than one CPU core
-constexpr double kMaxPeakTflops = 1e6;       // 1 EFLOP/s: 8x Cerebras WSE-3's 125 PFLOP/s
+constexpr double kMaxPeakTflops = 1e6;       // 1 EFLOP/s: 8x Cerebras WSE-3's 125 PFLOP/s (FP16 sparse)
 constexpr double kMinEfficiency = 0.01;      // a large GEMM or a link at under 1% of its peak: a percentage given as a fraction
 constexpr double kMinGemmEfficiency = 1e-6;  // a calibrated row may be a tiny GEMM (128^3 on an H100: 0.1%)
 constexpr double kMaxOversubscription = 1024;  // real fabrics: 1 to 8
 constexpr double kMaxStepS = 1e7;            // a training step of 4 months
-constexpr double kMaxTokensPerS = 1e12;      // 10^5 x Llama 3 405B's ~2.7M tokens/s
+constexpr double kMaxTokensPerS = 1e12;      // 5x10^6 x the default scenario's 1.9e5 tokens/s
 
 using Kind = Bound::Kind;
 Bound count(double max) { return Bound{Kind::integer, 1, max, "", false}; }
