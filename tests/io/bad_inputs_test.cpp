@@ -158,9 +158,9 @@ const Case kCases[] = {
      "layres: 4\n"
      "^"},
     {"scenario_alias_cycle.yaml",
-     "{data}/bad/scenario_alias_cycle.yaml:3:7: error: nesting deeper than 64 levels\n"
+     "{data}/bad/scenario_alias_cycle.yaml:3:11: error: an alias names the node it is inside of (a cycle)\n"
      "name: &x [*x]\n"
-     "      ^"},
+     "          ^"},
     {"scenario_batch.yaml",
      "{data}/bad/scenario_batch.yaml:8:3: error: global_batch 12 is not a multiple of micro_batch*dp = 2*4 = 8\n"
      "  global_batch: 12\n"
