@@ -42,7 +42,7 @@ int run_dir(const fs::path& dir, ptdsim::fuzz::Target target) {
 
 TEST_CASE("fuzz: every target passes over its seeds and its regressions", "[fuzz]") {
   const auto& targets = ptdsim::fuzz::targets();
-  REQUIRE(targets.size() == 5);
+  REQUIRE(targets.size() >= 5);  // model, hardware, scenario, dataset, nccl_tests, and any added since
   for (const auto& [name, target] : targets) {
     DYNAMIC_SECTION(name) {
       const int seeds = run_dir(fs::path(PTDSIM_FUZZ_SEEDS) / name, target);

@@ -145,6 +145,10 @@ const Case kCases[] = {
      "{data}/bad/model_moe_missing_experts.yaml:5:1: error: missing required key 'experts' in model.moe\n"
      "moe:\n"
      "^"},
+    {"model_stray_comma.yaml",
+     "{data}/bad/model_stray_comma.yaml:2:1: error: invalid YAML: unexpected ','\n"
+     ", layers: 4\n"
+     "^"},
     {"model_tabs.yaml",
      "{data}/bad/model_tabs.yaml:3:9: error: invalid YAML: a tab in the indentation (YAML indents with spaces only)\n"
      "\texperts: 8\n"
