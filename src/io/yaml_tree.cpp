@@ -81,7 +81,7 @@ class Builder : public YAML::EventHandler {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end() || open(it->second))
       return refuse(at(mark), "an alias names the node it is inside of (a cycle)");
-    if (auto n = copy(*it->second, depth())) attach(n);
+    if (auto n = copy(*it->second, depth(), at(mark))) attach(n);
   }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string& value) override {
@@ -152,14 +152,14 @@ class Builder : public YAML::EventHandler {
   }
 
   // An alias is a copy of what its anchor names, counted node by node like the text itself.
-  // Null (and the problem kept) past the limits.
-  NodePtr copy(const Node& from, int at_depth) {
+  // Null (and the problem kept, blamed on the alias) past the limits.
+  NodePtr copy(const Node& from, int at_depth, const Mark& alias) {
     if (at_depth > kMaxDepth) {
-      refuse(from.mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      refuse(alias, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
       return nullptr;
     }
     if (++nodes_ > kMaxNodes) {
-      refuse(from.mark, "document too large (more than " + std::to_string(kMaxNodes) + " nodes after aliases)");
+      refuse(alias, "document too large (more than " + std::to_string(kMaxNodes) + " nodes after aliases)");
       return nullptr;
     }
     auto n = std::make_shared<Node>();
@@ -167,12 +167,12 @@ class Builder : public YAML::EventHandler {
     n->text = from.text;
     n->mark = from.mark;
     for (const auto& item : from.items) {
-      auto c = copy(*item, at_depth + 1);
+      auto c = copy(*item, at_depth + 1, alias);
       if (!c) return nullptr;
       n->items.push_back(c);
     }
     for (const auto& e : from.entries) {
-      auto c = copy(*e.value, at_depth + 1);
+      auto c = copy(*e.value, at_depth + 1, alias);
       if (!c) return nullptr;
       n->entries.push_back(Entry{e.key, e.key_mark, c});
     }
