@@ -219,7 +219,7 @@ const std::string kData = "tests/data/hostile/";
 
 }  // namespace
 
-TEST_CASE("cli: hostile outputs go through to what the user named and are checked", "[cli][hostile][outputs]") {
+TEST_CASE("cli: hostile outputs: written through to what the user named, every write checked", "[cli][hostile][outputs]") {
   SECTION("-o /dev/full: exit 1 with the reason, nothing left behind") {
     auto r = ptdsim({"evaluate", kScenario, "--format", "json", "-o", "/dev/full"});
     no_crash_no_hang(r);
@@ -320,7 +320,7 @@ TEST_CASE("cli: hostile outputs go through to what the user named and are checke
   }
 }
 
-TEST_CASE("cli: hostile a signal during the final write leaves no temporary", "[cli][hostile][outputs][signals]") {
+TEST_CASE("cli: hostile outputs: a signal during the final write leaves no temporary", "[cli][hostile][outputs][signals]") {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     DYNAMIC_SECTION("signal " << sig) {
       const fs::path d = fresh("signal" + std::to_string(sig));
@@ -354,7 +354,7 @@ TEST_CASE("cli: hostile a signal during the final write leaves no temporary", "[
   }
 }
 
-TEST_CASE("cli: hostile values outside physics are refused at their key", "[cli][hostile][bounds]") {
+TEST_CASE("cli: hostile bounds: values outside physics are refused at their key", "[cli][hostile][bounds]") {
   // each printed inf, -nan or a negative time with exit 0, or died in std::bad_alloc, before the
   // valid ranges (docs/inputs.md)
   const char* sets[] = {
@@ -381,7 +381,7 @@ TEST_CASE("cli: hostile values outside physics are refused at their key", "[cli]
   }
 }
 
-TEST_CASE("cli: hostile values at the ends of their ranges evaluate to sane numbers", "[cli][hostile][bounds][nonsense]") {
+TEST_CASE("cli: hostile bounds: values at the ends of their ranges give sane numbers", "[cli][hostile][bounds][nonsense]") {
   const std::vector<std::vector<std::string>> cases = {
       {"evaluate", kData + "extremes.yaml", "--format", "json"},
       {"evaluate", kData + "fastest.yaml", "--format", "json"},
@@ -401,7 +401,7 @@ TEST_CASE("cli: hostile values at the ends of their ranges evaluate to sane numb
   }
 }
 
-TEST_CASE("cli: hostile work is bounded by the question, not by the flags", "[cli][hostile][work]") {
+TEST_CASE("cli: hostile work: bounded by the question, not by the flags", "[cli][hostile][work]") {
   SECTION("--max-micro-batch 1000000 lists the batch's divisors, as --max-micro-batch 1536 does") {
     const std::vector<std::string> base{"sweep", kScenario, "--max-tp", "8", "--max-pp", "4", "--max-cp", "1",
                                         "--max-vpp", "1", "--top", "3", "--no-scenario-rank", "--format", "json"};
@@ -457,7 +457,7 @@ TEST_CASE("cli: hostile work is bounded by the question, not by the flags", "[cl
   }
 }
 
-TEST_CASE("cli: hostile parsers fail as positioned errors", "[cli][hostile][parsers]") {
+TEST_CASE("cli: hostile parsers: every refusal is a positioned error", "[cli][hostile][parsers]") {
   const fs::path d = fresh("parsers");
   auto file = [&](const std::string& name, const std::string& content) {
     std::ofstream(d / name, std::ios::binary) << content;
