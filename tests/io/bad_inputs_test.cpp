@@ -35,6 +35,10 @@ const Case kCases[] = {
      "{data}/bad/dataset_scenario_problem.yaml:8:30: error: global_batch 9 is not a multiple of micro_batch*dp = 1*4 = 4\n"
      "    training: {seq_len: 512, global_batch: 9}\n"
      "                             ^"},
+    {"hardware_bandwidth_in_bytes.yaml",
+     "{data}/bad/hardware_bandwidth_in_bytes.yaml:7:26: error: hardware.network.bandwidth_gbs must be at most 100000000 GB/s, got \"25e9\"\n"
+     "network: {bandwidth_gbs: 25e9, latency_us: 10}\n"
+     "                         ^"},
     {"hardware_collective_bad_scope.yaml",
      "{data}/bad/hardware_collective_bad_scope.yaml:6:15: error: hardware.collectives.all_reduce[0].scope must be one of intra, inter, got \"global\"\n"
      "    - {scope: global, ranks: 8, alpha_us: 20, busbw_gbs: 230}\n"
@@ -63,6 +67,10 @@ const Case kCases[] = {
      "{data}/bad/hardware_latency_nan.yaml:2:57: error: hardware.node.intra.latency_us must be a non-negative number, got \".nan\"\n"
      "node: {gpus: 8, intra: {bandwidth_gbs: 300, latency_us: .nan}}\n"
      "                                                        ^"},
+    {"hardware_latency_seconds.yaml",
+     "{data}/bad/hardware_latency_seconds.yaml:7:42: error: hardware.network.latency_us must be at most 1000000 us, got \"1e308\"\n"
+     "network: {bandwidth_gbs: 25, latency_us: 1e308}\n"
+     "                                         ^"},
     {"hardware_matmul_row_missing.yaml",
      "{data}/bad/hardware_matmul_row_missing.yaml:7:7: error: missing required key 'k' in hardware.gpu.matmul_efficiency[0]\n"
      "    - {precision: bf16, m: 1024, n: 1024, efficiency: 0.7}\n"
@@ -89,6 +97,10 @@ const Case kCases[] = {
      "{data}/bad/hardware_peak_empty.yaml:5:3: error: hardware.gpu.peak_tflops must give at least one precision\n"
      "  peak_tflops: {}\n"
      "  ^"},
+    {"hardware_peak_tiny.yaml",
+     "{data}/bad/hardware_peak_tiny.yaml:5:23: error: hardware.gpu.peak_tflops.bf16 must be at least 0.001 TFLOP/s, got \"5e-324\"\n"
+     "  peak_tflops: {bf16: 5e-324}\n"
+     "                      ^"},
     {"hardware_peak_unknown_precision.yaml",
      "{data}/bad/hardware_peak_unknown_precision.yaml:5:17: error: unknown key 'bf61' in hardware.gpu.peak_tflops; did you mean 'bf16'?\n"
      "  peak_tflops: {bf61: 312}\n"
@@ -119,6 +131,10 @@ const Case kCases[] = {
      "{data}/bad/model_is_list.yaml:1:1: error: model must be a mapping, got a list\n"
      "- layers: 4\n"
      "^"},
+    {"model_layers_beyond_physics.yaml",
+     "{data}/bad/model_layers_beyond_physics.yaml:2:9: error: model.layers must be at most 8192, got \"268435456\"\n"
+     "layers: 268435456\n"
+     "        ^"},
     {"model_layers_negative.yaml",
      "{data}/bad/model_layers_negative.yaml:1:9: error: model.layers must be a positive integer, got \"-4\"\n"
      "layers: -4\n"
@@ -231,6 +247,10 @@ const Case kCases[] = {
      "{data}/bad/scenario_non_string_key.yaml:4:1: error: mapping keys must be plain strings\n"
      "[a, b]: 1\n"
      "^"},
+    {"scenario_pipeline_passes.yaml",
+     "{data}/bad/scenario_pipeline_passes.yaml:7:3: error: 524288 micro-batches x 4 pipeline chunks (pp*vpp) = 2097152 pipeline passes per step, more than the 262144 the simulator takes\n"
+     "  global_batch: 1048576\n"
+     "  ^"},
     {"scenario_placement_bad.yaml",
      "{data}/bad/scenario_placement_bad.yaml:4:23: error: parallel.placement must name tp, cp, ep, dp and pp once each, joined by '-', got \"tp-dp-pp\"\n"
      "parallel: {placement: tp-dp-pp}\n"
