@@ -213,6 +213,12 @@ fs::path fresh(const std::string& name) {
   return d;
 }
 
+// A literal's bytes, NULs included (without the terminating one).
+template <std::size_t N>
+std::string bytes(const char (&s)[N]) {
+  return std::string(s, N - 1);
+}
+
 const std::string kScenario = "scenarios/default.yaml";
 const std::string kBig = "scenarios/korthikanti-1t-seqsel.yaml";  // a 33 MB trace
 const std::string kData = "tests/data/hostile/";
@@ -329,7 +335,9 @@ TEST_CASE("cli: hostile outputs: a signal during the final write leaves no tempo
       // the 1T step's trace is ~33 MB: the temporary lives long enough to be seen and signalled
       auto r = ptdsim({"evaluate", kBig, "--trace", trace.string(), "-o", (d / "out.txt").string()},
                       Options{"", false, [&](pid_t pid) {
-                                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+                                // the trace takes ~1 s to build, ~25 s under ASan
+                                const auto until = std::chrono::steady_clock::now() +
+                                                   std::chrono::duration<double>(kHangSeconds);
                                 while (!seen && std::chrono::steady_clock::now() < until) {
                                   seen = !temporaries(d).empty();
                                   if (!seen) std::this_thread::yield();
@@ -465,15 +473,15 @@ TEST_CASE("cli: hostile parsers: every refusal is a positioned error", "[cli][ho
   };
   const std::vector<std::vector<std::string>> cases = {
       {"evaluate", file("empty.yaml", "")},
-      {"evaluate", file("binary.yaml", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe", 14))},
+      {"evaluate", file("binary.yaml", bytes("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe"))},
       {"evaluate", file("comma.yaml", ",\t,\n")},  // yaml-cpp 0.7 looped forever
-      {"evaluate", file("nul.yaml", std::string("name: a\0b\nmodel: x\n", 19))},
+      {"evaluate", file("nul.yaml", bytes("name: a\0b\nmodel: x\n"))},
       {"evaluate", file("unclosed.yaml", "model: [1, 2\n")},
       {"evaluate", file("tabs.yaml", "parallel:\n\ttp: 2\n")},
       {"evaluate", file("docs.yaml", "a: 1\n---\nb: 2\n")},
       {"evaluate", file("cycle.yaml", "name: &x [*x]\n")},
       {"evaluate", file("key.yaml", "[a, b]: 1\n")},
-      {"evaluate", file("utf16.yaml", std::string("\xff\xfe" "n\0a\0m\0e\0", 10))},
+      {"evaluate", file("utf16.yaml", bytes("\xff\xfe" "n\0a\0m\0e\0"))},
       {"evaluate", d.string()},  // a directory
       {"evaluate", "does/not/exist.yaml"},
       {"evaluate", kScenario, "--set", "parallel.tp=[1,"},
