@@ -49,6 +49,7 @@ struct Run {
 struct Options {
   std::string stdout_path;   // default: a capture file
   bool as_nobody = false;    // drop root (permissions do not stop root)
+  bool close_stdout = false; // start with descriptor 1 closed (`>&-`)
   // called once the child runs, with its pid; returns when done interfering
   std::function<void(pid_t)> meanwhile;
 };
@@ -102,6 +103,7 @@ Run ptdsim(const std::vector<std::string>& args, const Options& o = {}) {
     ::dup2(in_fd, 0);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
+    if (o.close_stdout) ::close(1);
     if (o.as_nobody && ::geteuid() == 0) {
       const passwd* pw = ::getpwnam("nobody");
       if (!pw || ::setgid(pw->pw_gid) != 0 || ::setuid(pw->pw_uid) != 0) ::_exit(125);
@@ -239,12 +241,18 @@ TEST_CASE("cli: hostile outputs: written through to what the user named, every w
           {"sweep", kScenario, "--max-cp", "1", "--max-micro-batch", "1", "--format", "json"},
           {"sweep", kScenario, "--max-cp", "1", "--max-micro-batch", "1", "--format", "csv"},
           {"--version"}}) {
-      auto r = ptdsim(args, Options{"/dev/full", false, {}});
+      auto r = ptdsim(args, Options{"/dev/full", false, false, {}});
       no_crash_no_hang(r);
       CHECK(r.status == 1);
       CHECK(r.err.find("ptdsim: error: cannot write standard output: No space left on device\n") !=
             std::string::npos);
     }
+  }
+  SECTION("standard output closed: exit 1 with the reason") {
+    auto r = ptdsim({"evaluate", kScenario, "--format", "json"}, Options{"", false, true, {}});
+    no_crash_no_hang(r);
+    CHECK(r.status == 1);
+    CHECK(r.err == "ptdsim: error: cannot write standard output: Bad file descriptor\n");
   }
   SECTION("-o /dev/null stays a device") {
     auto r = ptdsim({"evaluate", kScenario, "-o", "/dev/null", "--trace", "/dev/null"});
@@ -290,7 +298,7 @@ TEST_CASE("cli: hostile outputs: written through to what the user named, every w
     { std::ofstream(d / "out.json") << "old"; }
     fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                            fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
-    auto r = ptdsim({"evaluate", kScenario, "-o", (d / "out.json").string()}, Options{"", true, {}});
+    auto r = ptdsim({"evaluate", kScenario, "-o", (d / "out.json").string()}, Options{"", true, false, {}});
     fs::permissions(d, fs::perms::owner_all, fs::perm_options::add);
     no_crash_no_hang(r);
     CHECK(r.status == 1);
@@ -334,7 +342,7 @@ TEST_CASE("cli: hostile outputs: a signal during the final write leaves no tempo
       bool seen = false;
       // the 1T step's trace is ~33 MB: the temporary lives long enough to be seen and signalled
       auto r = ptdsim({"evaluate", kBig, "--trace", trace.string(), "-o", (d / "out.txt").string()},
-                      Options{"", false, [&](pid_t pid) {
+                      Options{"", false, false, [&](pid_t pid) {
                                 // the trace takes ~1 s to build, ~25 s under ASan
                                 const auto until = std::chrono::steady_clock::now() +
                                                    std::chrono::duration<double>(kHangSeconds);
