@@ -2,9 +2,9 @@
 # Installs the Debian packages ptdsim builds with, only when one is missing.
 set -euo pipefail
 pkgs=(cmake g++ make libyaml-cpp-dev libfmt-dev libeigen3-dev libboost-graph-dev catch2
-      libcli11-dev nlohmann-json3-dev libbenchmark-dev libopenmpi-dev
-      clang libclang-rt-14-dev)  # clang + its runtime: the libFuzzer targets (tests/fuzz)
+      libcli11-dev nlohmann-json3-dev libbenchmark-dev libopenmpi-dev)
 missing=()
+pkgs+=(clang libclang-rt-14-dev)  # clang and its runtime: the libFuzzer targets (tests/fuzz)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -30,7 +30,6 @@ void run(const EvaluateArgs& a) {
   const core::Scenario s = io::load_scenario(a.scenario, parse_overrides(a.sets));
   std::string trace;
   const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace);
-  check_printable(r, a.scenario);
   std::string text;
   if (a.out.format == "json") {
     text = io::report_json(r);
@@ -39,6 +38,7 @@ void run(const EvaluateArgs& a) {
   } else {
     text = io::report_table(r);
   }
+  check_printable(r, a.scenario);
   if (!a.trace.empty()) io::write_output(a.trace, trace);
   emit(a.out, text);
 }
