@@ -497,7 +497,7 @@ TEST_CASE("cli: hostile parsers: every refusal is a positioned error", "[cli][ho
       {"evaluate", kScenario, "--set", "model.layers=&a [*a]"},
       {"evaluate", kScenario, "--set", "=4"},
       {"sweep", file("sweep.yaml", "name: s\nmodel: {layers: 1}\n")},
-      {"validate", file("dataset.yaml", "- name: r\n  source: x\n  scenario: {model: 7}\n  measured: {step_s: 1}\n")},
+      {"validate", file("dataset.yaml", "- {name: r, source: x, split: train, not_modelled: n/a}\n")},
       {"validate", file("dataset2.yaml", "{not: a list}\n")},
       {"calibrate", "import-nccl-tests", kData + "nccl_garbage.txt"},
   };
