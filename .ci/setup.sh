@@ -5,6 +5,7 @@ pkgs=(cmake g++ make libyaml-cpp-dev libfmt-dev libeigen3-dev libboost-graph-dev
       libcli11-dev nlohmann-json3-dev libbenchmark-dev libopenmpi-dev libtbb-dev python3 python3-yaml
       chromium)  # python3-yaml: convert.py's byte-for-byte test; chromium: the HTML pages' rendering test
 missing=()
+pkgs+=(clang libclang-rt-14-dev)  # clang and its runtime: the libFuzzer targets (tests/fuzz)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -1,4 +1,3 @@
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -49,7 +48,8 @@ void run(const EvaluateArgs& a) {
   } else {
     text = io::report_table(r);
   }
-  if (!a.trace.empty()) io::write_file_atomically(a.trace, trace);
+  check_printable(r, a.scenario);
+  if (!a.trace.empty()) io::write_output(a.trace, trace);
   emit(a.out, text);
 }
 

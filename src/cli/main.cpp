@@ -1,9 +1,11 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "commands.hpp"
 #include "ptdsim/core/error.hpp"
+#include "ptdsim/io/output.hpp"
 #include "version.hpp"
 
 namespace {
@@ -15,6 +17,7 @@ constexpr int kFailure = 1;
 }  // namespace
 
 int main(int argc, char** argv) {
+  ptdsim::io::use_checked_stdout();
   CLI::App app{"ptdsim: training performance simulator and planner for large language models"};
   app.set_version_flag("--version", std::string("ptdsim ") + ptdsim::cli::kVersion);
   app.require_subcommand(1);
@@ -23,15 +26,21 @@ int main(int argc, char** argv) {
   ptdsim::cli::add_validate(app);
   ptdsim::cli::add_calibrate(app);
   try {
-    app.parse(argc, argv);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // --help and --version arrive as ParseErrors with exit code 0
+      if (app.exit(e) != 0) return kBadInput;
+    }
+    // success only once what was printed has reached standard output
+    ptdsim::io::close_stdout();
     return 0;
-  } catch (const CLI::ParseError& e) {
-    // --help and --version arrive as ParseErrors with exit code 0
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kBadInput;
   } catch (const ptdsim::core::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ptdsim: error: out of memory\n";
+    return kFailure;
   } catch (const std::exception& e) {
     std::cerr << "ptdsim: error: " << e.what() << "\n";
     return kFailure;

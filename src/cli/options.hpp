@@ -4,22 +4,30 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ptdsim/core/report.hpp"
+
 // Options several commands share: where the output goes and in which form, and --set overrides.
 namespace ptdsim::cli {
 
-// A positive count given on the command line (GPUs, degrees, ranks, top K), capped like the YAML
-// loader's degrees (2^24) so a bad value is told the range it missed, not "0 to 1.8e308".
+// A positive count given on the command line (degree maxima, ranks, top K), capped at 2^24 so a bad
+// value is told the range it missed, not "0 to 1.8e308". --gpus takes the schema's cluster.gpus
+// range (io::valid_range), as a scenario file would.
 inline const CLI::Range kPositiveCount{1, 1 << 24};
 
 struct OutputOptions {
   std::string format = "table";
-  std::string path;  // -o; empty: stdout
+  std::string path;  // -o; empty or "-": stdout
+  bool to_stdout() const { return path.empty() || path == "-"; }
 };
 
 void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std::string>& formats);
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 
-// Writes the command's result to -o (atomically) or stdout.
+// Refuses to print a report holding a non-finite or negative number (io::report_problem): a
+// ConfigError naming the scenario file, exit 2, instead of "inf" with exit 0.
+void check_printable(const core::Report& r, const std::string& scenario_file);
+
+// Writes the command's result to -o (io::write_output: through to what it names) or stdout.
 void emit(const OutputOptions& out, const std::string& text);
 
 }  // namespace ptdsim::cli

@@ -209,7 +209,7 @@ void run(const SweepArgs& a) {
 
   // CSV streams one row per evaluated candidate; to stdout as they come, to -o whole at the end.
   std::string csv;
-  const bool to_stdout = a.out.path.empty();
+  const bool to_stdout = a.out.to_stdout();
   if (a.out.format == "csv") {
     csv = "index,status,lower_bound_s," + io::report_csv_header();
     if (to_stdout) {
@@ -217,6 +217,7 @@ void run(const SweepArgs& a) {
       csv.clear();
     }
     opt.on_row = [&](const planner::Row& row) {
+      check_printable(row.report, a.scenario);
       std::string line = fmt::format("{},{},{:.9g},", row.candidate.index, row.status, row.lower_bound_s) +
                          io::report_csv_row(row.report);
       if (to_stdout) {
@@ -230,6 +231,8 @@ void run(const SweepArgs& a) {
   io::SweepCollector collector;
   if (a.out.format == "html") opt.on_row = [&](const planner::Row& row) { collector.add(row); };
   const planner::SweepResult result = planner::sweep(base, space, opt);
+  for (const auto& x : result.results) check_printable(x.report, a.scenario);
+  if (result.scenario && result.scenario->ranked) check_printable(result.scenario->report, a.scenario);
 
   if (a.out.format == "csv") {
     if (to_stdout) {
@@ -256,7 +259,7 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "scenario YAML file (the model, hardware and batch)")
       ->required();
   cmd->add_option("--gpus", args->gpus, "GPUs to lay out (default: the scenario's)")
-      ->check(kPositiveCount);
+      ->check(CLI::Range(1LL, static_cast<long long>(io::valid_range("cluster.gpus").max)));
   add_set_option(cmd, args->sets);
   cmd->add_option("--top", args->top, "how many layouts to rank")->check(kPositiveCount)->default_val(10);
   cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")

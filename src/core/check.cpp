@@ -89,6 +89,19 @@ std::vector<Problem> check(const Scenario& s) {
          "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
              " (experts are spread over data-parallel ranks)");
 
+  // what the simulator expands into tasks, bounded so no accepted scenario outgrows memory and time
+  if (per_step > 0 && t.global_batch % per_step == 0) {
+    const long long micro_batches = t.global_batch / per_step;
+    const bool per_layer = p.zero >= 3;
+    const long long chunks = per_layer ? m.layers : 1LL * p.pp * p.vpp;
+    if (micro_batches * chunks > kMaxPipelinePasses)
+      fail("training.global_batch", "size",
+           str(micro_batches) + " micro-batches x " + str(chunks) +
+               (per_layer ? " layers (ZeRO-3 runs each pass per layer)" : " pipeline chunks (pp*vpp)") +
+               " = " + str(micro_batches * chunks) + " pipeline passes per step, more than the " +
+               str(kMaxPipelinePasses) + " the simulator takes");
+  }
+
   if (t.seq_len % (2 * p.cp) != 0 && p.cp > 1)
     fail("parallel.cp", "divisibility",
          "seq_len " + str(t.seq_len) + " must be a multiple of 2*cp = " + str(2 * p.cp) +

@@ -10,7 +10,6 @@ namespace {
 using detail::Entry;
 using detail::Fields;
 using detail::Node;
-using Range = Fields::Range;
 
 // "file:line:col: message; ..." : the problems on one line, for tables and JSON.
 std::string one_line(const std::vector<core::Diagnostic>& problems) {
@@ -71,10 +70,10 @@ Record convert_record(const detail::NodePtr& item, const std::string& file) {
   if (!me && !declared) f.require("measured");
   if (me) {
     Fields m(*me->value, me->key_mark, "measured", "measured", detail::measured_keys());
-    r.measured.step_s = m.number("step_s", Range::positive);
-    r.measured.tflops_per_gpu = m.number("tflops_per_gpu", Range::positive);
-    if (auto gib = m.number("peak_memory_gib", Range::positive)) r.measured.peak_memory_bytes = *gib * core::kGiB;
-    r.measured.tokens_per_s = m.number("tokens_per_s", Range::positive);
+    r.measured.step_s = m.number("step_s");
+    r.measured.tflops_per_gpu = m.number("tflops_per_gpu");
+    if (auto gib = m.number("peak_memory_gib")) r.measured.peak_memory_bytes = *gib * core::kGiB;
+    r.measured.tokens_per_s = m.number("tokens_per_s");
     const auto& x = r.measured;
     if (!declared && !x.step_s && !x.tflops_per_gpu && !x.peak_memory_bytes && !x.tokens_per_s)
       detail::fail(me->key_mark,

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -33,21 +34,33 @@ std::optional<double> parse_number(const std::string& text) {
 }
 
 std::string integer_kind(long long min, long long max) {
-  if (max < kNoLimit && max - min < 16)
-    return "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (max - min < 16) return "an integer from " + std::to_string(min) + " to " + std::to_string(max);
   if (min == 1) return "a positive integer";
   if (min == 0) return "a non-negative integer";
   return "an integer of at least " + std::to_string(min);
 }
 
-std::string number_kind(Fields::Range r) {
-  switch (r) {
-    case Fields::Range::positive: return "a positive number";
-    case Fields::Range::non_negative: return "a non-negative number";
-    case Fields::Range::fraction: return "a number in (0, 1]";
-    case Fields::Range::at_least_one: return "a number of at least 1";
+std::string number_kind(Bound::Kind k) {
+  switch (k) {
+    case Bound::Kind::positive: return "a positive number";
+    case Bound::Kind::non_negative: return "a non-negative number";
+    case Bound::Kind::fraction: return "a number in (0, 1]";
+    case Bound::Kind::at_least_one: return "a number of at least 1";
+    case Bound::Kind::integer: break;
   }
   return "a number";
+}
+
+// 8192, 0.001, 1e+08: whole numbers in full, the rest as %g
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 0x1p53) return std::to_string(static_cast<long long>(v));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string with_unit(double v, const char* unit) {
+  return number_text(v) + (*unit ? std::string(" ") + unit : std::string());
 }
 
 }  // namespace
@@ -64,34 +77,40 @@ void expect_map(const Node& n, const Mark& where, const std::string& what) {
   if (n.kind != Node::Kind::map) fail(value_mark(n, where), what + " must be a mapping, got " + describe(n));
 }
 
-long long read_integer(const Node& n, const std::string& what, long long min, long long max) {
+long long read_integer(const Node& n, const std::string& path) {
+  const Bound& b = bound_of(path);
+  const auto min = static_cast<long long>(b.min), max = static_cast<long long>(b.max);
   std::optional<double> v;
   if (n.kind == Node::Kind::scalar) v = parse_number(n.text);
   const std::string got = ", got " + describe(n);
-  if (!v || *v != std::floor(*v) || *v < static_cast<double>(min) ||
-      (std::isinf(*v) && *v < 0)) {
-    fail(n.mark, what + " must be " + integer_kind(min, max) + got);
-  }
-  if (*v > static_cast<double>(max)) {
-    if (max - min < 16) fail(n.mark, what + " must be " + integer_kind(min, max) + got);
-    fail(n.mark, what + " must be at most " + std::to_string(max) + got);
+  if (!v || *v != std::floor(*v) || *v < b.min || (std::isinf(*v) && *v < 0))
+    fail(n.mark, path + " must be " + integer_kind(min, max) + got);
+  if (*v > b.max) {
+    if (max - min < 16) fail(n.mark, path + " must be " + integer_kind(min, max) + got);
+    fail(n.mark, path + " must be at most " + number_text(b.max) + got);
   }
   return static_cast<long long>(*v);
 }
 
-double read_number(const Node& n, const std::string& what, Fields::Range r, bool allow_infinity) {
+double read_number(const Node& n, const std::string& path) {
+  const Bound& b = bound_of(path);
   std::optional<double> v;
   if (n.kind == Node::Kind::scalar) v = parse_number(n.text);
-  bool ok = v.has_value() && (allow_infinity ? !std::isnan(*v) : std::isfinite(*v));
+  bool ok = v.has_value() && (b.infinity_ok ? !std::isnan(*v) && *v != -INFINITY : std::isfinite(*v));
   if (ok) {
-    switch (r) {
-      case Fields::Range::positive: ok = *v > 0; break;
-      case Fields::Range::non_negative: ok = *v >= 0; break;
-      case Fields::Range::fraction: ok = *v > 0 && *v <= 1; break;
-      case Fields::Range::at_least_one: ok = *v >= 1; break;
+    switch (b.kind) {
+      case Bound::Kind::positive: ok = *v > 0; break;
+      case Bound::Kind::non_negative: ok = *v >= 0; break;
+      case Bound::Kind::fraction: ok = *v > 0 && *v <= 1; break;
+      case Bound::Kind::at_least_one: ok = *v >= 1; break;
+      case Bound::Kind::integer: break;
     }
   }
-  if (!ok) fail(n.mark, what + " must be " + number_kind(r) + ", got " + describe(n));
+  const std::string got = ", got " + describe(n);
+  if (!ok) fail(n.mark, path + " must be " + number_kind(b.kind) + got);
+  if (*v < b.min) fail(n.mark, path + " must be at least " + with_unit(b.min, b.unit) + got);
+  if (*v > b.max && !(b.infinity_ok && std::isinf(*v)))
+    fail(n.mark, path + " must be at most " + with_unit(b.max, b.unit) + got);
   return *v;
 }
 
@@ -122,28 +141,28 @@ const Entry& Fields::require(std::string_view key) const {
   return *e;
 }
 
-std::optional<long long> Fields::integer(std::string_view key, long long min, long long max) const {
+std::optional<long long> Fields::integer(std::string_view key) const {
   const Entry* e = get(key);
   if (!e) return std::nullopt;
-  return read_integer(*e->value, path(key), min, max);
+  return read_integer(*e->value, path(key));
 }
-long long Fields::integer(std::string_view key, long long min, long long max, long long fallback) const {
-  return integer(key, min, max).value_or(fallback);
+long long Fields::integer(std::string_view key, long long fallback) const {
+  return integer(key).value_or(fallback);
 }
-long long Fields::required_integer(std::string_view key, long long min, long long max) const {
-  return read_integer(*require(key).value, path(key), min, max);
+long long Fields::required_integer(std::string_view key) const {
+  return read_integer(*require(key).value, path(key));
 }
 
-std::optional<double> Fields::number(std::string_view key, Range r, bool allow_infinity) const {
+std::optional<double> Fields::number(std::string_view key) const {
   const Entry* e = get(key);
   if (!e) return std::nullopt;
-  return read_number(*e->value, path(key), r, allow_infinity);
+  return read_number(*e->value, path(key));
 }
-double Fields::number(std::string_view key, Range r, double fallback) const {
-  return number(key, r).value_or(fallback);
+double Fields::number(std::string_view key, double fallback) const {
+  return number(key).value_or(fallback);
 }
-double Fields::required_number(std::string_view key, Range r) const {
-  return read_number(*require(key).value, path(key), r);
+double Fields::required_number(std::string_view key) const {
+  return read_number(*require(key).value, path(key));
 }
 
 std::optional<bool> Fields::boolean(std::string_view key) const {

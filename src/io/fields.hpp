@@ -5,15 +5,15 @@
 #include <vector>
 
 #include "ptdsim/core/names.hpp"
+#include "schema.hpp"
 #include "yaml_tree.hpp"
 
 // Typed, range-checked reads of one YAML mapping. Every key of the mapping must be in the
 // section's key list (else "unknown key 'x' in <section>; did you mean 'y'?"); a required key is
 // checked for presence before it is read (yaml-cpp's own missing-node error has no position);
-// a null value reads as absent. Messages name keys by their dotted path ("parallel.tp").
+// a null value reads as absent. Messages name keys by their dotted path ("parallel.tp"). Numbers
+// are checked against their key's Bound in the schema (bound_of): the one place ranges are stated.
 namespace ptdsim::io::detail {
-
-inline constexpr long long kNoLimit = 1LL << 53;
 
 class Fields {
  public:
@@ -28,14 +28,13 @@ class Fields {
   std::string path(std::string_view key) const;
   const Mark& where() const { return where_; }
 
-  std::optional<long long> integer(std::string_view key, long long min, long long max) const;
-  long long integer(std::string_view key, long long min, long long max, long long fallback) const;
-  long long required_integer(std::string_view key, long long min, long long max) const;
-
-  enum class Range { positive, non_negative, fraction, at_least_one };
-  std::optional<double> number(std::string_view key, Range r, bool allow_infinity = false) const;
-  double number(std::string_view key, Range r, double fallback) const;
-  double required_number(std::string_view key, Range r) const;
+  // Integers and numbers in the range bound_of(path(key)) gives.
+  std::optional<long long> integer(std::string_view key) const;
+  long long integer(std::string_view key, long long fallback) const;
+  long long required_integer(std::string_view key) const;
+  std::optional<double> number(std::string_view key) const;
+  double number(std::string_view key, double fallback) const;
+  double required_number(std::string_view key) const;
 
   std::optional<bool> boolean(std::string_view key) const;
   bool boolean(std::string_view key, bool fallback) const { return boolean(key).value_or(fallback); }
@@ -73,9 +72,10 @@ class Fields {
   std::string section_;
 };
 
-// Reads scalar `n` as an integer in [min, max]; `what` names it in messages.
-long long read_integer(const Node& n, const std::string& what, long long min, long long max);
-double read_number(const Node& n, const std::string& what, Fields::Range r, bool allow_infinity = false);
+// Reads scalar `n` as the value of the key at dotted `path` (its name in messages, "[N]" included),
+// in the range bound_of(path) gives.
+long long read_integer(const Node& n, const std::string& path);
+double read_number(const Node& n, const std::string& path);
 
 // Fails unless `n` is a mapping: "<what> must be a mapping, got a list".
 void expect_map(const Node& n, const Mark& where, const std::string& what);

@@ -8,13 +8,11 @@
 namespace ptdsim::io::detail {
 namespace {
 
-using Range = Fields::Range;
-
 core::Link convert_link(const Fields& f) {
   core::Link l;
-  l.bandwidth_Bps = f.required_number("bandwidth_gbs", Range::positive) * core::kGB;
-  l.latency_s = f.required_number("latency_us", Range::non_negative) * core::kMicro;
-  l.efficiency = f.number("efficiency", Range::fraction, 1.0);
+  l.bandwidth_Bps = f.required_number("bandwidth_gbs") * core::kGB;
+  l.latency_s = f.required_number("latency_us") * core::kMicro;
+  l.efficiency = f.number("efficiency", 1.0);
   return l;
 }
 
@@ -33,10 +31,10 @@ std::vector<core::GemmEfficiency> convert_matmul_table(const Entry& e) {
     Fields r(*list.items[i], list.items[i]->mark, at, at, matmul_row_keys());
     core::GemmEfficiency g;
     g.precision = r.required_enumeration<core::Precision>("precision", core::kPrecisionCount);
-    g.m = static_cast<double>(r.required_integer("m", 1, kNoLimit));
-    g.n = static_cast<double>(r.required_integer("n", 1, kNoLimit));
-    g.k = static_cast<double>(r.required_integer("k", 1, kNoLimit));
-    g.efficiency = r.required_number("efficiency", Range::fraction);
+    g.m = static_cast<double>(r.required_integer("m"));
+    g.n = static_cast<double>(r.required_integer("n"));
+    g.k = static_cast<double>(r.required_integer("k"));
+    g.efficiency = r.required_number("efficiency");
     rows.push_back(g);
   }
   if (rows.empty()) fail(e.key_mark, "hardware.gpu.matmul_efficiency must not be an empty list");
@@ -57,19 +55,19 @@ std::vector<core::CollectiveFit> convert_collectives(const Fields& f) {
       core::CollectiveFit fit;
       fit.op = op;
       fit.scope = r.required_enumeration<core::Scope>("scope", 2);
-      fit.ranks = static_cast<int>(r.required_integer("ranks", 1, kMaxGpus));
+      fit.ranks = static_cast<int>(r.required_integer("ranks"));
       // what the row was measured on (docs/inputs.md "Collectives"): GPUs per node and the part
-      fit.ranks_per_node = static_cast<int>(r.integer("ranks_per_node", 1, kMaxGpus, 0));
+      fit.ranks_per_node = static_cast<int>(r.integer("ranks_per_node", 0));
       if (fit.ranks_per_node > 0 &&
           (fit.ranks % fit.ranks_per_node != 0 || (fit.scope == core::Scope::intra && fit.ranks_per_node != fit.ranks)))
         fail(r.get("ranks_per_node")->value->mark,
              r.path("ranks_per_node") + (fit.scope == core::Scope::intra ? " must equal ranks (" : " must divide ranks (") +
                  std::to_string(fit.ranks) + ")" + (fit.scope == core::Scope::intra ? " for scope intra" : ""));
       fit.gpu = r.string("gpu").value_or("");
-      fit.alpha_s = r.required_number("alpha_us", Range::non_negative) * core::kMicro;
-      fit.busbw_Bps = r.required_number("busbw_gbs", Range::positive) * core::kGB;
-      fit.min_bytes = r.number("min_bytes", Range::non_negative, 0.0);
-      if (auto max = r.number("max_bytes", Range::positive, true)) {
+      fit.alpha_s = r.required_number("alpha_us") * core::kMicro;
+      fit.busbw_Bps = r.required_number("busbw_gbs") * core::kGB;
+      fit.min_bytes = r.number("min_bytes", 0.0);
+      if (auto max = r.number("max_bytes")) {
         if (*max <= fit.min_bytes)
           fail(r.get("max_bytes")->value->mark,
                r.path("max_bytes") + " must be larger than min_bytes " +
@@ -94,16 +92,16 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   Fields gpu(*gpu_entry.value, where_of(gpu_entry), "hardware.gpu", "hardware.gpu",
              section_keys("hardware.gpu"));
   h.gpu.name = gpu.required_string("name");
-  h.gpu.memory_bytes = gpu.required_number("memory_gib", Range::positive) * core::kGiB;
-  h.gpu.hbm_Bps = gpu.required_number("hbm_gbs", Range::positive) * core::kGB;
-  h.gpu.hbm_efficiency = gpu.number("hbm_efficiency", Range::fraction, 0.85);
+  h.gpu.memory_bytes = gpu.required_number("memory_gib") * core::kGiB;
+  h.gpu.hbm_Bps = gpu.required_number("hbm_gbs") * core::kGB;
+  h.gpu.hbm_efficiency = gpu.number("hbm_efficiency", 0.85);
   const Entry& peak_entry = gpu.require("peak_tflops");
   Fields peak(*peak_entry.value, peak_entry.key_mark, "hardware.gpu.peak_tflops",
               "hardware.gpu.peak_tflops", section_keys("hardware.gpu.peak_tflops"));
   bool any_peak = false;
   for (int p = 0; p < core::kPrecisionCount; ++p) {
     const std::string key(core::name(static_cast<core::Precision>(p)));
-    if (auto v = peak.number(key, Range::positive)) {
+    if (auto v = peak.number(key)) {
       h.gpu.peak_flops[static_cast<std::size_t>(p)] = *v * core::kTera;
       any_peak = true;
     }
@@ -118,16 +116,16 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
                  "hardware.gpu.matmul_efficiency", section_keys("hardware.gpu.matmul_efficiency"));
       for (int p = 0; p < core::kPrecisionCount; ++p) {
         const std::string key(core::name(static_cast<core::Precision>(p)));
-        if (auto v = per.number(key, Range::fraction))
+        if (auto v = per.number(key))
           h.gpu.matmul_efficiency_by_precision[static_cast<std::size_t>(p)] = *v;
       }
     } else {
-      h.gpu.matmul_efficiency = read_number(*e->value, gpu.path("matmul_efficiency"), Range::fraction);
+      h.gpu.matmul_efficiency = read_number(*e->value, gpu.path("matmul_efficiency"));
     }
   }
-  h.gpu.kernel_launch_s = gpu.number("kernel_launch_us", Range::non_negative, 0.0) * core::kMicro;
-  h.gpu.sms = static_cast<int>(gpu.integer("sms", 1, 1 << 20, 0));
-  h.gpu.comm_sms = static_cast<int>(gpu.integer("comm_sms", 0, 1 << 20, 0));
+  h.gpu.kernel_launch_s = gpu.number("kernel_launch_us", 0.0) * core::kMicro;
+  h.gpu.sms = static_cast<int>(gpu.integer("sms", 0));
+  h.gpu.comm_sms = static_cast<int>(gpu.integer("comm_sms", 0));
   if (h.gpu.comm_sms > 0 && h.gpu.comm_sms >= std::max(1, h.gpu.sms)) {
     const Entry* e = gpu.get("comm_sms");
     fail(e->value->mark, h.gpu.sms > 0 ? "hardware.gpu.comm_sms must be below hardware.gpu.sms (" +
@@ -138,7 +136,7 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   const Entry& node_entry = f.require("node");
   Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",
               section_keys("hardware.node"));
-  h.gpus_per_node = static_cast<int>(node.required_integer("gpus", 1, kMaxGpus));
+  h.gpus_per_node = static_cast<int>(node.required_integer("gpus"));
   const Entry& intra_entry = node.require("intra");
   h.intra = convert_link(Fields(*intra_entry.value, intra_entry.key_mark, "hardware.node.intra",
                                 "hardware.node.intra", section_keys("hardware.node.intra")));
@@ -148,7 +146,7 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
              section_keys("hardware.network"));
   h.network = convert_link(net);
   h.topology = net.string("topology").value_or("fat-tree");
-  h.oversubscription = net.number("oversubscription", Range::at_least_one, 1.0);
+  h.oversubscription = net.number("oversubscription", 1.0);
 
   if (const Entry* e = f.get("collectives")) {
     h.collectives = convert_collectives(Fields(*e->value, e->key_mark, "hardware.collectives",

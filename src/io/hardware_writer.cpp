@@ -226,7 +226,7 @@ void write_calibrated_hardware(const std::string& out_path, const std::optional<
            "# file (no gpu/node/network). Merge it into one with --base HARDWARE.yaml.\n" +
            comment_block(c) + calibration_yaml(c);
   }
-  write_file_atomically(out_path, text);
+  write_output(out_path, text);
 }
 
 }  // namespace ptdsim::io

@@ -1,4 +1,5 @@
 #include "loaders.hpp"
+#include "schema.hpp"
 #include "ptdsim/io/load.hpp"
 
 namespace ptdsim::io {
@@ -9,6 +10,11 @@ detail::NodePtr parse_named(const std::string& text, const std::string& name, co
 }
 
 }  // namespace
+
+ValidRange valid_range(const std::string& key) {
+  const detail::Bound& b = detail::bound_of(key);
+  return ValidRange{b.min, b.max};
+}
 
 core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
   return detail::guarded(path, [&] {

@@ -1,4 +1,5 @@
 #pragma once
+#include <new>
 #include <string>
 #include <vector>
 
@@ -9,11 +10,6 @@
 // The converters from a checked YAML tree to core value types, shared by the public loaders in
 // load_api.cpp, the scenario loader and the dataset loader.
 namespace ptdsim::io::detail {
-
-// Sizes no real input comes near; beyond them products in the engines could overflow an int.
-inline constexpr long long kMaxDim = 1LL << 28;   // layers, hidden, heads, vocab, seq_len, ...
-inline constexpr long long kMaxGpus = 1LL << 24;  // cluster size and every parallel degree
-inline constexpr long long kMaxVpp = 64;          // so that pp*vpp stays well inside an int
 
 // `where`: the position blamed for the mapping as a whole. `default_name`: when `name` is absent.
 core::ModelSpec convert_model(const Node& n, const Mark& where, const std::string& default_name);
@@ -55,6 +51,9 @@ auto guarded(const std::string& file, F&& f) -> decltype(f()) {
     return f();
   } catch (const core::ConfigError&) {
     throw;
+  } catch (const std::bad_alloc&) {
+    // "std::bad_alloc" means nothing to a user; the size limits make it unlikely
+    throw core::ConfigError(core::SourceLocation{file, 0, 0}, "cannot load: out of memory");
   } catch (const std::exception& e) {
     throw core::ConfigError(core::SourceLocation{file, 0, 0}, std::string("cannot load: ") + e.what());
   }

@@ -9,8 +9,6 @@
 namespace ptdsim::io::detail {
 namespace {
 
-using Range = Fields::Range;
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string part;
@@ -104,16 +102,17 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
 
   const Entry& ce = f.require("cluster");
   Fields cluster(*ce.value, ce.key_mark, "cluster", "cluster", section_keys("cluster"));
-  auto gpus = cluster.integer("gpus", 1, kMaxGpus);
-  auto nodes = cluster.integer("nodes", 1, kMaxGpus);
+  auto gpus = cluster.integer("gpus");
+  auto nodes = cluster.integer("nodes");
   if (gpus && nodes) fail(cluster.get("nodes")->key_mark, "give cluster.gpus or cluster.nodes, not both");
   if (!gpus && !nodes) fail(ce.key_mark, "missing required key 'gpus' (or 'nodes') in cluster");
   if (nodes) {
     const long long total = *nodes * s.hardware.gpus_per_node;
-    if (total > kMaxGpus)
+    const auto max_gpus = static_cast<long long>(bound_of("cluster.gpus").max);
+    if (total > max_gpus)
       fail(cluster.get("nodes")->value->mark,
            "cluster.nodes * hardware.node.gpus = " + std::to_string(total) + " GPUs is more than " +
-               std::to_string(kMaxGpus));
+               std::to_string(max_gpus));
     gpus = total;
   }
   s.gpus = static_cast<int>(*gpus);
@@ -122,12 +121,12 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   Fields par(section_or_empty(f, "parallel", pwhere), pwhere, "parallel", "parallel",
              section_keys("parallel"));
   auto& p = s.parallel;
-  p.tp = static_cast<int>(par.integer("tp", 1, kMaxGpus, 1));
-  p.pp = static_cast<int>(par.integer("pp", 1, kMaxGpus, 1));
-  p.cp = static_cast<int>(par.integer("cp", 1, kMaxGpus, 1));
-  p.ep = static_cast<int>(par.integer("ep", 1, kMaxGpus, 1));
-  p.vpp = static_cast<int>(par.integer("vpp", 1, kMaxVpp, 1));
-  if (auto dp = par.integer("dp", 1, kMaxGpus)) {
+  p.tp = static_cast<int>(par.integer("tp", 1));
+  p.pp = static_cast<int>(par.integer("pp", 1));
+  p.cp = static_cast<int>(par.integer("cp", 1));
+  p.ep = static_cast<int>(par.integer("ep", 1));
+  p.vpp = static_cast<int>(par.integer("vpp", 1));
+  if (auto dp = par.integer("dp")) {
     p.dp = static_cast<int>(*dp);
   } else {
     // derived; when tp*cp*pp does not divide the GPUs check() says so, dp only has to stay >= 1
@@ -135,7 +134,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
     p.dp = static_cast<int>(std::max(1LL, s.gpus / mp));
   }
   p.sequence_parallel = par.boolean("sequence_parallel", false);
-  p.zero = static_cast<int>(par.integer("zero", 0, 3, 0));
+  p.zero = static_cast<int>(par.integer("zero", 0));
   p.schedule = par.enumeration<core::Schedule>("schedule", 4).value_or(
       p.vpp > 1 ? core::Schedule::interleaved : core::Schedule::one_f_one_b);
   if (auto text = par.string("placement")) p.placement = parse_placement(*par.get("placement"), *text);
@@ -143,21 +142,21 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
     if (e->value->kind != Node::Kind::list)
       fail(e->value->mark, "parallel.stage_layers must be a list, got " + describe(*e->value));
     for (std::size_t i = 0; i < e->value->items.size(); ++i) {
-      p.stage_layers.push_back(static_cast<int>(read_integer(
-          *e->value->items[i], "parallel.stage_layers[" + std::to_string(i) + "]", 1, kMaxDim)));
+      p.stage_layers.push_back(static_cast<int>(
+          read_integer(*e->value->items[i], "parallel.stage_layers[" + std::to_string(i) + "]")));
     }
   }
-  if (auto n = par.integer("first_stage_layers", 1, kMaxDim)) p.first_stage_layers = static_cast<int>(*n);
-  if (auto n = par.integer("last_stage_layers", 1, kMaxDim)) p.last_stage_layers = static_cast<int>(*n);
+  if (auto n = par.integer("first_stage_layers")) p.first_stage_layers = static_cast<int>(*n);
+  if (auto n = par.integer("last_stage_layers")) p.last_stage_layers = static_cast<int>(*n);
   p.embedding_in_split = par.boolean("embedding_in_split", false);
   p.loss_in_split = par.boolean("loss_in_split", false);
 
   const Entry& te = f.require("training");
   Fields tr(*te.value, te.key_mark, "training", "training", section_keys("training"));
   auto& t = s.training;
-  t.seq_len = static_cast<int>(tr.required_integer("seq_len", 1, kMaxDim));
-  t.micro_batch = static_cast<int>(tr.integer("micro_batch", 1, kMaxDim, 1));
-  t.global_batch = static_cast<int>(tr.required_integer("global_batch", 1, 1LL << 30));
+  t.seq_len = static_cast<int>(tr.required_integer("seq_len"));
+  t.micro_batch = static_cast<int>(tr.integer("micro_batch", 1));
+  t.global_batch = static_cast<int>(tr.required_integer("global_batch"));
   t.precision = tr.enumeration<core::Precision>("precision", core::kPrecisionCount)
                     .value_or(core::Precision::bf16);
   t.recompute = tr.enumeration<core::Recompute>("recompute", 3).value_or(core::Recompute::selective);
@@ -170,7 +169,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.tp = ov.boolean("tp", false);
   t.overlap.pp = ov.boolean("pp", true);
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
-  t.dp_bucket_params = tr.number("dp_bucket_params", Range::at_least_one, 0.0);
+  t.dp_bucket_params = tr.number("dp_bucket_params", 0.0);
   t.framework = tr.choice("framework", core::framework_names()).value_or("");
 
   std::vector<core::Diagnostic> problems;

@@ -1,6 +1,8 @@
 #include "schema.hpp"
 
+#include <cctype>
 #include <map>
+#include <stdexcept>
 
 #include "ptdsim/core/names.hpp"
 
@@ -44,6 +46,114 @@ const std::map<std::string, std::vector<std::string>>& sections() {
   return table;
 }
 
+// The physical limits behind the bounds: the largest value a real model, GPU or cluster has, times
+// a generous margin (docs/inputs.md "Valid ranges" cites each).
+constexpr double kMaxLayers = 8192;          // 8x DeepNet's 1,000 layers (Wang et al. 2022)
+constexpr double kMaxHidden = 1 << 18;       // 262144: 10x Megatron 1T's 25600
+constexpr double kMaxFfn = 1 << 20;          // 10x Megatron 1T's 102400
+constexpr double kMaxVocab = 1 << 22;        // 16x the 256k vocabularies of PaLM and Gemma
+constexpr double kMaxSeq = 1 << 26;          // 67M tokens: 6.7x Llama 4 Scout's 10M context
+constexpr double kMaxExperts = 1 << 22;      // 4x PEER's 1,048,576 experts (He 2024)
+constexpr double kMaxGpus = 1 << 22;         // 4.2M: 20x the 200k GPUs of xAI's Colossus
+constexpr double kMaxNodeGpus = 1 << 16;     // 65536: 100x an NVL576 domain
+constexpr double kMaxBatch = 1 << 20;        // sequences per step: 16x LAMB's 65536 (You et al. 2020)
+constexpr double kMaxVpp = 64;               // virtual stages per rank: 3x NeMo Llama 2 70B's 20 (a layer each)
+constexpr double kMaxSms = 1 << 20;          // 1.2x Cerebras WSE-3's 900,000 cores
+constexpr double kMaxGemmDim = 1LL << 40;    // a GEMM side: far beyond tokens x micro-batch
+constexpr double kMaxMessage = 1LL << 50;    // 1 PiB: one collective's message, 65536x nccl-tests' 16 GiB
+constexpr double kMaxMemoryGiB = 65536;      // 100x GH200's 624 GB (144 GB HBM3e + 480 GB LPDDR5X)
+constexpr double kMinMemoryGiB = 1;          // below 1 GiB: TiB or bytes given as GiB
+constexpr double kMinBandwidthGBs = 1e-3;    // 1 MB/s: below it a bandwidth is surely a unit mistake
+constexpr double kMaxBandwidthGBs = 1e8;     // 100 PB/s: 5x Cerebras WSE-3's 21 PB/s on-chip memory
+constexpr double kMaxLatencyUs = 1e6;        // 1 s: above it a latency is surely a unit mistake
+constexpr double kMinPeakTflops = 1e-3;      // 1 GFLOP/s: less than one CPU core
+constexpr double kMaxPeakTflops = 1e6;       // 1 EFLOP/s: 8x Cerebras WSE-3's 125 PFLOP/s (FP16 sparse)
+constexpr double kMinEfficiency = 0.01;      // a large GEMM or a link at under 1% of its peak: a percentage given as a fraction
+constexpr double kMinGemmEfficiency = 1e-6;  // a calibrated row may be a tiny GEMM (128^3 on an H100: 0.1%)
+constexpr double kMaxOversubscription = 1024;  // real fabrics: 1 to 8
+constexpr double kMaxStepS = 1e7;            // a training step of 4 months
+constexpr double kMaxTokensPerS = 1e12;      // 5x10^6 x the default scenario's 1.9e5 tokens/s
+
+using Kind = Bound::Kind;
+Bound count(double max) { return Bound{Kind::integer, 1, max, "", false}; }
+Bound rate(Kind k, double min, double max, const char* unit) { return Bound{k, min, max, unit, false}; }
+
+std::map<std::string, Bound, std::less<>> make_bounds() {
+  std::map<std::string, Bound, std::less<>> t;
+  // model
+  t["model.layers"] = count(kMaxLayers);
+  t["model.hidden"] = count(kMaxHidden);
+  t["model.heads"] = count(kMaxHidden);
+  t["model.kv_heads"] = count(kMaxHidden);
+  t["model.ffn_hidden"] = count(kMaxFfn);
+  t["model.vocab"] = count(kMaxVocab);
+  t["model.max_seq_len"] = count(kMaxSeq);
+  t["model.moe.experts"] = count(kMaxExperts);
+  t["model.moe.top_k"] = count(kMaxExperts);
+  t["model.moe.every"] = count(kMaxLayers);
+  t["model.moe.ffn_hidden"] = count(kMaxFfn);
+  // hardware
+  const Bound bandwidth = rate(Kind::positive, kMinBandwidthGBs, kMaxBandwidthGBs, "GB/s");
+  const Bound latency = rate(Kind::non_negative, 0, kMaxLatencyUs, "us");
+  const Bound efficiency = rate(Kind::fraction, kMinEfficiency, 1, "");
+  t["hardware.gpu.memory_gib"] = rate(Kind::positive, kMinMemoryGiB, kMaxMemoryGiB, "GiB");
+  t["hardware.gpu.hbm_gbs"] = bandwidth;
+  t["hardware.gpu.hbm_efficiency"] = efficiency;
+  t["hardware.gpu.matmul_efficiency"] = efficiency;
+  for (int p = 0; p < core::kPrecisionCount; ++p) {
+    const std::string name(core::name(static_cast<core::Precision>(p)));
+    t["hardware.gpu.peak_tflops." + name] = rate(Kind::positive, kMinPeakTflops, kMaxPeakTflops, "TFLOP/s");
+    t["hardware.gpu.matmul_efficiency." + name] = efficiency;
+  }
+  for (const char* d : {"m", "n", "k"})
+    t[std::string("hardware.gpu.matmul_efficiency[].") + d] = count(kMaxGemmDim);
+  t["hardware.gpu.matmul_efficiency[].efficiency"] = rate(Kind::fraction, kMinGemmEfficiency, 1, "");
+  t["hardware.gpu.kernel_launch_us"] = latency;
+  t["hardware.gpu.sms"] = count(kMaxSms);
+  t["hardware.gpu.comm_sms"] = Bound{Kind::integer, 0, kMaxSms, "", false};
+  t["hardware.node.gpus"] = count(kMaxNodeGpus);
+  for (const std::string link : {"hardware.node.intra.", "hardware.network."}) {
+    t[link + "bandwidth_gbs"] = bandwidth;
+    t[link + "latency_us"] = latency;
+    t[link + "efficiency"] = efficiency;
+  }
+  t["hardware.network.oversubscription"] = rate(Kind::at_least_one, 1, kMaxOversubscription, "");
+  for (int c = 0; c < core::kCollectiveCount; ++c) {
+    const std::string row = "hardware.collectives." + std::string(core::name(static_cast<core::Collective>(c))) + "[].";
+    t[row + "ranks"] = count(kMaxGpus);
+    t[row + "ranks_per_node"] = count(kMaxGpus);
+    t[row + "alpha_us"] = latency;
+    t[row + "busbw_gbs"] = bandwidth;
+    t[row + "min_bytes"] = rate(Kind::non_negative, 0, kMaxMessage, "bytes");
+    t[row + "max_bytes"] = Bound{Kind::positive, 0, kMaxMessage, "bytes", true};
+  }
+  // scenario
+  t["cluster.gpus"] = count(kMaxGpus);
+  t["cluster.nodes"] = count(kMaxGpus);
+  for (const char* d : {"tp", "pp", "dp", "cp", "ep"}) t[std::string("parallel.") + d] = count(kMaxGpus);
+  t["parallel.vpp"] = count(kMaxVpp);
+  t["parallel.zero"] = Bound{Kind::integer, 0, 3, "", false};
+  t["parallel.stage_layers[]"] = count(kMaxLayers);
+  t["parallel.first_stage_layers"] = count(kMaxLayers);
+  t["parallel.last_stage_layers"] = count(kMaxLayers);
+  t["training.seq_len"] = count(kMaxSeq);
+  t["training.micro_batch"] = count(kMaxBatch);
+  t["training.global_batch"] = count(kMaxBatch);
+  // a bucket bigger than the model is one bucket; 1e15 parameters is 1000x any model trained
+  t["training.dp_bucket_params"] = rate(Kind::at_least_one, 1, 1e15, "");
+  // dataset records
+  t["measured.step_s"] = rate(Kind::positive, 0, kMaxStepS, "s");
+  t["measured.tflops_per_gpu"] = rate(Kind::positive, 0, kMaxPeakTflops, "TFLOP/s");
+  t["measured.peak_memory_gib"] = rate(Kind::positive, 0, kMaxMemoryGiB, "GiB");
+  t["measured.tokens_per_s"] = rate(Kind::positive, 0, kMaxTokensPerS, "");
+  return t;
+}
+
+const std::map<std::string, Bound, std::less<>>& bounds() {
+  static const auto table = make_bounds();
+  return table;
+}
+
 }  // namespace
 
 const std::vector<std::string>& section_keys(const std::string& section) {
@@ -79,6 +189,26 @@ const std::vector<std::string>& record_keys() {
 const std::vector<std::string>& measured_keys() {
   static const std::vector<std::string> k{"step_s", "tflops_per_gpu", "peak_memory_gib", "tokens_per_s"};
   return k;
+}
+
+const Bound& bound_of(std::string_view path) {
+  // "a[12].b" -> "a[].b"
+  std::string key;
+  key.reserve(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    key += path[i];
+    if (path[i] == '[') {
+      while (i + 1 < path.size() && std::isdigit(static_cast<unsigned char>(path[i + 1]))) ++i;
+    }
+  }
+  auto it = bounds().find(key);
+  if (it == bounds().end())
+    throw std::logic_error("no valid range for numeric key '" + key + "' in src/io/schema.cpp");
+  return it->second;
+}
+
+std::vector<std::pair<std::string, Bound>> all_bounds() {
+  return {bounds().begin(), bounds().end()};
 }
 
 }  // namespace ptdsim::io::detail

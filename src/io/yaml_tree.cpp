@@ -1,10 +1,14 @@
 #include "yaml_tree.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 namespace ptdsim::io::detail {
 namespace {
@@ -13,6 +17,15 @@ namespace {
 constexpr int kMaxDepth = 64;
 // Aliases let a short text expand exponentially ("billion laughs"); real inputs have a few hundred nodes.
 constexpr long kMaxNodes = 200000;
+// 4 MiB: 50x the largest shipped input (the 79 KB validation dataset) and about the text of
+// kMaxNodes nodes. yaml-cpp builds ~80 bytes of tree per byte of a row-like text at ~1 MB/s (a
+// 27 MB file took 25 s and 2.2 GB), so larger texts are refused before parsing; files are read no
+// further (an input of /dev/zero ends here too).
+constexpr std::size_t kMaxTextBytes = std::size_t{4} << 20;
+
+std::string too_large() {
+  return "input too large: more than " + std::to_string(kMaxTextBytes) + " bytes (inputs are a few KB)";
+}
 
 std::string shorten(const std::string& s) {
   std::string out;
@@ -34,62 +47,220 @@ std::string shorten(const std::string& s) {
   return out;
 }
 
-struct Converter {
-  SourcePtr src;
-  int line_offset;
-  int column_offset;
-  long nodes = 0;
+Mark mark_in(const SourcePtr& src, int line_offset, int column_offset, const YAML::Mark& m) {
+  if (m.line < 0 || m.column < 0) return Mark{src, 0, 0};
+  return Mark{src, m.line + 1 + line_offset, m.column + 1 + (m.line == 0 ? column_offset : 0)};
+}
 
-  Mark mark_of(const YAML::Mark& m) const {
-    if (m.line < 0 || m.column < 0) return Mark{src, 0, 0};
-    return Mark{src, m.line + 1 + line_offset, m.column + 1 + (m.line == 0 ? column_offset : 0)};
+// Builds the tree from yaml-cpp's parser events (not through YAML::Node, whose LoadAll loops
+// forever on a stray ',' in yaml-cpp 0.7, jbeder/yaml-cpp#1040, and costs ~80 bytes per input byte).
+// Keeps each node's and key's mark; refuses duplicate keys (hashed: linear in the keys), non-string
+// keys, nesting past kMaxDepth, aliases to a node still open (a cycle) and more than kMaxNodes nodes
+// after alias expansion. The first such problem is kept and building stops (the rest of the events
+// cost nothing); it is raised once the parse is through, so a syntax error anywhere in the text is
+// what gets reported (yaml-cpp emits a few odd events before it notices an unclosed '[').
+class Builder : public YAML::EventHandler {
+ public:
+  Builder(SourcePtr src, int line_offset, int column_offset, Mark whole)
+      : src_(std::move(src)), line_offset_(line_offset), column_offset_(column_offset), whole_(std::move(whole)) {}
+
+  NodePtr root() const { return root_; }
+  const std::optional<core::Diagnostic>& problem() const { return problem_; }
+  const YAML::Mark& start() const { return start_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override {
+    if (problem_) return;
+    auto n = make(Node::Kind::null, fallback());  // yaml-cpp puts an empty value on the next token; the key is clearer
+    finish(n, anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (problem_) return;
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end() || open(it->second))
+      return refuse(at(mark), "an alias names the node it is inside of (a cycle)");
+    if (auto n = copy(*it->second, depth(), at(mark))) attach(n);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (problem_) return;
+    auto n = make(Node::Kind::scalar, at(mark));
+    if (!n) return;
+    n->text = value;
+    finish(n, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    begin(Node::Kind::list, mark, anchor);
+  }
+  void OnSequenceEnd() override {
+    if (!problem_) end();
+  }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    begin(Node::Kind::map, mark, anchor);
+  }
+  void OnMapEnd() override {
+    if (!problem_) end();
   }
 
-  NodePtr convert(const YAML::Node& y, int depth, const Mark& fallback) {
+ private:
+  struct Frame {
+    NodePtr node;
+    bool has_key = false;  // maps: the key of the next value was read
+    Entry pending;         // maps: that key
+    std::unordered_map<std::string, std::size_t> seen;  // maps: key -> its entry
+  };
+
+  Mark at(const YAML::Mark& m) const {
+    const Mark out = mark_in(src_, line_offset_, column_offset_, m);
+    return out.line > 0 ? out : fallback();
+  }
+  // Where a node without a position of its own is blamed: its key, its list, or the document.
+  Mark fallback() const {
+    if (stack_.empty()) return whole_;
+    const Frame& f = stack_.back();
+    return f.has_key ? f.pending.key_mark : f.node->mark;
+  }
+  int depth() const { return static_cast<int>(stack_.size()); }
+  bool open(const NodePtr& n) const {
+    for (const auto& f : stack_)
+      if (f.node == n) return true;
+    return false;
+  }
+
+  void refuse(const Mark& mark, const std::string& message) {
+    if (!problem_) problem_ = diagnostic(mark, message);
+  }
+
+  // A new node, or null (and the problem kept) past the depth or node limits.
+  NodePtr make(Node::Kind kind, const Mark& mark) {
+    if (depth() > kMaxDepth) {
+      refuse(mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      return nullptr;
+    }
+    if (++nodes_ > kMaxNodes) {
+      refuse(mark, "document too large (more than " + std::to_string(kMaxNodes) + " nodes after aliases)");
+      return nullptr;
+    }
     auto n = std::make_shared<Node>();
-    n->mark = mark_of(y.Mark());
-    if (n->mark.line == 0) n->mark = fallback;
-    if (depth > kMaxDepth) fail(n->mark, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
-    if (++nodes > kMaxNodes)
-      fail(n->mark, "document too large (more than " + std::to_string(kMaxNodes) + " nodes after aliases)");
-    switch (y.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        n->kind = Node::Kind::null;
-        n->mark = fallback;  // yaml-cpp puts an empty value on the next token; the key is clearer
-        break;
-      case YAML::NodeType::Scalar:
-        n->kind = Node::Kind::scalar;
-        n->text = y.Scalar();
-        break;
-      case YAML::NodeType::Sequence:
-        n->kind = Node::Kind::list;
-        for (const auto& item : y) n->items.push_back(convert(item, depth + 1, n->mark));
-        break;
-      case YAML::NodeType::Map:
-        n->kind = Node::Kind::map;
-        for (const auto& kv : y) {
-          Mark km = mark_of(kv.first.Mark());
-          if (km.line == 0) km = n->mark;
-          std::string key;
-          if (kv.first.IsScalar()) {
-            key = kv.first.Scalar();
-          } else if (!kv.first.IsNull()) {
-            fail(km, "mapping keys must be plain strings");
-          }
-          if (const Entry* first = n->find(key)) {
-            fail(km, "duplicate key '" + shorten(key) + "' (first at line " +
-                         std::to_string(first->key_mark.line) + ")");
-          }
-          Entry e;
-          e.key = key;
-          e.key_mark = km;
-          e.value = convert(kv.second, depth + 1, km);
-          n->entries.push_back(std::move(e));
-        }
-        break;
+    n->kind = kind;
+    n->mark = mark;
+    return n;
+  }
+
+  // An alias is a copy of what its anchor names, counted node by node like the text itself.
+  // Null (and the problem kept, blamed on the alias) past the limits.
+  NodePtr copy(const Node& from, int at_depth, const Mark& alias) {
+    if (at_depth > kMaxDepth) {
+      refuse(alias, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      return nullptr;
+    }
+    if (++nodes_ > kMaxNodes) {
+      refuse(alias, "document too large (more than " + std::to_string(kMaxNodes) + " nodes after aliases)");
+      return nullptr;
+    }
+    auto n = std::make_shared<Node>();
+    n->kind = from.kind;
+    n->text = from.text;
+    n->mark = from.mark;
+    for (const auto& item : from.items) {
+      auto c = copy(*item, at_depth + 1, alias);
+      if (!c) return nullptr;
+      n->items.push_back(c);
+    }
+    for (const auto& e : from.entries) {
+      auto c = copy(*e.value, at_depth + 1, alias);
+      if (!c) return nullptr;
+      n->entries.push_back(Entry{e.key, e.key_mark, c});
     }
     return n;
+  }
+
+  void begin(Node::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (problem_) return;
+    if (!stack_.empty() && stack_.back().node->kind == Node::Kind::map && !stack_.back().has_key)
+      return refuse(at(mark), "mapping keys must be plain strings");
+    auto n = make(kind, at(mark));
+    if (!n) return;
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = n;
+    stack_.push_back(Frame{n, false, {}, {}});
+  }
+  void end() {
+    NodePtr n = stack_.back().node;
+    stack_.pop_back();
+    attach(n);
+  }
+  void finish(const NodePtr& n, YAML::anchor_t anchor) {
+    if (!n) return;
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = n;
+    attach(n);
+  }
+
+  // Puts a complete node where the parser is: the root, a list item, a map key or a map value.
+  void attach(const NodePtr& n) {
+    if (stack_.empty()) {
+      root_ = n;
+      return;
+    }
+    Frame& f = stack_.back();
+    if (f.node->kind == Node::Kind::list) {
+      f.node->items.push_back(n);
+      return;
+    }
+    if (!f.has_key) {
+      if (n->kind == Node::Kind::list || n->kind == Node::Kind::map)
+        return refuse(n->mark, "mapping keys must be plain strings");
+      f.pending = Entry{n->kind == Node::Kind::scalar ? n->text : std::string(), n->mark, nullptr};
+      if (n->kind != Node::Kind::scalar) f.pending.key_mark = f.node->mark;  // a null key
+      if (auto [it, fresh] = f.seen.emplace(f.pending.key, f.node->entries.size()); !fresh)
+        return refuse(f.pending.key_mark, "duplicate key '" + shorten(f.pending.key) + "' (first at line " +
+                                              std::to_string(f.node->entries[it->second].key_mark.line) + ")");
+      f.has_key = true;
+      return;
+    }
+    f.pending.value = n;
+    f.node->entries.push_back(std::move(f.pending));
+    f.pending = Entry{};
+    f.has_key = false;
+  }
+
+  SourcePtr src_;
+  int line_offset_;
+  int column_offset_;
+  Mark whole_;
+  NodePtr root_;
+  YAML::Mark start_;
+  std::vector<Frame> stack_;
+  std::unordered_map<YAML::anchor_t, NodePtr> anchors_;
+  long nodes_ = 0;
+  std::optional<core::Diagnostic> problem_;
+};
+
+// Sees a further document without building it: where it starts, where its first node is.
+class Probe : public YAML::EventHandler {
+ public:
+  YAML::Mark start, first;
+  bool has_first = false;
+  void OnDocumentStart(const YAML::Mark& m) override { start = m; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { see(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { see(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { see(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override { see(m); }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    see(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void see(const YAML::Mark& m) {
+    if (!has_first) first = m;
+    has_first = true;
   }
 };
 
@@ -152,12 +323,37 @@ const Mark& where_of(const Entry& e) {
 namespace {
 NodePtr parse(const std::string& text, const SourcePtr& src, int line_offset, int column_offset,
               const Mark& whole) {
-  Converter c{src, line_offset, column_offset};
-  std::vector<YAML::Node> docs;
+  if (text.size() > kMaxTextBytes) fail(whole, too_large());
+  auto mark_of = [&](const YAML::Mark& m) { return mark_in(src, line_offset, column_offset, m); };
+  std::istringstream in(text);
+  Builder builder(src, line_offset, column_offset, whole);
+  bool any = false;
+  int documents = 0;
+  Mark second;
   try {
-    docs = YAML::LoadAll(text);
+    YAML::Parser parser(in);
+    any = parser.HandleNextDocument(builder);
+    if (any) {
+      documents = 1;
+      YAML::Mark previous = builder.start();
+      for (Probe p; parser.HandleNextDocument(p); p = Probe{}) {
+        // a document that consumed nothing: yaml-cpp 0.7 would return it forever (a stray ',')
+        if (p.start.pos == previous.pos) {
+          const auto pos = static_cast<std::size_t>(p.start.pos);
+          fail(mark_of(p.start), "invalid YAML: unexpected '" +
+                                     std::string(1, pos < text.size() ? text[pos] : '?') + "'");
+        }
+        if (++documents == 2) second = mark_of(p.has_first ? p.first : p.start);
+        previous = p.start;
+      }
+    }
+  } catch (const core::ConfigError&) {
+    throw;
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own guard against stack exhaustion (its message is "bad file")
+    fail(mark_of(e.mark), "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
   } catch (const YAML::Exception& e) {
-    Mark m = c.mark_of(e.mark);
+    Mark m = mark_of(e.mark);
     if (m.line == 0) m = Mark{src, 1 + line_offset, 1 + column_offset};
     if (m.line > static_cast<int>(src->lines.size()) && !src->lines.empty()) {
       // at the end of the text: point just past the last line, where the missing ']' would go
@@ -176,25 +372,15 @@ NodePtr parse(const std::string& text, const SourcePtr& src, int line_offset, in
   } catch (const std::exception& e) {
     fail(Mark{src, 0, 0}, std::string("invalid YAML: ") + e.what());
   }
-  if (docs.empty()) {
-    auto n = std::make_shared<Node>();
-    n->mark = whole;
-    n->document = whole;
-    return n;
+  if (builder.problem()) throw core::ConfigError(std::vector<core::Diagnostic>{*builder.problem()});
+  if (documents > 1) fail(second, "expected one YAML document, found " + std::to_string(documents));
+  NodePtr root = any ? builder.root() : nullptr;
+  if (!root) {
+    root = std::make_shared<Node>();
+    root->mark = whole;
   }
-  if (docs.size() > 1) {
-    Mark m = c.mark_of(docs[1].Mark());
-    fail(m, "expected one YAML document, found " + std::to_string(docs.size()));
-  }
-  try {
-    NodePtr root = c.convert(docs[0], 0, whole);
-    root->document = whole;
-    return root;
-  } catch (const core::ConfigError&) {
-    throw;
-  } catch (const std::exception& e) {
-    fail(whole, std::string("invalid YAML: ") + e.what());
-  }
+  root->document = whole;
+  return root;
 }
 }  // namespace
 
@@ -214,16 +400,17 @@ std::string read_file(const std::string& path, const Mark& from) {
     std::ifstream in(path, std::ios::binary);
     ok = static_cast<bool>(in);
     if (ok) {
-      std::ostringstream ss;
-      ss << in.rdbuf();
+      // one byte past the limit says "too large" without reading the rest
+      content.resize(kMaxTextBytes + 1);
+      in.read(content.data(), static_cast<std::streamsize>(content.size()));
       ok = !in.bad();
-      content = ss.str();
+      content.resize(static_cast<std::size_t>(in.gcount()));
     }
   }
-  if (!ok) {
-    if (!from.src) fail(Mark{make_source(path, "", ""), 0, 0}, "cannot open file");
-    fail(from, "cannot open file '" + path + "'");
-  }
+  const Mark whole = from.src ? from : Mark{make_source(path, "", ""), 0, 0};
+  if (!ok) fail(whole, from.src ? "cannot open file '" + path + "'" : std::string("cannot open file"));
+  if (content.size() > kMaxTextBytes)
+    fail(whole, from.src ? "'" + path + "': " + too_large() : too_large());
   return content;
 }
 
@@ -246,7 +433,11 @@ std::string describe(const Node& n) {
     case Node::Kind::map: return "a mapping";
     case Node::Kind::scalar: break;
   }
-  return "\"" + shorten(n.text) + "\"";
+  // appended, not "\"" + ... + "\"": GCC 12 warns a false -Wrestrict on that once inlined
+  std::string out = "\"";
+  out += shorten(n.text);
+  out += '"';
+  return out;
 }
 
 }  // namespace ptdsim::io::detail

@@ -56,19 +56,18 @@ std::string outside(const char* dim, int v, const std::vector<int>& values) {
   return out;
 }
 
-std::vector<int> range(int lo, int hi) {
-  std::vector<int> out;
-  for (int v = lo; v <= hi; ++v) out.push_back(v);
-  return out;
-}
-
 }  // namespace
 
 std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
+  // pairs (d, n/d) up to sqrt(n): a 4M-GPU cluster costs 2048 steps, not 4M
+  std::vector<int> low, high;
+  for (int d = 1; 1LL * d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 void apply(const Candidate& c, core::Scenario& s) {
@@ -135,7 +134,11 @@ Space::Space(const core::Scenario& base, const SearchSpace& b) : gpus_(base.gpus
   }
 
   if (b.micro_batch.empty()) {
-    micro_batch_ = range(1, std::max(1, b.max_micro_batch));
+    // a micro-batch that does not divide the global batch divides no micro_batch*dp either: the
+    // list is bounded by the batch, not by the flag (--max-micro-batch 1000000 on a batch of 1536
+    // lists its 20 divisors, not a million values)
+    for (int v : divisors(std::max(1, base.training.global_batch)))
+      if (v <= std::max(1, b.max_micro_batch)) micro_batch_.push_back(v);
   } else {
     for (int v : b.micro_batch)
       if (v > 0) micro_batch_.push_back(v);

@@ -66,7 +66,7 @@ TEST_CASE("cli: bad usage exits 2", "[cli]") {
   CHECK(ptdsim("evaluate scenarios/default.yaml --format xml").status == 2);
   auto gpus = ptdsim("sweep scenarios/default.yaml --gpus 0");
   CHECK(gpus.status == 2);
-  CHECK(gpus.err.rfind("--gpus: Value 0 not in range 1 to 16777216\n", 0) == 0);
+  CHECK(gpus.err.rfind("--gpus: Value 0 not in range 1 to 4194304\n", 0) == 0);
 }
 
 TEST_CASE("cli: evaluate of the default scenario, as JSON", "[cli][evaluate]") {

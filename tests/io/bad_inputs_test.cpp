@@ -36,6 +36,10 @@ const Case kCases[] = {
      "{data}/bad/dataset_scenario_problem.yaml:8:30: error: global_batch 9 is not a multiple of micro_batch*dp = 1*4 = 4\n"
      "    training: {seq_len: 512, global_batch: 9}\n"
      "                             ^"},
+    {"hardware_bandwidth_in_bytes.yaml",
+     "{data}/bad/hardware_bandwidth_in_bytes.yaml:7:26: error: hardware.network.bandwidth_gbs must be at most 100000000 GB/s, got \"25e9\"\n"
+     "network: {bandwidth_gbs: 25e9, latency_us: 10}\n"
+     "                         ^"},
     {"hardware_collective_bad_scope.yaml",
      "{data}/bad/hardware_collective_bad_scope.yaml:6:15: error: hardware.collectives.all_reduce[0].scope must be one of intra, inter, got \"global\"\n"
      "    - {scope: global, ranks: 8, alpha_us: 20, busbw_gbs: 230}\n"
@@ -72,6 +76,10 @@ const Case kCases[] = {
      "{data}/bad/hardware_latency_nan.yaml:2:57: error: hardware.node.intra.latency_us must be a non-negative number, got \".nan\"\n"
      "node: {gpus: 8, intra: {bandwidth_gbs: 300, latency_us: .nan}}\n"
      "                                                        ^"},
+    {"hardware_latency_seconds.yaml",
+     "{data}/bad/hardware_latency_seconds.yaml:7:42: error: hardware.network.latency_us must be at most 1000000 us, got \"1e308\"\n"
+     "network: {bandwidth_gbs: 25, latency_us: 1e308}\n"
+     "                                         ^"},
     {"hardware_matmul_row_missing.yaml",
      "{data}/bad/hardware_matmul_row_missing.yaml:7:7: error: missing required key 'k' in hardware.gpu.matmul_efficiency[0]\n"
      "    - {precision: bf16, m: 1024, n: 1024, efficiency: 0.7}\n"
@@ -98,6 +106,10 @@ const Case kCases[] = {
      "{data}/bad/hardware_peak_empty.yaml:5:3: error: hardware.gpu.peak_tflops must give at least one precision\n"
      "  peak_tflops: {}\n"
      "  ^"},
+    {"hardware_peak_tiny.yaml",
+     "{data}/bad/hardware_peak_tiny.yaml:5:23: error: hardware.gpu.peak_tflops.bf16 must be at least 0.001 TFLOP/s, got \"5e-324\"\n"
+     "  peak_tflops: {bf16: 5e-324}\n"
+     "                      ^"},
     {"hardware_peak_unknown_precision.yaml",
      "{data}/bad/hardware_peak_unknown_precision.yaml:5:17: error: unknown key 'bf61' in hardware.gpu.peak_tflops; did you mean 'bf16'?\n"
      "  peak_tflops: {bf61: 312}\n"
@@ -121,13 +133,17 @@ const Case kCases[] = {
      "heads: 2.5\n"
      "       ^"},
     {"model_hidden_huge.yaml",
-     "{data}/bad/model_hidden_huge.yaml:2:9: error: model.hidden must be at most 268435456, got \"1e30\"\n"
+     "{data}/bad/model_hidden_huge.yaml:2:9: error: model.hidden must be at most 262144, got \"1e30\"\n"
      "hidden: 1e30\n"
      "        ^"},
     {"model_is_list.yaml",
      "{data}/bad/model_is_list.yaml:1:1: error: model must be a mapping, got a list\n"
      "- layers: 4\n"
      "^"},
+    {"model_layers_beyond_physics.yaml",
+     "{data}/bad/model_layers_beyond_physics.yaml:2:9: error: model.layers must be at most 8192, got \"268435456\"\n"
+     "layers: 268435456\n"
+     "        ^"},
     {"model_layers_negative.yaml",
      "{data}/bad/model_layers_negative.yaml:1:9: error: model.layers must be a positive integer, got \"-4\"\n"
      "layers: -4\n"
@@ -154,6 +170,10 @@ const Case kCases[] = {
      "{data}/bad/model_moe_missing_experts.yaml:5:1: error: missing required key 'experts' in model.moe\n"
      "moe:\n"
      "^"},
+    {"model_stray_comma.yaml",
+     "{data}/bad/model_stray_comma.yaml:2:1: error: invalid YAML: unexpected ','\n"
+     ", layers: 4\n"
+     "^"},
     {"model_tabs.yaml",
      "{data}/bad/model_tabs.yaml:3:9: error: invalid YAML: a tab in the indentation (YAML indents with spaces only)\n"
      "\texperts: 8\n"
@@ -167,9 +187,9 @@ const Case kCases[] = {
      "layres: 4\n"
      "^"},
     {"scenario_alias_cycle.yaml",
-     "{data}/bad/scenario_alias_cycle.yaml:3:7: error: nesting deeper than 64 levels\n"
+     "{data}/bad/scenario_alias_cycle.yaml:3:11: error: an alias names the node it is inside of (a cycle)\n"
      "name: &x [*x]\n"
-     "      ^"},
+     "          ^"},
     {"scenario_batch.yaml",
      "{data}/bad/scenario_batch.yaml:8:3: error: global_batch 12 is not a multiple of micro_batch*dp = 2*4 = 8\n"
      "  global_batch: 12\n"
@@ -249,13 +269,17 @@ const Case kCases[] = {
     {"scenario_missing_training.yaml",
      "{data}/bad/scenario_missing_training.yaml: error: missing required key 'training' in scenario"},
     {"scenario_nodes_overflow.yaml",
-     "{data}/bad/scenario_nodes_overflow.yaml:3:18: error: cluster.nodes * hardware.node.gpus = 40000000 GPUs is more than 16777216\n"
-     "cluster: {nodes: 10000000}\n"
+     "{data}/bad/scenario_nodes_overflow.yaml:3:18: error: cluster.nodes * hardware.node.gpus = 8000000 GPUs is more than 4194304\n"
+     "cluster: {nodes: 2000000}\n"
      "                 ^"},
     {"scenario_non_string_key.yaml",
      "{data}/bad/scenario_non_string_key.yaml:4:1: error: mapping keys must be plain strings\n"
      "[a, b]: 1\n"
      "^"},
+    {"scenario_pipeline_passes.yaml",
+     "{data}/bad/scenario_pipeline_passes.yaml:7:3: error: 524288 micro-batches x 4 pipeline chunks (pp*vpp) = 2097152 pipeline passes per step, more than the 262144 the simulator takes\n"
+     "  global_batch: 1048576\n"
+     "  ^"},
     {"scenario_placement_bad.yaml",
      "{data}/bad/scenario_placement_bad.yaml:4:23: error: parallel.placement must name tp, cp, ep, dp and pp once each, joined by '-', got \"tp-dp-pp\"\n"
      "parallel: {placement: tp-dp-pp}\n"
@@ -292,7 +316,7 @@ const Case kCases[] = {
      "  tp: 3\n"
      "  ^"},
     {"scenario_tp_huge.yaml",
-     "{data}/bad/scenario_tp_huge.yaml:5:7: error: parallel.tp must be at most 16777216, got \"1e30\"\n"
+     "{data}/bad/scenario_tp_huge.yaml:5:7: error: parallel.tp must be at most 4194304, got \"1e30\"\n"
      "  tp: 1e30\n"
      "      ^"},
     {"scenario_tp_string.yaml",

@@ -72,11 +72,18 @@ TEST_CASE("planner: bounds and pins shrink the space", "[planner][space]") {
     // pp>1 triples: pp2, pp4, tp2 pp2, pp2 cp2 -> sp factors 1+1+2+1 = 5, times 2 vpp values
     CHECK(count(s, b) == 10);
   }
-  SECTION("the default micro-batch range is 1..max_micro_batch and the free knobs multiply") {
+  SECTION("the default micro-batches divide the global batch up to max_micro_batch; the free knobs multiply") {
     SearchSpace b;
     b.max_micro_batch = 3;
-    // 34 layouts x 3 micro-batches x 4 ZeRO stages x 3 recompute modes
-    CHECK(count(s, b) == 34 * 3 * 4 * 3);
+    // global batch 16: micro-batches 1 and 2 (3 divides no micro_batch*dp of 16)
+    CHECK(Space(s, b).micro_batch() == std::vector<int>{1, 2});
+    // 34 layouts x 2 micro-batches x 4 ZeRO stages x 3 recompute modes
+    CHECK(count(s, b) == 34 * 2 * 4 * 3);
+  }
+  SECTION("a huge max_micro_batch lists the batch's divisors, not a million values") {
+    SearchSpace b;
+    b.max_micro_batch = 1000000;
+    CHECK(Space(s, b).micro_batch() == std::vector<int>{1, 2, 4, 8, 16});
   }
   SECTION("a pinned value the structure forbids leaves no candidates") {
     auto b = degrees_only();
@@ -174,4 +181,16 @@ TEST_CASE("planner: locate says which dimension a layout falls outside", "[plann
     REQUIRE(at.candidate);
     CHECK(!at.candidate->sequence_parallel);
   }
+}
+
+TEST_CASE("planner: divisors lists every divisor in increasing order", "[planner][space]") {
+  CHECK(divisors(1) == std::vector<int>{1});
+  CHECK(divisors(16) == std::vector<int>{1, 2, 4, 8, 16});  // a square: 4 once
+  CHECK(divisors(1536) == std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+                                           384, 512, 768, 1536});  // 2^9 * 3: 10 * 2 = 20 divisors
+  CHECK(divisors(97) == std::vector<int>{1, 97});  // a prime
+  // 4194304 = 2^22: 23 divisors, the last the number itself
+  const auto d = divisors(1 << 22);
+  CHECK(d.size() == 23);
+  CHECK(d.back() == 1 << 22);
 }

@@ -15,9 +15,16 @@ struct Problem {
   std::string message;
 };
 
+// Pipeline passes per step the simulator may expand into tasks: micro-batches x pp x vpp (x layers
+// instead of pp x vpp under ZeRO-3, which splits every pass per layer). The task graph, its memory
+// (~3.5 KB a pass) and its time (~11 us a pass) grow with it. 2^18 is 8x the largest published run
+// (Megatron 1T: 512 micro-batches x 64 stages = 32768) and simulates in about 3 s.
+inline constexpr long long kMaxPipelinePasses = 1LL << 18;
+
 // Every cross-field problem of a scenario, not only the first: tp*cp*pp*dp == gpus, tp divides
 // heads and kv_heads, layers split over pp*vpp, global batch divides by micro_batch*dp, ep divides
-// experts, ... Empty when the scenario can be evaluated. Pure, cheap: the sweep calls it per candidate.
+// experts, the pipeline passes within kMaxPipelinePasses (reason "size"), ... Empty when the
+// scenario can be evaluated. Pure, cheap: the sweep calls it per candidate.
 std::vector<Problem> check(const Scenario& s);
 
 }  // namespace ptdsim::core

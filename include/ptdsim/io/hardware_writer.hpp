@@ -32,9 +32,10 @@ std::string calibration_yaml(const HardwareCalibration& c);
 std::string merge_calibration(const std::string& base_text, const std::string& base_name,
                               const HardwareCalibration& c);
 
-// Writes `out_path` atomically: the base file merged with the calibration, or, without a base, a
-// "collectives only" fragment that says so in its first lines (it lacks gpu/node/network, so it is
-// not loadable on its own; merge it into a hardware file with --base).
+// Writes `out_path` through io::write_output (whole or not at all; through a link, FIFO or device):
+// the base file merged with the calibration, or, without a base, a "collectives only" fragment that
+// says so in its first lines (it lacks gpu/node/network, so it is not loadable on its own; merge it
+// into a hardware file with --base).
 void write_calibrated_hardware(const std::string& out_path, const std::optional<std::string>& base_path,
                                const HardwareCalibration& c);
 

@@ -21,6 +21,14 @@ struct Override {
 };
 Override parse_override(const std::string& text);  // "parallel.tp=4"; throws ConfigError
 
+// The valid range of a numeric input key, as the loaders check it (docs/inputs.md "Valid ranges"):
+// valid_range("cluster.gpus") is {1, 4194304}. Throws std::logic_error for a key with none.
+struct ValidRange {
+  double min = 0;
+  double max = 0;
+};
+ValidRange valid_range(const std::string& key);
+
 core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
 // `name` is used in messages as the file name; relative paths inside resolve against `base_dir`.
 core::Scenario load_scenario_from_string(const std::string& text, const std::string& name,

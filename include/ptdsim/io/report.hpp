@@ -12,4 +12,9 @@ std::string report_json(const core::Report& r, int indent = 2);  // interface.md
 std::string report_csv_header();                                   // one line, with '\n'
 std::string report_csv_row(const core::Report& r);                 // one line, with '\n'
 
+// "" when every number the writers would print is finite and not negative, else the first that is
+// not ("time.step_s = inf"): the last check before a report is printed (inputs in their valid
+// ranges cannot produce one; a printed inf or negative time would be nonsense with exit 0).
+std::string report_problem(const core::Report& r);
+
 }  // namespace ptdsim::io

@@ -27,7 +27,7 @@ struct SearchSpace {
   int max_cp = 0;
   int max_ep = 0;
   int max_vpp = 0;
-  int max_micro_batch = 8;
+  int max_micro_batch = 8;  // the micro-batches are the global batch's divisors up to this
 };
 
 // One point of the space: a complete parallel layout plus the training knobs the sweep varies.

@@ -1,0 +1,25 @@
+#include <cmath>
+
+#include "fields.hpp"
+#include "ptdsim/io/report.hpp"
+
+namespace ptdsim::io {
+
+// Every number of a report is a time, a size, a count, a rate or a ratio: finite and not negative.
+// Visits the same declared fields the writers print, so nothing printed escapes the check.
+std::string report_problem(const core::Report& r) {
+  std::string bad;
+  auto check = [&](const std::string& path, const report::Value& v) {
+    if (!bad.empty()) return;
+    if (const double* x = std::get_if<double>(&v); x && !(std::isfinite(*x) && *x >= 0))
+      bad = path + " = " + std::to_string(*x);
+  };
+  report::visit_scalars(r, check);
+  for (const auto& st : r.stages)
+    report::visit_stage(st, [&](const std::string& key, const report::Value& v) {
+      check("memory.by_stage[" + std::to_string(st.stage) + "]." + key, v);
+    });
+  return bad;
+}
+
+}  // namespace ptdsim::io

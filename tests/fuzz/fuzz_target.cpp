@@ -1,0 +1,31 @@
+#include "fuzz_target.hpp"
+
+namespace ptdsim::fuzz {
+
+namespace {
+std::map<std::string, Target>& registry() {
+  static std::map<std::string, Target> r;
+  return r;
+}
+}  // namespace
+
+bool register_target(const char* name, Target t) {
+  registry()[name] = t;
+  return true;
+}
+
+const std::map<std::string, Target>& targets() { return registry(); }
+
+void expect_clean(const core::ConfigError& e, const std::string& input) {
+  const std::string what = e.what();
+  if (e.diagnostics().empty()) throw Finding("a ConfigError without a diagnostic");
+  for (const auto& d : e.diagnostics()) {
+    if (d.where.file.empty()) throw Finding("a diagnostic without a file: " + what);
+    if (d.message.empty()) throw Finding("an empty message: " + what);
+  }
+  for (const char* leak : {"std::", "stoi", "stod", "bad_alloc", "basic_string", "bad file"})
+    if (what.find(leak) != std::string::npos && input.find(leak) == std::string::npos)
+      throw Finding(std::string("library text \"") + leak + "\" in a message: " + what);
+}
+
+}  // namespace ptdsim::fuzz
