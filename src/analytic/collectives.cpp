@@ -179,7 +179,8 @@ AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, dou
   // a group with k ranks per node spreads its inter-node traffic over k NICs: busbw = k * NIC
   // (DGX A100: 8 x 25 GB/s -> 192 GB/s measured, hardware/FACTS.md fact 8), never above NVLink.
   // All-to-all and send/recv cannot aggregate NICs (nccl-tests #267): one NIC's share.
-  const double nic = hw.network.bandwidth_Bps * hw.network.efficiency / std::max(1.0, hw.oversubscription);
+  const double spine = hw.topology == core::Topology::fat_tree ? std::max(1.0, hw.oversubscription) : 1.0;
+  const double nic = hw.network.bandwidth_Bps * hw.network.efficiency / spine;
   const bool aggregates = op != core::Collective::all_to_all && op != core::Collective::send_recv;
   const double busbw = aggregates ? std::min(nvlink, g.ranks_per_node * nic) : nic;
   const double alpha = hw.network.latency_s + (g.ranks_per_node > 1 ? hw.intra.latency_s : 0.0) +

@@ -145,7 +145,7 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   Fields net(*net_entry.value, where_of(net_entry), "hardware.network", "hardware.network",
              section_keys("hardware.network"));
   h.network = convert_link(net);
-  h.topology = net.string("topology").value_or("fat-tree");
+  h.topology = net.enumeration<core::Topology>("topology", 2).value_or(core::Topology::fat_tree);
   h.oversubscription = net.number("oversubscription", 1.0);
 
   if (const Entry* e = f.get("collectives")) {

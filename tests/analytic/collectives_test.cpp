@@ -101,6 +101,9 @@ TEST_CASE("analytic: collective times from the link model", "[analytic][collecti
     hw.oversubscription = 2;
     // 25e9 * 0.9 / 2 = 11.25e9
     CHECK(collective_line(hw, Collective::all_gather, 1e9, inter1).busbw_Bps == Approx(11.25e9).epsilon(1e-12));
+    // on a rail-optimized fabric NCCL keeps the ring on its rail switch: the spine's ratio is moot
+    hw.topology = core::Topology::rail_optimized;
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, inter1).busbw_Bps == Approx(22.5e9).epsilon(1e-12));
   }
   SECTION("aggregation never exceeds NVLink") {
     hw.network.bandwidth_Bps = 100e9;

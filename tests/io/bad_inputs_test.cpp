@@ -102,6 +102,11 @@ const Case kCases[] = {
      "{data}/bad/hardware_oversubscription_below_one.yaml:3:64: error: hardware.network.oversubscription must be a number of at least 1, got \"0.5\"\n"
      "network: {bandwidth_gbs: 25, latency_us: 10, oversubscription: 0.5}\n"
      "                                                               ^"},
+    {"hardware_topology_unknown.yaml",
+     "{data}/bad/hardware_topology_unknown.yaml:4:56: error: hardware.network.topology must be one of fat-tree, "
+     "rail-optimized, got \"dragonfly\"\n"
+     "network: {bandwidth_gbs: 25, latency_us: 10, topology: dragonfly}\n"
+     "                                                       ^"},
     {"hardware_peak_empty.yaml",
      "{data}/bad/hardware_peak_empty.yaml:5:3: error: hardware.gpu.peak_tflops must give at least one precision\n"
      "  peak_tflops: {}\n"

@@ -145,7 +145,7 @@ collectives:
   CHECK(h.network.bandwidth_Bps == Approx(25e9).epsilon(eps));
   CHECK(h.network.latency_s == Approx(10e-6).epsilon(eps));
   CHECK(h.network.efficiency == Approx(0.9).epsilon(eps));
-  CHECK(h.topology == "rail-optimized");
+  CHECK(h.topology == core::Topology::rail_optimized);
   CHECK(h.oversubscription == Approx(2.0).epsilon(eps));
   REQUIRE(h.collectives.size() == 3);
   CHECK(h.collectives[0].op == core::Collective::all_reduce);
@@ -168,7 +168,7 @@ TEST_CASE("io: hardware defaults", "[io][hardware]") {
   CHECK(h.gpu.kernel_launch_s == 0);
   CHECK(h.intra.efficiency == 1.0);
   CHECK(h.network.efficiency == 1.0);
-  CHECK(h.topology == "fat-tree");
+  CHECK(h.topology == core::Topology::fat_tree);
   CHECK(h.oversubscription == 1.0);
   CHECK(h.collectives.empty());
 }
@@ -184,7 +184,7 @@ gpu:
     - {precision: bf16, m: 4096, n: 4096, k: 4096, efficiency: 0.75}
     - {precision: fp8, m: 1024, n: 2048, k: 512, efficiency: 0.5}
 node: {gpus: 1, intra: {bandwidth_gbs: 1, latency_us: 0}}
-network: {bandwidth_gbs: 1, latency_us: 0, topology: nvl72}
+network: {bandwidth_gbs: 1, latency_us: 0, topology: rail-optimized}
 )", "hw.yaml");
   CHECK(h.gpu.matmul_efficiency == Approx(0.8).epsilon(1e-12));  // the scalar default stays
   REQUIRE(h.gpu.matmul_table.size() == 2);
@@ -194,7 +194,7 @@ network: {bandwidth_gbs: 1, latency_us: 0, topology: nvl72}
   CHECK(h.gpu.matmul_table[1].precision == core::Precision::fp8);
   CHECK(h.gpu.matmul_table[1].n == 2048);
   CHECK(h.gpu.matmul_table[1].k == 512);
-  CHECK(h.topology == "nvl72");
+  CHECK(h.topology == core::Topology::rail_optimized);
 }
 
 TEST_CASE("io: a scenario's optional keys take their documented defaults", "[io][scenario]") {

@@ -15,6 +15,13 @@ inline int index(Precision p) { return static_cast<int>(p); }
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
 inline constexpr int kCollectiveCount = 7;
 
+// How the nodes' NICs are cabled, as far as it moves a collective's time: whether inter-node traffic
+// crosses the spine, whose uplinks `oversubscription` divides. fat_tree: any inter-node byte may cross
+// it. rail_optimized: NIC k of every node hangs off rail switch k (DGX SuperPOD reference
+// architecture), and NCCL keeps collectives, p2p and all-to-all on their rail (PXN routes a byte over
+// NVLink to the GPU on the destination's rail first, NCCL 2.12+), so they never cross the spine.
+enum class Topology { fat_tree, rail_optimized };
+
 // Where a communication group's ranks are: all inside one node (NVLink/NVSwitch) or across nodes.
 enum class Scope { intra, inter };
 
@@ -78,8 +85,8 @@ struct HardwareSpec {
   int gpus_per_node = 8;
   Link intra;    // NVLink / NVSwitch inside a node
   Link network;  // the NIC share per GPU across nodes
-  std::string topology = "fat-tree";
-  double oversubscription = 1.0;
+  Topology topology = Topology::fat_tree;
+  double oversubscription = 1.0;  // of the leaf-to-spine uplinks (fat-tree); see Topology
   std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides the link model
 };
 
