@@ -42,7 +42,6 @@ StepCosts step_costs(const core::Scenario& s) {
   const double p2p_s = par.pp > 1 ? collective_time(hw, core::Collective::send_recv, p2p, hop) : 0.0;
 
   const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
-  const double opt_bytes = optimizer_step_bytes_per_param(tr);
   const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
 
   out.stages.resize(par.pp);
@@ -113,7 +112,7 @@ StepCosts step_costs(const core::Scenario& s) {
                       collective_time(hw, core::Collective::all_gather, wb * per_step.expert, expert_dp);
 
     const double updated = par.zero >= 1 ? g.dense / d_dense + g.expert / d_expert : g.total();
-    c.optimizer_s = memory_time(hw.gpu, opt_bytes * updated);
+    c.optimizer_s = optimizer_time(hw.gpu, tr, updated);
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ptdsim/analytic/breakdown.hpp"
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/costs.hpp"
 #include "ptdsim/analytic/flops.hpp"
@@ -38,6 +39,7 @@ core::Report evaluate(const core::Scenario& s) {
 
   // time: the slowest stage's compute plus the in-layer communication that cannot hide
   const StepCosts costs = step_costs(s);
+  r.compute = compute_breakdown(s, costs);
   const bool tp_overlap = tp_overlaps(s);
   const double m = costs.microbatches, p = par.pp, v = par.vpp;
   int slowest = 0;

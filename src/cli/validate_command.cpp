@@ -123,10 +123,25 @@ std::string fit_table(const std::vector<validation::EfficiencyFit>& fits) {
   return out;
 }
 
+std::string overhead_table(const std::vector<validation::OverheadFit>& fits) {
+  if (fits.empty()) return "";
+  std::string out =
+      "\ngpu.kernels.overhead per GPU type with measured kernel tables: the time per transformer layer and pass "
+      "(forward, B, W)\nthe tables leave unexplained, fitted on the 'fit' records, scored on the 'holdout' ones\n";
+  out += fmt::format("  {:<26} {:>12} {:>12} {:>18} {:>18}\n", "gpu", "shipped us", "fitted us", "fit MAPE (n)",
+                     "holdout MAPE (n)");
+  for (const auto& f : fits)
+    out += fmt::format("  {:<26} {:>12.1f} {:>12.1f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n", f.gpu,
+                       f.shipped_layer_s * 1e6, f.layer_s * 1e6, 100 * f.fit.mape, f.fit.count,
+                       100 * f.holdout.mape, f.holdout.count);
+  return out;
+}
+
 void run(const ValidateArgs& a) {
   auto records = io::load_dataset(a.dataset);
   if (a.fit) {
-    emit(a.out, fit_table(validation::fit_matmul_efficiency(records)));
+    emit(a.out, fit_table(validation::fit_matmul_efficiency(records)) +
+                    overhead_table(validation::fit_overheads(records)));
     return;
   }
   if (a.split != "all") {

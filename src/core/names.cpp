@@ -33,6 +33,43 @@ constexpr Table<Dim, 5> kDim{
 constexpr Table<Mlp, 2> kMlp{{{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}}};
 constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
 constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
+constexpr Table<MemoryOp, kMemoryOpCount> kMemoryOp{{{MemoryOp::layernorm, "layernorm"},
+                                                     {MemoryOp::rmsnorm, "rmsnorm"},
+                                                     {MemoryOp::gelu, "gelu"},
+                                                     {MemoryOp::swiglu, "swiglu"},
+                                                     {MemoryOp::dropout, "dropout"},
+                                                     {MemoryOp::residual_add, "residual_add"}}};
+constexpr Table<Operator, kOperatorCount> kOperator{{{Operator::embedding, "embedding"},
+                                                     {Operator::input_norm, "input_norm"},
+                                                     {Operator::qkv, "qkv"},
+                                                     {Operator::attention, "attention"},
+                                                     {Operator::proj, "proj"},
+                                                     {Operator::attention_dropout_add, "attention_dropout_add"},
+                                                     {Operator::mlp_norm, "mlp_norm"},
+                                                     {Operator::fc1, "fc1"},
+                                                     {Operator::fc1_gated, "fc1_gated"},
+                                                     {Operator::gelu, "gelu"},
+                                                     {Operator::swiglu, "swiglu"},
+                                                     {Operator::fc2, "fc2"},
+                                                     {Operator::router, "router"},
+                                                     {Operator::permute, "permute"},
+                                                     {Operator::unpermute, "unpermute"},
+                                                     {Operator::mlp_dropout_add, "mlp_dropout_add"},
+                                                     {Operator::logits, "logits"},
+                                                     {Operator::cross_entropy, "cross_entropy"},
+                                                     {Operator::optimizer, "optimizer"},
+                                                     {Operator::overhead, "overhead"}}};
+constexpr Table<OperatorKind, kOperatorKindCount> kOperatorKind{{{OperatorKind::gemm, "gemm"},
+                                                                 {OperatorKind::attention, "attention"},
+                                                                 {OperatorKind::memory_bound, "memory_bound"},
+                                                                 {OperatorKind::loss, "loss"},
+                                                                 {OperatorKind::optimizer, "optimizer"},
+                                                                 {OperatorKind::overhead, "overhead"}}};
+constexpr Table<TimeSource, kTimeSourceCount> kTimeSource{{{TimeSource::measured, "measured"},
+                                                           {TimeSource::model, "model"},
+                                                           {TimeSource::scalar_efficiency, "scalar-efficiency"},
+                                                           {TimeSource::hbm_efficiency, "hbm-efficiency"},
+                                                           {TimeSource::fitted, "fitted"}}};
 
 template <class E, std::size_t N>
 std::string_view lookup(const Table<E, N>& t, E e) {
@@ -58,6 +95,10 @@ std::string_view name(Dim e) { return lookup(kDim, e); }
 std::string_view name(Mlp e) { return lookup(kMlp, e); }
 std::string_view name(Norm e) { return lookup(kNorm, e); }
 std::string_view name(Position e) { return lookup(kPosition, e); }
+std::string_view name(MemoryOp e) { return lookup(kMemoryOp, e); }
+std::string_view name(Operator e) { return lookup(kOperator, e); }
+std::string_view name(OperatorKind e) { return lookup(kOperatorKind, e); }
+std::string_view name(TimeSource e) { return lookup(kTimeSource, e); }
 
 template <> std::optional<Precision> parse(std::string_view s) { return reverse(kPrecision, s); }
 template <> std::optional<Collective> parse(std::string_view s) { return reverse(kCollective, s); }
@@ -68,5 +109,6 @@ template <> std::optional<Dim> parse(std::string_view s) { return reverse(kDim, 
 template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, s); }
 template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }
 template <> std::optional<Position> parse(std::string_view s) { return reverse(kPosition, s); }
+template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
 
 }  // namespace ptdsim::core

@@ -14,6 +14,12 @@ std::vector<std::string> names_of(int count) {
   return out;
 }
 
+std::vector<std::string> gemm_model_keys() {
+  return {"tflops", "epilogue_gbs", "floor_us", "knee", "tail", "tile_m", "tile_n"};
+}
+std::vector<std::string> attention_keys() { return {"tflops", "q_gbs", "kv_gbs"}; }
+std::vector<std::string> stream_keys() { return {"forward_gbs", "backward_gbs"}; }
+
 const std::map<std::string, std::vector<std::string>>& sections() {
   static const std::map<std::string, std::vector<std::string>> table{
       {"", {"name", "source", "model", "hardware", "cluster", "parallel", "training"}},
@@ -32,7 +38,27 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us", "sms", "comm_sms"}},
+        "kernel_launch_us", "sms", "comm_sms", "kernels"}},
+      {"hardware.gpu.kernels",
+       {"source", "gemm", "attention", "memory_bound", "cross_entropy", "optimizer", "contention", "overhead"}},
+      {"hardware.gpu.kernels.gemm", {"model", "rows"}},
+      {"hardware.gpu.kernels.gemm.model", {"bf16", "fp8"}},
+      {"hardware.gpu.kernels.gemm.model.bf16", gemm_model_keys()},
+      {"hardware.gpu.kernels.gemm.model.fp8", gemm_model_keys()},
+      {"hardware.gpu.kernels.attention", {"forward", "backward"}},
+      {"hardware.gpu.kernels.attention.forward", attention_keys()},
+      {"hardware.gpu.kernels.attention.backward", attention_keys()},
+      {"hardware.gpu.kernels.memory_bound", names_of<core::MemoryOp>(core::kMemoryOpCount)},
+      {"hardware.gpu.kernels.memory_bound.layernorm", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.rmsnorm", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.gelu", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.swiglu", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.dropout", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.residual_add", stream_keys()},
+      {"hardware.gpu.kernels.cross_entropy", stream_keys()},
+      {"hardware.gpu.kernels.optimizer", {"gbs"}},
+      {"hardware.gpu.kernels.contention", {"factor"}},
+      {"hardware.gpu.kernels.overhead", {"layer_us", "compute_factor"}},
       {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},
@@ -63,6 +89,10 @@ const std::vector<std::string>& all_paths() {
 
 const std::vector<std::string>& matmul_row_keys() {
   static const std::vector<std::string> k{"precision", "m", "n", "k", "efficiency"};
+  return k;
+}
+const std::vector<std::string>& gemm_row_keys() {
+  static const std::vector<std::string> k{"precision", "m", "n", "k", "time_us"};
   return k;
 }
 const std::vector<std::string>& collective_row_keys() {

@@ -5,6 +5,7 @@
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/model.hpp"
 #include "ptdsim/core/parallel.hpp"
+#include "ptdsim/core/report.hpp"
 
 // The spellings of enums in YAML, JSON and tables: one table each, both directions.
 namespace ptdsim::core {
@@ -18,6 +19,10 @@ std::string_view name(Dim);
 std::string_view name(Mlp);
 std::string_view name(Norm);
 std::string_view name(Position);
+std::string_view name(MemoryOp);
+std::string_view name(Operator);
+std::string_view name(OperatorKind);
+std::string_view name(TimeSource);
 
 template <class E>
 std::optional<E> parse(std::string_view text);  // specialised for each enum above

@@ -62,9 +62,10 @@ std::string source_group(const std::string& source);
 
 namespace ptdsim::validation {
 
-// The hardware efficiency fit of the validation issue: one matmul efficiency per GPU type and
-// precision (never per record), chosen to minimise the step-time MAPE of the records in the "fit" split, then
-// scored on the "holdout" records it did not see. Golden-section search on [0.3, 1.0].
+// The hardware efficiency fit of the validation issue, for GPUs without measured kernel tables: one
+// matmul efficiency per GPU type and precision (never per record), chosen to minimise the step-time
+// MAPE of the records in the "fit" split, then scored on the "holdout" records it did not see.
+// Brent's method (boost::math::tools::brent_find_minima) on [0.3, 1.0], rounded to 3 decimals.
 struct EfficiencyFit {
   std::string gpu;  // "<gpu name> <precision>" (bf16 stands for fp16 too)
   double shipped = 0;  // the value in the hardware file the records use
@@ -73,5 +74,19 @@ struct EfficiencyFit {
   Error holdout;  // the same on the holdout split
 };
 std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& records);
+
+// For GPUs with measured kernel tables (gpu.kernels): what the tables leave unexplained end to end,
+// per GPU type (docs/validation.md "What the kernel tables leave unexplained"): the time per
+// transformer layer and pass (gpu.kernels.overhead.layer_us), fitted on the "fit" records by Brent's
+// method on [0, 2 ms] and rounded to 0.1 us, scored on the "holdout" ones. The factor on kernel
+// times (compute_factor) is kept as shipped.
+struct OverheadFit {
+  std::string gpu;
+  double shipped_layer_s = 0, shipped_factor = 1;
+  double layer_s = 0, factor = 1;
+  Error fit;
+  Error holdout;
+};
+std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records);
 
 }  // namespace ptdsim::validation
