@@ -26,7 +26,8 @@ constexpr Bytes kPermute{4, 4};  // a token gather (or scatter): read and write 
 
 // What one layer is timed with: the GpuSpec, the precision of the layer GEMMs and of the GEMMs
 // TransformerEngine leaves in 16 bits (attention, router, logits), whether tables are in use, and
-// the factor on every kernel time.
+// the fitted factor on the memory-bound kernels' times (gpu.kernels.overhead.memory_bound_factor:
+// the elementwise work the tables do not time scales with the work they do).
 struct Timing {
   const core::GpuSpec& g;
   core::Precision layer;
@@ -43,7 +44,7 @@ Timing timing(const core::Scenario& s) {
   // TransformerEngine runs the layers' linear GEMMs in FP8; attention, the router and the output
   // layer stay in bf16. The scalar model keeps timing everything at the training precision.
   const core::Precision wide = tables && p == core::Precision::fp8 ? core::Precision::bf16 : p;
-  return {g, p, wide, tables, tables ? g.compute_factor : 1.0, full_width(p) ? 2.0 : 1.0};
+  return {g, p, wide, tables, tables ? g.memory_bound_factor : 1.0, full_width(p) ? 2.0 : 1.0};
 }
 
 core::OperatorTime op_of(Operator op, OperatorKind kind, double m, double n, double k, double count = 1) {
@@ -71,9 +72,9 @@ core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, doub
   const KernelTime f = gemm_kernel(t.g, p, m, n, k);
   const KernelTime b = gemm_kernel(t.g, p, m, k, n);
   const KernelTime w = gemm_kernel(t.g, p, n, k, m);
-  o.forward_s = t.factor * count * f.time_s;
-  o.backward_input_s = t.factor * count * b.time_s;
-  o.backward_weight_s = t.factor * count * w.time_s;
+  o.forward_s = count * f.time_s;
+  o.backward_input_s = count * b.time_s;
+  o.backward_weight_s = count * w.time_s;
   o.source = std::max({f.source, b.source, w.source});  // the least direct of the three
   return o;
 }
@@ -164,18 +165,13 @@ LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
     att.forward_s = at.forward_s;
     att.backward_input_s = at.backward_s;
     att.source = at.source;
-    if (at.source != TimeSource::scalar_efficiency) {
-      att.forward_s *= t.factor;
-      att.backward_input_s *= t.factor;
-    }
   } else {
     // explicit scores: two batched GEMMs, then softmax and its dropout as bytes (read 2, write 2,
     // read 2, write 2, mask 1 per score), the backward twice the forward
     const AttentionTime at = attention_gemms(t.g, t.wide, a);
     const double softmax_bytes = 9.0 * m.heads * (seq / c) * seq * b / tp * (full_width(t.layer) ? 2 : 1);
     out.attention_gemm_s = at.forward_s;
-    const double gemm_part = t.tables ? t.factor * at.forward_s : at.forward_s;
-    att.forward_s = gemm_part + memory_time(t.g, softmax_bytes);
+    att.forward_s = at.forward_s + memory_time(t.g, softmax_bytes);
     att.backward_input_s = 2 * att.forward_s;
     att.source = at.source;
   }

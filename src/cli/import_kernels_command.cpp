@@ -55,7 +55,7 @@ void run(const ImportKernelsArgs& a) {
   if (base && base->gpu.kernels) {
     // the end-to-end constants are fitted by `ptdsim validate --fit`, not here: keep the base's
     k.layer_overhead_s = base->gpu.layer_overhead_s;
-    k.compute_factor = base->gpu.compute_factor;
+    k.memory_bound_factor = base->gpu.memory_bound_factor;
   }
   c.kernels = k;
   c.comment = {"kernels: measured kernel tables and the models fitted to them by `ptdsim calibrate import-kernels " +

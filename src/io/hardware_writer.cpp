@@ -180,10 +180,10 @@ std::string kernels_yaml(const HardwareCalibration::Kernels& k) {
   if (k.contention_factor)
     e << YAML::Key << "contention" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "factor"
       << YAML::Value << num(*k.contention_factor) << YAML::EndMap;
-  if (k.layer_overhead_s || k.compute_factor) {
+  if (k.layer_overhead_s || k.memory_bound_factor) {
     e << YAML::Key << "overhead" << YAML::Value << YAML::Flow << YAML::BeginMap;
     if (k.layer_overhead_s) e << YAML::Key << "layer_us" << YAML::Value << num(*k.layer_overhead_s / core::kMicro);
-    if (k.compute_factor) e << YAML::Key << "compute_factor" << YAML::Value << num(*k.compute_factor);
+    if (k.memory_bound_factor) e << YAML::Key << "memory_bound_factor" << YAML::Value << num(*k.memory_bound_factor);
     e << YAML::EndMap;
   }
   e << YAML::EndMap << YAML::EndMap;

@@ -139,7 +139,7 @@ void convert_kernels(const Entry& e, core::GpuSpec& gpu) {
   if (const Entry* o = k.get("overhead")) {
     Fields over = section(k, *o);
     gpu.layer_overhead_s = over.number("layer_us", Range::non_negative, 0.0) * core::kMicro;
-    gpu.compute_factor = over.number("compute_factor", Range::positive, 1.0);
+    gpu.memory_bound_factor = over.number("memory_bound_factor", Range::positive, 1.0);
   }
   gpu.kernels = std::move(t);
 }

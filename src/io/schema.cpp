@@ -58,7 +58,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.gpu.kernels.cross_entropy", stream_keys()},
       {"hardware.gpu.kernels.optimizer", {"gbs"}},
       {"hardware.gpu.kernels.contention", {"factor"}},
-      {"hardware.gpu.kernels.overhead", {"layer_us", "compute_factor"}},
+      {"hardware.gpu.kernels.overhead", {"layer_us", "memory_bound_factor"}},
       {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},

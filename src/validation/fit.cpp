@@ -27,13 +27,14 @@ std::vector<io::Record> with_efficiency(std::vector<io::Record> recs, double eff
 std::vector<io::Record> with_overhead(std::vector<io::Record> recs, double layer_s, double factor) {
   for (auto& r : recs) {
     r.scenario->hardware.gpu.layer_overhead_s = layer_s;
-    r.scenario->hardware.gpu.compute_factor = factor;
+    r.scenario->hardware.gpu.memory_bound_factor = factor;
   }
   return recs;
 }
 
-// Brent's method to 2^-20 relative: far below the rounding of what is reported.
-constexpr int kBrentBits = 20;
+// Brent's method to 2^-14 relative: below the rounding of what is reported (0.001 of an
+// efficiency or a factor, 0.1 us of a per-layer time).
+constexpr int kBrentBits = 14;
 
 Error step_error(const std::vector<io::Record>& recs) {
   auto sum = validate(recs);
@@ -88,7 +89,7 @@ std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records) {
     auto& f = out[gpu.name];
     f.gpu = gpu.name;
     f.shipped_layer_s = gpu.layer_overhead_s;
-    f.shipped_factor = gpu.compute_factor;
+    f.shipped_factor = gpu.memory_bound_factor;
     (r.split == "fit" ? by_gpu[gpu.name].first : by_gpu[gpu.name].second).push_back(r);
   }
   std::vector<OverheadFit> fits;
@@ -98,11 +99,17 @@ std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records) {
     f.layer_s = f.shipped_layer_s;
     f.factor = f.shipped_factor;
     if (!fit_set.empty()) {
-      // the per-layer time: one Brent search on [0, 2 ms] (step time grows monotonically with it)
+      // Nested Brent searches: for each memory-bound factor in [0.5, 3], the best per-layer time in
+      // [0, 1 ms]; the error is unimodal in each (the step time grows monotonically with both).
+      auto best_layer_us = [&](double factor) {
+        return boost::math::tools::brent_find_minima(
+            [&](double us) { return step_error(with_overhead(fit_set, us * 1e-6, factor)).mape; }, 0.0, 1000.0,
+            kBrentBits);
+      };
       const auto best = boost::math::tools::brent_find_minima(
-          [&](double us) { return step_error(with_overhead(fit_set, us * 1e-6, f.factor)).mape; }, 0.0, 2000.0,
-          kBrentBits);
-      f.layer_s = std::round(best.first * 10) / 10 * 1e-6;  // to 0.1 us
+          [&](double factor) { return best_layer_us(factor).second; }, 0.5, 3.0, kBrentBits);
+      f.factor = std::round(best.first * 1000) / 1000;                          // to 0.001
+      f.layer_s = std::round(best_layer_us(f.factor).first * 10) / 10 * 1e-6;  // to 0.1 us
       f.fit = step_error(with_overhead(fit_set, f.layer_s, f.factor));
     }
     if (!holdout_set.empty()) f.holdout = step_error(with_overhead(holdout_set, f.layer_s, f.factor));

@@ -160,10 +160,12 @@ struct GpuSpec {
   // Shared and immutable: scenarios are copied freely, the tables are not.
   std::shared_ptr<const KernelTables> kernels;
   // What the tables leave unexplained end to end (gpu.kernels.overhead, fitted by `ptdsim
-  // validate --fit` on the fit split): a time per transformer layer and pass (forward, B, W), and
-  // a factor on every kernel time. Used only with kernel tables.
+  // validate --fit` on the fit split; docs/validation.md): a time per transformer layer and pass
+  // (forward, B, W) for the host's launch gaps, and a factor on the memory-bound kernels' times
+  // for the elementwise work the tables do not time (casts, RoPE, unfused framework code), which
+  // grows with the same activations. Used only with kernel tables.
   double layer_overhead_s = 0;
-  double compute_factor = 1.0;
+  double memory_bound_factor = 1.0;
 };
 
 struct HardwareSpec {

@@ -22,7 +22,7 @@ struct HardwareCalibration {
     core::KernelTables tables;
     std::optional<double> contention_factor;
     std::optional<double> layer_overhead_s;
-    std::optional<double> compute_factor;
+    std::optional<double> memory_bound_factor;
   };
   std::optional<Kernels> kernels;
   std::vector<std::string> comment;                // lines written as "# ..." above each section

@@ -25,6 +25,8 @@ struct RecordResult {
   std::string split;         // fit | holdout
   std::string not_modelled;  // non-empty: not evaluated, and why
   std::string step_from;     // "measured" or "tflops (<convention>)"
+  double params = 0;         // the model's parameters (for the size buckets)
+  std::string gpu;           // the GPU's name
   Quantity step_s;
   Quantity tflops_per_gpu;   // in the source's own FLOP convention
   Quantity peak_memory_gib;
@@ -33,6 +35,7 @@ struct RecordResult {
 struct Error {
   int count = 0;
   double mape = 0;  // mean absolute error, fraction
+  double mean = 0;  // mean signed error, fraction (the bias)
   std::string worst;
   double worst_error = 0;  // signed
 };
@@ -42,6 +45,8 @@ struct Summary {
   std::map<std::string, Error> by_quantity;                 // step_s, tflops_per_gpu, peak_memory_gib
   std::map<std::string, Error> step_by_source;              // source group -> step-time error
   std::map<std::string, Error> step_by_split;               // fit / holdout -> step-time error
+  std::map<std::string, Error> step_by_gpu;                 // GPU name -> step-time error
+  std::map<std::string, Error> step_by_size;                // "<gpu> <size bucket>" -> step-time error
 };
 
 // The FLOPs per step a source's convention counts for a scenario, or nullopt when unknown.
@@ -57,6 +62,9 @@ Summary validate(const std::vector<io::Record>& records);
 
 // The source group of a record: the part of its source before the first comma.
 std::string source_group(const std::string& source);
+
+// The size bucket of a model of `params` parameters: "<10B", "10-100B" or ">100B".
+std::string size_bucket(double params);
 
 }  // namespace ptdsim::validation
 
@@ -77,9 +85,10 @@ std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& 
 
 // For GPUs with measured kernel tables (gpu.kernels): what the tables leave unexplained end to end,
 // per GPU type (docs/validation.md "What the kernel tables leave unexplained"): the time per
-// transformer layer and pass (gpu.kernels.overhead.layer_us), fitted on the "fit" records by Brent's
-// method on [0, 2 ms] and rounded to 0.1 us, scored on the "holdout" ones. The factor on kernel
-// times (compute_factor) is kept as shipped.
+// transformer layer and pass (gpu.kernels.overhead.layer_us, in [0, 1 ms], to 0.1 us) and the factor
+// on memory-bound kernel times (memory_bound_factor, in [0.5, 3], to 0.001), fitted together on the
+// "fit" records by nested Brent searches (the factor outside, the layer time inside), scored on the
+// "holdout" ones.
 struct OverheadFit {
   std::string gpu;
   double shipped_layer_s = 0, shipped_factor = 1;
