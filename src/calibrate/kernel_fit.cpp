@@ -17,8 +17,9 @@
 namespace ptdsim::calibrate {
 namespace {
 
-// cuBLAS's Hopper kernels tile the output in 128 x 128, 128 x 256 or 256 x 128 blocks (CUTLASS 3
-// SM90 tile shapes); the fit tries each and keeps the one that explains the rows best.
+// Hopper GEMM kernels give each SM (CTA) an output tile of 128 x 128 or 128 x 256 (the shapes of
+// CUTLASS's SM90 examples; a 2 x 1 cluster pairs two CTAs on 256 x 128). cuBLAS does not say which
+// it picks, so the fit tries each and keeps the one that explains the rows best.
 constexpr std::array<std::array<int, 2>, 3> kTiles{{{128, 128}, {128, 256}, {256, 128}}};
 
 double logistic(double x) { return 1 / (1 + std::exp(-x)); }
