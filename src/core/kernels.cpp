@@ -1,5 +1,6 @@
 // The formulas of the fitted kernel models (docs/analytic.md "Compute from measured kernels"):
 // evaluated by the analytic engine and by the fits in calibrate alike.
+#include <algorithm>
 #include <cmath>
 
 #include "ptdsim/core/hardware.hpp"
@@ -26,8 +27,10 @@ double GemmModel::time(int sms, double m, double n, double k) const {
   // the epilogue writes them (the part the next tile's main loop does not hide)
   const double per_output = 2 * k / rate_flops + kOutputBytes / epilogue_Bps;
   const double work = waves(sms, m, n) * sms * tile_m * tile_n * per_output;
-  // a smooth maximum of the latency floor and the work: small GEMMs sit on the floor
-  return std::pow(std::pow(floor_s, knee) + std::pow(work, knee), 1 / knee);
+  // a smooth maximum of the latency floor and the work, (floor^p + work^p)^(1/p): small GEMMs sit on
+  // the floor. Written as hi (1 + (lo/hi)^p)^(1/p) so that no power under- or overflows.
+  const double hi = std::max(floor_s, work), lo = std::min(floor_s, work);
+  return hi > 0 ? hi * std::pow(1 + std::pow(lo / hi, knee), 1 / knee) : 0.0;
 }
 
 double AttentionShape::flops() const {

@@ -40,6 +40,10 @@ TEST_CASE("core: the GEMM model's time is a smooth maximum of its floor and its 
   SECTION("knee 2: the root of the sum of squares, 30.253 us") {
     CHECK(model(2).time(132, 1024, 2048, 4096) == Approx(std::sqrt(20e-6 * 20e-6 + 22.699376640e-6 * 22.699376640e-6)).epsilon(1e-9));
   }
+  SECTION("a sharp knee is the maximum, without overflow or underflow of the powers") {
+    CHECK(model(400).time(132, 1024, 2048, 4096) == Approx(22.699376640e-6).epsilon(1e-3));
+    CHECK(model(400).time(132, 1, 1, 1) == Approx(20e-6).epsilon(1e-3));  // the floor
+  }
   SECTION("large GEMMs approach the work: 8 waves x 132 x 16384 x 1.074e-11 = 185.818 us, floor 20 us at knee 8") {
     CHECK(model(8).time(132, 4096, 4224, 4096) == Approx(185.81815296e-6).epsilon(1e-6));
   }
