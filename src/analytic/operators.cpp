@@ -83,8 +83,8 @@ const core::StreamRate* rate_of(const core::GpuSpec& g, core::MemoryOp op) {
   return g.kernels ? &g.kernels->memory_bound[static_cast<std::size_t>(op)] : nullptr;
 }
 
-// A memory-bound operation over `elements` 16-bit elements; `extra` adds a second kernel of
-// another class to the same operator (the residual gradient sum of a dropout-add).
+// A memory-bound operation of class `cls` over rows x width 16-bit elements: at the class's
+// measured bandwidth (times the fitted factor), else the scalar model's bytes at hbm_efficiency.
 core::OperatorTime stream_op(const Timing& t, Operator op, core::MemoryOp cls, Bytes bytes, double rows,
                              double width) {
   core::OperatorTime o = op_of(op, OperatorKind::memory_bound, rows, width, 0);
@@ -103,20 +103,18 @@ core::OperatorTime stream_op(const Timing& t, Operator op, core::MemoryOp cls, B
   return o;
 }
 
+// Megatron's fused bias-dropout-add at dropout's measured bandwidth, and in the backward the sum of
+// the two branches' gradients at residual_add's. The scalar model: 7 bytes forward (read 2 + 2,
+// write 2, mask 1) at hbm_efficiency, twice that backward.
 core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, double width) {
   core::OperatorTime o = stream_op(t, op, core::MemoryOp::dropout, kDropoutAdd, rows, width);
-  if (o.source == TimeSource::model) {
-    const core::OperatorTime sum =
-        stream_op(t, op, core::MemoryOp::residual_add, kResidualGradient, rows, width);
-    if (sum.source == TimeSource::model) {
-      o.backward_input_s += sum.backward_input_s;
-    } else {
-      o.source = TimeSource::hbm_efficiency;  // the forward stays measured; say the weaker source
-      o.backward_input_s += memory_time(t.g, rows * width * t.width_bytes * kResidualGradient.backward);
-    }
+  if (o.source != TimeSource::model) return o;
+  const core::OperatorTime sum = stream_op(t, op, core::MemoryOp::residual_add, kResidualGradient, rows, width);
+  if (sum.source == TimeSource::model) {
+    o.backward_input_s += sum.backward_input_s;
   } else {
-    // the scalar model counts 7 bytes forward (read 2 + 2, write 2, mask 1), twice that backward
-    o.backward_input_s = 2 * o.forward_s;
+    o.source = TimeSource::hbm_efficiency;  // the forward stays measured; say the weaker source
+    o.backward_input_s += memory_time(t.g, rows * width * t.width_bytes * kResidualGradient.backward);
   }
   return o;
 }
