@@ -79,7 +79,8 @@ TEST_CASE("analytic: the layer's operators in order, with shapes", "[analytic][o
 TEST_CASE("analytic: with tables the backward GEMMs run at their own shapes", "[analytic][operators]") {
   const auto s = gpt3_on_tables();
   const auto& g = s.hardware.gpu;
-  const auto* proj = layer_ops(s, false).find(Operator::proj);  // y[2048, 12288] = x[2048, 1536] W^T
+  const LayerOps ops = layer_ops(s, false);
+  const auto* proj = ops.find(Operator::proj);  // y[2048, 12288] = x[2048, 1536] W^T
   CHECK(proj->forward_s == gemm_kernel(g, Precision::bf16, 2048, 12288, 1536).time_s);
   CHECK(proj->backward_input_s == gemm_kernel(g, Precision::bf16, 2048, 1536, 12288).time_s);   // dx = dy W
   CHECK(proj->backward_weight_s == gemm_kernel(g, Precision::bf16, 12288, 1536, 2048).time_s);  // dW = dy^T x
