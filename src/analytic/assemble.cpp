@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/assemble.hpp"
 
 #include "fold.hpp"
+#include "ptdsim/analytic/breakdown.hpp"
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
@@ -38,6 +39,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
   r.comm = comm_stats(plan, folds);
+  r.compute = compute_breakdown(s, plan);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds[0];  // the stage comm_stats reports DP for

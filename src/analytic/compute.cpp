@@ -1,5 +1,7 @@
 #include "ptdsim/analytic/compute.hpp"
 
+#include "ptdsim/analytic/operators.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -70,46 +72,68 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   return full_width(s.training.precision) ? 2 * bytes : bytes;
 }
 
-LayerTimes layer_times(const core::Scenario& s, bool moe_layer) {
-  const auto& g = s.hardware.gpu;
-  const auto& m = s.model;
-  const auto p = s.training.precision;
-  const double t = s.parallel.tp, c = s.parallel.cp;
-  const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
-  const double h = m.hidden, kv = h * m.kv_heads / m.heads, d = m.head_dim();
-  const double mats = m.mlp == core::Mlp::swiglu ? 2.0 : 1.0;  // fc1 width multiple
+namespace {
 
-  double gemm = gemm_time(g, p, tokens, (h + 2 * kv) / t, h) + gemm_time(g, p, tokens, h, h / t);
-  double flops = 2 * tokens * h * (h + 2 * kv) / t + 2 * tokens * h * h / t;
-  if (moe_layer) {
-    const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
-    const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
-    gemm += gemm_time(g, p, per_expert, mats * f / t, h, local) + gemm_time(g, p, per_expert, h, f / t, local);
-    gemm += gemm_time(g, p, tokens, experts, h);
-    flops += 2 * per_expert * local * (mats + 1) * f * h / t + 2 * tokens * experts * h;
-  } else {
-    const double f = m.ffn_hidden;
-    gemm += gemm_time(g, p, tokens, mats * f / t, h) + gemm_time(g, p, tokens, h, f / t);
-    flops += 2 * tokens * (mats + 1) * f * h / t;
-  }
-  // attention core: per local head and sequence, (s/c) x s scores over head_dim, then the weighted sum
-  const double heads = b * m.heads / t;
-  const double softmax_bytes = s.training.flash_attention ? 0.0 : 9.0 * m.heads * (seq / c) * seq * b / t *
-                                                                      (full_width(p) ? 2 : 1);
-  const double core_gemm = gemm_time(g, p, seq / c, seq, d, heads) + gemm_time(g, p, seq / c, d, seq, heads);
-  flops += 4 * heads * (seq / c) * seq * d;
-
-  const double elementwise = memory_time(g, layer_elementwise_bytes(s, moe_layer));
+// The scalar model's sums, in today's grouping so that hardware without kernel tables gives the
+// same numbers to the last bit: the attention block's GEMMs, then the MLP's (then the router), the
+// attention core's GEMMs, and one stream of memory-bound bytes at hbm_efficiency.
+LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& ops) {
+  auto fwd = [&](core::Operator op) { return ops.find(op)->forward_s; };
+  const bool swiglu = s.model.mlp == core::Mlp::swiglu;
+  double gemm = fwd(core::Operator::qkv) + fwd(core::Operator::proj);
+  gemm += fwd(swiglu ? core::Operator::fc1_gated : core::Operator::fc1) + fwd(core::Operator::fc2);
+  if (moe_layer) gemm += fwd(core::Operator::router);
+  const double core_gemm = ops.attention_gemm_s;
+  const double elementwise = memory_time(s.hardware.gpu, layer_elementwise_bytes(s, moe_layer));
   LayerTimes out;
-  out.attention_core = core_gemm + memory_time(g, softmax_bytes);
+  out.attention_core = fwd(core::Operator::attention);
   out.gemm_forward = gemm;
   out.forward = gemm + core_gemm + elementwise;
-  out.forward_flops = flops;
   // backward: each weight GEMM has an input-gradient and a weight-gradient GEMM of its own FLOPs;
   // the attention core has no weights, its 2x forward is all input gradient; elementwise work
   // reads the saved tensor and the incoming gradient and writes the outgoing one (2x).
   out.backward_weight = gemm;
   out.backward_input = gemm + 2 * core_gemm + 2 * elementwise;
+  return out;
+}
+
+LayerTimes table_sums(const LayerOps& ops) {
+  LayerTimes out;
+  for (const auto& o : ops) {
+    out.forward += o.forward_s;
+    out.backward_input += o.backward_input_s;
+    out.backward_weight += o.backward_weight_s;
+    if (o.kind == core::OperatorKind::gemm) out.gemm_forward += o.forward_s;
+    if (o.kind == core::OperatorKind::attention) out.attention_core += o.forward_s;
+  }
+  return out;
+}
+
+// Forward FLOPs of one layer on one GPU: the weight GEMMs and the attention core's two products.
+double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
+  const auto& m = s.model;
+  const double t = s.parallel.tp, c = s.parallel.cp;
+  const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
+  const double h = m.hidden, kv = h * m.kv_heads / m.heads, d = m.head_dim();
+  const double mats = m.mlp == core::Mlp::swiglu ? 2.0 : 1.0;
+  double flops = 2 * tokens * h * (h + 2 * kv) / t + 2 * tokens * h * h / t;
+  if (moe_layer) {
+    const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
+    const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
+    flops += 2 * per_expert * local * (mats + 1) * f * h / t + 2 * tokens * experts * h;
+  } else {
+    flops += 2 * tokens * (mats + 1) * m.ffn_hidden * h / t;
+  }
+  const double heads = b * m.heads / t;
+  return flops + 4 * heads * (seq / c) * seq * d;
+}
+
+}  // namespace
+
+LayerTimes layer_times(const core::Scenario& s, bool moe_layer) {
+  const LayerOps ops = layer_ops(s, moe_layer);
+  LayerTimes out = ops.tables ? table_sums(ops) : scalar_sums(s, moe_layer, ops);
+  out.forward_flops = layer_forward_flops(s, moe_layer);
   switch (s.training.recompute) {
     case core::Recompute::none: out.recompute = 0; break;
     case core::Recompute::selective: out.recompute = out.attention_core; break;
@@ -119,33 +143,29 @@ LayerTimes layer_times(const core::Scenario& s, bool moe_layer) {
 }
 
 EndTimes embedding_times(const core::Scenario& s) {
-  const auto& g = s.hardware.gpu;
-  const double sp = s.parallel.sequence_parallel ? s.parallel.tp : 1.0;
-  const double sbh = s.training.micro_batch * static_cast<double>(s.training.seq_len) / s.parallel.cp *
-                     s.model.hidden;
-  EndTimes e;
-  // lookup: read 2sbh of rows, write 2sbh; dropout: read 2, write 2, mask 1
-  e.forward = memory_time(g, 4 * sbh + 5 * sbh / sp);
-  // gradient rows scattered into the fp32 embedding gradient: read 2sbh, read-modify-write 8sbh
-  e.backward_weight = memory_time(g, 10 * sbh);
-  return e;
+  const core::OperatorTime e = end_ops(s).embedding;
+  EndTimes out;
+  out.forward = e.forward_s;
+  out.backward_weight = e.backward_weight_s;
+  return out;
 }
 
 EndTimes logits_times(const core::Scenario& s) {
-  const auto& g = s.hardware.gpu;
-  const auto p = s.training.precision;
-  const double t = s.parallel.tp;
+  const EndOps e = end_ops(s);
   const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / s.parallel.cp;
-  const double V = s.model.vocab, h = s.model.hidden;
-  const double gemm = gemm_time(g, p, tokens, V / t, h);
-  EndTimes e;
-  // cross-entropy in fp32 over the local vocabulary slice: forward reads the 16-bit logits (2),
-  // writes fp32 (4), reads them for the max and the sum (4 + 4); backward reads 4, writes 2, reads 4.
-  e.forward = gemm + memory_time(g, 14 * tokens * V / t);
-  e.backward_input = gemm + memory_time(g, 10 * tokens * V / t);
-  e.backward_weight = gemm;
-  e.forward_flops = 2 * tokens * h * V / t;
-  return e;
+  EndTimes out;
+  out.forward = e.logits.forward_s + e.cross_entropy.forward_s;
+  out.backward_input = e.logits.backward_input_s + e.cross_entropy.backward_input_s;
+  out.backward_weight = e.logits.backward_weight_s;
+  out.forward_flops = 2 * tokens * s.model.hidden * s.model.vocab / s.parallel.tp;
+  return out;
+}
+
+double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated) {
+  const double bytes = optimizer_step_bytes_per_param(t);
+  if (g.kernels && g.kernels->optimizer_Bps > 0)
+    return g.memory_bound_factor * bytes * params_updated / g.kernels->optimizer_Bps;
+  return memory_time(g, bytes * params_updated);
 }
 
 double optimizer_step_bytes_per_param(const core::TrainingSpec& t) {
@@ -153,10 +173,6 @@ double optimizer_step_bytes_per_param(const core::TrainingSpec& t) {
   if (full_width(t.precision)) return adam ? 32 : 24;  // w, m, v read+write 8 each, grad 4, zero 4
   // fp32 master, m, v read + write (8 each), fp32 grad read (4), 16-bit weight write (2), grad zero (4)
   return adam ? 34 : 26;
-}
-
-double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated) {
-  return memory_time(g, optimizer_step_bytes_per_param(t) * params_updated);
 }
 
 }  // namespace ptdsim::analytic

@@ -195,6 +195,7 @@ void add_calibrate(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   imp->callback([args] { run_import(*args); });
+  add_import_kernels(cmd);
 }
 
 }  // namespace ptdsim::cli

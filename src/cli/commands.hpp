@@ -9,5 +9,8 @@ void add_evaluate(CLI::App& app);
 void add_sweep(CLI::App& app);
 void add_validate(CLI::App& app);
 void add_calibrate(CLI::App& app);
+void add_kernel(CLI::App& app);
+// `calibrate import-kernels`, a subcommand of `calibrate` (import_kernels_command.cpp).
+void add_import_kernels(CLI::App* calibrate);
 
 }  // namespace ptdsim::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   ptdsim::cli::add_sweep(app);
   ptdsim::cli::add_validate(app);
   ptdsim::cli::add_calibrate(app);
+  ptdsim::cli::add_kernel(app);
   try {
     try {
       app.parse(argc, argv);

@@ -74,6 +74,13 @@ std::string table(const validation::Summary& s, const std::string& dataset) {
   for (const auto& [src, e] : s.step_by_source) out += line(src, e);
   out += "\nStep time by split (efficiencies in hardware/ were fitted on 'fit' records only)\n";
   for (const auto& [split, e] : s.step_by_split) out += line(split, e);
+  out += "\nStep time by GPU and model size (mean: the signed error's mean, the bias)\n";
+  for (const auto& [gpu, e] : s.step_by_gpu)
+    out += fmt::format("  {:<40} MAPE {:>5.1f}%, mean {:>+5.1f}% over {:>2} records\n", gpu, 100 * e.mape,
+                       100 * e.mean, e.count);
+  for (const auto& [bucket, e] : s.step_by_size)
+    out += fmt::format("  {:<40} MAPE {:>5.1f}%, mean {:>+5.1f}% over {:>2} records\n", bucket, 100 * e.mape,
+                       100 * e.mean, e.count);
   return out;
 }
 
@@ -130,6 +137,10 @@ std::string json(const validation::Summary& s) {
   for (const auto& [k, e] : s.by_quantity) j["worst"][k] = {{"name", e.worst}, {"error", e.worst_error}};
   j["mape_step_s_by_source"] = errors(s.step_by_source);
   j["mape_step_s_by_split"] = errors(s.step_by_split);
+  j["mape_step_s_by_gpu"] = errors(s.step_by_gpu);
+  j["mape_step_s_by_size"] = errors(s.step_by_size);
+  j["mean_error_step_s_by_size"] = nlohmann::ordered_json::object();
+  for (const auto& [k, e] : s.step_by_size) j["mean_error_step_s_by_size"][k] = e.mean;
   return j.dump(2) + "\n";
 }
 
@@ -178,10 +189,26 @@ std::string fit_table(const std::vector<validation::EfficiencyFit>& fits) {
   return out;
 }
 
+std::string overhead_table(const std::vector<validation::OverheadFit>& fits) {
+  if (fits.empty()) return "";
+  std::string out =
+      "\ngpu.kernels.overhead per GPU type with measured kernel tables, what the tables leave unexplained: the "
+      "time per\ntransformer layer and pass (layer_us) and the factor on memory-bound kernel times, fitted on the "
+      "'fit' records,\nscored on the 'holdout' ones\n";
+  out += fmt::format("  {:<26} {:>17} {:>17} {:>18} {:>18}\n", "gpu", "shipped us, x", "fitted us, x",
+                     "fit MAPE (n)", "holdout MAPE (n)");
+  for (const auto& f : fits)
+    out += fmt::format("  {:<26} {:>9.1f}, {:>5.3f} {:>9.1f}, {:>5.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n", f.gpu,
+                       f.shipped_layer_s * 1e6, f.shipped_factor, f.layer_s * 1e6, f.factor, 100 * f.fit.mape,
+                       f.fit.count, 100 * f.holdout.mape, f.holdout.count);
+  return out;
+}
+
 void run(const ValidateArgs& a) {
   auto records = io::load_dataset(a.dataset);
   if (a.fit) {
-    emit(a.out, fit_table(validation::fit_matmul_efficiency(records)));
+    emit(a.out, fit_table(validation::fit_matmul_efficiency(records)) +
+                    overhead_table(validation::fit_overheads(records)));
     return;
   }
   if (a.split != "all") {

@@ -51,6 +51,43 @@ constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::dp_gather, "DP all-gather"},
                                        {BoundKind::zero3_gather, "ZeRO-3 all-gather"},
                                        {BoundKind::zero3_reduce, "ZeRO-3 reduce-scatter"}}};
+constexpr Table<MemoryOp, kMemoryOpCount> kMemoryOp{{{MemoryOp::layernorm, "layernorm"},
+                                                     {MemoryOp::rmsnorm, "rmsnorm"},
+                                                     {MemoryOp::gelu, "gelu"},
+                                                     {MemoryOp::swiglu, "swiglu"},
+                                                     {MemoryOp::dropout, "dropout"},
+                                                     {MemoryOp::residual_add, "residual_add"}}};
+constexpr Table<Operator, kOperatorCount> kOperator{{{Operator::embedding, "embedding"},
+                                                     {Operator::input_norm, "input_norm"},
+                                                     {Operator::qkv, "qkv"},
+                                                     {Operator::attention, "attention"},
+                                                     {Operator::proj, "proj"},
+                                                     {Operator::attention_dropout_add, "attention_dropout_add"},
+                                                     {Operator::mlp_norm, "mlp_norm"},
+                                                     {Operator::fc1, "fc1"},
+                                                     {Operator::fc1_gated, "fc1_gated"},
+                                                     {Operator::gelu, "gelu"},
+                                                     {Operator::swiglu, "swiglu"},
+                                                     {Operator::fc2, "fc2"},
+                                                     {Operator::router, "router"},
+                                                     {Operator::permute, "permute"},
+                                                     {Operator::unpermute, "unpermute"},
+                                                     {Operator::mlp_dropout_add, "mlp_dropout_add"},
+                                                     {Operator::logits, "logits"},
+                                                     {Operator::cross_entropy, "cross_entropy"},
+                                                     {Operator::optimizer, "optimizer"},
+                                                     {Operator::overhead, "overhead"}}};
+constexpr Table<OperatorKind, kOperatorKindCount> kOperatorKind{{{OperatorKind::gemm, "gemm"},
+                                                                 {OperatorKind::attention, "attention"},
+                                                                 {OperatorKind::memory_bound, "memory_bound"},
+                                                                 {OperatorKind::loss, "loss"},
+                                                                 {OperatorKind::optimizer, "optimizer"},
+                                                                 {OperatorKind::overhead, "overhead"}}};
+constexpr Table<TimeSource, kTimeSourceCount> kTimeSource{{{TimeSource::measured, "measured"},
+                                                           {TimeSource::model, "model"},
+                                                           {TimeSource::scalar_efficiency, "scalar-efficiency"},
+                                                           {TimeSource::hbm_efficiency, "hbm-efficiency"},
+                                                           {TimeSource::fitted, "fitted"}}};
 
 template <class E, std::size_t N>
 std::string_view lookup(const Table<E, N>& t, E e) {
@@ -97,6 +134,10 @@ std::string describe(const std::vector<BoundPart>& parts) {
   }
   return words;
 }
+std::string_view name(MemoryOp e) { return lookup(kMemoryOp, e); }
+std::string_view name(Operator e) { return lookup(kOperator, e); }
+std::string_view name(OperatorKind e) { return lookup(kOperatorKind, e); }
+std::string_view name(TimeSource e) { return lookup(kTimeSource, e); }
 
 template <> std::optional<Precision> parse(std::string_view s) { return reverse(kPrecision, s); }
 template <> std::optional<Collective> parse(std::string_view s) { return reverse(kCollective, s); }
@@ -109,5 +150,6 @@ template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm
 template <> std::optional<Position> parse(std::string_view s) { return reverse(kPosition, s); }
 template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(kOptimizer, s); }
 template <> std::optional<Topology> parse(std::string_view s) { return reverse(kTopology, s); }
+template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
 
 }  // namespace ptdsim::core

@@ -132,6 +132,7 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
                                              std::to_string(h.gpu.sms) + ")"
                                        : std::string("hardware.gpu.comm_sms needs hardware.gpu.sms"));
   }
+  if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, h.gpu);
 
   const Entry& node_entry = f.require("node");
   Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",

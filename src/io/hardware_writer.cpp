@@ -97,6 +97,101 @@ std::string matmul_yaml(const std::vector<core::GemmEfficiency>& rows) {
   return emit(e);
 }
 
+// gpu.kernels in docs/inputs.md's layout: the fitted parameters as flow mappings, one measured
+// GEMM per line.
+std::string kernels_yaml(const HardwareCalibration::Kernels& k) {
+  const core::KernelTables& t = k.tables;
+  YAML::Emitter e;
+  e << YAML::BeginMap << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
+  if (!t.source.empty()) e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << t.source;
+  bool any_model = false;
+  for (const auto& m : t.gemm_model) any_model = any_model || m.valid();
+  if (any_model || !t.gemm_rows.empty()) {
+    e << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
+    if (any_model) {
+      e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+      for (int p = 0; p < core::kPrecisionCount; ++p) {
+        const core::GemmModel& m = t.gemm_model[static_cast<std::size_t>(p)];
+        if (!m.valid()) continue;
+        e << YAML::Key << std::string(core::name(static_cast<core::Precision>(p))) << YAML::Value << YAML::Flow
+          << YAML::BeginMap;
+        e << YAML::Key << "tflops" << YAML::Value << num(m.rate_flops / core::kTera);
+        e << YAML::Key << "epilogue_gbs" << YAML::Value << num(m.epilogue_Bps / core::kGB);
+        e << YAML::Key << "floor_us" << YAML::Value << num(m.floor_s / core::kMicro);
+        e << YAML::Key << "knee" << YAML::Value << num(m.knee);
+        e << YAML::Key << "tail" << YAML::Value << num(m.tail);
+        e << YAML::Key << "tile_m" << YAML::Value << m.tile_m;
+        e << YAML::Key << "tile_n" << YAML::Value << m.tile_n;
+        e << YAML::EndMap;
+      }
+      e << YAML::EndMap;
+    }
+    if (!t.gemm_rows.empty()) {
+      e << YAML::Key << "rows" << YAML::Value << YAML::BeginSeq;
+      for (const auto& r : t.gemm_rows) {
+        e << YAML::Flow << YAML::BeginMap;
+        e << YAML::Key << "precision" << YAML::Value << std::string(core::name(r.precision));
+        e << YAML::Key << "m" << YAML::Value << bytes(r.m);
+        e << YAML::Key << "n" << YAML::Value << bytes(r.n);
+        e << YAML::Key << "k" << YAML::Value << bytes(r.k);
+        e << YAML::Key << "time_us" << YAML::Value << num(r.time_s / core::kMicro);
+        e << YAML::EndMap;
+      }
+      e << YAML::EndSeq;
+    }
+    e << YAML::EndMap;
+  }
+  auto attention = [&](const char* key, const core::AttentionModel& a) {
+    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "tflops" << YAML::Value << num(a.rate_flops / core::kTera);
+    if (a.q_Bps > 0) e << YAML::Key << "q_gbs" << YAML::Value << num(a.q_Bps / core::kGB);
+    if (a.kv_Bps > 0) e << YAML::Key << "kv_gbs" << YAML::Value << num(a.kv_Bps / core::kGB);
+    e << YAML::EndMap;
+  };
+  if (t.attention_forward.valid() && t.attention_backward.valid()) {
+    e << YAML::Key << "attention" << YAML::Value << YAML::BeginMap;
+    attention("forward", t.attention_forward);
+    attention("backward", t.attention_backward);
+    e << YAML::EndMap;
+  }
+  auto stream = [&](const core::StreamRate& r) {
+    e << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "forward_gbs" << YAML::Value << num(r.forward_Bps / core::kGB);
+    e << YAML::Key << "backward_gbs" << YAML::Value << num(r.backward_Bps / core::kGB);
+    e << YAML::EndMap;
+  };
+  bool any_stream = false;
+  for (const auto& r : t.memory_bound) any_stream = any_stream || r.valid();
+  if (any_stream) {
+    e << YAML::Key << "memory_bound" << YAML::Value << YAML::BeginMap;
+    for (int i = 0; i < core::kMemoryOpCount; ++i) {
+      const core::StreamRate& r = t.memory_bound[static_cast<std::size_t>(i)];
+      if (!r.valid()) continue;
+      e << YAML::Key << std::string(core::name(static_cast<core::MemoryOp>(i))) << YAML::Value;
+      stream(r);
+    }
+    e << YAML::EndMap;
+  }
+  if (t.cross_entropy.valid()) {
+    e << YAML::Key << "cross_entropy" << YAML::Value;
+    stream(t.cross_entropy);
+  }
+  if (t.optimizer_Bps > 0)
+    e << YAML::Key << "optimizer" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "gbs"
+      << YAML::Value << num(t.optimizer_Bps / core::kGB) << YAML::EndMap;
+  if (k.contention_factor)
+    e << YAML::Key << "contention" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "factor"
+      << YAML::Value << num(*k.contention_factor) << YAML::EndMap;
+  if (k.layer_overhead_s || k.memory_bound_factor) {
+    e << YAML::Key << "overhead" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (k.layer_overhead_s) e << YAML::Key << "layer_us" << YAML::Value << num(*k.layer_overhead_s / core::kMicro);
+    if (k.memory_bound_factor) e << YAML::Key << "memory_bound_factor" << YAML::Value << num(*k.memory_bound_factor);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap << YAML::EndMap;
+  return emit(e);
+}
+
 std::string scalar_yaml(const std::string& key, const std::string& value) { return key + ": " + value + "\n"; }
 
 // The sections of the gpu mapping, in the order they are written.
@@ -105,6 +200,7 @@ std::vector<std::pair<std::string, std::string>> gpu_sections(const HardwareCali
   if (c.hbm_efficiency) out.emplace_back("hbm_efficiency", scalar_yaml("hbm_efficiency", printed("%.3f", *c.hbm_efficiency)));
   if (!c.matmul_table.empty()) out.emplace_back("matmul_efficiency", matmul_yaml(c.matmul_table));
   if (c.kernel_launch_s) out.emplace_back("kernel_launch_us", scalar_yaml("kernel_launch_us", num(*c.kernel_launch_s / core::kMicro)));
+  if (c.kernels) out.emplace_back("kernels", kernels_yaml(*c.kernels));
   return out;
 }
 
@@ -153,11 +249,21 @@ std::string splice(const std::string& text, const YAML::Node& map, int map_end, 
   std::size_t column = map.size() ? static_cast<std::size_t>(map.begin()->first.Mark().column) : 0;
   std::vector<std::string> repl = split_lines(indent(comment + block, column));
   if (s.first >= 0) {
+    // the same comment written above the key by an earlier run is replaced, not repeated
+    const std::vector<std::string> said = split_lines(indent(comment, column));
+    const int n = static_cast<int>(said.size());
+    if (n > 0 && s.first >= n && std::equal(said.begin(), said.end(), lines.begin() + (s.first - n))) s.first -= n;
     lines.erase(lines.begin() + s.first, lines.begin() + s.end);
     lines.insert(lines.begin() + s.first, repl.begin(), repl.end());
   } else {
+    // trailing blank and comment lines belong to what follows, unless a comment is indented
+    // deeper than the map's keys: then it continues the last entry's comment
+    auto belongs_after = [&](const std::string& l) {
+      const auto indent = l.find_first_not_of(" \t");
+      return indent == std::string::npos || (l[indent] == '#' && indent <= column);
+    };
     int at = map_end;
-    while (at > 0 && blank_or_comment(lines[static_cast<std::size_t>(at - 1)])) --at;
+    while (at > 0 && belongs_after(lines[static_cast<std::size_t>(at - 1)])) --at;
     if (column == 0 && at == static_cast<int>(lines.size())) repl.insert(repl.begin(), "");
     lines.insert(lines.begin() + at, repl.begin(), repl.end());
   }
@@ -200,7 +306,8 @@ std::string merge_calibration(const std::string& base_text, const std::string& b
       throw core::ConfigError({base_name, gpu ? gpu.Mark().line + 1 : 0, gpu ? gpu.Mark().column + 1 : 0},
                               "hardware.gpu must be a block mapping to take calibrated values");
     }
-    text = splice(text, gpu, top_level_end(root, "gpu", eof), key, block, key == "matmul_efficiency" ? comment : "");
+    const bool commented = key == "matmul_efficiency" || key == "kernels";
+    text = splice(text, gpu, top_level_end(root, "gpu", eof), key, block, commented ? comment : "");
   }
   if (!c.collectives.empty()) {
     YAML::Node root = load(text, base_name);
@@ -221,9 +328,13 @@ void write_calibrated_hardware(const std::string& out_path, const std::optional<
     ss << in.rdbuf();
     text = merge_calibration(ss.str(), *base_path, c);
     load_hardware_from_string(text, out_path);  // what is written must load as a hardware file
-  } else {
+  } else if (gpu_sections(c).empty()) {
     text = "# A \"collectives only\" fragment written by ptdsim calibration: it is not a loadable hardware\n"
            "# file (no gpu/node/network). Merge it into one with --base HARDWARE.yaml.\n" +
+           comment_block(c) + calibration_yaml(c);
+  } else {
+    text = "# A fragment written by ptdsim calibration: it is not a loadable hardware file (the gpu mapping\n"
+           "# holds only what was measured; no node/network). Merge it into one with --base HARDWARE.yaml.\n" +
            comment_block(c) + calibration_yaml(c);
   }
   write_output(out_path, text);

@@ -14,6 +14,9 @@ namespace ptdsim::io::detail {
 // `where`: the position blamed for the mapping as a whole. `default_name`: when `name` is absent.
 core::ModelSpec convert_model(const Node& n, const Mark& where, const std::string& default_name);
 core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name);
+// hardware.gpu.kernels (its tables into gpu.kernels, contention and overhead into gpu's scalars);
+// reads gpu.sms and gpu.comm_sms, so call it after them.
+void convert_kernels(const Entry& e, core::GpuSpec& gpu);
 
 // Replaces a scalar `model:` / `hardware:` value (a path, relative to the file that wrote it)
 // with the tree of that file.

@@ -16,6 +16,12 @@ std::vector<std::string> names_of(int count) {
   return out;
 }
 
+std::vector<std::string> gemm_model_keys() {
+  return {"tflops", "epilogue_gbs", "floor_us", "knee", "tail", "tile_m", "tile_n"};
+}
+std::vector<std::string> attention_keys() { return {"tflops", "q_gbs", "kv_gbs"}; }
+std::vector<std::string> stream_keys() { return {"forward_gbs", "backward_gbs"}; }
+
 const std::map<std::string, std::vector<std::string>>& sections() {
   static const std::map<std::string, std::vector<std::string>> table{
       {"", {"name", "source", "model", "hardware", "cluster", "parallel", "training"}},
@@ -35,7 +41,27 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us", "sms", "comm_sms"}},
+        "kernel_launch_us", "sms", "comm_sms", "kernels"}},
+      {"hardware.gpu.kernels",
+       {"source", "gemm", "attention", "memory_bound", "cross_entropy", "optimizer", "contention", "overhead"}},
+      {"hardware.gpu.kernels.gemm", {"model", "rows"}},
+      {"hardware.gpu.kernels.gemm.model", {"bf16", "fp8"}},
+      {"hardware.gpu.kernels.gemm.model.bf16", gemm_model_keys()},
+      {"hardware.gpu.kernels.gemm.model.fp8", gemm_model_keys()},
+      {"hardware.gpu.kernels.attention", {"forward", "backward"}},
+      {"hardware.gpu.kernels.attention.forward", attention_keys()},
+      {"hardware.gpu.kernels.attention.backward", attention_keys()},
+      {"hardware.gpu.kernels.memory_bound", names_of<core::MemoryOp>(core::kMemoryOpCount)},
+      {"hardware.gpu.kernels.memory_bound.layernorm", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.rmsnorm", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.gelu", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.swiglu", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.dropout", stream_keys()},
+      {"hardware.gpu.kernels.memory_bound.residual_add", stream_keys()},
+      {"hardware.gpu.kernels.cross_entropy", stream_keys()},
+      {"hardware.gpu.kernels.optimizer", {"gbs"}},
+      {"hardware.gpu.kernels.contention", {"factor"}},
+      {"hardware.gpu.kernels.overhead", {"layer_us", "memory_bound_factor"}},
       {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},
@@ -71,6 +97,9 @@ constexpr double kMaxPeakTflops = 1e6;       // 1 EFLOP/s: 8x Cerebras WSE-3's 1
 constexpr double kMinEfficiency = 0.01;      // a large GEMM or a link at under 1% of its peak: a percentage given as a fraction
 constexpr double kMinGemmEfficiency = 1e-6;  // a calibrated row may be a tiny GEMM (128^3 on an H100: 0.1%)
 constexpr double kMaxOversubscription = 1024;  // real fabrics: 1 to 8
+constexpr double kMaxTile = 4096;            // a GEMM tile side: 16x the largest cuBLAS tile (256)
+constexpr double kMaxKernelUs = 1e9;         // one kernel of 1000 s: far beyond any GEMM of a layer
+constexpr double kMaxFactor = 100;           // a fitted slowdown factor 100x: surely a wrong fit
 constexpr double kMaxStepS = 1e7;            // a training step of 4 months
 constexpr double kMaxTokensPerS = 1e12;      // 5x10^6 x the default scenario's 1.9e5 tokens/s
 
@@ -109,6 +138,38 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
     t[std::string("hardware.gpu.matmul_efficiency[].") + d] = count(kMaxGemmDim);
   t["hardware.gpu.matmul_efficiency[].efficiency"] = rate(Kind::fraction, kMinGemmEfficiency, 1, "");
   t["hardware.gpu.kernel_launch_us"] = latency;
+  // gpu.kernels (docs/inputs.md "Kernel tables")
+  const std::string kern = "hardware.gpu.kernels.";
+  const Bound tflops = rate(Kind::positive, kMinPeakTflops, kMaxPeakTflops, "TFLOP/s");
+  const Bound stream = rate(Kind::non_negative, 0, kMaxBandwidthGBs, "GB/s");  // 0: not measured
+  for (const char* p : {"bf16", "fp8"}) {
+    const std::string m = kern + "gemm.model." + p + ".";
+    t[m + "tflops"] = tflops;
+    t[m + "epilogue_gbs"] = bandwidth;
+    t[m + "floor_us"] = latency;
+    t[m + "knee"] = rate(Kind::positive, 0, 1000, "");      // a dimensionless shape parameter: 1.8-2.6 on H100
+    t[m + "tail"] = rate(Kind::non_negative, 0, 1, "");     // a fraction of the wave
+    t[m + "tile_m"] = count(kMaxTile);
+    t[m + "tile_n"] = count(kMaxTile);
+  }
+  for (const char* d : {"m", "n", "k"}) t[kern + "gemm.rows[]." + d] = count(kMaxGemmDim);
+  t[kern + "gemm.rows[].time_us"] = rate(Kind::positive, 0, kMaxKernelUs, "us");
+  for (const char* pass : {"forward", "backward"}) {
+    t[kern + "attention." + pass + ".tflops"] = tflops;
+    t[kern + "attention." + pass + ".q_gbs"] = stream;
+    t[kern + "attention." + pass + ".kv_gbs"] = stream;
+  }
+  for (int i = 0; i < core::kMemoryOpCount; ++i) {
+    const std::string op = kern + "memory_bound." + std::string(core::name(static_cast<core::MemoryOp>(i))) + ".";
+    t[op + "forward_gbs"] = bandwidth;
+    t[op + "backward_gbs"] = bandwidth;
+  }
+  t[kern + "cross_entropy.forward_gbs"] = bandwidth;
+  t[kern + "cross_entropy.backward_gbs"] = bandwidth;
+  t[kern + "optimizer.gbs"] = bandwidth;
+  t[kern + "contention.factor"] = rate(Kind::positive, 0, kMaxFactor, "");
+  t[kern + "overhead.layer_us"] = latency;
+  t[kern + "overhead.memory_bound_factor"] = rate(Kind::positive, 0, kMaxFactor, "");
   t["hardware.gpu.sms"] = count(kMaxSms);
   t["hardware.gpu.comm_sms"] = Bound{Kind::integer, 0, kMaxSms, "", false};
   t["hardware.node.gpus"] = count(kMaxNodeGpus);
@@ -174,6 +235,10 @@ const std::vector<std::string>& all_paths() {
 
 const std::vector<std::string>& matmul_row_keys() {
   static const std::vector<std::string> k{"precision", "m", "n", "k", "efficiency"};
+  return k;
+}
+const std::vector<std::string>& gemm_row_keys() {
+  static const std::vector<std::string> k{"precision", "m", "n", "k", "time_us"};
   return k;
 }
 const std::vector<std::string>& collective_row_keys() {

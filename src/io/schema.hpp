@@ -17,6 +17,8 @@ const std::vector<std::string>& all_paths();
 
 // Keys of one row of hardware.gpu.matmul_efficiency and of hardware.collectives.<op>.
 const std::vector<std::string>& matmul_row_keys();
+// Keys of one measured row of hardware.gpu.kernels.gemm.rows.
+const std::vector<std::string>& gemm_row_keys();
 const std::vector<std::string>& collective_row_keys();
 
 // Keys of a dataset record and of its `measured` mapping.

@@ -1,3 +1,5 @@
+#include <boost/math/tools/minima.hpp>
+
 #include <cmath>
 #include <map>
 
@@ -22,6 +24,18 @@ std::vector<io::Record> with_efficiency(std::vector<io::Record> recs, double eff
   return recs;
 }
 
+std::vector<io::Record> with_overhead(std::vector<io::Record> recs, double layer_s, double factor) {
+  for (auto& r : recs) {
+    r.scenario->hardware.gpu.layer_overhead_s = layer_s;
+    r.scenario->hardware.gpu.memory_bound_factor = factor;
+  }
+  return recs;
+}
+
+// Brent's method to 2^-14 relative: below the rounding of what is reported (0.001 of an
+// efficiency or a factor, 0.1 us of a per-layer time).
+constexpr int kBrentBits = 14;
+
 Error step_error(const std::vector<io::Record>& recs) {
   auto sum = validate(recs);
   auto it = sum.by_quantity.find("step_s");
@@ -31,13 +45,14 @@ Error step_error(const std::vector<io::Record>& recs) {
 }  // namespace
 
 std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& records) {
-  // group modelled records by GPU and precision; a calibrated GEMM table takes precedence
+  // group modelled records by GPU and precision; a calibrated GEMM table or measured kernel tables
+  // take precedence (fit_overheads fits what the latter leave unexplained)
   std::map<std::string, std::pair<std::vector<io::Record>, std::vector<io::Record>>> by_gpu;
   std::map<std::string, double> shipped;
   for (const auto& r : records) {
     if (!r.scenario || !r.not_modelled.empty()) continue;
     const auto& gpu = r.scenario->hardware.gpu;
-    if (!gpu.matmul_table.empty()) continue;
+    if (!gpu.matmul_table.empty() || gpu.kernels) continue;
     const auto precision = r.scenario->training.precision;
     const std::string key = gpu.name + " " + std::string(core::name(rate_class(precision)));
     shipped[key] = gpu.scalar_matmul_efficiency(precision);
@@ -53,29 +68,54 @@ std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& 
       f.fitted = f.shipped;
     } else {
       // the step-time error is unimodal in the efficiency (time falls monotonically with it)
-      const double phi = (std::sqrt(5.0) - 1) / 2;
-      double lo = 0.3, hi = 1.0;
-      double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
-      double f1 = step_error(with_efficiency(fit_set, x1)).mape;
-      double f2 = step_error(with_efficiency(fit_set, x2)).mape;
-      while (hi - lo > 1e-3) {
-        if (f1 < f2) {
-          hi = x2; x2 = x1; f2 = f1;
-          x1 = hi - phi * (hi - lo);
-          f1 = step_error(with_efficiency(fit_set, x1)).mape;
-        } else {
-          lo = x1; x1 = x2; f1 = f2;
-          x2 = lo + phi * (hi - lo);
-          f2 = step_error(with_efficiency(fit_set, x2)).mape;
-        }
-      }
-      f.fitted = std::round((lo + hi) / 2 * 1000) / 1000;
+      const auto best = boost::math::tools::brent_find_minima(
+          [&](double e) { return step_error(with_efficiency(fit_set, e)).mape; }, 0.3, 1.0, kBrentBits);
+      f.fitted = std::round(best.first * 1000) / 1000;
       f.fit = step_error(with_efficiency(fit_set, f.fitted));
     }
     if (!holdout_set.empty()) f.holdout = step_error(with_efficiency(holdout_set, f.fitted));
     out.push_back(f);
   }
   return out;
+}
+
+std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records) {
+  std::map<std::string, std::pair<std::vector<io::Record>, std::vector<io::Record>>> by_gpu;
+  std::map<std::string, OverheadFit> out;
+  for (const auto& r : records) {
+    if (!r.scenario || !r.not_modelled.empty()) continue;
+    const auto& gpu = r.scenario->hardware.gpu;
+    if (!gpu.kernels) continue;
+    auto& f = out[gpu.name];
+    f.gpu = gpu.name;
+    f.shipped_layer_s = gpu.layer_overhead_s;
+    f.shipped_factor = gpu.memory_bound_factor;
+    (r.split == "fit" ? by_gpu[gpu.name].first : by_gpu[gpu.name].second).push_back(r);
+  }
+  std::vector<OverheadFit> fits;
+  for (auto& [gpu, sets] : by_gpu) {
+    auto& [fit_set, holdout_set] = sets;
+    OverheadFit f = out[gpu];
+    f.layer_s = f.shipped_layer_s;
+    f.factor = f.shipped_factor;
+    if (!fit_set.empty()) {
+      // Nested Brent searches: for each memory-bound factor in [0.5, 3], the best per-layer time in
+      // [0, 1 ms]; the error is unimodal in each (the step time grows monotonically with both).
+      auto best_layer_us = [&](double factor) {
+        return boost::math::tools::brent_find_minima(
+            [&](double us) { return step_error(with_overhead(fit_set, us * 1e-6, factor)).mape; }, 0.0, 1000.0,
+            kBrentBits);
+      };
+      const auto best = boost::math::tools::brent_find_minima(
+          [&](double factor) { return best_layer_us(factor).second; }, 0.5, 3.0, kBrentBits);
+      f.factor = std::round(best.first * 1000) / 1000;                          // to 0.001
+      f.layer_s = std::round(best_layer_us(f.factor).first * 10) / 10 * 1e-6;  // to 0.1 us
+      f.fit = step_error(with_overhead(fit_set, f.layer_s, f.factor));
+    }
+    if (!holdout_set.empty()) f.holdout = step_error(with_overhead(holdout_set, f.layer_s, f.factor));
+    fits.push_back(f);
+  }
+  return fits;
 }
 
 }  // namespace ptdsim::validation

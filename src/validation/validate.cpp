@@ -26,6 +26,8 @@ std::optional<double> convention_flops(const std::string& convention, const core
 
 std::string source_group(const std::string& source) { return source.substr(0, source.find(',')); }
 
+std::string size_bucket(double params) { return params < 10e9 ? "<10B" : params <= 100e9 ? "10-100B" : ">100B"; }
+
 RecordResult validate_record(const io::Record& rec) {
   RecordResult out;
   out.name = rec.name;
@@ -50,6 +52,8 @@ RecordResult validate_record(const io::Record& rec) {
   out.capacity_gib = r.capacity_bytes / core::kGiB;
 
   out.step_s.predicted = r.step_s;
+  out.params = r.params;
+  out.gpu = s.hardware.gpu.name;
   if (rec.measured.step_s) {
     out.step_s.measured = rec.measured.step_s;
     out.step_from = "measured";
@@ -74,6 +78,7 @@ namespace {
 
 void add(Error& e, const std::string& name, double err) {
   e.mape = (e.mape * e.count + std::abs(err)) / (e.count + 1);
+  e.mean = (e.mean * e.count + err) / (e.count + 1);
   ++e.count;
   if (e.count == 1 || std::abs(err) > std::abs(e.worst_error)) {
     e.worst = name;
@@ -101,6 +106,8 @@ Summary summarize(std::vector<RecordResult> records) {
       add(sum.by_quantity["step_s"], r.name, r.step_s.error());
       add(sum.step_by_source[source_group(r.source)], r.name, r.step_s.error());
       add(sum.step_by_split[r.split], r.name, r.step_s.error());
+      add(sum.step_by_gpu[r.gpu], r.name, r.step_s.error());
+      add(sum.step_by_size[r.gpu + " " + size_bucket(r.params)], r.name, r.step_s.error());
     }
     if (r.tflops_per_gpu.complete()) add(sum.by_quantity["tflops_per_gpu"], r.name, r.tflops_per_gpu.error());
     if (r.peak_memory_gib.complete())

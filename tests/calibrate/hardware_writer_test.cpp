@@ -124,3 +124,53 @@ TEST_CASE("calibrate: a row records the GPU and ranks per node it was measured w
   CHECK(old.collectives[0].ranks_per_node == 0);
   CHECK(old.collectives[0].gpu.empty());
 }
+
+TEST_CASE("calibrate: gpu.kernels is merged into a hardware file, reloads to the same tables, and a rerun changes nothing",
+          "[calibrate][writer][kernels]") {
+  const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-80g.yaml");
+  io::HardwareCalibration c;
+  io::HardwareCalibration::Kernels k;
+  k.tables.source = "a test";
+  auto& bf16 = k.tables.gemm_model[core::index(core::Precision::bf16)];
+  bf16.rate_flops = 271.5e12;
+  bf16.epilogue_Bps = 1.5e12;
+  bf16.floor_s = 12.25e-6;
+  bf16.knee = 2.5;
+  bf16.tail = 0.25;
+  k.tables.gemm_rows = {{core::Precision::bf16, 1024, 2048, 4096, 31.5e-6}};
+  k.tables.attention_forward = {200e12, 1e12, 2e12};
+  k.tables.attention_backward = {150e12, 0, 0.5e12};
+  k.tables.memory_bound[static_cast<std::size_t>(core::MemoryOp::gelu)] = {1.5e12, 0.75e12};
+  k.tables.cross_entropy = {1.25e12, 0.5e12};
+  k.tables.optimizer_Bps = 1.75e12;
+  k.contention_factor = 1.5;
+  k.layer_overhead_s = 12.5e-6;
+  k.memory_bound_factor = 1.25;
+  c.kernels = k;
+  c.comment = {"kernels: written by a test"};
+  const std::string merged = io::merge_calibration(base, "dgx-a100-80g.yaml", c);
+  CHECK(merged.find("# DGX A100 (80 GB)") != std::string::npos);  // the base's text is kept
+  CHECK(merged.find("  # kernels: written by a test\n  kernels:\n    source: \"a test\"\n    gemm:\n      model:\n"
+                    "        bf16: {tflops: 271.5, epilogue_gbs: 1500, floor_us: 12.25, knee: 2.5, tail: 0.25, tile_m: "
+                    "128, tile_n: 128}\n      rows:\n        - {precision: bf16, m: 1024, n: 2048, k: 4096, time_us: 31.5}\n") !=
+        std::string::npos);
+  const auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  REQUIRE(hw.gpu.kernels);
+  const auto& t = *hw.gpu.kernels;
+  CHECK(t.source == "a test");
+  CHECK(t.gemm_model[core::index(core::Precision::bf16)].rate_flops == Approx(271.5e12).epsilon(1e-12));
+  CHECK(t.gemm_model[core::index(core::Precision::bf16)].floor_s == Approx(12.25e-6).epsilon(1e-12));
+  CHECK_FALSE(t.gemm_model[core::index(core::Precision::fp8)].valid());
+  REQUIRE(t.gemm_rows.size() == 1);
+  CHECK(t.gemm_rows[0].time_s == Approx(31.5e-6).epsilon(1e-12));
+  CHECK(t.attention_backward.q_Bps == 0);  // a zero term is not written, and reads as absent
+  CHECK(t.attention_backward.kv_Bps == Approx(0.5e12).epsilon(1e-12));
+  CHECK(t.memory_bound[static_cast<std::size_t>(core::MemoryOp::gelu)].backward_Bps == Approx(0.75e12).epsilon(1e-12));
+  CHECK_FALSE(t.memory_bound[static_cast<std::size_t>(core::MemoryOp::layernorm)].valid());
+  CHECK(t.optimizer_Bps == Approx(1.75e12).epsilon(1e-12));
+  CHECK(hw.gpu.contention_factor == 1.5);
+  CHECK(hw.gpu.layer_overhead_s == Approx(12.5e-6).epsilon(1e-12));
+  CHECK(hw.gpu.memory_bound_factor == 1.25);
+  // merging the same calibration again replaces the section and its comment: the text is unchanged
+  CHECK(io::merge_calibration(merged, "merged.yaml", c) == merged);
+}

@@ -340,3 +340,103 @@ TEST_CASE("cli: evaluate says which switches came from the framework", "[cli][ev
   CHECK(plain["training"]["framework"] == "");
   CHECK(plain["training"]["resolved_from_framework"].empty());
 }
+
+TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it came from", "[cli][kernels]") {
+  SECTION("a measured row: 4096 x 6144 x 2048 in bf16 took 137.939 us on the H100 (gemm.csv)") {
+    auto r = ptdsim("kernel hardware/dgx-h100.yaml gemm --m 4096 --n 6144 --k 2048 --format json");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : j.items()) keys.push_back(k);
+    CHECK(keys == std::vector<std::string>{"source", "tflops", "time_s"});  // exactly these (json sorts them)
+    CHECK(j["source"] == "measured");
+    CHECK(j["time_s"].get<double>() == Approx(137.939e-6).epsilon(1e-6));
+    // 2 x 4096 x 6144 x 2048 / 137.939 us = 747.3 TFLOP/s
+    CHECK(j["tflops"].get<double>() == Approx(2.0 * 4096 * 6144 * 2048 / 137.939e-6 / 1e12).epsilon(1e-6));
+  }
+  SECTION("a shape between rows: the model; the table form names it") {
+    auto r = ptdsim("kernel hardware/dgx-h100.yaml gemm --m 5000 --n 6144 --k 2048");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.rfind("gemm bf16 5000 x 6144 x 2048 on H100-SXM5-80GB: ", 0) == 0);
+    CHECK(r.out.find("(model)") != std::string::npos);
+  }
+  SECTION("attention: forward and backward, GQA, defaults head_dim 128, batch 1, causal") {
+    auto r = ptdsim("kernel hardware/dgx-h100.yaml attention --seq 4096 --heads 32 --kv-heads 8 --format json");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : j.items()) keys.push_back(k);
+    CHECK(keys == std::vector<std::string>{"bwd_s", "fwd_s", "source"});
+    CHECK(j["source"] == "model");
+    CHECK(j["fwd_s"].get<double>() > 0);
+    CHECK(j["bwd_s"].get<double>() > j["fwd_s"].get<double>());
+    // not causal: twice the score FLOPs, so more time
+    auto full = nlohmann::json::parse(
+        ptdsim("kernel hardware/dgx-h100.yaml attention --seq 4096 --heads 32 --kv-heads 8 --no-causal --format json").out);
+    CHECK(full["fwd_s"].get<double>() > j["fwd_s"].get<double>());
+  }
+  SECTION("hardware without kernel tables: the scalar efficiency") {
+    auto r = ptdsim("kernel hardware/dgx-a100-80g.yaml gemm --m 4096 --n 4096 --k 4096 --format json");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["source"] == "scalar-efficiency");
+    // 2 x 4096^3 / (312 TFLOP/s x 0.694) = 634.7 us
+    CHECK(j["time_s"].get<double>() == Approx(2.0 * 4096 * 4096 * 4096 / (312e12 * 0.694)).epsilon(1e-9));
+  }
+  SECTION("bad usage exits 2") {
+    CHECK(ptdsim("kernel hardware/dgx-h100.yaml gemm --m 0 --n 1 --k 1").status == 2);
+    CHECK(ptdsim("kernel hardware/dgx-h100.yaml gemm --m 1 --n 1").status == 2);
+    CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --precision fp4").status == 2);
+  }
+}
+
+TEST_CASE("cli: import-kernels rebuilds the shipped H100 hardware file byte for byte", "[cli][kernels]") {
+  const fs::path out = fs::temp_directory_path() / ("ptdsim_import_kernels_" + std::to_string(::getpid()) + ".yaml");
+  auto r = ptdsim("calibrate import-kernels calibrate/data/h100 --base hardware/dgx-h100.yaml -o " + out.string());
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("gemm bf16: ") != std::string::npos);
+  CHECK(r.out.find("contention: share = 1.658 x blocks / 132 SMs") != std::string::npos);
+  CHECK(slurp(out) == slurp("hardware/dgx-h100.yaml"));
+  fs::remove(out);
+}
+
+TEST_CASE("cli: import-kernels refuses a malformed table at its file:line:col with exit 2", "[cli][kernels]") {
+  const fs::path dir = fs::temp_directory_path() / ("ptdsim_bad_tables_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file("tests/data/bad/csv_gemm__not_a_number.csv", dir / "gemm.csv", fs::copy_options::overwrite_existing);
+  auto r = ptdsim("calibrate import-kernels " + dir.string() + " --sms 132 -o " + (dir / "out.yaml").string());
+  CHECK(r.status == 2);
+  CHECK(r.err.find((dir / "gemm.csv").string() + ":3:20: error: time_s must be a positive number, got 'fast'") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out.yaml"));  // nothing half-written
+  // a directory without tables
+  fs::remove(dir / "gemm.csv");
+  auto empty = ptdsim("calibrate import-kernels " + dir.string() + " --sms 132");
+  CHECK(empty.status == 2);
+  CHECK(empty.err.find("no kernel tables here") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cli: evaluate's JSON says where the compute goes", "[cli][kernels]") {
+  auto r = ptdsim("evaluate scenarios/nemo-gpt3-175b-h100-fp8.yaml --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& layer = j["compute"]["layer"];
+  REQUIRE(layer.is_array());
+  CHECK(layer[1]["name"] == "qkv");
+  CHECK(layer[1]["kind"] == "gemm");
+  // 2048 tokens x 2 micro-batch, (12288 + 2 x 12288) / tp 4, 12288
+  CHECK(layer[1]["shape"]["m"] == 4096);
+  CHECK(layer[1]["shape"]["n"] == 9216);
+  CHECK(layer[1]["shape"]["k"] == 12288);
+  for (const auto& o : layer) {
+    CHECK(o["forward_s"].get<double>() >= 0);
+    CHECK(o.contains("backward_s"));
+    CHECK(o.contains("source"));
+  }
+  double total = 0;
+  for (const auto& [k, v] : j["compute"]["share"].items()) total += v.get<double>();
+  CHECK(total == Approx(1.0).epsilon(1e-9));
+  auto t = ptdsim("evaluate scenarios/nemo-gpt3-175b-h100-fp8.yaml");
+  CHECK(t.out.find("Compute by kind (whole model, one step, recomputation included)\n  gemm ") != std::string::npos);
+}

@@ -1,15 +1,19 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
+#include "ptdsim/calibrate/kernels.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/load.hpp"
 
 // The malformed-input corpus, tests/data/bad/: one file per case, each pinned to its whole
 // rendered message. The file's prefix says how it is loaded (model_, hardware_, scenario_,
-// dataset_, the last as `validate --strict` reads it); include_* files are not cases of their own
-// but are included by scenario_* cases.
+// dataset_, the last as `validate --strict` reads it, and csv_<table>__ for the measured kernel tables
+// of `ptdsim calibrate import-kernels`); include_* files are not cases of their own but are included
+// by scenario_* cases.
 using namespace ptdsim;
 
 namespace {
@@ -20,6 +24,40 @@ struct Case {
 };
 
 const Case kCases[] = {
+    {"csv_attention__backward_not_positive.csv",
+     "{data}/bad/csv_attention__backward_not_positive.csv:2:39: error: fwd_bwd_s must exceed fwd_s (the backward is their difference)\n"
+     "bf16,8,8,128,1024,16,True,8.56928e-05,8.5e-05\n"
+     "                                      ^"},
+    {"csv_contention__fraction_blocks.csv",
+     "{data}/bad/csv_contention__fraction_blocks.csv:2:16: error: blocks must be a positive integer, got '16.5'\n"
+     "8192,8192,8192,16.5,0.00160326,0.00189367\n"
+     "               ^"},
+    {"csv_cross_entropy__short_row.csv",
+     "{data}/bad/csv_cross_entropy__short_row.csv:2:1: error: row has 4 columns, the header (line 1) has 5\n"
+     "32000,1,8192,0.002135\n"
+     "^"},
+    {"csv_elementwise__unknown_op.csv",
+     "{data}/bad/csv_elementwise__unknown_op.csv:3:1: error: op must be one of layernorm, rmsnorm, gelu_tanh, gelu, swiglu, dropout, residual_add, got 'softmax'\n"
+     "softmax,8192,2048,33554432,3.78816e-05,0.000169034\n"
+     "^"},
+    {"csv_gemm__missing_column.csv",
+     "{data}/bad/csv_gemm__missing_column.csv:1:1: error: missing column 'k'\n"
+     "precision,hidden,tp,op,m,n,time_s\n"
+     "^"},
+    {"csv_gemm__not_a_number.csv",
+     "{data}/bad/csv_gemm__not_a_number.csv:3:20: error: time_s must be a positive number, got 'fast'\n"
+     "fp8,1024,6144,2048,fast\n"
+     "                   ^"},
+    {"csv_gemm__precision.csv",
+     "{data}/bad/csv_gemm__precision.csv:3:1: error: precision must be one of bf16, fp8, got 'fp16'\n"
+     "fp16,1024,6144,2048,3.9e-05\n"
+     "^"},
+    {"csv_gemm__short_row.csv",
+     "{data}/bad/csv_gemm__short_row.csv:3:1: error: row has 5 columns, the header (line 1) has 6\n"
+     "bf16,2048,6144,2048,7.19552e-05\n"
+     "^"},
+    {"csv_optimizer__empty.csv",
+     "{data}/bad/csv_optimizer__empty.csv:1:1: error: empty file: expected a header line naming the columns"},
     {"dataset_bad_split.yaml",
      "{data}/bad/dataset_bad_split.yaml:3:10: error: split must be one of fit, holdout, got \"train\"\n"
      "  split: train\n"
@@ -72,6 +110,46 @@ const Case kCases[] = {
      "{data}/bad/hardware_efficiency_range.yaml:5:19: error: hardware.gpu.hbm_efficiency must be a number in (0, 1], got \"1.5\"\n"
      "  hbm_efficiency: 1.5\n"
      "                  ^"},
+    {"hardware_kernels_attention_one_direction.yaml",
+     "{data}/bad/hardware_kernels_attention_one_direction.yaml:9:5: error: missing required key 'backward' in hardware.gpu.kernels.attention\n"
+     "    attention:\n"
+     "    ^"},
+    {"hardware_kernels_contention_share.yaml",
+     "{data}/bad/hardware_kernels_contention_share.yaml:9:26: error: hardware.gpu.kernels.contention.factor times hardware.gpu.comm_sms / hardware.gpu.sms must stay below 1, got 1.030303\n"
+     "    contention: {factor: 8.5}\n"
+     "                         ^"},
+    {"hardware_kernels_duplicate_row.yaml",
+     "{data}/bad/hardware_kernels_duplicate_row.yaml:13:11: error: hardware.gpu.kernels.gemm.rows[2] measures the same shape as hardware.gpu.kernels.gemm.rows[0]\n"
+     "        - {precision: bf16, m: 1024, n: 1024, k: 1024, time_us: 21}\n"
+     "          ^"},
+    {"hardware_kernels_model_without_sms.yaml",
+     "{data}/bad/hardware_kernels_model_without_sms.yaml:8:7: error: hardware.gpu.kernels.gemm.model needs hardware.gpu.sms: the model counts waves of tiles over the SMs\n"
+     "      model:\n"
+     "      ^"},
+    {"hardware_kernels_negative_rate.yaml",
+     "{data}/bad/hardware_kernels_negative_rate.yaml:10:50: error: hardware.gpu.kernels.memory_bound.rmsnorm.backward_gbs must be a positive number, got \"-838\"\n"
+     "      rmsnorm: {forward_gbs: 1850, backward_gbs: -838}\n"
+     "                                                 ^"},
+    {"hardware_kernels_overhead_factor_zero.yaml",
+     "{data}/bad/hardware_kernels_overhead_factor_zero.yaml:9:51: error: hardware.gpu.kernels.overhead.memory_bound_factor must be a positive number, got \"0\"\n"
+     "    overhead: {layer_us: 40, memory_bound_factor: 0}\n"
+     "                                                  ^"},
+    {"hardware_kernels_row_precision.yaml",
+     "{data}/bad/hardware_kernels_row_precision.yaml:11:23: error: hardware.gpu.kernels.gemm.rows[0].precision must be one of bf16, fp8, got \"fp16\"; did you mean 'bf16'?\n"
+     "        - {precision: fp16, m: 1024, n: 1024, k: 1024, time_us: 20}\n"
+     "                      ^"},
+    {"hardware_kernels_rows_not_list.yaml",
+     "{data}/bad/hardware_kernels_rows_not_list.yaml:10:13: error: hardware.gpu.kernels.gemm.rows must be a list, got a mapping\n"
+     "      rows: {precision: bf16, m: 1024, n: 1024, k: 1024, time_us: 20}\n"
+     "            ^"},
+    {"hardware_kernels_tail_range.yaml",
+     "{data}/bad/hardware_kernels_tail_range.yaml:11:82: error: hardware.gpu.kernels.gemm.model.bf16.tail must be at most 1, got \"1.5\"\n"
+     "        bf16: {tflops: 718, epilogue_gbs: 4759, floor_us: 19.3, knee: 2.6, tail: 1.5, tile_m: 128, tile_n: 128}\n"
+     "                                                                                 ^"},
+    {"hardware_kernels_unknown_key.yaml",
+     "{data}/bad/hardware_kernels_unknown_key.yaml:10:7: error: unknown key 'modle' in hardware.gpu.kernels.gemm; did you mean 'model'?\n"
+     "      modle: {}\n"
+     "      ^"},
     {"hardware_latency_nan.yaml",
      "{data}/bad/hardware_latency_nan.yaml:2:57: error: hardware.node.intra.latency_us must be a non-negative number, got \".nan\"\n"
      "node: {gpus: 8, intra: {bandwidth_gbs: 300, latency_us: .nan}}\n"
@@ -368,6 +446,19 @@ std::string load(const std::string& file) {
     } else if (starts_with(file, "dataset_")) {
       // as `validate --strict` reads it: a record that cannot be modelled fails the file
       io::require_all_modelled(io::load_dataset(path));
+    } else if (starts_with(file, "csv_")) {
+      // csv_<table>__<case>.csv is read as <table>.csv
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string table = file.substr(4, file.find("__") - 4);
+      if (table == "gemm") calibrate::parse_gemm_csv(text.str(), path);
+      else if (table == "attention") calibrate::parse_attention_csv(text.str(), path);
+      else if (table == "elementwise") calibrate::parse_elementwise_csv(text.str(), path);
+      else if (table == "cross_entropy") calibrate::parse_cross_entropy_csv(text.str(), path);
+      else if (table == "optimizer") calibrate::parse_optimizer_csv(text.str(), path);
+      else if (table == "contention") calibrate::parse_contention_csv(text.str(), path);
+      else return "(unknown table)";
     } else {
       return "(unknown prefix)";
     }

@@ -2,21 +2,23 @@
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/scenario.hpp"
 
-// Compute time (docs/analytic.md "Compute time"): GEMMs at the achieved fraction of peak, the rest
-// as bytes moved at the achieved HBM bandwidth.
+// Compute time (docs/analytic.md "Compute time"). With the hardware's measured kernel tables
+// (gpu.kernels) every operator is timed from them (operators.hpp, kernels.hpp); without, GEMMs run
+// at the scalar fraction of peak and the rest as bytes moved at the achieved HBM bandwidth.
 namespace ptdsim::analytic {
 
 // Achieved fraction of peak for an m x n x k GEMM: the calibrated gpu.matmul_table interpolated in
 // log(m*n*k) (rows of the same precision, else the 16-bit rows, clamped at the ends), else
 // gpu.matmul_efficiency.
 double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
-// 2*m*n*k / (peak * efficiency); `count` identical GEMMs (batched heads).
+// The scalar model: 2*m*n*k / (peak * efficiency); `count` identical GEMMs (batched heads).
+// (kernels.hpp gemm_kernel consults the measured tables first.)
 double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k,
                  double count = 1);
 // bytes / (hbm_Bps * hbm_efficiency).
 double memory_time(const core::GpuSpec& g, double bytes);
 
-// One transformer layer on one GPU, one micro-batch, seconds.
+// One transformer layer on one GPU, one micro-batch, seconds: the sums over layer_ops().
 struct LayerTimes {
   double forward = 0;          // GEMMs + attention core + memory-bound work
   double backward_input = 0;   // B: input-gradient GEMMs, attention core backward, elementwise backward
@@ -40,7 +42,8 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer);
 
 // The optimizer step of one GPU: bytes of states read and written per parameter it updates.
 double optimizer_step_bytes_per_param(const core::TrainingSpec& t);
-// The optimizer step of one GPU updating `params_updated` parameters, seconds (memory-bound).
+// Its time for `params_updated` parameters: those bytes at the measured fused-AdamW bandwidth
+// (gpu.kernels.optimizer), else at hbm_Bps x hbm_efficiency.
 double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated);
 
 }  // namespace ptdsim::analytic

@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,93 @@ struct GemmEfficiency {
   double efficiency = 0;
 };
 
+// Measured kernel tables and the few parameters fitted to them (`gpu.kernels`, docs/inputs.md; the
+// models are derived in docs/analytic.md "Compute from measured kernels"). SI units throughout.
+
+// One measured GEMM y[m,n] = x[m,k] W[n,k]^T at a precision (random data, CUDA-event timing).
+struct GemmTime {
+  Precision precision = Precision::bf16;
+  double m = 0, n = 0, k = 0;
+  double time_s = 0;
+};
+
+// The GEMM time model of one precision, fitted to the measured rows:
+//   work = waves(m, n) * sms * tile_m * tile_n * (2k / rate + out_bytes / epilogue_Bps)
+//   time = (floor^p + work^p)^(1/p),  p = knee
+// waves counts full waves of tile_m x tile_n output tiles over the SMs plus a partial last wave
+// that costs `tail` + (1 - tail) * its fill. Absent (rate_flops == 0) for unmeasured precisions.
+struct GemmModel {
+  double rate_flops = 0;    // sustained multiply-add rate of a full wave, FLOP/s
+  double epilogue_Bps = 0;  // rate at which a tile's 2-byte outputs leave, not hidden by the main loop
+  double floor_s = 0;       // latency floor (launch and dispatch of one GEMM)
+  double knee = 1;          // sharpness of the transition from the floor to the work (p above)
+  double tail = 1;          // cost of a partial last wave as a fraction of a full one, in [0, 1]
+  int tile_m = 128, tile_n = 128;
+  bool valid() const { return rate_flops > 0; }
+  // Full waves of output tiles over `sms`, the partial last wave counting tail + (1 - tail) x its fill.
+  double waves(int sms, double m, double n) const;
+  // The model's time for y[m,n] = x[m,k] W^T with 2-byte outputs, seconds.
+  double time(int sms, double m, double n, double k) const;
+};
+
+// The attention core of `batch` sequences: `heads` query heads and `kv_heads` key/value heads of
+// `head_dim`, `seq_q` query rows against `seq_k` key rows (context parallelism: s/c against s).
+struct AttentionShape {
+  double batch = 1, heads = 1, kv_heads = 1, head_dim = 128, seq_q = 0, seq_k = 0;
+  bool causal = true;
+  // FLOPs the forward kernel executes: 4 b heads s_q s_k d, halved when causal (the masked half of
+  // the score matrix is skipped). The backward executes 2.5x that (FlashAttention-2's count).
+  double flops() const;
+};
+
+// One direction of the flash-attention core, fitted to the measured rows:
+//   time = flops / rate + 2 bytes * b * head_dim * (s_q * heads / q_Bps + s_k * kv_heads / kv_Bps)
+// flops = 4 b heads s_q s_k head_dim (halved when causal), x 2.5 backward (FlashAttention-2's count).
+struct AttentionModel {
+  double rate_flops = 0;
+  double q_Bps = 0;   // per-query-row work (Q, O, softmax state), as bytes of Q per second; 0: none
+  double kv_Bps = 0;  // per-key-row work (K, V), as bytes of K and V per second; 0: none
+  bool valid() const { return rate_flops > 0; }
+  double time(const AttentionShape& a, bool backward) const;
+};
+
+// Memory-bound layer operations timed in elementwise.csv (kMemoryOpCount classes).
+enum class MemoryOp { layernorm, rmsnorm, gelu, swiglu, dropout, residual_add };
+inline constexpr int kMemoryOpCount = 6;
+
+// Bytes one element of a class moves (16-bit tensors), forward and backward: the convention its
+// achieved bandwidth is stated in (docs/analytic.md "Memory-bound operations"). A norm or GeLU reads
+// x and writes y, and backward reads dy and x and writes dx; dropout also writes (reads) a 1-byte
+// mask; a residual add reads two tensors and writes one, and so does its backward (the gradient sum
+// where two branches meet); SwiGLU, per output element, reads gate and up and writes one, backward
+// reads dy, gate and up and writes two.
+struct ElementBytes {
+  double forward, backward;
+};
+inline constexpr std::array<ElementBytes, kMemoryOpCount> kMemoryOpBytes{
+    {{4, 6}, {4, 6}, {4, 6}, {6, 10}, {5, 5}, {6, 6}}};
+inline ElementBytes memory_op_bytes(MemoryOp op) { return kMemoryOpBytes[static_cast<std::size_t>(op)]; }
+// Cross-entropy in fp32 per logit: forward reads the 16-bit logit (2), writes it in fp32 (4) and
+// reads it twice (max, sum: 4 + 4); backward reads 4, writes 2, reads 4.
+inline constexpr ElementBytes kCrossEntropyBytes{14, 10};
+
+// Achieved bandwidth of one operation class over its documented bytes (docs/analytic.md); 0: not measured.
+struct StreamRate {
+  double forward_Bps = 0;
+  double backward_Bps = 0;
+  bool valid() const { return forward_Bps > 0 && backward_Bps > 0; }
+};
+
+struct KernelTables {
+  std::string source;  // where the tables were measured
+  std::array<GemmModel, kPrecisionCount> gemm_model{};
+  std::vector<GemmTime> gemm_rows;  // sorted by (precision, m, n, k), no duplicates: binary search
+  AttentionModel attention_forward, attention_backward;  // bf16 (TransformerEngine keeps it in bf16 under fp8)
+  std::array<StreamRate, kMemoryOpCount> memory_bound{};
+  StreamRate cross_entropy;  // fp32 loss over the local vocabulary slice
+  double optimizer_Bps = 0;  // fused AdamW step: bytes of optimizer state moved per second
+};
+
 struct GpuSpec {
   std::string name;
   double memory_bytes = 0;
@@ -76,7 +164,21 @@ struct GpuSpec {
   // thread block per channel): the GEMMs running beside it lose that share. 0: not modelled.
   int sms = 0;
   int comm_sms = 0;
-  double comm_share() const { return sms > 0 ? static_cast<double>(comm_sms) / sms : 0.0; }
+  // A GEMM beside a copy confined to k SMs slows by more than k/sms (contention.csv): the share
+  // is scaled by this fitted factor (gpu.kernels.contention.factor; 1 without tables).
+  double contention_factor = 1.0;
+  double comm_share() const { return sms > 0 ? contention_factor * comm_sms / sms : 0.0; }
+
+  // Measured kernel tables (gpu.kernels); null: the scalar efficiencies above time everything.
+  // Shared and immutable: scenarios are copied freely, the tables are not.
+  std::shared_ptr<const KernelTables> kernels;
+  // What the tables leave unexplained end to end (gpu.kernels.overhead, fitted by `ptdsim
+  // validate --fit` on the fit split; docs/validation.md): a time per transformer layer and pass
+  // (forward, B, W) for the host's launch gaps, and a factor on the memory-bound kernels' times
+  // for the elementwise work the tables do not time (casts, RoPE, unfused framework code), which
+  // grows with the same activations. Used only with kernel tables.
+  double layer_overhead_s = 0;
+  double memory_bound_factor = 1.0;
 };
 
 struct HardwareSpec {

@@ -27,6 +27,10 @@ std::string_view name(BoundKind);
 
 // bounded_by in words: "stage 15 compute (82%), then TP (10%)".
 std::string describe(const std::vector<BoundPart>& parts);
+std::string_view name(MemoryOp);
+std::string_view name(Operator);
+std::string_view name(OperatorKind);
+std::string_view name(TimeSource);
 
 template <class E>
 std::optional<E> parse(std::string_view text);  // specialised for each enum above

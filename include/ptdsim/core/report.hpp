@@ -66,6 +66,45 @@ struct BoundPart {
 // largest first, ties in the given order. A reader wants what to attack first.
 std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts);
 
+// The operators of one training step's compute (docs/analytic.md "Compute from measured kernels"),
+// in the order a layer runs them. Names are built only when rendering (core::name).
+enum class Operator {
+  embedding, input_norm, qkv, attention, proj, attention_dropout_add, mlp_norm, fc1, fc1_gated, gelu,
+  swiglu, fc2, router, permute, unpermute, mlp_dropout_add, logits, cross_entropy, optimizer, overhead
+};
+inline constexpr int kOperatorCount = 20;
+enum class OperatorKind { gemm, attention, memory_bound, loss, optimizer, overhead };
+inline constexpr int kOperatorKindCount = 6;
+// Where an operator's time came from: a measured row, a model fitted to measured rows, the scalar
+// matmul efficiency, the scalar HBM efficiency, or the end-to-end fit (overhead).
+enum class TimeSource { measured, model, scalar_efficiency, hbm_efficiency, fitted };
+inline constexpr int kTimeSourceCount = 5;
+
+// One operator on one GPU for one micro-batch (the optimizer: once per step), seconds.
+struct OperatorTime {
+  Operator op = Operator::qkv;
+  OperatorKind kind = OperatorKind::gemm;
+  TimeSource source = TimeSource::model;
+  // GEMM: y[m,n] = x[m,k] W^T, `count` of them (experts). Attention: m query rows, n key rows,
+  // k head_dim, count = batch x local heads. Memory-bound and loss: m rows of width n (k = 0).
+  // Optimizer: m parameters.
+  double m = 0, n = 0, k = 0, count = 1;
+  double forward_s = 0;
+  double backward_input_s = 0;   // B
+  double backward_weight_s = 0;  // W
+  double total_s() const { return forward_s + backward_input_s + backward_weight_s; }
+};
+
+// Where one step's compute goes: the operators of one transformer layer (and of an MoE layer when
+// the model mixes them), the ends (embedding, logits, loss, optimizer), and the share of the whole
+// model's compute per step of each kind (recomputation included).
+struct ComputeBreakdown {
+  std::vector<OperatorTime> layer;
+  std::vector<OperatorTime> moe_layer;  // empty unless the model has both dense and MoE layers
+  std::vector<OperatorTime> other;
+  std::array<double, kOperatorKindCount> share{};
+};
+
 struct Report {
   Scenario scenario;  // as evaluated (dp derived, defaults applied)
 
@@ -98,6 +137,9 @@ struct Report {
   double tflops_per_gpu = 0;  // TFLOP/s (model FLOPs)
   double mfu = 0;
   double hfu = 0;
+
+  // where the compute goes (analytic::compute_breakdown)
+  ComputeBreakdown compute;
 
   EngineKind engine = EngineKind::analytic;
 

@@ -8,7 +8,7 @@
 // Writing calibration results into a hardware file (interface.md "Hardware file"). The base file's
 // text is kept as it is, comments and key order included; only the calibrated sections are replaced
 // (or added when absent): `collectives:`, `gpu.matmul_efficiency` (as the table of rows),
-// `gpu.kernel_launch_us` and `gpu.hbm_efficiency`.
+// `gpu.kernel_launch_us`, `gpu.hbm_efficiency` and `gpu.kernels` (measured kernel tables).
 namespace ptdsim::io {
 
 struct HardwareCalibration {
@@ -16,6 +16,15 @@ struct HardwareCalibration {
   std::vector<core::GemmEfficiency> matmul_table;  // replaces gpu.matmul_efficiency when non-empty
   std::optional<double> kernel_launch_s;           // gpu.kernel_launch_us
   std::optional<double> hbm_efficiency;            // gpu.hbm_efficiency
+  // gpu.kernels, replaced whole: the tables and fits, the contention factor, and the end-to-end
+  // overhead constants (which `ptdsim validate --fit` fits; pass the base's to keep them)
+  struct Kernels {
+    core::KernelTables tables;
+    std::optional<double> contention_factor;
+    std::optional<double> layer_overhead_s;
+    std::optional<double> memory_bound_factor;
+  };
+  std::optional<Kernels> kernels;
   std::vector<std::string> comment;                // lines written as "# ..." above each section
 };
 

@@ -25,6 +25,8 @@ struct RecordResult {
   std::string split;         // fit | holdout
   std::string not_modelled;  // non-empty: not evaluated, and why
   std::string step_from;     // "measured" or "tflops (<convention>)"
+  double params = 0;         // the model's parameters (for the size buckets)
+  std::string gpu;           // the GPU's name
   Quantity step_s;
   Quantity tflops_per_gpu;   // in the source's own FLOP convention
   Quantity peak_memory_gib;
@@ -43,6 +45,7 @@ struct RecordResult {
 struct Error {
   int count = 0;
   double mape = 0;  // mean absolute error, fraction
+  double mean = 0;  // mean signed error, fraction (the bias)
   std::string worst;
   double worst_error = 0;  // signed
 };
@@ -55,6 +58,8 @@ struct Summary {
   std::map<std::string, Error> by_quantity;                 // step_s, tflops_per_gpu, peak_memory_gib
   std::map<std::string, Error> step_by_source;              // source group -> step-time error
   std::map<std::string, Error> step_by_split;               // fit / holdout -> step-time error
+  std::map<std::string, Error> step_by_gpu;                 // GPU name -> step-time error
+  std::map<std::string, Error> step_by_size;                // "<gpu> <size bucket>" -> step-time error
 };
 
 // The FLOPs per step a source's convention counts for a scenario, or nullopt when unknown.
@@ -77,13 +82,17 @@ void require_all_predicted(const std::vector<io::Record>& records, const Summary
 // The source group of a record: the part of its source before the first comma.
 std::string source_group(const std::string& source);
 
+// The size bucket of a model of `params` parameters: "<10B", "10-100B" or ">100B".
+std::string size_bucket(double params);
+
 }  // namespace ptdsim::validation
 
 namespace ptdsim::validation {
 
-// The hardware efficiency fit of the validation issue: one matmul efficiency per GPU type and
-// precision (never per record), chosen to minimise the step-time MAPE of the records in the "fit" split, then
-// scored on the "holdout" records it did not see. Golden-section search on [0.3, 1.0].
+// The hardware efficiency fit of the validation issue, for GPUs without measured kernel tables: one
+// matmul efficiency per GPU type and precision (never per record), chosen to minimise the step-time
+// MAPE of the records in the "fit" split, then scored on the "holdout" records it did not see.
+// Brent's method (boost::math::tools::brent_find_minima) on [0.3, 1.0], rounded to 3 decimals.
 struct EfficiencyFit {
   std::string gpu;  // "<gpu name> <precision>" (bf16 stands for fp16 too)
   double shipped = 0;  // the value in the hardware file the records use
@@ -92,5 +101,20 @@ struct EfficiencyFit {
   Error holdout;  // the same on the holdout split
 };
 std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& records);
+
+// For GPUs with measured kernel tables (gpu.kernels): what the tables leave unexplained end to end,
+// per GPU type (docs/validation.md "What the kernel tables leave unexplained"): the time per
+// transformer layer and pass (gpu.kernels.overhead.layer_us, in [0, 1 ms], to 0.1 us) and the factor
+// on memory-bound kernel times (memory_bound_factor, in [0.5, 3], to 0.001), fitted together on the
+// "fit" records by nested Brent searches (the factor outside, the layer time inside), scored on the
+// "holdout" ones.
+struct OverheadFit {
+  std::string gpu;
+  double shipped_layer_s = 0, shipped_factor = 1;
+  double layer_s = 0, factor = 1;
+  Error fit;
+  Error holdout;
+};
+std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records);
 
 }  // namespace ptdsim::validation

@@ -68,6 +68,25 @@ void visit_scalars(const core::Report& r, F&& f) {
       Value{r.of(k).overlap_ratio});
   f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
   f("training.framework", Value{t.framework});
+  for (int k = 0; k < core::kOperatorKindCount; ++k)
+    f(std::string("compute.share.") + std::string(core::name(static_cast<core::OperatorKind>(k))),
+      Value{r.compute.share[static_cast<std::size_t>(k)]});
+}
+
+// One operator of Report::compute (one GPU, one micro-batch; the optimizer once per step).
+template <class F>
+void visit_operator(const core::OperatorTime& o, F&& f) {
+  f("name", Value{std::string(core::name(o.op))});
+  f("kind", Value{std::string(core::name(o.kind))});
+  f("shape.m", Value{o.m});
+  f("shape.n", Value{o.n});
+  f("shape.k", Value{o.k});
+  f("count", Value{o.count});
+  f("forward_s", Value{o.forward_s});
+  f("backward_s", Value{o.backward_input_s + o.backward_weight_s});
+  f("backward_input_s", Value{o.backward_input_s});
+  f("backward_weight_s", Value{o.backward_weight_s});
+  f("source", Value{std::string(core::name(o.source))});
 }
 
 template <class F>

@@ -85,6 +85,30 @@ void time_section(std::string& out, const core::Report& r) {
   if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", core::describe(r.bounded_by));
 }
 
+// Where the compute goes: the share of each kind over the whole model's step, then one layer's
+// operators (one GPU, one micro-batch) with their source.
+void compute_section(std::string& out, const core::Report& r) {
+  const auto& c = r.compute;
+  if (c.layer.empty()) return;
+  out += "\nCompute by kind (whole model, one step, recomputation included)\n ";
+  for (int k = 0; k < core::kOperatorKindCount; ++k) {
+    const double share = c.share[static_cast<std::size_t>(k)];
+    if (share > 0 || k < 5)
+      out += fmt::format(" {} {:.1f}%", core::name(static_cast<core::OperatorKind>(k)), 100 * share);
+  }
+  out += "\n";
+  out += fmt::format("  one layer on one GPU, one micro-batch:\n  {:<22} {:>26} {:>10} {:>10}  {}\n", "operator",
+                     "shape (m x n x k)", "forward", "backward", "source");
+  auto shape = [](const core::OperatorTime& o) {
+    std::string s = o.k > 0 ? fmt::format("{:g} x {:g} x {:g}", o.m, o.n, o.k)
+                            : o.n > 0 ? fmt::format("{:g} x {:g}", o.m, o.n) : std::string("-");
+    return o.count != 1 ? fmt::format("{:g} x ({})", o.count, s) : s;
+  };
+  for (const auto& o : c.layer)
+    out += fmt::format("  {:<22} {:>26} {:>10} {:>10}  {}\n", core::name(o.op), shape(o), seconds(o.forward_s),
+                       seconds(o.backward_input_s + o.backward_weight_s), core::name(o.source));
+}
+
 void comm_section(std::string& out, const core::Report& r) {
   out += "\nCommunication per GPU per step\n";
   out += fmt::format("  {:<5} {:>10} {:>10} {:>8} {:>10}  {}\n", "kind", "volume", "time",
@@ -137,6 +161,7 @@ std::string report_table(const core::Report& r) {
   }
   memory_section(out, r);
   time_section(out, r);
+  compute_section(out, r);
   comm_section(out, r);
   out += fmt::format(
       "\nThroughput: {:.0f} tokens/s, {:.1f} TFLOP/s per GPU, MFU {:.1f}%, HFU {:.1f}%\n",

@@ -1,0 +1,13 @@
+#pragma once
+#include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/core/report.hpp"
+
+// Where one step's compute goes (Report::compute): the operators of a transformer layer with their
+// shapes, times and sources, the ends of the model, and the share of each kind of work in the whole
+// model's compute per step (docs/analytic.md "Where the compute goes").
+namespace ptdsim::analytic {
+
+// `plan`: the scenario's step plan (the optimizer step of every stage comes from there).
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,51 @@
+#pragma once
+#include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/report.hpp"
+
+// Kernel times from the measured tables of a hardware file (`gpu.kernels`), each with where it
+// came from (docs/analytic.md "Compute from measured kernels"). Without tables, or for a precision
+// the tables do not cover, the scalar efficiencies of compute.hpp answer instead.
+namespace ptdsim::analytic {
+
+struct KernelTime {
+  double time_s = 0;
+  core::TimeSource source = core::TimeSource::model;
+};
+
+// The precision whose GEMM rows and model serve `p`: bf16 for bf16 and fp16 (the same tensor
+// cores at the same peak), fp8 for fp8; nothing for fp32 and tf32 (no tables measure them).
+bool gemm_class(core::Precision p, core::Precision& out);
+
+// The measured row of exactly (precision class, m, n, k), or null. Binary search over the rows,
+// which the loader keeps sorted.
+const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision p, double m, double n,
+                                    double k);
+
+// One GEMM: the measured row when (precision class, m, n, k) matches one, else the fitted model,
+// else 2mnk / (peak x scalar efficiency).
+KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
+
+using core::AttentionShape;
+
+struct AttentionTime {
+  double forward_s = 0, backward_s = 0;
+  core::TimeSource source = core::TimeSource::model;
+};
+// The attention core as two batched GEMMs per head and sequence (QK^T and PV, the full score
+// matrix) at gemm_kernel's rate, the backward twice the forward: non-flash attention's GEMMs.
+AttentionTime attention_gemms(const core::GpuSpec& g, core::Precision p, const AttentionShape& a);
+// Flash attention from its own measured rates when the tables have them (any 16-bit or FP8
+// training: the core stays bf16), else attention_gemms.
+AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a);
+
+// A memory-bound operation of `elements` moving `forward_bytes` / `backward_bytes` per element
+// (docs/analytic.md lists them per operation): at the class's measured achieved bandwidth, else
+// at hbm_Bps x hbm_efficiency with the backward twice the forward bytes (the scalar model).
+struct StreamTime {
+  double forward_s = 0, backward_s = 0;
+  core::TimeSource source = core::TimeSource::model;
+};
+StreamTime stream_kernel(const core::GpuSpec& g, const core::StreamRate* rate, double elements,
+                         double forward_bytes, double backward_bytes);
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,39 @@
+#pragma once
+#include <array>
+
+#include "ptdsim/core/report.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// The operators of one transformer layer, and of the ends of the model, on one GPU for one
+// micro-batch, each timed from the hardware's kernel tables or the scalar model
+// (docs/analytic.md "Compute from measured kernels"). layer_times() and logits_times() sum them.
+// Fixed-size and allocation-free: the sweep evaluates this for every candidate layout.
+namespace ptdsim::analytic {
+
+inline constexpr int kMaxLayerOps = 16;
+
+struct LayerOps {
+  std::array<core::OperatorTime, kMaxLayerOps> ops{};
+  int count = 0;
+  bool tables = false;  // timed from kernel tables (false: the scalar efficiencies)
+  // The scalar model keeps today's grouping: the attention core's GEMMs apart from its explicit
+  // softmax bytes, which join the layer's one stream of memory-bound bytes.
+  double attention_gemm_s = 0;
+
+  const core::OperatorTime* begin() const { return ops.data(); }
+  const core::OperatorTime* end() const { return ops.data() + count; }
+  const core::OperatorTime* find(core::Operator op) const;
+};
+
+// In execution order: input_norm, qkv, attention, proj, attention_dropout_add, mlp_norm, then fc1 or
+// fc1_gated, gelu or swiglu, fc2 (MoE layers: router, permute, the local experts' fc1, activation
+// and fc2 as `count` GEMMs, unpermute), mlp_dropout_add, and with tables the fitted overhead.
+LayerOps layer_ops(const core::Scenario& s, bool moe_layer);
+
+// The embedding (first stage), and the logits GEMM and cross-entropy (last stage).
+struct EndOps {
+  core::OperatorTime embedding, logits, cross_entropy;
+};
+EndOps end_ops(const core::Scenario& s);
+
+}  // namespace ptdsim::analytic

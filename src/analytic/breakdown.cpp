@@ -1,0 +1,61 @@
+#include "ptdsim/analytic/breakdown.hpp"
+
+#include "ptdsim/analytic/operators.hpp"
+#include "ptdsim/analytic/params.hpp"
+
+namespace ptdsim::analytic {
+namespace {
+
+// One layer's operators, each with what recomputation adds to it: selective recompute reruns the
+// attention core's forward, full recompute the whole forward.
+double with_recompute(const core::OperatorTime& o, core::Recompute r) {
+  const bool again = r == core::Recompute::full ||
+                     (r == core::Recompute::selective && o.kind == core::OperatorKind::attention);
+  return o.total_s() + (again ? o.forward_s : 0.0);
+}
+
+}  // namespace
+
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan) {
+  core::ComputeBreakdown out;
+  int moe_layers = 0;
+  for (const auto& st : stage_layers(s)) moe_layers += st.moe_layers;
+  const int dense_layers = s.model.layers - moe_layers;
+
+  const LayerOps dense = layer_ops(s, false);
+  LayerOps moe;
+  if (moe_layers > 0) moe = layer_ops(s, true);
+  const LayerOps& first = dense_layers > 0 ? dense : moe;
+  out.layer.assign(first.begin(), first.end());
+  if (dense_layers > 0 && moe_layers > 0) out.moe_layer.assign(moe.begin(), moe.end());
+
+  const EndOps ends = end_ops(s);
+  core::OperatorTime optimizer;
+  optimizer.op = core::Operator::optimizer;
+  optimizer.kind = core::OperatorKind::optimizer;
+  const auto& g = s.hardware.gpu;
+  optimizer.source = g.kernels && g.kernels->optimizer_Bps > 0 ? core::TimeSource::model
+                                                                : core::TimeSource::hbm_efficiency;
+  for (const auto& st : plan.stages) optimizer.forward_s += st.optimizer_s;  // every stage's step, once
+  out.other = {ends.embedding, ends.logits, ends.cross_entropy, optimizer};
+
+  // the whole model's compute per step, summed over the pipeline stages: every layer and the ends
+  // once per micro-batch, the optimizer once
+  const double m = plan.shape.m;
+  auto add = [&](const core::OperatorTime& o, double times) {
+    out.share[static_cast<std::size_t>(o.kind)] += times * with_recompute(o, s.training.recompute);
+  };
+  for (const auto& o : dense) add(o, m * dense_layers);
+  if (moe_layers > 0)
+    for (const auto& o : moe) add(o, m * moe_layers);
+  for (const auto* o : {&ends.embedding, &ends.logits, &ends.cross_entropy})
+    out.share[static_cast<std::size_t>(o->kind)] += m * o->total_s();
+  out.share[static_cast<std::size_t>(core::OperatorKind::optimizer)] += optimizer.forward_s;
+  double total = 0;
+  for (double v : out.share) total += v;
+  if (total > 0)
+    for (double& v : out.share) v /= total;
+  return out;
+}
+
+}  // namespace ptdsim::analytic

@@ -1,0 +1,82 @@
+#include "ptdsim/analytic/kernels.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "ptdsim/analytic/compute.hpp"
+
+namespace ptdsim::analytic {
+namespace {
+
+auto key(const core::GemmTime& r) { return std::make_tuple(static_cast<int>(r.precision), r.m, r.n, r.k); }
+
+}  // namespace
+
+bool gemm_class(core::Precision p, core::Precision& out) {
+  switch (p) {
+    case core::Precision::bf16:
+    case core::Precision::fp16: out = core::Precision::bf16; return true;
+    case core::Precision::fp8: out = core::Precision::fp8; return true;
+    default: return false;
+  }
+}
+
+const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision p, double m, double n,
+                                    double k) {
+  core::GemmTime probe;
+  probe.precision = p;
+  probe.m = m;
+  probe.n = n;
+  probe.k = k;
+  auto it = std::lower_bound(t.gemm_rows.begin(), t.gemm_rows.end(), probe,
+                             [](const core::GemmTime& a, const core::GemmTime& b) { return key(a) < key(b); });
+  return it != t.gemm_rows.end() && key(*it) == key(probe) ? &*it : nullptr;
+}
+
+KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k) {
+  core::Precision cls;
+  if (g.kernels && gemm_class(p, cls)) {
+    if (const core::GemmTime* row = find_gemm_row(*g.kernels, cls, m, n, k))
+      return {row->time_s, core::TimeSource::measured};
+    const core::GemmModel& model = g.kernels->gemm_model[static_cast<std::size_t>(core::index(cls))];
+    if (model.valid() && g.sms > 0) return {model.time(g.sms, m, n, k), core::TimeSource::model};
+  }
+  return {gemm_time(g, p, m, n, k), core::TimeSource::scalar_efficiency};
+}
+
+AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a) {
+  core::Precision cls;
+  if (g.kernels && g.kernels->attention_forward.valid() && g.kernels->attention_backward.valid() &&
+      gemm_class(p, cls)) {
+    return {g.kernels->attention_forward.time(a, false), g.kernels->attention_backward.time(a, true),
+            core::TimeSource::model};
+  }
+  return attention_gemms(g, p, a);
+}
+
+AttentionTime attention_gemms(const core::GpuSpec& g, core::Precision p, const AttentionShape& a) {
+  // scores QK^T (s_q x s_k over head_dim) and the weighted sum PV (s_q x head_dim over s_k), one
+  // per head and sequence
+  const double count = a.batch * a.heads;
+  const KernelTime scores = gemm_kernel(g, p, a.seq_q, a.seq_k, a.head_dim);
+  const KernelTime sum = gemm_kernel(g, p, a.seq_q, a.head_dim, a.seq_k);
+  AttentionTime out;
+  out.forward_s = scores.source == core::TimeSource::scalar_efficiency
+                      ? gemm_time(g, p, a.seq_q, a.seq_k, a.head_dim, count) +
+                            gemm_time(g, p, a.seq_q, a.head_dim, a.seq_k, count)
+                      : count * (scores.time_s + sum.time_s);
+  out.backward_s = 2 * out.forward_s;
+  out.source = scores.source;
+  return out;
+}
+
+StreamTime stream_kernel(const core::GpuSpec& g, const core::StreamRate* rate, double elements,
+                         double forward_bytes, double backward_bytes) {
+  if (rate && rate->valid())
+    return {elements * forward_bytes / rate->forward_Bps, elements * backward_bytes / rate->backward_Bps,
+            core::TimeSource::model};
+  const double f = memory_time(g, elements * forward_bytes);
+  return {f, 2 * f, core::TimeSource::hbm_efficiency};
+}
+
+}  // namespace ptdsim::analytic

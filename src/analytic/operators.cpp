@@ -1,0 +1,257 @@
+#include "ptdsim/analytic/operators.hpp"
+
+#include <algorithm>
+
+#include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/kernels.hpp"
+
+namespace ptdsim::analytic {
+namespace {
+
+using core::Operator;
+using core::OperatorKind;
+using core::TimeSource;
+
+bool full_width(core::Precision p) { return p == core::Precision::fp32 || p == core::Precision::tf32; }
+
+// Bytes per element of the layer's memory-bound operators, 16-bit tensors (docs/analytic.md): the
+// measured classes' own (core::memory_op_bytes) for norms and activations, and for what the tables
+// time as separate kernels: Megatron fuses bias, dropout and the residual add into one kernel that
+// reads x and the residual and writes the sum and a 1-byte mask (7), its backward reads dy and the
+// mask and writes dx (5); the gradients of the two branches are then summed (a residual add's 6).
+using Bytes = core::ElementBytes;
+constexpr Bytes kDropoutAdd{7, 5};
+constexpr Bytes kResidualGradient{0, 6};
+constexpr Bytes kPermute{4, 4};  // a token gather (or scatter): read and write each row once
+
+// What one layer is timed with: the GpuSpec, the precision of the layer GEMMs and of the GEMMs
+// TransformerEngine leaves in 16 bits (attention, router, logits), whether tables are in use, and
+// the fitted factor on the memory-bound kernels' times (gpu.kernels.overhead.memory_bound_factor:
+// the elementwise work the tables do not time scales with the work they do).
+struct Timing {
+  const core::GpuSpec& g;
+  core::Precision layer;
+  core::Precision wide;
+  bool tables;
+  double factor;
+  double width_bytes;  // 1, or 2 for fp32 / tf32 activations
+};
+
+Timing timing(const core::Scenario& s) {
+  const auto& g = s.hardware.gpu;
+  const auto p = s.training.precision;
+  const bool tables = g.kernels != nullptr;
+  // TransformerEngine runs the layers' linear GEMMs in FP8; attention, the router and the output
+  // layer stay in bf16. The scalar model keeps timing everything at the training precision.
+  const core::Precision wide = tables && p == core::Precision::fp8 ? core::Precision::bf16 : p;
+  return {g, p, wide, tables, tables ? g.memory_bound_factor : 1.0, full_width(p) ? 2.0 : 1.0};
+}
+
+core::OperatorTime op_of(Operator op, OperatorKind kind, double m, double n, double k, double count = 1) {
+  core::OperatorTime o;
+  o.op = op;
+  o.kind = kind;
+  o.m = m;
+  o.n = n;
+  o.k = k;
+  o.count = count;
+  return o;
+}
+
+// A weight GEMM y[m,n] = x[m,k] W^T, `count` of them. With tables its input-gradient GEMM
+// dx[m,k] = dy[m,n] W and weight-gradient GEMM dW[n,k] = dy^T x are timed at their own shapes;
+// the scalar model gives each the forward's time (equal FLOPs, and its efficiency is symmetric).
+core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, double m, double n, double k,
+                           double count = 1) {
+  core::OperatorTime o = op_of(op, OperatorKind::gemm, m, n, k, count);
+  if (!t.tables) {
+    o.forward_s = o.backward_input_s = o.backward_weight_s = gemm_time(t.g, p, m, n, k, count);
+    o.source = TimeSource::scalar_efficiency;
+    return o;
+  }
+  const KernelTime f = gemm_kernel(t.g, p, m, n, k);
+  const KernelTime b = gemm_kernel(t.g, p, m, k, n);
+  const KernelTime w = gemm_kernel(t.g, p, n, k, m);
+  o.forward_s = count * f.time_s;
+  o.backward_input_s = count * b.time_s;
+  o.backward_weight_s = count * w.time_s;
+  o.source = std::max({f.source, b.source, w.source});  // the least direct of the three
+  return o;
+}
+
+const core::StreamRate* rate_of(const core::GpuSpec& g, core::MemoryOp op) {
+  return g.kernels ? &g.kernels->memory_bound[static_cast<std::size_t>(op)] : nullptr;
+}
+
+// A memory-bound operation of class `cls` over rows x width 16-bit elements: at the class's
+// measured bandwidth (times the fitted factor), else the scalar model's bytes at hbm_efficiency.
+core::OperatorTime stream_op(const Timing& t, Operator op, core::MemoryOp cls, Bytes bytes, double rows,
+                             double width) {
+  core::OperatorTime o = op_of(op, OperatorKind::memory_bound, rows, width, 0);
+  const double elements = rows * width;
+  const StreamTime st = stream_kernel(t.g, t.tables ? rate_of(t.g, cls) : nullptr, elements,
+                                      t.width_bytes * bytes.forward, t.width_bytes * bytes.backward);
+  o.source = st.source;
+  if (st.source == TimeSource::hbm_efficiency) {
+    // the scalar model: bytes of the forward at hbm_efficiency, the backward twice them
+    o.forward_s = st.forward_s;
+    o.backward_input_s = st.backward_s;
+    return o;
+  }
+  o.forward_s = t.factor * st.forward_s;
+  o.backward_input_s = t.factor * st.backward_s;
+  return o;
+}
+
+// Megatron's fused bias-dropout-add at dropout's measured bandwidth, and in the backward the sum of
+// the two branches' gradients at residual_add's. The scalar model: 7 bytes forward (read 2 + 2,
+// write 2, mask 1) at hbm_efficiency, twice that backward.
+core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, double width) {
+  core::OperatorTime o = stream_op(t, op, core::MemoryOp::dropout, kDropoutAdd, rows, width);
+  if (o.source != TimeSource::model) return o;
+  const core::OperatorTime sum = stream_op(t, op, core::MemoryOp::residual_add, kResidualGradient, rows, width);
+  if (sum.source == TimeSource::model) {
+    o.backward_input_s += sum.backward_input_s;
+  } else {
+    o.source = TimeSource::hbm_efficiency;  // the forward stays measured; say the weaker source
+    o.backward_input_s += memory_time(t.g, rows * width * t.width_bytes * kResidualGradient.backward);
+  }
+  return o;
+}
+
+void add(LayerOps& out, const core::OperatorTime& o) { out.ops[static_cast<std::size_t>(out.count++)] = o; }
+
+}  // namespace
+
+const core::OperatorTime* LayerOps::find(core::Operator op) const {
+  for (const auto& o : *this)
+    if (o.op == op) return &o;
+  return nullptr;
+}
+
+LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
+  const Timing t = timing(s);
+  const auto& m = s.model;
+  const double tp = s.parallel.tp, c = s.parallel.cp;
+  const double sp = s.parallel.sequence_parallel ? tp : 1.0;
+  const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
+  const double h = m.hidden, kv = h * m.kv_heads / m.heads, d = m.head_dim();
+  const core::MemoryOp norm = m.norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
+  const bool swiglu = m.mlp == core::Mlp::swiglu;
+  const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
+
+  LayerOps out;
+  out.tables = t.tables;
+  // norms and dropout-adds run on the full hidden width of the tokens this rank holds (all of
+  // them without sequence parallelism, 1/t with it)
+  add(out, stream_op(t, Operator::input_norm, norm, core::memory_op_bytes(norm), tokens / sp, h));
+  add(out, gemm_op(t, Operator::qkv, t.layer, tokens, (h + 2 * kv) / tp, h));
+
+  // attention core over the local heads: s/c query rows of each sequence against all s keys
+  AttentionShape a;
+  a.batch = b;
+  a.heads = m.heads / tp;
+  a.kv_heads = std::max(1.0, m.kv_heads / tp);  // fewer kv heads than ranks: each keeps one copy
+  a.head_dim = d;
+  a.seq_q = seq / c;
+  a.seq_k = seq;
+  a.causal = true;
+  core::OperatorTime att = op_of(Operator::attention, OperatorKind::attention, a.seq_q, a.seq_k, d, b * a.heads);
+  if (s.training.flash_attention) {
+    const AttentionTime at = attention_kernel(t.g, t.wide, a);
+    out.attention_gemm_s = at.forward_s;
+    att.forward_s = at.forward_s;
+    att.backward_input_s = at.backward_s;
+    att.source = at.source;
+  } else {
+    // explicit scores: two batched GEMMs, then softmax and its dropout as bytes (read 2, write 2,
+    // read 2, write 2, mask 1 per score), the backward twice the forward
+    const AttentionTime at = attention_gemms(t.g, t.wide, a);
+    const double softmax_bytes = 9.0 * m.heads * (seq / c) * seq * b / tp * (full_width(t.layer) ? 2 : 1);
+    out.attention_gemm_s = at.forward_s;
+    att.forward_s = at.forward_s + memory_time(t.g, softmax_bytes);
+    att.backward_input_s = 2 * att.forward_s;
+    att.source = at.source;
+  }
+  add(out, att);
+
+  add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, h / tp));
+  add(out, dropout_add_op(t, Operator::attention_dropout_add, tokens / sp, h));
+  add(out, stream_op(t, Operator::mlp_norm, norm, core::memory_op_bytes(norm), tokens / sp, h));
+  const core::MemoryOp act = swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu;
+  const Operator act_op = swiglu ? Operator::swiglu : Operator::gelu;
+  const Bytes act_bytes = core::memory_op_bytes(act);
+  const Operator fc1 = swiglu ? Operator::fc1_gated : Operator::fc1;
+  if (moe_layer) {
+    const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
+    const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
+    const double top_k = m.moe->top_k;
+    add(out, gemm_op(t, Operator::router, t.wide, tokens, experts, h));
+    add(out, stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
+    add(out, gemm_op(t, fc1, t.layer, per_expert, mats * f / tp, h, local));
+    add(out, stream_op(t, act_op, act, act_bytes, top_k * tokens, f / tp));
+    add(out, gemm_op(t, Operator::fc2, t.layer, per_expert, h, f / tp, local));
+    add(out, stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
+  } else {
+    const double f = m.ffn_hidden;
+    add(out, gemm_op(t, fc1, t.layer, tokens, mats * f / tp, h));
+    add(out, stream_op(t, act_op, act, act_bytes, tokens, f / tp));
+    add(out, gemm_op(t, Operator::fc2, t.layer, tokens, h, f / tp));
+  }
+  add(out, dropout_add_op(t, Operator::mlp_dropout_add, tokens / sp, h));
+
+  if (t.tables && t.g.layer_overhead_s > 0) {
+    core::OperatorTime o = op_of(Operator::overhead, OperatorKind::overhead, 0, 0, 0, 1);
+    o.forward_s = o.backward_input_s = o.backward_weight_s = t.g.layer_overhead_s;
+    o.source = TimeSource::fitted;
+    add(out, o);
+  }
+  return out;
+}
+
+EndOps end_ops(const core::Scenario& s) {
+  const Timing t = timing(s);
+  const auto& g = s.hardware.gpu;
+  const double tp = s.parallel.tp;
+  const double sp = s.parallel.sequence_parallel ? tp : 1.0;
+  const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / s.parallel.cp;
+  const double sbh = tokens * s.model.hidden;
+  const double V = s.model.vocab, h = s.model.hidden;
+  EndOps e;
+
+  // embedding: the lookup reads a 16-bit row and writes it, then dropout (read 2, write 2, mask 1)
+  // on this rank's share of the tokens; backward, the gradient rows are scattered into the fp32
+  // embedding gradient (read 2, read-modify-write 8)
+  e.embedding = op_of(core::Operator::embedding, OperatorKind::memory_bound, tokens, h, 0);
+  const core::StreamRate* copy = t.tables ? rate_of(g, core::MemoryOp::residual_add) : nullptr;
+  const core::StreamRate* dropout = t.tables ? rate_of(g, core::MemoryOp::dropout) : nullptr;
+  if (copy && copy->valid() && dropout && dropout->valid()) {
+    e.embedding.forward_s = t.factor * (4 * sbh / copy->forward_Bps + 5 * sbh / sp / dropout->forward_Bps);
+    e.embedding.backward_weight_s = t.factor * 10 * sbh / copy->backward_Bps;
+    e.embedding.source = TimeSource::model;
+  } else {
+    e.embedding.forward_s = memory_time(g, 4 * sbh + 5 * sbh / sp);
+    e.embedding.backward_weight_s = memory_time(g, 10 * sbh);
+    e.embedding.source = TimeSource::hbm_efficiency;
+  }
+
+  e.logits = gemm_op(t, core::Operator::logits, t.wide, tokens, V / tp, h);
+
+  // cross-entropy in fp32 over the local vocabulary slice: forward reads the 16-bit logits (2),
+  // writes fp32 (4), reads them for the max and the sum (4 + 4); backward reads 4, writes 2, reads 4
+  e.cross_entropy = op_of(core::Operator::cross_entropy, OperatorKind::loss, tokens, V / tp, 0);
+  const core::StreamRate* ce = t.tables ? &g.kernels->cross_entropy : nullptr;
+  if (ce && ce->valid()) {
+    const double logits = tokens * V / tp;
+    e.cross_entropy.forward_s = t.factor * core::kCrossEntropyBytes.forward * logits / ce->forward_Bps;
+    e.cross_entropy.backward_input_s = t.factor * core::kCrossEntropyBytes.backward * logits / ce->backward_Bps;
+    e.cross_entropy.source = TimeSource::model;
+  } else {
+    e.cross_entropy.forward_s = memory_time(g, 14 * tokens * V / tp);
+    e.cross_entropy.backward_input_s = memory_time(g, 10 * tokens * V / tp);
+    e.cross_entropy.source = TimeSource::hbm_efficiency;
+  }
+  return e;
+}
+
+}  // namespace ptdsim::analytic

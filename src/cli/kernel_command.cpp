@@ -1,0 +1,111 @@
+// `ptdsim kernel HARDWARE.yaml gemm --m M --n N --k K [--precision P]` and
+// `ptdsim kernel HARDWARE.yaml attention --seq S --heads H [--kv-heads G] [--head-dim D] [--batch B]
+// [--causal|--no-causal] [--precision P]`: one kernel's predicted time and where it came from (a
+// measured row, a model fitted to the hardware's kernel tables, or the scalar efficiency).
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/io/load.hpp"
+
+namespace ptdsim::cli {
+namespace {
+
+struct KernelArgs {
+  std::string hardware;
+  std::string precision = "bf16";
+  OutputOptions out;
+  long long m = 0, n = 0, k = 0;
+  long long seq = 0, heads = 0, kv_heads = 0, head_dim = 128, batch = 1;
+  bool causal = true;
+};
+
+core::Precision precision_of(const KernelArgs& a) { return *core::parse<core::Precision>(a.precision); }
+
+void run_gemm(const KernelArgs& a) {
+  const core::HardwareSpec hw = io::load_hardware(a.hardware);
+  const auto p = precision_of(a);
+  const double m = static_cast<double>(a.m), n = static_cast<double>(a.n), k = static_cast<double>(a.k);
+  const analytic::KernelTime t = analytic::gemm_kernel(hw.gpu, p, m, n, k);
+  const double tflops = t.time_s > 0 ? 2 * m * n * k / t.time_s / 1e12 : 0.0;
+  if (a.out.format == "json") {
+    nlohmann::ordered_json j;
+    j["time_s"] = t.time_s;
+    j["tflops"] = tflops;
+    j["source"] = std::string(core::name(t.source));
+    emit(a.out, j.dump(2) + "\n");
+    return;
+  }
+  emit(a.out, fmt::format("gemm {} {} x {} x {} on {}: {:.2f} us, {:.1f} TFLOP/s ({})\n", a.precision, a.m, a.n, a.k,
+                          hw.gpu.name, t.time_s * 1e6, tflops, core::name(t.source)));
+}
+
+void run_attention(const KernelArgs& a) {
+  const core::HardwareSpec hw = io::load_hardware(a.hardware);
+  core::AttentionShape s;
+  s.batch = static_cast<double>(a.batch);
+  s.heads = static_cast<double>(a.heads);
+  s.kv_heads = static_cast<double>(a.kv_heads > 0 ? a.kv_heads : a.heads);
+  s.head_dim = static_cast<double>(a.head_dim);
+  s.seq_q = s.seq_k = static_cast<double>(a.seq);
+  s.causal = a.causal;
+  const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, precision_of(a), s);
+  if (a.out.format == "json") {
+    nlohmann::ordered_json j;
+    j["fwd_s"] = t.forward_s;
+    j["bwd_s"] = t.backward_s;
+    j["source"] = std::string(core::name(t.source));
+    emit(a.out, j.dump(2) + "\n");
+    return;
+  }
+  const double f = s.flops();
+  emit(a.out, fmt::format("attention {} seq {}, {} heads ({} kv), head_dim {}, batch {}, {} on {}:\n"
+                          "  forward  {:.2f} us, {:.1f} TFLOP/s\n  backward {:.2f} us, {:.1f} TFLOP/s ({})\n",
+                          a.precision, a.seq, a.heads, s.kv_heads, a.head_dim, a.batch,
+                          a.causal ? "causal" : "not causal", hw.gpu.name, t.forward_s * 1e6,
+                          t.forward_s > 0 ? f / t.forward_s / 1e12 : 0.0, t.backward_s * 1e6,
+                          t.backward_s > 0 ? 2.5 * f / t.backward_s / 1e12 : 0.0, core::name(t.source)));
+}
+
+void add_precision(CLI::App* cmd, KernelArgs& a) {
+  cmd->add_option("--precision", a.precision, "bf16 | fp16 | fp8 | fp32 | tf32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32", "tf32"}));
+}
+
+}  // namespace
+
+void add_kernel(CLI::App& app) {
+  auto args = std::make_shared<KernelArgs>();
+  auto* cmd = app.add_subcommand("kernel", "one GEMM's or attention core's predicted time on a hardware file's GPU");
+  cmd->add_option("hardware", args->hardware, "hardware YAML file")->required();
+  cmd->require_subcommand(1);
+  add_output_options(cmd, args->out, {"table", "json"});
+
+  auto* gemm = cmd->add_subcommand("gemm", "y[m,n] = x[m,k] W[n,k]^T");
+  gemm->add_option("--m", args->m, "rows of x and y (tokens)")->required()->check(kPositiveCount);
+  gemm->add_option("--n", args->n, "columns of y (output features)")->required()->check(kPositiveCount);
+  gemm->add_option("--k", args->k, "the reduced dimension (input features)")->required()->check(kPositiveCount);
+  add_precision(gemm, *args);
+  add_output_options(gemm, args->out, {"table", "json"});
+  gemm->callback([args] { run_gemm(*args); });
+
+  auto* att = cmd->add_subcommand("attention", "the attention core (scores, softmax, weighted sum), forward and backward");
+  att->add_option("--seq", args->seq, "sequence length")->required()->check(kPositiveCount);
+  att->add_option("--heads", args->heads, "query heads")->required()->check(kPositiveCount);
+  att->add_option("--kv-heads", args->kv_heads, "key/value heads (default: --heads)")->check(kPositiveCount);
+  att->add_option("--head-dim", args->head_dim, "head dimension")->capture_default_str()->check(kPositiveCount);
+  att->add_option("--batch", args->batch, "sequences")->capture_default_str()->check(kPositiveCount);
+  att->add_flag("--causal,!--no-causal", args->causal, "causal mask (default) or none");
+  add_precision(att, *args);
+  add_output_options(att, args->out, {"table", "json"});
+  att->callback([args] { run_attention(*args); });
+}
+
+}  // namespace ptdsim::cli

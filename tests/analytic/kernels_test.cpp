@@ -1,0 +1,86 @@
+#include <catch2/catch.hpp>
+
+#include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/kernels.hpp"
+#include "../common/kernels.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::analytic;
+using core::Precision;
+using core::TimeSource;
+
+TEST_CASE("analytic: a GEMM is a measured row, else the fitted model, else the scalar efficiency",
+          "[analytic][kernels]") {
+  const auto g = testing::h100_with_tables().gpu;
+  SECTION("the measured row, for bf16 and for fp16 (the same tensor cores)") {
+    for (auto p : {Precision::bf16, Precision::fp16}) {
+      const KernelTime t = gemm_kernel(g, p, 4096, 4096, 4096);
+      CHECK(t.source == TimeSource::measured);
+      CHECK(t.time_s == 200e-6);
+    }
+  }
+  SECTION("a shape no row measured: the precision's model") {
+    const KernelTime t = gemm_kernel(g, Precision::bf16, 4096, 4096, 2048);
+    CHECK(t.source == TimeSource::model);
+    CHECK(t.time_s == g.kernels->gemm_model[core::index(Precision::bf16)].time(132, 4096, 4096, 2048));
+    // fp8: its own model (the bf16 row does not serve it)
+    const KernelTime f = gemm_kernel(g, Precision::fp8, 4096, 4096, 4096);
+    CHECK(f.source == TimeSource::model);
+    CHECK(f.time_s == g.kernels->gemm_model[core::index(Precision::fp8)].time(132, 4096, 4096, 4096));
+  }
+  SECTION("a precision the tables do not cover: 2mnk / (peak x efficiency)") {
+    auto g32 = g;
+    g32.peak_flops[core::index(Precision::tf32)] = 494.5e12;
+    const KernelTime t = gemm_kernel(g32, Precision::tf32, 4096, 4096, 4096);
+    CHECK(t.source == TimeSource::scalar_efficiency);
+    CHECK(t.time_s == Approx(2.0 * 4096 * 4096 * 4096 / (494.5e12 * 0.8)).epsilon(1e-12));
+  }
+  SECTION("no tables at all: the scalar model") {
+    const auto a100 = testing::dgx_a100_80g().gpu;
+    const KernelTime t = gemm_kernel(a100, Precision::bf16, 4096, 4096, 4096);
+    CHECK(t.source == TimeSource::scalar_efficiency);
+    CHECK(t.time_s == gemm_time(a100, Precision::bf16, 4096, 4096, 4096));
+  }
+}
+
+TEST_CASE("analytic: the attention core from its own rates, in bf16 also under FP8", "[analytic][kernels]") {
+  const auto g = testing::h100_with_tables().gpu;
+  core::AttentionShape a;
+  a.batch = 1;
+  a.heads = 32;
+  a.kv_heads = 8;
+  a.seq_q = a.seq_k = 4096;
+  // causal: 4 x 32 x 4096^2 x 128 / 2 = 137.44e9 FLOPs: 274.9 us at 500 TFLOP/s forward,
+  // 2.5x that at 400 TFLOP/s backward = 859.0 us (the round tables have no per-row terms)
+  const double flops = 4.0 * 32 * 4096 * 4096 * 128 / 2;
+  for (auto p : {Precision::bf16, Precision::fp8}) {
+    const AttentionTime t = attention_kernel(g, p, a);
+    CHECK(t.source == TimeSource::model);
+    CHECK(t.forward_s == Approx(flops / 500e12).epsilon(1e-12));
+    CHECK(t.backward_s == Approx(2.5 * flops / 400e12).epsilon(1e-12));
+  }
+  SECTION("fp32 training has no flash-attention rates: two batched GEMMs, backward twice") {
+    auto g32 = g;
+    g32.peak_flops[core::index(Precision::fp32)] = 67e12;
+    const AttentionTime t = attention_kernel(g32, Precision::fp32, a);
+    CHECK(t.source == TimeSource::scalar_efficiency);
+    CHECK(t.forward_s == Approx(2 * gemm_time(g32, Precision::fp32, 4096, 4096, 128, 32)).epsilon(1e-12));
+    CHECK(t.backward_s == 2 * t.forward_s);
+  }
+}
+
+TEST_CASE("analytic: a memory-bound kernel at its class's measured bandwidth, else at hbm_efficiency",
+          "[analytic][kernels]") {
+  const auto g = testing::h100_with_tables().gpu;
+  const core::StreamRate rate{2e12, 1e12};
+  // 1e9 elements: 4 bytes each at 2 TB/s = 2 ms forward, 6 bytes at 1 TB/s = 6 ms backward
+  const StreamTime t = stream_kernel(g, &rate, 1e9, 4, 6);
+  CHECK(t.source == TimeSource::model);
+  CHECK(t.forward_s == Approx(2e-3).epsilon(1e-12));
+  CHECK(t.backward_s == Approx(6e-3).epsilon(1e-12));
+  // no rate: 4 GB at 3350 GB/s x 0.85, the backward twice the forward
+  const StreamTime s = stream_kernel(g, nullptr, 1e9, 4, 6);
+  CHECK(s.source == TimeSource::hbm_efficiency);
+  CHECK(s.forward_s == Approx(4e9 / (3350e9 * 0.85)).epsilon(1e-12));
+  CHECK(s.backward_s == 2 * s.forward_s);
+}

@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+
+#include "ptdsim/analytic/breakdown.hpp"
+#include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/operators.hpp"
+#include "../common/kernels.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::analytic;
+using core::Operator;
+using core::OperatorKind;
+using core::Precision;
+using core::TimeSource;
+
+namespace {
+// GPT-3 175B's layer (tp 8, SP, micro-batch 1, seq 2048) on the round tables
+core::Scenario gpt3_on_tables() {
+  auto s = testing::gpt3_1024();
+  s.hardware = testing::h100_with_tables();
+  return s;
+}
+}  // namespace
+
+TEST_CASE("analytic: with kernel tables a layer's times are the sums of its operators", "[analytic][operators]") {
+  for (auto recompute : {core::Recompute::none, core::Recompute::selective, core::Recompute::full}) {
+    auto s = gpt3_on_tables();
+    s.training.recompute = recompute;
+    s.hardware.gpu.layer_overhead_s = 30e-6;
+    const LayerOps ops = layer_ops(s, false);
+    REQUIRE(ops.tables);
+    double f = 0, b = 0, w = 0, gemm = 0;
+    for (const auto& o : ops) {
+      f += o.forward_s;
+      b += o.backward_input_s;
+      w += o.backward_weight_s;
+      if (o.kind == OperatorKind::gemm) gemm += o.forward_s;
+    }
+    const LayerTimes lt = layer_times(s, false);
+    CHECK(lt.forward == Approx(f).epsilon(1e-12));
+    CHECK(lt.backward_input == Approx(b).epsilon(1e-12));
+    CHECK(lt.backward_weight == Approx(w).epsilon(1e-12));
+    CHECK(lt.gemm_forward == Approx(gemm).epsilon(1e-12));
+    CHECK(lt.attention_core == ops.find(Operator::attention)->forward_s);
+    const double expected = recompute == core::Recompute::none        ? 0.0
+                            : recompute == core::Recompute::selective ? lt.attention_core
+                                                                      : lt.forward;
+    CHECK(lt.recompute == expected);
+  }
+}
+
+TEST_CASE("analytic: the layer's operators in order, with shapes", "[analytic][operators]") {
+  const auto s = gpt3_on_tables();
+  const LayerOps ops = layer_ops(s, false);
+  const std::vector<Operator> order{Operator::input_norm, Operator::qkv,      Operator::attention,
+                                    Operator::proj,       Operator::attention_dropout_add, Operator::mlp_norm,
+                                    Operator::fc1,        Operator::gelu,     Operator::fc2,
+                                    Operator::mlp_dropout_add};
+  REQUIRE(ops.count == static_cast<int>(order.size()));  // no overhead op when layer_overhead_s is 0
+  for (std::size_t i = 0; i < order.size(); ++i) CHECK(ops.ops[i].op == order[i]);
+  // qkv of GPT-3 under tp 8: 2048 tokens x (12288 + 2 x 12288)/8 x 12288
+  const auto* qkv = ops.find(Operator::qkv);
+  CHECK(qkv->m == 2048);
+  CHECK(qkv->n == 4608);
+  CHECK(qkv->k == 12288);
+  // a norm on the 2048/8 tokens this rank holds under SP: 4 bytes x 256 x 12288 at 2 TB/s forward =
+  // 6.29 us, 6 bytes at 1 TB/s backward = 18.87 us
+  const auto* norm = ops.find(Operator::input_norm);
+  CHECK(norm->forward_s == Approx(4.0 * 256 * 12288 / 2e12).epsilon(1e-12));
+  CHECK(norm->backward_input_s == Approx(6.0 * 256 * 12288 / 1e12).epsilon(1e-12));
+  // the fused dropout-add: 7 bytes forward at dropout's 2 TB/s; backward 5 bytes at 1 TB/s plus
+  // the residual gradient sum, 6 bytes at 1 TB/s
+  const auto* add = ops.find(Operator::attention_dropout_add);
+  CHECK(add->forward_s == Approx(7.0 * 256 * 12288 / 2e12).epsilon(1e-12));
+  CHECK(add->backward_input_s == Approx(11.0 * 256 * 12288 / 1e12).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: with tables the backward GEMMs run at their own shapes", "[analytic][operators]") {
+  const auto s = gpt3_on_tables();
+  const auto& g = s.hardware.gpu;
+  const LayerOps ops = layer_ops(s, false);
+  const auto* proj = ops.find(Operator::proj);  // y[2048, 12288] = x[2048, 1536] W^T
+  CHECK(proj->forward_s == gemm_kernel(g, Precision::bf16, 2048, 12288, 1536).time_s);
+  CHECK(proj->backward_input_s == gemm_kernel(g, Precision::bf16, 2048, 1536, 12288).time_s);   // dx = dy W
+  CHECK(proj->backward_weight_s == gemm_kernel(g, Precision::bf16, 12288, 1536, 2048).time_s);  // dW = dy^T x
+  CHECK(proj->source == TimeSource::model);
+}
+
+TEST_CASE("analytic: FP8 runs the layer GEMMs in fp8; attention and the logits stay bf16", "[analytic][operators]") {
+  auto s = gpt3_on_tables();
+  s.training.precision = Precision::fp8;
+  const auto& g = s.hardware.gpu;
+  const LayerOps ops = layer_ops(s, false);
+  CHECK(ops.find(Operator::qkv)->forward_s == gemm_kernel(g, Precision::fp8, 2048, 4608, 12288).time_s);
+  core::AttentionShape a;
+  a.heads = a.kv_heads = 12;
+  a.seq_q = a.seq_k = 2048;
+  CHECK(ops.find(Operator::attention)->forward_s == attention_kernel(g, Precision::bf16, a).forward_s);
+  // logits: 2048 tokens x 51200/8 x 12288 in bf16
+  CHECK(end_ops(s).logits.forward_s == gemm_kernel(g, Precision::bf16, 2048, 6400, 12288).time_s);
+}
+
+TEST_CASE("analytic: the fitted overhead per layer and the factor on memory-bound work", "[analytic][operators]") {
+  auto s = gpt3_on_tables();
+  const LayerOps plain = layer_ops(s, false);
+  s.hardware.gpu.layer_overhead_s = 50e-6;
+  s.hardware.gpu.memory_bound_factor = 2.0;
+  const LayerOps fitted = layer_ops(s, false);
+  REQUIRE(fitted.count == plain.count + 1);
+  const auto* o = fitted.find(Operator::overhead);
+  CHECK(o->source == TimeSource::fitted);
+  CHECK(o->forward_s == 50e-6);  // one per pass: forward, B, W
+  CHECK(o->backward_input_s == 50e-6);
+  CHECK(o->backward_weight_s == 50e-6);
+  for (int i = 0; i < plain.count; ++i) {
+    const auto& a = plain.ops[static_cast<std::size_t>(i)];
+    const auto& b = fitted.ops[static_cast<std::size_t>(i)];
+    const double factor = a.kind == OperatorKind::memory_bound ? 2.0 : 1.0;  // GEMMs and attention as measured
+    CHECK(b.forward_s == Approx(factor * a.forward_s).epsilon(1e-12));
+    CHECK(b.backward_input_s == Approx(factor * a.backward_input_s).epsilon(1e-12));
+  }
+  // the optimizer step too: Adam moves 34 bytes per parameter, 1e9 of them at 2.5 TB/s = 13.6 ms, x 2
+  CHECK(optimizer_time(s.hardware.gpu, s.training, 1e9) == Approx(2 * 34e9 / 2.5e12).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: without tables the operators carry the scalar model's times", "[analytic][operators]") {
+  const auto s = testing::gpt3_1024();
+  const auto& g = s.hardware.gpu;
+  const LayerOps ops = layer_ops(s, false);
+  CHECK_FALSE(ops.tables);
+  const auto* qkv = ops.find(Operator::qkv);
+  CHECK(qkv->source == TimeSource::scalar_efficiency);
+  CHECK(qkv->forward_s == gemm_time(g, Precision::bf16, 2048, 4608, 12288));
+  CHECK(qkv->backward_input_s == qkv->forward_s);
+  CHECK(ops.find(Operator::gelu)->source == TimeSource::hbm_efficiency);
+  // the memory-bound operators add up to the layer's one stream of bytes (8 + 14 sbh/t + 4 sbf/t)
+  double bytes_time = 0;
+  for (const auto& o : ops)
+    if (o.kind == OperatorKind::memory_bound) bytes_time += o.forward_s;
+  CHECK(bytes_time == Approx(memory_time(g, layer_elementwise_bytes(s, false))).epsilon(1e-9));
+  CHECK(optimizer_time(g, s.training, 1e9) == memory_time(g, 34e9));
+}
+
+TEST_CASE("analytic: the compute breakdown's shares add up to one and follow the work", "[analytic][operators]") {
+  auto s = gpt3_on_tables();
+  s.hardware.gpu.layer_overhead_s = 20e-6;
+  const core::ComputeBreakdown c = compute_breakdown(s, plan_step(s));
+  double total = 0;
+  for (double v : c.share) total += v;
+  CHECK(total == Approx(1.0).epsilon(1e-12));
+  CHECK(c.share[static_cast<std::size_t>(OperatorKind::gemm)] > 0.8);  // GPT-3's layer is GEMMs
+  CHECK(c.share[static_cast<std::size_t>(OperatorKind::overhead)] > 0);
+  CHECK(c.layer.size() == 11);  // ten operators and the overhead
+  CHECK(c.moe_layer.empty());
+  REQUIRE(c.other.size() == 4);
+  CHECK(c.other[0].op == Operator::embedding);
+  CHECK(c.other[3].op == Operator::optimizer);
+  // the optimizer entry is every stage's step once
+  double opt = 0;
+  for (const auto& st : plan_step(s).stages) opt += st.optimizer_s;
+  CHECK(c.other[3].forward_s == Approx(opt).epsilon(1e-12));
+}
