@@ -14,10 +14,13 @@ namespace ptdsim::io::detail {
 inline constexpr long long kMaxDim = 1LL << 28;   // layers, hidden, heads, vocab, seq_len, ...
 inline constexpr long long kMaxGpus = 1LL << 24;  // cluster size and every parallel degree
 inline constexpr long long kMaxVpp = 64;          // so that pp*vpp stays well inside an int
+inline constexpr long long kMaxPrefetch = 64;     // parallel.sharding.prefetch_units
 
 // `where`: the position blamed for the mapping as a whole. `default_name`: when `name` is absent.
 core::ModelSpec convert_model(const Node& n, const Mark& where, const std::string& default_name);
 core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name);
+// parallel.sharding (sharding_loader.cpp); `where` blames the mapping as a whole.
+core::Sharding convert_sharding(const Node& n, const Mark& where);
 
 // Replaces a scalar `model:` / `hardware:` value (a path, relative to the file that wrote it)
 // with the tree of that file.

@@ -192,7 +192,8 @@ const Case kCases[] = {
      "  ^"},
     {"scenario_framework_unknown.yaml",
      "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
-     "megatron-core-0.8, nemo-24.07, deepspeed, pytorch-fsdp, llm-foundry, got \"megatron-core-08\"; did you mean "
+     "megatron-core-0.8, nemo-24.07, megatron-core-0.8-distopt, megatron-fsdp, deepspeed, deepspeed-0.3, "
+     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, got \"megatron-core-08\"; did you mean "
      "'megatron-core-0.8'?\n"
      "  framework: megatron-core-08\n"
      "             ^"},

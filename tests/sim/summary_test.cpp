@@ -28,7 +28,7 @@ testing::HandWork everything(int p, int m, int v) {
     s.ep_forward_s = 0.05, s.ep_backward_s = 0.1, s.ep_bytes = 1e7;
     s.p2p_s = 0.02, s.p2p_bytes = 1e7;
     s.grad_bytes = 1e9, s.dp_reduce_s = 0.7, s.dp_gather_s = 0.3;
-    s.zero3_gather_layer_s = 0.05, s.zero3_reduce_layer_s = 0.05;
+    s.zero3_gather_s = 0.05, s.zero3_reduce_s = 0.05;
     s.optimizer_s = 0.1;
   }
   return c;

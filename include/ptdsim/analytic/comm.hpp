@@ -9,6 +9,11 @@ namespace ptdsim::analytic {
 // data and context parallel ranks), dp*cp/ep for expert parameters.
 Group grad_group(const core::Scenario& s, bool expert = false);
 
+// ZeRO-3's groups for dense parameters: the shard group its all-gathers and reduce-scatters span
+// (dp*cp, or parallel.sharding.shard_ranks of them under hybrid sharding) and, with `replica`, the
+// group across the shard groups' copies (one rank when nothing is replicated).
+Group sharding_group(const core::Scenario& s, bool replica);
+
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)
