@@ -96,7 +96,7 @@ double extra_latency(core::Collective op, const Group& g) {
 }
 
 AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
-                     bool* found) {
+                     int* found_ranks) {
   // nearest rank count first (in log distance), then the row whose size range holds `bytes`, else
   // the row whose range is closest to it
   double best_rank_dist = INFINITY;
@@ -109,9 +109,9 @@ AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double b
       best_ranks = r.ranks;
     }
   }
-  *found = best_ranks > 0;
+  *found_ranks = best_ranks;
   AlphaBeta out;
-  if (!*found) return out;
+  if (best_ranks <= 0) return out;
   double best_size_dist = INFINITY;
   for (const auto& r : hw.collectives) {
     if (r.op != op || r.scope != g.scope || r.ranks != best_ranks) continue;
@@ -129,9 +129,19 @@ AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double b
 AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, double bytes,
                           const Group& g) {
   if (!hw.collectives.empty()) {
-    bool found = false;
-    const AlphaBeta row = calibrated(hw, op, bytes, g, &found);
-    if (found) return row;
+    int row_ranks = 0;
+    AlphaBeta row = calibrated(hw, op, bytes, g, &row_ranks);
+    if (row_ranks > 0) {
+      // A group larger than the measured one pays the hop latencies its longer ring or deeper tree
+      // adds (NCCL's model, as the link model's alpha below); its busbw is the measured one.
+      if (g.ranks > row_ranks) {
+        Group measured = g;
+        measured.ranks = row_ranks;
+        measured.ranks_per_node = std::min(g.ranks_per_node, row_ranks);
+        row.alpha_s += std::max(0.0, extra_latency(op, g) - extra_latency(op, measured));
+      }
+      return row;
+    }
   }
   const double nvlink = hw.intra.bandwidth_Bps * hw.intra.efficiency;
   if (g.scope == core::Scope::intra) return AlphaBeta{hw.intra.latency_s, nvlink};

@@ -32,12 +32,16 @@ struct StageFold {
   // ZeRO-3, one unit of the stage's first chunk: its forward gather and forward compute, its
   // backward collectives (gathers, reduce-scatter, replica all-reduce) and backward compute
   double unit_gather_s = 0, unit_forward_s = 0, unit_backward_comm_s = 0, unit_backward_s = 0;
+  bool unit_forward_ahead = false, unit_backward_ahead = false;  // gathers issued ahead (or none needed)
   // ZeRO-3 once per step: the first unit's gather, which nothing before it hides, and the last
   // unit's reduce-scatter, which the optimizer waits for (beyond what the per-unit rule counts)
   double zero3_edges_s = 0;
   // per micro-batch compute plus the in-pass TP/CP/EP it cannot hide: what sets a stage's pace
   double busy() const;
 };
+
+// t_comm / t_compute, the report's overlap ratio (1e9 for communication with no compute beside it).
+double ratio(double comm, double compute);
 
 StageFold fold_stage(const StepPlan& plan, const StagePlan& st);
 std::vector<StageFold> fold_stages(const StepPlan& plan);

@@ -57,10 +57,11 @@ void visit_scalars(const core::Report& r, F&& f) {
     f(std::string("communication.bytes_per_gpu.") + core::kCommKindNames[k], Value{r.comm[k].bytes});
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("communication.time_s.") + core::kCommKindNames[k], Value{r.comm[k].time_s});
-  for (auto k : {core::CommKind::tp, core::CommKind::pp, core::CommKind::dp})
-    f(std::string("communication.overlap_ratio.") + core::kCommKindNames[static_cast<int>(k)],
-      Value{r.of(k).overlap_ratio});
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    f(std::string("communication.overlap_ratio.") + core::kCommKindNames[k], Value{r.comm[k].overlap_ratio});
   f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
+  f("communication.overlap_ratio.zero3_backward", Value{r.zero3_backward_ratio});
+  f("communication.zero3_verdict", Value{core::zero3_verdict(r)});
   f("training.framework", Value{t.framework});
 }
 
