@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -42,6 +43,25 @@ TEST_CASE("validation: the Korthikanti Table 5 records stay within 5%", "[valida
   const auto& k = summary.step_by_source.at("Korthikanti et al.");
   CHECK(k.count == 8);
   CHECK(100 * k.mape <= 5.0);  // the validation issue's target
+}
+
+TEST_CASE("validation: the ZeRO-3 and FSDP records stay within 10%", "[validation][regression]") {
+  // issue 14's target: DeepSpeed ZeRO-3 (Narayanan Table 2) and llm-foundry FSDP, 11 records
+  const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/dataset.yaml");
+  const auto summary = validation::validate(records);
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].scenario || records[i].scenario->parallel.zero != 3) continue;
+    const auto& r = summary.records[i];
+    REQUIRE(r.name == records[i].name);
+    REQUIRE(r.step_s.complete());
+    INFO(r.name << " " << 100 * r.step_s.error() << "%");
+    sum += std::abs(r.step_s.error());
+    ++n;
+  }
+  CHECK(n == 11);
+  CHECK(100 * sum / n <= 10.0);
 }
 
 TEST_CASE("validation: step time recovered from TFLOP/s uses the source's convention", "[validation]") {

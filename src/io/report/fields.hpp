@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <string>
 #include <variant>
 
@@ -30,6 +31,10 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("parallel.global_batch", Value{static_cast<long long>(t.global_batch)});
   f("parallel.num_microbatches", Value{static_cast<long long>(s.num_microbatches())});
   f("parallel.zero", Value{static_cast<long long>(p.zero)});
+  // ZeRO-3's shard group: dp*cp, or a hybrid shard group's ranks (0 below ZeRO-3)
+  f("parallel.shard_ranks", Value{static_cast<long long>(
+                                p.zero < 3 ? 0 : p.sharding.shard_ranks > 0 ? std::min(p.sharding.shard_ranks, p.dp * p.cp)
+                                                                            : p.dp * p.cp)});
   f("parallel.recompute", Value{std::string(core::name(t.recompute))});
   f("parallel.sequence_parallel", Value{p.sequence_parallel});
   f("parallel.schedule", Value{std::string(core::name(p.schedule))});
