@@ -65,7 +65,8 @@ double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers) {
   const auto& tr = s.training;
   const double wb = weight_bytes_per_param(tr.precision);
   const double layer = layer_params_per_gpu(s, layers.moe_layers > 0).total();
-  const double unit = layer * std::min(sh.unit_layers, static_cast<double>(layers.layers));
+  const double unit =
+      layer * std::clamp(sh.unit_layers, 1.0 / kMaxUnitsPerLayer, static_cast<double>(layers.layers));
   const bool full = tr.recompute == core::Recompute::full;
   int ahead = 0;
   for (core::Pass p : {core::Pass::F, core::Pass::B})

@@ -30,8 +30,10 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
   // most prefetch_units ahead; none beyond max_live_params gathered parameters (DeepSpeed prefetches
   // only while fewer than stage3_max_live_parameters are live, the unit computing included).
   int depth = prefetch && !sh.sync ? sh.prefetch_units : 0;
-  if (sh.max_live_params > 0 && unit_params > 0)
-    depth = std::min(depth, std::max(0, static_cast<int>(std::ceil(sh.max_live_params / unit_params)) - 1));
+  if (sh.max_live_params > 0 && unit_params > 0) {
+    const double live = std::min(std::ceil(sh.max_live_params / unit_params), kMaxPrefetchDepth + 1.0);
+    depth = std::min(depth, std::max(0, static_cast<int>(live) - 1));
+  }
   depth = std::clamp(depth, 0, kMaxPrefetchDepth);
   Zero3Pass z;
   switch (pass) {
@@ -356,7 +358,8 @@ StepWork step_work(const core::Scenario& s) {
     chunk_params[i].expert = nd * dl.expert + nm * ml.expert;
     if (zero3 && L.layers > 0) {
       // the chunk's layers cut into units of unit_layers layers (below 1: several units a layer)
-      c.zero3_units = std::max(1, static_cast<int>(std::llround(L.layers / sh.unit_layers)));
+      c.zero3_units = static_cast<int>(
+          std::clamp(std::round(L.layers / sh.unit_layers), 1.0, static_cast<double>(kMaxUnitsPerLayer) * L.layers));
       const GpuParams unit{chunk_params[i].dense / c.zero3_units, chunk_params[i].expert / c.zero3_units};
       c.zero3_unit_params = unit.total();
       const Sharded z = sharded(unit);

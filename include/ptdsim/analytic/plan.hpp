@@ -65,6 +65,8 @@ struct PlanComm {
   int depth = 0;
 };
 inline constexpr int kMaxPrefetchDepth = 64;
+// A layer is cut into at most this many sharding units (a layer has a few dozen weight tensors).
+inline constexpr int kMaxUnitsPerLayer = 64;
 
 // `repeat` identical segments in a row: each computes `compute_s` and carries the collectives
 // comms[comm_begin, comm_begin + comm_count) of StepPlan::comms, in order.
