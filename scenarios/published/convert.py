@@ -138,16 +138,18 @@ def convert(r):
     gpus = hw["num_gpus"]
     framework = None
     if g.startswith("Narayanan et al. SC21 Table 2"):
-        # DeepSpeed ZeRO-3 without model parallelism; the model is the Table 1 529.6B row's
+        # DeepSpeed ZeRO-3 without model parallelism; the model is the Table 1 529.6B row's. The
+        # paper (arXiv April 2021) ran the ZeRO-3 of DeepSpeed v0.3 (released March 2021).
         conv = "megatron96"
-        framework = "deepspeed"
+        framework = "deepspeed-0.3"
         model = MODELS + "megatron-530b.yaml"
         parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], zero=3)
         training = dict(seq_len=2048, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
                         precision="fp16", recompute="full", flash_attention=False)
         notes += ["model = the Table 1 529.6B shape (Table 2 gives only the parameter count; the source assumes the same model)",
                   "fp16 for 'mixed precision 16-bit' (A100 bf16 and fp16 peaks are equal)",
-                  "flash_attention false: 2021, before FlashAttention"]
+                  "flash_attention false: 2021, before FlashAttention",
+                  "framework deepspeed-0.3: the ZeRO-3 of DeepSpeed v0.3.x, current when the paper was written (arXiv April 2021)"]
     elif g.startswith("Narayanan"):
         conv = "megatron96"
         framework = "megatron-lm-2021"
@@ -267,9 +269,13 @@ def convert(r):
                        "expansion_ratio 4, vocab 50368) with MPTConfig defaults: GeLU, LayerNorm with bias, learned "
                        "positions, tied embeddings")
         parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], zero=3)
+        if "DEFAULT" in t["precision"]:
+            # Composer's DEFAULT mixed precision reduces gradients in fp32 (PURE, the row's default: bf16)
+            parallel["sharding"] = {"reduce_dtype": "fp32"}
         training = dict(seq_len=m["seq_len"], micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
                         precision="bf16", recompute="full" if t["recompute"].startswith("full") else "none")
-        notes += [f"bf16 for '{t['precision']}' (bf16 compute either way; Composer's DEFAULT mode reduces gradients in fp32, PURE in bf16)",
+        notes += [f"bf16 for '{t['precision']}' (bf16 compute either way; Composer's DEFAULT mode reduces gradients in fp32, "
+                  "PURE in bf16: parallel.sharding.reduce_dtype)",
                   "8 GPUs per node ASSUMED (MosaicML platform nodes; interconnect "
                   + ("'" + hw["inter_node_interconnect"] + "', 25 GB/s per GPU as the DGX A100 file)"
                      if hw["inter_node_interconnect"] else "not stated: the DGX H100 file's NDR)"),

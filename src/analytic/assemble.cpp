@@ -45,8 +45,12 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::
     const StageFold* d = &folds[0];  // the stage comm_stats reports DP for
     for (const auto& f : folds)
       if (f.dp_step_time > d->dp_step_time) d = &f;
-    if (d->unit_gather_s > 0)
-      r.zero3_overlap_ratio = d->unit_forward_s > 0 ? d->unit_gather_s / d->unit_forward_s : 1e9;
+    if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {
+      r.zero3_overlap_ratio = ratio(d->unit_gather_s, d->unit_forward_s);
+      r.zero3_backward_ratio = ratio(d->unit_backward_comm_s, d->unit_backward_s);
+      r.zero3_prefetch = d->unit_forward_ahead;
+      r.zero3_backward_prefetch = d->unit_backward_ahead;
+    }
   }
 
   const double peak = s.hardware.gpu.peak_flops[core::index(s.training.precision)];

@@ -147,9 +147,9 @@ const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Colle
 // Of the nearest measurement's rows, the one whose size range holds `bytes`, else the one whose
 // range is closest to it.
 AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
-                     bool* found) {
+                     int* found_ranks) {
   const core::CollectiveFit* m = measurement(hw, op, g);
-  *found = m != nullptr;
+  *found_ranks = m ? m->ranks : 0;
   AlphaBeta out;
   if (!m) return out;
   double best_size_dist = INFINITY;
@@ -169,9 +169,19 @@ AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double b
 AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, double bytes,
                           const Group& g) {
   if (!hw.collectives.empty()) {
-    bool found = false;
-    const AlphaBeta row = calibrated(hw, op, bytes, g, &found);
-    if (found) return row;
+    int row_ranks = 0;
+    AlphaBeta row = calibrated(hw, op, bytes, g, &row_ranks);
+    if (row_ranks > 0) {
+      // A group larger than the measured one pays the hop latencies its longer ring or deeper tree
+      // adds (NCCL's model, as the link model's alpha below); its busbw is the measured one.
+      if (g.ranks > row_ranks) {
+        Group measured = g;
+        measured.ranks = row_ranks;
+        measured.ranks_per_node = std::min(g.ranks_per_node, row_ranks);
+        row.alpha_s += std::max(0.0, extra_latency(op, g) - extra_latency(op, measured));
+      }
+      return row;
+    }
   }
   const double nvlink = hw.intra.bandwidth_Bps * hw.intra.efficiency;
   if (g.scope == core::Scope::intra) return AlphaBeta{hw.intra.latency_s, nvlink};
@@ -209,8 +219,10 @@ std::string say_ranks(int n, int per_node) {
 std::string mismatches(const core::HardwareSpec& hw, const core::CollectiveFit& m, const Group& g) {
   std::vector<std::string> why;
   if (m.ranks != g.ranks) {
+    // collective_line: a larger group adds the hop latencies of its longer ring or deeper tree
     why.push_back("extrapolated from " + std::to_string(m.ranks) + " to " + std::to_string(g.ranks) +
-                  " ranks (the " + std::to_string(m.ranks) + "-rank alpha and busbw are used as they are)");
+                  " ranks (the " + std::to_string(m.ranks) + "-rank busbw as it is, and its alpha " +
+                  (g.ranks > m.ranks ? "plus NCCL's hop latencies for the larger group)" : "as it is)"));
   }
   if (g.scope == core::Scope::inter) {
     if (m.ranks_per_node == 0) {

@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/comm.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "ptdsim/analytic/placement.hpp"
@@ -45,6 +46,25 @@ Group pp_hop_group(const core::Scenario& s) {
   hop.scope = pp.scope;
   hop.ranks_per_node = std::min(2, pp.ranks_per_node);
   return hop;
+}
+
+Group sharding_group(const core::Scenario& s, bool replica) {
+  const auto& p = s.parallel;
+  DimStride dims[2] = {{p.cp, dim_stride(s, core::Dim::cp)}, {p.dp, dim_stride(s, core::Dim::dp)}};
+  if (dims[1].stride < dims[0].stride) std::swap(dims[0], dims[1]);
+  const int all = p.dp * p.cp;
+  const int want = p.zero >= 3 && p.sharding.shard_ranks > 0 ? std::min(all, p.sharding.shard_ranks) : all;
+  // The shard group takes the innermost `want` ranks of the dp*cp group (a node's, when that is
+  // its size); the replica group steps over whole shard groups.
+  DimStride inner[2], outer[2];
+  int left = want;
+  for (int i = 0; i < 2; ++i) {
+    const int take = std::gcd(dims[i].size, left);
+    inner[i] = {take, dims[i].stride};
+    outer[i] = {dims[i].size / take, dims[i].stride * take};
+    left /= take;
+  }
+  return replica ? group_from(s, outer, 2) : group_from(s, inner, 2);
 }
 
 double p2p_bytes(const core::Scenario& s) {

@@ -36,11 +36,12 @@ StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds
     t.exposed_s[k_of(CommKind::pp)] =
         plan.overlap_pp ? 2 * (p - 1) * c.p2p_s : 2 * (m * v + p - 1) * c.p2p_s;
   // DP: every stage reduces its gradients at the end of the step, in parallel; the step waits for
-  // the slowest. ZeRO-3's per-unit collectives add what each micro-batch cannot hide.
+  // the slowest. ZeRO-3's per-unit collectives add what each micro-batch cannot hide, and the
+  // step's first gather and last reduce-scatter, which nothing hides.
   double dp_step = 0, dp_units = 0;
   for (const auto& f : folds) {
     dp_step = std::max(dp_step, f.dp_step_exposed);
-    dp_units = std::max(dp_units, m * f.per_mb.exposed[k_of(CommKind::dp)]);
+    dp_units = std::max(dp_units, m * f.per_mb.exposed[k_of(CommKind::dp)] + f.zero3_edges_s);
   }
   t.exposed_s[k_of(CommKind::dp)] = dp_step + dp_units;
   for (const auto& st : plan.stages) t.optimizer_s = std::max(t.optimizer_s, st.optimizer_s);

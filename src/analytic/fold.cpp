@@ -12,8 +12,6 @@ constexpr int kEp = static_cast<int>(core::CommKind::ep);
 constexpr int kPp = static_cast<int>(core::CommKind::pp);
 constexpr int kDp = static_cast<int>(core::CommKind::dp);
 
-double ratio(double comm, double compute) { return compute > 0 ? comm / compute : (comm > 0 ? 1e9 : 0.0); }
-
 double exposed(const PlanComm& c, double after_same_group) {
   switch (c.overlap) {
     case Overlap::serial: return c.time_s;
@@ -46,7 +44,61 @@ void fold_pass(const StepPlan& plan, const PassPlan& pass, PassSums& out) {
 
 bool same(const PassPlan& a, const PassPlan& b) { return a.seg_begin == b.seg_begin && a.seg_count == b.seg_count; }
 
+// ZeRO-3's collectives of one segment: its gather (time, window, group) and the reduce traffic
+// after it, all of it and the part on the gather's group (which the prefetch rule charges to it).
+struct UnitComms {
+  double gather = 0, window = 0, after = 0, after_same = 0, reduce = 0;
+  int depth = 0;
+};
+UnitComms unit_comms(const StepPlan& plan, const PassPlan& pass) {
+  UnitComms u;
+  if (pass.seg_count == 0) return u;
+  const Segment& seg = plan.segments[pass.seg_begin];
+  const PlanComm* gather = nullptr;
+  for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+    if (plan.comms[j].task == CommTask::zero3_gather) gather = &plan.comms[j];
+  if (gather) {
+    u.gather = gather->time_s;
+    u.window = gather->window_s;
+    u.depth = gather->depth;
+  }
+  for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
+    const PlanComm& c = plan.comms[j];
+    if (c.task != CommTask::zero3_reduce) continue;
+    u.reduce += c.time_s;
+    if (c.overlap != Overlap::after) continue;
+    u.after += c.time_s;
+    if (gather && c.group == gather->group) u.after_same += c.time_s;
+  }
+  return u;
+}
+
+// One unit's collectives against its compute (the overlap ratios), and the step's edges. The
+// per-segment rule charges a gradient segment's reduce-scatter to its own gather, as if it came
+// before it; in the schedule it delays the next segment's gather instead. Over a step the two
+// agree but at the ends: the step's first gather waits for no compute (the rule hid min(g, window)
+// of it), the first gradient segment has no reduce-scatter before it (the rule charged it one),
+// and the last reduce-scatter runs alone before the optimizer.
+void zero3_unit(const StepPlan& plan, const ChunkPlan& ch, int grad, StageFold& out) {
+  const UnitComms f = unit_comms(plan, ch.pass[0]);
+  const UnitComms b = unit_comms(plan, ch.pass[1]);
+  const UnitComms g = unit_comms(plan, ch.pass[grad]);
+  if (f.gather <= 0 && g.reduce <= 0) return;
+  out.unit_gather_s = f.gather;
+  out.unit_forward_s = ch.pass[0].seg_count > 0 ? plan.segments[ch.pass[0].seg_begin].compute_s : 0.0;
+  out.unit_backward_comm_s = b.gather + g.reduce;
+  out.unit_forward_ahead = f.depth > 0;
+  out.unit_backward_ahead = b.gather <= 0 || b.depth > 0;
+  if (ch.pass[1].seg_count > 0) out.unit_backward_s = plan.segments[ch.pass[1].seg_begin].compute_s;
+  if (grad != 1 && ch.pass[grad].seg_count > 0) out.unit_backward_s += plan.segments[ch.pass[grad].seg_begin].compute_s;
+  const double first = std::min(f.gather, f.window);
+  const double charged = std::max(0.0, g.gather + g.after_same - g.window) - std::max(0.0, g.gather - g.window);
+  out.zero3_edges_s = std::max(0.0, first + g.after - charged);
+}
+
 }  // namespace
+
+double ratio(double comm, double compute) { return compute > 0 ? comm / compute : (comm > 0 ? 1e9 : 0.0); }
 
 double StageFold::busy() const { return f + b + w + per_mb.exposed[kTp] + per_mb.exposed[kCp] + per_mb.exposed[kEp]; }
 
@@ -78,14 +130,7 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
       out.p2p_sent = plan.comms[send].sent_bytes;
       out.p2p_window = plan.comms[send].window_s;
     }
-    if (c == 0 && ch.pass[0].seg_count > 0) {
-      const Segment& seg = plan.segments[ch.pass[0].seg_begin];
-      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-        if (plan.comms[j].task == CommTask::zero3_gather) {
-          out.unit_gather_s = plan.comms[j].time_s;
-          out.unit_forward_s = seg.compute_s;
-        }
-    }
+    if (c == 0) zero3_unit(plan, ch, grad, out);
   }
   if (bucket_time > 0) {
     out.dp_step_time += bucket_time;
@@ -161,6 +206,10 @@ std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& pla
   out[kDp].bytes = d->dp_step_sent + m * d->per_mb.sent[kDp];
   out[kDp].time_s = d->dp_step_time + m * d->per_mb.time[kDp];
   out[kDp].overlap_ratio = ratio(d->dp_step_time, d->dp_step_window);
+  // under ZeRO-3 the units' collectives are the data-parallel traffic: the larger of their ratios
+  if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0)
+    out[kDp].overlap_ratio = std::max(ratio(d->unit_gather_s, d->unit_forward_s),
+                                      ratio(d->unit_backward_comm_s, d->unit_backward_s));
   out[kDp].overlappable = plan.overlap_dp;
   out[kDp].crosses_nodes = inter(GroupId::dp);
   (void)kPp;

@@ -13,6 +13,8 @@
 //   prefetch        the same, counting the segment's `after` traffic on the same group, which
 //                   shares the gather's link: max(0, t + after - window)
 //   after           hidden in the pass (the optimizer waits for it; see the step's comms)
+// and once per step ZeRO-3's edges: the step's first gather exposed whole, its last reduce-scatter
+// exposed whole (StageFold::zero3_edges_s).
 namespace ptdsim::analytic::detail {
 
 struct PassSums {
@@ -27,10 +29,19 @@ struct StageFold {
   // data-parallel collectives of the step (gradient reduction, ZeRO-1/2 parameter all-gather)
   double dp_step_time = 0, dp_step_exposed = 0, dp_step_sent = 0, dp_step_window = 0;
   double p2p_s = 0, p2p_sent = 0, p2p_window = 0;  // one send and what it may hide behind
-  double unit_gather_s = 0, unit_forward_s = 0;     // ZeRO-3: one unit's gather and its forward
+  // ZeRO-3, one unit of the stage's first chunk: its forward gather and forward compute, its
+  // backward collectives (gathers, reduce-scatter, replica all-reduce) and backward compute
+  double unit_gather_s = 0, unit_forward_s = 0, unit_backward_comm_s = 0, unit_backward_s = 0;
+  bool unit_forward_ahead = false, unit_backward_ahead = false;  // gathers issued ahead (or none needed)
+  // ZeRO-3 once per step: the first unit's gather, which nothing before it hides, and the last
+  // unit's reduce-scatter, which the optimizer waits for (beyond what the per-unit rule counts)
+  double zero3_edges_s = 0;
   // per micro-batch compute plus the in-pass TP/CP/EP it cannot hide: what sets a stage's pace
   double busy() const;
 };
+
+// t_comm / t_compute, the report's overlap ratio (1e9 for communication with no compute beside it).
+double ratio(double comm, double compute);
 
 StageFold fold_stage(const StepPlan& plan, const StagePlan& st);
 std::vector<StageFold> fold_stages(const StepPlan& plan);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ptdsim/analytic/params.hpp"
+#include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/schedule.hpp"
 
 namespace ptdsim::analytic {
@@ -54,6 +55,27 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
 
 }  // namespace
 
+// ZeRO-3's gathered units and gradient buffers at the peak (docs/analytic.md "Memory"): the unit
+// computing and the units prefetched ahead of it (plan.hpp zero3_pass), or every unit of the stage
+// when they stay gathered from forward to backward; one unit's unsharded gradient, in the compute
+// precision and, when it differs, again in the reduce dtype; DeepSpeed's contiguous reduce bucket
+// (training.dp_bucket_params, reduce_bucket_size) in the reduce dtype.
+double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers) {
+  const auto& sh = s.parallel.sharding;
+  const auto& tr = s.training;
+  const double wb = weight_bytes_per_param(tr.precision);
+  const double layer = layer_params_per_gpu(s, layers.moe_layers > 0).total();
+  const double unit =
+      layer * std::clamp(sh.unit_layers, 1.0 / kMaxUnitsPerLayer, static_cast<double>(layers.layers));
+  const bool full = tr.recompute == core::Recompute::full;
+  int ahead = 0;
+  for (core::Pass p : {core::Pass::F, core::Pass::B})
+    ahead = std::max(ahead, zero3_pass(sh, tr.overlap.zero3_prefetch, full, p, unit).depth);
+  const double gathered = sh.reshard_after_forward ? (1 + ahead) * unit : layers.layers * layer + ahead * unit;
+  const double grads = unit * (wb + (sh.reduce_bytes != wb ? sh.reduce_bytes : 0.0));
+  return wb * gathered + grads + sh.reduce_bytes * tr.dp_bucket_params;
+}
+
 double weight_bytes_per_param(core::Precision p) { return full_width(p) ? 4 : 2; }
 double gradient_bytes_per_param(core::Precision) { return 4; }
 double optimizer_bytes_per_param(const core::TrainingSpec& t) {
@@ -64,7 +86,10 @@ double optimizer_bytes_per_param(const core::TrainingSpec& t) {
 
 int zero_shard_ranks(const core::Scenario& s, bool expert) {
   const int ranks = s.parallel.dp * s.parallel.cp;
-  return expert ? std::max(1, ranks / s.parallel.ep) : ranks;
+  if (expert) return std::max(1, ranks / s.parallel.ep);
+  // hybrid sharding (ZeRO-3 only): the states are sharded within a shard group, replicated across
+  const int shard = s.parallel.sharding.shard_ranks;
+  return s.parallel.zero >= 3 && shard > 0 ? std::min(ranks, shard) : ranks;
 }
 
 double activation_bytes_per_layer(const core::Scenario& s, bool moe_layer) {
@@ -133,11 +158,7 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::
       st.embedding_activations = width * 3 * local * b * m.hidden / sp * st.in_flight;
     if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
       st.logits = 4 * local * b * m.vocab / t;
-    if (par.zero >= 3) {
-      // two gathered layers (the one computing and the one prefetched) and one layer's gradients
-      const double layer = layer_params_per_gpu(s, layers[i].moe_layers > 0).total();
-      st.buffers = (2 * wb + gb) * layer;
-    }
+    if (par.zero >= 3 && st.layers > 0) st.buffers = zero3_buffer_bytes(s, layers[i]);
     st.context = kCudaContextBytes;
   }
   return out;

@@ -24,6 +24,35 @@ core::CommKind comm_kind(CommTask t) {
   return core::CommKind::dp;
 }
 
+Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
+                     double unit_params) {
+  // Prefetch: none when switched off or when the framework synchronises around every collective; at
+  // most prefetch_units ahead; none beyond max_live_params gathered parameters (DeepSpeed prefetches
+  // only while fewer than stage3_max_live_parameters are live, the unit computing included).
+  int depth = prefetch && !sh.sync ? sh.prefetch_units : 0;
+  if (sh.max_live_params > 0 && unit_params > 0) {
+    const double live = std::min(std::ceil(sh.max_live_params / unit_params), kMaxPrefetchDepth + 1.0);
+    depth = std::min(depth, std::max(0, static_cast<int>(live) - 1));
+  }
+  depth = std::clamp(depth, 0, kMaxPrefetchDepth);
+  Zero3Pass z;
+  switch (pass) {
+    case core::Pass::F:
+      z.gathers = 1;
+      z.depth = depth;
+      break;
+    case core::Pass::B:
+      // Resharded after the forward: gathered again for the backward, and once more before it when
+      // the recomputed forward re-gathers (DeepSpeed's per-module hooks; FSDP checkpoints inside the
+      // unit, whose gathered parameters the recomputation reuses). Kept gathered: none.
+      z.gathers = sh.reshard_after_forward ? 1 + (sh.regather_on_recompute && recompute_full ? 1 : 0) : 0;
+      z.depth = sh.backward_prefetch ? depth : 0;
+      break;
+    case core::Pass::W: break;  // weight gradients need the activations, not the weights
+  }
+  return z;
+}
+
 const PassPlan& StepPlan::pass_of(const StagePlan& st, core::PassRef ref) const {
   const ChunkPlan& c = chunk(st, ref.chunk);
   if (ref.microbatch == shape.m - 1 && grad_pass(ref.pass)) return c.last_grad;
@@ -70,9 +99,11 @@ class Planner {
     double tp_s, tp_bytes, cp_s, cp_bytes, ep_s, ep_bytes;
   };
   PassPlan add_pass(const PassWork& w, const ChunkWork& c, int nseg, double bucket_s, double bucket_bytes) {
-    const bool zero3 = o_.zero >= 3;
+    const bool zero3 = o_.zero >= 3 && c.zero3_units > 0;
     const bool makes_grads = w.pass == core::Pass::W || (w.pass == core::Pass::B && !split_);
-    const bool needs_weights = w.pass != core::Pass::W;
+    const Zero3Pass z = zero3 ? zero3_pass(o_.sharding, o_.zero3_prefetch, o_.recompute_full, w.pass,
+                                           c.zero3_unit_params)
+                              : Zero3Pass{};
     PassPlan pp;
     pp.seg_begin = static_cast<int>(plan_.segments.size());
     pp.seg_count = 1;
@@ -83,12 +114,12 @@ class Planner {
     seg.flops = w.flops / nseg;
     seg.repeat = nseg;
     seg.comm_begin = static_cast<int>(plan_.comms.size());
-    if (zero3 && needs_weights && c.zero3_gather_layer_s > 0) {
-      // the unit's parameters, gathered before it runs: prefetched one unit ahead (two units'
-      // buffers, memory.cpp), or only once the previous unit is done
-      add_comm(PlanComm{CommTask::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp,
-                        c.zero3_gather_layer_s, c.zero3_gather_bytes, o_.zero3_prefetch ? seg.compute_s : 0.0,
-                        o_.zero3_prefetch ? 1 : 0});
+    if (z.gathers > 0 && c.zero3_gather_s > 0) {
+      // the unit's parameters, gathered before it runs (twice when the backward first recomputes
+      // its forward and the framework re-gathers for it), issued up to `depth` units ahead
+      add_comm(PlanComm{CommTask::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::shard,
+                        z.gathers * c.zero3_gather_s, z.gathers * c.zero3_gather_bytes,
+                        z.depth > 0 ? seg.compute_s : 0.0, z.depth});
     }
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
@@ -107,9 +138,15 @@ class Planner {
       add_comm(PlanComm{CommTask::ep, Stream::ep, Overlap::serial, GroupId::ep, w.ep_s / nseg, w.ep_bytes / nseg,
                         seg.compute_s, 0});
     }
-    if (zero3 && makes_grads && c.zero3_reduce_layer_s > 0) {
-      add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, Overlap::after, GroupId::dp, c.zero3_reduce_layer_s,
+    if (zero3 && makes_grads && c.zero3_reduce_s > 0) {
+      // the unit's gradients, reduce-scattered once its gradient pass made them (per micro-batch:
+      // ZeRO-3 keeps no unsharded gradients), then, with hybrid sharding, all-reduced across replicas
+      const Overlap o = o_.sharding.sync ? Overlap::serial : Overlap::after;
+      add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, o, GroupId::shard, c.zero3_reduce_s,
                         c.zero3_reduce_bytes, 0, 0});
+      if (c.zero3_replica_s > 0)
+        add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, o, GroupId::replica, c.zero3_replica_s,
+                          c.zero3_replica_bytes, 0, 0});
     }
     if (bucket_s > 0) {  // a DP gradient bucket, reduced as soon as its gradients are complete
       add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, bucket_s / nseg,
@@ -162,7 +199,7 @@ class Planner {
       ChunkPlan c;
       c.layer_first = cw.layer_first;
       c.layers = cw.layers;
-      const int units = zero3 ? std::max(1, cw.layers) : 1;  // ZeRO-3 gathers a layer at a time
+      const int units = zero3 && cw.zero3_units > 0 ? cw.zero3_units : 1;  // ZeRO-3: a segment per unit
       c.pass[0] = add_pass(f, cw, units, 0, 0);
       c.pass[1] = add_pass(b, cw, units, 0, 0);
       if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);
@@ -197,14 +234,16 @@ class Planner {
                           st.dp_gather_s, st.dp_gather_bytes, forward_s, 0};
     sp.start_begin = static_cast<int>(plan_.comms.size());
     // Megatron's overlapped all-gather of the previous step's updated parameters, hidden behind the
-    // first forward passes: the second pass needs all of it
-    if (gathers && o_.overlap_dp) add_comm(gather);
+    // first forward passes: the second pass needs all of it. Under ZeRO-3 it is the embedding and
+    // head's (FSDP's root unit), which the first forward needs before anything: exposed, as the
+    // next step's first collective (after the optimizer, below).
+    if (gathers && o_.overlap_dp && !zero3) add_comm(gather);
     sp.start_end = sp.end_begin = static_cast<int>(plan_.comms.size());
     if (st.dp_reduce_s > 0 && !buckets)
       add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::serial, GroupId::dp, st.dp_reduce_s,
                         st.dp_reduce_bytes, backward_s, 0});
     sp.end_end = sp.post_begin = static_cast<int>(plan_.comms.size());
-    if (gathers && !o_.overlap_dp) add_comm(gather);
+    if (gathers && (!o_.overlap_dp || zero3)) add_comm(gather);
     sp.post_end = sp.comm_end = static_cast<int>(plan_.comms.size());
     plan_.stages.push_back(sp);
   }
@@ -242,6 +281,31 @@ StepWork step_work(const core::Scenario& s) {
   auto both = [&](core::Collective op, double per_param, const GpuParams& g, double* sent) {
     *sent = bytes_sent(op, per_param * g.dense, dp.ranks) + bytes_sent(op, per_param * g.expert, expert_dp.ranks);
     return collective_time(hw, op, per_param * g.dense, dp) + collective_time(hw, op, per_param * g.expert, expert_dp);
+  };
+  // ZeRO-3's collectives: dense parameters over the shard group (all of dp*cp unless hybrid, whose
+  // shards are then all-reduced across the replica group), experts over their own group; every
+  // call also pays the framework's host overhead (parallel.sharding.overhead_us, _per_rank_us)
+  const bool zero3 = par.zero >= 3;
+  const core::Sharding& sh = par.sharding;
+  const Group shard = zero3 ? sharding_group(s, false) : dp;
+  const Group replica = zero3 ? sharding_group(s, true) : Group{};
+  const double rb = zero3 ? sh.reduce_bytes : gb;
+  auto call = [&](core::Collective op, double bytes, const Group& g, double* sent) {
+    if (g.ranks <= 1 || bytes <= 0) return 0.0;
+    *sent += bytes_sent(op, bytes, g.ranks);
+    return collective_time(hw, op, bytes, g) + sh.overhead_s + sh.overhead_per_rank_s * g.ranks;
+  };
+  struct Sharded {
+    double gather_s = 0, gather_bytes = 0, reduce_s = 0, reduce_bytes = 0, replica_s = 0, replica_bytes = 0;
+  };
+  auto sharded = [&](const GpuParams& g) {
+    Sharded o;
+    o.gather_s = call(core::Collective::all_gather, wb * g.dense, shard, &o.gather_bytes) +
+                 call(core::Collective::all_gather, wb * g.expert, expert_dp, &o.gather_bytes);
+    o.reduce_s = call(core::Collective::reduce_scatter, rb * g.dense, shard, &o.reduce_bytes) +
+                 call(core::Collective::reduce_scatter, rb * g.expert, expert_dp, &o.reduce_bytes);
+    o.replica_s = call(core::Collective::all_reduce, rb * g.dense / shard.ranks, replica, &o.replica_bytes);
+    return o;
   };
 
   StepWork out;
@@ -285,13 +349,19 @@ StepWork step_work(const core::Scenario& s) {
     c.ep_forward_s = nm * lc_moe.ep_forward_s;
     c.ep_backward_s = nm * lc_moe.ep_backward_s;
     c.ep_bytes = nm * (lc_moe.ep_bytes_forward + lc_moe.ep_bytes_backward);
-    if (par.zero >= 3) {
-      const GpuParams& layer = L.dense_layers() > 0 ? dl : ml;
-      c.zero3_gather_layer_s = both(core::Collective::all_gather, wb, layer, &c.zero3_gather_bytes);
-      c.zero3_reduce_layer_s = both(core::Collective::reduce_scatter, gb, layer, &c.zero3_reduce_bytes);
-    }
     chunk_params[i].dense = nd * dl.dense + nm * ml.dense;
     chunk_params[i].expert = nd * dl.expert + nm * ml.expert;
+    if (zero3 && L.layers > 0) {
+      // the chunk's layers cut into units of unit_layers layers (below 1: several units a layer)
+      c.zero3_units = static_cast<int>(
+          std::clamp(std::round(L.layers / sh.unit_layers), 1.0, static_cast<double>(kMaxUnitsPerLayer) * L.layers));
+      const GpuParams unit{chunk_params[i].dense / c.zero3_units, chunk_params[i].expert / c.zero3_units};
+      c.zero3_unit_params = unit.total();
+      const Sharded z = sharded(unit);
+      c.zero3_gather_s = z.gather_s, c.zero3_gather_bytes = z.gather_bytes;
+      c.zero3_reduce_s = z.reduce_s, c.zero3_reduce_bytes = z.reduce_bytes;
+      c.zero3_replica_s = z.replica_s, c.zero3_replica_bytes = z.replica_bytes;
+    }
   }
 
   const auto layers = stage_layers(s);
@@ -318,8 +388,14 @@ StepWork step_work(const core::Scenario& s) {
       per_step.dense -= L.dense_layers() * dl.dense + L.moe_layers * ml.dense;
       per_step.expert = 0;
     }
-    c.dp_reduce_s = both(reduce_op, gb, per_step, &c.dp_reduce_bytes);
-    if (par.zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb, per_step, &c.dp_gather_bytes);
+    if (zero3) {
+      const Sharded z = sharded(per_step);
+      c.dp_reduce_s = z.reduce_s + z.replica_s, c.dp_reduce_bytes = z.reduce_bytes + z.replica_bytes;
+      c.dp_gather_s = z.gather_s, c.dp_gather_bytes = z.gather_bytes;
+    } else {
+      c.dp_reduce_s = both(reduce_op, gb, per_step, &c.dp_reduce_bytes);
+      if (par.zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb, per_step, &c.dp_gather_bytes);
+    }
 
     const double updated = par.zero >= 1 ? g.dense / d_dense + g.expert / d_expert : g.total();
     c.optimizer_s = optimizer_time(hw.gpu, tr, updated);
@@ -337,6 +413,8 @@ PlanOptions plan_options(const core::Scenario& s) {
   o.overlap_pp = s.training.overlap.pp;
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
+  o.sharding = s.parallel.sharding;
+  o.recompute_full = s.training.recompute == core::Recompute::full;
   o.comm_share = s.hardware.gpu.comm_share();
   // The scenario's (or its framework's) bucket, else Megatron-LM's rule: bucket_size = max(40M, 1M * dp)
   // parameters (distributed_data_parallel_config.py), of the gradients' width
@@ -348,6 +426,8 @@ PlanOptions plan_options(const core::Scenario& s) {
   o.groups[static_cast<int>(GroupId::ep)] = group_of(s, core::Dim::ep);
   o.groups[static_cast<int>(GroupId::dp)] = grad_group(s, false);
   o.groups[static_cast<int>(GroupId::pp)] = group_of(s, core::Dim::pp);
+  o.groups[static_cast<int>(GroupId::shard)] = s.parallel.zero >= 3 ? sharding_group(s, false) : Group{};
+  o.groups[static_cast<int>(GroupId::replica)] = s.parallel.zero >= 3 ? sharding_group(s, true) : Group{};
   return o;
 }
 

@@ -101,6 +101,10 @@ std::vector<Problem> check(const Scenario& s) {
                " = " + str(micro_batches * chunks) + " pipeline passes per step, more than the " +
                str(kMaxPipelinePasses) + " the simulator takes");
   }
+  if (p.zero == 3 && p.sharding.shard_ranks > 0 && (1LL * p.dp * p.cp) % p.sharding.shard_ranks != 0)
+    fail("parallel.sharding.shard_ranks", "divisibility",
+         "shard_ranks " + str(p.sharding.shard_ranks) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
+             " (each shard group is replicated dp*cp/shard_ranks times)");
 
   if (t.seq_len % (2 * p.cp) != 0 && p.cp > 1)
     fail("parallel.cp", "divisibility",

@@ -44,28 +44,84 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.tp", "true"},          // ub_tp_comm_overlap: true
         {"training.overlap.dp", "true"},          // optim.overlap_grad_sync / overlap_param_sync: true
         {"training.overlap.pp", "true"}}},        // overlap_p2p_comm: true
-      // DeepSpeed ZeRO (deepspeed/runtime/zero/config.py) and its pipeline engine.
+      // Megatron-Core r0.8.0 with its distributed optimizer (--use-distributed-optimizer): gradients
+      // reduce-scattered and parameters all-gathered over the data-parallel group, overlaps opt-in.
+      {"megatron-core-0.8-distopt",
+       "Megatron-Core r0.8.0 (2024) with --use-distributed-optimizer",
+       {{"parallel.sequence_parallel", "false"},  // --sequence-parallel: store_true
+        {"parallel.zero", "1"},                   // --use-distributed-optimizer: optimizer states sharded
+        {"training.recompute", "none"},           // --recompute-granularity: None
+        {"training.flash_attention", "true"},     // transformer_engine attention
+        {"training.overlap.tp", "false"},         // --tp-comm-overlap: store_true
+        {"training.overlap.dp", "false"},         // --overlap-grad-reduce / --overlap-param-gather: store_true
+        {"training.overlap.pp", "true"}}},        // overlap_p2p_comm = True
+      // Megatron-FSDP (Megatron-Core's own FSDP, --use-custom-fsdp with
+      // --data-parallel-sharding-strategy optim_grads_params, core_r0.12.0).
+      {"megatron-fsdp",
+       "Megatron-Core r0.12.0 Megatron-FSDP (optim_grads_params)",
+       {{"parallel.zero", "3"},                          // optim_grads_params: ZeRO-3
+        {"parallel.sharding.unit_layers", "1"},          // one FSDP unit per TransformerLayer
+        {"parallel.sharding.reduce_dtype", "fp32"},      // --bf16 sets accumulate_allreduce_grads_in_fp32
+        {"training.recompute", "none"},                  // --recompute-granularity: None
+        {"training.flash_attention", "true"},            // transformer_engine attention
+        {"training.overlap.dp", "true"},                 // overlap_grad_reduce: required by custom FSDP
+        {"training.overlap.zero3_prefetch", "true"}}},   // overlap_param_gather: the next unit prefetched
+      // DeepSpeed ZeRO (deepspeed/runtime/zero/config.py) and its pipeline engine. At stage 3 it
+      // fetches each submodule's weights with its own all-gather (parameter_offload.py hooks).
       {"deepspeed",
        "DeepSpeed ZeRO config defaults (the same in its 2021 and current config code)",
        {{"parallel.zero", "0"},                     // zero_optimization.stage: 0
+        {"parallel.sharding.unit_layers", "0.25"},  // a submodule per fetch: QKV, projection, fc1, fc2
+        {"parallel.sharding.regather_on_recompute", "true"},  // recomputed forward re-fetches
+        {"parallel.sharding.reduce_dtype", "fp16"},  // communication_data_type: the model's 16 bits
+        {"parallel.sharding.max_live_params", "1e9"},  // stage3_max_live_parameters
         {"training.overlap.dp", "false"},           // overlap_comm: false below stage 3; the pipeline
                                                     // engine reduces after the last micro-batch
         {"training.overlap.zero3_prefetch", "true"},  // stage 3: overlap_comm true, prefetch 5e7
+        {"training.dp_bucket_params", "5e8"}}},     // reduce_bucket_size: 5e8 elements
+      // DeepSpeed v0.3.16 (May 2021), the ZeRO-3 Narayanan et al. 2021 compared against: the same
+      // config defaults, but each parameter's all-gather synchronised the device and built its
+      // per-rank views and copies on the host (issue #1069, PR #1188).
+      {"deepspeed-0.3",
+       "DeepSpeed v0.3.16 ZeRO-3 (spring 2021)",
+       {{"parallel.zero", "0"},                     // zero_optimization.stage: 0
+        {"parallel.sharding.unit_layers", "0.25"},  // a submodule per fetch: QKV, projection, fc1, fc2
+        {"parallel.sharding.regather_on_recompute", "true"},  // recomputed forward re-fetches
+        {"parallel.sharding.reduce_dtype", "fp16"},  // FP16_DeepSpeedZeroOptimizer_Stage3: fp16 grads
+        {"parallel.sharding.max_live_params", "1e9"},  // stage3_max_live_parameters
+        {"parallel.sharding.sync", "true"},         // torch.cuda.synchronize() in every fetch
+        {"parallel.sharding.overhead_us", "130"},   // #1069: "pre_launch typically takes 130us"
+        {"parallel.sharding.overhead_per_rank_us", "31.25"},  // #1069: launch 250 us over 8 ranks
+        {"training.overlap.dp", "false"},
+        {"training.overlap.zero3_prefetch", "true"},
         {"training.dp_bucket_params", "5e8"}}},     // reduce_bucket_size: 5e8 elements
       // PyTorch FSDP (FSDP1) constructor defaults, torch 2.0.
       {"pytorch-fsdp",
        "PyTorch 2.0 FullyShardedDataParallel",
        {{"parallel.zero", "3"},                       // sharding_strategy None = FULL_SHARD
+        {"parallel.sharding.unit_layers", "1"},       // transformer_auto_wrap_policy: a block per unit
+        {"parallel.sharding.reduce_dtype", "bf16"},   // MixedPrecision.reduce_dtype None: param_dtype
         {"training.overlap.dp", "true"},              // reduce-scatter per unit in its post-backward hook
         {"training.overlap.zero3_prefetch", "true"}}},  // backward_prefetch = BACKWARD_PRE
+      // PyTorch FSDP2 (torch.distributed.fsdp.fully_shard), torch 2.6.
+      {"pytorch-fsdp2",
+       "PyTorch 2.6 fully_shard (FSDP2)",
+       {{"parallel.zero", "3"},                       // reshard_after_forward=True: ZeRO-3
+        {"parallel.sharding.unit_layers", "1"},       // fully_shard applied to each block
+        {"parallel.sharding.reduce_dtype", "bf16"},   // MixedPrecisionPolicy.reduce_dtype None: param_dtype
+        {"training.overlap.dp", "true"},              // reduce-scatter per unit on its own stream
+        {"training.overlap.zero3_prefetch", "true"}}},  // implicit prefetch, forward and backward
       // MosaicML llm-foundry MPT pretraining and benchmark settings (Composer on FSDP).
       {"llm-foundry",
        "llm-foundry MPT pretrain yamls and benchmark sweep (2023)",
        {{"parallel.zero", "3"},                       // fsdp_config.sharding_strategy: FULL_SHARD
+        {"parallel.sharding.unit_layers", "1"},       // Composer wraps each MPTBlock (fsdp_wrap_fn)
+        {"parallel.sharding.reduce_dtype", "bf16"},   // fsdp_config.mixed_precision: PURE
+        {"parallel.sharding.backward_prefetch", "false"},  // Composer backward_prefetch: BACKWARD_POST
         {"training.recompute", "full"},               // fsdp_config.activation_checkpointing: true
         {"training.flash_attention", "true"},         // attn_config.attn_impl: triton
         {"training.overlap.dp", "true"},              // FSDP reduce-scatter per unit
-        {"training.overlap.zero3_prefetch", "true"}}},  // FSDP backward prefetch (Composer default)
+        {"training.overlap.zero3_prefetch", "true"}}},  // limit_all_gathers: true, one unit ahead
   };
   return table;
 }

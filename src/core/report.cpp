@@ -11,4 +11,13 @@ std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts) {
   return parts;
 }
 
+std::string zero3_verdict(const Report& r) {
+  if (r.zero3_overlap_ratio <= 0 && r.zero3_backward_ratio <= 0) return "";
+  auto part = [](const char* pass, bool prefetch, double ratio) {
+    return std::string(pass) + (!prefetch ? " exposed (no prefetch)" : ratio > 1 ? " partly exposed (ratio above 1)" : " hidden");
+  };
+  return part("forward", r.zero3_prefetch, r.zero3_overlap_ratio) + ", " +
+         part("backward", r.zero3_backward_prefetch, r.zero3_backward_ratio);
+}
+
 }  // namespace ptdsim::core

@@ -17,6 +17,8 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
 // hardware.gpu.kernels (its tables into gpu.kernels, contention and overhead into gpu's scalars);
 // reads gpu.sms and gpu.comm_sms, so call it after them.
 void convert_kernels(const Entry& e, core::GpuSpec& gpu);
+// parallel.sharding (sharding_loader.cpp); `where` blames the mapping as a whole.
+core::Sharding convert_sharding(const Node& n, const Mark& where);
 
 // Replaces a scalar `model:` / `hardware:` value (a path, relative to the file that wrote it)
 // with the tree of that file.

@@ -151,6 +151,11 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   p.embedding_in_split = par.boolean("embedding_in_split", false);
   p.loss_in_split = par.boolean("loss_in_split", false);
 
+  {
+    Mark swhere = pwhere;
+    p.sharding = convert_sharding(section_or_empty(par, "sharding", swhere), swhere);
+  }
+
   const Entry& te = f.require("training");
   Fields tr(*te.value, te.key_mark, "training", "training", section_keys("training"));
   auto& t = s.training;

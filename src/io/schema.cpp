@@ -29,7 +29,10 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"parallel",
        {"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero", "schedule", "placement",
         "stage_layers", "first_stage_layers", "last_stage_layers", "embedding_in_split",
-        "loss_in_split"}},
+        "loss_in_split", "sharding"}},
+      {"parallel.sharding",
+       {"unit_layers", "reshard_after_forward", "regather_on_recompute", "reduce_dtype", "prefetch_units",
+        "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
         "optimizer", "overlap", "framework", "dp_bucket_params"}},
@@ -97,6 +100,8 @@ constexpr double kMaxPeakTflops = 1e6;       // 1 EFLOP/s: 8x Cerebras WSE-3's 1
 constexpr double kMinEfficiency = 0.01;      // a large GEMM or a link at under 1% of its peak: a percentage given as a fraction
 constexpr double kMinGemmEfficiency = 1e-6;  // a calibrated row may be a tiny GEMM (128^3 on an H100: 0.1%)
 constexpr double kMaxOversubscription = 1024;  // real fabrics: 1 to 8
+constexpr double kMaxPrefetchUnits = 64;     // units gathered ahead: a whole 64-layer model
+constexpr double kMaxParams = 1e15;          // parameters: 1000x any model trained
 constexpr double kMaxTile = 4096;            // a GEMM tile side: 16x the largest cuBLAS tile (256)
 constexpr double kMaxKernelUs = 1e9;         // one kernel of 1000 s: far beyond any GEMM of a layer
 constexpr double kMaxFactor = 100;           // a fitted slowdown factor 100x: surely a wrong fit
@@ -196,6 +201,13 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["parallel.zero"] = Bound{Kind::integer, 0, 3, "", false};
   t["parallel.stage_layers[]"] = count(kMaxLayers);
   t["parallel.first_stage_layers"] = count(kMaxLayers);
+  // parallel.sharding (ZeRO-3 / FSDP, docs/inputs.md "Sharding")
+  t["parallel.sharding.unit_layers"] = rate(Kind::positive, 0, kMaxLayers, "");  // a fraction: submodules of a layer
+  t["parallel.sharding.prefetch_units"] = count(kMaxPrefetchUnits);
+  t["parallel.sharding.max_live_params"] = rate(Kind::non_negative, 0, kMaxParams, "");
+  t["parallel.sharding.overhead_us"] = latency;
+  t["parallel.sharding.overhead_per_rank_us"] = latency;
+  t["parallel.sharding.shard_ranks"] = count(kMaxGpus);
   t["parallel.last_stage_layers"] = count(kMaxLayers);
   t["training.seq_len"] = count(kMaxSeq);
   t["training.micro_batch"] = count(kMaxBatch);

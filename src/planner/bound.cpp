@@ -12,18 +12,20 @@ using analytic::Overlap;
 using analytic::PlanComm;
 
 // The shortest a pass can take: each segment lasts at least its serial chain (the compute, slowed
-// by share x the window collectives beside it, then the serial collectives) and at least its
-// overlapped collectives (beside ones alone; window ones after the compute before their window),
-// and the next segment waits for both.
+// by share x the window collectives beside it, then the serial collectives, or a gather it cannot
+// prefetch when that is longer: it waits only for the previous compute, so it may run beside the
+// previous segment's serial collectives) and at least its overlapped collectives (beside ones
+// alone; window ones after the compute before their window), and the next segment waits for both.
+// The pass's first gather is left out: it may run while the pass waits for its input.
 double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
   double total = 0;
   for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
     const analytic::Segment& seg = plan.segments[i];
-    double serial = seg.compute_s, overlapped = 0;
+    double serial = seg.compute_s, chained = 0, overlapped = 0, gather = 0;
     for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
       const PlanComm& c = plan.comms[j];
       switch (c.overlap) {
-        case Overlap::serial: serial += c.time_s; break;
+        case Overlap::serial: chained += c.time_s; break;
         case Overlap::beside: overlapped = std::max(overlapped, c.time_s); break;
         case Overlap::window: {
           const double window = std::min(seg.compute_s, c.window_s);
@@ -32,10 +34,17 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           break;
         }
         case Overlap::prefetch:
-        case Overlap::after: break;  // other streams: the stream totals below
+          // without prefetch (depth 0) the gather waits for the previous compute and this compute
+          // for the gather: a chain; ahead of it, another stream (the stream totals below)
+          if (c.depth == 0) gather += c.time_s;
+          break;
+        case Overlap::after: break;  // another stream: the stream totals below
       }
     }
-    total += seg.repeat * std::max(serial, overlapped);
+    // the next segment's gather may run beside this one's serial collectives: the longer counts
+    total += seg.repeat * std::max(serial + std::max(chained, gather), overlapped);
+    if (i == pass.seg_begin)
+      total -= std::max(serial + std::max(chained, gather), overlapped) - std::max(serial + chained, overlapped);
   }
   return total;
 }

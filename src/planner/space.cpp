@@ -79,6 +79,7 @@ void apply(const Candidate& c, core::Scenario& s) {
   p.ep = c.ep;
   p.vpp = c.vpp;
   p.zero = c.zero;
+  p.sharding.shard_ranks = c.shard_ranks;
   p.sequence_parallel = c.sequence_parallel;
   p.schedule = c.schedule;
   // A split the scenario gives explicitly survives where it is valid for the candidate's pipeline;
@@ -92,7 +93,8 @@ void apply(const Candidate& c, core::Scenario& s) {
   s.training.recompute = c.recompute;
 }
 
-Space::Space(const core::Scenario& base, const SearchSpace& b) : gpus_(base.gpus) {
+Space::Space(const core::Scenario& base, const SearchSpace& b)
+    : gpus_(base.gpus), gpus_per_node_(std::max(1, base.hardware.gpus_per_node)) {
   const auto& m = base.model;
   const std::vector<int> gpu_divisors = gpus_ > 0 ? divisors(gpus_) : std::vector<int>{};
 
@@ -150,19 +152,24 @@ Space::Space(const core::Scenario& base, const SearchSpace& b) : gpus_(base.gpus
                                         core::Recompute::full});
   sequence_parallel_ = or_default(b.sequence_parallel, {false, true});
   dp_filter_ = b.dp;
+  // ZeRO-3 shards over all of dp*cp, or (HSDP, ZeRO++'s hpZ, MiCS) within a node
+  shard_ranks_ = b.shard_ranks.empty() ? std::vector<int>{0} : b.shard_ranks;
+  if (b.shard_ranks.empty() && gpus_per_node_ > 1 && gpus_ > gpus_per_node_ &&
+      std::find(zero_.begin(), zero_.end(), 3) != zero_.end())
+    shard_ranks_.push_back(gpus_per_node_);
 
   radix_ = {tp_.size(),          pp_.size(),   cp_.size(),        ep_.size(),
             pipeline_.size(),    micro_batch_.size(), zero_.size(), recompute_.size(),
-            sequence_parallel_.size()};
+            sequence_parallel_.size(), shard_ranks_.size()};
   size_ = 1;
   for (auto r : radix_) size_ *= r;
 }
 
 std::optional<Candidate> Space::at(std::uint64_t index) const {
   if (index >= size_) return std::nullopt;
-  std::uint64_t digit[9];
+  std::uint64_t digit[10];
   std::uint64_t rest = index;
-  for (int i = 8; i >= 0; --i) {
+  for (int i = 9; i >= 0; --i) {
     digit[i] = rest % radix_[i];
     rest /= radix_[i];
   }
@@ -184,6 +191,12 @@ std::optional<Candidate> Space::at(std::uint64_t index) const {
   c.recompute = recompute_[digit[7]];
   c.sequence_parallel = sequence_parallel_[digit[8]];
   if (c.sequence_parallel && c.tp == 1) return std::nullopt;
+  // a shard group smaller than dp*cp only for ZeRO-3, and only one that divides it
+  c.shard_ranks = shard_ranks_[digit[9]];
+  const int dpcp = c.dp * c.cp;
+  if (c.shard_ranks >= dpcp) c.shard_ranks = 0;
+  if (c.shard_ranks > 0 && (c.zero != 3 || dpcp % c.shard_ranks != 0)) return std::nullopt;
+  if (c.shard_ranks == 0 && shard_ranks_[digit[9]] > 0) return std::nullopt;  // the same as full sharding
   return c;
 }
 
@@ -208,7 +221,9 @@ Space::Located Space::locate(const core::Scenario& s) const {
               " schedule is outside the space (it lists pp 1 only as 1f1b)");
 
   // Most significant digit first, as at() decodes them; the messages are built for the one miss.
-  const std::pair<std::optional<std::uint64_t>, std::string> lookups[9] = {
+  const int dpcp = p.dp * p.cp;
+  const int shard = p.zero == 3 && p.sharding.shard_ranks > 0 && p.sharding.shard_ranks < dpcp ? p.sharding.shard_ranks : 0;
+  const std::pair<std::optional<std::uint64_t>, std::string> lookups[10] = {
       {position(tp_, p.tp), outside("tp", p.tp, tp_)},
       {position(pp_, p.pp), outside("pp", p.pp, pp_)},
       {position(cp_, p.cp), outside("cp", p.cp, cp_)},
@@ -222,9 +237,10 @@ Space::Located Space::locate(const core::Scenario& s) const {
        "recompute " + std::string(core::name(t.recompute)) + " is outside the space"},
       {position(sequence_parallel_, p.sequence_parallel && p.tp > 1),
        std::string("sequence parallel ") + (p.sequence_parallel ? "on" : "off") + " is outside the space"},
+      {position(shard_ranks_, shard), outside("shard_ranks", shard, shard_ranks_)},
   };
   std::uint64_t index = 0;
-  for (int i = 0; i < 9; ++i) {
+  for (int i = 0; i < 10; ++i) {
     if (!lookups[i].first) return no(lookups[i].second);
     index = index * radix_[i] + *lookups[i].first;
   }
@@ -250,6 +266,7 @@ std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vect
     else if (key == "parallel.schedule") b.schedule = {p.schedule};
     else if (key == "training.micro_batch") b.micro_batch = {s.training.micro_batch};
     else if (key == "training.recompute") b.recompute = {s.training.recompute};
+    else if (key == "parallel.sharding.shard_ranks") b.shard_ranks = {p.sharding.shard_ranks};
     else hit = false;
     if (hit && std::find(pinned.begin(), pinned.end(), key) == pinned.end()) pinned.push_back(key);
   }
@@ -260,7 +277,8 @@ std::string label(const Candidate& c) {
   return "tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp) +
          " cp" + std::to_string(c.cp) + (c.ep > 1 ? " ep" + std::to_string(c.ep) : std::string()) +
          " vpp" + std::to_string(c.vpp) + " mb" + std::to_string(c.micro_batch) + " zero" +
-         std::to_string(c.zero) + " " + std::string(core::name(c.recompute)) +
+         std::to_string(c.zero) + (c.shard_ranks > 0 ? " hsdp" + std::to_string(c.shard_ranks) : std::string()) +
+         " " + std::string(core::name(c.recompute)) +
          (c.sequence_parallel ? " sp " : " nosp ") + std::string(core::name(c.schedule));
 }
 

@@ -158,7 +158,8 @@ class Builder {
     Ids prev_end;  // the previous pass's end tasks (other than the compute stream order)
     TaskId prev_compute = -1;
     std::vector<TaskId> dp_tail;           // reductions the optimizer waits for
-    std::array<TaskId, 2> recent{-1, -1};  // the last two compute segments (prefetch gates)
+    std::vector<TaskId>& recent = recent_;  // this rank's compute segments so far (prefetch gates)
+    recent.clear();
     Ids start;                             // issued at the step's start; the second pass waits
     for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_.comms[j], nullptr, -1, 0));
     std::vector<std::pair<TaskId, TaskId>> fwd_span(static_cast<std::size_t>(v_ * m_), {-1, -1});
@@ -199,9 +200,10 @@ class Builder {
           for (int q = 0; q < seg.comm_count; ++q) {
             if (comms[q].overlap != Overlap::prefetch) continue;
             const TaskId g = add_comm(r, comms[q], &op, l0, l1 - l0);
-            // issued once the compute depth+1 segments back is done (its buffer is free)
-            const TaskId gate = recent[std::min(1, comms[q].depth)];
-            if (gate >= 0) g_.engine.depend(gate, g);
+            // issued once the compute depth+1 segments back is done (its buffer is free): depth
+            // gathers run ahead of the compute
+            const std::size_t back = static_cast<std::size_t>(std::max(0, comms[q].depth)) + 1;
+            if (recent.size() >= back) g_.engine.depend(recent[recent.size() - back], g);
             deps.add(g);
           }
           // A window collective runs beside the last `window` seconds of the compute: the rest of
@@ -250,8 +252,7 @@ class Builder {
               seg_end.id[0] = t;  // the serial chain ends here
             }
           }
-          recent[1] = recent[0];
-          recent[0] = c;
+          recent.push_back(c);
           prev_compute = c;
           last = c;
         }
@@ -329,6 +330,7 @@ class Builder {
   StepGraph g_;
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
   std::vector<core::PassRef> ops_;
+  std::vector<TaskId> recent_;
   std::vector<Ids> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::uint8_t> present_;
 };

@@ -100,10 +100,17 @@ StepSummary summarize(const StepGraph& g) {
     double span = 0;
     for (TaskId last : g.last_pipeline_task)
       if (last >= 0) span = std::max(span, e.finish(last));
+    // ZeRO-3's gathers and reduce-scatters the compute waits for are exposed communication, not
+    // pipeline idle time: they cover the compute stream's gaps as the serial TP/CP/EP do
     std::vector<Interval> serial;
-    for (StreamKind k : {StreamKind::compute, StreamKind::tp, StreamKind::cp, StreamKind::ep})
-      for (TaskId t : e.stream_tasks(out.busiest_rank, k))
-        if (e.spec(t).kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
+    for (StreamKind k : {StreamKind::compute, StreamKind::tp, StreamKind::cp, StreamKind::ep,
+                         StreamKind::dp, StreamKind::dp_gather})
+      for (TaskId t : e.stream_tasks(out.busiest_rank, k)) {
+        const TaskKind kind = e.spec(t).kind;
+        const bool zero3 = kind == TaskKind::zero3_gather || kind == TaskKind::zero3_reduce;
+        if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
+        if (kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
+      }
     out.bubble_s = uncovered(merged(std::move(serial)), 0.0, span);
   }
 

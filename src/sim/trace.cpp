@@ -1,6 +1,7 @@
 #include "ptdsim/sim/trace.hpp"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 
 namespace ptdsim::sim {
@@ -9,10 +10,13 @@ std::string chrome_trace(const StepGraph& g) {
   const Engine& e = g.engine;
   using nlohmann::json;
   json events = json::array();
+  // 1: the stream is used; 2: it carries ZeRO-3's per-unit collectives (named so on its track)
   std::vector<std::uint8_t> used(static_cast<std::size_t>(e.ranks()) * kStreamKinds, 0);
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskSpec& sp = e.spec(static_cast<TaskId>(i));
-    used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)] = 1;
+    auto& u = used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)];
+    const bool zero3 = sp.kind == TaskKind::zero3_gather || sp.kind == TaskKind::zero3_reduce;
+    u = std::max<std::uint8_t>(u, zero3 ? 2 : 1);
     if (sp.folded_tp_s > 0)
       used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(StreamKind::tp)] = 1;
   }
@@ -23,13 +27,14 @@ std::string chrome_trace(const StepGraph& g) {
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", pname}}}});
     events.push_back(
         {{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r}, {"args", {{"sort_index", r}}}});
-    for (int k = 0; k < kStreamKinds; ++k)
-      if (used[static_cast<std::size_t>(r) * kStreamKinds + k])
-        events.push_back({{"ph", "M"},
-                          {"name", "thread_name"},
-                          {"pid", r},
-                          {"tid", k},
-                          {"args", {{"name", std::string(name(static_cast<StreamKind>(k)))}}}});
+    for (int k = 0; k < kStreamKinds; ++k) {
+      const std::uint8_t u = used[static_cast<std::size_t>(r) * kStreamKinds + k];
+      if (!u) continue;
+      std::string track(name(static_cast<StreamKind>(k)));
+      if (u == 2)
+        track += static_cast<StreamKind>(k) == StreamKind::dp_gather ? " (ZeRO-3 all-gathers)" : " (ZeRO-3 reduce-scatters)";
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", k}, {"args", {{"name", track}}}});
+    }
   }
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskId t = static_cast<TaskId>(i);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <limits>
 
 #include "ptdsim/analytic/collectives.hpp"
@@ -143,8 +145,20 @@ TEST_CASE("analytic: calibrated rows override the link model", "[analytic][colle
           Approx(20.1e-6 + 1.5e9 / 232e9).epsilon(1e-12));
   }
   SECTION("nearest in log distance: 24 ranks are closer to 16 than to 64 (1.5x vs 2.67x)") {
+    // the 16-rank row's alpha plus what NCCL's tree adds from 2 to 3 nodes: 2 (log2 3 - 1) x 14 us
     const auto l = collective_line(hw, Collective::all_reduce, 1e9, Group{24, core::Scope::inter, 8});
-    CHECK(l.alpha_s == Approx(45e-6).epsilon(1e-12));
+    CHECK(l.alpha_s == Approx(45e-6 + 2 * (std::log2(3.0) - 1) * 14e-6).epsilon(1e-12));
+    CHECK(l.busbw_Bps == Approx(23.5e9).epsilon(1e-12));
+  }
+  SECTION("a ring larger than the measured one pays the hops it adds; a smaller one keeps the row") {
+    // ZeRO-3's reduce-scatter over 128 nodes of 8 with a row measured on 2 nodes: the ring adds
+    // (128 - 2) nodes x (one network hop 14 us + 7 NVLink hops 3.4 us) = 4.7628 ms
+    hw.collectives.push_back(row(Collective::reduce_scatter, core::Scope::inter, 16, 50e-6, 180e9, 0, inf));
+    const auto big = collective_line(hw, Collective::reduce_scatter, 1e9, Group{1024, core::Scope::inter, 8});
+    CHECK(big.alpha_s == Approx(50e-6 + 126 * (14e-6 + 7 * 3.4e-6)).epsilon(1e-12));
+    CHECK(big.busbw_Bps == Approx(180e9).epsilon(1e-12));
+    const auto small = collective_line(hw, Collective::reduce_scatter, 1e9, Group{8, core::Scope::inter, 4});
+    CHECK(small.alpha_s == Approx(50e-6).epsilon(1e-12));
   }
   SECTION("the size range holding the message picks the piece of a piecewise fit") {
     const Group g{64, core::Scope::inter, 8};
@@ -211,13 +225,13 @@ TEST_CASE("analytic: calibrated rows used outside what was measured are warned a
     REQUIRE(w.size() == 2);
     CHECK(w[0] ==
           "all_reduce over the tp group (8 ranks, 8 per node, intra) uses the calibrated rows measured on 2 ranks, "
-          "2 per node, NVIDIA GeForce RTX 2080 Ti: extrapolated from 2 to 8 ranks (the 2-rank alpha and busbw are "
-          "used as they are); measured on NVIDIA GeForce RTX 2080 Ti, the hardware's GPU is A100-SXM4-80GB");
+          "2 per node, NVIDIA GeForce RTX 2080 Ti: extrapolated from 2 to 8 ranks (the 2-rank busbw as it is, and "
+          "its alpha plus NCCL's hop latencies for the larger group); measured on NVIDIA GeForce RTX 2080 Ti, the hardware's GPU is A100-SXM4-80GB");
     // A100 40GB against the A100 80GB file: the same part for collectives, no GPU complaint
     CHECK(w[1] ==
           "all_reduce over the dp gradient group (8 ranks, 1 per node, inter) uses the calibrated rows measured on "
-          "16 ranks, 8 per node, NVIDIA A100-SXM4-40GB: extrapolated from 16 to 8 ranks (the 16-rank alpha and "
-          "busbw are used as they are); measured with 8 GPUs per node, the group has 1 (NCCL spreads a node's "
+          "16 ranks, 8 per node, NVIDIA A100-SXM4-40GB: extrapolated from 16 to 8 ranks (the 16-rank busbw as it is, "
+          "and its alpha as it is); measured with 8 GPUs per node, the group has 1 (NCCL spreads a node's "
           "traffic over one NIC per GPU in the group, so the measured busbw is likely too fast for it)");
   }
   SECTION("pipeline sends use the 2-rank hop; rows of unknown shape say so") {

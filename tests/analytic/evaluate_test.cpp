@@ -122,6 +122,14 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
     CHECK(evaluate(s).of(core::CommKind::tp).exposed_s == 0);  // ratio 0.16 < 1: it hides
     (void)sbh;
   }
+  SECTION("TP at any degree: 16 (t-1) rate / (72 h busbw), which is 14 t ... only at t = 8") {
+    // tp 4: (4 * 2 * 3/4 * 2 sbh / 300e9) / (3 * 24 s h^2 / 4 / rate) = 16 * 3 * rate / (72 h 300e9)
+    s.parallel.tp = 4;
+    s.parallel.dp = 16;
+    const auto r = evaluate(s);
+    CHECK(r.of(core::CommKind::tp).overlap_ratio == Approx(16 * 3 * rate / (72 * h * 300e9)).epsilon(1e-9));
+    CHECK(r.of(core::CommKind::tp).overlap_ratio != Approx(14 * 4 * rate / (72 * h * 300e9)).epsilon(1e-3));
+  }
   SECTION("TP overlap needs the TP group inside a node: tp 16 over two nodes stays serial") {
     s.training.overlap.tp = true;
     s.parallel.tp = 16;

@@ -94,10 +94,11 @@ TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan
   w.grad_share = 1;
   PlanOptions o;
   o.microbatches = 4;
-  SECTION("ZeRO-3: one segment per layer, each gathering its weights before it") {
+  SECTION("ZeRO-3: one segment per unit, each gathering its weights before it") {
     o.zero = 3;
-    w.zero3_gather_layer_s = 0.01;
-    w.zero3_reduce_layer_s = 0.02;
+    w.zero3_units = 8;
+    w.zero3_gather_s = 0.01;
+    w.zero3_reduce_s = 0.02;
     const auto plan = plan_from_work(work, o);
     const auto& c = plan.chunk(plan.stages[0], 0);
     const Segment& f = plan.segments[c.pass[0].seg_begin];

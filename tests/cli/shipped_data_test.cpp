@@ -245,7 +245,8 @@ TEST_CASE("shipped data: a dataset record carries the published figures", "[data
   REQUIRE(z.scenario.has_value());
   CHECK(z.scenario->parallel.zero == 3);
   CHECK(z.scenario->parallel.dp == 640);
-  CHECK(z.scenario->training.framework == "deepspeed");
+  CHECK(z.scenario->training.framework == "deepspeed-0.3");  // the ZeRO-3 of spring 2021
+  CHECK(z.scenario->parallel.sharding.sync);
   CHECK(*z.measured.tflops_per_gpu == Approx(138).epsilon(1e-12));
   // llm-foundry MPT-7B on 8 A100 at 64K context: step = 16 x 65536 tokens / 8108 tokens/s = 129.3261 s
   const auto& f = find("llmfoundry_mpt7b_a100_80gb_amp_bf16_seq65536_8gpu");

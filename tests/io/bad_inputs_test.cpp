@@ -303,7 +303,8 @@ const Case kCases[] = {
      "  ^"},
     {"scenario_framework_unknown.yaml",
      "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
-     "megatron-core-0.8, nemo-24.07, deepspeed, pytorch-fsdp, llm-foundry, got \"megatron-core-08\"; did you mean "
+     "megatron-core-0.8, nemo-24.07, megatron-core-0.8-distopt, megatron-fsdp, deepspeed, deepspeed-0.3, "
+     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, got \"megatron-core-08\"; did you mean "
      "'megatron-core-0.8'?\n"
      "  framework: megatron-core-08\n"
      "             ^"},
@@ -383,6 +384,38 @@ const Case kCases[] = {
      "{data}/bad/scenario_seq_len_positions.yaml:4:12: error: seq_len 4096 exceeds the model's learned positions (max_seq_len 2048)\n"
      "training: {seq_len: 4096, global_batch: 8}\n"
      "           ^"},
+    {"scenario_sharding_not_map.yaml",
+     "{data}/bad/scenario_sharding_not_map.yaml:4:31: error: parallel.sharding must be a mapping, got \"2\"\n"
+     "parallel: {zero: 3, sharding: 2}\n"
+     "                              ^"},
+    {"scenario_sharding_overhead_negative.yaml",
+     "{data}/bad/scenario_sharding_overhead_negative.yaml:4:54: error: parallel.sharding.overhead_per_rank_us must be a non-negative number, got \"-1\"\n"
+     "parallel: {zero: 3, sharding: {overhead_per_rank_us: -1}}\n"
+     "                                                     ^"},
+    {"scenario_sharding_prefetch_units.yaml",
+     "{data}/bad/scenario_sharding_prefetch_units.yaml:4:48: error: parallel.sharding.prefetch_units must be at most 64, got \"65\"\n"
+     "parallel: {zero: 3, sharding: {prefetch_units: 65}}\n"
+     "                                               ^"},
+    {"scenario_sharding_reduce_dtype.yaml",
+     "{data}/bad/scenario_sharding_reduce_dtype.yaml:4:46: error: parallel.sharding.reduce_dtype must be one of fp32, bf16, fp16, got \"fp8\"; did you mean 'fp32'?\n"
+     "parallel: {zero: 3, sharding: {reduce_dtype: fp8}}\n"
+     "                                             ^"},
+    {"scenario_sharding_shard_ranks.yaml",
+     "{data}/bad/scenario_sharding_shard_ranks.yaml:4:32: error: shard_ranks 3 must divide dp*cp = 8 (each shard group is replicated dp*cp/shard_ranks times)\n"
+     "parallel: {zero: 3, sharding: {shard_ranks: 3}}\n"
+     "                               ^"},
+    {"scenario_sharding_sync_not_bool.yaml",
+     "{data}/bad/scenario_sharding_sync_not_bool.yaml:4:38: error: parallel.sharding.sync must be true or false, got \"yes\"\n"
+     "parallel: {zero: 3, sharding: {sync: yes}}\n"
+     "                                     ^"},
+    {"scenario_sharding_unit_layers.yaml",
+     "{data}/bad/scenario_sharding_unit_layers.yaml:4:45: error: parallel.sharding.unit_layers must be a positive number, got \"0\"\n"
+     "parallel: {zero: 3, sharding: {unit_layers: 0}}\n"
+     "                                            ^"},
+    {"scenario_sharding_unknown_key.yaml",
+     "{data}/bad/scenario_sharding_unknown_key.yaml:4:32: error: unknown key 'unit_layer' in parallel.sharding; did you mean 'unit_layers'?\n"
+     "parallel: {zero: 3, sharding: {unit_layer: 2}}\n"
+     "                               ^"},
     {"scenario_stage_layers_bad.yaml",
      "{data}/bad/scenario_stage_layers_bad.yaml:4:37: error: parallel.stage_layers[1] must be a positive integer, got \"two\"\n"
      "parallel: {pp: 2, stage_layers: [2, two]}\n"

@@ -75,7 +75,13 @@ TEST_CASE("io: an explicit value always wins over the framework's", "[io][framew
     CHECK(s.training.overlap.dp);                        // --set, not DeepSpeed's overlap_comm false
     CHECK(s.training.dp_bucket_params == Approx(5e8));  // DeepSpeed's reduce_bucket_size
     CHECK(s.training.from_framework ==
-          std::vector<std::string>{"parallel.zero", "training.overlap.zero3_prefetch", "training.dp_bucket_params"});
+          std::vector<std::string>{"parallel.zero", "parallel.sharding.unit_layers",
+                                   "parallel.sharding.regather_on_recompute", "parallel.sharding.reduce_dtype",
+                                   "parallel.sharding.max_live_params", "training.overlap.zero3_prefetch",
+                                   "training.dp_bucket_params"});
+    CHECK(s.parallel.sharding.unit_layers == Approx(0.25));  // a fetch per submodule, four a GPT layer
+    CHECK(s.parallel.sharding.reduce_bytes == 2);           // the model's 16 bits
+    CHECK(s.parallel.sharding.max_live_params == Approx(1e9));
   }
   SECTION("a null value is unset") {
     const auto s = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-lm-2021\n  recompute: ~\n");

@@ -230,6 +230,52 @@ TEST_CASE("io: a scenario's optional keys take their documented defaults", "[io]
   CHECK_FALSE(t.overlap.tp);
   CHECK(t.overlap.pp);
   CHECK(t.overlap.zero3_prefetch);
+  // parallel.sharding: FSDP FULL_SHARD with a block per unit, fp32 gradients, one unit ahead
+  const auto& z = p.sharding;
+  CHECK(z.unit_layers == 1);
+  CHECK(z.reshard_after_forward);
+  CHECK_FALSE(z.regather_on_recompute);
+  CHECK(z.reduce_bytes == 4);
+  CHECK(z.prefetch_units == 1);
+  CHECK(z.backward_prefetch);
+  CHECK(z.max_live_params == 0);
+  CHECK_FALSE(z.sync);
+  CHECK(z.overhead_s == 0);
+  CHECK(z.overhead_per_rank_s == 0);
+  CHECK(z.shard_ranks == 0);
+}
+
+TEST_CASE("io: every parallel.sharding key is read, the host overheads in seconds", "[io][scenario]") {
+  auto s = io::load_scenario_from_string(scenario(R"(
+cluster: {gpus: 8}
+parallel:
+  zero: 3
+  sharding:
+    unit_layers: 0.25
+    reshard_after_forward: false
+    regather_on_recompute: true
+    reduce_dtype: bf16
+    prefetch_units: 3
+    backward_prefetch: false
+    max_live_params: 1e9
+    sync: true
+    overhead_us: 130
+    overhead_per_rank_us: 31.25
+    shard_ranks: 4
+training: {seq_len: 512, global_batch: 8}
+)"), "in.yaml");
+  const auto& z = s.parallel.sharding;
+  CHECK(z.unit_layers == 0.25);
+  CHECK_FALSE(z.reshard_after_forward);
+  CHECK(z.regather_on_recompute);
+  CHECK(z.reduce_bytes == 2);
+  CHECK(z.prefetch_units == 3);
+  CHECK_FALSE(z.backward_prefetch);
+  CHECK(z.max_live_params == 1e9);
+  CHECK(z.sync);
+  CHECK(z.overhead_s == Approx(130e-6).epsilon(1e-12));
+  CHECK(z.overhead_per_rank_s == Approx(31.25e-6).epsilon(1e-12));
+  CHECK(z.shard_ranks == 4);
 }
 
 TEST_CASE("io: every scenario key is read", "[io][scenario]") {

@@ -61,9 +61,32 @@ TEST_CASE("io: the evaluate JSON has interface.md's keys and values", "[io][repo
     CHECK(j["time"]["exposed_comm_s"].contains(k));
     CHECK(j["communication"]["bytes_per_gpu"].contains(k));
   }
-  for (auto k : {"tp", "pp", "dp", "zero3"}) CHECK(j["communication"]["overlap_ratio"].contains(k));
+  for (auto k : {"tp", "cp", "ep", "pp", "dp", "zero3", "zero3_backward"})
+    CHECK(j["communication"]["overlap_ratio"].contains(k));
+  CHECK(j["communication"]["zero3_verdict"] == "");  // no ZeRO-3 in the sample
   for (auto k : {"tokens_per_s", "tflops_per_gpu", "mfu", "hfu"}) CHECK(j["throughput"].contains(k));
   CHECK(j["throughput"]["mfu"].get<double>() == 0.42);
+}
+
+TEST_CASE("io: ZeRO-3's per-unit overlap ratios and verdict in the table and the JSON", "[io][report]") {
+  auto r = sample();
+  r.scenario.parallel.zero = 3;
+  r.of(core::CommKind::cp).overlap_ratio = 0.6;
+  r.zero3_overlap_ratio = 0.35;    // the unit's gather over its forward: can hide
+  r.zero3_backward_ratio = 1.25;   // its collectives over its backward: cannot all hide
+  r.zero3_prefetch = true;
+  r.zero3_backward_prefetch = true;
+  const std::string verdict = "forward hidden, backward partly exposed (ratio above 1)";
+  CHECK(core::zero3_verdict(r) == verdict);
+  auto j = nlohmann::json::parse(io::report_json(r));
+  CHECK(j["communication"]["overlap_ratio"]["zero3"].get<double>() == 0.35);
+  CHECK(j["communication"]["overlap_ratio"]["zero3_backward"].get<double>() == 1.25);
+  CHECK(j["communication"]["overlap_ratio"]["cp"].get<double>() == 0.6);
+  CHECK(j["communication"]["zero3_verdict"] == verdict);
+  CHECK(io::report_table(r).find("  ZeRO-3 per unit: all-gather / forward 0.35, collectives / backward 1.25: " +
+                                 verdict + "\n") != std::string::npos);
+  r.zero3_prefetch = false;  // no prefetch: each unit waits for its gather whatever the ratio
+  CHECK(core::zero3_verdict(r) == "forward exposed (no prefetch), backward partly exposed (ratio above 1)");
 }
 
 TEST_CASE("io: CSV header and row have the same columns", "[io][report]") {

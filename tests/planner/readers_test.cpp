@@ -116,6 +116,52 @@ TEST_CASE("plan: the three readers of a hand-made plan agree where nothing overl
   }
 }
 
+TEST_CASE("plan: the three readers of ZeRO-3's units", "[plan][readers][zero3]") {
+  // One stage, m = 1, 4 units: F 0.25 s and B 0.5 s a unit, gather 0.2 s, reduce-scatter 0.1 s
+  // on one link (analytic zero3_test.cpp derives the closed forms by hand).
+  analytic::StepWork w;
+  w.stages.resize(1);
+  w.chunks.resize(1);
+  analytic::ChunkWork& c = w.chunks[0];
+  c.layers = 4, c.forward_s = 1.0, c.backward_input_s = 2.0, c.grad_share = 1;
+  c.zero3_units = 4, c.zero3_unit_params = 1e6, c.zero3_gather_s = 0.2, c.zero3_reduce_s = 0.1;
+  analytic::PlanOptions o;
+  o.zero = 3;
+  auto check = [&](const analytic::StepPlan& plan, double expected) {
+    const double sim = simulated(plan);
+    CHECK(sim == Approx(expected).epsilon(1e-12));
+    CHECK(analytic::analytic_timing(plan).step_s == Approx(expected).epsilon(1e-12));
+    CHECK(planner::step_lower_bound(plan) <= sim * (1 + 1e-12));
+  };
+  SECTION("prefetch one unit ahead: the first gather and the last reduce-scatter show, 3.3 s") {
+    check(analytic::plan_from_work(w, o), 3.3);
+  }
+  SECTION("no prefetch: 5.0 s") {
+    o.zero3_prefetch = false;
+    check(analytic::plan_from_work(w, o), 5.0);
+  }
+  SECTION("two units ahead: the same 3.3 s while every gather is shorter than a unit's compute") {
+    o.sharding.prefetch_units = 2;
+    check(analytic::plan_from_work(w, o), 3.3);
+  }
+  SECTION("synchronised collectives: every gather and reduce-scatter in line, 5.0 s") {
+    // F 4 x (0.2 + 0.25); B 4 x (0.2 + 0.5 + 0.1), the gather beside the previous reduce-scatter
+    // on their shared link ending together with it: 1.8 + 0.7 + 3 x 0.8 + 0.1 = 5.0
+    o.sharding.sync = true;
+    check(analytic::plan_from_work(w, o), 5.0);
+  }
+  SECTION("hybrid sharding: the replica all-reduce on the network after each reduce-scatter") {
+    // 0.05 s a unit on the other link: hidden behind the backward but the last, 3.35 s
+    c.zero3_replica_s = 0.05;
+    o.groups[static_cast<int>(GroupId::replica)].scope = core::Scope::inter;
+    const auto plan = analytic::plan_from_work(w, o);
+    const double sim = simulated(plan);
+    CHECK(sim == Approx(3.35).epsilon(1e-12));
+    CHECK(analytic::analytic_timing(plan).step_s == Approx(3.35).epsilon(1e-12));
+    CHECK(planner::step_lower_bound(plan) <= sim * (1 + 1e-12));
+  }
+}
+
 TEST_CASE("plan: the analytic engine equals the scheduler on real layouts where nothing overlaps",
           "[plan][readers]") {
   // No pipeline (no bubble to approximate), no overlap switch on, no context parallelism (ring
@@ -124,13 +170,18 @@ TEST_CASE("plan: the analytic engine equals the scheduler on real layouts where 
   core::Scenario base = testing::gpt3_1024();
   base.training.global_batch = 256;
   base.training.overlap = core::Overlap{false, false, false, false};
+  // ZeRO-3 with synchronised collectives (DeepSpeed 0.3) runs every gather and reduce-scatter in
+  // line with the compute: serial too.
   for (int tp : {1, 2, 4, 8})
-    for (int zero : {0, 1, 2}) {
+    for (int zero : {0, 1, 2, 3}) {
       core::Scenario s = base;
       s.parallel.tp = tp;
       s.parallel.pp = 1;
       s.parallel.dp = s.gpus / tp;
       s.parallel.zero = zero;
+      s.parallel.sharding.sync = true;
+      s.parallel.sharding.unit_layers = 0.25;
+      s.parallel.sharding.overhead_per_rank_s = 1e-5;
       s.parallel.sequence_parallel = tp > 1;
       s.training.global_batch = s.parallel.dp;  // one micro-batch each
       REQUIRE(core::check(s).empty());
@@ -170,6 +221,20 @@ TEST_CASE("plan: the bound never exceeds the simulated step over sampled layouts
     s.training.global_batch = p.dp * s.training.micro_batch * pick({4, 8, 16});
     s.training.recompute = static_cast<core::Recompute>(pick({0, 1, 2}));
     s.training.overlap = core::Overlap{coin(), coin(), coin(), coin()};
+    if (p.zero == 3) {  // the ways ZeRO-3 / FSDP frameworks run
+      auto& z = p.sharding;
+      z.unit_layers = pick({1, 1, 2, 4}) / static_cast<double>(pick({1, 4}));
+      z.reshard_after_forward = coin();
+      z.regather_on_recompute = coin();
+      z.reduce_bytes = pick({2, 4});
+      z.prefetch_units = pick({1, 2, 3});
+      z.backward_prefetch = coin();
+      z.max_live_params = coin() ? 0.0 : 2e8;
+      z.sync = pick({0, 0, 1}) == 1;
+      z.overhead_s = coin() ? 1e-4 : 0.0;
+      z.overhead_per_rank_s = coin() ? 1e-5 : 0.0;
+      z.shard_ranks = coin() ? 0 : pick({2, 4, 8});
+    }
     s.hardware.gpu.sms = coin() ? 108 : 0;
     s.hardware.gpu.comm_sms = s.hardware.gpu.sms ? 16 : 0;
     if (!core::check(s).empty()) continue;
@@ -178,7 +243,8 @@ TEST_CASE("plan: the bound never exceeds the simulated step over sampled layouts
     const double bound = planner::step_lower_bound(plan);
     INFO("tp " << p.tp << " pp " << p.pp << " cp " << p.cp << " vpp " << p.vpp << " zero " << p.zero
                << " schedule " << static_cast<int>(p.schedule) << " mb " << s.training.micro_batch
-               << " m " << plan.shape.m);
+               << " m " << plan.shape.m << " unit " << p.sharding.unit_layers << " shard "
+               << p.sharding.shard_ranks << " sync " << p.sharding.sync);
     CHECK(bound <= sim * (1 + 1e-9));
     CHECK(bound > 0);
     ++checked;

@@ -194,3 +194,40 @@ TEST_CASE("planner: divisors lists every divisor in increasing order", "[planner
   CHECK(d.size() == 23);
   CHECK(d.back() == 1 << 22);
 }
+
+TEST_CASE("planner: ZeRO-3 layouts spanning nodes get a hybrid-sharding twin", "[planner][space][zero3]") {
+  // 32 GPUs, 8 a node, ZeRO-3 only, one micro-batch and recompute mode: every layout whose dp*cp
+  // (= 32 / (tp*pp)) spans more than a node, 16 or 32 ranks, also runs sharded within a node
+  // (shard_ranks 8) and replicated across; the others have no twin.
+  const auto s = test::tiny(32);
+  auto b = test::degrees_only();
+  b.zero = {3};
+  const Space space(s, b);
+  CHECK(space.shard_ranks() == std::vector<int>{0, 8});
+  std::uint64_t full = 0, hybrid = 0, spanning = 0;
+  for (std::uint64_t i = 0; i < space.size(); ++i) {
+    const auto c = space.at(i);
+    if (!c) continue;
+    (c->shard_ranks > 0 ? hybrid : full) += 1;
+    if (c->shard_ranks == 0 && c->dp * c->cp > 8) ++spanning;
+    if (c->shard_ranks > 0) {
+      CHECK(c->shard_ranks == 8);
+      CHECK(c->dp * c->cp % 8 == 0);
+      CHECK(label(*c).find(" zero3 hsdp8 ") != std::string::npos);
+      core::Scenario x = s;
+      apply(*c, x);
+      CHECK(x.parallel.sharding.shard_ranks == 8);
+      CHECK(space.locate(x).candidate->index == i);
+    }
+  }
+  CHECK(hybrid == spanning);
+  CHECK(hybrid > 0);
+  SECTION("pinned to full sharding, the twins are gone") {
+    b.shard_ranks = {0};
+    CHECK(Space(s, b).count_candidates() == full);
+  }
+  SECTION("without ZeRO-3 in the space there is nothing to twin") {
+    b.zero = {0, 1, 2};
+    CHECK(Space(s, b).shard_ranks() == std::vector<int>{0});
+  }
+}

@@ -17,7 +17,7 @@ struct HandStage {
   double ep_forward_s = 0, ep_backward_s = 0, ep_bytes = 0;
   double p2p_s = 0, p2p_bytes = 0;
   double grad_bytes = 0, dp_reduce_s = 0, dp_gather_s = 0;
-  double zero3_gather_layer_s = 0, zero3_reduce_layer_s = 0;
+  double zero3_gather_s = 0, zero3_reduce_s = 0;  // per layer: a sharding unit per layer
   double optimizer_s = 0;
 };
 struct HandWork {
@@ -47,7 +47,8 @@ inline analytic::PlanOptions with(core::Schedule s) {
   o.schedule = s;
   using analytic::GroupId;
   for (GroupId g : {GroupId::tp, GroupId::cp, GroupId::ep}) o.groups[static_cast<int>(g)].scope = core::Scope::intra;
-  for (GroupId g : {GroupId::dp, GroupId::pp}) o.groups[static_cast<int>(g)].scope = core::Scope::inter;
+  for (GroupId g : {GroupId::dp, GroupId::pp, GroupId::shard, GroupId::replica})
+    o.groups[static_cast<int>(g)].scope = core::Scope::inter;
   return o;
 }
 
@@ -71,7 +72,8 @@ inline analytic::StepWork work_of(const HandWork& c) {
       x.tp_forward_s = f * h.tp_forward_s, x.tp_backward_s = f * h.tp_backward_s, x.tp_bytes = f * h.tp_bytes;
       x.cp_forward_s = f * h.cp_forward_s, x.cp_backward_s = f * h.cp_backward_s, x.cp_bytes = f * h.cp_bytes;
       x.ep_forward_s = f * h.ep_forward_s, x.ep_backward_s = f * h.ep_backward_s, x.ep_bytes = f * h.ep_bytes;
-      x.zero3_gather_layer_s = h.zero3_gather_layer_s, x.zero3_reduce_layer_s = h.zero3_reduce_layer_s;
+      x.zero3_gather_s = h.zero3_gather_s, x.zero3_reduce_s = h.zero3_reduce_s;
+      if (h.zero3_gather_s > 0 || h.zero3_reduce_s > 0) x.zero3_units = x.layers;
       x.grad_share = f;
     }
   for (const HandStage& h : c.stages) {

@@ -46,6 +46,25 @@ TEST_CASE("validation: the Korthikanti Table 5 records stay within 5%", "[valida
   CHECK(100 * k.mape <= 5.0);  // the validation issue's target
 }
 
+TEST_CASE("validation: the ZeRO-3 and FSDP records stay within 10%", "[validation][regression]") {
+  // issue 14's target: DeepSpeed ZeRO-3 (Narayanan Table 2) and llm-foundry FSDP, 11 records
+  const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/dataset.yaml");
+  const auto summary = validation::validate(records);
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].scenario || records[i].scenario->parallel.zero != 3) continue;
+    const auto& r = summary.records[i];
+    REQUIRE(r.name == records[i].name);
+    REQUIRE(r.step_s.complete());
+    INFO(r.name << " " << 100 * r.step_s.error() << "%");
+    sum += std::abs(r.step_s.error());
+    ++n;
+  }
+  CHECK(n == 11);
+  CHECK(100 * sum / n <= 10.0);
+}
+
 TEST_CASE("validation: step time recovered from TFLOP/s uses the source's convention", "[validation]") {
   core::Scenario s;
   s.model.layers = 96;
@@ -121,7 +140,7 @@ TEST_CASE("validation: with its kernel tables the H100 records meet the kernel i
   const auto held = validation::validate(holdout);
   const auto& h100 = held.step_by_gpu.at("H100-SXM5-80GB");
   INFO("H100 holdout step-time MAPE " << 100 * h100.mape << "% over " << h100.count);
-  CHECK(h100.count == 10);
+  CHECK(h100.count >= 10);  // the H100 holdout records of the shipped dataset (12 today)
   CHECK(h100.mape <= 0.08);
   // no size bias: each size bucket's mean signed error within +-8%
   for (const char* bucket : {"<10B", "10-100B", ">100B"}) {

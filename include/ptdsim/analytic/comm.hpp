@@ -12,6 +12,10 @@ Group grad_group(const core::Scenario& s, bool expert = false);
 // Two neighbouring pipeline ranks: a 2-rank group of the pp group's scope, which pipeline sends
 // run over.
 Group pp_hop_group(const core::Scenario& s);
+// ZeRO-3's groups for dense parameters: the shard group its all-gathers and reduce-scatters span
+// (dp*cp, or parallel.sharding.shard_ranks of them under hybrid sharding) and, with `replica`, the
+// group across the shard groups' copies (one rank when nothing is replicated).
+Group sharding_group(const core::Scenario& s, bool replica);
 
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {

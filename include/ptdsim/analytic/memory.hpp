@@ -1,6 +1,7 @@
 #pragma once
 #include <vector>
 
+#include "ptdsim/analytic/params.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/units.hpp"
@@ -38,6 +39,9 @@ double korthikanti_params_and_optimizer_bytes(const core::Scenario& s);
 
 // The largest of stage_memory(s)'s totals: what a GPU must hold under the schedule's closed form.
 double peak_memory_bytes(const core::Scenario& s);
+// ZeRO-3's communication buffers on one GPU of a stage holding `layers`: the gathered units in
+// flight, one unit's unsharded gradient, the framework's reduce bucket.
+double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers);
 
 // Every pipeline stage's memory on one of its GPUs. `in_flight` (one per stage) replaces the
 // schedule's closed-form in-flight counts when an engine measured them (the scheduler does).

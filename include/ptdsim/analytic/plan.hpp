@@ -47,9 +47,10 @@ enum class Overlap : std::uint8_t {
   after,
 };
 
-// The communication groups of a step (PlanComm::group).
-enum class GroupId : std::uint8_t { tp, cp, ep, dp, pp };
-inline constexpr int kGroupCount = 5;
+// The communication groups of a step (PlanComm::group). ZeRO-3 gathers and reduce-scatters over
+// `shard` (dp*cp, or the shard group of hybrid sharding) and all-reduces across `replica`.
+enum class GroupId : std::uint8_t { tp, cp, ep, dp, pp, shard, replica };
+inline constexpr int kGroupCount = 7;
 
 struct PlanComm {
   CommTask task = CommTask::tp;
@@ -59,8 +60,13 @@ struct PlanComm {
   double time_s = 0;      // alone on its link: alpha + bytes * bus_factor / busbw
   double sent_bytes = 0;  // bytes one GPU sends (the report's volume)
   double window_s = 0;    // beside, window, prefetch: the compute it may hide behind
-  int depth = 0;          // prefetch: issued after the compute this many segments back
+  // prefetch: how many segments ahead it may be issued. 0: once the previous segment's compute is
+  // done (no prefetch); d: once the compute d+1 segments back is done, so d gathers run ahead.
+  int depth = 0;
 };
+inline constexpr int kMaxPrefetchDepth = 64;
+// A layer is cut into at most this many sharding units (a layer has a few dozen weight tensors).
+inline constexpr int kMaxUnitsPerLayer = 64;
 
 // `repeat` identical segments in a row: each computes `compute_s` and carries the collectives
 // comms[comm_begin, comm_begin + comm_count) of StepPlan::comms, in order.
@@ -141,9 +147,14 @@ struct ChunkWork {  // one virtual stage, per micro-batch
   double tp_forward_s = 0, tp_backward_s = 0, tp_bytes = 0;  // bytes: sent, forward + backward
   double cp_forward_s = 0, cp_backward_s = 0, cp_bytes = 0;
   double ep_forward_s = 0, ep_backward_s = 0, ep_bytes = 0;
-  // ZeRO-3, per layer and pass: all-gather of one layer's weights, reduce-scatter of its gradients
-  double zero3_gather_layer_s = 0, zero3_reduce_layer_s = 0;
-  double zero3_gather_bytes = 0, zero3_reduce_bytes = 0;
+  // ZeRO-3 per sharding unit (parallel.sharding.unit_layers): the all-gather of one unit's 16-bit
+  // weights, the reduce-scatter of its gradients in the reduce dtype and, with hybrid sharding, the
+  // all-reduce of that shard across the replicas; each includes the framework's host overhead.
+  int zero3_units = 0;            // units in this virtual stage (0: not ZeRO-3)
+  double zero3_unit_params = 0;   // parameters of one unit on one GPU before sharding
+  double zero3_gather_s = 0, zero3_gather_bytes = 0;
+  double zero3_reduce_s = 0, zero3_reduce_bytes = 0;
+  double zero3_replica_s = 0, zero3_replica_bytes = 0;
   double grad_share = 0;  // of its rank's gradients (the DP buckets its last backward reduces)
 };
 struct StageWork {  // one pipeline rank, once per step
@@ -169,10 +180,23 @@ struct PlanOptions {
   bool overlap_pp = true;
   bool overlap_dp = true;   // gradient buckets reduced as soon as the last backward made them
   bool zero3_prefetch = true;
+  core::Sharding sharding;          // how the framework runs ZeRO-3 (zero == 3)
+  bool recompute_full = false;      // full recomputation: the backward recomputes each unit's forward
   double comm_share = 0;
   double dp_bucket_bytes = 40e6 * 4;  // Megatron-LM's DDP bucket: 40M fp32 gradients
   std::array<Group, kGroupCount> groups{};
 };
+
+// ZeRO-3's rule for one pass of a sharding unit of `unit_params` parameters (on one GPU, before
+// sharding): how many all-gathers it needs before it runs and how many units ahead they may be
+// issued (docs/analytic.md "ZeRO-3 and FSDP"). The planner and the memory of the units in flight
+// (memory.cpp) both read it.
+struct Zero3Pass {
+  int gathers = 0;
+  int depth = 0;
+};
+Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
+                     double unit_params);
 
 StepWork step_work(const core::Scenario& s);
 PlanOptions plan_options(const core::Scenario& s);

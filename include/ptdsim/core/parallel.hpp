@@ -8,6 +8,25 @@ namespace ptdsim::core {
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
 enum class Recompute { none, selective, full };
 
+// How a ZeRO-3 / FSDP framework runs its sharded parameters (docs/inputs.md "parallel.sharding";
+// the framework rows of frameworks.cpp set them). Read only when zero == 3.
+struct Sharding {
+  // Transformer layers per sharding unit: the unit is gathered before its compute and its gradients
+  // reduce-scattered after it. FSDP wraps one block per unit (1); below 1 a layer holds several
+  // units (DeepSpeed ZeRO-3 fetches each submodule's weights on its own: 0.25 for a GPT layer's four).
+  double unit_layers = 1;
+  bool reshard_after_forward = true;   // false: kept gathered from forward to backward (SHARD_GRAD_OP, ZeRO++)
+  bool regather_on_recompute = false;  // recomputing a unit's forward gathers it once more
+  int reduce_bytes = 4;                // gradient reduce-scatter dtype: 4 fp32, 2 bf16/fp16
+  int prefetch_units = 1;              // gathers issued at most this many units ahead
+  bool backward_prefetch = true;       // the backward prefetches too (FSDP BACKWARD_PRE)
+  double max_live_params = 0;          // no prefetch beyond this many gathered parameters (0: no limit)
+  bool sync = false;                   // a device synchronize around every collective: nothing overlaps
+  double overhead_s = 0;               // host time per collective call
+  double overhead_per_rank_s = 0;      // host time per collective call and rank of its group
+  int shard_ranks = 0;                 // hybrid sharding: ranks of a shard group (0: all of dp*cp)
+};
+
 // The parallel dimensions, in the order a placement string names them.
 enum class Dim { tp, cp, ep, dp, pp };
 inline constexpr int kDimCount = 5;
@@ -33,6 +52,7 @@ struct ParallelSpec {
   int last_stage_layers = 0;
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  Sharding sharding;
 };
 
 }  // namespace ptdsim::core

@@ -129,7 +129,12 @@ struct Report {
   double stage_forward_s = 0;   // per micro-batch, the slowest stage
   double stage_backward_s = 0;
   std::array<CommStats, kCommKindCount> comm{};
+  // ZeRO-3, one sharding unit (0 without ZeRO-3): t_comm / t_compute of its forward (its all-gather
+  // over its forward compute, the seed notes' condition) and of its backward (its gathers, reduce-
+  // scatter and replica all-reduce over its backward compute); whether gathers are issued ahead
   double zero3_overlap_ratio = 0;
+  double zero3_backward_ratio = 0;
+  bool zero3_prefetch = false, zero3_backward_prefetch = false;
   std::vector<BoundPart> bounded_by;  // what set the pace, largest first (names.hpp: describe)
 
   // throughput
@@ -146,5 +151,9 @@ struct Report {
   const CommStats& of(CommKind k) const { return comm[static_cast<int>(k)]; }
   CommStats& of(CommKind k) { return comm[static_cast<int>(k)]; }
 };
+
+// ZeRO-3's per-unit overlap in words ("" without ZeRO-3), forward and backward: hidden (gathers
+// issued ahead and the ratio at most 1), partly exposed (ratio above 1) or exposed (no prefetch).
+std::string zero3_verdict(const Report& r);
 
 }  // namespace ptdsim::core

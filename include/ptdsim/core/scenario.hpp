@@ -27,7 +27,8 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::adam;
   Overlap overlap;
   // Gradient bucket of data-parallel reduction, in parameters (elements); 0: Megatron's rule,
-  // max(40M, 1M * dp). DeepSpeed's reduce_bucket_size is 5e8. Not yet read by the engines.
+  // max(40M, 1M * dp). DeepSpeed's reduce_bucket_size is 5e8. Read by ZeRO-3's memory (DeepSpeed's
+  // contiguous reduce bucket); the ZeRO-0/1/2 bucket count follows Megatron's rule.
   double dp_bucket_params = 0;
   // The framework whose documented defaults filled the keys the scenario left unset
   // (core/framework.hpp), "" for none, and those keys' dotted paths in file order.

@@ -17,6 +17,9 @@ namespace ptdsim::planner {
 // still intersected with the structural rules (tp divides heads, degrees divide the GPU count).
 struct SearchSpace {
   std::vector<int> tp, pp, cp, ep, vpp, micro_batch, zero;
+  // ZeRO-3's shard group: 0 all of dp*cp; gpus_per_node the hybrid variant (shard within a node,
+  // replicate across), which the space adds for ZeRO-3 layouts whose dp*cp spans several nodes
+  std::vector<int> shard_ranks;
   std::vector<int> dp;  // a filter: dp is derived as gpus / (tp*pp*cp)
   std::vector<core::Recompute> recompute;
   std::vector<bool> sequence_parallel;
@@ -36,6 +39,7 @@ struct Candidate {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
   int micro_batch = 1;
   int zero = 0;
+  int shard_ranks = 0;  // ZeRO-3 hybrid sharding: the shard group (0: all of dp*cp)
   core::Recompute recompute = core::Recompute::selective;
   bool sequence_parallel = false;
   core::Schedule schedule = core::Schedule::one_f_one_b;
@@ -48,7 +52,7 @@ void apply(const Candidate& c, core::Scenario& s);
 
 // The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.
 // Dimensions, most significant digit first: tp, pp, cp, ep, pipeline (schedule with its vpp),
-// micro_batch, zero, recompute, sequence_parallel. Index i decodes to digits by repeated
+// micro_batch, zero, recompute, sequence_parallel, shard_ranks. Index i decodes to digits by repeated
 // division, so any index range is a chunk of work with no shared state.
 class Space {
  public:
@@ -73,6 +77,7 @@ class Space {
   const std::vector<int>& zero() const { return zero_; }
   const std::vector<core::Recompute>& recompute() const { return recompute_; }
   const std::vector<bool>& sequence_parallel() const { return sequence_parallel_; }
+  const std::vector<int>& shard_ranks() const { return shard_ranks_; }
 
   // The number of candidates (indices for which at() has a value); walks the whole space.
   std::uint64_t count_candidates() const;
@@ -90,7 +95,8 @@ class Space {
 
  private:
   int gpus_ = 0;
-  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, dp_filter_;
+  int gpus_per_node_ = 1;
+  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, dp_filter_, shard_ranks_;
   std::vector<std::pair<core::Schedule, int>> pipeline_;
   std::vector<core::Recompute> recompute_;
   std::vector<bool> sequence_parallel_;
@@ -100,7 +106,7 @@ class Space {
 
 // Pins the dimensions a user set explicitly (`--set parallel.zero=1`): each key that names a
 // dimension of the space (parallel.tp, .pp, .dp, .cp, .ep, .vpp, .zero, .sequence_parallel,
-// .schedule, training.micro_batch, training.recompute) fixes that dimension to the value `s`
+// .schedule, .sharding.shard_ranks, training.micro_batch, training.recompute) fixes that dimension to the value `s`
 // holds. Other keys only change the base scenario. Returns the keys that pinned something.
 std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vector<std::string>& keys,
                                         SearchSpace& bounds);

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <string>
 #include <variant>
 
@@ -31,6 +32,10 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("parallel.global_batch", Value{static_cast<long long>(t.global_batch)});
   f("parallel.num_microbatches", Value{static_cast<long long>(s.num_microbatches())});
   f("parallel.zero", Value{static_cast<long long>(p.zero)});
+  // ZeRO-3's shard group: dp*cp, or a hybrid shard group's ranks (0 below ZeRO-3)
+  f("parallel.shard_ranks", Value{static_cast<long long>(
+                                p.zero < 3 ? 0 : p.sharding.shard_ranks > 0 ? std::min(p.sharding.shard_ranks, p.dp * p.cp)
+                                                                            : p.dp * p.cp)});
   f("parallel.recompute", Value{std::string(core::name(t.recompute))});
   f("parallel.sequence_parallel", Value{p.sequence_parallel});
   f("parallel.schedule", Value{std::string(core::name(p.schedule))});
@@ -63,10 +68,11 @@ void visit_scalars(const core::Report& r, F&& f) {
     f(std::string("communication.bytes_per_gpu.") + core::kCommKindNames[k], Value{r.comm[k].bytes});
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("communication.time_s.") + core::kCommKindNames[k], Value{r.comm[k].time_s});
-  for (auto k : {core::CommKind::tp, core::CommKind::pp, core::CommKind::dp})
-    f(std::string("communication.overlap_ratio.") + core::kCommKindNames[static_cast<int>(k)],
-      Value{r.of(k).overlap_ratio});
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    f(std::string("communication.overlap_ratio.") + core::kCommKindNames[k], Value{r.comm[k].overlap_ratio});
   f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
+  f("communication.overlap_ratio.zero3_backward", Value{r.zero3_backward_ratio});
+  f("communication.zero3_verdict", Value{core::zero3_verdict(r)});
   f("training.framework", Value{t.framework});
   for (int k = 0; k < core::kOperatorKindCount; ++k)
     f(std::string("compute.share.") + std::string(core::name(static_cast<core::OperatorKind>(k))),

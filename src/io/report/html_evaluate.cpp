@@ -382,6 +382,9 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.raw(comm_table(r));
   page.note("overlap ratio = t_comm / t_compute of the work it may hide behind (below 1 it can hide); "
             "exposed = its time on the critical path.");
+  if (const std::string z = core::zero3_verdict(r); !z.empty())
+    page.note(fmt::format("ZeRO-3 per unit: all-gather / forward {:.2f}, collectives / backward {:.2f}: {}.",
+                          r.zero3_overlap_ratio, r.zero3_backward_ratio, z));
   return page.str();
 }
 

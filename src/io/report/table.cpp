@@ -120,6 +120,9 @@ void comm_section(std::string& out, const core::Report& r) {
                        bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
                        verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
   }
+  if (const std::string z = core::zero3_verdict(r); !z.empty())
+    out += fmt::format("  ZeRO-3 per unit: all-gather / forward {:.2f}, collectives / backward {:.2f}: {}\n",
+                       r.zero3_overlap_ratio, r.zero3_backward_ratio, z);
   out += "  (overlap = t_comm / t_compute of the work it may hide behind; below 1 it can hide.\n"
          "   exposed = its time on the step's critical path, which crosses stages, so it can exceed\n"
          "   one GPU's time)\n";
