@@ -10,7 +10,7 @@
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/sim/simulate.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -37,7 +37,7 @@ void run(const EvaluateArgs& a) {
   const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
   std::string text;
   if (html) {
-    text = io::evaluate_html(r, timeline, io::PageInfo{kVersion, a.scenario});
+    text = io::evaluate_html(r, timeline, io::PageInfo{core::kVersion, a.scenario});
   } else if (a.out.format == "json") {
     text = io::report_json(r);
   } else if (a.out.format == "csv") {

@@ -4,7 +4,7 @@
 
 #include "commands.hpp"
 #include "ptdsim/core/error.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace {
 
@@ -16,7 +16,7 @@ constexpr int kFailure = 1;
 
 int main(int argc, char** argv) {
   CLI::App app{"ptdsim: training performance simulator and planner for large language models"};
-  app.set_version_flag("--version", std::string("ptdsim ") + ptdsim::cli::kVersion);
+  app.set_version_flag("--version", std::string("ptdsim ") + ptdsim::core::kVersion);
   app.require_subcommand(1);
   ptdsim::cli::add_evaluate(app);
   ptdsim::cli::add_sweep(app);

@@ -17,7 +17,7 @@
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -241,7 +241,7 @@ void run(const SweepArgs& a) {
     return;
   }
   if (a.out.format == "html") {
-    emit(a.out, io::sweep_html(base, result, collector, a.objective, io::PageInfo{kVersion, a.scenario}));
+    emit(a.out, io::sweep_html(base, result, collector, a.objective, io::PageInfo{core::kVersion, a.scenario}));
     return;
   }
   emit(a.out, a.out.format == "json" ? json(result, a.objective) : table(base, result, a.objective));

@@ -10,7 +10,7 @@
 #include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/validation/validate.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -198,7 +198,7 @@ void run(const ValidateArgs& a) {
     emit(a.out, csv(summary));
     std::cerr << counts_line(summary);
   } else if (a.out.format == "html") {
-    emit(a.out, io::validate_html(summary, records, io::PageInfo{kVersion, a.dataset}));
+    emit(a.out, io::validate_html(summary, records, io::PageInfo{core::kVersion, a.dataset}));
   } else {
     emit(a.out, table(summary, a.dataset));
   }

@@ -51,7 +51,9 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.dp", "false"},           // overlap_comm: false below stage 3; the pipeline
                                                     // engine reduces after the last micro-batch
         {"training.overlap.zero3_prefetch", "true"},  // stage 3: overlap_comm true, prefetch 5e7
-        {"training.dp_bucket_params", "5e8"}}},     // reduce_bucket_size: 5e8 elements
+        {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
+        {"training.main_grads", "16bit"}}},         // 16-bit .grad, an fp32 copy of the shard at the
+                                                    // step (stage_1_and_2.py step)
       // PyTorch FSDP (FSDP1) constructor defaults, torch 2.0.
       {"pytorch-fsdp",
        "PyTorch 2.0 FullyShardedDataParallel",

@@ -37,6 +37,7 @@ constexpr Table<Mlp, 2> kMlp{{{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}}};
 constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
 constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
 constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"}}};
+constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads::bit16, "16bit"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
 constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::bubble, "bubble"},
@@ -76,6 +77,7 @@ std::string_view name(Mlp e) { return lookup(kMlp, e); }
 std::string_view name(Norm e) { return lookup(kNorm, e); }
 std::string_view name(Position e) { return lookup(kPosition, e); }
 std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
+std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
 std::string_view name(EngineKind e) { return lookup(kEngine, e); }
 std::string_view name(BoundKind e) { return lookup(kBound, e); }
 
@@ -106,5 +108,6 @@ template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, 
 template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }
 template <> std::optional<Position> parse(std::string_view s) { return reverse(kPosition, s); }
 template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(kOptimizer, s); }
+template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
 
 }  // namespace ptdsim::core

@@ -16,14 +16,15 @@ std::vector<std::string> names_of(int count) {
 
 const std::map<std::string, std::vector<std::string>>& sections() {
   static const std::map<std::string, std::vector<std::string>> table{
-      {"", {"name", "source", "model", "hardware", "cluster", "parallel", "training"}},
+      {"", {"name", "source", "model", "hardware", "cluster", "parallel", "training", "cost"}},
       {"cluster", {"gpus", "nodes"}},
+      {"cost", {"gpu_hour"}},
       {"parallel",
        {"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero", "schedule", "placement",
         "stage_layers"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "optimizer", "overlap", "framework", "dp_bucket_params"}},
+        "optimizer", "overlap", "framework", "dp_bucket_params", "main_grads", "tokens"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
@@ -32,7 +33,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us", "sms", "comm_sms"}},
+        "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w"}},
       {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},

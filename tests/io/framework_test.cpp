@@ -75,7 +75,9 @@ TEST_CASE("io: an explicit value always wins over the framework's", "[io][framew
     CHECK(s.training.overlap.dp);                        // --set, not DeepSpeed's overlap_comm false
     CHECK(s.training.dp_bucket_params == Approx(5e8));  // DeepSpeed's reduce_bucket_size
     CHECK(s.training.from_framework ==
-          std::vector<std::string>{"parallel.zero", "training.overlap.zero3_prefetch", "training.dp_bucket_params"});
+          std::vector<std::string>{"parallel.zero", "training.overlap.zero3_prefetch", "training.dp_bucket_params",
+                                   "training.main_grads"});
+    CHECK(s.training.main_grads == core::MainGrads::bit16);  // DeepSpeed's 16-bit .grad
   }
   SECTION("a null value is unset") {
     const auto s = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-lm-2021\n  recompute: ~\n");

@@ -66,6 +66,10 @@ struct GpuSpec {
   int sms = 0;
   int comm_sms = 0;
   double comm_share() const { return sms > 0 ? static_cast<double>(comm_sms) / sms : 0.0; }
+  // Board power, watts: the datasheet's maximum (TDP) and what the GPU draws with a process on it
+  // but no kernel running (P0 idle). 0: not known, and the report has no energy.
+  double tdp_w = 0;
+  double idle_w = 0;
 };
 
 struct HardwareSpec {

@@ -21,6 +21,7 @@ std::string_view name(Mlp);
 std::string_view name(Norm);
 std::string_view name(Position);
 std::string_view name(Optimizer);
+std::string_view name(MainGrads);
 std::string_view name(EngineKind);
 std::string_view name(BoundKind);
 
