@@ -18,19 +18,18 @@ namespace {
 struct EvaluateArgs {
   std::string scenario;
   std::vector<std::string> sets;
+  std::string tokens;
   std::string trace;
+  bool require_fit = false;
   OutputOptions out;
 };
 
-std::vector<io::Override> parse_overrides(const std::vector<std::string>& sets) {
-  std::vector<io::Override> overrides;
-  overrides.reserve(sets.size());
-  for (const auto& s : sets) overrides.push_back(io::parse_override(s));
-  return overrides;
-}
+// `--require-fit` and a layout that does not fit: exit 3 (docs/inputs.md, README), after the
+// report is written, so a script gets both the numbers and the verdict.
+constexpr int kDoesNotFit = 3;
 
-void run(const EvaluateArgs& a) {
-  const core::Scenario s = io::load_scenario(a.scenario, parse_overrides(a.sets));
+int run(const EvaluateArgs& a) {
+  const core::Scenario s = io::load_scenario(a.scenario, overrides_of(a.sets, a.tokens));
   std::string trace;
   core::Timeline timeline;
   const bool html = a.out.format == "html";
@@ -47,6 +46,8 @@ void run(const EvaluateArgs& a) {
   }
   if (!a.trace.empty()) io::write_file_atomically(a.trace, trace);
   emit(a.out, text);
+  print_warnings(r.warnings);
+  return a.require_fit && !r.fits ? kDoesNotFit : 0;
 }
 
 }  // namespace
@@ -57,9 +58,14 @@ void add_evaluate(CLI::App& app) {
       "evaluate", "simulate one training step of a scenario: time, memory, communication");
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
   add_set_option(cmd, args->sets);
+  add_tokens_option(cmd, args->tokens);
   add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
-  cmd->callback([args] { run(*args); });
+  cmd->add_flag("--require-fit", args->require_fit,
+                "exit with status 3 when the layout does not fit in GPU memory (the report is still written)");
+  cmd->callback([args] {
+    if (const int status = run(*args); status != 0) throw CLI::RuntimeError(status);
+  });
 }
 
 }  // namespace ptdsim::cli

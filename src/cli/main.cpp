@@ -8,7 +8,8 @@
 
 namespace {
 
-// Exit statuses of interface.md: 0 success, 2 bad usage or bad input, 1 anything else.
+// Exit statuses of interface.md: 0 success, 2 bad usage or bad input, 1 anything else; a command
+// may add its own (evaluate --require-fit: 3 when the layout does not fit).
 constexpr int kBadInput = 2;
 constexpr int kFailure = 1;
 
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     return 0;
+  } catch (const CLI::RuntimeError& e) {
+    // a command's own verdict (evaluate --require-fit: 3), after its output was written
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     // --help and --version arrive as ParseErrors with exit code 0
     const int code = app.exit(e);

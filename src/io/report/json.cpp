@@ -12,16 +12,25 @@ std::string report_json(const core::Report& r, int indent) {
     std::size_t start = 0;
     for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
       node = &(*node)[path.substr(start, dot - start)];
-    std::visit([&](const auto& x) { (*node)[path.substr(start)] = x; }, v);
+    std::visit(
+        [&](const auto& x) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, report::Absent>) (*node)[path.substr(start)] = x;
+        },
+        v);
   };
-  report::visit_scalars(r, put_ordered);
-  // the keys training.framework filled because the scenario left them unset (a list: JSON only)
-  j["training"]["resolved_from_framework"] = r.scenario.training.from_framework;
+  // a value left out drops its key; an object that ends up empty (to_train without tokens) goes too
+  report::visit_scalars(r, [&](const std::string& path, const report::Value& v) {
+    if (!std::holds_alternative<report::Absent>(v)) put_ordered(path, v);
+  });
   auto& stages = j["memory"]["by_stage"] = nlohmann::ordered_json::array();
   for (const auto& m : r.stages) {
     nlohmann::ordered_json row;
     report::visit_stage(m, [&](const std::string& k, const report::Value& v) {
-      std::visit([&](const auto& x) { row[k] = x; }, v);
+      std::visit(
+        [&](const auto& x) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, report::Absent>) row[k] = x;
+        },
+        v);
     });
     stages.push_back(std::move(row));
   }
