@@ -78,6 +78,15 @@ std::string_view name(Norm e) { return lookup(kNorm, e); }
 std::string_view name(Position e) { return lookup(kPosition, e); }
 std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
 std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
+
+std::string placement_text(const ParallelSpec& p) {
+  std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
+  for (auto d : p.placement) {
+    if (!out.empty()) out += '-';
+    out += name(d);
+  }
+  return out;
+}
 std::string_view name(EngineKind e) { return lookup(kEngine, e); }
 std::string_view name(BoundKind e) { return lookup(kBound, e); }
 

@@ -12,6 +12,7 @@
 
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
@@ -37,6 +38,7 @@ struct Entry {
   std::uint64_t index = 0;
   double bound_s = 0;
   double peak_bytes = 0;
+  double idle_w = 0;  // the GPU's idle power, for the energy objective's key
 };
 
 struct AnalyticChunk {
@@ -97,6 +99,12 @@ void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
 bool better(Objective o, const core::Report& x, std::uint64_t x_index, const core::Report& y,
             std::uint64_t y_index) {
   switch (o) {
+    case Objective::energy: {
+      const double ex = step_energy_j(x), ey = step_energy_j(y);
+      if (ex != ey) return ex < ey;
+      if (x.step_s != y.step_s) return x.step_s < y.step_s;
+      break;
+    }
     case Objective::memory:
       if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
       if (x.step_s != y.step_s) return x.step_s < y.step_s;
@@ -120,12 +128,19 @@ bool better(Objective o, const Ranked& a, const Ranked& b) {
 // Tier 2 visits the feasible candidates in order of this cheap key. Memory comes from the analytic
 // engine, so for the memory objective the key is exact up to the ZB-H1 caveat; for time (and MFU,
 // which orders as time: the model FLOPs are the same for every layout) it is the lower bound.
-double key(Objective o, const Entry& e) { return o == Objective::memory ? e.peak_bytes : e.bound_s; }
+// For energy the key is the idle draw over the bound: a GPU never draws less than idle.
+double key(Objective o, const Entry& e) {
+  if (o == Objective::memory) return e.peak_bytes;
+  if (o == Objective::energy) return e.idle_w * e.bound_s;
+  return e.bound_s;
+}
 
 // True when a candidate with key `k` cannot order before the simulated report `r`: the scheduler's
 // peak is never below the analytic one, and its step never below the bound.
 bool beyond(Objective o, double k, const core::Report& r) {
-  return o == Objective::memory ? k > r.peak_bytes : k > r.step_s * (1 + kBoundSlack);
+  if (o == Objective::memory) return k > r.peak_bytes;
+  if (o == Objective::energy) return k > step_energy_j(r) * (1 + kBoundSlack);
+  return k > r.step_s * (1 + kBoundSlack);
 }
 
 // What every tier needs: the inputs and one scratch scenario per worker.
@@ -163,11 +178,11 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
           }
           const analytic::StepPlan plan = analytic::plan_step(s);
           const core::Report r = analytic::evaluate(s, plan);
-          if (!r.fits) {
+          if (!fits(r, ctx.opt.min_free_bytes)) {
             ++res.rejected["memory"];
             continue;
           }
-          res.feasible.push_back(Entry{i, step_lower_bound(plan), r.peak_bytes});
+          res.feasible.push_back(Entry{i, step_lower_bound(plan), r.peak_bytes, s.hardware.gpu.idle_w});
         }
         ++chunks_done;
       });
@@ -203,13 +218,15 @@ ScenarioRank scenario_layout(Context& ctx) {
     sr.why_not = "core::check: " + problems.front().message;
     return sr;
   }
-  if (const core::Report a = analytic::evaluate(s); !a.fits) {
-    sr.why_not = "does not fit: peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
+  const double reserve = ctx.opt.min_free_bytes;
+  const std::string with_reserve = reserve > 0 ? " with " + gib(reserve) + " left free" : "";
+  if (const core::Report a = analytic::evaluate(s); !fits(a, reserve)) {
+    sr.why_not = "does not fit" + with_reserve + ": peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
     return sr;
   }
   sr.report = sim::simulate(s);
-  if (!sr.report.fits) {
-    sr.why_not = "does not fit: the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
+  if (!fits(sr.report, reserve)) {
+    sr.why_not = "does not fit" + with_reserve + ": the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
                  gib(sr.report.capacity_bytes);
     return sr;
   }
@@ -233,9 +250,16 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
   };
   while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
+    // what this phase will simulate in all, as far as the top K so far can tell: the simulated
+    // ones and the rest whose key can still enter (a prefix of the key order)
+    const std::uint64_t planned = static_cast<std::uint64_t>(
+        std::partition_point(feasible.begin() + static_cast<std::ptrdiff_t>(pos), feasible.end(),
+                             [&](const Entry& e) { return !cannot_enter(e); }) -
+        feasible.begin());
     std::vector<Ranked> batch(n);
     parallel_for(
-        n, ctx.threads, "simulation", feasible.size(), [&] { return simulated.load(); }, ctx.opt.on_progress,
+        n, ctx.threads, "simulation", std::max<std::uint64_t>(planned, pos + n), [&] { return simulated.load(); },
+        ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           const auto c = ctx.space.at(feasible[pos + k].index);
@@ -246,7 +270,7 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
         });
     for (auto& r : batch) {
       if (ctx.opt.on_row) kept_for_rows.emplace(r.candidate.index, r.report);
-      if (!r.report.fits) {
+      if (!fits(r.report, ctx.opt.min_free_bytes)) {
         // The scheduler's in-flight count can exceed the analytic one (ZB-H1, by < 1%): its
         // verdict is the one `ptdsim evaluate` prints, so such a layout is a memory rejection.
         ++out.rejected["memory"];
@@ -295,7 +319,7 @@ void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t
           const Entry& e = first[static_cast<std::ptrdiff_t>(from + k)];
           place(*ctx.space.at(e.index), ctx.base, s);
           const core::Report r = sim::simulate(s);
-          before[k] = r.fits && better(o, r, e.index, sr.report, sr.candidate.index);
+          before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, e.index, sr.report, sr.candidate.index);
           ++done;
         });
     ahead += static_cast<std::uint64_t>(std::count(before.begin(), before.end(), 1));
@@ -337,14 +361,15 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
             if (!c) continue;
             place(*c, ctx.base, s);
             if (!core::check(s).empty()) continue;
+            const double reserve = ctx.opt.min_free_bytes;
             if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
-              rows[k].push_back(RowData{*c, sim->second.fits ? "simulated" : "memory", bound_of.at(i),
+              rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound_of.at(i),
                                         sim->second});
               continue;
             }
             const analytic::StepPlan plan = analytic::plan_step(s);
             core::Report r = analytic::evaluate(s, plan);
-            if (!r.fits) {
+            if (!fits(r, reserve)) {
               const double bound = step_lower_bound(plan);
               rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
             } else {
@@ -359,6 +384,14 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
 }
 
 }  // namespace
+
+double step_energy_j(const core::Report& r) {
+  return analytic::gpu_power_w(r.scenario.hardware.gpu, r.step_s, r.compute_s) * r.step_s;
+}
+
+bool fits(const core::Report& r, double min_free_bytes) {
+  return r.fits && r.peak_bytes + min_free_bytes <= r.capacity_bytes;
+}
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
   const int threads = opt.threads > 0 ? opt.threads

@@ -25,6 +25,9 @@ std::string_view name(MainGrads);
 std::string_view name(EngineKind);
 std::string_view name(BoundKind);
 
+// parallel.placement as a scenario writes it: "tp-cp-ep-dp-pp".
+std::string placement_text(const ParallelSpec& p);
+
 // bounded_by in words: "stage 15 compute (82%), then TP (10%)".
 std::string describe(const std::vector<BoundPart>& parts);
 

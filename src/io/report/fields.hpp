@@ -21,16 +21,6 @@ struct Absent {};
 using List = std::vector<std::string>;
 using Value = std::variant<std::string, double, long long, bool, Absent, List>;
 
-// parallel.placement as written in a scenario: "tp-cp-ep-dp-pp"
-inline std::string placement(const core::ParallelSpec& p) {
-  std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
-  for (auto d : p.placement) {
-    if (!out.empty()) out += '-';
-    out += core::name(d);
-  }
-  return out;
-}
-
 inline Value known_if(bool known, double v) { return known ? Value{v} : Value{Absent{}}; }
 
 template <class F>
@@ -53,7 +43,7 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("parallel.recompute", Value{std::string(core::name(t.recompute))});
   f("parallel.sequence_parallel", Value{p.sequence_parallel});
   f("parallel.schedule", Value{std::string(core::name(p.schedule))});
-  f("parallel.placement", Value{placement(p)});
+  f("parallel.placement", Value{core::placement_text(p)});
   f("model.name", Value{s.model.name});
   f("model.params", Value{r.params});
   f("model.model_flops_per_step", Value{r.model_flops_per_step});

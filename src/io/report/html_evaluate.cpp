@@ -93,7 +93,7 @@ std::string inputs_table(const core::Report& r, const PageInfo& info) {
                        core::name(t.optimizer), on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp),
                        on(t.overlap.zero3_prefetch))});
   tab.row({"precision and gradients", fmt::format("{}, {} main gradients, placement {}", core::name(t.precision),
-                                                  core::name(t.main_grads), report::placement(p))});
+                                                  core::name(t.main_grads), core::placement_text(p))});
   tab.row({"engine", fmt::format("{} (ptdsim {})", core::name(r.engine), info.version)});
   return tab.str();
 }

@@ -173,7 +173,7 @@ std::string report_table(const core::Report& r) {
       "ZeRO-3 prefetch {}; placement {}\n",
       core::name(t.precision), on(t.flash_attention), core::name(t.optimizer), core::name(t.main_grads),
       on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp), on(t.overlap.zero3_prefetch),
-      report::placement(p));
+      core::placement_text(p));
   if (!t.framework.empty()) {
     std::string keys;
     for (const auto& k : t.from_framework) keys += (keys.empty() ? "" : ", ") + k;
