@@ -9,5 +9,6 @@ void add_evaluate(CLI::App& app);
 void add_sweep(CLI::App& app);
 void add_validate(CLI::App& app);
 void add_calibrate(CLI::App& app);
+void add_import(CLI::App& app);
 
 }  // namespace ptdsim::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   ptdsim::cli::add_sweep(app);
   ptdsim::cli::add_validate(app);
   ptdsim::cli::add_calibrate(app);
+  ptdsim::cli::add_import(app);
   try {
     app.parse(argc, argv);
     return 0;
