@@ -64,11 +64,19 @@ void add_import(CLI::App& app) {
   std::string flags;
   for (const auto& f : io::megatron_flags()) flags += (flags.empty() ? "" : " ") + f;
   auto* mg_cmd = cmd->add_subcommand(
-      "megatron", "a Megatron-LM command line (in one quoted argument): a model, or a scenario with --hardware and "
-                  "--gpus. Flags read: " + flags + "; others are listed in a warning and ignored");
-  mg_cmd->add_option("arguments", mg->source, "the arguments of pretrain_gpt.py, quoted as one")->required();
+      "megatron", "a Megatron-LM command line (its arguments, best quoted as one): a model, or a scenario with "
+                  "--hardware and --gpus. Flags read: " + flags + "; others are listed in a warning and ignored");
+  // The arguments, quoted as one or not, are what ptdsim's own options leave: a quoted string
+  // starting with "--" would otherwise be taken for an option of ours
+  mg_cmd->allow_extras();
   add_scenario_options(mg_cmd, *mg);
-  mg_cmd->callback([mg] { write(*mg, io::import_megatron(mg->source, mg->name, mg->scenario)); });
+  mg_cmd->callback([mg, mg_cmd] {
+    std::string arguments;
+    for (const auto& a : mg_cmd->remaining()) arguments += (arguments.empty() ? "" : " ") + a;
+    if (arguments.empty())
+      throw CLI::ValidationError("import megatron", "give the Megatron-LM arguments, quoted: \"--num-layers 80 ...\"");
+    write(*mg, io::import_megatron(arguments, mg->name, mg->scenario));
+  });
 }
 
 }  // namespace ptdsim::cli

@@ -278,10 +278,12 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       vpp = m.layers / (pp * *per);
       lines.parallel.push_back({"vpp: " + itext(vpp), "--num-layers / (pp * --num-layers-per-virtual-pipeline-stage)"});
     }
-    lines.parallel.push_back({std::string("sequence_parallel: ") + detail::yaml_bool(a.has("--sequence-parallel")),
-                              "--sequence-parallel"});
-    lines.parallel.push_back({std::string("zero: ") + (a.has("--use-distributed-optimizer") ? "1" : "0"),
-                              "--use-distributed-optimizer: the optimizer states sharded"});
+    const bool sp = a.has("--sequence-parallel"), dist_opt = a.has("--use-distributed-optimizer");
+    lines.parallel.push_back({std::string("sequence_parallel: ") + detail::yaml_bool(sp),
+                              sp ? "--sequence-parallel" : "no --sequence-parallel"});
+    lines.parallel.push_back({std::string("zero: ") + (dist_opt ? "1" : "0"),
+                              dist_opt ? "--use-distributed-optimizer: optimizer states sharded"
+                                       : "no --use-distributed-optimizer"});
     // Megatron's uneven splits, written out as the layers of each stage by core::pipeline_split
     const bool first_last = a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
     const bool accounting = a.has("--account-for-embedding-in-pipeline-split") || a.has("--account-for-loss-in-pipeline-split");

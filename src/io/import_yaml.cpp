@@ -125,7 +125,7 @@ std::string scenario_file(const std::string& header, const std::string& name, co
   if (!has_key(lines.training, "tokens") && !opt.tokens.empty())
     lines.training.push_back({"tokens: " + opt.tokens, "--tokens"});
   if (!has_key(lines.training, "framework") && !opt.framework.empty())
-    lines.training.push_back({"framework: " + opt.framework, "--framework: its defaults fill what is unset"});
+    lines.training.push_back({"framework: " + opt.framework, "its documented defaults fill what is unset"});
 
   std::string out = header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\nmodel:\n";
   out += "  name: " + yaml_string(spec.name) + "\n" + model.text(2);
