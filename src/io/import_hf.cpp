@@ -66,8 +66,10 @@ std::string int_text(long long v) { return detail::yaml_int(v); }
 
 }  // namespace
 
-Imported import_hf_text(const std::string& text, const std::string& file, const std::string& name,
-                        const ImportScenario& scenario) {
+namespace {
+
+Imported convert_hf(const std::string& text, const std::string& file, const std::string& name,
+                    const ImportScenario& scenario) {
   const auto src = detail::make_source(file, ".", text);
   try {
     const auto checked = nlohmann::json::parse(text);  // syntax only: the values are read below, with positions
@@ -174,6 +176,8 @@ Imported import_hf_text(const std::string& text, const std::string& file, const 
     lines.add_moe("every", "1", "every layer is sparse");
   }
 
+  // the fields are read: with a bad or missing one, what follows would only repeat it
+  if (const auto* c = detail::Collector::current()) c->throw_if_any();
   std::string model_name = name;
   if (model_name.empty()) {
     const auto dir = std::filesystem::path(file).parent_path().filename().string();
@@ -193,6 +197,15 @@ Imported import_hf_text(const std::string& text, const std::string& file, const 
                                      file);
   }
   return out;
+}
+
+}  // namespace
+
+Imported import_hf_text(const std::string& text, const std::string& file, const std::string& name,
+                        const ImportScenario& scenario) {
+  // every bad or missing field of the file in one error (detail::Collector)
+  detail::Collector collector;
+  return collector.run([&] { return convert_hf(text, file, name, scenario); });
 }
 
 Imported import_hf(const std::string& config_path, const std::string& name, const ImportScenario& scenario) {
