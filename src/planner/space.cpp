@@ -268,7 +268,15 @@ Space::Located Space::locate(const core::Scenario& s) const {
   if (laid_out != gpus_)
     return no("its degrees lay out " + std::to_string(laid_out) + " GPUs (tp*pp*cp*dp); the sweep lays out " +
               std::to_string(gpus_));
-  if (!dp_filter_.empty() && !dp_filter_.admits(p.dp)) return no("dp " + std::to_string(p.dp) + " is outside the space");
+  if (!dp_filter_.empty() && !dp_filter_.admits(p.dp)) {
+    // the filter as given: "dp 8 is outside the space (dp 4 16..64)"
+    std::string why = "dp " + std::to_string(p.dp) + " is outside the space (dp";
+    // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
+    for (int v : dp_filter_.values) why.append(" ").append(std::to_string(v));
+    for (const auto& [lo, hi] : dp_filter_.ranges)
+      why.append(" ").append(std::to_string(lo)).append("..").append(std::to_string(hi));
+    return no(why + ")");
+  }
   if (p.pp == 1 && p.schedule != core::Schedule::one_f_one_b)
     return no("pp 1 with the " + std::string(core::name(p.schedule)) +
               " schedule is outside the space (it lists pp 1 only as 1f1b)");
