@@ -170,7 +170,9 @@ std::string table(const core::Scenario& base, const planner::Space& space, const
                      "sp", "schedule", switches ? fmt::format(" {:<22}", "switches") : std::string(), "step_s",
                      "MFU", "tokens/s", "peak_GiB", "free_GiB", days ? fmt::format(" {:>7} {:>7}", "days", "GPU-h") : "",
                      energy ? fmt::format(" {:>7}", "MWh") : "", cost ? fmt::format(" {:>7}", "cost") : "", "",
-                     objective == "memory" ? "uses more than #1 for" : "slower than #1 because");
+                     objective == "memory"   ? "uses more than #1 for"
+                     : objective == "energy" ? "energy per step vs #1"
+                                             : "slower than #1 because");
   int rank = 0;
   for (const auto& x : r.results) {
     const auto& rep = x.report;
@@ -184,7 +186,11 @@ std::string table(const core::Scenario& base, const planner::Space& space, const
                        days ? fmt::format(" {:>7.1f} {:>7}", tt.days(), big(tt.gpu_hours)) : "",
                        energy ? fmt::format(" {:>7.4g}", tt.energy_j / 3.6e9) : "",
                        cost ? fmt::format(" {:>7}", big(tt.cost)) : "",
-                       rank == 1 ? "(best)" : x.slower_because.empty() ? "tie" : x.slower_because);
+                       rank == 1                 ? std::string("(best)")
+                       : objective == "energy"   ? fmt::format("{:+.2f}%", 100 * (planner::step_energy_j(rep) /
+                                                                                    planner::step_energy_j(first) - 1))
+                       : x.slower_because.empty() ? std::string("tie")
+                                                 : x.slower_because);
   }
   const auto& best = r.results.front().report;
   out += "\n" + scenario_line(r, objective);

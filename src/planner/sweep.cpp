@@ -38,7 +38,10 @@ struct Entry {
   std::uint64_t index = 0;
   double bound_s = 0;
   double peak_bytes = 0;
-  double idle_w = 0;  // the GPU's idle power, for the energy objective's key
+  // A lower bound on step_energy_j of the simulated step, the energy objective's key: the GPU
+  // idles at least over the bound and runs at least the analytic engine's compute of its busiest
+  // stage (the scheduler runs the same ops, only stretched by contention).
+  double energy_bound_j = 0;
 };
 
 struct AnalyticChunk {
@@ -128,10 +131,9 @@ bool better(Objective o, const Ranked& a, const Ranked& b) {
 // Tier 2 visits the feasible candidates in order of this cheap key. Memory comes from the analytic
 // engine, so for the memory objective the key is exact up to the ZB-H1 caveat; for time (and MFU,
 // which orders as time: the model FLOPs are the same for every layout) it is the lower bound.
-// For energy the key is the idle draw over the bound: a GPU never draws less than idle.
 double key(Objective o, const Entry& e) {
   if (o == Objective::memory) return e.peak_bytes;
-  if (o == Objective::energy) return e.idle_w * e.bound_s;
+  if (o == Objective::energy) return e.energy_bound_j;
   return e.bound_s;
 }
 
@@ -182,7 +184,11 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
             ++res.rejected["memory"];
             continue;
           }
-          res.feasible.push_back(Entry{i, step_lower_bound(plan), r.peak_bytes, s.hardware.gpu.idle_w});
+          const double bound = step_lower_bound(plan);
+          const auto& gpu = s.hardware.gpu;
+          const double busy = std::min(bound, std::max(0.0, r.compute_s - r.contention_s));
+          const double energy = gpu.idle_w * bound + std::max(0.0, gpu.tdp_w - gpu.idle_w) * busy;
+          res.feasible.push_back(Entry{i, bound, r.peak_bytes, energy});
         }
         ++chunks_done;
       });
