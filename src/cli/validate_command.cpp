@@ -130,6 +130,7 @@ std::string json(const validation::Summary& s) {
   for (const auto& [k, e] : s.by_quantity) j["worst"][k] = {{"name", e.worst}, {"error", e.worst_error}};
   j["mape_step_s_by_source"] = errors(s.step_by_source);
   j["mape_step_s_by_split"] = errors(s.step_by_split);
+  j["version"] = core::kVersion;  // which ptdsim made these predictions
   return j.dump(2) + "\n";
 }
 
@@ -146,7 +147,8 @@ std::string csv(const validation::Summary& s) {
   std::string out =
       "name,source,split,status,reason,step_from,step_s_predicted,step_s_measured,step_s_error,"
       "tflops_per_gpu_predicted,tflops_per_gpu_measured,tflops_per_gpu_error,peak_memory_gib_predicted,"
-      "peak_memory_gib_measured,peak_memory_gib_error,predicted_peak_gib,capacity_gib,fits,flag\n";
+      "peak_memory_gib_measured,peak_memory_gib_error,predicted_peak_gib,capacity_gib,fits,flag,version\n";
+  const std::string version = std::string(",") + core::kVersion + "\n";  // which ptdsim made the row
   auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : std::string(); };
   auto err = [](const validation::Quantity& q) { return q.complete() ? fmt::format("{:.9g}", q.error()) : ""; };
   auto quantity = [&](const validation::Quantity& q) {
@@ -155,13 +157,13 @@ std::string csv(const validation::Summary& s) {
   for (const auto& r : s.records) {
     out += csv_cell(r.name) + "," + csv_cell(r.source) + "," + r.split + ",";
     if (!r.predicted()) {
-      out += "not modelled," + csv_cell(r.not_modelled) + ",,,,,,,,,,,,,\n";
+      out += "not modelled," + csv_cell(r.not_modelled) + ",,,,,,,,,,,,," + version;
       continue;
     }
     out += "predicted,," + csv_cell(r.step_from) + "," + quantity(r.step_s) + "," +
            quantity(r.tflops_per_gpu) + "," + quantity(r.peak_memory_gib) + "," +
            fmt::format("{:.9g},{:.9g},{}", r.predicted_peak_gib, r.capacity_gib, r.fits ? "true" : "false") +
-           "," + csv_cell(r.memory_flag()) + "\n";
+           "," + csv_cell(r.memory_flag()) + version;
   }
   return out;
 }
