@@ -78,6 +78,41 @@ double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers) {
 
 double weight_bytes_per_param(core::Precision p) { return full_width(p) ? 4 : 2; }
 double gradient_bytes_per_param(core::Precision) { return 4; }
+
+double held_gradient_bytes_per_param(const core::TrainingSpec& t) {
+  const bool bit16 = t.main_grads == core::MainGrads::bit16 && !full_width(t.precision);
+  return bit16 ? 2 : gradient_bytes_per_param(t.precision);
+}
+
+double step_buffer_bytes_per_param(const core::TrainingSpec& t) {
+  // DeepSpeed's ZeRO step (stage_1_and_2.py step): flatten the shard's 16-bit gradients, then
+  // .to(fp32) as the fp32 optimizer's .grad; both exist while the copy runs
+  return held_gradient_bytes_per_param(t) < 4 ? 4 + 2 : 0;
+}
+
+std::vector<Communicator> communicators(const core::Scenario& s, int stage) {
+  const auto& p = s.parallel;
+  std::vector<Communicator> out;
+  auto add = [&](const char* group, int ranks) {
+    if (ranks > 1) out.push_back({group, ranks});
+  };
+  add("tp", p.tp);
+  add("cp", p.cp);
+  add("dp", p.dp * p.cp);
+  add("ep", p.ep);
+  add("pp", p.pp);
+  add("model-parallel", p.tp * p.pp);
+  add("world", s.gpus);
+  if (p.pp > 1 && s.model.tied_embeddings && (stage == 0 || stage == p.pp - 1)) add("embedding", 2);
+  return out;
+}
+
+ProcessOverhead process_overhead(const core::Scenario& s, int stage) {
+  ProcessOverhead o;
+  o.context = kCudaContextBytes;
+  for (const auto& c : communicators(s, stage)) o.nccl += c.ranks > 2 ? kNcclCommBytes : kNcclPairCommBytes;
+  return o;
+}
 double optimizer_bytes_per_param(const core::TrainingSpec& t) {
   const bool adam = t.optimizer != core::Optimizer::sgd;
   if (full_width(t.precision)) return adam ? 8 : 4;  // m, v (or momentum); the weights are the master
@@ -123,8 +158,8 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::
   const auto& par = s.parallel;
   const auto& tr = s.training;
   const auto layers = stage_layers(s);
-  const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
-  const double ob = optimizer_bytes_per_param(tr);
+  const double wb = weight_bytes_per_param(tr.precision), gb = held_gradient_bytes_per_param(tr);
+  const double ob = optimizer_bytes_per_param(tr), sb = step_buffer_bytes_per_param(tr);
   const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
   const double width = full_width(tr.precision) ? 2.0 : 1.0;
   const double t = par.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / par.cp;
@@ -145,6 +180,7 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::
     st.weights = wb * sharded(3);
     st.gradients = gb * sharded(2);
     st.optimizer = ob * sharded(1);
+    st.step_buffers = sb * sharded(1);
 
     st.in_flight = in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i);
     const double per_mb = layers[i].dense_layers() * act_dense + layers[i].moe_layers * act_moe;
@@ -159,7 +195,16 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::
     if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
       st.logits = 4 * local * b * m.vocab / t;
     if (par.zero >= 3 && st.layers > 0) st.buffers = zero3_buffer_bytes(s, layers[i]);
-    st.context = kCudaContextBytes;
+    if (sb > 0 && par.zero < 3) {
+      // DeepSpeed reduces 16-bit gradients through a bucket of its own (reduce_bucket_size
+      // elements: stage_1_and_2.py allocates ipg_buffer in backward() / reduce_gradients());
+      // Megatron's buckets are views into its fp32 buffer and cost nothing beside it. (Under
+      // ZeRO-3 zero3_buffer_bytes counts it.)
+      st.buffers += 2 * s.dp_bucket_params();
+    }
+    const ProcessOverhead o = process_overhead(s, i);
+    st.context = o.context;
+    st.nccl = o.nccl;
   }
   return out;
 }

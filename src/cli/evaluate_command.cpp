@@ -11,7 +11,7 @@
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/sim/simulate.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -19,28 +19,25 @@ namespace {
 struct EvaluateArgs {
   std::string scenario;
   std::vector<std::string> sets;
+  std::string tokens;
   std::string trace;
+  bool require_fit = false;
   OutputOptions out;
 };
 
-std::vector<io::Override> parse_overrides(const std::vector<std::string>& sets) {
-  std::vector<io::Override> overrides;
-  overrides.reserve(sets.size());
-  for (const auto& s : sets) overrides.push_back(io::parse_override(s));
-  return overrides;
-}
+// `--require-fit` and a layout that does not fit: exit 3 (docs/inputs.md, README), after the
+// report is written, so a script gets both the numbers and the verdict.
+constexpr int kDoesNotFit = 3;
 
-void run(const EvaluateArgs& a) {
-  const core::Scenario s = io::load_scenario(a.scenario, parse_overrides(a.sets));
-  // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
-  for (const auto& w : analytic::collective_warnings(s)) std::cerr << "ptdsim: warning: " << w << "\n";
+int run(const EvaluateArgs& a) {
+  const core::Scenario s = io::load_scenario(a.scenario, overrides_of(a.sets, a.tokens));
   std::string trace;
   core::Timeline timeline;
   const bool html = a.out.format == "html";
   const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
   std::string text;
   if (html) {
-    text = io::evaluate_html(r, timeline, io::PageInfo{kVersion, a.scenario});
+    text = io::evaluate_html(r, timeline, io::PageInfo{core::kVersion, a.scenario});
   } else if (a.out.format == "json") {
     text = io::report_json(r);
   } else if (a.out.format == "csv") {
@@ -51,6 +48,8 @@ void run(const EvaluateArgs& a) {
   check_printable(r, a.scenario);
   if (!a.trace.empty()) io::write_output(a.trace, trace);
   emit(a.out, text);
+  print_warnings(r.warnings);
+  return a.require_fit && !r.fits ? kDoesNotFit : 0;
 }
 
 }  // namespace
@@ -61,9 +60,14 @@ void add_evaluate(CLI::App& app) {
       "evaluate", "simulate one training step of a scenario: time, memory, communication");
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
   add_set_option(cmd, args->sets);
+  add_tokens_option(cmd, args->tokens);
   add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
-  cmd->callback([args] { run(*args); });
+  cmd->add_flag("--require-fit", args->require_fit,
+                "exit with status 3 when the layout does not fit in GPU memory (the report is still written)");
+  cmd->callback([args] {
+    if (const int status = run(*args); status != 0) throw CLI::RuntimeError(status);
+  });
 }
 
 }  // namespace ptdsim::cli

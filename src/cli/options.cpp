@@ -1,6 +1,9 @@
 #include "options.hpp"
 
 #include "ptdsim/core/error.hpp"
+#include <iostream>
+
+#include "ptdsim/core/count.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
 
@@ -25,6 +28,30 @@ void check_printable(const core::Report& r, const std::string& scenario_file) {
     throw core::ConfigError(core::SourceLocation{scenario_file, 0, 0},
                             "the result is not a finite, non-negative number (" + bad +
                                 "): the inputs are beyond what the engines represent");
+}
+
+void add_tokens_option(CLI::App* cmd, std::string& tokens) {
+  cmd->add_option("--tokens", tokens,
+                  "tokens to train on, e.g. 15T or 2.5e12 (training.tokens): adds days, GPU-hours, energy and cost")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            const auto n = core::parse_count(v);
+            return n && *n >= 1 ? std::string() : "a count of at least 1, such as 15T, 300B or 2.5e12, got " + v;
+          },
+          "COUNT"));
+}
+
+std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, const std::string& tokens) {
+  std::vector<io::Override> overrides;
+  overrides.reserve(sets.size() + 1);
+  for (const auto& s : sets) overrides.push_back(io::parse_override(s));
+  if (!tokens.empty()) overrides.push_back(io::Override{"training.tokens", tokens});
+  return overrides;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "ptdsim: warning: " << w << "\n";
 }
 
 void emit(const OutputOptions& out, const std::string& text) {

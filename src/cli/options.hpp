@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ptdsim/core/report.hpp"
+#include "ptdsim/io/load.hpp"
 
 // Options several commands share: where the output goes and in which form, and --set overrides.
 namespace ptdsim::cli {
@@ -22,6 +23,15 @@ struct OutputOptions {
 
 void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std::string>& formats);
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
+// --tokens 15T: the token budget to train on (training.tokens), checked by core::parse_count.
+void add_tokens_option(CLI::App* cmd, std::string& tokens);
+
+// The scenario's overrides: every --set, then --tokens as one more (`training.tokens=...`), so its
+// problems read like any other override's.
+std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, const std::string& tokens);
+
+// Each of a report's warnings on stderr, "ptdsim: warning: ...".
+void print_warnings(const std::vector<std::string>& warnings);
 
 // Refuses to print a report holding a non-finite or negative number (io::report_problem): a
 // ConfigError naming the scenario file, exit 2, instead of "inf" with exit 0.

@@ -17,7 +17,7 @@
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -26,14 +26,22 @@ struct SweepArgs {
   std::string scenario;
   int gpus = 0;
   std::vector<std::string> sets;
+  std::string tokens;
   int top = 10;
   int threads = 0;
   std::string objective = "time";
   bool no_scenario_rank = false;
   std::uint64_t rank_limit = planner::SweepOptions{}.rank_limit;
+  double min_free_gib = 0;
+  std::vector<std::string> search;
+  // --tp 4,8 --pp 4..16 ...: the text of each choice, parsed once the options are read
+  std::string tp, pp, cp, ep, dp, vpp, micro_batch, zero;
   planner::SearchSpace bounds;
   OutputOptions out;
 };
+
+// What each --objective ranks by, and what it needs beside the step.
+const std::vector<std::string> kObjectives{"time", "memory", "mfu", "days", "gpu_hours", "energy", "cost"};
 
 using core::kGiB;
 
@@ -65,6 +73,32 @@ std::string degrees(const planner::Candidate& c, bool moe) {
                      c.dp, c.cp, moe ? fmt::format(" {:>3}", c.ep) : std::string(), c.vpp,
                      c.micro_batch, c.zero, core::name(c.recompute), c.sequence_parallel ? "on" : "off",
                      core::name(c.schedule));
+}
+
+// "2.74M": GPU-hours and costs in a column
+std::string big(double x) {
+  if (x >= 1e12) return fmt::format("{:.3g}T", x / 1e12);
+  if (x >= 1e9) return fmt::format("{:.3g}B", x / 1e9);
+  if (x >= 1e6) return fmt::format("{:.3g}M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:.3g}K", x / 1e3);
+  return fmt::format("{:.3g}", x);
+}
+
+// The inputs the sweep does not vary, so a saved table says what it ranked: precision, switches,
+// framework, and the searched switches beside the degrees.
+std::string fixed_line(const core::Scenario& base, const planner::Space& space) {
+  const auto& t = base.training;
+  auto on = [](bool b) { return b ? "on" : "off"; };
+  auto overlap = [&](const char* name, const std::vector<bool>& values, bool v) {
+    return values.size() > 1 ? fmt::format("{} searched", name) : fmt::format("{} {}", name, on(v));
+  };
+  return fmt::format(
+      "  fixed: {}, flash attention {}, optimizer {}, {} main gradients, framework {}; overlap {}, {}, {}, "
+      "ZeRO-3 prefetch {}; placement {}\n",
+      core::name(t.precision), on(t.flash_attention), core::name(t.optimizer), core::name(t.main_grads),
+      t.framework.empty() ? "-" : t.framework, overlap("tp", space.overlap_tp(), t.overlap.tp),
+      overlap("pp", space.overlap_pp(), t.overlap.pp), overlap("dp", space.overlap_dp(), t.overlap.dp),
+      on(t.overlap.zero3_prefetch), core::placement_text(base.parallel));
 }
 
 std::string counts_line(const planner::SweepResult& r) {
@@ -108,29 +142,55 @@ std::string scenario_line(const planner::SweepResult& r, const std::string& obje
                      sr.slower_because.empty() ? "tie" : sr.slower_because);
 }
 
-std::string table(const core::Scenario& base, const planner::SweepResult& r, const std::string& objective) {
+std::string table(const core::Scenario& base, const planner::Space& space, const planner::SweepResult& r,
+                  const std::string& objective, double min_free_gib) {
   const bool moe = base.model.moe.has_value();
+  const bool switches = space.overlap_tp().size() > 1 || space.overlap_dp().size() > 1 || space.overlap_pp().size() > 1;
   std::string out = fmt::format(
-      "sweep: {} on {} x {}, global batch {}, seq {}, objective {}\n", base.model.name, r.gpus,
+      "sweep: {} on {} x {}, global batch {}, seq {}, objective {}{}\n", base.model.name, r.gpus,
       base.hardware.gpu.name.empty() ? base.hardware.name : base.hardware.gpu.name,
-      base.training.global_batch, base.training.seq_len, objective);
+      base.training.global_batch, base.training.seq_len, objective,
+      min_free_gib > 0 ? fmt::format(", at least {:g} GiB left free per GPU", min_free_gib) : std::string());
+  out += fixed_line(base, space);
+  if (base.training.tokens > 0)
+    out += fmt::format("  to train on {} tokens{}\n", big(base.training.tokens),
+                       base.cost.gpu_hour > 0 ? fmt::format(" at {:g} per GPU-hour", base.cost.gpu_hour)
+                                              : std::string(" (no price: cost.gpu_hour)"));
   out += counts_line(r);
   if (r.results.empty())
     return out + "no layout fits: see the rejection counts above\n" + scenario_line(r, objective);
+  // days, GPU-hours, energy and cost when a token budget is given; each only when it is known
+  const auto& first = r.results.front().report;
+  const bool days = first.to_train.known(), energy = first.to_train.has_energy(),
+             cost = first.to_train.has_cost(first.scenario);
   out += "\n";
-  out += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11} {:>9} {:>6} {:>10} "
-                     "{:>8} {:>8}  {}\n",
+  out += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11}{} {:>9} {:>6} {:>10} "
+                     "{:>8} {:>8}{}{}{}{}  {}\n",
                      "rank", "tp", "pp", "dp", "cp", moe ? "  ep" : "", "vpp", "mb", "zero", "recompute",
-                     "sp", "schedule", "step_s", "MFU", "tokens/s", "peak_GiB", "free_GiB",
-                     objective == "memory" ? "uses more than #1 for" : "slower than #1 because");
+                     "sp", "schedule", switches ? fmt::format(" {:<22}", "switches") : std::string(), "step_s",
+                     "MFU", "tokens/s", "peak_GiB", "free_GiB", days ? fmt::format(" {:>7} {:>7}", "days", "GPU-h") : "",
+                     energy ? fmt::format(" {:>7}", "MWh") : "", cost ? fmt::format(" {:>7}", "cost") : "", "",
+                     objective == "memory"   ? "uses more than #1 for"
+                     : objective == "energy" ? "energy per step vs #1"
+                                             : "slower than #1 because");
   int rank = 0;
   for (const auto& x : r.results) {
     const auto& rep = x.report;
+    const auto& tt = rep.to_train;
     ++rank;
-    out += fmt::format("{:>4} {} {:>9.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}  {}\n", rank,
-                       degrees(x.candidate, moe), rep.step_s, 100 * rep.mfu, rep.tokens_per_s,
-                       rep.peak_bytes / kGiB, (rep.capacity_bytes - rep.peak_bytes) / kGiB,
-                       rank == 1 ? "(best)" : x.slower_because.empty() ? "tie" : x.slower_because);
+    out += fmt::format("{:>4} {}{} {:>9.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}{}{}{}  {}\n", rank,
+                       degrees(x.candidate, moe),
+                       switches ? fmt::format(" {:<22}", planner::switches(x.candidate)) : std::string(),
+                       rep.step_s, 100 * rep.mfu, rep.tokens_per_s, rep.peak_bytes / kGiB,
+                       (rep.capacity_bytes - rep.peak_bytes) / kGiB,
+                       days ? fmt::format(" {:>7.1f} {:>7}", tt.days(), big(tt.gpu_hours)) : "",
+                       energy ? fmt::format(" {:>7.4g}", tt.energy_j / 3.6e9) : "",
+                       cost ? fmt::format(" {:>7}", big(tt.cost)) : "",
+                       rank == 1                 ? std::string("(best)")
+                       : objective == "energy"   ? fmt::format("{:+.2f}%", 100 * (planner::step_energy_j(rep) /
+                                                                                    planner::step_energy_j(first) - 1))
+                       : x.slower_because.empty() ? std::string("tie")
+                                                 : x.slower_because);
   }
   const auto& best = r.results.front().report;
   out += "\n" + scenario_line(r, objective);
@@ -180,20 +240,46 @@ std::string json(const planner::SweepResult& r, const std::string& objective) {
   return j.dump(2) + "\n";
 }
 
+// A choice option's text as planner::Choice; the text was checked when the options were read.
+planner::Choice choice_of(const std::string& text) {
+  return text.empty() ? planner::Choice{} : *planner::parse_choice(text);
+}
+
+// What an objective needs that the inputs may not give: exit 2 naming it, before any work.
+void check_objective(const std::string& objective, const core::Scenario& base) {
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok) throw core::ConfigError(core::SourceLocation{"--objective", 0, 0}, objective + " needs " + what);
+  };
+  if (objective == "days" || objective == "gpu_hours" || objective == "cost" || objective == "energy")
+    need(base.training.tokens > 0, "a token budget: --tokens 15T or training.tokens");
+  if (objective == "cost") need(base.cost.gpu_hour > 0, "a price: cost.gpu_hour in the scenario (or --set)");
+  if (objective == "energy")
+    need(base.hardware.gpu.tdp_w > 0 && base.hardware.gpu.idle_w > 0,
+         "the GPU's power: hardware.gpu.tdp_w and hardware.gpu.idle_w");
+}
+
 void run(const SweepArgs& a) {
-  std::vector<io::Override> overrides;
+  const std::vector<io::Override> overrides = overrides_of(a.sets, a.tokens);
   std::vector<std::string> keys;
-  for (const auto& s : a.sets) {
-    overrides.push_back(io::parse_override(s));
-    keys.push_back(overrides.back().key);
-  }
+  for (const auto& o : overrides) keys.push_back(o.key);
   // The file (with its --set) must be a valid scenario on its own cluster; --gpus then only moves
   // the GPU count, since the sweep replaces every parallel degree the user did not pin.
   core::Scenario base = io::load_scenario(a.scenario, overrides);
   if (a.gpus > 0) base.gpus = a.gpus;
+  check_objective(a.objective, base);
 
   planner::SearchSpace bounds = a.bounds;
+  bounds.tp = choice_of(a.tp);
+  bounds.pp = choice_of(a.pp);
+  bounds.cp = choice_of(a.cp);
+  bounds.ep = choice_of(a.ep);
+  bounds.dp = choice_of(a.dp);
+  bounds.vpp = choice_of(a.vpp);
+  bounds.micro_batch = choice_of(a.micro_batch);
+  bounds.zero = choice_of(a.zero);
   planner::pin_dimensions(base, keys, bounds);
+  // --search after the pins: a searched switch is searched even when a --set gave it a value
+  planner::search_switches(a.search, bounds);
   const planner::Space space(base, bounds);
 
   planner::SweepOptions opt;
@@ -201,8 +287,11 @@ void run(const SweepArgs& a) {
   opt.threads = a.threads;
   opt.rank_scenario = !a.no_scenario_rank;
   opt.rank_limit = a.rank_limit;
+  opt.min_free_bytes = a.min_free_gib * kGiB;
+  // days, GPU-hours and cost are proportional to the step time for one GPU count and budget
   opt.objective = a.objective == "memory" ? planner::Objective::memory
                   : a.objective == "mfu"  ? planner::Objective::mfu
+                  : a.objective == "energy" ? planner::Objective::energy
                                           : planner::Objective::time;
   ProgressLine progress;
   opt.on_progress = [&](const planner::Progress& p) { progress(p); };
@@ -244,10 +333,10 @@ void run(const SweepArgs& a) {
     return;
   }
   if (a.out.format == "html") {
-    emit(a.out, io::sweep_html(base, result, collector, a.objective, io::PageInfo{kVersion, a.scenario}));
+    emit(a.out, io::sweep_html(base, result, collector, a.objective, io::PageInfo{core::kVersion, a.scenario}));
     return;
   }
-  emit(a.out, a.out.format == "json" ? json(result, a.objective) : table(base, result, a.objective));
+  emit(a.out, a.out.format == "json" ? json(result, a.objective) : table(base, space, result, a.objective, a.min_free_gib));
 }
 
 }  // namespace
@@ -261,12 +350,41 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "GPUs to lay out (default: the scenario's)")
       ->check(CLI::Range(1LL, static_cast<long long>(io::valid_range("cluster.gpus").max)));
   add_set_option(cmd, args->sets);
+  add_tokens_option(cmd, args->tokens);
   cmd->add_option("--top", args->top, "how many layouts to rank")->check(kPositiveCount)->default_val(10);
   cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")
       ->check(CLI::Range(0, 4096));
-  cmd->add_option("--objective", args->objective, "what to rank by; ties go to more memory headroom")
-      ->check(CLI::IsMember({"time", "memory", "mfu"}))
+  cmd->add_option("--objective", args->objective,
+                  "what to rank by: time, memory, mfu, or with --tokens days, gpu_hours, cost (as time) and "
+                  "energy; ties go to more memory headroom")
+      ->check(CLI::IsMember(kObjectives))
       ->default_str("time");
+  cmd->add_option("--min-free-gib", args->min_free_gib,
+                  "a layout fits only with at least this much memory left free on every GPU")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--search", args->search,
+                  "also search these switches: overlap.tp, overlap.dp, overlap.pp (on and off instead of the "
+                  "scenario's), recompute, zero, sequence_parallel, schedule (every value, even when --set)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(planner::searchable_switches()));
+  auto choice = [&](const char* name, std::string& text, const char* what) {
+    cmd->add_option(name, text, std::string(what) + ": values and ranges, e.g. 4,8 or 4..16")
+        ->type_name("LIST")
+        ->check(CLI::Validator(
+            [](const std::string& v) {
+              return planner::parse_choice(v) ? std::string()
+                                              : "a list of positive integers and ranges such as 4,8 or 4..16, got " + v;
+            },
+            "LIST"));
+  };
+  choice("--tp", args->tp, "tensor-parallel degrees");
+  choice("--pp", args->pp, "pipeline-parallel degrees");
+  choice("--cp", args->cp, "context-parallel degrees");
+  choice("--ep", args->ep, "expert-parallel degrees");
+  choice("--dp", args->dp, "data-parallel degrees (a filter: dp = GPUs / (tp*pp*cp))");
+  choice("--vpp", args->vpp, "virtual pipeline stages per rank");
+  choice("--micro-batch", args->micro_batch, "micro-batch sizes");
+  choice("--zero", args->zero, "ZeRO stages (0 to 3)");
   cmd->add_flag("--no-scenario-rank", args->no_scenario_rank,
                "do not rank the scenario's own layout (saves its simulations)");
   cmd->add_option("--rank-limit", args->rank_limit,

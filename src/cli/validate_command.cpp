@@ -10,7 +10,7 @@
 #include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/validation/validate.hpp"
-#include "version.hpp"
+#include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
 namespace {
@@ -141,6 +141,7 @@ std::string json(const validation::Summary& s) {
   j["mape_step_s_by_size"] = errors(s.step_by_size);
   j["mean_error_step_s_by_size"] = nlohmann::ordered_json::object();
   for (const auto& [k, e] : s.step_by_size) j["mean_error_step_s_by_size"][k] = e.mean;
+  j["version"] = core::kVersion;  // which ptdsim made these predictions
   return j.dump(2) + "\n";
 }
 
@@ -157,7 +158,8 @@ std::string csv(const validation::Summary& s) {
   std::string out =
       "name,source,split,status,reason,step_from,step_s_predicted,step_s_measured,step_s_error,"
       "tflops_per_gpu_predicted,tflops_per_gpu_measured,tflops_per_gpu_error,peak_memory_gib_predicted,"
-      "peak_memory_gib_measured,peak_memory_gib_error,predicted_peak_gib,capacity_gib,fits,flag\n";
+      "peak_memory_gib_measured,peak_memory_gib_error,predicted_peak_gib,capacity_gib,fits,flag,version\n";
+  const std::string version = std::string(",") + core::kVersion + "\n";  // which ptdsim made the row
   auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : std::string(); };
   auto err = [](const validation::Quantity& q) { return q.complete() ? fmt::format("{:.9g}", q.error()) : ""; };
   auto quantity = [&](const validation::Quantity& q) {
@@ -166,13 +168,13 @@ std::string csv(const validation::Summary& s) {
   for (const auto& r : s.records) {
     out += csv_cell(r.name) + "," + csv_cell(r.source) + "," + r.split + ",";
     if (!r.predicted()) {
-      out += "not modelled," + csv_cell(r.not_modelled) + ",,,,,,,,,,,,,\n";
+      out += "not modelled," + csv_cell(r.not_modelled) + ",,,,,,,,,,,,," + version;
       continue;
     }
     out += "predicted,," + csv_cell(r.step_from) + "," + quantity(r.step_s) + "," +
            quantity(r.tflops_per_gpu) + "," + quantity(r.peak_memory_gib) + "," +
            fmt::format("{:.9g},{:.9g},{}", r.predicted_peak_gib, r.capacity_gib, r.fits ? "true" : "false") +
-           "," + csv_cell(r.memory_flag()) + "\n";
+           "," + csv_cell(r.memory_flag()) + version;
   }
   return out;
 }
@@ -225,7 +227,7 @@ void run(const ValidateArgs& a) {
     emit(a.out, csv(summary));
     std::cerr << counts_line(summary);
   } else if (a.out.format == "html") {
-    emit(a.out, io::validate_html(summary, records, io::PageInfo{kVersion, a.dataset}));
+    emit(a.out, io::validate_html(summary, records, io::PageInfo{core::kVersion, a.dataset}));
   } else {
     emit(a.out, table(summary, a.dataset));
   }

@@ -78,7 +78,9 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.dp", "false"},           // overlap_comm: false below stage 3; the pipeline
                                                     // engine reduces after the last micro-batch
         {"training.overlap.zero3_prefetch", "true"},  // stage 3: overlap_comm true, prefetch 5e7
-        {"training.dp_bucket_params", "5e8"}}},     // reduce_bucket_size: 5e8 elements
+        {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
+        {"training.main_grads", "16bit"}}},         // 16-bit .grad, an fp32 copy of the shard at the
+                                                    // step (stage_1_and_2.py step)
       // DeepSpeed v0.3.16 (May 2021), the ZeRO-3 Narayanan et al. 2021 compared against: the same
       // config defaults, but each parameter's all-gather synchronised the device and built its
       // per-rank views and copies on the host (issue #1069, PR #1188).
@@ -94,7 +96,8 @@ const std::vector<Framework>& frameworks() {
         {"parallel.sharding.overhead_per_rank_us", "31.25"},  // #1069: launch 250 us over 8 ranks
         {"training.overlap.dp", "false"},
         {"training.overlap.zero3_prefetch", "true"},
-        {"training.dp_bucket_params", "5e8"}}},     // reduce_bucket_size: 5e8 elements
+        {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
+        {"training.main_grads", "16bit"}}},         // as the deepspeed row
       // PyTorch FSDP (FSDP1) constructor defaults, torch 2.0.
       {"pytorch-fsdp",
        "PyTorch 2.0 FullyShardedDataParallel",

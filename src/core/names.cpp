@@ -38,6 +38,7 @@ constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, 
 constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
 constexpr Table<Topology, 2> kTopology{{{Topology::fat_tree, "fat-tree"}, {Topology::rail_optimized, "rail-optimized"}}};
 constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"}}};
+constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads::bit16, "16bit"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
 constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::bubble, "bubble"},
@@ -115,6 +116,16 @@ std::string_view name(Norm e) { return lookup(kNorm, e); }
 std::string_view name(Position e) { return lookup(kPosition, e); }
 std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
 std::string_view name(Topology e) { return lookup(kTopology, e); }
+std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
+
+std::string placement_text(const ParallelSpec& p) {
+  std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
+  for (auto d : p.placement) {
+    if (!out.empty()) out += '-';
+    out += name(d);
+  }
+  return out;
+}
 std::string_view name(EngineKind e) { return lookup(kEngine, e); }
 std::string_view name(BoundKind e) { return lookup(kBound, e); }
 
@@ -151,5 +162,6 @@ template <> std::optional<Position> parse(std::string_view s) { return reverse(k
 template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(kOptimizer, s); }
 template <> std::optional<Topology> parse(std::string_view s) { return reverse(kTopology, s); }
 template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
+template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
 
 }  // namespace ptdsim::core

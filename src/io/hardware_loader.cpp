@@ -101,12 +101,11 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   bool any_peak = false;
   for (int p = 0; p < core::kPrecisionCount; ++p) {
     const std::string key(core::name(static_cast<core::Precision>(p)));
-    if (auto v = peak.number(key)) {
-      h.gpu.peak_flops[static_cast<std::size_t>(p)] = *v * core::kTera;
-      any_peak = true;
-    }
+    if (peak.get(key)) any_peak = true;  // given, even when its value is the problem (collected)
+    if (auto v = peak.number(key)) h.gpu.peak_flops[static_cast<std::size_t>(p)] = *v * core::kTera;
   }
-  if (!any_peak) fail(peak_entry.key_mark, "hardware.gpu.peak_tflops must give at least one precision");
+  if (!any_peak && !peak.has_unknown())
+    fail(peak_entry.key_mark, "hardware.gpu.peak_tflops must give at least one precision");
   if (const Entry* e = gpu.get("matmul_efficiency")) {
     if (e->value->kind == Node::Kind::list) {
       h.gpu.matmul_table = convert_matmul_table(*e);
@@ -133,6 +132,12 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
                                        : std::string("hardware.gpu.comm_sms needs hardware.gpu.sms"));
   }
   if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, h.gpu);
+
+  h.gpu.tdp_w = gpu.number("tdp_w", 0.0);
+  h.gpu.idle_w = gpu.number("idle_w", 0.0);
+  if (h.gpu.tdp_w > 0 && h.gpu.idle_w >= h.gpu.tdp_w)
+    fail(gpu.get("idle_w")->value->mark, "hardware.gpu.idle_w must be below hardware.gpu.tdp_w (" +
+                                             std::to_string(static_cast<long long>(h.gpu.tdp_w)) + ")");
 
   const Entry& node_entry = f.require("node");
   Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",

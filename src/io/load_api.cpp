@@ -1,3 +1,6 @@
+#include <utility>
+
+#include "fields.hpp"
 #include "loaders.hpp"
 #include "schema.hpp"
 #include "ptdsim/io/load.hpp"
@@ -32,31 +35,38 @@ core::Scenario load_scenario_from_string(const std::string& text, const std::str
   });
 }
 
+// Every problem of the file in one error (detail::Collector).
+template <class F>
+auto collecting(F&& f) -> decltype(f()) {
+  detail::Collector collector;
+  return collector.run(std::forward<F>(f));
+}
+
 core::ModelSpec load_model(const std::string& path) {
   return detail::guarded(path, [&] {
     auto root = detail::parse_file(path, detail::Mark{});
-    return detail::convert_model(*root, *root->document, detail::stem(path));
+    return collecting([&] { return detail::convert_model(*root, *root->document, detail::stem(path)); });
   });
 }
 
 core::ModelSpec load_model_from_string(const std::string& text, const std::string& name) {
   return detail::guarded(name, [&] {
     auto root = parse_named(text, name, ".");
-    return detail::convert_model(*root, *root->document, detail::stem(name));
+    return collecting([&] { return detail::convert_model(*root, *root->document, detail::stem(name)); });
   });
 }
 
 core::HardwareSpec load_hardware(const std::string& path) {
   return detail::guarded(path, [&] {
     auto root = detail::parse_file(path, detail::Mark{});
-    return detail::convert_hardware(*root, *root->document, detail::stem(path));
+    return collecting([&] { return detail::convert_hardware(*root, *root->document, detail::stem(path)); });
   });
 }
 
 core::HardwareSpec load_hardware_from_string(const std::string& text, const std::string& name) {
   return detail::guarded(name, [&] {
     auto root = parse_named(text, name, ".");
-    return detail::convert_hardware(*root, *root->document, detail::stem(name));
+    return collecting([&] { return detail::convert_hardware(*root, *root->document, detail::stem(name)); });
   });
 }
 

@@ -20,9 +20,17 @@ void convert_kernels(const Entry& e, core::GpuSpec& gpu);
 // parallel.sharding (sharding_loader.cpp); `where` blames the mapping as a whole.
 core::Sharding convert_sharding(const Node& n, const Mark& where);
 
-// Replaces a scalar `model:` / `hardware:` value (a path, relative to the file that wrote it)
-// with the tree of that file.
+// Replaces a scalar `model:` / `hardware:` value (a path, relative to the file that wrote it, or
+// the name of a shipped model or hardware file) with the tree of that file.
 void resolve_include(Entry& e);
+
+// The shipped libraries (library.cpp). A value is a name when it has no '/' and does not end in
+// .yaml or .yml. `kind` is "model" or "hardware"; library_file fails at `at` for an unknown name,
+// with a suggestion and the names there are.
+bool is_library_name(const std::string& text);
+std::vector<std::string> library_dirs();
+std::vector<std::string> library_names(const std::string& kind);
+std::string library_file(const std::string& kind, const std::string& name, const Mark& at);
 
 // Applies --set overrides to a scenario's root mapping (includes along a path are resolved).
 void apply_overrides(Node& root, const std::vector<Override>& overrides);

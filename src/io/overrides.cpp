@@ -36,7 +36,11 @@ void apply_overrides(Node& root, const std::vector<Override>& overrides) {
       std::string msg = "unknown key '" + o.key + "'";
       std::string best = core::closest_match(o.key, paths);
       if (!best.empty()) msg += "; did you mean '" + best + "'?";
-      fail(at, msg);
+      // every unknown --set at once when collecting; the override itself is left out
+      Collector* c = Collector::current();
+      if (!c) fail(at, msg);
+      c->add({diagnostic(at, msg)});
+      continue;
     }
     NodePtr value = parse_fragment(o.value, src, line, static_cast<int>(o.key.size()) + 2);
     put_path(root, o.key, value, at, /*replace=*/true);

@@ -70,7 +70,9 @@ std::array<core::Dim, core::kDimCount> parse_placement(const Entry& e, const std
 
 void resolve_include(Entry& e) {
   const Node& v = *e.value;
-  const std::string path = resolve_path(v.mark.src ? v.mark.src->dir : ".", v.text);
+  const bool named = (e.key == "model" || e.key == "hardware") && is_library_name(v.text);
+  const std::string path = named ? library_file(e.key, v.text, v.mark)
+                                 : resolve_path(v.mark.src ? v.mark.src->dir : ".", v.text);
   e.value = parse_file(path, v.mark);
 }
 
@@ -82,22 +84,30 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   s.name = f.string("name").value_or(default_name);
   f.string("source");
 
-  // model and hardware: a path (relative to the file that names it) or an inline mapping
+  // model and hardware: a path (relative to the file that names it), a shipped name or an inline
+  // mapping. A file that cannot be found is collected like a bad value, so the rest is still read.
   for (const char* key : {"model", "hardware"}) {
     const Entry& e = f.require(key);
-    if (e.value->kind == Node::Kind::scalar) resolve_include(*root.find(key));
-  }
-  {
-    const Entry& e = f.require("model");
-    const std::string name = e.value->document && e.value->document->line == 0
-                                 ? stem(e.value->mark.src->name) : std::string();
-    s.model = convert_model(*e.value, where_of(e), name);
-  }
-  {
-    const Entry& e = f.require("hardware");
-    const std::string name = e.value->document && e.value->document->line == 0
-                                 ? stem(e.value->mark.src->name) : std::string();
-    s.hardware = convert_hardware(*e.value, where_of(e), name);
+    bool found = true;
+    if (e.value->kind == Node::Kind::scalar) {
+      try {
+        resolve_include(*root.find(key));
+      } catch (const core::ConfigError& err) {
+        Collector* c = Collector::current();
+        if (!c) throw;
+        c->add(err.diagnostics());
+        found = false;
+      }
+    }
+    if (!found) continue;
+    const Entry& inc = *root.find(key);
+    const std::string name = inc.value->document && inc.value->document->line == 0
+                                 ? stem(inc.value->mark.src->name) : std::string();
+    if (std::string(key) == "model") {
+      s.model = convert_model(*inc.value, where_of(inc), name);
+    } else {
+      s.hardware = convert_hardware(*inc.value, where_of(inc), name);
+    }
   }
 
   const Entry& ce = f.require("cluster");
@@ -105,7 +115,12 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   auto gpus = cluster.integer("gpus");
   auto nodes = cluster.integer("nodes");
   if (gpus && nodes) fail(cluster.get("nodes")->key_mark, "give cluster.gpus or cluster.nodes, not both");
-  if (!gpus && !nodes) fail(ce.key_mark, "missing required key 'gpus' (or 'nodes') in cluster");
+  if (!gpus && !nodes) {
+    // a bad value there has been collected already: say it once, not again as missing
+    if (!cluster.get("gpus") && !cluster.get("nodes"))
+      fail(ce.key_mark, "missing required key 'gpus' (or 'nodes') in cluster");
+    gpus = 1;
+  }
   if (nodes) {
     const long long total = *nodes * s.hardware.gpus_per_node;
     const auto max_gpus = static_cast<long long>(bound_of("cluster.gpus").max);
@@ -176,7 +191,16 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
   t.dp_bucket_params = tr.number("dp_bucket_params", 0.0);
   t.framework = tr.choice("framework", core::framework_names()).value_or("");
+  t.main_grads = tr.enumeration<core::MainGrads>("main_grads", 2).value_or(core::MainGrads::fp32);
+  t.tokens = tr.count("tokens").value_or(0.0);
 
+  if (const Entry* e = f.get("cost")) {
+    Fields cost(*e->value, e->key_mark, "cost", "cost", section_keys("cost"));
+    s.cost.gpu_hour = cost.number("gpu_hour", 0.0);
+  }
+
+  // the cross-field checks read the values: with a bad or missing one they would only mislead
+  if (const Collector* c = Collector::current()) c->throw_if_any();
   std::vector<core::Diagnostic> problems;
   for (const auto& problem : core::check(s))
     problems.push_back(diagnostic(position_of(root, problem.key, where), problem.message));
@@ -186,12 +210,15 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
 
 core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vector<Override>& overrides,
                                   const std::string& default_name, const std::string& file) {
-  expect_map(root, where, "scenario");
-  apply_overrides(root, overrides);
-  std::vector<std::string> filled = apply_framework(root);
-  core::Scenario s = convert_scenario(root, where, default_name, file);
-  s.training.from_framework = std::move(filled);
-  return s;
+  Collector collector;
+  return collector.run([&] {
+    expect_map(root, where, "scenario");
+    apply_overrides(root, overrides);
+    std::vector<std::string> filled = apply_framework(root);
+    core::Scenario s = convert_scenario(root, where, default_name, file);
+    s.training.from_framework = std::move(filled);
+    return s;
+  });
 }
 
 std::string stem(const std::string& path) {

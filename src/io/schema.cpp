@@ -24,8 +24,9 @@ std::vector<std::string> stream_keys() { return {"forward_gbs", "backward_gbs"};
 
 const std::map<std::string, std::vector<std::string>>& sections() {
   static const std::map<std::string, std::vector<std::string>> table{
-      {"", {"name", "source", "model", "hardware", "cluster", "parallel", "training"}},
+      {"", {"name", "source", "model", "hardware", "cluster", "parallel", "training", "cost"}},
       {"cluster", {"gpus", "nodes"}},
+      {"cost", {"gpu_hour"}},
       {"parallel",
        {"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero", "schedule", "placement",
         "stage_layers", "first_stage_layers", "last_stage_layers", "embedding_in_split",
@@ -35,7 +36,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "optimizer", "overlap", "framework", "dp_bucket_params"}},
+        "optimizer", "overlap", "framework", "dp_bucket_params", "main_grads", "tokens"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
@@ -44,7 +45,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us", "sms", "comm_sms", "kernels"}},
+        "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "kernels"}},
       {"hardware.gpu.kernels",
        {"source", "gemm", "attention", "memory_bound", "cross_entropy", "optimizer", "contention", "overhead"}},
       {"hardware.gpu.kernels.gemm", {"model", "rows"}},
@@ -102,6 +103,9 @@ constexpr double kMinGemmEfficiency = 1e-6;  // a calibrated row may be a tiny G
 constexpr double kMaxOversubscription = 1024;  // real fabrics: 1 to 8
 constexpr double kMaxPrefetchUnits = 64;     // units gathered ahead: a whole 64-layer model
 constexpr double kMaxParams = 1e15;          // parameters: 1000x any model trained
+constexpr double kMaxWatts = 1e5;            // 100 kW a GPU: 40x a GB300's 2.4 kW (with its CPU share)
+constexpr double kMaxTokens = 1e18;          // 60,000x Llama 3's 15.6T tokens
+constexpr double kMaxPrice = 1e6;            // a GPU-hour at a million: a price in the wrong unit
 constexpr double kMaxTile = 4096;            // a GEMM tile side: 16x the largest cuBLAS tile (256)
 constexpr double kMaxKernelUs = 1e9;         // one kernel of 1000 s: far beyond any GEMM of a layer
 constexpr double kMaxFactor = 100;           // a fitted slowdown factor 100x: surely a wrong fit
@@ -143,6 +147,9 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
     t[std::string("hardware.gpu.matmul_efficiency[].") + d] = count(kMaxGemmDim);
   t["hardware.gpu.matmul_efficiency[].efficiency"] = rate(Kind::fraction, kMinGemmEfficiency, 1, "");
   t["hardware.gpu.kernel_launch_us"] = latency;
+  // power: a GPU's board power (docs/inputs.md; hardware/FACTS.md)
+  t["hardware.gpu.tdp_w"] = rate(Kind::positive, 0, kMaxWatts, "W");
+  t["hardware.gpu.idle_w"] = rate(Kind::positive, 0, kMaxWatts, "W");
   // gpu.kernels (docs/inputs.md "Kernel tables")
   const std::string kern = "hardware.gpu.kernels.";
   const Bound tflops = rate(Kind::positive, kMinPeakTflops, kMaxPeakTflops, "TFLOP/s");
@@ -212,6 +219,8 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["training.seq_len"] = count(kMaxSeq);
   t["training.micro_batch"] = count(kMaxBatch);
   t["training.global_batch"] = count(kMaxBatch);
+  t["training.tokens"] = rate(Kind::at_least_one, 1, kMaxTokens, "");
+  t["cost.gpu_hour"] = rate(Kind::positive, 0, kMaxPrice, "");
   // a bucket bigger than the model is one bucket; 1e15 parameters is 1000x any model trained
   t["training.dp_bucket_params"] = rate(Kind::at_least_one, 1, 1e15, "");
   // dataset records

@@ -118,6 +118,21 @@ StageBound stage_bound(const analytic::StepPlan& plan, const analytic::StagePlan
   return o;
 }
 
+}  // namespace
+
+double busiest_stage_compute(const analytic::StepPlan& plan) {
+  double busiest = 0;
+  for (const auto& st : plan.stages) {
+    double c = 0;
+    for (int k = 0; k < plan.shape.v; ++k)
+      for (const auto& pass : plan.chunk(st, k).pass) c += pass.compute_s;
+    busiest = std::max(busiest, plan.shape.m * c);
+  }
+  return busiest;
+}
+
+namespace {
+
 double sum_time(const analytic::StepPlan& plan, int begin, int end) {
   double t = 0;
   for (int j = begin; j < end; ++j) t += plan.comms[j].time_s;

@@ -13,7 +13,7 @@ namespace {
 // The default list of a dimension cut at `max` (0: unbounded), or the user's pinned list
 // intersected with the default (a pinned value the structure forbids, e.g. tp 3 with 96 heads
 // on 1024 GPUs, simply yields no candidates). Pins win over maxima.
-std::vector<int> choose(const std::vector<int>& allowed, const std::vector<int>& pinned, int max) {
+std::vector<int> choose(const std::vector<int>& allowed, const Choice& pinned, int max) {
   std::vector<int> out;
   if (pinned.empty()) {
     for (int v : allowed)
@@ -21,7 +21,16 @@ std::vector<int> choose(const std::vector<int>& allowed, const std::vector<int>&
     return out;
   }
   for (int v : allowed)
-    if (std::find(pinned.begin(), pinned.end(), v) != pinned.end()) out.push_back(v);
+    if (pinned.admits(v)) out.push_back(v);
+  return out;
+}
+
+// A switch's values: the base scenario's alone, or the searched list in a fixed order.
+std::vector<bool> switch_values(const std::vector<bool>& searched, bool base) {
+  if (searched.empty()) return {base};
+  std::vector<bool> out;
+  for (bool v : {false, true})
+    if (std::find(searched.begin(), searched.end(), v) != searched.end()) out.push_back(v);
   return out;
 }
 
@@ -56,7 +65,67 @@ std::string outside(const char* dim, int v, const std::vector<int>& values) {
   return out;
 }
 
+std::vector<int> range(int lo, int hi) {
+  std::vector<int> out;
+  for (int v = lo; v <= hi; ++v) out.push_back(v);
+  return out;
+}
+
 }  // namespace
+
+bool Choice::admits(int v) const {
+  if (std::find(values.begin(), values.end(), v) != values.end()) return true;
+  return std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first <= v && v <= r.second; });
+}
+
+std::optional<Choice> parse_choice(const std::string& text) {
+  // positive integers below 2^30: anything larger is no degree, micro-batch or ZeRO stage
+  auto number = [](const std::string& t) -> std::optional<int> {
+    if (t.empty() || t.size() > 10 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const long long v = std::stoll(t);
+    if (v > (1LL << 30)) return std::nullopt;
+    return static_cast<int>(v);
+  };
+  Choice c;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (const auto dots = item.find(".."); dots != std::string::npos) {
+      const auto lo = number(item.substr(0, dots)), hi = number(item.substr(dots + 2));
+      if (!lo || !hi || *lo > *hi) return std::nullopt;
+      c.ranges.emplace_back(*lo, *hi);
+    } else {
+      const auto v = number(item);
+      if (!v) return std::nullopt;
+      c.values.push_back(*v);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return c;
+}
+
+const std::vector<std::string>& searchable_switches() {
+  static const std::vector<std::string> names{"overlap.tp", "overlap.dp",        "overlap.pp", "recompute",
+                                              "zero",       "sequence_parallel", "schedule"};
+  return names;
+}
+
+std::vector<std::string> search_switches(const std::vector<std::string>& names, SearchSpace& b) {
+  std::vector<std::string> unknown;
+  for (const auto& n : names) {
+    if (n == "overlap.tp") b.overlap_tp = {false, true};
+    else if (n == "overlap.dp") b.overlap_dp = {false, true};
+    else if (n == "overlap.pp") b.overlap_pp = {false, true};
+    else if (n == "recompute") b.recompute.clear();
+    else if (n == "zero") b.zero = {};
+    else if (n == "sequence_parallel") b.sequence_parallel.clear();
+    else if (n == "schedule") b.schedule.clear();
+    else unknown.push_back(n);
+  }
+  return unknown;
+}
 
 std::vector<int> divisors(int n) {
   // pairs (d, n/d) up to sqrt(n): a 4M-GPU cluster costs 2048 steps, not 4M
@@ -91,6 +160,9 @@ void apply(const Candidate& c, core::Scenario& s) {
   }
   s.training.micro_batch = c.micro_batch;
   s.training.recompute = c.recompute;
+  s.training.overlap.tp = c.overlap_tp;
+  s.training.overlap.dp = c.overlap_dp;
+  s.training.overlap.pp = c.overlap_pp;
 }
 
 Space::Space(const core::Scenario& base, const SearchSpace& b)
@@ -142,8 +214,11 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
     for (int v : divisors(std::max(1, base.training.global_batch)))
       if (v <= std::max(1, b.max_micro_batch)) micro_batch_.push_back(v);
   } else {
-    for (int v : b.micro_batch)
-      if (v > 0) micro_batch_.push_back(v);
+    // a micro-batch larger than the global batch is no candidate: ranges stop there
+    const int most = std::max(1, base.training.global_batch);
+    micro_batch_ = choose(range(1, most), b.micro_batch, 0);
+    for (int v : b.micro_batch.values)
+      if (v > most) micro_batch_.push_back(v);  // listed: kept, for core::check to reject by name
     std::sort(micro_batch_.begin(), micro_batch_.end());
     micro_batch_.erase(std::unique(micro_batch_.begin(), micro_batch_.end()), micro_batch_.end());
   }
@@ -152,24 +227,32 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
                                         core::Recompute::full});
   sequence_parallel_ = or_default(b.sequence_parallel, {false, true});
   dp_filter_ = b.dp;
+  const auto& ov = base.training.overlap;
+  overlap_tp_ = switch_values(b.overlap_tp, ov.tp);
+  overlap_dp_ = switch_values(b.overlap_dp, ov.dp);
+  overlap_pp_ = switch_values(b.overlap_pp, ov.pp);
+  if (!b.overlap_tp.empty()) searched_ |= Candidate::kSearchedTp;
+  if (!b.overlap_dp.empty()) searched_ |= Candidate::kSearchedDp;
+  if (!b.overlap_pp.empty()) searched_ |= Candidate::kSearchedPp;
   // ZeRO-3 shards over all of dp*cp, or (HSDP, ZeRO++'s hpZ, MiCS) within a node
   shard_ranks_ = b.shard_ranks.empty() ? std::vector<int>{0} : b.shard_ranks;
   if (b.shard_ranks.empty() && gpus_per_node_ > 1 && gpus_ > gpus_per_node_ &&
       std::find(zero_.begin(), zero_.end(), 3) != zero_.end())
     shard_ranks_.push_back(gpus_per_node_);
 
-  radix_ = {tp_.size(),          pp_.size(),   cp_.size(),        ep_.size(),
-            pipeline_.size(),    micro_batch_.size(), zero_.size(), recompute_.size(),
-            sequence_parallel_.size(), shard_ranks_.size()};
+  radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
+            pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),
+            sequence_parallel_.size(), overlap_tp_.size(), overlap_dp_.size(), overlap_pp_.size(),
+            shard_ranks_.size()};
   size_ = 1;
   for (auto r : radix_) size_ *= r;
 }
 
 std::optional<Candidate> Space::at(std::uint64_t index) const {
   if (index >= size_) return std::nullopt;
-  std::uint64_t digit[10];
+  std::uint64_t digit[kDigits];
   std::uint64_t rest = index;
-  for (int i = 9; i >= 0; --i) {
+  for (int i = kDigits - 1; i >= 0; --i) {
     digit[i] = rest % radix_[i];
     rest /= radix_[i];
   }
@@ -181,8 +264,7 @@ std::optional<Candidate> Space::at(std::uint64_t index) const {
   const long long model_parallel = 1LL * c.tp * c.pp * c.cp;
   if (gpus_ % model_parallel != 0) return std::nullopt;
   c.dp = static_cast<int>(gpus_ / model_parallel);
-  if (!dp_filter_.empty() && std::find(dp_filter_.begin(), dp_filter_.end(), c.dp) == dp_filter_.end())
-    return std::nullopt;
+  if (!dp_filter_.empty() && !dp_filter_.admits(c.dp)) return std::nullopt;
   c.ep = ep_[digit[3]];
   std::tie(c.schedule, c.vpp) = pipeline_[digit[4]];
   if (c.pp == 1 && c.schedule != core::Schedule::one_f_one_b) return std::nullopt;
@@ -191,12 +273,19 @@ std::optional<Candidate> Space::at(std::uint64_t index) const {
   c.recompute = recompute_[digit[7]];
   c.sequence_parallel = sequence_parallel_[digit[8]];
   if (c.sequence_parallel && c.tp == 1) return std::nullopt;
+  c.overlap_tp = overlap_tp_[digit[9]];
+  c.overlap_dp = overlap_dp_[digit[10]];
+  c.overlap_pp = overlap_pp_[digit[11]];
+  // TP overlap without TP, PP overlap without a pipeline: the same run as without
+  if (c.overlap_tp && c.tp == 1 && (searched_ & Candidate::kSearchedTp)) return std::nullopt;
+  if (c.overlap_pp && c.pp == 1 && (searched_ & Candidate::kSearchedPp)) return std::nullopt;
+  c.searched = searched_;
   // a shard group smaller than dp*cp only for ZeRO-3, and only one that divides it
-  c.shard_ranks = shard_ranks_[digit[9]];
+  c.shard_ranks = shard_ranks_[digit[12]];
   const int dpcp = c.dp * c.cp;
   if (c.shard_ranks >= dpcp) c.shard_ranks = 0;
   if (c.shard_ranks > 0 && (c.zero != 3 || dpcp % c.shard_ranks != 0)) return std::nullopt;
-  if (c.shard_ranks == 0 && shard_ranks_[digit[9]] > 0) return std::nullopt;  // the same as full sharding
+  if (c.shard_ranks == 0 && shard_ranks_[digit[12]] > 0) return std::nullopt;  // the same as full sharding
   return c;
 }
 
@@ -215,7 +304,15 @@ Space::Located Space::locate(const core::Scenario& s) const {
   if (laid_out != gpus_)
     return no("its degrees lay out " + std::to_string(laid_out) + " GPUs (tp*pp*cp*dp); the sweep lays out " +
               std::to_string(gpus_));
-  if (!dp_filter_.empty() && !position(dp_filter_, p.dp)) return no(outside("dp", p.dp, dp_filter_));
+  if (!dp_filter_.empty() && !dp_filter_.admits(p.dp)) {
+    // the filter as given: "dp 8 is outside the space (dp 4 16..64)"
+    std::string why = "dp " + std::to_string(p.dp) + " is outside the space (dp";
+    // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
+    for (int v : dp_filter_.values) why.append(" ").append(std::to_string(v));
+    for (const auto& [lo, hi] : dp_filter_.ranges)
+      why.append(" ").append(std::to_string(lo)).append("..").append(std::to_string(hi));
+    return no(why + ")");
+  }
   if (p.pp == 1 && p.schedule != core::Schedule::one_f_one_b)
     return no("pp 1 with the " + std::string(core::name(p.schedule)) +
               " schedule is outside the space (it lists pp 1 only as 1f1b)");
@@ -223,7 +320,7 @@ Space::Located Space::locate(const core::Scenario& s) const {
   // Most significant digit first, as at() decodes them; the messages are built for the one miss.
   const int dpcp = p.dp * p.cp;
   const int shard = p.zero == 3 && p.sharding.shard_ranks > 0 && p.sharding.shard_ranks < dpcp ? p.sharding.shard_ranks : 0;
-  const std::pair<std::optional<std::uint64_t>, std::string> lookups[10] = {
+  const std::pair<std::optional<std::uint64_t>, std::string> lookups[kDigits] = {
       {position(tp_, p.tp), outside("tp", p.tp, tp_)},
       {position(pp_, p.pp), outside("pp", p.pp, pp_)},
       {position(cp_, p.cp), outside("cp", p.cp, cp_)},
@@ -237,10 +334,17 @@ Space::Located Space::locate(const core::Scenario& s) const {
        "recompute " + std::string(core::name(t.recompute)) + " is outside the space"},
       {position(sequence_parallel_, p.sequence_parallel && p.tp > 1),
        std::string("sequence parallel ") + (p.sequence_parallel ? "on" : "off") + " is outside the space"},
+      // a searched switch that makes no difference (tp 1, pp 1) is listed as off
+      {position(overlap_tp_, t.overlap.tp && !(p.tp == 1 && (searched_ & Candidate::kSearchedTp))),
+       std::string("overlap.tp ") + (t.overlap.tp ? "on" : "off") + " is outside the space"},
+      {position(overlap_dp_, t.overlap.dp),
+       std::string("overlap.dp ") + (t.overlap.dp ? "on" : "off") + " is outside the space"},
+      {position(overlap_pp_, t.overlap.pp && !(p.pp == 1 && (searched_ & Candidate::kSearchedPp))),
+       std::string("overlap.pp ") + (t.overlap.pp ? "on" : "off") + " is outside the space"},
       {position(shard_ranks_, shard), outside("shard_ranks", shard, shard_ranks_)},
   };
   std::uint64_t index = 0;
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < kDigits; ++i) {
     if (!lookups[i].first) return no(lookups[i].second);
     index = index * radix_[i] + *lookups[i].first;
   }
@@ -255,16 +359,20 @@ std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vect
   const auto& p = s.parallel;
   for (const auto& key : keys) {
     bool hit = true;
-    if (key == "parallel.tp") b.tp = {p.tp};
-    else if (key == "parallel.pp") b.pp = {p.pp};
-    else if (key == "parallel.dp") b.dp = {p.dp};
-    else if (key == "parallel.cp") b.cp = {p.cp};
-    else if (key == "parallel.ep") b.ep = {p.ep};
-    else if (key == "parallel.vpp") b.vpp = {p.vpp};
-    else if (key == "parallel.zero") b.zero = {p.zero};
+    // a dimension the user chose values for (--tp 4,8) keeps them
+    auto pin = [](Choice& c, int v) {
+      if (c.empty()) c = {v};
+    };
+    if (key == "parallel.tp") pin(b.tp, p.tp);
+    else if (key == "parallel.pp") pin(b.pp, p.pp);
+    else if (key == "parallel.dp") pin(b.dp, p.dp);
+    else if (key == "parallel.cp") pin(b.cp, p.cp);
+    else if (key == "parallel.ep") pin(b.ep, p.ep);
+    else if (key == "parallel.vpp") pin(b.vpp, p.vpp);
+    else if (key == "parallel.zero") pin(b.zero, p.zero);
     else if (key == "parallel.sequence_parallel") b.sequence_parallel = {p.sequence_parallel};
     else if (key == "parallel.schedule") b.schedule = {p.schedule};
-    else if (key == "training.micro_batch") b.micro_batch = {s.training.micro_batch};
+    else if (key == "training.micro_batch") pin(b.micro_batch, s.training.micro_batch);
     else if (key == "training.recompute") b.recompute = {s.training.recompute};
     else if (key == "parallel.sharding.shard_ranks") b.shard_ranks = {p.sharding.shard_ranks};
     else hit = false;
@@ -279,7 +387,18 @@ std::string label(const Candidate& c) {
          " vpp" + std::to_string(c.vpp) + " mb" + std::to_string(c.micro_batch) + " zero" +
          std::to_string(c.zero) + (c.shard_ranks > 0 ? " hsdp" + std::to_string(c.shard_ranks) : std::string()) +
          " " + std::string(core::name(c.recompute)) +
-         (c.sequence_parallel ? " sp " : " nosp ") + std::string(core::name(c.schedule));
+         (c.sequence_parallel ? " sp " : " nosp ") + std::string(core::name(c.schedule)) + switches(c);
+}
+
+std::string switches(const Candidate& c) {
+  std::string out;
+  auto add = [&](std::uint8_t bit, const char* name, bool on) {
+    if (c.searched & bit) out += std::string(" ") + name + (on ? "+" : "-");
+  };
+  add(Candidate::kSearchedTp, "ovl-tp", c.overlap_tp);
+  add(Candidate::kSearchedDp, "ovl-dp", c.overlap_dp);
+  add(Candidate::kSearchedPp, "ovl-pp", c.overlap_pp);
+  return out;
 }
 
 }  // namespace ptdsim::planner

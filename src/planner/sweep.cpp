@@ -14,6 +14,7 @@
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
@@ -41,6 +42,10 @@ struct Entry {
   std::uint64_t index = 0;
   double bound_s = 0;
   double peak_bytes = 0;
+  // A lower bound on step_energy_j of the simulated step, the energy objective's key: the GPU
+  // idles at least over the bound and runs at least the analytic engine's compute of its busiest
+  // stage (the scheduler runs the same ops, only stretched by contention).
+  double energy_bound_j = 0;
 };
 
 struct AnalyticChunk {
@@ -94,6 +99,12 @@ void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
 bool better(Objective o, const core::Report& x, std::uint64_t x_index, const core::Report& y,
             std::uint64_t y_index) {
   switch (o) {
+    case Objective::energy: {
+      const double ex = step_energy_j(x), ey = step_energy_j(y);
+      if (ex != ey) return ex < ey;
+      if (x.step_s != y.step_s) return x.step_s < y.step_s;
+      break;
+    }
     case Objective::memory:
       if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
       if (x.step_s != y.step_s) return x.step_s < y.step_s;
@@ -117,12 +128,18 @@ bool better(Objective o, const Ranked& a, const Ranked& b) {
 // Tier 2 visits the feasible candidates in order of this cheap key. Memory comes from the analytic
 // engine, so for the memory objective the key is exact up to the ZB-H1 caveat; for time (and MFU,
 // which orders as time: the model FLOPs are the same for every layout) it is the lower bound.
-double key(Objective o, const Entry& e) { return o == Objective::memory ? e.peak_bytes : e.bound_s; }
+double key(Objective o, const Entry& e) {
+  if (o == Objective::memory) return e.peak_bytes;
+  if (o == Objective::energy) return e.energy_bound_j;
+  return e.bound_s;
+}
 
 // True when a candidate with key `k` cannot order before the simulated report `r`: the scheduler's
 // peak is never below the analytic one, and its step never below the bound.
 bool beyond(Objective o, double k, const core::Report& r) {
-  return o == Objective::memory ? k > r.peak_bytes : k > r.step_s * (1 + kBoundSlack);
+  if (o == Objective::memory) return k > r.peak_bytes;
+  if (o == Objective::energy) return k > step_energy_j(r) * (1 + kBoundSlack);
+  return k > r.step_s * (1 + kBoundSlack);
 }
 
 // What every tier needs: the inputs, the workers and one scratch scenario per worker.
@@ -159,13 +176,18 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
             ++res.rejected[problems.front().reason];  // the first problem in check()'s order
             continue;
           }
-          // the analytic engine's memory (the same as evaluate()'s) and the bound: all tier 2 needs
+          // the analytic engine's memory (the same as evaluate()'s) and the plan's bounds: all tier 2 needs
           const double peak = analytic::peak_memory_bytes(s);
-          if (!(peak <= s.hardware.gpu.memory_bytes)) {
+          if (!fits(peak, s.hardware.gpu.memory_bytes, ctx.opt.min_free_bytes)) {
             ++res.rejected["memory"];
             continue;
           }
-          res.feasible.push_back(Entry{i, step_lower_bound(analytic::plan_step(s)), peak});
+          const analytic::StepPlan plan = analytic::plan_step(s);
+          const double bound = step_lower_bound(plan);
+          const auto& gpu = s.hardware.gpu;
+          const double busy = std::min(bound, busiest_stage_compute(plan));
+          const double energy = gpu.idle_w * bound + std::max(0.0, gpu.tdp_w - gpu.idle_w) * busy;
+          res.feasible.push_back(Entry{i, bound, peak, energy});
         }
         ++chunks_done;
       });
@@ -201,13 +223,15 @@ ScenarioRank scenario_layout(Context& ctx) {
     sr.why_not = "core::check: " + problems.front().message;
     return sr;
   }
-  if (const core::Report a = analytic::evaluate(s); !a.fits) {
-    sr.why_not = "does not fit: peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
+  const double reserve = ctx.opt.min_free_bytes;
+  const std::string with_reserve = reserve > 0 ? " with " + gib(reserve) + " left free" : "";
+  if (const core::Report a = analytic::evaluate(s); !fits(a, reserve)) {
+    sr.why_not = "does not fit" + with_reserve + ": peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
     return sr;
   }
   sr.report = sim::simulate(s);
-  if (!sr.report.fits) {
-    sr.why_not = "does not fit: the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
+  if (!fits(sr.report, reserve)) {
+    sr.why_not = "does not fit" + with_reserve + ": the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
                  gib(sr.report.capacity_bytes);
     return sr;
   }
@@ -231,9 +255,16 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
   };
   while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
+    // what this phase will simulate in all, as far as the top K so far can tell: the simulated
+    // ones and the rest whose key can still enter (a prefix of the key order)
+    const std::uint64_t planned = static_cast<std::uint64_t>(
+        std::partition_point(feasible.begin() + static_cast<std::ptrdiff_t>(pos), feasible.end(),
+                             [&](const Entry& e) { return !cannot_enter(e); }) -
+        feasible.begin());
     std::vector<Ranked> batch(n);
     parallel_for(
-        n, ctx.arena, "simulation", feasible.size(), [&] { return simulated.load(); }, ctx.opt.on_progress,
+        n, ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n), [&] { return simulated.load(); },
+        ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           const auto c = ctx.space.at(feasible[pos + k].index);
@@ -244,7 +275,7 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
         });
     for (auto& r : batch) {
       if (ctx.opt.on_row) kept_for_rows.emplace(r.candidate.index, r.report);
-      if (!r.report.fits) {
+      if (!fits(r.report, ctx.opt.min_free_bytes)) {
         // The scheduler's in-flight count can exceed the analytic one (ZB-H1, by < 1%): its
         // verdict is the one `ptdsim evaluate` prints, so such a layout is a memory rejection.
         ++out.rejected["memory"];
@@ -293,7 +324,7 @@ void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t
           const Entry& e = first[static_cast<std::ptrdiff_t>(from + k)];
           place(*ctx.space.at(e.index), ctx.base, s);
           const core::Report r = sim::simulate(s);
-          before[k] = r.fits && better(o, r, e.index, sr.report, sr.candidate.index);
+          before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, e.index, sr.report, sr.candidate.index);
           ++done;
         });
     ahead += static_cast<std::uint64_t>(std::count(before.begin(), before.end(), 1));
@@ -335,14 +366,15 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
             if (!c) continue;
             place(*c, ctx.base, s);
             if (!core::check(s).empty()) continue;
+            const double reserve = ctx.opt.min_free_bytes;
             if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
-              rows[k].push_back(RowData{*c, sim->second.fits ? "simulated" : "memory", bound_of.at(i),
+              rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound_of.at(i),
                                         sim->second});
               continue;
             }
             const analytic::StepPlan plan = analytic::plan_step(s);
             core::Report r = analytic::evaluate(s, plan);
-            if (!r.fits) {
+            if (!fits(r, reserve)) {
               const double bound = step_lower_bound(plan);
               rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
             } else {
@@ -357,6 +389,18 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
 }
 
 }  // namespace
+
+double step_energy_j(const core::Report& r) {
+  return analytic::gpu_power_w(r.scenario.hardware.gpu, r.step_s, r.compute_s) * r.step_s;
+}
+
+bool fits(const core::Report& r, double min_free_bytes) {
+  return r.fits && fits(r.peak_bytes, r.capacity_bytes, min_free_bytes);
+}
+
+bool fits(double peak_bytes, double capacity_bytes, double min_free_bytes) {
+  return peak_bytes + min_free_bytes <= capacity_bytes;
+}
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
   // oneTBB runs at most as many workers as the machine has cores, whatever --threads asks; a worker

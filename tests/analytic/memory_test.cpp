@@ -155,9 +155,15 @@ TEST_CASE("analytic: GPT-3 175B on 1024 A100s, first-stage memory by hand", "[an
   // embedding output + dropout mask: 3 sbh / t x 16 = 150,994,944
   CHECK(f.embedding_activations == Approx(150994944.0).epsilon(1e-12));
   CHECK(f.logits == 0);
-  CHECK(f.context == Approx(0.75 * core::kGiB).epsilon(1e-12));
-  // total 22,198,485,504 bytes = 20.67 GiB
-  CHECK(f.total() == Approx(22198485504.0).epsilon(1e-12));
+  // the CUDA context, 1573 MiB, and NCCL's buffers: tp (8 GPUs), dp (8), pp (16), model-parallel
+  // (tp*pp = 128) and the whole job (1024): five communicators of more than 2 GPUs, 688 MiB each
+  // (untied embeddings: no embedding group)
+  CHECK(f.context == Approx(1573.0 * 1024 * 1024).epsilon(1e-12));
+  CHECK(f.nccl == Approx(5 * 688.0 * 1024 * 1024).epsilon(1e-12));
+  CHECK(f.step_buffers == 0);  // Megatron's fp32 main gradients: nothing converted at the step
+  // total 22,198,485,504 - 0.75 GiB (the former flat context) + 1,649,410,048 + 3,607,101,440
+  // = 26,649,690,624 bytes = 24.82 GiB
+  CHECK(f.total() == Approx(26649690624.0).epsilon(1e-12));
   SECTION("the last stage holds the fp32 logits, 4 s b V / t, and one micro-batch") {
     const auto& l = st[15];
     CHECK(l.logits == Approx(4.0 * 2048 * 51200 / 8).epsilon(1e-12));
@@ -178,4 +184,64 @@ TEST_CASE("analytic: ZeRO stages shard states over dp*cp", "[analytic][memory]")
   // the unit computing and the one prefetched in bf16, and one unit's gradient in bf16 as the
   // backward makes it and again in fp32 for the reduce-scatter: (2*2 + 2 + 4) x 226,576,896
   CHECK(z3.buffers == Approx(10 * 226576896.0).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: the communicators a GPU uses and what NCCL holds for them", "[analytic][memory]") {
+  auto s = testing::gpt3_1024();
+  auto names = [&](int stage) {
+    std::string out;
+    for (const auto& c : communicators(s, stage)) out += std::string(c.group) + "/" + std::to_string(c.ranks) + " ";
+    return out;
+  };
+  CHECK(names(0) == "tp/8 dp/8 pp/16 model-parallel/128 world/1024 ");
+  s.model.tied_embeddings = true;  // Megatron keeps the word embedding on both ends and all-reduces it
+  CHECK(names(0) == "tp/8 dp/8 pp/16 model-parallel/128 world/1024 embedding/2 ");
+  CHECK(names(7) == "tp/8 dp/8 pp/16 model-parallel/128 world/1024 ");
+  CHECK(names(15) == "tp/8 dp/8 pp/16 model-parallel/128 world/1024 embedding/2 ");
+  // 5 x 688 MiB + 544 MiB for the 2-GPU embedding group
+  CHECK(process_overhead(s, 0).nccl == Approx((5 * 688.0 + 544) * 1024 * 1024).epsilon(1e-12));
+  SECTION("one GPU: no communicator at all") {
+    s.gpus = 1;
+    s.parallel = core::ParallelSpec{};
+    CHECK(communicators(s, 0).empty());
+    CHECK(process_overhead(s, 0).nccl == 0);
+    CHECK(process_overhead(s, 0).context == Approx(1573.0 * 1024 * 1024).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("analytic: DeepSpeed's 16-bit gradients, its bucket and the step's fp32 copy", "[analytic][memory]") {
+  auto s = testing::gpt3_1024();  // ZeRO-1 over dp 8; 1,463,270,400 parameters on a first-stage GPU
+  const double n = 1463270400.0;
+  s.training.main_grads = core::MainGrads::bit16;
+  s.training.dp_bucket_params = 5e8;  // DeepSpeed's reduce_bucket_size
+  const auto f = stage_memory(s)[0];
+  CHECK(f.gradients == Approx(2 * n).epsilon(1e-12));        // 16-bit .grad, not sharded at ZeRO-1
+  CHECK(f.optimizer == Approx(12 * n / 8).epsilon(1e-12));    // master and Adam states, sharded
+  CHECK(f.step_buffers == Approx(6 * n / 8).epsilon(1e-12));  // fp32 copy (4) and its 16-bit flat source (2)
+  CHECK(f.buffers == Approx(2 * 5e8).epsilon(1e-12));         // the 16-bit ipg bucket
+  SECTION("ZeRO-2 shards the 16-bit gradients too") {
+    s.parallel.zero = 2;
+    CHECK(stage_memory(s)[0].gradients == Approx(2 * n / 8).epsilon(1e-12));
+  }
+  SECTION("fp32 training has nothing to convert") {
+    s.training.precision = core::Precision::fp32;
+    s.hardware.gpu.peak_flops[core::index(core::Precision::fp32)] = 19.5e12;
+    const auto g = stage_memory(s)[0];
+    CHECK(g.gradients == Approx(4 * n).epsilon(1e-12));
+    CHECK(g.step_buffers == 0);
+    CHECK(g.buffers == 0);
+  }
+  SECTION("BLOOM's DP 1 to DP 2 drop, 22 GiB measured: 8 bytes a parameter here, 6 with Megatron's") {
+    // per parameter: 2 + 2 + (12 + 6)/d; d 1 -> 2 saves 9 bytes of which the 16-bit flat copy's 1
+    // is transient: the persistent 12 + 4 sharded states halve (8 bytes); Megatron's 12 halve (6)
+    auto at = [&](int dp, core::MainGrads g) {
+      auto t = s;
+      t.parallel.dp = dp;
+      t.training.main_grads = g;
+      const auto m = stage_memory(t)[0];
+      return m.gradients + m.optimizer + m.step_buffers;
+    };
+    CHECK(at(1, core::MainGrads::bit16) - at(2, core::MainGrads::bit16) == Approx(9 * n).epsilon(1e-12));
+    CHECK(at(1, core::MainGrads::fp32) - at(2, core::MainGrads::fp32) == Approx(6 * n).epsilon(1e-12));
+  }
 }

@@ -12,42 +12,14 @@
 #include <sstream>
 #include <string>
 
+#include "run.hpp"
+
 // Golden tests of the `ptdsim` executable: exit statuses, output forms and error messages as a
 // user or a script sees them. Run from the source tree (ctest's working directory).
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Run ptdsim(const std::string& args) {
-  static int n = 0;
-  const fs::path dir = fs::temp_directory_path() / ("ptdsim_cli_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path out = dir / ("out" + std::to_string(n));
-  const fs::path err = dir / ("err" + std::to_string(n++));
-  const std::string cmd = std::string(PTDSIM_BIN) + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
-  int raw = std::system(cmd.c_str());
-  Run r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-}  // namespace
+using cli_testing::ptdsim;
+using cli_testing::slurp;
 
 TEST_CASE("cli: --version and --help", "[cli]") {
   auto v = ptdsim("--version");

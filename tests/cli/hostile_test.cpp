@@ -149,6 +149,8 @@ bool positioned(const std::string& err) {
 bool sane(const nlohmann::json& j, std::string& where, const std::string& path = "") {
   // the one null the interface has: a sweep's scenario_layout.rank when it was not ranked
   if (j.is_null() && path == ".scenario_layout.rank") return true;
+  // the one signed number: the memory a layout that does not fit lacks
+  if (j.is_number() && path == ".memory.headroom_gib") return std::isfinite(j.get<double>());
   if (j.is_null()) {
     where = path + " is null";
     return false;

@@ -14,6 +14,8 @@
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
+#include "ptdsim/sim/simulate.hpp"
+#include "ptdsim/core/units.hpp"
 
 namespace fs = std::filesystem;
 using namespace ptdsim;
@@ -21,6 +23,17 @@ using namespace ptdsim;
 namespace {
 constexpr int kTop = 20;          // "near the top": among the 20 best of its search
 constexpr double kMaxGap = 0.10;  // and within 10% of the best step time
+
+// Published layouts the memory model puts over the GPU's capacity, each with the most it may be over
+// (docs/validation.md "Memory"): Llama 3 405B as Meta ran it is 1.7 GiB (2%) over 80 GiB, the
+// process overhead counted at its upper end (a CUDA 11 context without lazy module loading, NCCL
+// buffers of every channel) where Meta's 2024 stack loaded kernels lazily. Not ranked: a layout that
+// does not fit is no candidate.
+struct KnownOver {
+  const char* file;
+  double most_over_gib;
+};
+constexpr KnownOver kKnownOver[] = {{"meta-llama3-405b-16k-h100.yaml", 2.0}};
 }  // namespace
 
 TEST_CASE("published layouts rank near the top of the sweep over their degrees", "[planner][published]") {
@@ -32,6 +45,14 @@ TEST_CASE("published layouts rank near the top of the sweep over their degrees",
   for (const auto& f : files) {
     INFO(f);
     const core::Scenario base = io::load_scenario(f);
+    const auto known = std::find_if(std::begin(kKnownOver), std::end(kKnownOver),
+                                    [&](const KnownOver& k) { return fs::path(f).filename() == k.file; });
+    if (known != std::end(kKnownOver)) {
+      const core::Report r = sim::simulate(base);
+      CHECK_FALSE(r.fits);  // when it fits again, it belongs with the others
+      CHECK((r.peak_bytes - r.capacity_bytes) / core::kGiB <= known->most_over_gib);
+      continue;
+    }
     const auto& p = base.parallel;
     planner::SearchSpace b;
     b.zero = {p.zero};

@@ -7,13 +7,14 @@
 
 #include "ptdsim/calibrate/kernels.hpp"
 #include "ptdsim/core/error.hpp"
+#include "ptdsim/io/import.hpp"
 #include "ptdsim/io/load.hpp"
 
 // The malformed-input corpus, tests/data/bad/: one file per case, each pinned to its whole
 // rendered message. The file's prefix says how it is loaded (model_, hardware_, scenario_,
-// dataset_, the last as `validate --strict` reads it, and csv_<table>__ for the measured kernel tables
-// of `ptdsim calibrate import-kernels`); include_* files are not cases of their own but are included
-// by scenario_* cases.
+// dataset_, the last as `validate --strict` reads it; hf_ as `ptdsim import hf` reads a config.json;
+// csv_<table>__ for the measured kernel tables of `ptdsim calibrate import-kernels`); include_* files
+// are not cases of their own but are included by scenario_* cases.
 using namespace ptdsim;
 
 namespace {
@@ -197,6 +198,22 @@ const Case kCases[] = {
      "{data}/bad/hardware_peak_unknown_precision.yaml:5:17: error: unknown key 'bf61' in hardware.gpu.peak_tflops; did you mean 'bf16'?\n"
      "  peak_tflops: {bf61: 312}\n"
      "                ^"},
+    {"hardware_idle_above_tdp.yaml",
+     "{data}/bad/hardware_idle_above_tdp.yaml:7:11: error: hardware.gpu.idle_w must be below hardware.gpu.tdp_w (400)\n"
+     "  idle_w: 450\n"
+     "          ^"},
+    {"hf_bad_values.json",
+     "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
+     "  \"num_attention_heads\": 32.5,\n"
+     "                         ^"},
+    {"hf_syntax.json",
+     "{data}/bad/hf_syntax.json:3:15: error: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'\n"
+     "  \"hidden_size\": 4096\n"
+     "              ^"},
+    {"hf_unsupported_architecture.json",
+     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM)\n"
+     "  \"architectures\": [\"FalconForCausalLM\"],\n"
+     "                    ^"},
     {"model_bias_not_bool.yaml",
      "{data}/bad/model_bias_not_bool.yaml:5:7: error: model.bias must be true or false, got \"yes\"\n"
      "bias: yes\n"
@@ -269,6 +286,45 @@ const Case kCases[] = {
      "{data}/bad/model_unknown_key.yaml:2:1: error: unknown key 'layres' in model; did you mean 'layers'?\n"
      "layres: 4\n"
      "^"},
+    {"scenario_cost_not_positive.yaml",
+     "{data}/bad/scenario_cost_not_positive.yaml:5:18: error: cost.gpu_hour must be a positive number, got \"-2.5\"\n"
+     "cost: {gpu_hour: -2.5}\n"
+     "                 ^"},
+    {"scenario_cost_unknown_key.yaml",
+     "{data}/bad/scenario_cost_unknown_key.yaml:5:8: error: unknown key 'gpu_hours' in cost; did you mean 'gpu_hour'?\n"
+     "cost: {gpu_hours: 2.5}\n"
+     "       ^"},
+    {"scenario_hardware_name_unknown.yaml",
+     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72; a path with '/' or ending in .yaml names any file)\n"
+     "hardware: dgx-h10\n"
+     "          ^"},
+    {"scenario_main_grads_unknown.yaml",
+     "{data}/bad/scenario_main_grads_unknown.yaml:4:57: error: training.main_grads must be one of fp32, 16bit, got \"fp16\"; did you mean 'fp32'?\n"
+     "training: {seq_len: 4096, global_batch: 64, main_grads: fp16}\n"
+     "                                                        ^"},
+    {"scenario_many_problems.yaml",
+     "{data}/bad/scenario_many_problems.yaml:3:20: error: unknown key 'gpuz' in cluster; did you mean 'gpus'?\n"
+     "cluster: {gpus: 8, gpuz: 8}\n"
+     "                   ^\n"
+     "{data}/bad/scenario_many_problems.yaml:5:7: error: parallel.tp must be a positive integer, got \"eight\"\n"
+     "  tp: eight\n"
+     "      ^\n"
+     "{data}/bad/scenario_many_problems.yaml:6:3: error: unknown key 'ppp' in parallel; did you mean 'pp'?\n"
+     "  ppp: 2\n"
+     "  ^\n"
+     "{data}/bad/scenario_many_problems.yaml:7:22: error: parallel.sequence_parallel must be true or false, got \"maybe\"\n"
+     "  sequence_parallel: maybe\n"
+     "                     ^\n"
+     "{data}/bad/scenario_many_problems.yaml:11:14: error: training.precision must be one of bf16, fp16, fp8, fp32, tf32, fp4, got \"bf61\"; did you mean 'bf16'?\n"
+     "  precision: bf61\n"
+     "             ^\n"
+     "{data}/bad/scenario_many_problems.yaml:12:3: error: unknown key 'micro_bach' in training; did you mean 'micro_batch'?\n"
+     "  micro_bach: 2\n"
+     "  ^"},
+    {"scenario_tokens_bad.yaml",
+     "{data}/bad/scenario_tokens_bad.yaml:4:53: error: training.tokens must be a count of at least 1 and at most 1e+18 (a number, or one with a suffix K, M, B or T such as 15T), got \"15 trillion\"\n"
+     "training: {seq_len: 4096, global_batch: 64, tokens: 15 trillion}\n"
+     "                                                    ^"},
     {"scenario_alias_cycle.yaml",
      "{data}/bad/scenario_alias_cycle.yaml:3:11: error: an alias names the node it is inside of (a cycle)\n"
      "name: &x [*x]\n"
@@ -476,6 +532,8 @@ std::string load(const std::string& file) {
       io::load_hardware(path);
     } else if (starts_with(file, "scenario_")) {
       io::load_scenario(path);
+    } else if (starts_with(file, "hf_")) {
+      io::import_hf(path, "", {});
     } else if (starts_with(file, "dataset_")) {
       // as `validate --strict` reads it: a record that cannot be modelled fails the file
       io::require_all_modelled(io::load_dataset(path));

@@ -78,10 +78,11 @@ TEST_CASE("io: an explicit value always wins over the framework's", "[io][framew
           std::vector<std::string>{"parallel.zero", "parallel.sharding.unit_layers",
                                    "parallel.sharding.regather_on_recompute", "parallel.sharding.reduce_dtype",
                                    "parallel.sharding.max_live_params", "training.overlap.zero3_prefetch",
-                                   "training.dp_bucket_params"});
+                                   "training.dp_bucket_params", "training.main_grads"});
     CHECK(s.parallel.sharding.unit_layers == Approx(0.25));  // a fetch per submodule, four a GPT layer
     CHECK(s.parallel.sharding.reduce_bytes == 2);           // the model's 16 bits
     CHECK(s.parallel.sharding.max_live_params == Approx(1e9));
+    CHECK(s.training.main_grads == core::MainGrads::bit16);  // DeepSpeed's 16-bit .grad
   }
   SECTION("a null value is unset") {
     const auto s = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-lm-2021\n  recompute: ~\n");

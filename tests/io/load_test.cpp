@@ -374,9 +374,12 @@ TEST_CASE("io: scenario files include model and hardware by relative path", "[io
 
 TEST_CASE("io: error messages name the file, line and column with the source line", "[io][errors]") {
   SECTION("a missing include names the including key") {
+    // the include is collected with the scenario's other problems; the missing hardware section
+    // then stops the loader (what follows would need it), and both are reported, the file first
     CHECK(error_of([] {
             io::load_scenario_from_string("model: m.yaml\nparallel:\n    tp: eight\n", "scenarios/x.yaml");
-          }) == "scenarios/x.yaml:1:8: error: cannot open file 'm.yaml'\nmodel: m.yaml\n       ^");
+          }) == "scenarios/x.yaml: error: missing required key 'hardware' in scenario\n"
+                "scenarios/x.yaml:1:8: error: cannot open file 'm.yaml'\nmodel: m.yaml\n       ^");
   }
   SECTION("inline problems point into the scenario") {
     CHECK(error_of([] {

@@ -273,3 +273,43 @@ TEST_CASE("planner: sequence parallel with tp 1 is ranked as the layout without 
   CHECK(r.scenario->candidate.index == tp1.index);
   CHECK(!r.scenario->candidate.sequence_parallel);
 }
+
+TEST_CASE("planner: the energy objective ranks as the exhaustive order by step energy", "[planner][rank][energy]") {
+  // tiny(8) with H100's power figures: 700 W TDP, 140 W idle
+  auto base = tiny8();
+  base.hardware.gpu.tdp_w = 700;
+  base.hardware.gpu.idle_w = 140;
+  const Space space(base, bounds());
+  std::vector<Simulated> all;
+  for (std::uint64_t i = 0; i < space.size(); ++i) {
+    const auto c = space.at(i);
+    if (!c) continue;
+    const auto s = scenario_of(base, *c);
+    if (!core::check(s).empty()) continue;
+    const auto a = analytic::evaluate(s);
+    if (!a.fits) continue;
+    auto r = sim::simulate(s);
+    // the key's premise: the busiest stage computes at least the analytic engine's ops
+    INFO(label(*c));
+    CHECK(r.compute_s >= (a.compute_s - a.contention_s) * (1 - 1e-9));
+    if (r.fits) all.push_back({*c, std::move(r)});
+  }
+  REQUIRE(all.size() > 100);
+  std::sort(all.begin(), all.end(), [](const Simulated& a, const Simulated& b) {
+    const double ea = step_energy_j(a.report), eb = step_energy_j(b.report);
+    if (ea != eb) return ea < eb;
+    if (a.report.step_s != b.report.step_s) return a.report.step_s < b.report.step_s;
+    return a.candidate.index < b.candidate.index;
+  });
+  SweepOptions opt;
+  opt.objective = Objective::energy;
+  opt.top = 5;
+  opt.rank_scenario = false;
+  const auto r = sweep(base, space, opt);
+  REQUIRE(r.results.size() == 5);
+  for (int k = 0; k < 5; ++k) {
+    INFO("rank " << k + 1);
+    CHECK(r.results[k].candidate.index == all[k].candidate.index);
+  }
+  CHECK(r.simulated < all.size());  // the key pruned some
+}

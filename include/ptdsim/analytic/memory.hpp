@@ -9,15 +9,50 @@
 // Memory per GPU (docs/analytic.md "Memory"). Bytes.
 namespace ptdsim::analytic {
 
-// The CUDA context and allocator reserve each GPU loses before training starts. formulas.md gives
-// 0.5 to 1 GiB; we take the middle.
-inline constexpr double kCudaContextBytes = 0.75 * core::kGiB;
+// What a training process holds beside its tensors (docs/analytic.md "What the process holds
+// beside its tensors"), each a measured figure:
+// - the CUDA context (driver, kernels loaded): 1573 MiB on an A100, measured by BigScience for
+//   BLOOM with torch.ones(1).cuda() and nvidia-smi (bigscience tr11-176B-ml chronicles-prequel.md);
+//   CUDA before 11.7 loads every kernel at start, lazy loading after it starts near 400 MB and
+//   grows with the kernels a run uses (PyTorch issues #109888, #107667), so this is the upper end;
+inline constexpr double kCudaContextBytes = 1573.0 * 1024 * 1024;
+// - NCCL's buffers per communicator, allocated when the communicator first runs a collective:
+//   688 MiB for a group of more than 2 GPUs and 544 MiB for 2, measured with PyTorch on 4 A100s
+//   over NVLink (NVIDIA/nccl issue #964); NCCL's buffers are per channel and per peer connection
+//   (NCCL_BUFFSIZE 4 MiB for the Simple protocol, plus LL and LL128 buffers: NCCL docs, init.cc),
+//   so the figure grows with the channel count, not with the group's size (nccl issue #986).
+inline constexpr double kNcclCommBytes = 688.0 * 1024 * 1024;
+inline constexpr double kNcclPairCommBytes = 544.0 * 1024 * 1024;
 
 // Bytes per parameter held, by what is held (mixed precision: 16-bit weights, fp32 main gradients,
 // fp32 master copy + Adam m, v; fp32/tf32 training keeps everything in fp32 and needs no master copy).
 double weight_bytes_per_param(core::Precision p);
 double gradient_bytes_per_param(core::Precision p);
 double optimizer_bytes_per_param(const core::TrainingSpec& t);
+// The gradients as held in memory: 16 bits when training.main_grads is 16bit (DeepSpeed), else
+// gradient_bytes_per_param.
+double held_gradient_bytes_per_param(const core::TrainingSpec& t);
+// Bytes per parameter of the optimizer shard that the step's fp32 gradient copy takes (4) with
+// the flat 16-bit copy it is converted from (2), when gradients are held in 16 bits; else 0.
+double step_buffer_bytes_per_param(const core::TrainingSpec& t);
+
+// The NCCL communicators a GPU of pipeline stage `stage` uses, each with its rank count: one per
+// parallel group of more than one GPU (tp, cp, the gradient group dp*cp, ep, pp), the
+// model-parallel group tp*pp (gradient-norm and overflow reductions), the whole job (barriers),
+// and on the first and last stage of a pipeline with tied embeddings the embedding group.
+struct Communicator {
+  const char* group;
+  int ranks;
+};
+std::vector<Communicator> communicators(const core::Scenario& s, int stage);
+
+// What a GPU's process holds beside its tensors on pipeline stage `stage`: the CUDA context and
+// NCCL's buffers (one figure per communicator). Kept apart from the tensors' terms.
+struct ProcessOverhead {
+  double context = 0;
+  double nccl = 0;
+};
+ProcessOverhead process_overhead(const core::Scenario& s, int stage);
 
 // The ranks that share (shard) optimizer states under ZeRO: Megatron's distributed optimizer shards
 // over dp*cp for dense parameters and over dp*cp/ep for expert parameters.

@@ -179,6 +179,10 @@ struct GpuSpec {
   // grows with the same activations. Used only with kernel tables.
   double layer_overhead_s = 0;
   double memory_bound_factor = 1.0;
+  // Board power, watts: the datasheet's maximum (TDP) and what the GPU draws with a process on it
+  // but no kernel running (P0 idle). 0: not known, and the report has no energy.
+  double tdp_w = 0;
+  double idle_w = 0;
 };
 
 struct HardwareSpec {

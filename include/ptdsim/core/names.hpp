@@ -22,8 +22,12 @@ std::string_view name(Norm);
 std::string_view name(Position);
 std::string_view name(Optimizer);
 std::string_view name(Topology);
+std::string_view name(MainGrads);
 std::string_view name(EngineKind);
 std::string_view name(BoundKind);
+
+// parallel.placement as a scenario writes it: "tp-cp-ep-dp-pp".
+std::string placement_text(const ParallelSpec& p);
 
 // bounded_by in words: "stage 15 compute (82%), then TP (10%)".
 std::string describe(const std::vector<BoundPart>& parts);

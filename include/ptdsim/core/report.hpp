@@ -24,9 +24,13 @@ struct StageMemory {
   double embedding_activations = 0;  // input embedding output and dropout mask (first stage)
   double logits = 0;        // logits and loss buffers (last stage)
   double buffers = 0;       // communication buffers (ZeRO-3 gathered layers, DP buckets)
-  double context = 0;       // CUDA context and allocator reserve
+  // the optimizer step's copies the caching allocator holds beside the cached activation blocks
+  // (16-bit gradients converted to an fp32 shard, with the flat copy it is made from)
+  double step_buffers = 0;
+  double context = 0;       // the CUDA context (driver, loaded kernels)
+  double nccl = 0;          // NCCL's buffers, for every communicator the GPU's process uses
   double in_flight = 0;     // micro-batches whose activations are held at the peak
-  double other() const { return embedding_activations + logits + buffers + context; }
+  double other() const { return embedding_activations + logits + buffers + step_buffers + context + nccl; }
   double total() const { return weights + gradients + optimizer + activations + other(); }
 };
 
@@ -105,6 +109,22 @@ struct ComputeBreakdown {
   std::array<double, kOperatorKindCount> share{};
 };
 
+// The whole run (training.tokens) at the step's pace: its length, GPU-hours, GPU energy and cost
+// (docs/analytic.md "Time, energy and cost to train"). All zero when no token budget is given.
+struct ToTrain {
+  double tokens = 0;
+  double steps = 0;        // tokens / (global_batch * seq_len)
+  double seconds = 0;      // steps * step_s
+  double gpu_hours = 0;    // seconds * gpus / 3600
+  double gpu_power_w = 0;  // one GPU's mean draw over a step; 0: the hardware gives no power
+  double energy_j = 0;     // every GPU over the run; 0 when the power is not known
+  double cost = 0;         // gpu_hours * cost.gpu_hour; 0 when no price is given
+  bool known() const { return tokens > 0; }
+  bool has_energy() const { return known() && gpu_power_w > 0; }
+  bool has_cost(const Scenario& s) const { return known() && s.cost.gpu_hour > 0; }
+  double days() const { return seconds / 86400; }
+};
+
 struct Report {
   Scenario scenario;  // as evaluated (dp derived, defaults applied)
 
@@ -142,11 +162,17 @@ struct Report {
   double tflops_per_gpu = 0;  // TFLOP/s (model FLOPs)
   double mfu = 0;
   double hfu = 0;
+  double mfu_peak_flops = 0;  // the peak MFU and HFU divide by: the GPU's for the training precision
+  double mfu_bf16 = 0;        // MFU against the bf16 peak, beside runs in another precision; else 0
+
+  ToTrain to_train;
 
   // where the compute goes (analytic::compute_breakdown)
   ComputeBreakdown compute;
 
   EngineKind engine = EngineKind::analytic;
+  // What a reader must not miss: a layout that does not fit, inputs used outside what they describe.
+  std::vector<std::string> warnings;
 
   const CommStats& of(CommKind k) const { return comm[static_cast<int>(k)]; }
   CommStats& of(CommKind k) { return comm[static_cast<int>(k)]; }

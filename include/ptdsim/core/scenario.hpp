@@ -17,6 +17,14 @@ struct Overlap {
 
 enum class Optimizer { adam, sgd };
 
+// How the framework holds gradients (training.main_grads), which sets their memory:
+// fp32: Megatron-LM's contiguous fp32 main-gradient buffer (--accumulate-allreduce-grads-in-fp32),
+//   the data-parallel buckets being views into it;
+// bit16: DeepSpeed ZeRO stage 1/2 (and its FP16 optimizer): gradients in the training precision
+//   in the parameters' .grad, reduced through a separate bucket of dp_bucket_params elements, and
+//   converted to fp32 shard by shard at the optimizer step (docs/analytic.md "Memory").
+enum class MainGrads { fp32, bit16 };
+
 struct TrainingSpec {
   int seq_len = 2048;
   int micro_batch = 1;
@@ -34,6 +42,16 @@ struct TrainingSpec {
   // (core/framework.hpp), "" for none, and those keys' dotted paths in file order.
   std::string framework;
   std::vector<std::string> from_framework;
+  MainGrads main_grads = MainGrads::fp32;
+  // Tokens the whole run trains on (training.tokens, or --tokens); 0: not given, and the report
+  // has no time or cost to train.
+  double tokens = 0;
+};
+
+// What the run pays (the scenario's `cost` section): the price of one GPU for one hour, in the
+// user's currency; 0: not given, and the report has no cost.
+struct CostSpec {
+  double gpu_hour = 0;
 };
 
 struct Scenario {
@@ -44,10 +62,17 @@ struct Scenario {
   int gpus = 0;
   ParallelSpec parallel;
   TrainingSpec training;
+  CostSpec cost;
 
   // m = B / (b * dp): micro-batches per step per pipeline
   int num_microbatches() const {
     return training.global_batch / (training.micro_batch * parallel.dp);
+  }
+  // Gradient elements per data-parallel bucket: training.dp_bucket_params, or Megatron-LM's rule
+  // when it is not given, max(40M, 1M * dp) (DistributedDataParallelConfig.bucket_size docstring).
+  double dp_bucket_params() const {
+    const double rule = 1e6 * parallel.dp;
+    return training.dp_bucket_params > 0 ? training.dp_bucket_params : (rule > 40e6 ? rule : 40e6);
   }
 };
 

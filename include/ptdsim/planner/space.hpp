@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,18 +13,38 @@
 // enumerated by a mixed-radix counter over per-dimension value lists (docs/planner.md).
 namespace ptdsim::planner {
 
-// What the user fixes or bounds. An empty list means "every value the dimension allows"; a list
-// pins the dimension to those values (one value fixes it). A max of 0 means unbounded. Lists are
-// still intersected with the structural rules (tp divides heads, degrees divide the GPU count).
+// The values a dimension may take: listed values and inclusive ranges (the command line's "4,8",
+// "4..16", "1,8..32"). Empty: every value the dimension allows.
+struct Choice {
+  std::vector<int> values;
+  std::vector<std::pair<int, int>> ranges;
+  Choice() = default;
+  Choice(std::initializer_list<int> v) : values(v) {}
+  Choice(std::vector<int> v) : values(std::move(v)) {}
+  bool empty() const { return values.empty() && ranges.empty(); }
+  bool admits(int v) const;
+};
+
+// "4,8", "4..16", "1,8..32": positive integers and ranges lo..hi (lo <= hi) separated by commas;
+// nullopt for anything else.
+std::optional<Choice> parse_choice(const std::string& text);
+
+// What the user fixes or bounds. An empty choice means "every value the dimension allows"; a
+// choice pins the dimension to the values it admits (one value fixes it). A max of 0 means
+// unbounded. Choices are still intersected with the structural rules (tp divides heads, degrees
+// divide the GPU count).
 struct SearchSpace {
-  std::vector<int> tp, pp, cp, ep, vpp, micro_batch, zero;
+  Choice tp, pp, cp, ep, vpp, micro_batch, zero;
   // ZeRO-3's shard group: 0 all of dp*cp; gpus_per_node the hybrid variant (shard within a node,
   // replicate across), which the space adds for ZeRO-3 layouts whose dp*cp spans several nodes
   std::vector<int> shard_ranks;
-  std::vector<int> dp;  // a filter: dp is derived as gpus / (tp*pp*cp)
+  Choice dp;  // a filter: dp is derived as gpus / (tp*pp*cp)
   std::vector<core::Recompute> recompute;
   std::vector<bool> sequence_parallel;
   std::vector<core::Schedule> schedule;
+  // Switches the sweep keeps at the base scenario's value unless asked to search them (`--search
+  // overlap.tp`): then the values listed here, {false, true} for a full search.
+  std::vector<bool> overlap_tp, overlap_dp, overlap_pp;
 
   int max_tp = 0;
   int max_pp = 0;
@@ -43,6 +64,10 @@ struct Candidate {
   core::Recompute recompute = core::Recompute::selective;
   bool sequence_parallel = false;
   core::Schedule schedule = core::Schedule::one_f_one_b;
+  bool overlap_tp = false, overlap_dp = true, overlap_pp = true;
+  // which overlap switches the space varies (kSearched* bits): label() names only those
+  std::uint8_t searched = 0;
+  static constexpr std::uint8_t kSearchedTp = 1, kSearchedDp = 2, kSearchedPp = 4;
 };
 
 // Writes the candidate's degrees and knobs into a scenario (everything else is kept; an explicit
@@ -52,7 +77,8 @@ void apply(const Candidate& c, core::Scenario& s);
 
 // The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.
 // Dimensions, most significant digit first: tp, pp, cp, ep, pipeline (schedule with its vpp),
-// micro_batch, zero, recompute, sequence_parallel, shard_ranks. Index i decodes to digits by repeated
+// micro_batch, zero, recompute, sequence_parallel, overlap.tp, overlap.dp, overlap.pp (the last
+// three one value, the base's, unless searched), shard_ranks. Index i decodes to digits by repeated
 // division, so any index range is a chunk of work with no shared state.
 class Space {
  public:
@@ -78,6 +104,9 @@ class Space {
   const std::vector<core::Recompute>& recompute() const { return recompute_; }
   const std::vector<bool>& sequence_parallel() const { return sequence_parallel_; }
   const std::vector<int>& shard_ranks() const { return shard_ranks_; }
+  const std::vector<bool>& overlap_tp() const { return overlap_tp_; }
+  const std::vector<bool>& overlap_dp() const { return overlap_dp_; }
+  const std::vector<bool>& overlap_pp() const { return overlap_pp_; }
 
   // The number of candidates (indices for which at() has a value); walks the whole space.
   std::uint64_t count_candidates() const;
@@ -94,12 +123,15 @@ class Space {
   Located locate(const core::Scenario& s) const;
 
  private:
+  static constexpr int kDigits = 13;
   int gpus_ = 0;
   int gpus_per_node_ = 1;
-  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, dp_filter_, shard_ranks_;
+  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, shard_ranks_;
+  Choice dp_filter_;
   std::vector<std::pair<core::Schedule, int>> pipeline_;
   std::vector<core::Recompute> recompute_;
-  std::vector<bool> sequence_parallel_;
+  std::vector<bool> sequence_parallel_, overlap_tp_, overlap_dp_, overlap_pp_;
+  std::uint8_t searched_ = 0;
   std::vector<std::uint64_t> radix_;  // per digit, least significant last
   std::uint64_t size_ = 0;
 };
@@ -107,14 +139,25 @@ class Space {
 // Pins the dimensions a user set explicitly (`--set parallel.zero=1`): each key that names a
 // dimension of the space (parallel.tp, .pp, .dp, .cp, .ep, .vpp, .zero, .sequence_parallel,
 // .schedule, .sharding.shard_ranks, training.micro_batch, training.recompute) fixes that dimension to the value `s`
-// holds. Other keys only change the base scenario. Returns the keys that pinned something.
+// holds, unless the user already chose its values (`--tp 4,8`: the choice wins, the --set only
+// makes the base scenario valid). Other keys only change the base scenario. Returns the keys that
+// pinned something.
 std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vector<std::string>& keys,
                                         SearchSpace& bounds);
+
+// The names `--search` takes, and what each searches: overlap.tp, overlap.dp, overlap.pp ({false,
+// true} instead of the base's value), recompute, sequence_parallel, zero, schedule (every value,
+// even when a --set pinned it). Returns the names not known, for the caller's error.
+std::vector<std::string> search_switches(const std::vector<std::string>& names, SearchSpace& bounds);
+const std::vector<std::string>& searchable_switches();
 
 // Positive divisors of n in increasing order.
 std::vector<int> divisors(int n);
 
-// "tp8 pp16 dp8 cp1 vpp1 mb1 zero1 selective sp 1f1b": a compact label for messages and tests.
+// "tp8 pp16 dp8 cp1 vpp1 mb1 zero1 selective sp 1f1b": a compact label for messages and tests,
+// with the searched overlap switches after it (" ovl-tp+ ovl-dp-": on, off).
 std::string label(const Candidate& c);
+// The searched overlap switches alone: " ovl-tp+ ovl-dp-", "" when none was searched.
+std::string switches(const Candidate& c);
 
 }  // namespace ptdsim::planner

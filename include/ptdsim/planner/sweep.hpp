@@ -17,7 +17,10 @@
 // the thread count nor on the order the threads finish (docs/planner.md "Determinism").
 namespace ptdsim::planner {
 
-enum class Objective { time, memory, mfu };
+// What the sweep ranks by. Days, GPU-hours and cost to train rank as time does (for one GPU count
+// and token budget they are proportional to the step time); energy is step time weighted by the
+// GPU's power over the step (analytic::gpu_power_w), so a slower layout that idles more can win.
+enum class Objective { time, memory, mfu, energy };
 
 // One evaluated candidate, for CSV: every candidate that passed core::check, in index order.
 struct Row {
@@ -30,8 +33,10 @@ struct Row {
 };
 
 struct Progress {
-  const char* phase;  // "analytic", "simulation", "rows"
+  const char* phase;  // "analytic", "simulation", "rank", "rows"
   std::uint64_t done;
+  // What the phase will do in all: the simulation phase counts the candidates it will still
+  // simulate, a number that shrinks as the top K improves and the bound prunes more.
   std::uint64_t total;
 };
 
@@ -45,6 +50,8 @@ struct SweepOptions {
   std::function<void(const Progress&)> on_progress;
   // Also rank the base scenario's own layout among the candidates (SweepResult::scenario).
   bool rank_scenario = true;
+  // A layout fits only with at least this much memory left on every GPU (--min-free-gib), bytes.
+  double min_free_bytes = 0;
   // At most this many simulations beyond the top K's for that rank; past it the rank is a range.
   // An exact rank can need thousands (8,700 for GPT-3's published layout on 1024 GPUs, 7,300 for
   // the 1T's at 50 ms each), so the default is sized for the speed targets of docs/performance.md.
@@ -88,5 +95,17 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
 // A lower bound on sim::simulate(s).step_s from the step plan the scheduler is built from
 // (docs/planner.md "Lower bound"); `plan` is analytic::plan_step(s).
 double step_lower_bound(const analytic::StepPlan& plan);
+
+// The energy one GPU spends on a step, joules (the objective `energy`): the linear power model
+// of analytic::gpu_power_w integrated over the step; 0 when the hardware gives no power.
+double step_energy_j(const core::Report& r);
+
+// Whether a report's layout fits with `min_free_bytes` left over (SweepOptions::min_free_bytes).
+bool fits(const core::Report& r, double min_free_bytes);
+bool fits(double peak_bytes, double capacity_bytes, double min_free_bytes);
+
+// The largest compute of one pipeline stage over a step, per the plan (no contention): the
+// scheduler's busiest rank computes at least this long.
+double busiest_stage_compute(const analytic::StepPlan& plan);
 
 }  // namespace ptdsim::planner

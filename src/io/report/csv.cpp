@@ -20,6 +20,12 @@ std::string cell(const report::Value& v) {
           return x ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {
           return fmt::format("{:.9g}", x);
+        } else if constexpr (std::is_same_v<T, report::Absent>) {
+          return "";
+        } else if constexpr (std::is_same_v<T, report::List>) {
+          std::string joined;
+          for (const auto& item : x) joined += (joined.empty() ? "" : "; ") + item;
+          return cell(report::Value{joined});
         } else {
           return std::to_string(x);
         }

@@ -2,18 +2,28 @@
 #include <algorithm>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/core/version.hpp"
 
 // The scalar fields of a report, declared once, in output order, with their interface.md paths
 // and units (GiB for memory, seconds, plain counts). The JSON writer nests them by path; the CSV
 // writer uses the paths as column names. Per-stage memory is visited separately (an array).
+// Every row carries the inputs it was computed from (model, hardware, precision, batch, every
+// switch, the framework) and the tool's version, so a saved row stands on its own.
 namespace ptdsim::io::report {
 
-using Value = std::variant<std::string, double, long long, bool>;
+// Absent: a value the inputs do not give (JSON leaves the key out, CSV leaves the cell empty).
+struct Absent {};
+// A list: a JSON array, in CSV its items joined by "; ".
+using List = std::vector<std::string>;
+using Value = std::variant<std::string, double, long long, bool, Absent, List>;
+
+inline Value known_if(bool known, double v) { return known ? Value{v} : Value{Absent{}}; }
 
 template <class F>
 void visit_scalars(const core::Report& r, F&& f) {
@@ -44,13 +54,30 @@ void visit_scalars(const core::Report& r, F&& f) {
     f("parallel.split", Value{std::string(core::name(split.method))});
     f("parallel.stage_layers", Value{core::describe_layers(split.layers)});
   }
+  f("parallel.placement", Value{core::placement_text(p)});
+  f("model.name", Value{s.model.name});
   f("model.params", Value{r.params});
   f("model.model_flops_per_step", Value{r.model_flops_per_step});
   f("model.hardware_flops_per_step", Value{r.hardware_flops_per_step});
+  f("hardware.name", Value{s.hardware.name});
+  f("hardware.gpu", Value{s.hardware.gpu.name});
+  f("training.seq_len", Value{static_cast<long long>(t.seq_len)});
+  f("training.precision", Value{std::string(core::name(t.precision))});
+  f("training.flash_attention", Value{t.flash_attention});
+  f("training.optimizer", Value{std::string(core::name(t.optimizer))});
+  f("training.overlap.tp", Value{t.overlap.tp});
+  f("training.overlap.pp", Value{t.overlap.pp});
+  f("training.overlap.dp", Value{t.overlap.dp});
+  f("training.overlap.zero3_prefetch", Value{t.overlap.zero3_prefetch});
+  f("training.main_grads", Value{std::string(core::name(t.main_grads))});
+  f("training.framework", Value{t.framework});
+  // the keys training.framework filled because the scenario left them unset
+  f("training.resolved_from_framework", Value{t.from_framework});
   f("memory.peak_gib", Value{r.peak_bytes / core::kGiB});
   f("memory.peak_stage", Value{static_cast<long long>(r.peak_stage)});
   f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
   f("memory.fits", Value{r.fits});
+  f("memory.headroom_gib", Value{(r.capacity_bytes - r.peak_bytes) / core::kGiB});  // < 0: over
   f("time.step_s", Value{r.step_s});
   f("time.compute_s", Value{r.compute_s});
   f("time.contention_s", Value{r.contention_s});
@@ -64,6 +91,8 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("throughput.tflops_per_gpu", Value{r.tflops_per_gpu});
   f("throughput.mfu", Value{r.mfu});
   f("throughput.hfu", Value{r.hfu});
+  f("throughput.mfu_peak_tflops", Value{r.mfu_peak_flops / core::kTera});  // what mfu and hfu divide by
+  f("throughput.mfu_bf16", known_if(r.mfu_bf16 > 0, r.mfu_bf16));
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("communication.bytes_per_gpu.") + core::kCommKindNames[k], Value{r.comm[k].bytes});
   for (int k = 0; k < core::kCommKindCount; ++k)
@@ -77,6 +106,14 @@ void visit_scalars(const core::Report& r, F&& f) {
   for (int k = 0; k < core::kOperatorKindCount; ++k)
     f(std::string("compute.share.") + std::string(core::name(static_cast<core::OperatorKind>(k))),
       Value{r.compute.share[static_cast<std::size_t>(k)]});
+  const core::ToTrain& tt = r.to_train;
+  f("to_train.tokens", known_if(tt.known(), tt.tokens));
+  f("to_train.days", known_if(tt.known(), tt.days()));
+  f("to_train.gpu_hours", known_if(tt.known(), tt.gpu_hours));
+  f("to_train.energy_mwh", known_if(tt.has_energy(), tt.energy_j / 3.6e9));
+  f("to_train.cost", known_if(tt.has_cost(s), tt.cost));
+  f("warnings", Value{r.warnings});
+  f("version", Value{std::string(core::kVersion)});
 }
 
 // One operator of Report::compute (one GPU, one micro-batch; the optimizer once per step).

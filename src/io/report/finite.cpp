@@ -5,13 +5,15 @@
 
 namespace ptdsim::io {
 
-// Every number of a report is a time, a size, a count, a rate or a ratio: finite and not negative.
-// Visits the same declared fields the writers print, so nothing printed escapes the check.
+// Every number of a report is a time, a size, a count, a rate or a ratio: finite and not negative,
+// but for the memory left free, which a layout that does not fit has below zero. Visits the same
+// declared fields the writers print, so nothing printed escapes the check.
 std::string report_problem(const core::Report& r) {
   std::string bad;
   auto check = [&](const std::string& path, const report::Value& v) {
     if (!bad.empty()) return;
-    if (const double* x = std::get_if<double>(&v); x && !(std::isfinite(*x) && *x >= 0))
+    const bool signed_quantity = path == "memory.headroom_gib";
+    if (const double* x = std::get_if<double>(&v); x && !(std::isfinite(*x) && (*x >= 0 || signed_quantity)))
       bad = path + " = " + std::to_string(*x);
   };
   report::visit_scalars(r, check);

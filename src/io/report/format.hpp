@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "ptdsim/core/report.hpp"
+
 // Numbers as people read them, shared by the table and the HTML report.
 namespace ptdsim::io::report {
 
@@ -22,5 +24,10 @@ inline std::string bytes(double b) {
   if (b > 0) return fmt::format("{:.0f} B", b);
   return "0";
 }
+
+// "15T tokens (1.79M steps): 223.4 days, 2.74M GPU-hours, 1.45e+03 MWh of GPU energy at 520 W per
+// GPU, cost 6.86M at 2.5 per GPU-hour", saying what is missing where an input is not given
+// (table.cpp; the HTML evaluate page shows the same line).
+std::string to_train_line(const core::Report& r);
 
 }  // namespace ptdsim::io::report

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "fields.hpp"
 #include "format.hpp"
 #include "html_page.hpp"
 #include "ptdsim/core/names.hpp"
@@ -51,14 +52,17 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
   std::vector<std::pair<std::string, std::string>> f;
   f.emplace_back("step time (" + std::string(core::name(r.engine)) + ")", report::seconds(r.step_s));
   f.emplace_back("tokens per second", fmt::format("{:.0f}", r.tokens_per_s));
-  f.emplace_back("MFU / HFU", html::percent(r.mfu) + " / " + html::percent(r.hfu));
+  f.emplace_back(fmt::format("MFU / HFU (of the {} peak, {:.0f} TFLOP/s)", core::name(r.scenario.training.precision),
+                             r.mfu_peak_flops / 1e12),
+                 html::percent(r.mfu) + " / " + html::percent(r.hfu) +
+                     (r.mfu_bf16 > 0 ? " (MFU " + html::percent(r.mfu_bf16) + " of the bf16 peak)" : std::string()));
   f.emplace_back("TFLOP/s per GPU (model FLOPs)", fmt::format("{:.1f}", r.tflops_per_gpu));
   f.emplace_back("peak memory (stage " + std::to_string(r.peak_stage) + ")",
                  fmt::format("{:.1f} of {:.1f} GiB", r.peak_bytes / kGiB, r.capacity_bytes / kGiB));
   f.emplace_back("fits", r.fits ? fmt::format("yes, {:.1f} GiB free", (r.capacity_bytes - r.peak_bytes) / kGiB)
                                 : fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB));
-  // the scenario has no token budget or GPU-hour price yet: said, not guessed
-  f.emplace_back("days and cost to train", "not known");
+  // what the inputs do not give is said, not guessed (report::to_train_line)
+  f.emplace_back("days and cost to train", report::to_train_line(r));
   return f;
 }
 
@@ -88,6 +92,8 @@ std::string inputs_table(const core::Report& r, const PageInfo& info) {
                        p.zero, on(p.sequence_parallel), core::name(t.recompute), on(t.flash_attention),
                        core::name(t.optimizer), on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp),
                        on(t.overlap.zero3_prefetch))});
+  tab.row({"precision and gradients", fmt::format("{}, {} main gradients, placement {}", core::name(t.precision),
+                                                  core::name(t.main_grads), core::placement_text(p))});
   tab.row({"engine", fmt::format("{} (ptdsim {})", core::name(r.engine), info.version)});
   return tab.str();
 }
@@ -332,9 +338,19 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
       "<a href=\"#memory-per-stage\">memory</a><a href=\"#where\">where the time goes</a>"
       "<a href=\"#comm\">communication</a></nav>\n");
   page.section("answer", "The answer");
+  // a layout that does not fit is the first thing on the page
+  if (!r.fits)
+    page.para(fmt::format("DOES NOT FIT: peak {:.1f} GiB on stage {} of {:.1f} GiB per GPU ({:.1f} GiB over).",
+                          r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB,
+                          (r.peak_bytes - r.capacity_bytes) / kGiB),
+              "alarm");
+  for (const auto& w : r.warnings)
+    if (r.fits || w.rfind("the layout does not fit", 0) != 0) page.para("Warning: " + w, "warning");
   page.facts("facts", answer(r));
   if (!r.bounded_by.empty()) page.para("Bounded by: " + core::describe(r.bounded_by) + ".");
-  page.note("Days and cost to train need a token budget and a GPU-hour price, which the scenario does not give.");
+  page.note("Days and cost: tokens / (global batch x sequence) steps at this step time, GPU-hours over every "
+            "GPU, GPU energy from the linear power model between idle and TDP (docs/analytic.md \"Time, "
+            "energy and cost to train\"); checkpoints, restarts and evaluation are not counted.");
 
   page.section("inputs", "Inputs");
   page.raw(inputs_table(r, info));
@@ -369,7 +385,8 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.figure(memory_chart(r),
               "Stacked per GPU of each stage from Report.stages (weights, gradients, optimizer states, "
               "activations of the micro-batches in flight; other = embedding activations, logits and "
-              "loss, communication buffers and the CUDA context), against Report.capacity_bytes.");
+              "loss, communication buffers, the optimizer step's copies, the CUDA context and NCCL's buffers), "
+              "against Report.capacity_bytes.");
 
   page.section("where", "Where the step time goes");
   const auto shares = step_shares(r);

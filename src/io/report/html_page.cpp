@@ -15,6 +15,8 @@ header h1 { font-size: 22px; margin: 8px 0 2px; }
 header .sub { color: #555; margin: 0 0 8px; }
 h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 3px; }
 p.note { color: #555; font-size: 12.5px; margin: 4px 0; }
+p.alarm { color: #fff; background: #c0392b; font-weight: 600; padding: 8px 12px; margin: 8px 0; }
+p.warning { color: #8a4b00; background: #fff4e0; padding: 4px 10px; margin: 4px 0; }
 nav { font-size: 13px; margin: 4px 0 12px; }
 nav a { margin-right: 14px; color: #2a5d9f; text-decoration: none; }
 figure { margin: 8px 0 18px; }

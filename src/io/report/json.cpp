@@ -1,4 +1,5 @@
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "fields.hpp"
 #include "ptdsim/io/report.hpp"
@@ -13,7 +14,11 @@ void put(nlohmann::ordered_json& root, const std::string& path, const report::Va
   std::size_t start = 0;
   for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
     node = &(*node)[path.substr(start, dot - start)];
-  std::visit([&](const auto& x) { (*node)[path.substr(start)] = x; }, v);
+  std::visit(
+      [&](const auto& x) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, report::Absent>) (*node)[path.substr(start)] = x;
+      },
+      v);
 }
 
 nlohmann::ordered_json operators(const std::vector<core::OperatorTime>& ops) {
@@ -30,7 +35,10 @@ nlohmann::ordered_json operators(const std::vector<core::OperatorTime>& ops) {
 
 std::string report_json(const core::Report& r, int indent) {
   nlohmann::ordered_json j;  // ordered: keys come out in interface.md's order
-  report::visit_scalars(r, [&](const std::string& path, const report::Value& v) { put(j, path, v); });
+  // a value left out drops its key; an object that ends up empty (to_train without tokens) goes too
+  report::visit_scalars(r, [&](const std::string& path, const report::Value& v) {
+    if (!std::holds_alternative<report::Absent>(v)) put(j, path, v);
+  });
   // the keys training.framework filled because the scenario left them unset (a list: JSON only)
   j["training"]["resolved_from_framework"] = r.scenario.training.from_framework;
   // where the compute goes: one layer's operators (and an MoE layer's), the ends of the model
@@ -43,7 +51,11 @@ std::string report_json(const core::Report& r, int indent) {
   for (const auto& m : r.stages) {
     nlohmann::ordered_json row;
     report::visit_stage(m, [&](const std::string& k, const report::Value& v) {
-      std::visit([&](const auto& x) { row[k] = x; }, v);
+      std::visit(
+        [&](const auto& x) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, report::Absent>) row[k] = x;
+        },
+        v);
     });
     stages.push_back(std::move(row));
   }

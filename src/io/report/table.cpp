@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fields.hpp"
 #include "format.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/core/version.hpp"
 #include "ptdsim/io/report.hpp"
 
 namespace ptdsim::io {
@@ -53,9 +55,10 @@ void memory_section(std::string& out, const core::Report& r) {
     const auto& m = r.stages[static_cast<std::size_t>(r.peak_stage)];
     out += fmt::format(
         "  stage {} in detail: activations {:.2f} GiB for {} layers x {:g} micro-batches in flight; "
-        "embedding activations {:.2f}, logits and loss {:.2f}, buffers {:.2f}, CUDA context {:.2f}\n",
+        "embedding activations {:.2f}, logits and loss {:.2f}, buffers {:.2f}, optimizer-step copies {:.2f}, "
+        "CUDA context {:.2f}, NCCL {:.2f}\n",
         m.stage, m.activations / kGiB, m.layers, m.in_flight, m.embedding_activations / kGiB,
-        m.logits / kGiB, m.buffers / kGiB, m.context / kGiB);
+        m.logits / kGiB, m.buffers / kGiB, m.step_buffers / kGiB, m.context / kGiB, m.nccl / kGiB);
   }
   out += fmt::format("peak {:.2f} GiB on stage {} of {:.1f} GiB: {}\n", r.peak_bytes / kGiB,
                      r.peak_stage, r.capacity_bytes / kGiB,
@@ -128,13 +131,55 @@ void comm_section(std::string& out, const core::Report& r) {
          "   one GPU's time)\n";
 }
 
+// A layout that does not fit heads the table, so it cannot be missed under the numbers.
+std::string banner(const core::Report& r) {
+  if (r.fits) return "";
+  const std::string line = fmt::format(
+      "!! DOES NOT FIT: peak {:.1f} GiB on stage {} of {:.1f} GiB per GPU ({:.1f} GiB over) !!",
+      r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB, (r.peak_bytes - r.capacity_bytes) / kGiB);
+  const std::string bar(line.size(), '!');
+  return bar + "\n" + line + "\n" + bar + "\n";
+}
+
+// "MFU 41.2% of the bf16 peak 989 TFLOP/s" (and the bf16-peak MFU beside another precision)
+std::string mfu_line(const core::Report& r) {
+  const auto& s = r.scenario;
+  std::string out = fmt::format("MFU {:.1f}%, HFU {:.1f}% of the {} peak {:.0f} TFLOP/s", 100 * r.mfu, 100 * r.hfu,
+                                core::name(s.training.precision), r.mfu_peak_flops / 1e12);
+  if (r.mfu_bf16 > 0)
+    out += fmt::format(" (MFU {:.1f}% of the bf16 peak {:.0f} TFLOP/s)", 100 * r.mfu_bf16,
+                       s.hardware.gpu.peak_flops[core::index(core::Precision::bf16)] / 1e12);
+  return out;
+}
+
 }  // namespace
+
+std::string report::to_train_line(const core::Report& r) {
+  const auto& t = r.to_train;
+  const auto& s = r.scenario;
+  if (!t.known()) return "not known: give training.tokens (or --tokens 15T)";
+  auto big = [](double x) {
+    if (x >= 1e12) return fmt::format("{:.3g}T", x / 1e12);
+    if (x >= 1e9) return fmt::format("{:.3g}B", x / 1e9);
+    if (x >= 1e6) return fmt::format("{:.3g}M", x / 1e6);
+    if (x >= 1e3) return fmt::format("{:.3g}K", x / 1e3);
+    return fmt::format("{:.3g}", x);
+  };
+  std::string out = fmt::format("{} tokens ({} steps): {:.1f} days, {} GPU-hours", big(t.tokens), big(t.steps),
+                                t.days(), big(t.gpu_hours));
+  out += t.has_energy() ? fmt::format(", {:.4g} MWh of GPU energy at {:.0f} W per GPU", t.energy_j / 3.6e9,
+                                      t.gpu_power_w)
+                        : std::string(", energy not known (hardware.gpu.tdp_w and idle_w)");
+  out += t.has_cost(s) ? fmt::format(", cost {} at {:g} per GPU-hour", big(t.cost), s.cost.gpu_hour)
+                       : std::string(", cost not known (cost.gpu_hour)");
+  return out;
+}
 
 std::string report_table(const core::Report& r) {
   const auto& s = r.scenario;
   const auto& p = s.parallel;
   const auto& t = s.training;
-  std::string out = fmt::format("ptdsim evaluate: {}\n", s.name);
+  std::string out = banner(r) + fmt::format("ptdsim {} evaluate: {}\n", core::kVersion, s.name);
   out += fmt::format("  model     {}: {:.2f} B parameters, {} layers, hidden {}, heads {}/{}\n",
                      s.model.name, r.params / 1e9, s.model.layers, s.model.hidden, s.model.heads,
                      s.model.kv_heads);
@@ -156,6 +201,13 @@ std::string report_table(const core::Report& r) {
                        split.chosen ? fmt::format(", chosen: {} layers do not divide over pp*vpp = {}", s.model.layers,
                                                   p.pp * p.vpp)
                                     : std::string());
+  auto on = [](bool b) { return b ? "on" : "off"; };
+  out += fmt::format(
+      "  switches  {}, flash attention {}, optimizer {}, {} main gradients; overlap tp {}, pp {}, dp {}, "
+      "ZeRO-3 prefetch {}; placement {}\n",
+      core::name(t.precision), on(t.flash_attention), core::name(t.optimizer), core::name(t.main_grads),
+      on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp), on(t.overlap.zero3_prefetch),
+      core::placement_text(p));
   if (!t.framework.empty()) {
     std::string keys;
     for (const auto& k : t.from_framework) keys += (keys.empty() ? "" : ", ") + k;
@@ -166,11 +218,12 @@ std::string report_table(const core::Report& r) {
   time_section(out, r);
   compute_section(out, r);
   comm_section(out, r);
-  out += fmt::format(
-      "\nThroughput: {:.0f} tokens/s, {:.1f} TFLOP/s per GPU, MFU {:.1f}%, HFU {:.1f}%\n",
-      r.tokens_per_s, r.tflops_per_gpu, 100 * r.mfu, 100 * r.hfu);
+  out += fmt::format("\nThroughput: {:.0f} tokens/s, {:.1f} TFLOP/s per GPU, {}\n", r.tokens_per_s,
+                     r.tflops_per_gpu, mfu_line(r));
   out += fmt::format("  model FLOPs per step {:.4g}, hardware FLOPs per step {:.4g}\n",
                      r.model_flops_per_step, r.hardware_flops_per_step);
+  out += "\nTo train: " + report::to_train_line(r) + "\n";
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }
 

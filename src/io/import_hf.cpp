@@ -1,0 +1,219 @@
+// `ptdsim import hf`: a Hugging Face transformers config.json as a ptdsim model or scenario
+// (docs/inputs.md "Importing a Hugging Face config.json"). The field names and their defaults are
+// those of transformers' configuration classes (LlamaConfig, MistralConfig, Qwen2Config,
+// MixtralConfig, GPTNeoXConfig).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "fields.hpp"
+#include "import_yaml.hpp"
+#include "loaders.hpp"
+#include "ptdsim/io/import.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+using detail::Entry;
+using detail::Fields;
+using detail::Mark;
+using detail::Node;
+
+enum class Family { llama, qwen2, mixtral, neox };
+
+struct Architecture {
+  const char* name;
+  Family family;
+};
+constexpr Architecture kArchitectures[] = {
+    {"LlamaForCausalLM", Family::llama},     {"MistralForCausalLM", Family::llama},
+    {"Qwen2ForCausalLM", Family::qwen2},     {"MixtralForCausalLM", Family::mixtral},
+    {"GPTNeoXForCausalLM", Family::neox},
+};
+
+std::string supported_list() {
+  std::string out;
+  for (const auto& a : kArchitectures) out += (out.empty() ? "" : ", ") + std::string(a.name);
+  return out;
+}
+
+// nlohmann's parse errors carry a byte offset: the line and column of that byte, and the reason
+// without the library's prefix ("[json.exception.parse_error.101] parse error at line 3, column 5: ").
+[[noreturn]] void json_syntax_error(const nlohmann::json::parse_error& e, const std::string& text,
+                                    const detail::SourcePtr& src) {
+  const std::size_t byte = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < byte; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  std::string reason = e.what();
+  if (const auto at = reason.find(": "); at != std::string::npos && reason.find("parse error") != std::string::npos)
+    reason = reason.substr(at + 2);
+  detail::fail(Mark{src, line, static_cast<int>(byte - line_start) + 1}, "invalid JSON: " + reason);
+}
+
+std::vector<std::string> keys_of(const Node& n) {
+  std::vector<std::string> out;
+  for (const auto& e : n.entries) out.push_back(e.key);
+  return out;
+}
+
+std::string int_text(long long v) { return detail::yaml_int(v); }
+
+}  // namespace
+
+namespace {
+
+Imported convert_hf(const std::string& text, const std::string& file, const std::string& name,
+                    const ImportScenario& scenario) {
+  const auto src = detail::make_source(file, ".", text);
+  try {
+    const auto checked = nlohmann::json::parse(text);  // syntax only: the values are read below, with positions
+    (void)checked;
+  } catch (const nlohmann::json::parse_error& e) {
+    json_syntax_error(e, text, src);
+  }
+  // JSON's whitespace may hold tabs, which YAML's indentation refuses: a tab outside a string is
+  // whitespace (JSON strings cannot hold a raw one), so a space in its place keeps every column
+  std::string spaced = text;
+  std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+  const detail::NodePtr root = detail::parse_yaml(spaced, src);
+  const Mark whole = root->document ? *root->document : Mark{src, 0, 0};
+  if (root->kind != Node::Kind::map)
+    detail::fail(root->kind == Node::Kind::null ? whole : root->mark,
+                 "a config.json must be a JSON object, got " + detail::describe(*root));
+
+  const Fields f(*root, whole, "", "config.json", keys_of(*root));
+  const Entry& arch_entry = f.require("architectures");
+  const Node& arch_list = *arch_entry.value;
+  if (arch_list.kind != Node::Kind::list || arch_list.items.empty() || arch_list.items[0]->kind != Node::Kind::scalar)
+    detail::fail(arch_list.mark.line > 0 ? arch_list.mark : arch_entry.key_mark,
+                 "architectures must be a list of class names, got " + detail::describe(arch_list));
+  const Node& arch_node = *arch_list.items[0];
+  const std::string arch = arch_node.text;
+  const auto* known = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
+                                   [&](const Architecture& a) { return arch == a.name; });
+  if (known == std::end(kArchitectures))
+    detail::fail(arch_node.mark, "architecture '" + arch + "' is not supported (supported: " + supported_list() + ")");
+  const Family family = known->family;
+
+  Imported out;
+  core::ModelSpec m;
+  detail::ModelLines lines;
+  // each field is read in the range of the model key it becomes (src/io/schema.cpp)
+  auto positive = [&](const char* key, const char* as) { return static_cast<int>(f.required_integer_as(key, as)); };
+  auto optional_positive = [&](const char* key, const char* as, int fallback) {
+    return static_cast<int>(f.integer_as(key, as).value_or(fallback));
+  };
+  m.layers = positive("num_hidden_layers", "model.layers");
+  m.hidden = positive("hidden_size", "model.hidden");
+  m.heads = positive("num_attention_heads", "model.heads");
+  m.kv_heads = family == Family::neox ? m.heads : optional_positive("num_key_value_heads", "model.kv_heads", m.heads);
+  m.ffn_hidden = positive("intermediate_size", "model.ffn_hidden");
+  m.vocab = positive("vocab_size", "model.vocab");
+  m.max_seq_len = optional_positive("max_position_embeddings", "model.max_seq_len", 2048);
+  m.tied_embeddings = f.boolean("tie_word_embeddings", false);  // false in all five classes
+  m.position = core::Position::rope;
+  if (const Entry* e = f.get("head_dim")) {
+    const long long head_dim = detail::read_integer(*e->value, "head_dim", "model.hidden");
+    if (head_dim * m.heads != m.hidden)
+      detail::fail(e->value->mark, "head_dim " + int_text(head_dim) + " is not hidden_size / num_attention_heads = " +
+                                       int_text(m.hidden / m.heads) + ": ptdsim's models have hidden = heads * head_dim");
+  }
+
+  lines.add("layers", int_text(m.layers), "num_hidden_layers");
+  lines.add("hidden", int_text(m.hidden), "hidden_size");
+  lines.add("heads", int_text(m.heads), "num_attention_heads");
+  lines.add("kv_heads", int_text(m.kv_heads),
+            family == Family::neox ? "GPT-NeoX has no grouped-query attention" : "num_key_value_heads");
+  lines.add("ffn_hidden", int_text(m.ffn_hidden), "intermediate_size");
+  lines.add("vocab", int_text(m.vocab), "vocab_size");
+
+  const std::string act = f.string("hidden_act").value_or(family == Family::neox ? "gelu" : "silu");
+  if (family == Family::neox) {
+    m.mlp = core::Mlp::gelu;
+    m.norm = core::Norm::layernorm;
+    m.bias = true;
+    lines.add("mlp", "gelu", "hidden_act " + act + ": two FFN matrices");
+    lines.add("norm", "layernorm", "GPT-NeoX LayerNorm");
+    lines.add("position", "rope", "rotary embeddings (rotary_pct of each head)");
+    lines.add("max_seq_len", int_text(m.max_seq_len), "max_position_embeddings");
+    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), "tie_word_embeddings");
+    lines.add("bias", "true", "GPT-NeoX linear and LayerNorm biases");
+    if (f.boolean("use_parallel_residual", true))
+      out.warnings.push_back("use_parallel_residual: attention and MLP read the same input; FLOPs and memory are "
+                             "counted as for the sequential block");
+  } else {
+    m.mlp = core::Mlp::swiglu;
+    m.norm = core::Norm::rmsnorm;
+    if (act != "silu")
+      out.warnings.push_back("hidden_act " + act + " taken as swiglu's SiLU gate (same shapes and FLOPs)");
+    lines.add("mlp", "swiglu", "hidden_act " + act + ": gate, up and down projections");
+    lines.add("norm", "rmsnorm", "RMSNorm");
+    lines.add("position", "rope", "rotary embeddings");
+    lines.add("max_seq_len", int_text(m.max_seq_len), "max_position_embeddings");
+    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), "tie_word_embeddings");
+    // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only
+    m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false);
+    lines.add("bias", detail::yaml_bool(m.bias),
+              family == Family::qwen2 ? "Qwen2 biases Q, K and V only: not counted" : "attention_bias / mlp_bias");
+    if (family == Family::qwen2)
+      out.warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
+                             " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
+    if (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window")))
+      out.warnings.push_back("sliding-window attention is timed as full attention over the sequence");
+  }
+  if (family == Family::mixtral) {
+    core::MoeSpec moe;
+    moe.experts = positive("num_local_experts", "model.moe.experts");
+    moe.top_k = positive("num_experts_per_tok", "model.moe.top_k");
+    m.moe = moe;
+    lines.add_moe("experts", int_text(moe.experts), "num_local_experts");
+    lines.add_moe("top_k", int_text(moe.top_k), "num_experts_per_tok");
+    lines.add_moe("every", "1", "every layer is sparse");
+  }
+
+  // the fields are read: with a bad or missing one, what follows would only repeat it
+  if (const auto* c = detail::Collector::current()) c->throw_if_any();
+  std::string model_name = name;
+  if (model_name.empty()) {
+    const auto dir = std::filesystem::path(file).parent_path().filename().string();
+    model_name = dir.empty() || dir == "." ? "hf-model" : dir;
+  }
+  m.name = model_name;
+  const std::string header = "# Imported by `ptdsim import hf` from " + file + " (" + arch +
+                             "): each key names the config.json field it came from.\n";
+  const std::string source = "Hugging Face config.json (" + arch + "), " + file;
+  if (scenario.hardware.empty()) {
+    out.yaml = detail::model_file(header, model_name, source, lines);
+    // what is written must load: the model loader's own checks
+    load_model_from_string(out.yaml, "the imported model (" + file + ")");
+  } else {
+    detail::require_scenario_inputs(scenario, file);
+    out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(scenario.hardware), source, m, lines, scenario, {},
+                                     file);
+  }
+  return out;
+}
+
+}  // namespace
+
+Imported import_hf_text(const std::string& text, const std::string& file, const std::string& name,
+                        const ImportScenario& scenario) {
+  // every bad or missing field of the file in one error (detail::Collector)
+  detail::Collector collector;
+  return collector.run([&] { return convert_hf(text, file, name, scenario); });
+}
+
+Imported import_hf(const std::string& config_path, const std::string& name, const ImportScenario& scenario) {
+  return detail::guarded(config_path, [&] {
+    const std::string text = detail::read_file(config_path, Mark{});
+    return import_hf_text(text, config_path, name, scenario);
+  });
+}
+
+}  // namespace ptdsim::io

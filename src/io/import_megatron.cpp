@@ -1,0 +1,380 @@
+// `ptdsim import megatron`: a Megatron-LM command line (pretrain_gpt.py's arguments) as a ptdsim
+// model or scenario (docs/inputs.md "Importing a Megatron-LM command line"). Defaults where a flag
+// is absent are Megatron-LM's own (megatron/training/arguments.py); the scenario names framework
+// megatron-core-0.8, whose documented defaults fill the switches no flag sets.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "fields.hpp"
+#include "import_yaml.hpp"
+#include "loaders.hpp"
+#include "ptdsim/core/split.hpp"
+#include "ptdsim/io/import.hpp"
+
+namespace ptdsim::io {
+namespace {
+
+using detail::Mark;
+using detail::Node;
+
+// Flags that take a value, and flags that are switches.
+const std::vector<std::string> kValueFlags{
+    "--num-layers", "--hidden-size", "--num-attention-heads", "--num-query-groups", "--ffn-hidden-size",
+    "--seq-length", "--max-position-embeddings", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+    "--context-parallel-size", "--expert-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+    "--micro-batch-size", "--global-batch-size", "--fp8-format", "--recompute-granularity", "--normalization",
+    "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
+    "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--vocab-size",
+    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples"};
+const std::vector<std::string> kSwitchFlags{
+    "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
+    "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
+    "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
+    "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
+    "--use-flash-attn"};
+
+bool among(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+struct Token {
+  std::string text;
+  int column = 0;  // 1-based, in the argument string
+};
+
+// Shell-like words: blanks separate, single and double quotes group, a backslash-newline (a
+// continued command line) is a blank. Columns count in the string as given.
+std::vector<Token> words(const std::string& s) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n')))
+      i += s[i] == '\\' ? 2 : 1;
+    if (i >= s.size()) break;
+    Token t;
+    t.column = static_cast<int>(i) + 1;
+    char quote = 0;
+    while (i < s.size() && (quote || !std::isspace(static_cast<unsigned char>(s[i])))) {
+      const char c = s[i++];
+      if (quote) {
+        if (c == quote) quote = 0; else t.text += c;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else {
+        t.text += c;
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+struct Flag {
+  std::string value;  // "" for a switch
+  Mark at;            // the value (or the flag, for a switch)
+};
+
+class Arguments {
+ public:
+  Arguments(const std::string& text, const detail::SourcePtr& src) : src_(src) {
+    const auto ws = words(text);
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+      std::string word = ws[i].text;
+      if (word.rfind("--", 0) != 0) {
+        // the program and its own arguments before the first flag; a stray word after one
+        if (!flags_.empty() || !ignored_.empty()) ignored_.push_back(word);
+        continue;
+      }
+      std::string value;
+      int value_column = ws[i].column;
+      bool inline_value = false;
+      if (const auto eq = word.find('='); eq != std::string::npos) {
+        value = word.substr(eq + 1);
+        value_column += static_cast<int>(eq) + 1;
+        word = word.substr(0, eq);
+        inline_value = true;
+      }
+      if (among(kValueFlags, word)) {
+        if (!inline_value) {
+          if (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0)
+            detail::fail(Mark{src_, 1, ws[i].column}, word + " needs a value");
+          value = ws[++i].text;
+          value_column = ws[i].column;
+        }
+        flags_[word] = Flag{value, Mark{src_, 1, value_column}};
+      } else if (among(kSwitchFlags, word)) {
+        if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
+        flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}};
+      } else {
+        ignored_.push_back(word);
+        // its value, if it has one, is not a flag
+        if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) ++i;
+      }
+    }
+  }
+
+  bool has(const std::string& flag) const { return flags_.count(flag) > 0; }
+  const Flag* get(const std::string& flag) const {
+    auto it = flags_.find(flag);
+    return it == flags_.end() ? nullptr : &it->second;
+  }
+  // A flag's value, in the range of the ptdsim key `as` it becomes (src/io/schema.cpp).
+  std::optional<long long> wide(const std::string& flag, std::string_view as) const {
+    const Flag* f = get(flag);
+    if (!f) return std::nullopt;
+    Node n;
+    n.kind = Node::Kind::scalar;
+    n.text = f->value;
+    n.mark = f->at;
+    return detail::read_integer(n, flag, as);
+  }
+  // every `as` key read through here has a range inside int's (src/io/schema.cpp)
+  std::optional<int> integer(const std::string& flag, std::string_view as) const {
+    if (auto v = wide(flag, as)) return static_cast<int>(*v);
+    return std::nullopt;
+  }
+  // The tokens `value` units of `flag`'s value, failing at the flag when they exceed training.tokens's range.
+  std::string tokens(const std::string& flag, long long value, double per_unit) const {
+    const double tokens = static_cast<double>(value) * per_unit;
+    const double most = detail::bound_of("training.tokens").max;
+    if (tokens > most)
+    {
+      char text[96];
+      std::snprintf(text, sizeof text, " gives %.3g tokens, above training.tokens's most (%.3g)", tokens, most);
+      detail::fail(get(flag)->at, flag + text);
+    }
+    return detail::yaml_int(static_cast<long long>(tokens));
+  }
+  int required(const std::string& flag, std::string_view as) const {
+    if (auto v = integer(flag, as)) return *v;
+    detail::fail(Mark{src_, 0, 0}, "missing " + flag + " (a model needs it)");
+  }
+  std::string choice(const std::string& flag, const std::vector<std::string>& choices, const std::string& fallback) const {
+    const Flag* f = get(flag);
+    if (!f) return fallback;
+    if (among(choices, f->value)) return f->value;
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    detail::fail(f->at, flag + " must be one of " + list + ", got \"" + f->value + "\"");
+  }
+  const std::vector<std::string>& ignored() const { return ignored_; }
+
+ private:
+  detail::SourcePtr src_;
+  std::map<std::string, Flag> flags_;
+  std::vector<std::string> ignored_;
+};
+
+std::string itext(long long v) { return detail::yaml_int(v); }
+
+}  // namespace
+
+const std::vector<std::string>& megatron_flags() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v = kValueFlags;
+    v.insert(v.end(), kSwitchFlags.begin(), kSwitchFlags.end());
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return all;
+}
+
+Imported import_megatron(const std::string& arguments, const std::string& name, const ImportScenario& scenario) {
+  constexpr const char* kSource = "megatron";  // the argument string as a one-line file in messages
+  return detail::guarded(kSource, [&] {
+    std::string one_line = arguments;
+    std::replace(one_line.begin(), one_line.end(), '\n', ' ');  // columns stay; the caret line stays one line
+    const auto src = detail::make_source(kSource, ".", one_line);
+    const Arguments a(one_line, src);
+    Imported out;
+
+    core::ModelSpec m;
+    detail::ModelLines model;
+    m.layers = a.required("--num-layers", "model.layers");
+    m.hidden = a.required("--hidden-size", "model.hidden");
+    m.heads = a.required("--num-attention-heads", "model.heads");
+    const int tp = a.integer("--tensor-model-parallel-size", "parallel.tp").value_or(1);
+    // --num-query-groups counts only with --group-query-attention (arguments.py)
+    m.kv_heads = m.heads;
+    if (a.has("--group-query-attention")) m.kv_heads = a.integer("--num-query-groups", "model.kv_heads").value_or(1);
+    else if (a.has("--num-query-groups"))
+      out.warnings.push_back("--num-query-groups is ignored without --group-query-attention, as Megatron-LM does");
+    const bool swiglu = a.has("--swiglu");
+    m.mlp = swiglu ? core::Mlp::swiglu : core::Mlp::gelu;
+    // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
+    const int default_ffn = swiglu ? static_cast<int>((4.0 * m.hidden * 2 / 3) / 64) * 64 : 4 * m.hidden;
+    m.ffn_hidden = a.integer("--ffn-hidden-size", "model.ffn_hidden").value_or(default_ffn);
+    const int seq = a.integer("--seq-length", "training.seq_len").value_or(scenario.seq_len);
+    m.max_seq_len = a.integer("--max-position-embeddings", "model.max_seq_len").value_or(seq > 0 ? seq : 2048);
+    // the vocabulary comes from the tokenizer unless --vocab-size gives it; Megatron pads it to a
+    // multiple of make-vocab-size-divisible-by x tp (_vocab_size_with_padding)
+    const Flag* vocab_flag = a.get("--vocab-size");
+    if (!vocab_flag)
+      detail::fail(Mark{src, 0, 0}, "missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: "
+                                    "give its size with --vocab-size N)");
+    const int vocab = *a.integer("--vocab-size", "model.vocab");
+    const int multiple = a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
+    m.vocab = (vocab + multiple - 1) / multiple * multiple;
+    const std::string norm = a.choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm");
+    m.norm = norm == "RMSNorm" ? core::Norm::rmsnorm : core::Norm::layernorm;
+    const std::string position = a.choice("--position-embedding-type", {"learned_absolute", "rope", "none"},
+                                          "learned_absolute");
+    m.position = position == "learned_absolute" ? core::Position::learned : core::Position::rope;
+    if (position == "none") out.warnings.push_back("--position-embedding-type none taken as rope (no position table)");
+    m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
+    m.bias = !a.has("--disable-bias-linear");
+
+    model.add("layers", itext(m.layers), "--num-layers");
+    model.add("hidden", itext(m.hidden), "--hidden-size");
+    model.add("heads", itext(m.heads), "--num-attention-heads");
+    model.add("kv_heads", itext(m.kv_heads), a.has("--group-query-attention") ? "--num-query-groups" : "no GQA");
+    model.add("ffn_hidden", itext(m.ffn_hidden), a.has("--ffn-hidden-size") ? "--ffn-hidden-size"
+                                                 : swiglu ? "Megatron's SwiGLU default int(8h/3 / 64) * 64"
+                                                          : "Megatron's default 4h");
+    model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
+    model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
+    model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
+    model.add("position", m.position == core::Position::rope ? "rope" : "learned", "--position-embedding-type " + position);
+    model.add("max_seq_len", itext(m.max_seq_len), a.has("--max-position-embeddings") ? "--max-position-embeddings"
+                                                                                       : "--seq-length");
+    model.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings),
+              m.tied_embeddings ? "no --untie-embeddings-and-output-weights" : "--untie-embeddings-and-output-weights");
+    model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
+    if (const auto experts = a.integer("--num-experts", "model.moe.experts")) {
+      core::MoeSpec moe;
+      moe.experts = *experts;
+      moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
+      moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
+      m.moe = moe;
+      model.add_moe("experts", itext(moe.experts), "--num-experts");
+      model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2");
+      model.add_moe("every", "1", "every layer is an MoE layer (--moe-layer-freq 1)");
+      if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
+    }
+    const std::string model_name = name.empty() ? "megatron-model" : name;
+    m.name = model_name;
+    const std::string header =
+        "# Imported by `ptdsim import megatron` from a Megatron-LM command line: each key names the flag it came\n"
+        "# from, or Megatron-LM's default where no flag sets it.\n";
+    const std::string source = "Megatron-LM arguments";
+    if (!a.ignored().empty()) {
+      std::string list;
+      for (const auto& w : a.ignored()) list += (list.empty() ? "" : " ") + w;
+      out.warnings.push_back("ignored (not read by ptdsim): " + list);
+    }
+
+    if (scenario.hardware.empty()) {
+      out.yaml = detail::model_file(header, model_name, source, model);
+      load_model_from_string(out.yaml, "the imported model (megatron)");
+      if (a.has("--tensor-model-parallel-size") || a.has("--global-batch-size"))
+        out.warnings.push_back("parallel and training flags are written only into a scenario: give --hardware and "
+                               "--gpus (or --nodes)");
+      return out;
+    }
+
+    ImportScenario opt = scenario;
+    if (a.has("--seq-length")) opt.seq_len = seq;
+    if (const auto gbs = a.integer("--global-batch-size", "training.global_batch")) opt.global_batch = *gbs;
+    if (const auto mbs = a.integer("--micro-batch-size", "training.micro_batch")) opt.micro_batch = *mbs;
+    detail::require_scenario_inputs(opt, kSource);
+
+    detail::ScenarioLines lines;
+    const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+    lines.parallel.push_back({"tp: " + itext(tp), "--tensor-model-parallel-size"});
+    lines.parallel.push_back({"pp: " + itext(pp), "--pipeline-model-parallel-size"});
+    lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
+    if (m.moe) lines.parallel.push_back({"ep: " + itext(a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1)),
+                                         "--expert-model-parallel-size"});
+    int vpp = 1;
+    if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
+      if (m.layers % (pp * *per) != 0)
+        detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
+                     "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(m.layers) +
+                         " layers over " + itext(pp) + " pipeline stages");
+      vpp = m.layers / (pp * *per);
+      lines.parallel.push_back({"vpp: " + itext(vpp), "--num-layers / (pp * --num-layers-per-virtual-pipeline-stage)"});
+    }
+    const bool sp = a.has("--sequence-parallel"), dist_opt = a.has("--use-distributed-optimizer");
+    lines.parallel.push_back({std::string("sequence_parallel: ") + detail::yaml_bool(sp),
+                              sp ? "--sequence-parallel" : "no --sequence-parallel"});
+    lines.parallel.push_back({std::string("zero: ") + (dist_opt ? "1" : "0"),
+                              dist_opt ? "--use-distributed-optimizer: optimizer states sharded"
+                                       : "no --use-distributed-optimizer"});
+    // Megatron's uneven splits, written out as the layers of each stage by core::pipeline_split
+    const bool first_last = a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
+    const bool accounting = a.has("--account-for-embedding-in-pipeline-split") || a.has("--account-for-loss-in-pipeline-split");
+    if (first_last || accounting) {
+      core::Scenario probe;
+      probe.model = m;
+      probe.parallel.pp = pp;
+      probe.parallel.vpp = vpp;
+      probe.parallel.first_stage_layers = a.integer("--decoder-first-pipeline-num-layers", "parallel.first_stage_layers").value_or(0);
+      probe.parallel.last_stage_layers = a.integer("--decoder-last-pipeline-num-layers", "parallel.last_stage_layers").value_or(0);
+      probe.parallel.embedding_in_split = a.has("--account-for-embedding-in-pipeline-split");
+      probe.parallel.loss_in_split = a.has("--account-for-loss-in-pipeline-split");
+      const core::PipelineSplit split = core::pipeline_split(probe);
+      const Mark at = first_last ? (a.get("--decoder-first-pipeline-num-layers") ? a.get("--decoder-first-pipeline-num-layers")->at
+                                                                               : a.get("--decoder-last-pipeline-num-layers")->at)
+                                 : (a.get("--account-for-embedding-in-pipeline-split") ? a.get("--account-for-embedding-in-pipeline-split")->at
+                                                                                     : a.get("--account-for-loss-in-pipeline-split")->at);
+      if (split.layers.empty()) detail::fail(at, split.problem);
+      std::string list;
+      for (int l : split.layers) list += (list.empty() ? "" : ", ") + itext(l);
+      lines.parallel.push_back({"stage_layers: [" + list + "]",
+                                first_last ? "--decoder-first/last-pipeline-num-layers, the middle stages even"
+                                           : "--account-for-embedding/loss-in-pipeline-split"});
+    }
+
+    lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
+    lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
+    lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
+    std::string precision = "fp32", precision_from = "no --bf16, --fp16 or --fp8-format: Megatron trains in fp32";
+    if (a.has("--fp8-format")) {
+      a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
+      precision = "fp8";
+      precision_from = "--fp8-format";
+    } else if (a.has("--bf16")) {
+      precision = "bf16";
+      precision_from = "--bf16";
+    } else if (a.has("--fp16")) {
+      precision = "fp16";
+      precision_from = "--fp16";
+    }
+    if (!opt.precision.empty() && !a.has("--fp8-format") && !a.has("--bf16") && !a.has("--fp16")) {
+      precision = opt.precision;
+      precision_from = "--precision";
+    }
+    lines.training.push_back({"precision: " + precision, precision_from});
+    std::string recompute = "none", recompute_from = "no --recompute-granularity";
+    if (a.has("--recompute-granularity")) {
+      recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
+      recompute_from = "--recompute-granularity";
+    } else if (a.has("--recompute-activations")) {
+      recompute = "selective";
+      recompute_from = "--recompute-activations (selective)";
+    }
+    lines.training.push_back({"recompute: " + recompute, recompute_from});
+    if (a.has("--use-flash-attn")) lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+    lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
+                                  ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",
+                              "--tp-comm-overlap; --overlap-grad-reduce / --overlap-param-gather"});
+    if (opt.tokens.empty()) {
+      if (const auto iters = a.wide("--train-iters", "training.tokens")) {
+        opt.tokens = a.tokens("--train-iters", *iters, static_cast<double>(opt.global_batch) * opt.seq_len);
+        lines.training.push_back({"tokens: " + opt.tokens, "--train-iters x --global-batch-size x --seq-length"});
+      } else if (const auto samples = a.wide("--train-samples", "training.tokens")) {
+        opt.tokens = a.tokens("--train-samples", *samples, opt.seq_len);
+        lines.training.push_back({"tokens: " + opt.tokens, "--train-samples x --seq-length"});
+      }
+    }
+    if (opt.framework.empty()) opt.framework = "megatron-core-0.8";
+    out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(opt.hardware), source, m, model, opt,
+                                     std::move(lines), kSource);
+    return out;
+  });
+}
+
+}  // namespace ptdsim::io

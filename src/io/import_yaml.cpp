@@ -1,0 +1,149 @@
+#include "import_yaml.hpp"
+
+#include <filesystem>
+
+#include "loaders.hpp"
+#include "ptdsim/io/load.hpp"
+
+namespace ptdsim::io::detail {
+namespace {
+
+// "  key: value" padded so the comments line up, then "# from"
+std::string commented(const std::string& indent, const std::string& kv, const std::string& from) {
+  std::string line = indent + kv;
+  if (from.empty()) return line + "\n";
+  if (line.size() < 36) line.append(36 - line.size(), ' ');
+  return line + " # " + from + "\n";
+}
+
+struct Layout {
+  int tp = 1, pp = 1;
+};
+
+// The first valid layout of the rule in scenario_file's comment; {0, 0} when there is none.
+Layout choose_layout(const core::ModelSpec& m, int gpus, int gpus_per_node, int global_batch, int micro_batch) {
+  for (int tp : {8, 4, 2, 1}) {
+    if (tp > gpus_per_node || gpus % tp != 0 || m.heads % tp != 0 || m.kv_heads % tp != 0 ||
+        m.ffn_hidden % tp != 0)
+      continue;
+    for (int pp = 1; pp <= m.layers && tp * pp <= gpus; ++pp) {
+      if (m.layers % pp != 0 || (gpus / tp) % pp != 0) continue;
+      const int dp = gpus / tp / pp;
+      if (global_batch % (dp * micro_batch) == 0) return {tp, pp};
+    }
+  }
+  return {0, 0};
+}
+
+bool has_key(const std::vector<std::pair<std::string, std::string>>& lines, const std::string& key) {
+  for (const auto& [kv, from] : lines)
+    if (kv.rfind(key + ":", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+void ModelLines::add(const std::string& key, const std::string& value, const std::string& from) {
+  lines_.push_back({key, value, from, false});
+}
+void ModelLines::add_moe(const std::string& key, const std::string& value, const std::string& from) {
+  lines_.push_back({key, value, from, true});
+}
+
+std::string ModelLines::text(int indent) const {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  std::string out;
+  bool moe_open = false;
+  for (const auto& l : lines_) {
+    if (l.moe && !moe_open) {
+      out += pad + "moe:\n";
+      moe_open = true;
+    }
+    out += commented(l.moe ? pad + "  " : pad, l.key + ": " + l.value, l.from);
+  }
+  return out;
+}
+
+std::string yaml_int(long long v) { return std::to_string(v); }
+std::string yaml_bool(bool v) { return v ? "true" : "false"; }
+
+std::string yaml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string model_file(const std::string& header, const std::string& name, const std::string& source,
+                       const ModelLines& model) {
+  return header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\n" + model.text(0);
+}
+
+void require_scenario_inputs(const ImportScenario& opt, const std::string& source_name) {
+  auto need = [&](bool ok, const char* what) {
+    if (!ok)
+      throw core::ConfigError(core::SourceLocation{source_name, 0, 0},
+                              std::string("a scenario (--hardware) needs ") + what);
+  };
+  need(opt.gpus > 0 || opt.nodes > 0, "a GPU count: --gpus N or --nodes N");
+  need(opt.seq_len > 0, "a sequence length: --seq-len N");
+  need(opt.global_batch > 0, "a global batch: --global-batch N");
+}
+
+std::string scenario_file(const std::string& header, const std::string& name, const std::string& source,
+                          const core::ModelSpec& spec, const ModelLines& model, const ImportScenario& opt,
+                          ScenarioLines lines, const std::string& source_name) {
+  // a shipped name stays a name; a path is made absolute, so the file reads the same from anywhere
+  const std::string hardware_path =
+      is_library_name(opt.hardware) ? library_file("hardware", opt.hardware, Mark{make_source(source_name, "", ""), 0, 0})
+                                    : std::filesystem::absolute(opt.hardware).lexically_normal().string();
+  const std::string hardware = is_library_name(opt.hardware) ? opt.hardware : hardware_path;
+  const core::HardwareSpec hw = load_hardware(hardware_path);
+  const int gpus = opt.gpus > 0 ? opt.gpus : opt.nodes * hw.gpus_per_node;
+  const int micro_batch = opt.micro_batch > 0 ? opt.micro_batch : 1;
+
+  if (!has_key(lines.parallel, "tp") && !has_key(lines.parallel, "pp")) {
+    const Layout l = choose_layout(spec, gpus, hw.gpus_per_node, opt.global_batch, micro_batch);
+    if (l.tp == 0)
+      throw core::ConfigError(core::SourceLocation{source_name, 0, 0},
+                              "no layout of " + std::to_string(gpus) + " GPUs has a data-parallel size dividing "
+                              "the global batch " + std::to_string(opt.global_batch) + " (micro-batch " +
+                              std::to_string(micro_batch) + "): choose another --global-batch or GPU count");
+    lines.parallel.insert(lines.parallel.begin(),
+                          {{"tp: " + yaml_int(l.tp), "a valid starting layout; the sweep searches every one"},
+                           {"pp: " + yaml_int(l.pp), ""}});
+  }
+  if (!has_key(lines.training, "seq_len")) lines.training.insert(lines.training.begin(), {"seq_len: " + yaml_int(opt.seq_len), "--seq-len"});
+  if (!has_key(lines.training, "global_batch"))
+    lines.training.push_back({"global_batch: " + yaml_int(opt.global_batch), "--global-batch"});
+  if (!has_key(lines.training, "micro_batch") && opt.micro_batch > 0)
+    lines.training.push_back({"micro_batch: " + yaml_int(opt.micro_batch), "--micro-batch"});
+  if (!has_key(lines.training, "precision") && !opt.precision.empty())
+    lines.training.push_back({"precision: " + opt.precision, "--precision"});
+  if (!has_key(lines.training, "tokens") && !opt.tokens.empty())
+    lines.training.push_back({"tokens: " + opt.tokens, "--tokens"});
+  if (!has_key(lines.training, "framework") && !opt.framework.empty())
+    lines.training.push_back({"framework: " + opt.framework, "its documented defaults fill what is unset"});
+
+  std::string out = header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\nmodel:\n";
+  out += "  name: " + yaml_string(spec.name) + "\n" + model.text(2);
+  out += commented("", "hardware: " + hardware, "--hardware");
+  out += opt.gpus > 0 ? commented("", "cluster: {gpus: " + yaml_int(opt.gpus) + "}", "--gpus")
+                      : commented("", "cluster: {nodes: " + yaml_int(opt.nodes) + "}", "--nodes");
+  out += "parallel:\n";
+  for (const auto& [kv, from] : lines.parallel) out += commented("  ", kv, from);
+  out += "training:\n";
+  for (const auto& [kv, from] : lines.training) out += commented("  ", kv, from);
+  if (opt.gpu_hour > 0) {
+    char price[32];
+    std::snprintf(price, sizeof price, "%g", opt.gpu_hour);
+    out += "cost:\n" + commented("  ", std::string("gpu_hour: ") + price, "--gpu-hour");
+  }
+  // never write what ptdsim would refuse: load it, cross-field checks included
+  load_scenario_from_string(out, "the imported scenario (" + source_name + ")");
+  return out;
+}
+
+}  // namespace ptdsim::io::detail

@@ -1,0 +1,252 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/io/import.hpp"
+#include "ptdsim/io/load.hpp"
+
+// `ptdsim import hf` and `ptdsim import megatron` (src/io/import_*.cpp): the fields each source
+// gives, the defaults of the framework where it does not, and positioned errors.
+using namespace ptdsim;
+
+namespace {
+
+const std::string kHf = PTDSIM_TEST_DATA "/hf/";
+
+core::ModelSpec imported_model(const std::string& folder) {
+  const io::Imported im = io::import_hf(kHf + folder + "/config.json", "", {});
+  return io::load_model_from_string(im.yaml, folder + ".yaml");
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool mentions(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+// The model fields two specs must share to be the same model (the name aside).
+void same_model(const core::ModelSpec& a, const core::ModelSpec& b) {
+  CHECK(a.layers == b.layers);
+  CHECK(a.hidden == b.hidden);
+  CHECK(a.heads == b.heads);
+  CHECK(a.kv_heads == b.kv_heads);
+  CHECK(a.ffn_hidden == b.ffn_hidden);
+  CHECK(a.vocab == b.vocab);
+  CHECK(a.mlp == b.mlp);
+  CHECK(a.norm == b.norm);
+  CHECK(a.position == b.position);
+  CHECK(a.tied_embeddings == b.tied_embeddings);
+  CHECK(a.bias == b.bias);
+  REQUIRE(a.moe.has_value() == b.moe.has_value());
+  if (a.moe) {
+    CHECK(a.moe->experts == b.moe->experts);
+    CHECK(a.moe->top_k == b.moe->top_k);
+    CHECK(a.moe->every == b.moe->every);
+    CHECK(a.expert_ffn_hidden() == b.expert_ffn_hidden());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("io: import hf reproduces the shipped Llama 3 70B and Mixtral 8x7B", "[io][import]") {
+  // the shipped files were written from the papers; the released config.json must give the same model
+  SECTION("Llama 3 70B") {
+    same_model(imported_model("Meta-Llama-3-70B"), io::load_model(PTDSIM_SOURCE_DIR "/models/llama3-70b.yaml"));
+  }
+  SECTION("Mixtral 8x7B") {
+    same_model(imported_model("Mixtral-8x7B-v0.1"), io::load_model(PTDSIM_SOURCE_DIR "/models/mixtral-8x7b.yaml"));
+  }
+}
+
+TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]") {
+  SECTION("Mistral: GQA, SwiGLU, RMSNorm, RoPE; the sliding window is said to be timed as full attention") {
+    const auto im = io::import_hf(kHf + "Mistral-7B-v0.1/config.json", "", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    CHECK(m.name == "Mistral-7B-v0.1");  // the config's folder
+    CHECK(m.layers == 32);
+    CHECK(m.kv_heads == 8);
+    CHECK(m.ffn_hidden == 14336);
+    CHECK(m.vocab == 32000);
+    CHECK(m.max_seq_len == 32768);
+    CHECK_FALSE(m.bias);
+    CHECK(mentions(im.warnings, "sliding-window"));
+  }
+  SECTION("Qwen2: its Q, K and V biases are named as not counted") {
+    const auto im = io::import_hf(kHf + "Qwen2-7B/config.json", "qwen2-7b", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    CHECK(m.name == "qwen2-7b");
+    CHECK(m.hidden == 3584);
+    CHECK(m.kv_heads == 4);
+    CHECK_FALSE(m.bias);
+    // per layer: h + 2 h k/a = 3584 + 2 * 3584 * 4 / 28 = 4608 bias parameters left out
+    CHECK(mentions(im.warnings, "(4608 parameters per layer)"));
+  }
+  SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
+    const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    CHECK(m.layers == 44);
+    CHECK(m.hidden == 6144);
+    CHECK(m.heads == 64);
+    CHECK(m.kv_heads == 64);
+    CHECK(m.ffn_hidden == 24576);
+    CHECK(m.vocab == 50432);
+    CHECK(m.mlp == core::Mlp::gelu);
+    CHECK(m.norm == core::Norm::layernorm);
+    CHECK(m.position == core::Position::rope);
+    CHECK(m.bias);
+    CHECK_FALSE(m.tied_embeddings);
+    CHECK(mentions(im.warnings, "use_parallel_residual"));
+  }
+}
+
+TEST_CASE("io: import hf writes a scenario that loads, on a shipped hardware name", "[io][import]") {
+  io::ImportScenario s;
+  s.hardware = "dgx-h100";
+  s.gpus = 512;
+  s.seq_len = 8192;
+  s.global_batch = 1024;
+  s.tokens = "15T";
+  s.gpu_hour = 2.5;
+  const auto im = io::import_hf(kHf + "Meta-Llama-3-70B/config.json", "", s);
+  CHECK(im.yaml.find("hardware: dgx-h100") != std::string::npos);
+  const auto sc = io::load_scenario_from_string(im.yaml, "plan.yaml");
+  CHECK(sc.gpus == 512);
+  CHECK(sc.hardware.name == "dgx-h100");
+  CHECK(sc.training.tokens == 15e12);
+  CHECK(sc.cost.gpu_hour == 2.5);
+  // the starting layout: tp 8 (a node; divides 64 heads, 8 kv heads, 28672) and pp 1, dp 64 divides 1024
+  CHECK(sc.parallel.tp == 8);
+  CHECK(sc.parallel.pp == 1);
+  CHECK(sc.parallel.dp == 64);
+  SECTION("without a GPU count it says what it needs") {
+    io::ImportScenario missing = s;
+    missing.gpus = 0;
+    CHECK(error_of([&] { io::import_hf(kHf + "Meta-Llama-3-70B/config.json", "", missing); }) ==
+          kHf + "Meta-Llama-3-70B/config.json: error: a scenario (--hardware) needs a GPU count: --gpus N or --nodes N");
+  }
+}
+
+TEST_CASE("io: import hf positions every problem in the config.json", "[io][import][errors]") {
+  auto hf = [](const std::string& text) {
+    return error_of([&] { io::import_hf_text(text, "cfg/config.json", "", {}); });
+  };
+  SECTION("a JSON syntax error, at the byte nlohmann names, as line:col") {
+    // the parser stops at the '}' of line 3 (byte 34): line 3, column 1
+    CHECK(hf("{\n  \"architectures\": [\"LlamaForCausalLM\"],\n}\n") ==
+          "cfg/config.json:3:1: error: invalid JSON: syntax error while parsing object key - unexpected '}'; "
+          "expected string literal\n}\n^");
+  }
+  SECTION("an architecture it does not model") {
+    CHECK(hf("{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}") ==
+          "cfg/config.json:1:20: error: architecture 'FalconForCausalLM' is not supported (supported: "
+          "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM)\n"
+          "{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}\n"
+          "                   ^");
+  }
+  SECTION("a bad value") {
+    CHECK(hf("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_attention_heads\": 8,\n"
+             " \"intermediate_size\": 256, \"vocab_size\": 100, \"num_hidden_layers\": -2}") ==
+          "cfg/config.json:2:68: error: num_hidden_layers must be a positive integer, got \"-2\"\n"
+          " \"intermediate_size\": 256, \"vocab_size\": 100, \"num_hidden_layers\": -2}\n"
+          "                                                                   ^");
+  }
+  SECTION("every missing field at once, for the file") {
+    CHECK(hf("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_attention_heads\": 8}") ==
+          "cfg/config.json: error: missing required key 'num_hidden_layers' in config.json\n"
+          "cfg/config.json: error: missing required key 'intermediate_size' in config.json\n"
+          "cfg/config.json: error: missing required key 'vocab_size' in config.json");
+  }
+  SECTION("a head_dim the model cannot hold") {
+    CHECK(hf("{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 40, \"hidden_size\": 5120,\n"
+             " \"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 131072, \"head_dim\": 128}") ==
+          "cfg/config.json:2:91: error: head_dim 128 is not hidden_size / num_attention_heads = 160: ptdsim's "
+          "models have hidden = heads * head_dim\n"
+          " \"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 131072, \"head_dim\": 128}\n"
+          "                                                                                          ^");
+  }
+}
+
+TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
+  const std::string args =
+      "pretrain_gpt.py --num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention "
+      "--num-query-groups 8 --seq-length 8192 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "
+      "--num-layers-per-virtual-pipeline-stage 5 --sequence-parallel --use-distributed-optimizer "
+      "--micro-batch-size 1 --global-batch-size 1024 --bf16 --recompute-granularity selective --swiglu "
+      "--normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
+      "--vocab-size 128256 --tp-comm-overlap --overlap-grad-reduce --train-iters 100 --lr 3e-4 --data-path /d";
+  SECTION("a model: Megatron's SwiGLU FFN default and vocabulary padding") {
+    const auto im = io::import_megatron(args, "llama", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    CHECK(m.kv_heads == 8);
+    // no --ffn-hidden-size with --swiglu: int((4 * 8192 * 2/3) / 64) * 64 = int(341.33) * 64 = 21824
+    CHECK(m.ffn_hidden == 21824);
+    // 128256 padded to a multiple of 128 * tp 8 = 1024: ceil(125.25) * 1024 = 129024
+    CHECK(m.vocab == 129024);
+    CHECK(m.norm == core::Norm::rmsnorm);
+    CHECK_FALSE(m.tied_embeddings);
+    CHECK(m.bias);  // no --disable-bias-linear
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --lr --data-path"));
+    CHECK(mentions(im.warnings, "only into a scenario"));
+  }
+  SECTION("a scenario: layout, switches, tokens from --train-iters") {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 512;
+    const auto sc = io::load_scenario_from_string(io::import_megatron(args, "llama", s).yaml, "plan.yaml");
+    CHECK(sc.parallel.tp == 8);
+    CHECK(sc.parallel.pp == 4);
+    CHECK(sc.parallel.vpp == 4);  // 80 / (4 * 5)
+    CHECK(sc.parallel.dp == 16);  // 512 / (8 * 4)
+    CHECK(sc.parallel.sequence_parallel);
+    CHECK(sc.parallel.zero == 1);
+    CHECK(sc.training.precision == core::Precision::bf16);
+    CHECK(sc.training.recompute == core::Recompute::selective);
+    CHECK(sc.training.overlap.tp);
+    CHECK(sc.training.overlap.dp);
+    CHECK(sc.training.tokens == 100.0 * 1024 * 8192);  // iterations x global batch x sequence
+    CHECK(sc.training.framework == "megatron-core-0.8");
+  }
+  SECTION("an uneven pipeline written out stage by stage") {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 64;
+    const auto sc = io::load_scenario_from_string(
+        io::import_megatron("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 "
+                            "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 6 "
+                            "--decoder-last-pipeline-num-layers 6 --seq-length 4096 --global-batch-size 256",
+                            "", s)
+            .yaml,
+        "plan.yaml");
+    // 32 - 6 - 6 = 20 over the 2 middle stages
+    CHECK(sc.parallel.stage_layers == std::vector<int>{6, 10, 10, 6});
+    CHECK(sc.training.precision == core::Precision::fp32);  // Megatron trains in fp32 without --bf16/--fp16
+  }
+}
+
+TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
+  auto mg = [](const std::string& args) { return error_of([&] { io::import_megatron(args, "", {}); }); };
+  CHECK(mg("--num-layers 8x --hidden-size 64") ==
+        "megatron:1:14: error: --num-layers must be a positive integer, got \"8x\"\n"
+        "--num-layers 8x --hidden-size 64\n"
+        "             ^");
+  CHECK(mg("--num-layers 8 --hidden-size 64 --num-attention-heads 8 --normalization BatchNorm --vocab-size 100") ==
+        "megatron:1:73: error: --normalization must be one of LayerNorm, RMSNorm, got \"BatchNorm\"\n"
+        "--num-layers 8 --hidden-size 64 --num-attention-heads 8 --normalization BatchNorm --vocab-size 100\n"
+        "                                                                        ^");
+  CHECK(mg("--num-layers 8 --hidden-size 64 --num-attention-heads 8") ==
+        "megatron: error: missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: give its size "
+        "with --vocab-size N)");
+  CHECK(mg("--num-layers 8 --hidden-size") == "megatron:1:16: error: --hidden-size needs a value\n"
+                                              "--num-layers 8 --hidden-size\n"
+                                              "               ^");
+}
