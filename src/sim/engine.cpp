@@ -179,7 +179,7 @@ void Engine::change_load(int rank, int delta, double t) {
 void Engine::try_start(int lane, double t) {
   Lane& st = lanes_[lane];
   if (st.running >= 0 || st.cursor == st.end) return;
-  const TaskId id = stream_tasks_[st.cursor];
+  const TaskId id = st.cursor;  // run order: a lane's tasks are consecutive
   Slot& x = slot_[id];
   if (x.state != TaskState::ready) return;
   st.running = id;
@@ -187,7 +187,7 @@ void Engine::try_start(int lane, double t) {
   start_[id] = t;
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
-    x.binding = stream_tasks_[st.cursor - 1];
+    x.binding = st.cursor - 1;
   if (x.flags & kHoldsSms) change_load(st.rank, +1, t);
   if (x.link < 0 && st.compute && comm_share_ > 0) {
     RankLoad& l = load_[st.rank];
@@ -197,7 +197,7 @@ void Engine::try_start(int lane, double t) {
   } else if (x.link < 0) {
     schedule(lane, t + x.amount);
   } else if (x.flags & kLatency) {
-    schedule(lane, t + specs_[spec_of_[id]].duration_s);
+    schedule(lane, t + specs_[spec_of_[stream_tasks_[id]]].duration_s);
   } else {
     start_transfer(id, t);
   }
@@ -309,24 +309,30 @@ void Engine::prepare() {
                                              ? kHoldsSms
                                              : 0));
   }
+  // The run numbers the tasks in stream_tasks_'s order (run_of_ maps a task to its number): the
+  // tasks an event touches sit at the cursors of their lanes, so the run walks each lane's slots
+  // in address order instead of jumping about the builder's numbering.
+  run_of_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t k = count[stream_of_spec[spec_of_[i]]]++;
+    stream_tasks_[k] = static_cast<TaskId>(i);
+    run_of_[i] = k;
+  }
   slot_.resize(n);
   start_.assign(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    slot_[i] = proto[spec_of_[i]];
-    stream_tasks_[count[stream_of_spec[spec_of_[i]]]++] = static_cast<TaskId>(i);
-  }
+  for (std::size_t k = 0; k < n; ++k) slot_[k] = proto[spec_of_[stream_tasks_[k]]];
 
   // successors in CSR form (a counting sort by source, stable in the order the edges were added)
   succ_begin_.assign(n + 1, 0);
   for (const Edge& e : edges_) {
-    ++succ_begin_[e.from + 1];
-    ++slot_[e.to].pending;
+    ++succ_begin_[run_of_[e.from] + 1];
+    ++slot_[run_of_[e.to]].pending;
   }
   for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
   succ_.resize(edges_.size());
   {
     std::vector<std::int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-    for (const Edge& e : edges_) succ_[fill[e.from]++] = e.to;
+    for (const Edge& e : edges_) succ_[fill[run_of_[e.from]]++] = run_of_[e.to];
   }
 
   makespan_ = 0;
@@ -414,8 +420,8 @@ std::vector<TaskId> Engine::critical_path() const {
   if (slot_.empty()) return path;
   TaskId last = 0;
   for (std::size_t i = 1; i < slot_.size(); ++i)
-    if (slot_[i].finish >= slot_[last].finish) last = static_cast<TaskId>(i);
-  for (TaskId t = last; t >= 0; t = slot_[t].binding) path.push_back(t);
+    if (finish(static_cast<TaskId>(i)) >= finish(last)) last = static_cast<TaskId>(i);
+  for (TaskId t = last; t >= 0; t = binding(t)) path.push_back(t);
   std::reverse(path.begin(), path.end());
   return path;
 }

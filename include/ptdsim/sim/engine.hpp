@@ -107,9 +107,10 @@ class Engine {
   std::int32_t microbatch(TaskId id) const { return microbatch_[id]; }
   double duration_s(TaskId id) const { return specs_[spec_of_[id]].duration_s; }
   double folded_tp_s(TaskId id) const { return specs_[spec_of_[id]].folded_tp_s; }
-  TaskState state(TaskId id) const { return slot_[id].state; }
-  double start(TaskId id) const { return start_[id]; }
-  double finish(TaskId id) const { return slot_[id].finish; }
+  // after run()
+  TaskState state(TaskId id) const { return slot_[run_of_[id]].state; }
+  double start(TaskId id) const { return start_[run_of_[id]]; }
+  double finish(TaskId id) const { return slot_[run_of_[id]].finish; }
   double makespan() const { return makespan_; }
   // How long the task takes when nothing shares its link.
   double alone_s(TaskId id) const {
@@ -119,7 +120,10 @@ class Engine {
   // The constraint that started a task last: the dependency or stream predecessor that finished
   // last (-1 for a task that could start at time 0). Following it from the last task to finish
   // gives the critical path of the run, contention included.
-  TaskId binding(TaskId id) const { return slot_[id].binding; }
+  TaskId binding(TaskId id) const {
+    const TaskId b = slot_[run_of_[id]].binding;
+    return b < 0 ? -1 : stream_tasks_[b];
+  }
   std::vector<TaskId> critical_path() const;  // in time order
   // Dependencies as given plus the implicit stream-order edges, for graph checks.
   void all_edges(std::vector<std::pair<TaskId, TaskId>>& out) const;
@@ -215,7 +219,8 @@ class Engine {
   std::vector<TaskId> succ_;
   std::vector<std::int32_t> lane_of_stream_;  // rank * kStreamKinds + stream -> lane (-1: no tasks)
   std::vector<Lane> lanes_;
-  std::vector<TaskId> stream_tasks_;
+  std::vector<TaskId> stream_tasks_;  // the tasks in run order: lane by lane, each in program order
+  std::vector<std::int32_t> run_of_;  // per task: its place in stream_tasks_, the index of its run state
   std::vector<RankLoad> load_;
   // The event queue: a tournament tree over the lanes, each holding its one pending event's key,
   // tree_[n] the lane with the smallest key below node n. The next event is tree_[1], or front_
