@@ -185,6 +185,9 @@ void Engine::try_start(int lane, double t) {
   st.running = id;
   x.state = TaskState::running;
   start_[id] = t;
+  // Its successors' slots are read when it ends, many events from now: ask for them now (they
+  // sit ahead of their lanes' cursors, where nothing else brings them into the cache).
+  for (std::int32_t e = succ_begin_[id]; e < succ_begin_[id + 1]; ++e) __builtin_prefetch(&slot_[succ_[e]], 1);
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
     x.binding = st.cursor - 1;
@@ -318,9 +321,10 @@ void Engine::prepare() {
     stream_tasks_[k] = static_cast<TaskId>(i);
     run_of_[i] = k;
   }
-  slot_.resize(n);
+  slot_.clear();
+  slot_.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) slot_.push_back(proto[spec_of_[stream_tasks_[k]]]);
   start_.assign(n, 0.0);
-  for (std::size_t k = 0; k < n; ++k) slot_[k] = proto[spec_of_[stream_tasks_[k]]];
 
   // successors in CSR form (a counting sort by source, stable in the order the edges were added)
   succ_begin_.assign(n + 1, 0);
@@ -418,9 +422,16 @@ void Engine::run() {
 std::vector<TaskId> Engine::critical_path() const {
   std::vector<TaskId> path;
   if (slot_.empty()) return path;
+  // the last task to finish; of those finishing together, the last added
   TaskId last = 0;
-  for (std::size_t i = 1; i < slot_.size(); ++i)
-    if (finish(static_cast<TaskId>(i)) >= finish(last)) last = static_cast<TaskId>(i);
+  double end = finish(0);
+  for (std::size_t k = 0; k < slot_.size(); ++k) {
+    const TaskId id = stream_tasks_[k];
+    if (slot_[k].finish > end || (slot_[k].finish == end && id > last)) {
+      last = id;
+      end = slot_[k].finish;
+    }
+  }
   for (TaskId t = last; t >= 0; t = binding(t)) path.push_back(t);
   std::reverse(path.begin(), path.end());
   return path;
