@@ -81,6 +81,7 @@ class Engine {
   TaskId add(std::int32_t spec, std::int32_t microbatch);
   TaskId add(const TaskSpec& spec) { return add(add_spec(spec), spec.microbatch); }
   const TaskSpec& description(std::int32_t spec) const { return specs_[spec]; }
+  std::size_t descriptions() const { return specs_.size(); }
   // SM contention: while n collectives (not p2p sends) run on a rank (latency and transfer), its compute runs at
   // 1 - n * share of its speed (at least kMinComputeRate): NCCL's kernels hold SMs that the GEMMs
   // beside them lose. 0 (the default) leaves compute alone.
