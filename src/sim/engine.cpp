@@ -188,6 +188,9 @@ void Engine::try_start(int lane, double t) {
   // Its successors' slots are read when it ends, many events from now: ask for them now (they
   // sit ahead of their lanes' cursors, where nothing else brings them into the cache).
   for (std::int32_t e = succ_begin_[id]; e < succ_begin_[id + 1]; ++e) __builtin_prefetch(&slot_[succ_[e]], 1);
+  // and what its stream's next task will read then: its slot and its successor list
+  __builtin_prefetch(slot_.data() + id + 1, 1);
+  __builtin_prefetch(succ_.data() + succ_begin_[id + 1]);
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
     x.binding = st.cursor - 1;
