@@ -18,7 +18,7 @@ void report_tasks(benchmark::State& state, const core::Scenario& s) {
   state.counters["edges"] = static_cast<double>(g.engine.edges());
 }
 
-// Megatron-LM 1T (L128 h25600 a160) on 3072 GPUs: tp 8, pp 64, dp 6, m = 512. Target < 20 ms.
+// Megatron-LM 1T (L128 h25600 a160) on 3072 GPUs: tp 8, pp 64, dp 6, m = 512. Target (issue 18) < 5 ms.
 void BM_simulate_1t_3072(benchmark::State& state) {
   const core::Scenario s = testing::megatron_1t_3072();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
@@ -37,7 +37,7 @@ void BM_simulate_1t_3072_contention(benchmark::State& state) {
 }
 BENCHMARK(BM_simulate_1t_3072_contention)->Unit(benchmark::kMillisecond);
 
-// GPT-3 175B on 1024 GPUs: tp 8, pp 16, dp 8, m = 192. Target < 2 ms.
+// GPT-3 175B on 1024 GPUs: tp 8, pp 16, dp 8, m = 192. Target (issue 18) < 0.3 ms.
 void BM_simulate_gpt3_1024(benchmark::State& state) {
   const core::Scenario s = testing::gpt3_1024();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
