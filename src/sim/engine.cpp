@@ -1,6 +1,7 @@
 #include "ptdsim/sim/engine.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -49,9 +50,9 @@ Engine::Engine(int ranks) : ranks_(ranks) {
 }
 
 void Engine::reserve(std::size_t tasks, std::size_t edges) {
-  spec_.reserve(tasks);
-  edge_from_.reserve(edges);
-  edge_to_.reserve(edges);
+  spec_of_.reserve(tasks);
+  microbatch_.reserve(tasks);
+  edges_.reserve(edges);
 }
 
 std::int32_t Engine::add_link(double capacity) {
@@ -63,23 +64,30 @@ std::int32_t Engine::add_link(double capacity) {
   return static_cast<std::int32_t>(links_.size() - 1);
 }
 
-TaskId Engine::add(const TaskSpec& spec) {
+std::int32_t Engine::add_spec(const TaskSpec& spec) {
   if (spec.rank < 0 || spec.rank >= ranks_)
     throw std::invalid_argument("sim::Engine task rank out of range");
   if (spec.duration_s < 0 || spec.work < 0)
     throw std::invalid_argument("sim::Engine task times must not be negative");
   if (spec.work > 0 && (spec.link < 0 || spec.link >= static_cast<int>(links_.size())))
     throw std::invalid_argument("sim::Engine transfer without a valid link");
-  spec_.push_back(spec);
-  return static_cast<TaskId>(spec_.size() - 1);
+  specs_.push_back(spec);
+  return static_cast<std::int32_t>(specs_.size() - 1);
+}
+
+TaskId Engine::add(std::int32_t spec, std::int32_t microbatch) {
+  if (spec < 0 || spec >= static_cast<std::int32_t>(specs_.size()))
+    throw std::invalid_argument("sim::Engine: no such task description");
+  spec_of_.push_back(spec);
+  microbatch_.push_back(microbatch);
+  return static_cast<TaskId>(spec_of_.size() - 1);
 }
 
 void Engine::depend(TaskId from, TaskId to) {
-  const auto n = static_cast<TaskId>(spec_.size());
+  const auto n = static_cast<TaskId>(spec_of_.size());
   if (from < 0 || to < 0 || from >= n || to >= n || from == to)
     throw std::invalid_argument("sim::Engine bad dependency edge");
-  edge_from_.push_back(from);
-  edge_to_.push_back(to);
+  edges_.push_back(Edge{from, to});
 }
 
 void Engine::set_comm_share(double share) {
@@ -87,18 +95,73 @@ void Engine::set_comm_share(double share) {
   comm_share_ = share;
 }
 
-// Collectives hold one thread block per NCCL channel; a pipeline send holds one or two (NCCL's
-// p2p channels per peer), an order of magnitude fewer, and is left out.
-bool Engine::holds_sms(TaskId id) const {
-  return comm_share_ > 0 && spec_[id].stream != StreamKind::compute && spec_[id].kind != TaskKind::p2p;
-}
-
 double Engine::compute_rate(int comm) const {
   return std::max(kMinComputeRate, 1.0 - comm * comm_share_);
 }
 
+// A lane's pending event is due at `t`. Its sequence number is the order in which events were
+// scheduled: events at the same time run in that order (a replaced event keeps none of its own).
+// The new key waits in pend_ until the event being processed is done (commit()).
+void Engine::schedule(int lane, double t) {
+  if (!dirty_mark_[lane]) {
+    dirty_mark_[lane] = 1;
+    dirty_.push_back(lane);
+  }
+  pend_[lane] = key_of(t, seq_++);
+}
+
+// Replays the path from `lane` to the root: each node keeps the smaller key of its two children.
+void Engine::update(int lane) {
+  int w = lane;
+  const int sibling = lane ^ 1;
+  if (key_[sibling] < key_[w]) w = sibling;
+  unsigned node = static_cast<unsigned>(lane + leaves_) >> 1;
+  tree_[node] = w;
+  while (node > 1) {
+    const int other = tree_[node ^ 1];
+    node >>= 1;
+    w = key_[other] < key_[w] ? other : w;
+    tree_[node] = w;
+  }
+}
+
+// After an event: the lanes that got a new key (or lost theirs) enter the tree, except the
+// earliest new event when it comes before everything in the tree: that one is next, and is taken
+// without touching the tree (front_). A pipeline send, short beside the compute of every stage,
+// is usually next: its start and its end then cost no path replay.
+void Engine::commit() {
+  int best = -1;
+  for (int lane : dirty_)
+    if (pend_[lane] != kIdle && (best < 0 || pend_[lane] < pend_[best])) best = lane;
+  for (int lane : dirty_) {
+    dirty_mark_[lane] = 0;
+    if (lane == best) continue;
+    key_[lane] = pend_[lane];
+    update(lane);
+  }
+  dirty_.clear();
+  front_ = -1;
+  if (best < 0) return;
+  if (best == popped_) {  // its path holds the event just taken: replayed with the new one
+    key_[best] = pend_[best];
+    update(best);
+    return;
+  }
+  if (key_[best] != kIdle) {  // its previous event is still in the tree (a rescheduled end)
+    key_[best] = kIdle;
+    update(best);
+  }
+  if (pend_[best] < key_[tree_[1]]) {
+    front_ = best;
+    front_key_ = pend_[best];
+  } else {
+    key_[best] = pend_[best];
+    update(best);
+  }
+}
+
 // A collective started or ended on `rank`: its running compute task progressed at the old rate
-// until now and goes on at the new one (its end event is rescheduled, the old one goes stale).
+// until now and goes on at the new one (its end event is rescheduled, the old one replaced).
 void Engine::change_load(int rank, int delta, double t) {
   RankLoad& l = load_[rank];
   if (l.compute >= 0) {
@@ -109,45 +172,46 @@ void Engine::change_load(int rank, int delta, double t) {
   l.comm += delta;
   if (l.compute >= 0) {
     Slot& c = slot_[l.compute];
-    push(t + c.amount / compute_rate(l.comm), l.compute, 2, ++c.version);
+    schedule(c.lane, t + c.amount / compute_rate(l.comm));
   }
 }
 
-void Engine::push(double t, TaskId id, std::uint8_t type, std::uint32_t version) {
-  heap_.push_back(Event{t, seq_++, id, version, type});
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
-}
-
-void Engine::try_start(int s, double t) {
-  Stream& st = streams_[s];
-  if (st.busy || st.cursor == st.end) return;
-  const TaskId id = stream_tasks_[st.cursor];
+void Engine::try_start(int lane, double t) {
+  Lane& st = lanes_[lane];
+  if (st.running >= 0 || st.cursor == st.end) return;
+  const TaskId id = st.cursor;  // run order: a lane's tasks are consecutive
   Slot& x = slot_[id];
   if (x.state != TaskState::ready) return;
-  st.busy = true;
+  st.running = id;
   x.state = TaskState::running;
   start_[id] = t;
+  // Its successors' slots are read when it ends, many events from now: ask for them now (they
+  // sit ahead of their lanes' cursors, where nothing else brings them into the cache).
+  for (std::int32_t e = succ_begin_[id]; e < succ_begin_[id + 1]; ++e) __builtin_prefetch(&slot_[succ_[e]], 1);
+  // and what its stream's next task will read then: its slot and its successor list
+  __builtin_prefetch(slot_.data() + id + 1, 1);
+  __builtin_prefetch(succ_.data() + succ_begin_[id + 1]);
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
-    x.binding = stream_tasks_[st.cursor - 1];
-  const bool on_compute = spec_[id].stream == StreamKind::compute;
-  if (holds_sms(id)) change_load(spec_[id].rank, +1, t);
-  if (x.link < 0 && on_compute && comm_share_ > 0) {
-    RankLoad& l = load_[spec_[id].rank];
+    x.binding = st.cursor - 1;
+  if (x.flags & kHoldsSms) change_load(st.rank, +1, t);
+  if (x.link < 0 && st.compute && comm_share_ > 0) {
+    RankLoad& l = load_[st.rank];
     l.compute = id;
     l.since = t;
-    push(t + x.amount / compute_rate(l.comm), id, 2, ++x.version);
-  } else if (x.link < 0)
-    push(t + x.amount, id, 0);
-  else if (x.latency)
-    push(t + spec_[id].duration_s, id, 0);
-  else
+    schedule(lane, t + x.amount / compute_rate(l.comm));
+  } else if (x.link < 0) {
+    schedule(lane, t + x.amount);
+  } else if (x.flags & kLatency) {
+    schedule(lane, t + specs_[spec_of_[stream_tasks_[id]]].duration_s);
+  } else {
     start_transfer(id, t);
+  }
 }
 
 // Progress-based fair sharing (as SimGrid's): when a transfer joins or leaves a link, bring every
 // active transfer's remaining work up to now at its old share (capacity / k), then reschedule each
-// end at the new share. Superseded end events are skipped by their version number.
+// end at the new share.
 void Engine::start_transfer(TaskId id, double t) {
   Link& link = links_[slot_[id].link];
   const double k = static_cast<double>(link.active.size());
@@ -158,7 +222,7 @@ void Engine::start_transfer(TaskId id, double t) {
   link.last_t = t;
   link.active.push_back(id);
   const double rate = link.capacity / static_cast<double>(link.active.size());
-  for (TaskId a : link.active) push(t + slot_[a].amount / rate, a, 1, ++slot_[a].version);
+  for (TaskId a : link.active) schedule(slot_[a].lane, t + slot_[a].amount / rate);
 }
 
 void Engine::end_transfer(TaskId id, double t) {
@@ -173,7 +237,7 @@ void Engine::end_transfer(TaskId id, double t) {
     for (TaskId a : link.active) {
       Slot& y = slot_[a];
       y.amount = std::max(0.0, y.amount - done);
-      push(t + y.amount / rate, a, 1, ++y.version);
+      schedule(y.lane, t + y.amount / rate);
     }
   }
   complete(id, t);
@@ -181,15 +245,15 @@ void Engine::end_transfer(TaskId id, double t) {
 
 void Engine::complete(TaskId id, double t) {
   Slot& x = slot_[id];
+  Lane& st = lanes_[x.lane];
   x.state = TaskState::done;
   x.finish = t;
-  if (holds_sms(id))
-    change_load(spec_[id].rank, -1, t);
-  else if (comm_share_ > 0 && spec_[id].stream == StreamKind::compute)
-    load_[spec_[id].rank].compute = -1;
+  if (x.flags & kHoldsSms)
+    change_load(st.rank, -1, t);
+  else if (comm_share_ > 0 && st.compute)
+    load_[st.rank].compute = -1;
   makespan_ = std::max(makespan_, t);
-  Stream& st = streams_[x.stream];
-  st.busy = false;
+  st.running = -1;
   st.last_finish = t;
   ++st.cursor;
   for (std::int32_t e = succ_begin_[id]; e < succ_begin_[id + 1]; ++e) {
@@ -199,25 +263,85 @@ void Engine::complete(TaskId id, double t) {
     if (--n.pending == 0) {
       n.state = TaskState::ready;
       n.finish = t;  // the ready time, until it finishes
-      try_start(n.stream, t);
+      try_start(n.lane, t);
     }
   }
-  try_start(x.stream, t);
+  try_start(x.lane, t);
 }
 
-void Engine::run() {
-  const std::size_t n = spec_.size();
-  slot_.assign(n, Slot{});
-  start_.assign(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const TaskSpec& sp = spec_[i];
-    Slot& x = slot_[i];
+// The run's data: lanes (the streams with tasks, in stream order: rank, then kind), each task's
+// slot, the stream program order and the successors in CSR form.
+void Engine::prepare() {
+  const std::size_t n = spec_of_.size();
+  const int nstreams = ranks_ * kStreamKinds;
+  std::vector<std::int32_t> count(static_cast<std::size_t>(nstreams) + 1, 0);
+  std::vector<std::uint16_t> stream_of_spec(specs_.size());
+  for (std::size_t i = 0; i < specs_.size(); ++i)
+    stream_of_spec[i] = static_cast<std::uint16_t>(specs_[i].rank * kStreamKinds + static_cast<int>(specs_[i].stream));
+  for (std::size_t i = 0; i < n; ++i) ++count[stream_of_spec[spec_of_[i]] + 1];
+  lane_of_stream_.assign(nstreams, -1);
+  lanes_.clear();
+  for (int s = 0; s < nstreams; ++s) {
+    if (count[s + 1] == 0) continue;
+    lane_of_stream_[s] = static_cast<std::int32_t>(lanes_.size());
+    Lane l;
+    l.rank = s / kStreamKinds;
+    l.compute = static_cast<StreamKind>(s % kStreamKinds) == StreamKind::compute;
+    lanes_.push_back(l);
+  }
+  if (lanes_.size() > 65535) throw std::logic_error("sim::Engine: too many streams");
+  // stream program order: a counting sort by lane, stable in insertion order
+  for (int s = 0; s < nstreams; ++s) count[s + 1] += count[s];
+  for (int s = 0; s < nstreams; ++s)
+    if (lane_of_stream_[s] >= 0) {
+      Lane& l = lanes_[lane_of_stream_[s]];
+      l.begin = l.cursor = count[s];
+      l.end = count[s + 1];
+    }
+  stream_tasks_.resize(n);
+
+  // per description, what every task of it starts with
+  std::vector<Slot> proto(specs_.size());
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const TaskSpec& sp = specs_[i];
+    Slot& x = proto[i];
     const bool transfer = sp.work > 0;
     x.amount = transfer ? sp.work : sp.duration_s;
     x.link = transfer ? static_cast<std::int16_t>(sp.link) : std::int16_t{-1};
-    x.latency = transfer && sp.duration_s > 0;
-    x.stream = static_cast<std::uint16_t>(stream_of(static_cast<TaskId>(i)));
+    x.lane = static_cast<std::uint16_t>(lane_of_stream_[stream_of_spec[i]]);
+    x.flags = static_cast<std::uint8_t>((transfer && sp.duration_s > 0 ? kLatency : 0) |
+                                        (comm_share_ > 0 && sp.stream != StreamKind::compute &&
+                                                 sp.kind != TaskKind::p2p
+                                             ? kHoldsSms
+                                             : 0));
   }
+  // The run numbers the tasks in stream_tasks_'s order (run_of_ maps a task to its number): the
+  // tasks an event touches sit at the cursors of their lanes, so the run walks each lane's slots
+  // in address order instead of jumping about the builder's numbering.
+  run_of_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t k = count[stream_of_spec[spec_of_[i]]]++;
+    stream_tasks_[k] = static_cast<TaskId>(i);
+    run_of_[i] = k;
+  }
+  slot_.clear();
+  slot_.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) slot_.push_back(proto[spec_of_[stream_tasks_[k]]]);
+  start_.assign(n, 0.0);
+
+  // successors in CSR form (a counting sort by source, stable in the order the edges were added)
+  succ_begin_.assign(n + 1, 0);
+  for (const Edge& e : edges_) {
+    ++succ_begin_[run_of_[e.from] + 1];
+    ++slot_[run_of_[e.to]].pending;
+  }
+  for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
+  succ_.resize(edges_.size());
+  {
+    std::vector<std::int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (const Edge& e : edges_) succ_[fill[run_of_[e.from]]++] = run_of_[e.to];
+  }
+
   makespan_ = 0;
   seq_ = 0;
   events_ = 0;
@@ -226,62 +350,71 @@ void Engine::run() {
     l.last_t = 0;
   }
   load_.assign(comm_share_ > 0 ? ranks_ : 0, RankLoad{});
+  leaves_ = 2;
+  while (leaves_ < static_cast<int>(lanes_.size())) leaves_ <<= 1;
+}
 
-  // successors in CSR form (counting sort by source)
-  succ_begin_.assign(n + 1, 0);
-  for (TaskId f : edge_from_) ++succ_begin_[f + 1];
-  for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
-  succ_.resize(edge_from_.size());
-  {
-    std::vector<std::int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-    std::vector<std::int32_t> indegree(n, 0);
-    for (std::size_t e = 0; e < edge_from_.size(); ++e) {
-      succ_[fill[edge_from_[e]]++] = edge_to_[e];
-      ++indegree[edge_to_[e]];
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (indegree[i] > 32767)
-        throw std::logic_error("sim::Engine: a task with more than 32767 dependencies");
-      slot_[i].pending = static_cast<std::int16_t>(indegree[i]);
-    }
+// The queue with every lane's pending event (kIdle: none), each node's winner a lane below it.
+void Engine::build_queue() {
+  tree_.assign(leaves_, 0);
+  for (int node = leaves_ - 1; node >= 1; --node) {
+    const int left = 2 * node, right = left + 1;
+    const int a = left >= leaves_ ? left - leaves_ : tree_[left];
+    const int b = right >= leaves_ ? right - leaves_ : tree_[right];
+    tree_[node] = key_[b] < key_[a] ? b : a;
   }
-  // stream program order (counting sort by stream, stable in insertion order)
-  const int nstreams = ranks_ * kStreamKinds;
-  streams_.assign(nstreams, Stream{});
-  std::vector<std::int32_t> count(nstreams + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) ++count[slot_[i].stream + 1];
-  for (int s = 0; s < nstreams; ++s) count[s + 1] += count[s];
-  stream_tasks_.resize(n);
-  for (int s = 0; s < nstreams; ++s) {
-    streams_[s].begin = streams_[s].cursor = count[s];
-    streams_[s].end = count[s + 1];
-  }
-  for (std::size_t i = 0; i < n; ++i) stream_tasks_[count[slot_[i].stream]++] = static_cast<TaskId>(i);
+  dirty_.clear();
+  dirty_mark_.assign(leaves_, 0);
+  pend_.assign(leaves_, kIdle);
+  front_ = -1;
+  popped_ = -1;
+}
 
-  heap_.clear();
-  heap_.reserve(1024);
+void Engine::run() {
+  prepare();
+  const std::size_t n = spec_of_.size();
+  key_.assign(leaves_, kIdle);
+  build_queue();
   for (std::size_t i = 0; i < n; ++i)
     if (slot_[i].pending == 0) slot_[i].state = TaskState::ready;
-  for (int s = 0; s < nstreams; ++s) try_start(s, 0.0);
-
+  for (int l = 0; l < static_cast<int>(lanes_.size()); ++l) try_start(l, 0.0);
+  commit();
   std::size_t done = 0;
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    const Event ev = heap_.back();
-    heap_.pop_back();
-    Slot& x = slot_[ev.task];
-    if (ev.type != 0 && ev.version != x.version) continue;  // superseded share or rate
-    ++events_;
-    if (ev.type == 0 && x.latency) {
-      x.latency = 0;
-      start_transfer(ev.task, ev.t);  // latency over, the bytes start to move
-      continue;
+  for (;;) {
+    int lane;
+    Key key;
+    if (front_ >= 0) {
+      lane = front_;
+      key = front_key_;
+      popped_ = -1;
+    } else {
+      lane = tree_[1];
+      key = key_[lane];
+      if (key == kIdle) break;
+      // leaves the tree: replayed in commit() with its next key, if any
+      dirty_mark_[lane] = 1;
+      dirty_.push_back(lane);
+      pend_[lane] = kIdle;
+      key_[lane] = kIdle;
+      popped_ = lane;
     }
-    if (ev.type == 1)
-      end_transfer(ev.task, ev.t);
-    else
-      complete(ev.task, ev.t);
-    ++done;
+    const std::uint64_t bits = static_cast<std::uint64_t>(key >> 64);
+    double t;
+    std::memcpy(&t, &bits, sizeof t);
+    const TaskId id = lanes_[lane].running;
+    ++events_;
+    Slot& x = slot_[id];
+    if (x.link < 0) {
+      complete(id, t);
+      ++done;
+    } else if (x.flags & kLatency) {
+      x.flags &= static_cast<std::uint8_t>(~kLatency);
+      start_transfer(id, t);  // latency over, the bytes start to move
+    } else {
+      end_transfer(id, t);
+      ++done;
+    }
+    commit();
   }
   if (done != n)
     throw std::logic_error("sim::Engine: " + std::to_string(n - done) + " of " + std::to_string(n) +
@@ -292,21 +425,29 @@ void Engine::run() {
 std::vector<TaskId> Engine::critical_path() const {
   std::vector<TaskId> path;
   if (slot_.empty()) return path;
+  // the last task to finish; of those finishing together, the last added
   TaskId last = 0;
-  for (std::size_t i = 1; i < slot_.size(); ++i)
-    if (slot_[i].finish >= slot_[last].finish) last = static_cast<TaskId>(i);
-  for (TaskId t = last; t >= 0; t = slot_[t].binding) path.push_back(t);
+  double end = finish(0);
+  for (std::size_t k = 0; k < slot_.size(); ++k) {
+    const TaskId id = stream_tasks_[k];
+    if (slot_[k].finish > end || (slot_[k].finish == end && id > last)) {
+      last = id;
+      end = slot_[k].finish;
+    }
+  }
+  for (TaskId t = last; t >= 0; t = binding(t)) path.push_back(t);
   std::reverse(path.begin(), path.end());
   return path;
 }
 
 void Engine::all_edges(std::vector<std::pair<TaskId, TaskId>>& out) const {
   out.clear();
-  out.reserve(edge_from_.size() + spec_.size());
-  for (std::size_t e = 0; e < edge_from_.size(); ++e) out.emplace_back(edge_from_[e], edge_to_[e]);
+  out.reserve(edges_.size() + spec_of_.size());
+  for (const Edge& e : edges_) out.emplace_back(e.from, e.to);
   std::vector<TaskId> last(static_cast<std::size_t>(ranks_) * kStreamKinds, -1);
-  for (std::size_t i = 0; i < spec_.size(); ++i) {
-    TaskId& l = last[stream_of(static_cast<TaskId>(i))];
+  for (std::size_t i = 0; i < spec_of_.size(); ++i) {
+    const TaskSpec& sp = specs_[spec_of_[i]];
+    TaskId& l = last[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)];
     if (l >= 0) out.emplace_back(l, static_cast<TaskId>(i));
     l = static_cast<TaskId>(i);
   }

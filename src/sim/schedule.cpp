@@ -95,9 +95,35 @@ class Builder {
     return 2 * rank + (plan_.group(grp).scope == core::Scope::inter ? 1 : 0);
   }
 
+  // Every pass of a (chunk, pass kind) but the last gradient pass adds the same tasks in the same
+  // order, micro-batch apart: the first instance adds their descriptions, the others reuse them.
+  // A task that differs from the description at its place (other than in its micro-batch) gets
+  // its own, so the reuse can save memory but never change a task.
+  TaskId add_task(const TaskSpec& t) {
+    if (!reuse_) return g_.engine.add(t);
+    if (reuse_pos_ == reuse_->size()) reuse_->push_back(g_.engine.add_spec(t));
+    const std::int32_t d = (*reuse_)[reuse_pos_++];
+    if (!same_but_microbatch(g_.engine.description(d), t)) return g_.engine.add(t);
+    return g_.engine.add(d, t.microbatch);
+  }
+  static bool same_but_microbatch(const TaskSpec& a, const TaskSpec& b) {
+    return a.kind == b.kind && a.stream == b.stream && a.rank == b.rank && a.duration_s == b.duration_s &&
+           a.work == b.work && a.link == b.link && a.bytes == b.bytes && a.flops == b.flops &&
+           a.chunk == b.chunk && a.layer_first == b.layer_first && a.layer_count == b.layer_count &&
+           a.folded_tp_s == b.folded_tp_s && a.folded_tp_bytes == b.folded_tp_bytes;
+  }
+  // The descriptions of the pass `op` runs (none for the step's once-only tasks).
+  void reuse_for(const core::PassRef* op, bool last_grad) {
+    reuse_pos_ = 0;
+    reuse_ = op ? &reuse_lists_[(static_cast<std::size_t>(op->chunk) * 3 + static_cast<int>(op->pass)) * 2 + last_grad]
+                : nullptr;
+  }
+
   TaskId add_compute(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
-                     int layer_count, double flops) {
+                     int layer_count, double flops, double folded_tp_s = 0, double folded_tp_bytes = 0) {
     TaskSpec t;
+    t.folded_tp_s = folded_tp_s;
+    t.folded_tp_bytes = folded_tp_bytes;
     t.kind = kind;
     t.stream = StreamKind::compute;
     t.rank = rank;
@@ -109,7 +135,7 @@ class Builder {
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;
-    return g_.engine.add(t);
+    return add_task(t);
   }
   TaskId add_comm(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) {
     TaskSpec t;
@@ -125,7 +151,7 @@ class Builder {
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;
-    return g_.engine.add(t);
+    return add_task(t);
   }
 
   void depend_all(const Ids& from, TaskId to) {
@@ -154,6 +180,8 @@ class Builder {
     const bool split = plan_.schedule->splits_weight_grad;
     plan_.schedule->order(plan_.shape, ref.stage, ops_);
     const bool fold_tp = folds_tp(st);
+    reuse_lists_.assign(static_cast<std::size_t>(v_) * 3 * 2, {});
+    reuse_for(nullptr, false);
 
     Ids prev_end;  // the previous pass's end tasks (other than the compute stream order)
     TaskId prev_compute = -1;
@@ -169,6 +197,7 @@ class Builder {
       const int vs = op.chunk * p_ + ref.stage;  // virtual stage
       const analytic::ChunkPlan& ch = plan_.chunk(st, op.chunk);
       const analytic::PassPlan& pass = plan_.pass_of(st, op);
+      reuse_for(&op, &pass == &ch.last_grad);
       const TaskKind kind = op.pass == Pass::F   ? TaskKind::forward
                             : op.pass == Pass::W ? TaskKind::backward_weight
                             : split              ? TaskKind::backward_input
@@ -217,8 +246,8 @@ class Builder {
           }
           const double own_s = before >= 0 ? window : seg.compute_s;
           const double own_flops = before >= 0 ? seg.flops * window / seg.compute_s : seg.flops;
-          const TaskId c = add_compute(r, kind, own_s + (fold ? serial_tp_s : 0), &op, l0, l1 - l0, own_flops);
-          if (fold) g_.engine.fold_tp(c, serial_tp_s, serial_tp_bytes);
+          const TaskId c = add_compute(r, kind, own_s + (fold ? serial_tp_s : 0), &op, l0, l1 - l0, own_flops,
+                                       fold ? serial_tp_s : 0, fold ? serial_tp_bytes : 0);
           const TaskId head = before >= 0 ? before : c;
           if (before < 0)
             for (int i = 0; i < deps.n; ++i)
@@ -289,6 +318,7 @@ class Builder {
       }
     }
     g_.last_pipeline_task[r] = prev_compute;
+    reuse_for(nullptr, false);
 
     for (int j = st.end_begin; j < st.end_end; ++j) {
       const TaskId x = add_comm(r, plan_.comms[j], nullptr, -1, 0);
@@ -331,6 +361,9 @@ class Builder {
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
   std::vector<core::PassRef> ops_;
   std::vector<TaskId> recent_;
+  std::vector<std::vector<std::int32_t>> reuse_lists_;  // per (chunk, pass, last gradient pass)
+  std::vector<std::int32_t>* reuse_ = nullptr;
+  std::size_t reuse_pos_ = 0;
   std::vector<Ids> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::uint8_t> present_;
 };

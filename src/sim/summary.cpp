@@ -80,9 +80,9 @@ StepSummary summarize(const StepGraph& g) {
     const auto tasks = e.stream_tasks(r, StreamKind::compute);
     compute[r].reserve(tasks.size());
     for (TaskId t : tasks) {
-      const Interval iv{e.start(t), e.finish(t) - e.spec(t).folded_tp_s};
+      const Interval iv{e.start(t), e.finish(t) - e.folded_tp_s(t)};
       compute[r].push_back(iv);
-      if (e.spec(t).kind == TaskKind::optimizer)
+      if (e.kind(t) == TaskKind::optimizer)
         out.optimizer_s = std::max(out.optimizer_s, iv.second - iv.first);
       else
         work[r] += iv.second - iv.first;
@@ -92,8 +92,8 @@ StepSummary summarize(const StepGraph& g) {
   out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
   out.compute_s = work[out.busiest_rank];
   for (TaskId t : e.stream_tasks(out.busiest_rank, StreamKind::compute))
-    if (e.spec(t).kind != TaskKind::optimizer)
-      out.contention_s += std::max(0.0, e.finish(t) - e.start(t) - e.spec(t).duration_s);
+    if (e.kind(t) != TaskKind::optimizer)
+      out.contention_s += std::max(0.0, e.finish(t) - e.start(t) - e.duration_s(t));
   {
     // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
     // idles through the others' cool-down too ((p-1)(t_f+t_b) on every stage of an even 1F1B)
@@ -106,7 +106,7 @@ StepSummary summarize(const StepGraph& g) {
     for (StreamKind k : {StreamKind::compute, StreamKind::tp, StreamKind::cp, StreamKind::ep,
                          StreamKind::dp, StreamKind::dp_gather})
       for (TaskId t : e.stream_tasks(out.busiest_rank, k)) {
-        const TaskKind kind = e.spec(t).kind;
+        const TaskKind kind = e.kind(t);
         const bool zero3 = kind == TaskKind::zero3_gather || kind == TaskKind::zero3_reduce;
         if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
         if (kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
@@ -131,7 +131,7 @@ StepSummary summarize(const StepGraph& g) {
   auto overlapped_key = [](TaskKind k) { return kOverlappedBase - static_cast<int>(k); };
   for (std::size_t k = 0; k < path.size(); ++k) {
     const TaskId t = path[k];
-    const TaskSpec& sp = e.spec(t);
+    const TaskSpec sp = e.spec(t);
     const double dur = e.finish(t) - e.start(t);
     if (is_compute(sp.kind)) {
       credit(sp.kind == TaskKind::optimizer ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
@@ -142,7 +142,7 @@ StepSummary summarize(const StepGraph& g) {
       continue;
     }
     // the rank that waits for this transfer: the next task's on the path
-    const int waiting = k + 1 < path.size() ? e.spec(path[k + 1]).rank : sp.rank;
+    const int waiting = k + 1 < path.size() ? e.rank(path[k + 1]) : sp.rank;
     const double exposed = uncovered(compute[waiting], e.start(t), e.finish(t));
     out.exposed_s[static_cast<int>(comm_kind_of(sp.kind))] += exposed;
     credit(kind_key(sp.kind), exposed);

@@ -78,7 +78,7 @@ core::Timeline timeline(const StepGraph& g, const TimelineOptions& o) {
   const int k = std::max(1, o.edge_microbatches);
   const bool sample = e.size() > o.max_tasks && m > 2 * k;
   auto detailed = [&](TaskId t) {
-    const int mb = e.spec(t).microbatch;
+    const int mb = e.microbatch(t);
     return !sample || mb < 0 || mb < k || mb >= m - k || critical[static_cast<std::size_t>(t)];
   };
 
@@ -92,7 +92,7 @@ core::Timeline timeline(const StepGraph& g, const TimelineOptions& o) {
     busy.clear();
     for (int q = 0; q < kStreamKinds; ++q)
       for (TaskId t : e.stream_tasks(rank, kOrder[q])) {
-        const TaskSpec& sp = e.spec(t);
+        const TaskSpec sp = e.spec(t);
         const double end = e.finish(t) - sp.folded_tp_s;
         items.push_back(Item{q, e.start(t), end, t, false});
         if (sp.folded_tp_s > 0) items.push_back(Item{1, end, e.finish(t), t, true});
@@ -115,7 +115,7 @@ core::Timeline timeline(const StepGraph& g, const TimelineOptions& o) {
         run_order = it.order;
       }
       used[it.order] = true;
-      const TaskSpec& sp = e.spec(it.task);
+      const TaskSpec sp = e.spec(it.task);
       if (!detailed(it.task)) {
         if (!it.folded_tp) ++summarised;
         if (run.n == 0) {

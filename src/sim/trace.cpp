@@ -13,7 +13,7 @@ std::string chrome_trace(const StepGraph& g) {
   // 1: the stream is used; 2: it carries ZeRO-3's per-unit collectives (named so on its track)
   std::vector<std::uint8_t> used(static_cast<std::size_t>(e.ranks()) * kStreamKinds, 0);
   for (std::size_t i = 0; i < e.size(); ++i) {
-    const TaskSpec& sp = e.spec(static_cast<TaskId>(i));
+    const TaskSpec sp = e.spec(static_cast<TaskId>(i));
     auto& u = used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)];
     const bool zero3 = sp.kind == TaskKind::zero3_gather || sp.kind == TaskKind::zero3_reduce;
     u = std::max<std::uint8_t>(u, zero3 ? 2 : 1);
@@ -38,7 +38,7 @@ std::string chrome_trace(const StepGraph& g) {
   }
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskId t = static_cast<TaskId>(i);
-    const TaskSpec& sp = e.spec(t);
+    const TaskSpec sp = e.spec(t);
     std::string label(name(sp.kind));
     json args = json::object();
     if (sp.microbatch >= 0) {

@@ -145,6 +145,37 @@ TEST_CASE("sim: bad edges and tasks are rejected", "[sim][engine]") {
   CHECK_THROWS_AS(e.add(transfer(1.0, 0, StreamKind::dp)), std::invalid_argument);  // no link
 }
 
+TEST_CASE("sim: tasks sharing one description keep their own micro-batch, times and ids", "[sim][engine]") {
+  Engine e(2);
+  const std::int32_t d = e.add_spec(compute(1.0, 1));  // rank 1's pass, 1 s, added once
+  const TaskId x0 = e.add(compute(0.75, 0));
+  const TaskId y0 = e.add(d, 0);
+  const TaskId y1 = e.add(d, 1);
+  const TaskId x1 = e.add(compute(0.75, 0));
+  e.depend(x1, y1);
+  CHECK(e.descriptions() == 3);
+  CHECK_THROWS_AS(e.add(7, 0), std::invalid_argument);
+  CHECK_THROWS_AS(e.add(-1, 0), std::invalid_argument);
+  e.run();
+  // The run numbers tasks stream by stream (x0 x1 | y0 y1), not as added (x0 y0 y1 x1); what the
+  // caller sees is by its own ids. Rank 0: x0 0-0.75, x1 0.75-1.5; rank 1: y0 0-1, then y1 waits
+  // for x1 (1.5 > y0's 1.0, so x1 binds) and runs 1.5-2.5.
+  CHECK(e.microbatch(y0) == 0);
+  CHECK(e.microbatch(y1) == 1);
+  CHECK(e.spec(y1).duration_s == 1.0);
+  CHECK(e.spec(y1).microbatch == 1);
+  CHECK(e.finish(y0) == 1.0);
+  CHECK(e.start(x1) == 0.75);
+  CHECK(e.start(y1) == 1.5);
+  CHECK(e.finish(y1) == 2.5);
+  CHECK(e.binding(y1) == x1);
+  CHECK(e.binding(x1) == x0);
+  CHECK(e.binding(y0) == -1);
+  CHECK(e.critical_path() == std::vector<TaskId>{x0, x1, y1});
+  const auto rank1 = e.stream_tasks(1, StreamKind::compute);
+  CHECK(std::vector<TaskId>(rank1.begin(), rank1.end()) == std::vector<TaskId>{y0, y1});
+}
+
 TEST_CASE("sim: collectives running beside compute slow it by their SM share", "[sim][engine][contention]") {
   // share 0.2: one running collective leaves compute 0.8 of its speed, two leave 0.6
   Engine e(2);

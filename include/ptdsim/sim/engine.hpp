@@ -1,5 +1,7 @@
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -63,8 +65,9 @@ struct TaskSpec {
   double folded_tp_bytes = 0;
 };
 
-// Discrete-event engine over a task DAG. Typed events ordered by (time, sequence number), so a
-// run is deterministic; the engine owns its clock and queue. Memory is linear in tasks + edges.
+// Discrete-event engine over a task DAG. Events are ordered by (time, sequence number), so a run
+// is deterministic; the engine owns its clock and queue. Memory is linear in tasks + edges
+// (docs/simulator.md "Data structures").
 class Engine {
  public:
   explicit Engine(int ranks = 1);
@@ -72,12 +75,13 @@ class Engine {
   void reserve(std::size_t tasks, std::size_t edges);
   // A link shared fairly among the transfers on it; capacity in work units per second.
   std::int32_t add_link(double capacity);
-  TaskId add(const TaskSpec& spec);
-  // Marks the last `seconds` of compute task `id` (already in its duration) as serial TP.
-  void fold_tp(TaskId id, double seconds, double bytes) {
-    spec_[id].folded_tp_s = seconds;
-    spec_[id].folded_tp_bytes = bytes;
-  }
+  // Tasks that differ only in their micro-batch (a stage's passes in the steady state) share one
+  // description: add it once (checked here), then its tasks by index. A task costs 8 bytes to add.
+  std::int32_t add_spec(const TaskSpec& spec);
+  TaskId add(std::int32_t spec, std::int32_t microbatch);
+  TaskId add(const TaskSpec& spec) { return add(add_spec(spec), spec.microbatch); }
+  const TaskSpec& description(std::int32_t spec) const { return specs_[spec]; }
+  std::size_t descriptions() const { return specs_.size(); }
   // SM contention: while n collectives (not p2p sends) run on a rank (latency and transfer), its compute runs at
   // 1 - n * share of its speed (at least kMinComputeRate): NCCL's kernels hold SMs that the GEMMs
   // beside them lose. 0 (the default) leaves compute alone.
@@ -91,45 +95,51 @@ class Engine {
   void run();
 
   int ranks() const { return ranks_; }
-  std::size_t size() const { return spec_.size(); }
-  std::size_t edges() const { return edge_from_.size(); }
-  const TaskSpec& spec(TaskId id) const { return spec_[id]; }
-  TaskState state(TaskId id) const { return slot_[id].state; }
-  double start(TaskId id) const { return start_[id]; }
-  double finish(TaskId id) const { return slot_[id].finish; }
+  std::size_t size() const { return spec_of_.size(); }
+  std::size_t edges() const { return edges_.size(); }
+  TaskSpec spec(TaskId id) const {
+    TaskSpec s = specs_[spec_of_[id]];
+    s.microbatch = microbatch_[id];
+    return s;
+  }
+  // The fields of spec(id) that the summary reads for every task, without the copy.
+  TaskKind kind(TaskId id) const { return specs_[spec_of_[id]].kind; }
+  std::int32_t rank(TaskId id) const { return specs_[spec_of_[id]].rank; }
+  std::int32_t microbatch(TaskId id) const { return microbatch_[id]; }
+  double duration_s(TaskId id) const { return specs_[spec_of_[id]].duration_s; }
+  double folded_tp_s(TaskId id) const { return specs_[spec_of_[id]].folded_tp_s; }
+  // after run()
+  TaskState state(TaskId id) const { return slot_[run_of_[id]].state; }
+  double start(TaskId id) const { return start_[run_of_[id]]; }
+  double finish(TaskId id) const { return slot_[run_of_[id]].finish; }
   double makespan() const { return makespan_; }
   // How long the task takes when nothing shares its link.
   double alone_s(TaskId id) const {
-    const TaskSpec& s = spec_[id];
+    const TaskSpec& s = specs_[spec_of_[id]];
     return s.duration_s + (s.work > 0 ? s.work / links_[s.link].capacity : 0.0);
   }
   // The constraint that started a task last: the dependency or stream predecessor that finished
   // last (-1 for a task that could start at time 0). Following it from the last task to finish
   // gives the critical path of the run, contention included.
-  TaskId binding(TaskId id) const { return slot_[id].binding; }
+  TaskId binding(TaskId id) const {
+    const TaskId b = slot_[run_of_[id]].binding;
+    return b < 0 ? -1 : stream_tasks_[b];
+  }
   std::vector<TaskId> critical_path() const;  // in time order
   // Dependencies as given plus the implicit stream-order edges, for graph checks.
   void all_edges(std::vector<std::pair<TaskId, TaskId>>& out) const;
   std::size_t events_processed() const { return events_; }
   // A stream's tasks in program order (after run(): also in time order).
   std::span<const TaskId> stream_tasks(int rank, StreamKind k) const {
-    const Stream& st = streams_[rank * kStreamKinds + static_cast<int>(k)];
+    const std::int32_t lane = lane_of_stream_.empty() ? -1 : lane_of_stream_[rank * kStreamKinds + static_cast<int>(k)];
+    if (lane < 0) return {};
+    const Lane& st = lanes_[lane];
     return {stream_tasks_.data() + st.begin, static_cast<std::size_t>(st.end - st.begin)};
   }
 
  private:
-  struct Event {
-    double t;
-    std::uint64_t seq;
-    TaskId task;
-    std::uint32_t version;  // flow events: stale when the task's version moved on
-    std::uint8_t type;      // 0: timer (compute end or latency end), 1: transfer end,
-                            // 2: compute end under contention (versioned like 1)
-  };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-    }
+  struct Edge {
+    TaskId from, to;
   };
   struct Link {
     double capacity = 1;
@@ -141,54 +151,95 @@ class Engine {
     TaskId compute = -1;        // its running compute task
     double since = 0;           // when that task's remaining work was last brought up to date
   };
-  struct Stream {
+  // A stream that has tasks. It runs one at a time, so it has at most one pending event: the end
+  // of its running task's latency, transfer or compute (see `key_`).
+  struct Lane {
     std::int32_t begin = 0, end = 0, cursor = 0;  // into stream_tasks_
-    bool busy = false;
+    TaskId running = -1;
+    std::int32_t rank = 0;
+    bool compute = false;    // the rank's compute stream (SM contention slows it)
     double last_finish = 0;  // of the task before the cursor
   };
-  // What the run touches per task in 32 bytes: a step of a 1T-parameter model has ~1.3e5 tasks
-  // and the run is bound by memory latency, not arithmetic. Start times live apart (written once).
+  enum Flag : std::uint8_t { kLatency = 1, kHoldsSms = 2 };
+  // What the event loop touches per task in 32 bytes: a step of a 1T-parameter model has ~1.3e5
+  // tasks. Start times live apart (written once).
   struct alignas(32) Slot {
     double amount = 0;  // compute: duration (left, under contention); transfer: work left
     double finish = 0;  // until the task is done: when it became ready
     TaskId binding = -1;
-    std::uint32_t version = 0;
-    std::uint16_t stream = 0;
-    std::int16_t pending = 0;
+    std::int32_t pending = 0;
+    std::uint16_t lane = 0;
     std::int16_t link = -1;  // -1: a compute task
     TaskState state = TaskState::waiting;
-    std::uint8_t latency = 0;  // a transfer whose latency phase has not run yet
+    std::uint8_t flags = 0;  // kLatency: a transfer whose latency phase has not run yet
   };
   static_assert(sizeof(Slot) == 32);
 
-  int stream_of(TaskId id) const {
-    return spec_[id].rank * kStreamKinds + static_cast<int>(spec_[id].stream);
+  // The event queue's key: (time, sequence number) in 128 bits; a non-negative double's bits
+  // order as the double.
+  __extension__ typedef unsigned __int128 Key;
+  static constexpr Key kIdle = ~Key{0};
+  static Key key_of(double t, std::uint64_t seq) {
+    std::uint64_t bits;
+    const double nonnegative = t + 0.0;  // -0.0 becomes +0.0, whose bits are the smallest
+    std::memcpy(&bits, &nonnegative, sizeof bits);
+    return (static_cast<Key>(bits) << 64) | seq;
   }
-  void push(double t, TaskId id, std::uint8_t type, std::uint32_t version = 0);
-  void try_start(int stream, double t);
+  static double time_of(Key k) {
+    const auto bits = static_cast<std::uint64_t>(k >> 64);
+    double t;
+    std::memcpy(&t, &bits, sizeof t);
+    return t;
+  }
+
+  // The run (docs/simulator.md "Data structures"): prepare() lays out lanes, slots and successors.
+  void prepare();
+  void build_queue();
+  // event loop
+  void schedule(int lane, double t);
+  void update(int lane);
+  void commit();
+  void try_start(int lane, double t);
   void start_transfer(TaskId id, double t);
   void end_transfer(TaskId id, double t);
   void complete(TaskId id, double t);
-  bool holds_sms(TaskId id) const;
   double compute_rate(int comm) const;
   void change_load(int rank, int delta, double t);
 
   int ranks_;
-  std::vector<TaskSpec> spec_;
-  std::vector<Slot> slot_;
-  std::vector<double> start_;
-  std::vector<TaskId> edge_from_, edge_to_;
-  std::vector<std::int32_t> succ_begin_;  // CSR of successors, built by run()
-  std::vector<TaskId> succ_;
-  std::vector<Stream> streams_;
-  std::vector<TaskId> stream_tasks_;
+  std::vector<TaskSpec> specs_;           // the distinct descriptions
+  std::vector<std::int32_t> spec_of_;     // per task: its description
+  std::vector<std::int32_t> microbatch_;  // per task
+  std::vector<Edge> edges_;
   std::vector<Link> links_;
   double comm_share_ = 0;
+  // run state
+  std::vector<Slot> slot_;
+  std::vector<double> start_;
+  std::vector<std::int32_t> succ_begin_;  // CSR of successors, in the order the edges were added
+  std::vector<TaskId> succ_;
+  std::vector<std::int32_t> lane_of_stream_;  // rank * kStreamKinds + stream -> lane (-1: no tasks)
+  std::vector<Lane> lanes_;
+  std::vector<TaskId> stream_tasks_;  // the tasks in run order: lane by lane, each in program order
+  std::vector<std::int32_t> run_of_;  // per task: its place in stream_tasks_, the index of its run state
   std::vector<RankLoad> load_;
-  std::vector<Event> heap_;
+  // The event queue: a tournament tree over the lanes, each holding its one pending event's key,
+  // tree_[n] the lane with the smallest key below node n. The next event is tree_[1], or front_
+  // when the earliest event scheduled by the last one comes before all of the tree's; a new key
+  // replays one leaf-to-root path (log2 of the lanes, 8 steps for 64 stages, no branch to mispredict).
+  std::vector<Key> key_;
+  std::vector<std::int32_t> tree_;
+  int leaves_ = 1;
+  std::vector<Key> pend_;                // keys scheduled while an event is processed
+  std::vector<std::uint8_t> dirty_mark_;  // per lane: in dirty_
+  std::vector<std::int32_t> dirty_;       // lanes whose key changes at the next commit()
+  int front_ = -1;
+  Key front_key_ = 0;
+  int popped_ = -1;  // the lane whose event was taken from the tree (its path is stale until commit)
   std::uint64_t seq_ = 0;
   std::size_t events_ = 0;
   double makespan_ = 0;
+
 };
 
 }  // namespace ptdsim::sim
