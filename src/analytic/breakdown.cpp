@@ -17,9 +17,14 @@ double with_recompute(const core::OperatorTime& o, core::Recompute r) {
 }  // namespace
 
 core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan) {
+  return compute_breakdown(s, plan, stage_layers(s));
+}
+
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
+                                         const std::vector<StageLayers>& stages) {
   core::ComputeBreakdown out;
   int moe_layers = 0;
-  for (const auto& st : stage_layers(s)) moe_layers += st.moe_layers;
+  for (const auto& st : stages) moe_layers += st.moe_layers;
   const int dense_layers = s.model.layers - moe_layers;
 
   const LayerOps dense = layer_ops(s, false);

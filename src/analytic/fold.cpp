@@ -157,24 +157,21 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
   return out;
 }
 
-std::vector<StageFold> fold_stages(const StepPlan& plan) {
-  std::vector<StageFold> out;
-  out.reserve(plan.stages.size());
-  for (const auto& st : plan.stages) out.push_back(fold_stage(plan, st));
+Folds fold_stages(const StepPlan& plan) {
+  Folds out;
+  out.stages.reserve(plan.stages.size());
+  for (const auto& st : plan.stages) out.stages.push_back(fold_stage(plan, st));
+  const auto& f = out.stages;
+  for (std::size_t i = 1; i < f.size(); ++i) {
+    if (f[i].busy() > f[out.slowest].busy()) out.slowest = static_cast<int>(i);
+    if (f[i].dp_step_time > f[out.dp].dp_step_time) out.dp = static_cast<int>(i);
+  }
   return out;
 }
 
-int slowest_stage(const std::vector<StageFold>& folds) {
-  int slowest = 0;
-  for (std::size_t i = 1; i < folds.size(); ++i)
-    if (folds[i].busy() > folds[slowest].busy()) slowest = static_cast<int>(i);
-  return slowest;
-}
-
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan,
-                                                              const std::vector<StageFold>& folds) {
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan, const Folds& folds) {
   std::array<core::CommStats, core::kCommKindCount> out{};
-  const StageFold& c = folds[slowest_stage(folds)];
+  const StageFold& c = folds.slowest_fold();
   const double m = plan.shape.m, v = plan.shape.v;
   auto inter = [&](GroupId g) { return plan.group(g).scope == core::Scope::inter; };
   for (int k : {kTp, kCp, kEp}) {
@@ -200,9 +197,7 @@ std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& pla
   }
 
   // DP: the stage whose data-parallel traffic is largest (the first: it holds the embedding)
-  const StageFold* d = &folds[0];
-  for (const auto& f : folds)
-    if (f.dp_step_time > d->dp_step_time) d = &f;
+  const StageFold* d = &folds.dp_fold();
   out[kDp].bytes = d->dp_step_sent + m * d->per_mb.sent[kDp];
   out[kDp].time_s = d->dp_step_time + m * d->per_mb.time[kDp];
   out[kDp].overlap_ratio = ratio(d->dp_step_time, d->dp_step_window);

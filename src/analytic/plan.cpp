@@ -5,6 +5,7 @@
 
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
 
@@ -64,9 +65,9 @@ namespace {
 // The rules: each chunk's passes, cut into segments that carry their collectives.
 class Planner {
  public:
-  Planner(const StepWork& work, const PlanOptions& o) : work_(work), o_(o) {}
+  Planner(const StepWork& work, const PlanOptions& o, StepPlan& out) : work_(work), o_(o), plan_(out) {}
 
-  StepPlan build() {
+  void build() {
     const int p = static_cast<int>(work_.stages.size()), v = std::max(1, o_.vpp);
     plan_.schedule = &core::schedule_rules(o_.schedule);
     plan_.shape = core::PipelineShape{p, v, std::max(1, o_.microbatches)};
@@ -76,12 +77,16 @@ class Planner {
     plan_.overlap_pp = o_.overlap_pp;
     plan_.comm_share = o_.comm_share;
     split_ = plan_.schedule->splits_weight_grad;
+    // cleared, not freed: a plan reused for the next candidate keeps its storage
+    plan_.stages.clear();
+    plan_.chunks.clear();
+    plan_.segments.clear();
+    plan_.comms.clear();
     plan_.stages.reserve(p);
     plan_.chunks.reserve(static_cast<std::size_t>(p) * v);
     plan_.segments.reserve(static_cast<std::size_t>(p) * v * 4);
     plan_.comms.reserve(static_cast<std::size_t>(p) * v * 10);
     for (int r = 0; r < p; ++r) add_stage(r);
-    return std::move(plan_);
   }
 
  private:
@@ -250,30 +255,32 @@ class Planner {
 
   const StepWork& work_;
   const PlanOptions& o_;
-  StepPlan plan_;
+  StepPlan& plan_;
   bool split_ = false;
 };
 
 }  // namespace
 
 StepWork step_work(const core::Scenario& s) {
+  StepWork out;
+  step_work(s, layer_costs(s), pipeline_layers(s), out);
+  return out;
+}
+
+void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split, StepWork& out) {
   const auto& hw = s.hardware;
   const auto& par = s.parallel;
   const auto& tr = s.training;
-  const bool moe = s.model.moe.has_value();
   const Group dp = grad_group(s, false);
-  const Group expert_dp = moe ? grad_group(s, true) : dp;
-  const LayerTimes lt_dense = layer_times(s, false);
-  const LayerTimes lt_moe = moe ? layer_times(s, true) : LayerTimes{};
-  const LayerComm lc_dense = layer_comm(s, false);
-  const LayerComm lc_moe = moe ? layer_comm(s, true) : LayerComm{};
-  const EndTimes emb = embedding_times(s);
-  const EndTimes logit = logits_times(s);
-  const GpuParams dl = layer_params_per_gpu(s, false);
-  const GpuParams ml = moe ? layer_params_per_gpu(s, true) : GpuParams{};  // (MoE layers only exist with moe)
-
-  const double p2p = p2p_bytes(s);
-  const double p2p_s = par.pp > 1 ? collective_time(hw, core::Collective::send_recv, p2p, pp_hop_group(s)) : 0.0;
+  const Group expert_dp = s.model.moe ? grad_group(s, true) : dp;
+  const LayerTimes& lt_dense = costs.dense;
+  const LayerTimes& lt_moe = costs.moe;
+  const LayerComm& lc_dense = costs.dense_comm;
+  const LayerComm& lc_moe = costs.moe_comm;
+  const EndTimes& emb = costs.embedding;
+  const EndTimes& logit = costs.logits;
+  const GpuParams& dl = costs.dense_params;
+  const GpuParams& ml = costs.moe_params;
 
   const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
   const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
@@ -298,21 +305,34 @@ StepWork step_work(const core::Scenario& s) {
   struct Sharded {
     double gather_s = 0, gather_bytes = 0, reduce_s = 0, reduce_bytes = 0, replica_s = 0, replica_bytes = 0;
   };
+  // Chunks and stages of equal size ask for the same collectives: each is priced once (the last
+  // parameters asked about and their answer), which changes no number.
+  bool sharded_known = false;
+  GpuParams sharded_of;
+  Sharded sharded_last;
+  auto same = [](const GpuParams& a, const GpuParams& b) { return a.dense == b.dense && a.expert == b.expert; };
   auto sharded = [&](const GpuParams& g) {
+    if (sharded_known && same(g, sharded_of)) return sharded_last;
     Sharded o;
     o.gather_s = call(core::Collective::all_gather, wb * g.dense, shard, &o.gather_bytes) +
                  call(core::Collective::all_gather, wb * g.expert, expert_dp, &o.gather_bytes);
     o.reduce_s = call(core::Collective::reduce_scatter, rb * g.dense, shard, &o.reduce_bytes) +
                  call(core::Collective::reduce_scatter, rb * g.expert, expert_dp, &o.reduce_bytes);
     o.replica_s = call(core::Collective::all_reduce, rb * g.dense / shard.ranks, replica, &o.replica_bytes);
+    sharded_known = true;
+    sharded_of = g;
+    sharded_last = o;
     return o;
   };
 
-  StepWork out;
-  const auto virtual_ = virtual_stages(s);
+  const auto& virtual_ = split.chunks;
   const int V = static_cast<int>(virtual_.size());
-  out.chunks.resize(V);
-  std::vector<GpuParams> chunk_params(V);
+  out.chunks.assign(V, ChunkWork{});
+  // a chunk's parameters on one GPU (the same expression wherever it is needed)
+  auto chunk_params = [&](int i) {
+    const double nd = virtual_[i].dense_layers(), nm = virtual_[i].moe_layers;
+    return GpuParams{nd * dl.dense + nm * ml.dense, nd * dl.expert + nm * ml.expert};
+  };
   for (int i = 0; i < V; ++i) {
     ChunkWork& c = out.chunks[i];
     const VirtualStage& L = virtual_[i];
@@ -349,13 +369,12 @@ StepWork step_work(const core::Scenario& s) {
     c.ep_forward_s = nm * lc_moe.ep_forward_s;
     c.ep_backward_s = nm * lc_moe.ep_backward_s;
     c.ep_bytes = nm * (lc_moe.ep_bytes_forward + lc_moe.ep_bytes_backward);
-    chunk_params[i].dense = nd * dl.dense + nm * ml.dense;
-    chunk_params[i].expert = nd * dl.expert + nm * ml.expert;
     if (zero3 && L.layers > 0) {
       // the chunk's layers cut into units of unit_layers layers (below 1: several units a layer)
       c.zero3_units = static_cast<int>(
           std::clamp(std::round(L.layers / sh.unit_layers), 1.0, static_cast<double>(kMaxUnitsPerLayer) * L.layers));
-      const GpuParams unit{chunk_params[i].dense / c.zero3_units, chunk_params[i].expert / c.zero3_units};
+      const GpuParams params = chunk_params(i);
+      const GpuParams unit{params.dense / c.zero3_units, params.expert / c.zero3_units};
       c.zero3_unit_params = unit.total();
       const Sharded z = sharded(unit);
       c.zero3_gather_s = z.gather_s, c.zero3_gather_bytes = z.gather_bytes;
@@ -364,22 +383,25 @@ StepWork step_work(const core::Scenario& s) {
     }
   }
 
-  const auto layers = stage_layers(s);
-  out.stages.resize(par.pp);
+  const auto& layers = split.stages;
+  out.stages.assign(par.pp, StageWork{});
+  bool dp_known = false;  // the last per-step parameters priced, as for `sharded`
+  GpuParams dp_of;
+  StageWork dp_last;
   for (int r = 0; r < par.pp; ++r) {
     StageWork& c = out.stages[r];
     const StageLayers& L = layers[r];
-    c.p2p_bytes = par.pp > 1 ? p2p : 0.0;
-    c.p2p_s = p2p_s;
-    const GpuParams g = stage_params_per_gpu(s, r, L);
+    c.p2p_bytes = par.pp > 1 ? costs.p2p_bytes : 0.0;
+    c.p2p_s = costs.p2p_s;
+    const GpuParams g = stage_params_per_gpu(s, r, L, dl, ml);
     c.grad_bytes = gb * g.total();
     // each chunk's share of the rank's gradients: its layers', the embedding and head with the ends
     double layer_params = 0;
-    for (int i = r; i < V; i += par.pp) layer_params += chunk_params[i].total();
+    for (int i = r; i < V; i += par.pp) layer_params += chunk_params(i).total();
     const double ends = g.total() - layer_params;
     for (int i = r; i < V; i += par.pp) {
       // a rank holds at most one end chunk (both only when it is the whole pipeline, V == 1)
-      const double own = chunk_params[i].total() + (i == 0 || i == V - 1 ? ends : 0.0);
+      const double own = chunk_params(i).total() + (i == 0 || i == V - 1 ? ends : 0.0);
       out.chunks[i].grad_share = g.total() > 0 ? own / g.total() : 1.0 / par.vpp;
     }
     // ZeRO-3 handles the transformer layers per layer; the embedding and head stay per step
@@ -388,7 +410,10 @@ StepWork step_work(const core::Scenario& s) {
       per_step.dense -= L.dense_layers() * dl.dense + L.moe_layers * ml.dense;
       per_step.expert = 0;
     }
-    if (zero3) {
+    if (dp_known && same(per_step, dp_of)) {
+      c.dp_reduce_s = dp_last.dp_reduce_s, c.dp_reduce_bytes = dp_last.dp_reduce_bytes;
+      c.dp_gather_s = dp_last.dp_gather_s, c.dp_gather_bytes = dp_last.dp_gather_bytes;
+    } else if (zero3) {
       const Sharded z = sharded(per_step);
       c.dp_reduce_s = z.reduce_s + z.replica_s, c.dp_reduce_bytes = z.reduce_bytes + z.replica_bytes;
       c.dp_gather_s = z.gather_s, c.dp_gather_bytes = z.gather_bytes;
@@ -396,11 +421,13 @@ StepWork step_work(const core::Scenario& s) {
       c.dp_reduce_s = both(reduce_op, gb, per_step, &c.dp_reduce_bytes);
       if (par.zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb, per_step, &c.dp_gather_bytes);
     }
+    dp_known = true;
+    dp_of = per_step;
+    dp_last = c;
 
     const double updated = par.zero >= 1 ? g.dense / d_dense + g.expert / d_expert : g.total();
     c.optimizer_s = optimizer_time(hw.gpu, tr, updated);
   }
-  return out;
 }
 
 PlanOptions plan_options(const core::Scenario& s) {
@@ -431,7 +458,15 @@ PlanOptions plan_options(const core::Scenario& s) {
   return o;
 }
 
-StepPlan plan_from_work(const StepWork& work, const PlanOptions& options) { return Planner(work, options).build(); }
+StepPlan plan_from_work(const StepWork& work, const PlanOptions& options) {
+  StepPlan plan;
+  Planner(work, options, plan).build();
+  return plan;
+}
+
+void plan_from_work(const StepWork& work, const PlanOptions& options, StepPlan& out) {
+  Planner(work, options, out).build();
+}
 
 StepPlan plan_step(const core::Scenario& s) { return plan_from_work(step_work(s), plan_options(s)); }
 
