@@ -160,7 +160,8 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
 Folds fold_stages(const StepPlan& plan) {
   Folds out;
   out.stages.reserve(plan.stages.size());
-  for (const auto& st : plan.stages) out.stages.push_back(fold_stage(plan, st));
+  for (const auto& st : plan.stages)  // a stage that repeats another folds to the same numbers
+    out.stages.push_back(st.repeats >= 0 ? out.stages[st.repeats] : fold_stage(plan, st));
   const auto& f = out.stages;
   for (std::size_t i = 1; i < f.size(); ++i) {
     if (f[i].busy() > f[out.slowest].busy()) out.slowest = static_cast<int>(i);

@@ -155,7 +155,8 @@ double step_lower_bound(const analytic::StepPlan& plan) {
 
   std::vector<StageBound> ops;
   ops.reserve(p);
-  for (const auto& st : plan.stages) ops.push_back(stage_bound(plan, st));
+  for (const auto& st : plan.stages)  // a stage that repeats another has the same bounds
+    ops.push_back(st.repeats >= 0 ? ops[st.repeats] : stage_bound(plan, st));
 
   double bound = 0;
   double fill = 0;  // micro-batch 0's first chunk through every earlier stage
