@@ -60,7 +60,9 @@ std::vector<EfficiencyFit> fit_matmul_efficiency(const std::vector<io::Record>& 
   }
   std::vector<EfficiencyFit> out;
   for (auto& [gpu, sets] : by_gpu) {
-    auto& [fit_set, holdout_set] = sets;
+    // named references, not a structured binding: clang 14 cannot capture bindings in lambdas
+    const auto& fit_set = sets.first;
+    const auto& holdout_set = sets.second;
     EfficiencyFit f;
     f.gpu = gpu;
     f.shipped = shipped[gpu];
@@ -94,7 +96,8 @@ std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records) {
   }
   std::vector<OverheadFit> fits;
   for (auto& [gpu, sets] : by_gpu) {
-    auto& [fit_set, holdout_set] = sets;
+    const auto& fit_set = sets.first;  // not a binding: clang 14 cannot capture bindings in lambdas
+    const auto& holdout_set = sets.second;
     OverheadFit f = out[gpu];
     f.layer_s = f.shipped_layer_s;
     f.factor = f.shipped_factor;

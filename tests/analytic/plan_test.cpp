@@ -2,23 +2,14 @@
 
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "../common/plan.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
+using testing::pass_comm;
 using namespace ptdsim::analytic;
 
 namespace {
-
-// The total time of a stage's collectives of one kind in one pass (repeats counted).
-double pass_comm(const StepPlan& plan, const PassPlan& pass, CommTask task) {
-  double t = 0;
-  for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
-    const Segment& seg = plan.segments[i];
-    for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-      if (plan.comms[j].task == task) t += seg.repeat * plan.comms[j].time_s;
-  }
-  return t;
-}
 
 }  // namespace
 

@@ -4,12 +4,14 @@
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "../common/plan.hpp"
 #include "../common/scenarios.hpp"
 
 // ZeRO-3 and FSDP as the step plan runs them (docs/analytic.md "ZeRO-3 and FSDP"): one unit's
 // bytes and times by hand, the per-pass rules, the exposed time with and without prefetch, the
 // memory of the units in flight.
 using namespace ptdsim;
+using testing::pass_comm;
 using namespace ptdsim::analytic;
 
 namespace {
@@ -48,16 +50,6 @@ StepWork hand_units() {
   c.zero3_gather_s = 0.2;
   c.zero3_reduce_s = 0.1;
   return w;
-}
-
-double pass_comm(const StepPlan& plan, const PassPlan& pass, CommTask task) {
-  double t = 0;
-  for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
-    const Segment& seg = plan.segments[i];
-    for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-      if (plan.comms[j].task == task) t += seg.repeat * plan.comms[j].time_s;
-  }
-  return t;
 }
 
 const PlanComm* first_comm(const StepPlan& plan, const PassPlan& pass, CommTask task) {

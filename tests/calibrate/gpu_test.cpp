@@ -16,7 +16,7 @@
 
 namespace {
 
-std::vector<std::vector<std::string>> csv(const std::string& path) {
+[[maybe_unused]] std::vector<std::vector<std::string>> csv(const std::string& path) {  // used only with CUDA
   std::ifstream in(path);
   std::vector<std::vector<std::string>> rows;
   for (std::string line; std::getline(in, line);) {

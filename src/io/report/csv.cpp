@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "fields.hpp"
+#include "format.hpp"
 #include "ptdsim/io/report.hpp"
 
 namespace ptdsim::io {
@@ -11,11 +12,7 @@ std::string cell(const report::Value& v) {
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          // RFC 4180: quote when needed, double the quotes inside
-          if (x.find_first_of(",\"\n") == std::string::npos) return x;
-          std::string q = "\"";
-          for (char c : x) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-          return q + "\"";
+          return report::csv_quote(x);
         } else if constexpr (std::is_same_v<T, bool>) {
           return x ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {

@@ -25,6 +25,14 @@ inline std::string bytes(double b) {
   return "0";
 }
 
+// A CSV cell by RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled.
+inline std::string csv_quote(const std::string& x) {
+  if (x.find_first_of(",\"\n") == std::string::npos) return x;
+  std::string q = "\"";
+  for (char c : x) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 // "15T tokens (1.79M steps): 223.4 days, 2.74M GPU-hours, 1.45e+03 MWh of GPU energy at 520 W per
 // GPU, cost 6.86M at 2.5 per GPU-hour", saying what is missing where an input is not given
 // (table.cpp; the HTML evaluate page shows the same line).

@@ -165,7 +165,9 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
   chart.hatch(hatch, "#e15759", "#fbe3e3");
   if (!(to > from)) to = from + 1;
   // the axis in s, ms or us, whichever keeps the tick labels short
-  const auto [k, unit] = html::time_unit(to - from);
+  const auto axis = html::time_unit(to - from);
+  const double k = axis.per_second;  // a variable, not a binding: lambdas below capture it
+  const char* unit = axis.name;
   const svg::Scale x{from * k, to * k, f.x0(), f.x1()};
   // a span's pixels, clipped to the window; false when it lies outside
   auto place = [&](const core::TimelineSpan& s, double& x0, double& w) {
@@ -304,7 +306,9 @@ svg::Svg shares_chart(const core::Report& r, const std::vector<Share>& shares) {
   svg::Svg chart("shares", f, "Where the step time goes (the busiest stage)");
   double top = r.step_s;
   for (const auto& s : shares) top = std::max(top, s.seconds);
-  const auto [k, unit] = html::time_unit(top);
+  const auto axis = html::time_unit(top);
+  const double k = axis.per_second;  // a variable, not a binding: the lambda below captures it
+  const char* unit = axis.name;
   const auto [lo, hi] = svg::nice_domain(0, top * k, 8);
   const svg::Scale xk{lo, hi, f.x0(), f.x1()};
   auto x = [&](double seconds) { return xk(seconds * k); };
