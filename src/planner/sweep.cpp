@@ -230,29 +230,26 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
         auto& s = ctx.scratch[worker];
         auto& w = workers[worker];
         auto& res = tier1[chunk];
-        const std::uint64_t end = std::min(space.size(), (chunk + 1) * kAnalyticChunk);
-        for (std::uint64_t i = chunk * kAnalyticChunk; i < end; ++i) {
-          const auto c = space.at(i);
-          if (!c) continue;
+        space.for_each(chunk * kAnalyticChunk, (chunk + 1) * kAnalyticChunk, [&](const Candidate& c) {
           ++res.evaluated;
-          place(*c, ctx.base, s);
+          place(c, ctx.base, s);
           if (const std::string why = core::first_problem(s, w.split(s)); !why.empty()) {
             ++res.rejected[why];  // the first problem in check()'s order
-            continue;
+            return;
           }
           // the analytic engine's memory (the same as evaluate()'s) and the plan's bounds: all tier 2 needs
           const double peak = analytic::peak_memory_bytes(s, w.layers(s), w.costs(s));
           if (!fits(peak, s.hardware.gpu.memory_bytes, ctx.opt.min_free_bytes)) {
             ++res.rejected["memory"];
-            continue;
+            return;
           }
           const analytic::StepPlan& plan = w.plan(s);
           const double bound = step_lower_bound(plan);
           const auto& gpu = s.hardware.gpu;
           const double busy = std::min(bound, busiest_stage_compute(plan));
           const double energy = gpu.idle_w * bound + std::max(0.0, gpu.tdp_w - gpu.idle_w) * busy;
-          res.feasible.push_back(Entry{i, bound, peak, energy});
-        }
+          res.feasible.push_back(Entry{c.index, bound, peak, energy});
+        });
         ++chunks_done;
       });
   std::vector<Entry> feasible;
