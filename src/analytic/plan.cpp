@@ -111,11 +111,14 @@ class Planner {
     split_ = plan_.schedule->splits_weight_grad;
     // cleared, not freed: a plan reused for the next candidate keeps its storage. Stages and chunks
     // are made as copies of a default one and then filled (GCC zeroes each default-constructed one
-    // with a slow `rep stos`)
+    // with a slow `rep stos`); the default ones are constants: copies of a temporary on the stack
+    // made GCC store and reload it per element, stalling on the reload.
+    static const StagePlan kFreshStage{};
+    static const ChunkPlan kFreshChunk{};
     plan_.segments.clear();
     plan_.comms.clear();
-    plan_.stages.assign(p, StagePlan{});
-    plan_.chunks.assign(static_cast<std::size_t>(p) * v, ChunkPlan{});
+    plan_.stages.assign(p, kFreshStage);
+    plan_.chunks.assign(static_cast<std::size_t>(p) * v, kFreshChunk);
     plan_.segments.reserve(static_cast<std::size_t>(p) * v * 4);
     plan_.comms.reserve(static_cast<std::size_t>(p) * v * 10);
     for (int r = 0; r < p; ++r) {
@@ -427,7 +430,8 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
 
   const auto& virtual_ = split.chunks;
   const int V = static_cast<int>(virtual_.size());
-  out.chunks.assign(V, ChunkWork{});
+  static const ChunkWork kFreshChunk{};  // a constant, not a temporary: see Planner::build
+  out.chunks.assign(V, kFreshChunk);
   // a chunk's parameters on one GPU (the same expression wherever it is needed)
   auto chunk_params = [&](int i) {
     const double nd = virtual_[i].dense_layers(), nm = virtual_[i].moe_layers;
@@ -484,7 +488,8 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
   }
 
   const auto& layers = split.stages;
-  out.stages.assign(par.pp, StageWork{});
+  static const StageWork kFreshStage{};
+  out.stages.assign(par.pp, kFreshStage);
   bool dp_known = false;  // the last per-step parameters priced, as for `sharded`
   GpuParams dp_of;
   StageWork dp_last;
