@@ -39,7 +39,7 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   // the slowest. ZeRO-3's per-unit collectives add what each micro-batch cannot hide, and the
   // step's first gather and last reduce-scatter, which nothing hides.
   double dp_step = 0, dp_units = 0;
-  for (const auto& f : folds.stages) {
+  for (const auto& f : folds.distinct) {  // (a stage that repeats another has its numbers)
     dp_step = std::max(dp_step, f.dp_step_exposed);
     dp_units = std::max(dp_units, m * f.per_mb.exposed[k_of(CommKind::dp)] + f.zero3_edges_s);
   }

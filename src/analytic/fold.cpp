@@ -159,13 +159,23 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
 
 Folds fold_stages(const StepPlan& plan) {
   Folds out;
-  out.stages.reserve(plan.stages.size());
-  for (const auto& st : plan.stages)  // a stage that repeats another folds to the same numbers
-    out.stages.push_back(st.repeats >= 0 ? out.stages[st.repeats] : fold_stage(plan, st));
-  const auto& f = out.stages;
-  for (std::size_t i = 1; i < f.size(); ++i) {
-    if (f[i].busy() > f[out.slowest].busy()) out.slowest = static_cast<int>(i);
-    if (f[i].dp_step_time > f[out.dp].dp_step_time) out.dp = static_cast<int>(i);
+  out.of.reserve(plan.stages.size());
+  for (const auto& st : plan.stages) {  // a stage that repeats another folds to the same numbers
+    if (st.repeats >= 0) {
+      out.of.push_back(out.of[st.repeats]);
+      continue;
+    }
+    out.of.push_back(static_cast<int>(out.distinct.size()));
+    out.distinct.push_back(fold_stage(plan, st));
+  }
+  // a repeating stage equals an earlier one, so it is never the first of the largest: only the
+  // distinct folds are compared, each as the first stage that has it
+  double busiest = 0, most_dp = 0;
+  for (std::size_t i = 0, next = 0; i < out.of.size(); ++i) {
+    if (out.of[i] != static_cast<int>(next)) continue;  // not the first stage of its fold
+    const StageFold& f = out.distinct[next++];
+    if (i == 0 || f.busy() > busiest) busiest = f.busy(), out.slowest = static_cast<int>(i);
+    if (i == 0 || f.dp_step_time > most_dp) most_dp = f.dp_step_time, out.dp = static_cast<int>(i);
   }
   return out;
 }

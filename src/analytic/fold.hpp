@@ -49,13 +49,18 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st);
 
 // Every stage folded, with the two stages the report reads: the slowest (the most compute plus
 // unhidden in-pass communication per micro-batch; the first of equals) and the one with the most
-// data-parallel traffic (the first of equals: it holds the embedding).
+// data-parallel traffic (the first of equals: it holds the embedding). A stage that repeats an
+// earlier one (StagePlan::repeats) folds to that stage's numbers: `distinct` holds the folds of
+// the others only, in stage order, and `of[stage]` says which is a stage's (no copies of a
+// 300-byte fold per stage).
 struct Folds {
-  std::vector<StageFold> stages;
-  int slowest = 0;
+  std::vector<StageFold> distinct;
+  std::vector<int> of;  // per stage, its fold in `distinct`
+  int slowest = 0;      // stage indices
   int dp = 0;
-  const StageFold& slowest_fold() const { return stages[slowest]; }
-  const StageFold& dp_fold() const { return stages[dp]; }
+  const StageFold& stage(int i) const { return distinct[of[i]]; }
+  const StageFold& slowest_fold() const { return stage(slowest); }
+  const StageFold& dp_fold() const { return stage(dp); }
 };
 Folds fold_stages(const StepPlan& plan);
 
