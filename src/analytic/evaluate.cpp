@@ -104,9 +104,11 @@ core::Report evaluate(const core::Scenario& s) {
   // the split and the layer costs once, for the plan and the report
   const LayerCosts costs = layer_costs(s);
   const PipelineLayers split = pipeline_layers(s);
-  StepWork work;
+  // the work and the plan into the storage this thread's previous evaluation left (cleared, not
+  // freed: no allocation per call once it has grown; nothing of the previous call is read)
+  thread_local StepWork work;
+  thread_local StepPlan plan;
   step_work(s, costs, split, work);
-  StepPlan plan;
   plan_from_work(work, plan_options(s), plan);
   return evaluate(s, plan, &split, &costs);
 }
