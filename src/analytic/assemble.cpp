@@ -58,7 +58,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
   r.comm = comm;
-  r.compute = compute_breakdown(s, plan, split->stages);
+  r.compute = compute_breakdown(s, plan, split->stages, *costs);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for

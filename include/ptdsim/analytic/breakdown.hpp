@@ -15,5 +15,9 @@ core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan
 // The same with the stages' layers given (stage_layers(s)).
 core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
                                          const std::vector<StageLayers>& stages);
+// The same with the operators given as well (layer_costs(s)'s).
+struct LayerCosts;
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
+                                         const std::vector<StageLayers>& stages, const LayerCosts& costs);
 
 }  // namespace ptdsim::analytic

@@ -3,6 +3,7 @@
 
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/operators.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/core/scenario.hpp"
 
@@ -22,6 +23,9 @@ struct LayerCosts {
   // under full recomputation, the whole activations of the layer being recomputed (memory.cpp)
   double recomputed_dense = 0, recomputed_moe = 0;
   double p2p_bytes = 0, p2p_s = 0;  // one pipeline send (0 s without a pipeline)
+  // the operators the times sum (operators.hpp), which the report's compute breakdown lists
+  LayerOps dense_ops, moe_ops;
+  EndOps ends;
 };
 LayerCosts layer_costs(const core::Scenario& s);
 
