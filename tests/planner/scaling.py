@@ -2,7 +2,8 @@
 """How the sweep's and the analytic engine's cost grows, one size at a time (docs/performance.md).
 
 Runs the BM_*Scale* benchmarks of bench_planner and bench_analytic, takes the minimum over the
-repetitions (the machine is shared: the minimum is the run least disturbed), and prints one
+repetitions of the CPU time (every family runs on one thread; on the shared machine CPU time and the
+minimum are what other work disturbs least), and prints one
 Markdown table per family with the exponent k of time ~ size^k fitted by least squares on the logs.
 
     python3 tests/planner/scaling.py [BUILD_DIR] [--repetitions N]
@@ -23,7 +24,7 @@ def run(binary, pattern, repetitions):
         if b.get("run_type") != "iteration":
             continue
         name = b["run_name"]
-        if name not in best or b["real_time"] < best[name]["real_time"]:
+        if name not in best or b["cpu_time"] < best[name]["cpu_time"]:
             best[name] = b
     return best
 
@@ -40,14 +41,14 @@ def table(title, best, prefix, size_name, size_of, columns):
     if not rows:
         return
     print(f"\n{title}\n")
-    print("| " + " | ".join([size_name] + [c for c, _ in columns] + ["time"]) + " |")
+    print("| " + " | ".join([size_name] + [c for c, _ in columns] + ["CPU time"]) + " |")
     print("|" + " --- |" * (len(columns) + 2))
     for b in rows:
         unit = b["time_unit"]
-        cells = [str(size_of(b))] + [f(b) for _, f in columns] + [f"{b['real_time']:.3g} {unit}"]
+        cells = [str(size_of(b))] + [f(b) for _, f in columns] + [f"{b['cpu_time']:.3g} {unit}"]
         print("| " + " | ".join(cells) + " |")
     sizes = [size_of(b) for b in rows]
-    times = [b["real_time"] for b in rows]
+    times = [b["cpu_time"] for b in rows]
     print(f"\nfitted exponent: time ~ {size_name}^{slope(sizes, times):.2f}")
     if "candidates" in rows[0]:
         print(f"fitted exponent: time ~ candidates^{slope([b['candidates'] for b in rows], times):.2f}")
