@@ -27,7 +27,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.engine = t.engine;
   r.params = total_params(s.model);
   r.model_flops_per_step = model_flops_per_step(s);
-  r.hardware_flops_per_step = hardware_flops_per_step(s);
+  r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
 
   r.stages = stage_memory(s, *split, *costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
