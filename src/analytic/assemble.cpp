@@ -15,16 +15,21 @@ namespace ptdsim::analytic {
 
 namespace detail {
 
-core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::vector<StageFold>& folds,
-                      const StepTiming& t) {
+core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, const StepTiming& t,
+                      const PipelineLayers* split, const LayerCosts* costs) {
+  const PipelineLayers own_split = split ? PipelineLayers{} : pipeline_layers(s);
+  const LayerCosts own_costs = costs ? LayerCosts{} : layer_costs(s);
+  if (!split) split = &own_split;
+  if (!costs) costs = &own_costs;
   core::Report r;
   r.scenario = s;
   r.engine = t.engine;
   r.params = total_params(s.model);
   r.model_flops_per_step = model_flops_per_step(s);
-  r.hardware_flops_per_step = hardware_flops_per_step(s);
+  r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
 
-  r.stages = stage_memory(s, t.in_flight.empty() ? nullptr : &t.in_flight);
+  r.stages = stage_memory(s, *split, *costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
   for (const auto& st : r.stages)
     if (st.total() > r.peak_bytes) {
@@ -49,16 +54,14 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::
   r.bubble_s = t.bubble_s;
   r.optimizer_s = t.optimizer_s;
   r.bounded_by = t.bounded_by;
-  const StageFold& slowest = folds[slowest_stage(folds)];
+  const StageFold& slowest = folds.slowest_fold();
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
-  r.comm = comm_stats(plan, folds);
-  r.compute = compute_breakdown(s, plan);
+  r.comm = comm;
+  r.compute = compute_breakdown(s, plan, split->stages, *costs);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
-    const StageFold* d = &folds[0];  // the stage comm_stats reports DP for
-    for (const auto& f : folds)
-      if (f.dp_step_time > d->dp_step_time) d = &f;
+    const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for
     if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {
       r.zero3_overlap_ratio = ratio(d->unit_gather_s, d->unit_forward_s);
       r.zero3_backward_ratio = ratio(d->unit_backward_comm_s, d->unit_backward_s);
@@ -90,7 +93,8 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::
 }  // namespace detail
 
 core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, const StepTiming& t) {
-  return detail::assemble(s, plan, detail::fold_stages(plan), t);
+  const auto folds = detail::fold_stages(plan);
+  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), t);
 }
 
 }  // namespace ptdsim::analytic

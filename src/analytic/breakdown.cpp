@@ -1,5 +1,6 @@
 #include "ptdsim/analytic/breakdown.hpp"
 
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "ptdsim/analytic/params.hpp"
 
@@ -14,22 +15,18 @@ double with_recompute(const core::OperatorTime& o, core::Recompute r) {
   return o.total_s() + (again ? o.forward_s : 0.0);
 }
 
-}  // namespace
-
-core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan) {
+// The breakdown from one dense and one MoE layer's operators and the ends' (moe: unread
+// without MoE layers).
+core::ComputeBreakdown breakdown(const core::Scenario& s, const StepPlan& plan, const std::vector<StageLayers>& stages,
+                                 const LayerOps& dense, const LayerOps& moe, const EndOps& ends) {
   core::ComputeBreakdown out;
   int moe_layers = 0;
-  for (const auto& st : stage_layers(s)) moe_layers += st.moe_layers;
+  for (const auto& st : stages) moe_layers += st.moe_layers;
   const int dense_layers = s.model.layers - moe_layers;
-
-  const LayerOps dense = layer_ops(s, false);
-  LayerOps moe;
-  if (moe_layers > 0) moe = layer_ops(s, true);
   const LayerOps& first = dense_layers > 0 ? dense : moe;
   out.layer.assign(first.begin(), first.end());
   if (dense_layers > 0 && moe_layers > 0) out.moe_layer.assign(moe.begin(), moe.end());
 
-  const EndOps ends = end_ops(s);
   core::OperatorTime optimizer;
   optimizer.op = core::Operator::optimizer;
   optimizer.kind = core::OperatorKind::optimizer;
@@ -56,6 +53,24 @@ core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan
   if (total > 0)
     for (double& v : out.share) v /= total;
   return out;
+}
+
+}  // namespace
+
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan) {
+  return compute_breakdown(s, plan, stage_layers(s));
+}
+
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
+                                         const std::vector<StageLayers>& stages) {
+  int moe_layers = 0;
+  for (const auto& st : stages) moe_layers += st.moe_layers;
+  return breakdown(s, plan, stages, layer_ops(s, false), moe_layers > 0 ? layer_ops(s, true) : LayerOps{}, end_ops(s));
+}
+
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
+                                         const std::vector<StageLayers>& stages, const LayerCosts& costs) {
+  return breakdown(s, plan, stages, costs.dense_ops, costs.moe_ops, costs.ends);
 }
 
 }  // namespace ptdsim::analytic

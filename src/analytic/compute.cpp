@@ -130,8 +130,9 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
 
 }  // namespace
 
-LayerTimes layer_times(const core::Scenario& s, bool moe_layer) {
-  const LayerOps ops = layer_ops(s, moe_layer);
+LayerTimes layer_times(const core::Scenario& s, bool moe_layer) { return layer_times(s, moe_layer, layer_ops(s, moe_layer)); }
+
+LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops) {
   LayerTimes out = ops.tables ? table_sums(ops) : scalar_sums(s, moe_layer, ops);
   out.forward_flops = layer_forward_flops(s, moe_layer);
   switch (s.training.recompute) {
@@ -143,15 +144,20 @@ LayerTimes layer_times(const core::Scenario& s, bool moe_layer) {
 }
 
 EndTimes embedding_times(const core::Scenario& s) {
-  const core::OperatorTime e = end_ops(s).embedding;
+  return embedding_times(end_ops(s));
+}
+
+EndTimes embedding_times(const EndOps& ends) {
+  const core::OperatorTime& e = ends.embedding;
   EndTimes out;
   out.forward = e.forward_s;
   out.backward_weight = e.backward_weight_s;
   return out;
 }
 
-EndTimes logits_times(const core::Scenario& s) {
-  const EndOps e = end_ops(s);
+EndTimes logits_times(const core::Scenario& s) { return logits_times(s, end_ops(s)); }
+
+EndTimes logits_times(const core::Scenario& s, const EndOps& e) {
   const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / s.parallel.cp;
   EndTimes out;
   out.forward = e.logits.forward_s + e.cross_entropy.forward_s;

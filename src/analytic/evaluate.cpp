@@ -3,18 +3,18 @@
 #include <algorithm>
 
 #include "fold.hpp"
+#include "ptdsim/analytic/layer_costs.hpp"
+#include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
 
 namespace ptdsim::analytic {
 
-core::Report evaluate(const core::Scenario& s) { return evaluate(s, plan_step(s)); }
-
 namespace detail {
 
-StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds) {
+StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
+                       const std::array<core::CommStats, core::kCommKindCount>& comm) {
   using core::CommKind;
-  const auto comm = comm_stats(plan, folds);
-  const StageFold& c = folds[slowest_stage(folds)];
+  const StageFold& c = folds.slowest_fold();
   const double m = plan.shape.m, p = plan.shape.p, v = plan.shape.v;
   auto k_of = [](CommKind k) { return static_cast<int>(k); };
 
@@ -39,7 +39,7 @@ StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds
   // the slowest. ZeRO-3's per-unit collectives add what each micro-batch cannot hide, and the
   // step's first gather and last reduce-scatter, which nothing hides.
   double dp_step = 0, dp_units = 0;
-  for (const auto& f : folds) {
+  for (const auto& f : folds.distinct) {  // (a stage that repeats another has its numbers)
     dp_step = std::max(dp_step, f.dp_step_exposed);
     dp_units = std::max(dp_units, m * f.per_mb.exposed[k_of(CommKind::dp)] + f.zero3_edges_s);
   }
@@ -69,7 +69,7 @@ StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds
       b.share = seconds / t.step_s;
       parts.push_back(b);
     };
-    part(core::BoundKind::compute, t.compute_s, slowest_stage(folds));
+    part(core::BoundKind::compute, t.compute_s, folds.slowest);
     part(core::BoundKind::bubble, t.bubble_s);
     part(core::BoundKind::tp, t.exposed_s[k_of(CommKind::tp)]);
     part(core::BoundKind::cp, t.exposed_s[k_of(CommKind::cp)]);
@@ -84,11 +84,35 @@ StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds
 
 }  // namespace detail
 
-StepTiming analytic_timing(const StepPlan& plan) { return detail::fold_timing(plan, detail::fold_stages(plan)); }
-
-core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
+StepTiming analytic_timing(const StepPlan& plan) {
   const auto folds = detail::fold_stages(plan);
-  return detail::assemble(s, plan, folds, detail::fold_timing(plan, folds));
+  return detail::fold_timing(plan, folds, detail::comm_stats(plan, folds));
 }
+
+namespace {
+
+core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const PipelineLayers* split,
+                      const LayerCosts* costs) {
+  const auto folds = detail::fold_stages(plan);
+  const auto comm = detail::comm_stats(plan, folds);
+  return detail::assemble(s, plan, folds, comm, detail::fold_timing(plan, folds, comm), split, costs);
+}
+
+}  // namespace
+
+core::Report evaluate(const core::Scenario& s) {
+  // the split and the layer costs once, for the plan and the report
+  const LayerCosts costs = layer_costs(s);
+  const PipelineLayers split = pipeline_layers(s);
+  // the work and the plan into the storage this thread's previous evaluation left (cleared, not
+  // freed: no allocation per call once it has grown; nothing of the previous call is read)
+  thread_local StepWork work;
+  thread_local StepPlan plan;
+  step_work(s, costs, split, work);
+  plan_from_work(work, plan_options(s), plan);
+  return evaluate(s, plan, &split, &costs);
+}
+
+core::Report evaluate(const core::Scenario& s, const StepPlan& plan) { return evaluate(s, plan, nullptr, nullptr); }
 
 }  // namespace ptdsim::analytic

@@ -45,9 +45,11 @@ double model_flops_per_step(const core::Scenario& s) {
   return 3 * (layers_forward_flops(s.model, B, seq) + logits_forward_flops(s.model, B, seq));
 }
 
-double hardware_flops_per_step(const core::Scenario& s) {
+double hardware_flops_per_step(const core::Scenario& s) { return hardware_flops_per_step(s, model_flops_per_step(s)); }
+
+double hardware_flops_per_step(const core::Scenario& s, double model_flops) {
   const double B = s.training.global_batch, seq = s.training.seq_len;
-  return model_flops_per_step(s) + recompute_flops(s.model, s.training.recompute, B, seq);
+  return model_flops + recompute_flops(s.model, s.training.recompute, B, seq);
 }
 
 }  // namespace ptdsim::analytic

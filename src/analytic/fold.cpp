@@ -157,24 +157,32 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
   return out;
 }
 
-std::vector<StageFold> fold_stages(const StepPlan& plan) {
-  std::vector<StageFold> out;
-  out.reserve(plan.stages.size());
-  for (const auto& st : plan.stages) out.push_back(fold_stage(plan, st));
+Folds fold_stages(const StepPlan& plan) {
+  Folds out;
+  out.of.reserve(plan.stages.size());
+  for (const auto& st : plan.stages) {  // a stage that repeats another folds to the same numbers
+    if (st.repeats >= 0) {
+      out.of.push_back(out.of[st.repeats]);
+      continue;
+    }
+    out.of.push_back(static_cast<int>(out.distinct.size()));
+    out.distinct.push_back(fold_stage(plan, st));
+  }
+  // a repeating stage equals an earlier one, so it is never the first of the largest: only the
+  // distinct folds are compared, each as the first stage that has it
+  double busiest = 0, most_dp = 0;
+  for (std::size_t i = 0, next = 0; i < out.of.size(); ++i) {
+    if (out.of[i] != static_cast<int>(next)) continue;  // not the first stage of its fold
+    const StageFold& f = out.distinct[next++];
+    if (i == 0 || f.busy() > busiest) busiest = f.busy(), out.slowest = static_cast<int>(i);
+    if (i == 0 || f.dp_step_time > most_dp) most_dp = f.dp_step_time, out.dp = static_cast<int>(i);
+  }
   return out;
 }
 
-int slowest_stage(const std::vector<StageFold>& folds) {
-  int slowest = 0;
-  for (std::size_t i = 1; i < folds.size(); ++i)
-    if (folds[i].busy() > folds[slowest].busy()) slowest = static_cast<int>(i);
-  return slowest;
-}
-
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan,
-                                                              const std::vector<StageFold>& folds) {
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan, const Folds& folds) {
   std::array<core::CommStats, core::kCommKindCount> out{};
-  const StageFold& c = folds[slowest_stage(folds)];
+  const StageFold& c = folds.slowest_fold();
   const double m = plan.shape.m, v = plan.shape.v;
   auto inter = [&](GroupId g) { return plan.group(g).scope == core::Scope::inter; };
   for (int k : {kTp, kCp, kEp}) {
@@ -200,9 +208,7 @@ std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& pla
   }
 
   // DP: the stage whose data-parallel traffic is largest (the first: it holds the embedding)
-  const StageFold* d = &folds[0];
-  for (const auto& f : folds)
-    if (f.dp_step_time > d->dp_step_time) d = &f;
+  const StageFold* d = &folds.dp_fold();
   out[kDp].bytes = d->dp_step_sent + m * d->per_mb.sent[kDp];
   out[kDp].time_s = d->dp_step_time + m * d->per_mb.time[kDp];
   out[kDp].overlap_ratio = ratio(d->dp_step_time, d->dp_step_window);

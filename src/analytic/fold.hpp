@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "ptdsim/analytic/assemble.hpp"
+#include "ptdsim/analytic/layer_costs.hpp"
+#include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/report.hpp"
 
@@ -44,20 +46,37 @@ struct StageFold {
 double ratio(double comm, double compute);
 
 StageFold fold_stage(const StepPlan& plan, const StagePlan& st);
-std::vector<StageFold> fold_stages(const StepPlan& plan);
-int slowest_stage(const std::vector<StageFold>& folds);
+
+// Every stage folded, with the two stages the report reads: the slowest (the most compute plus
+// unhidden in-pass communication per micro-batch; the first of equals) and the one with the most
+// data-parallel traffic (the first of equals: it holds the embedding). A stage that repeats an
+// earlier one (StagePlan::repeats) folds to that stage's numbers: `distinct` holds the folds of
+// the others only, in stage order, and `of[stage]` says which is a stage's (no copies of a
+// 300-byte fold per stage).
+struct Folds {
+  std::vector<StageFold> distinct;
+  std::vector<int> of;  // per stage, its fold in `distinct`
+  int slowest = 0;      // stage indices
+  int dp = 0;
+  const StageFold& stage(int i) const { return distinct[of[i]]; }
+  const StageFold& slowest_fold() const { return stage(slowest); }
+  const StageFold& dp_fold() const { return stage(dp); }
+};
+Folds fold_stages(const StepPlan& plan);
 
 // Volume, time alone, overlap ratio, overlappable and crosses_nodes per kind (exposed_s left 0):
 // in-pass kinds from the slowest stage over m micro-batches; pp every send of the step; dp the
 // stage with the most data-parallel traffic.
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan,
-                                                              const std::vector<StageFold>& folds);
+std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan, const Folds& folds);
 
-// The analytic engine's timing of a plan (evaluate.cpp).
-StepTiming fold_timing(const StepPlan& plan, const std::vector<StageFold>& folds);
+// The analytic engine's timing of a plan (evaluate.cpp), with its comm_stats.
+StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
+                       const std::array<core::CommStats, core::kCommKindCount>& comm);
 
-// assemble_report with the folds already computed (the analytic engine has them).
-core::Report assemble(const core::Scenario& s, const StepPlan& plan, const std::vector<StageFold>& folds,
-                      const StepTiming& t);
+// assemble_report with the folds and their comm_stats already computed (the analytic engine has
+// them), and the split and layer costs when the caller has them (else computed here).
+core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, const StepTiming& t,
+                      const PipelineLayers* split = nullptr, const LayerCosts* costs = nullptr);
 
 }  // namespace ptdsim::analytic::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/schedule.hpp"
@@ -10,6 +11,8 @@ namespace ptdsim::analytic {
 namespace {
 
 bool full_width(core::Precision p) { return p == core::Precision::fp32 || p == core::Precision::tf32; }
+
+}  // namespace
 
 // Activations of one layer, one micro-batch, one GPU, for a given recompute mode; bytes at 16 bits
 // (Korthikanti et al. 2022, section 4.1, term by term):
@@ -53,18 +56,20 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   return width * (replicated / sp + (split + scores) / t) - fp8_saved;
 }
 
-}  // namespace
-
 // ZeRO-3's gathered units and gradient buffers at the peak (docs/analytic.md "Memory"): the unit
 // computing and the units prefetched ahead of it (plan.hpp zero3_pass), or every unit of the stage
 // when they stay gathered from forward to backward; one unit's unsharded gradient, in the compute
 // precision and, when it differs, again in the reduce dtype; DeepSpeed's contiguous reduce bucket
 // (training.dp_bucket_params, reduce_bucket_size) in the reduce dtype.
 double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers) {
+  return zero3_buffer_bytes(s, layers, layer_params_per_gpu(s, layers.moe_layers > 0));
+}
+
+double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers, const GpuParams& layer_params) {
   const auto& sh = s.parallel.sharding;
   const auto& tr = s.training;
   const double wb = weight_bytes_per_param(tr.precision);
-  const double layer = layer_params_per_gpu(s, layers.moe_layers > 0).total();
+  const double layer = layer_params.total();
   const double unit =
       layer * std::clamp(sh.unit_layers, 1.0 / kMaxUnitsPerLayer, static_cast<double>(layers.layers));
   const bool full = tr.recompute == core::Recompute::full;
@@ -90,11 +95,14 @@ double step_buffer_bytes_per_param(const core::TrainingSpec& t) {
   return held_gradient_bytes_per_param(t) < 4 ? 4 + 2 : 0;
 }
 
-std::vector<Communicator> communicators(const core::Scenario& s, int stage) {
+namespace {
+
+// Calls fn(group, ranks) for each communicator of a GPU of `stage`, in communicators()'s order.
+template <class Fn>
+void for_each_communicator(const core::Scenario& s, int stage, Fn fn) {
   const auto& p = s.parallel;
-  std::vector<Communicator> out;
   auto add = [&](const char* group, int ranks) {
-    if (ranks > 1) out.push_back({group, ranks});
+    if (ranks > 1) fn(group, ranks);
   };
   add("tp", p.tp);
   add("cp", p.cp);
@@ -104,13 +112,22 @@ std::vector<Communicator> communicators(const core::Scenario& s, int stage) {
   add("model-parallel", p.tp * p.pp);
   add("world", s.gpus);
   if (p.pp > 1 && s.model.tied_embeddings && (stage == 0 || stage == p.pp - 1)) add("embedding", 2);
+}
+
+}  // namespace
+
+std::vector<Communicator> communicators(const core::Scenario& s, int stage) {
+  std::vector<Communicator> out;
+  for_each_communicator(s, stage, [&](const char* group, int ranks) { out.push_back({group, ranks}); });
   return out;
 }
 
 ProcessOverhead process_overhead(const core::Scenario& s, int stage) {
   ProcessOverhead o;
   o.context = kCudaContextBytes;
-  for (const auto& c : communicators(s, stage)) o.nccl += c.ranks > 2 ? kNcclCommBytes : kNcclPairCommBytes;
+  for_each_communicator(s, stage, [&](const char*, int ranks) {
+    o.nccl += ranks > 2 ? kNcclCommBytes : kNcclPairCommBytes;
+  });
   return o;
 }
 double optimizer_bytes_per_param(const core::TrainingSpec& t) {
@@ -147,66 +164,78 @@ double korthikanti_params_and_optimizer_bytes(const core::Scenario& s) {
   return 12 * h * h * s.model.layers / (s.parallel.tp * s.parallel.pp) * 18;
 }
 
-double peak_memory_bytes(const core::Scenario& s) {
+double peak_memory_bytes(const core::Scenario& s) { return peak_memory_bytes(s, pipeline_layers(s), layer_costs(s)); }
+
+double peak_memory_bytes(const core::Scenario& s, const PipelineLayers& layers, const LayerCosts& costs) {
   double peak = 0;
-  for (const auto& st : stage_memory(s)) peak = std::max(peak, st.total());
+  for (int i = 0; i < s.parallel.pp; ++i)
+    peak = std::max(peak, stage_memory(s, i, layers, costs, in_flight_microbatches(s, i)).total());
   return peak;
 }
 
 std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::vector<double>* in_flight) {
+  return stage_memory(s, pipeline_layers(s), layer_costs(s), in_flight);
+}
+
+std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const PipelineLayers& layers,
+                                            const LayerCosts& costs, const std::vector<double>* in_flight) {
+  std::vector<core::StageMemory> out(s.parallel.pp);
+  for (int i = 0; i < s.parallel.pp; ++i)
+    out[i] = stage_memory(s, i, layers, costs, in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i));
+  return out;
+}
+
+core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLayers& layers, const LayerCosts& costs,
+                               double in_flight) {
   const auto& m = s.model;
   const auto& par = s.parallel;
   const auto& tr = s.training;
-  const auto layers = stage_layers(s);
+  const StageLayers& L = layers.stages[i];
   const double wb = weight_bytes_per_param(tr.precision), gb = held_gradient_bytes_per_param(tr);
   const double ob = optimizer_bytes_per_param(tr), sb = step_buffer_bytes_per_param(tr);
-  const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
   const double width = full_width(tr.precision) ? 2.0 : 1.0;
   const double t = par.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / par.cp;
   const double sp = par.sequence_parallel ? t : 1.0;
-  const double act_dense = activation_bytes_per_layer(s, false);
-  const double act_moe = m.moe ? activation_bytes_per_layer(s, true) : 0.0;
 
-  std::vector<core::StageMemory> out(par.pp);
-  for (int i = 0; i < par.pp; ++i) {
-    auto& st = out[i];
-    st.stage = i;
-    st.layers = layers[i].layers;
-    const GpuParams g = stage_params_per_gpu(s, i, layers[i]);
-    st.params = g.total();
-    auto sharded = [&](int from_stage) {
-      return par.zero >= from_stage ? g.dense / d_dense + g.expert / d_expert : g.total();
-    };
-    st.weights = wb * sharded(3);
-    st.gradients = gb * sharded(2);
-    st.optimizer = ob * sharded(1);
-    st.step_buffers = sb * sharded(1);
+  core::StageMemory st;
+  st.stage = i;
+  st.layers = L.layers;
+  const GpuParams g = stage_params_per_gpu(s, i, L, costs.dense_params, costs.moe_params);
+  st.params = g.total();
+  const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
+  auto sharded = [&](int from_stage) {
+    return par.zero >= from_stage ? g.dense / d_dense + g.expert / d_expert : g.total();
+  };
+  st.weights = wb * sharded(3);
+  st.gradients = gb * sharded(2);
+  st.optimizer = ob * sharded(1);
+  st.step_buffers = sb * sharded(1);
 
-    st.in_flight = in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i);
-    const double per_mb = layers[i].dense_layers() * act_dense + layers[i].moe_layers * act_moe;
-    st.activations = per_mb * st.in_flight;
-    if (tr.recompute == core::Recompute::full && st.layers > 0) {
-      // the layer being recomputed holds its whole activations during its backward pass
-      const bool moe_only = layers[i].dense_layers() == 0;
-      st.activations += layer_activation_bytes(s, moe_only, core::Recompute::none);
-    }
-    if (i == 0)  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
-      st.embedding_activations = width * 3 * local * b * m.hidden / sp * st.in_flight;
-    if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
-      st.logits = 4 * local * b * m.vocab / t;
-    if (par.zero >= 3 && st.layers > 0) st.buffers = zero3_buffer_bytes(s, layers[i]);
-    if (sb > 0 && par.zero < 3) {
-      // DeepSpeed reduces 16-bit gradients through a bucket of its own (reduce_bucket_size
-      // elements: stage_1_and_2.py allocates ipg_buffer in backward() / reduce_gradients());
-      // Megatron's buckets are views into its fp32 buffer and cost nothing beside it. (Under
-      // ZeRO-3 zero3_buffer_bytes counts it.)
-      st.buffers += 2 * s.dp_bucket_params();
-    }
-    const ProcessOverhead o = process_overhead(s, i);
-    st.context = o.context;
-    st.nccl = o.nccl;
+  st.in_flight = in_flight;
+  const double per_mb = L.dense_layers() * costs.activation_dense + L.moe_layers * costs.activation_moe;
+  st.activations = per_mb * st.in_flight;
+  if (tr.recompute == core::Recompute::full && st.layers > 0) {
+    // the layer being recomputed holds its whole activations during its backward pass
+    const bool moe_only = L.dense_layers() == 0;
+    st.activations += moe_only ? costs.recomputed_moe : costs.recomputed_dense;
   }
-  return out;
+  if (i == 0)  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
+    st.embedding_activations = width * 3 * local * b * m.hidden / sp * st.in_flight;
+  if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
+    st.logits = 4 * local * b * m.vocab / t;
+  if (par.zero >= 3 && st.layers > 0)
+    st.buffers = zero3_buffer_bytes(s, L, L.moe_layers > 0 ? costs.moe_params : costs.dense_params);
+  if (sb > 0 && par.zero < 3) {
+    // DeepSpeed reduces 16-bit gradients through a bucket of its own (reduce_bucket_size
+    // elements: stage_1_and_2.py allocates ipg_buffer in backward() / reduce_gradients());
+    // Megatron's buckets are views into its fp32 buffer and cost nothing beside it. (Under
+    // ZeRO-3 zero3_buffer_bytes counts it.)
+    st.buffers += 2 * s.dp_bucket_params();
+  }
+  const ProcessOverhead o = process_overhead(s, i);
+  st.context = o.context;
+  st.nccl = o.nccl;
+  return st;
 }
 
 }  // namespace ptdsim::analytic

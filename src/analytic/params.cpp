@@ -50,7 +50,9 @@ double head_params(const core::ModelSpec& m) {
 
 double total_params(const core::ModelSpec& m) {
   double p = embedding_params(m) + head_params(m);
-  for (int i = 0; i < m.layers; ++i) p += layer_params(m, i);
+  // every dense layer holds the same count: computed once, added layer by layer as before
+  const double dense = attention_params(m) + mlp_params(m, m.ffn_hidden) + 2 * norm_params(m);
+  for (int i = 0; i < m.layers; ++i) p += m.is_moe_layer(i) ? layer_params(m, i) : dense;
   return p;
 }
 
@@ -63,30 +65,31 @@ double active_params(const core::ModelSpec& m) {
   return p;
 }
 
-std::vector<VirtualStage> virtual_stages(const core::Scenario& s) {
+PipelineLayers pipeline_layers(const core::Scenario& s) {
   const auto split = core::pipeline_split(s);
-  std::vector<VirtualStage> out(split.layers.size());
+  PipelineLayers out;
+  out.chunks.resize(split.layers.size());
   int first = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i].layer_first = first;
-    out[i].layers = split.layers[i];
+  for (std::size_t i = 0; i < out.chunks.size(); ++i) {
+    VirtualStage& c = out.chunks[i];
+    c.layer_first = first;
+    c.layers = split.layers[i];
     if (s.model.moe)
-      for (int l = first; l < first + out[i].layers; ++l) out[i].moe_layers += s.model.is_moe_layer(l);
-    first += out[i].layers;
+      for (int l = first; l < first + c.layers; ++l) c.moe_layers += s.model.is_moe_layer(l);
+    first += c.layers;
+  }
+  const int p = s.parallel.pp;
+  out.stages.resize(p);
+  for (std::size_t i = 0; i < out.chunks.size(); ++i) {  // virtual stage i lives on rank i % p
+    out.stages[i % p].layers += out.chunks[i].layers;
+    out.stages[i % p].moe_layers += out.chunks[i].moe_layers;
   }
   return out;
 }
 
-std::vector<StageLayers> stage_layers(const core::Scenario& s) {
-  const int p = s.parallel.pp;
-  std::vector<StageLayers> out(p);
-  const auto vs = virtual_stages(s);
-  for (std::size_t i = 0; i < vs.size(); ++i) {  // virtual stage i lives on rank i % p
-    out[i % p].layers += vs[i].layers;
-    out[i % p].moe_layers += vs[i].moe_layers;
-  }
-  return out;
-}
+std::vector<VirtualStage> virtual_stages(const core::Scenario& s) { return pipeline_layers(s).chunks; }
+
+std::vector<StageLayers> stage_layers(const core::Scenario& s) { return pipeline_layers(s).stages; }
 
 GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
   const auto& m = s.model;
@@ -108,14 +111,18 @@ GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
 }
 
 GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLayers& layers) {
+  const GpuParams moe = layers.moe_layers > 0 ? layer_params_per_gpu(s, true) : GpuParams{};
+  return stage_params_per_gpu(s, stage, layers, layer_params_per_gpu(s, false), moe);
+}
+
+GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLayers& layers,
+                               const GpuParams& dense, const GpuParams& moe) {
   const auto& m = s.model;
   const double t = s.parallel.tp, h = m.hidden, V = m.vocab;
   const int p = s.parallel.pp;
-  const GpuParams dense = layer_params_per_gpu(s, false);
   GpuParams g;
   g.dense = layers.dense_layers() * dense.dense;
   if (layers.moe_layers > 0) {
-    const GpuParams moe = layer_params_per_gpu(s, true);
     g.dense += layers.moe_layers * moe.dense;
     g.expert = layers.moe_layers * moe.expert;
   }

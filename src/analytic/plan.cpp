@@ -1,10 +1,13 @@
 #include "ptdsim/analytic/plan.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
 
@@ -61,12 +64,42 @@ const PassPlan& StepPlan::pass_of(const StagePlan& st, core::PassRef ref) const 
 
 namespace {
 
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+// Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number).
+// Every field is compared: a field added to ChunkWork or StageWork must be added here, which the
+// size checks below enforce.
+static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 24 * sizeof(double) + 4,  // 4: padding after zero3_units
+              "a field was added to ChunkWork: compare it in same_work");
+bool same_work(const ChunkWork& a, const ChunkWork& b) {
+  return a.layers == b.layers && a.zero3_units == b.zero3_units && same_bits(a.forward_s, b.forward_s) &&
+         same_bits(a.backward_input_s, b.backward_input_s) && same_bits(a.backward_weight_s, b.backward_weight_s) &&
+         same_bits(a.recompute_s, b.recompute_s) && same_bits(a.forward_flops, b.forward_flops) &&
+         same_bits(a.gemm_forward_s, b.gemm_forward_s) && same_bits(a.attention_core_s, b.attention_core_s) &&
+         same_bits(a.tp_forward_s, b.tp_forward_s) && same_bits(a.tp_backward_s, b.tp_backward_s) &&
+         same_bits(a.tp_bytes, b.tp_bytes) && same_bits(a.cp_forward_s, b.cp_forward_s) &&
+         same_bits(a.cp_backward_s, b.cp_backward_s) && same_bits(a.cp_bytes, b.cp_bytes) &&
+         same_bits(a.ep_forward_s, b.ep_forward_s) && same_bits(a.ep_backward_s, b.ep_backward_s) &&
+         same_bits(a.ep_bytes, b.ep_bytes) && same_bits(a.zero3_unit_params, b.zero3_unit_params) &&
+         same_bits(a.zero3_gather_s, b.zero3_gather_s) && same_bits(a.zero3_gather_bytes, b.zero3_gather_bytes) &&
+         same_bits(a.zero3_reduce_s, b.zero3_reduce_s) && same_bits(a.zero3_reduce_bytes, b.zero3_reduce_bytes) &&
+         same_bits(a.zero3_replica_s, b.zero3_replica_s) && same_bits(a.zero3_replica_bytes, b.zero3_replica_bytes) &&
+         same_bits(a.grad_share, b.grad_share);
+}
+static_assert(sizeof(StageWork) == 8 * sizeof(double), "a field was added to StageWork: compare it in same_work");
+bool same_work(const StageWork& a, const StageWork& b) {
+  return same_bits(a.p2p_s, b.p2p_s) && same_bits(a.p2p_bytes, b.p2p_bytes) && same_bits(a.grad_bytes, b.grad_bytes) &&
+         same_bits(a.dp_reduce_s, b.dp_reduce_s) && same_bits(a.dp_reduce_bytes, b.dp_reduce_bytes) &&
+         same_bits(a.dp_gather_s, b.dp_gather_s) && same_bits(a.dp_gather_bytes, b.dp_gather_bytes) &&
+         same_bits(a.optimizer_s, b.optimizer_s);
+}
+
 // The rules: each chunk's passes, cut into segments that carry their collectives.
 class Planner {
  public:
-  Planner(const StepWork& work, const PlanOptions& o) : work_(work), o_(o) {}
+  Planner(const StepWork& work, const PlanOptions& o, StepPlan& out) : work_(work), o_(o), plan_(out) {}
 
-  StepPlan build() {
+  void build() {
     const int p = static_cast<int>(work_.stages.size()), v = std::max(1, o_.vpp);
     plan_.schedule = &core::schedule_rules(o_.schedule);
     plan_.shape = core::PipelineShape{p, v, std::max(1, o_.microbatches)};
@@ -76,17 +109,92 @@ class Planner {
     plan_.overlap_pp = o_.overlap_pp;
     plan_.comm_share = o_.comm_share;
     split_ = plan_.schedule->splits_weight_grad;
-    plan_.stages.reserve(p);
-    plan_.chunks.reserve(static_cast<std::size_t>(p) * v);
+    // cleared, not freed: a plan reused for the next candidate keeps its storage. Stages and chunks
+    // are made as copies of a default one and then filled (GCC zeroes each default-constructed one
+    // with a slow `rep stos`); the default ones are constants: copies of a temporary on the stack
+    // made GCC store and reload it per element, stalling on the reload.
+    static const StagePlan kFreshStage{};
+    static const ChunkPlan kFreshChunk{};
+    plan_.segments.clear();
+    plan_.comms.clear();
+    plan_.stages.assign(p, kFreshStage);
+    plan_.chunks.assign(static_cast<std::size_t>(p) * v, kFreshChunk);
     plan_.segments.reserve(static_cast<std::size_t>(p) * v * 4);
     plan_.comms.reserve(static_cast<std::size_t>(p) * v * 10);
-    for (int r = 0; r < p; ++r) add_stage(r);
-    return std::move(plan_);
+    for (int r = 0; r < p; ++r) {
+      if (r > 0 && repeats_previous(r)) copy_previous(r);
+      else add_stage(r);
+    }
   }
 
  private:
-  int add_comm(const PlanComm& c) {
-    plan_.comms.push_back(c);
+  // Whether stage r's plan is stage r-1's, number for number: the same per-step work, each chunk's
+  // work the same (its layers may start elsewhere), the same sends and the same receivers' forward
+  // (a send's window). Then add_stage would compute the same values: they are copied instead.
+  bool repeats_previous(int r) const {
+    const int p = plan_.shape.p, v = plan_.shape.v, V = p * v;
+    if (!same_work(work_.stages[r], work_.stages[r - 1])) return false;
+    const bool sends = work_.stages[r].p2p_s > 0;
+    for (int k = 0; k < v; ++k) {
+      const int vs = k * p + r;
+      if (!same_work(work_.chunks[vs], work_.chunks[vs - 1])) return false;
+      if (sends && ((vs - 1 > 0) != (vs > 0) || (vs - 1 < V - 1) != (vs < V - 1))) return false;
+      if (sends && !same_bits(receiver_forward(vs), receiver_forward(vs - 1))) return false;
+    }
+    return true;
+  }
+  // The forward of the chunk a send from virtual stage vs goes to (its own for the last).
+  double receiver_forward(int vs) const {
+    const int V = plan_.shape.p * plan_.shape.v;
+    return vs + 1 < V ? work_.chunks[vs + 1].forward_s : work_.chunks[vs].forward_s;
+  }
+
+  // Stage r as a copy of stage r-1 (the last stage added), its indices shifted.
+  void copy_previous(int r) {
+    const int v = plan_.shape.v;
+    const StagePlan& prev = plan_.stages[r - 1];
+    const int seg_from = plan_.chunks[static_cast<std::size_t>(r - 1) * v].pass[0].seg_begin;
+    const int seg_to = static_cast<int>(plan_.segments.size());
+    const int seg_shift = seg_to - seg_from, comm_shift = prev.comm_end - prev.comm_begin;
+    // reserved first: the copies read the vectors they grow
+    plan_.segments.reserve(plan_.segments.size() + seg_shift);
+    plan_.comms.reserve(plan_.comms.size() + comm_shift);
+    for (int i = seg_from; i < seg_to; ++i) {
+      plan_.segments.push_back(plan_.segments[i]);
+      plan_.segments.back().comm_begin += comm_shift;
+    }
+    for (int j = prev.comm_begin; j < prev.comm_end; ++j) plan_.comms.push_back(plan_.comms[j]);
+    for (int k = 0; k < v; ++k) {
+      ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
+      c = plan_.chunks[static_cast<std::size_t>(r - 1) * v + k];
+      c.layer_first = work_.chunks[k * plan_.shape.p + r].layer_first;
+      for (PassPlan* x : {&c.pass[0], &c.pass[1], &c.pass[2], &c.last_grad}) x->seg_begin += seg_shift;
+      if (c.send_forward >= 0) c.send_forward += comm_shift;
+      if (c.send_backward >= 0) c.send_backward += comm_shift;
+    }
+    StagePlan& sp = plan_.stages[r];
+    sp = prev;
+    sp.stage = r;
+    sp.chunk_begin = r * v;
+    for (int* i : {&sp.comm_begin, &sp.comm_end, &sp.start_begin, &sp.start_end, &sp.end_begin, &sp.end_end,
+                   &sp.post_begin, &sp.post_end})
+      *i += comm_shift;
+    sp.repeats = prev.repeats >= 0 ? prev.repeats : r - 1;
+  }
+
+  // Every element is written in place in the plan's storage (no temporary copied in: building a
+  // plan is most of what the sweep does per candidate).
+  int add_comm(CommTask task, Stream stream, Overlap overlap, GroupId group, double time_s, double sent_bytes,
+               double window_s, int depth) {
+    PlanComm& c = plan_.comms.emplace_back();
+    c.task = task;
+    c.stream = stream;
+    c.overlap = overlap;
+    c.group = group;
+    c.time_s = time_s;
+    c.sent_bytes = sent_bytes;
+    c.window_s = window_s;
+    c.depth = depth;
     return static_cast<int>(plan_.comms.size()) - 1;
   }
 
@@ -104,56 +212,54 @@ class Planner {
     const Zero3Pass z = zero3 ? zero3_pass(o_.sharding, o_.zero3_prefetch, o_.recompute_full, w.pass,
                                            c.zero3_unit_params)
                               : Zero3Pass{};
+    // one segment's share (x / 1 is x exactly: most passes are one segment)
+    auto per = [nseg](double x) { return nseg == 1 ? x : x / nseg; };
     PassPlan pp;
     pp.seg_begin = static_cast<int>(plan_.segments.size());
     pp.seg_count = 1;
     pp.compute_s = w.compute_s;
     pp.flops = w.flops;
-    Segment seg;
-    seg.compute_s = w.compute_s / nseg;
-    seg.flops = w.flops / nseg;
+    Segment& seg = plan_.segments.emplace_back();
+    seg.compute_s = per(w.compute_s);
+    seg.flops = per(w.flops);
     seg.repeat = nseg;
     seg.comm_begin = static_cast<int>(plan_.comms.size());
     if (z.gathers > 0 && c.zero3_gather_s > 0) {
       // the unit's parameters, gathered before it runs (twice when the backward first recomputes
       // its forward and the framework re-gathers for it), issued up to `depth` units ahead
-      add_comm(PlanComm{CommTask::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::shard,
-                        z.gathers * c.zero3_gather_s, z.gathers * c.zero3_gather_bytes,
-                        z.depth > 0 ? seg.compute_s : 0.0, z.depth});
+      add_comm(CommTask::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::shard,
+               z.gathers * c.zero3_gather_s, z.gathers * c.zero3_gather_bytes, z.depth > 0 ? seg.compute_s : 0.0,
+               z.depth);
     }
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
       // (Megatron's tp-comm-overlap), hiding behind the GEMMs
-      add_comm(PlanComm{CommTask::tp, Stream::tp, o_.overlap_tp ? Overlap::beside : Overlap::serial, GroupId::tp,
-                        w.tp_s / nseg, w.tp_bytes / nseg, w.gemm_s / nseg, 0});
+      add_comm(CommTask::tp, Stream::tp, o_.overlap_tp ? Overlap::beside : Overlap::serial, GroupId::tp,
+               per(w.tp_s), per(w.tp_bytes), per(w.gemm_s), 0);
     }
     if (w.cp_s > 0) {
       // Ring attention hides CP's key/value exchange behind the attention core only: the
       // projections before it produce the keys and values, the ones after need its output.
-      const double window = std::min(w.compute_s, w.attention_s) / nseg;
-      add_comm(PlanComm{CommTask::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp,
-                        w.cp_s / nseg, w.cp_bytes / nseg, window, 0});
+      const double window = per(std::min(w.compute_s, w.attention_s));
+      add_comm(CommTask::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp, per(w.cp_s),
+               per(w.cp_bytes), window, 0);
     }
     if (w.ep_s > 0) {  // EP's all-to-all feeds the experts: serial
-      add_comm(PlanComm{CommTask::ep, Stream::ep, Overlap::serial, GroupId::ep, w.ep_s / nseg, w.ep_bytes / nseg,
-                        seg.compute_s, 0});
+      add_comm(CommTask::ep, Stream::ep, Overlap::serial, GroupId::ep, per(w.ep_s), per(w.ep_bytes), seg.compute_s, 0);
     }
     if (zero3 && makes_grads && c.zero3_reduce_s > 0) {
       // the unit's gradients, reduce-scattered once its gradient pass made them (per micro-batch:
       // ZeRO-3 keeps no unsharded gradients), then, with hybrid sharding, all-reduced across replicas
       const Overlap o = o_.sharding.sync ? Overlap::serial : Overlap::after;
-      add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, o, GroupId::shard, c.zero3_reduce_s,
-                        c.zero3_reduce_bytes, 0, 0});
+      add_comm(CommTask::zero3_reduce, Stream::dp, o, GroupId::shard, c.zero3_reduce_s, c.zero3_reduce_bytes, 0, 0);
       if (c.zero3_replica_s > 0)
-        add_comm(PlanComm{CommTask::zero3_reduce, Stream::dp, o, GroupId::replica, c.zero3_replica_s,
-                          c.zero3_replica_bytes, 0, 0});
+        add_comm(CommTask::zero3_reduce, Stream::dp, o, GroupId::replica, c.zero3_replica_s, c.zero3_replica_bytes,
+                 0, 0);
     }
     if (bucket_s > 0) {  // a DP gradient bucket, reduced as soon as its gradients are complete
-      add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, bucket_s / nseg,
-                        bucket_bytes / nseg, 0, 0});
+      add_comm(CommTask::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, per(bucket_s), per(bucket_bytes), 0, 0);
     }
     seg.comm_count = static_cast<int>(plan_.comms.size()) - seg.comm_begin;
-    plan_.segments.push_back(seg);
     return pp;
   }
 
@@ -163,9 +269,9 @@ class Planner {
     const bool zero3 = o_.zero >= 3;
     const bool buckets = !zero3 && o_.overlap_dp && st.dp_reduce_s > 0;
 
-    StagePlan sp;
+    StagePlan& sp = plan_.stages[r];
     sp.stage = r;
-    sp.chunk_begin = static_cast<int>(plan_.chunks.size());
+    sp.chunk_begin = r * v;
     sp.comm_begin = static_cast<int>(plan_.comms.size());
     sp.optimizer_s = st.optimizer_s;
     sp.grad_bytes = st.grad_bytes;
@@ -196,7 +302,7 @@ class Planner {
                        cw.ep_bytes * 0.5};
       const PassWork w{core::Pass::W, cw.backward_weight_s, cw.forward_flops, cw.gemm_forward_s, 0, 0, 0, 0, 0, 0, 0};
 
-      ChunkPlan c;
+      ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
       c.layer_first = cw.layer_first;
       c.layers = cw.layers;
       const int units = zero3 && cw.zero3_units > 0 ? cw.zero3_units : 1;  // ZeRO-3: a segment per unit
@@ -219,61 +325,65 @@ class Planner {
       if (st.p2p_s > 0) {
         // activations forward and gradients backward; window: the receiver's forward
         const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
-        const PlanComm send{CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
-                            st.p2p_bytes, recv_forward, 0};
-        if (vs < p * v - 1) c.send_forward = add_comm(send);
-        if (vs > 0) c.send_backward = add_comm(send);
+        if (vs < p * v - 1)
+          c.send_forward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+                                    st.p2p_bytes, recv_forward, 0);
+        if (vs > 0)
+          c.send_backward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+                                     st.p2p_bytes, recv_forward, 0);
       }
-      plan_.chunks.push_back(c);
     }
     if (sp.dp_bucket_count == 0) sp.dp_bucket_count = 1;
 
     // once per step
     const bool gathers = o_.zero >= 1 && st.dp_gather_s > 0;
-    const PlanComm gather{CommTask::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp,
-                          st.dp_gather_s, st.dp_gather_bytes, forward_s, 0};
+    auto gather = [&] {
+      add_comm(CommTask::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp, st.dp_gather_s,
+               st.dp_gather_bytes, forward_s, 0);
+    };
     sp.start_begin = static_cast<int>(plan_.comms.size());
     // Megatron's overlapped all-gather of the previous step's updated parameters, hidden behind the
     // first forward passes: the second pass needs all of it. Under ZeRO-3 it is the embedding and
     // head's (FSDP's root unit), which the first forward needs before anything: exposed, as the
     // next step's first collective (after the optimizer, below).
-    if (gathers && o_.overlap_dp && !zero3) add_comm(gather);
+    if (gathers && o_.overlap_dp && !zero3) gather();
     sp.start_end = sp.end_begin = static_cast<int>(plan_.comms.size());
     if (st.dp_reduce_s > 0 && !buckets)
-      add_comm(PlanComm{CommTask::dp_reduce, Stream::dp, Overlap::serial, GroupId::dp, st.dp_reduce_s,
-                        st.dp_reduce_bytes, backward_s, 0});
+      add_comm(CommTask::dp_reduce, Stream::dp, Overlap::serial, GroupId::dp, st.dp_reduce_s, st.dp_reduce_bytes,
+               backward_s, 0);
     sp.end_end = sp.post_begin = static_cast<int>(plan_.comms.size());
-    if (gathers && (!o_.overlap_dp || zero3)) add_comm(gather);
+    if (gathers && (!o_.overlap_dp || zero3)) gather();
     sp.post_end = sp.comm_end = static_cast<int>(plan_.comms.size());
-    plan_.stages.push_back(sp);
   }
 
   const StepWork& work_;
   const PlanOptions& o_;
-  StepPlan plan_;
+  StepPlan& plan_;
   bool split_ = false;
 };
 
 }  // namespace
 
 StepWork step_work(const core::Scenario& s) {
+  StepWork out;
+  step_work(s, layer_costs(s), pipeline_layers(s), out);
+  return out;
+}
+
+void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split, StepWork& out) {
   const auto& hw = s.hardware;
   const auto& par = s.parallel;
   const auto& tr = s.training;
-  const bool moe = s.model.moe.has_value();
   const Group dp = grad_group(s, false);
-  const Group expert_dp = moe ? grad_group(s, true) : dp;
-  const LayerTimes lt_dense = layer_times(s, false);
-  const LayerTimes lt_moe = moe ? layer_times(s, true) : LayerTimes{};
-  const LayerComm lc_dense = layer_comm(s, false);
-  const LayerComm lc_moe = moe ? layer_comm(s, true) : LayerComm{};
-  const EndTimes emb = embedding_times(s);
-  const EndTimes logit = logits_times(s);
-  const GpuParams dl = layer_params_per_gpu(s, false);
-  const GpuParams ml = moe ? layer_params_per_gpu(s, true) : GpuParams{};  // (MoE layers only exist with moe)
-
-  const double p2p = p2p_bytes(s);
-  const double p2p_s = par.pp > 1 ? collective_time(hw, core::Collective::send_recv, p2p, pp_hop_group(s)) : 0.0;
+  const Group expert_dp = s.model.moe ? grad_group(s, true) : dp;
+  const LayerTimes& lt_dense = costs.dense;
+  const LayerTimes& lt_moe = costs.moe;
+  const LayerComm& lc_dense = costs.dense_comm;
+  const LayerComm& lc_moe = costs.moe_comm;
+  const EndTimes& emb = costs.embedding;
+  const EndTimes& logit = costs.logits;
+  const GpuParams& dl = costs.dense_params;
+  const GpuParams& ml = costs.moe_params;
 
   const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
   const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
@@ -298,21 +408,35 @@ StepWork step_work(const core::Scenario& s) {
   struct Sharded {
     double gather_s = 0, gather_bytes = 0, reduce_s = 0, reduce_bytes = 0, replica_s = 0, replica_bytes = 0;
   };
+  // Chunks and stages of equal size ask for the same collectives: each is priced once (the last
+  // parameters asked about and their answer), which changes no number.
+  bool sharded_known = false;
+  GpuParams sharded_of;
+  Sharded sharded_last;
+  auto same = [](const GpuParams& a, const GpuParams& b) { return a.dense == b.dense && a.expert == b.expert; };
   auto sharded = [&](const GpuParams& g) {
+    if (sharded_known && same(g, sharded_of)) return sharded_last;
     Sharded o;
     o.gather_s = call(core::Collective::all_gather, wb * g.dense, shard, &o.gather_bytes) +
                  call(core::Collective::all_gather, wb * g.expert, expert_dp, &o.gather_bytes);
     o.reduce_s = call(core::Collective::reduce_scatter, rb * g.dense, shard, &o.reduce_bytes) +
                  call(core::Collective::reduce_scatter, rb * g.expert, expert_dp, &o.reduce_bytes);
     o.replica_s = call(core::Collective::all_reduce, rb * g.dense / shard.ranks, replica, &o.replica_bytes);
+    sharded_known = true;
+    sharded_of = g;
+    sharded_last = o;
     return o;
   };
 
-  StepWork out;
-  const auto virtual_ = virtual_stages(s);
+  const auto& virtual_ = split.chunks;
   const int V = static_cast<int>(virtual_.size());
-  out.chunks.resize(V);
-  std::vector<GpuParams> chunk_params(V);
+  static const ChunkWork kFreshChunk{};  // a constant, not a temporary: see Planner::build
+  out.chunks.assign(V, kFreshChunk);
+  // a chunk's parameters on one GPU (the same expression wherever it is needed)
+  auto chunk_params = [&](int i) {
+    const double nd = virtual_[i].dense_layers(), nm = virtual_[i].moe_layers;
+    return GpuParams{nd * dl.dense + nm * ml.dense, nd * dl.expert + nm * ml.expert};
+  };
   for (int i = 0; i < V; ++i) {
     ChunkWork& c = out.chunks[i];
     const VirtualStage& L = virtual_[i];
@@ -349,13 +473,12 @@ StepWork step_work(const core::Scenario& s) {
     c.ep_forward_s = nm * lc_moe.ep_forward_s;
     c.ep_backward_s = nm * lc_moe.ep_backward_s;
     c.ep_bytes = nm * (lc_moe.ep_bytes_forward + lc_moe.ep_bytes_backward);
-    chunk_params[i].dense = nd * dl.dense + nm * ml.dense;
-    chunk_params[i].expert = nd * dl.expert + nm * ml.expert;
     if (zero3 && L.layers > 0) {
       // the chunk's layers cut into units of unit_layers layers (below 1: several units a layer)
       c.zero3_units = static_cast<int>(
           std::clamp(std::round(L.layers / sh.unit_layers), 1.0, static_cast<double>(kMaxUnitsPerLayer) * L.layers));
-      const GpuParams unit{chunk_params[i].dense / c.zero3_units, chunk_params[i].expert / c.zero3_units};
+      const GpuParams params = chunk_params(i);
+      const GpuParams unit{params.dense / c.zero3_units, params.expert / c.zero3_units};
       c.zero3_unit_params = unit.total();
       const Sharded z = sharded(unit);
       c.zero3_gather_s = z.gather_s, c.zero3_gather_bytes = z.gather_bytes;
@@ -364,22 +487,26 @@ StepWork step_work(const core::Scenario& s) {
     }
   }
 
-  const auto layers = stage_layers(s);
-  out.stages.resize(par.pp);
+  const auto& layers = split.stages;
+  static const StageWork kFreshStage{};
+  out.stages.assign(par.pp, kFreshStage);
+  bool dp_known = false;  // the last per-step parameters priced, as for `sharded`
+  GpuParams dp_of;
+  StageWork dp_last;
   for (int r = 0; r < par.pp; ++r) {
     StageWork& c = out.stages[r];
     const StageLayers& L = layers[r];
-    c.p2p_bytes = par.pp > 1 ? p2p : 0.0;
-    c.p2p_s = p2p_s;
-    const GpuParams g = stage_params_per_gpu(s, r, L);
+    c.p2p_bytes = par.pp > 1 ? costs.p2p_bytes : 0.0;
+    c.p2p_s = costs.p2p_s;
+    const GpuParams g = stage_params_per_gpu(s, r, L, dl, ml);
     c.grad_bytes = gb * g.total();
     // each chunk's share of the rank's gradients: its layers', the embedding and head with the ends
     double layer_params = 0;
-    for (int i = r; i < V; i += par.pp) layer_params += chunk_params[i].total();
+    for (int i = r; i < V; i += par.pp) layer_params += chunk_params(i).total();
     const double ends = g.total() - layer_params;
     for (int i = r; i < V; i += par.pp) {
       // a rank holds at most one end chunk (both only when it is the whole pipeline, V == 1)
-      const double own = chunk_params[i].total() + (i == 0 || i == V - 1 ? ends : 0.0);
+      const double own = chunk_params(i).total() + (i == 0 || i == V - 1 ? ends : 0.0);
       out.chunks[i].grad_share = g.total() > 0 ? own / g.total() : 1.0 / par.vpp;
     }
     // ZeRO-3 handles the transformer layers per layer; the embedding and head stay per step
@@ -388,7 +515,10 @@ StepWork step_work(const core::Scenario& s) {
       per_step.dense -= L.dense_layers() * dl.dense + L.moe_layers * ml.dense;
       per_step.expert = 0;
     }
-    if (zero3) {
+    if (dp_known && same(per_step, dp_of)) {
+      c.dp_reduce_s = dp_last.dp_reduce_s, c.dp_reduce_bytes = dp_last.dp_reduce_bytes;
+      c.dp_gather_s = dp_last.dp_gather_s, c.dp_gather_bytes = dp_last.dp_gather_bytes;
+    } else if (zero3) {
       const Sharded z = sharded(per_step);
       c.dp_reduce_s = z.reduce_s + z.replica_s, c.dp_reduce_bytes = z.reduce_bytes + z.replica_bytes;
       c.dp_gather_s = z.gather_s, c.dp_gather_bytes = z.gather_bytes;
@@ -396,11 +526,13 @@ StepWork step_work(const core::Scenario& s) {
       c.dp_reduce_s = both(reduce_op, gb, per_step, &c.dp_reduce_bytes);
       if (par.zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb, per_step, &c.dp_gather_bytes);
     }
+    dp_known = true;
+    dp_of = per_step;
+    dp_last = c;
 
     const double updated = par.zero >= 1 ? g.dense / d_dense + g.expert / d_expert : g.total();
     c.optimizer_s = optimizer_time(hw.gpu, tr, updated);
   }
-  return out;
 }
 
 PlanOptions plan_options(const core::Scenario& s) {
@@ -431,7 +563,15 @@ PlanOptions plan_options(const core::Scenario& s) {
   return o;
 }
 
-StepPlan plan_from_work(const StepWork& work, const PlanOptions& options) { return Planner(work, options).build(); }
+StepPlan plan_from_work(const StepWork& work, const PlanOptions& options) {
+  StepPlan plan;
+  Planner(work, options, plan).build();
+  return plan;
+}
+
+void plan_from_work(const StepWork& work, const PlanOptions& options, StepPlan& out) {
+  Planner(work, options, out).build();
+}
 
 StepPlan plan_step(const core::Scenario& s) { return plan_from_work(step_work(s), plan_options(s)); }
 

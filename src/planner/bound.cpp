@@ -56,11 +56,19 @@ struct Totals {
   double gathers = 0;            // the dp_gather stream
   double reduces = 0;            // the dp stream
   void add(const analytic::StepPlan& plan, const PlanComm& c, double times) {
-    const int l = plan.group(c.group).scope == core::Scope::inter ? 1 : 0;
-    link[l] += times * c.time_s;
-    if (c.task != analytic::CommTask::p2p) held[l] += times * c.time_s;
-    if (c.stream == analytic::Stream::dp_gather) gathers += times * c.time_s;
-    if (c.stream == analytic::Stream::dp) reduces += times * c.time_s;
+    // (each sum in the same order as ever; branches, not a variable index, so the compiler keeps
+    // the two links apart instead of chaining every sum through one load and store)
+    const double t = times * c.time_s;
+    const bool held_sms = c.task != analytic::CommTask::p2p;
+    if (plan.group(c.group).scope == core::Scope::inter) {
+      link[1] += t;
+      if (held_sms) held[1] += t;
+    } else {
+      link[0] += t;
+      if (held_sms) held[0] += t;
+    }
+    if (c.stream == analytic::Stream::dp_gather) gathers += t;
+    if (c.stream == analytic::Stream::dp) reduces += t;
   }
   void add(const analytic::StepPlan& plan, const analytic::PassPlan& pass, double times) {
     for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
@@ -155,7 +163,8 @@ double step_lower_bound(const analytic::StepPlan& plan) {
 
   std::vector<StageBound> ops;
   ops.reserve(p);
-  for (const auto& st : plan.stages) ops.push_back(stage_bound(plan, st));
+  for (const auto& st : plan.stages)  // a stage that repeats another has the same bounds
+    ops.push_back(st.repeats >= 0 ? ops[st.repeats] : stage_bound(plan, st));
 
   double bound = 0;
   double fill = 0;  // micro-batch 0's first chunk through every earlier stage

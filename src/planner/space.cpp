@@ -248,14 +248,22 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
   for (auto r : radix_) size_ *= r;
 }
 
-std::optional<Candidate> Space::at(std::uint64_t index) const {
-  if (index >= size_) return std::nullopt;
-  std::uint64_t digit[kDigits];
+Space::Digits Space::digits(std::uint64_t index) const {
+  Digits digit{};
   std::uint64_t rest = index;
   for (int i = kDigits - 1; i >= 0; --i) {
     digit[i] = rest % radix_[i];
     rest /= radix_[i];
   }
+  return digit;
+}
+
+std::optional<Candidate> Space::at(std::uint64_t index) const {
+  if (index >= size_) return std::nullopt;
+  return candidate(index, digits(index));
+}
+
+std::optional<Candidate> Space::candidate(std::uint64_t index, const Digits& digit) const {
   Candidate c;
   c.index = index;
   c.tp = tp_[digit[0]];
@@ -291,8 +299,7 @@ std::optional<Candidate> Space::at(std::uint64_t index) const {
 
 std::uint64_t Space::count_candidates() const {
   std::uint64_t n = 0;
-  for (std::uint64_t i = 0; i < size_; ++i)
-    if (at(i)) ++n;
+  for_each(0, size_, [&n](const Candidate&) { ++n; });
   return n;
 }
 

@@ -12,10 +12,12 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "ptdsim/analytic/evaluate.hpp"
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/core/split.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -152,43 +154,102 @@ struct Context {
   tbb::task_arena arena;
 };
 
+// One worker's reusable state in tier 1: what the candidates it sees share, kept instead of being
+// recomputed per candidate (docs/performance.md "Planner"). Every value is the one the per-candidate
+// call would compute, to the last bit: the split is a function of pp and vpp within a sweep (place()
+// gives every candidate the base's split fields, and apply() keeps or drops them by pp and vpp
+// alone), the layer costs a function of their key (analytic/layer_costs.hpp).
+class Tier1Worker {
+ public:
+  // pipeline_split(s), kept per pp and vpp
+  const core::PipelineSplit& split(const core::Scenario& s) {
+    if (!have_split_ || s.parallel.pp != pp_ || s.parallel.vpp != vpp_) {
+      split_ = core::pipeline_split(s);
+      pp_ = s.parallel.pp;
+      vpp_ = s.parallel.vpp;
+      have_split_ = true;
+      have_layers_ = false;
+    }
+    return split_;
+  }
+  // pipeline_layers(s); s passed core::check, so split(s) holds its pp and vpp
+  const analytic::PipelineLayers& layers(const core::Scenario& s) {
+    split(s);
+    if (!have_layers_) {
+      layers_ = analytic::pipeline_layers(s);
+      have_layers_ = true;
+    }
+    return layers_;
+  }
+  // layer_costs(s), the last kCosts keys kept: the space's low digits (ZeRO stage, recompute,
+  // sequence parallel, overlap, shard group) cycle through a few keys within a chunk.
+  const analytic::LayerCosts& costs(const core::Scenario& s) {
+    const analytic::LayerCostsKey key = analytic::layer_costs_key(s);
+    for (std::size_t i = 0; i < costs_.size(); ++i)
+      if (costs_[i].first == key) return costs_[i].second;
+    if (costs_.size() < kCosts) {
+      costs_.emplace_back(key, analytic::layer_costs(s));
+      return costs_.back().second;
+    }
+    auto& slot = costs_[next_];
+    next_ = (next_ + 1) % kCosts;
+    slot = {key, analytic::layer_costs(s)};
+    return slot.second;
+  }
+  // plan_step(s), into storage kept from the previous candidate
+  const analytic::StepPlan& plan(const core::Scenario& s) {
+    analytic::step_work(s, costs(s), layers(s), work_);
+    analytic::plan_from_work(work_, analytic::plan_options(s), plan_);
+    return plan_;
+  }
+
+ private:
+  static constexpr std::size_t kCosts = 8;
+  bool have_split_ = false, have_layers_ = false;
+  int pp_ = 0, vpp_ = 0;
+  core::PipelineSplit split_;
+  analytic::PipelineLayers layers_;
+  std::vector<std::pair<analytic::LayerCostsKey, analytic::LayerCosts>> costs_;
+  std::size_t next_ = 0;
+  analytic::StepWork work_;
+  analytic::StepPlan plan_;
+};
+
 // Tier 1: core::check, then the analytic engine for memory and the lower bound. Chunks are merged
 // in index order, so the feasible list comes out the same for any thread count.
 std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
   const Space& space = ctx.space;
   const std::uint64_t chunks = (space.size() + kAnalyticChunk - 1) / kAnalyticChunk;
   std::vector<AnalyticChunk> tier1(chunks);
+  std::vector<Tier1Worker> workers(ctx.scratch.size());
   std::atomic<std::uint64_t> chunks_done{0};
   parallel_for(
       chunks, ctx.arena, "analytic", space.size(),
       [&] { return chunks_done.load() * kAnalyticChunk; }, ctx.opt.on_progress,
       [&](std::uint64_t chunk, int worker) {
         auto& s = ctx.scratch[worker];
+        auto& w = workers[worker];
         auto& res = tier1[chunk];
-        const std::uint64_t end = std::min(space.size(), (chunk + 1) * kAnalyticChunk);
-        for (std::uint64_t i = chunk * kAnalyticChunk; i < end; ++i) {
-          const auto c = space.at(i);
-          if (!c) continue;
+        space.for_each(chunk * kAnalyticChunk, (chunk + 1) * kAnalyticChunk, [&](const Candidate& c) {
           ++res.evaluated;
-          place(*c, ctx.base, s);
-          const auto problems = core::check(s);
-          if (!problems.empty()) {
-            ++res.rejected[problems.front().reason];  // the first problem in check()'s order
-            continue;
+          place(c, ctx.base, s);
+          if (const std::string why = core::first_problem(s, w.split(s)); !why.empty()) {
+            ++res.rejected[why];  // the first problem in check()'s order
+            return;
           }
           // the analytic engine's memory (the same as evaluate()'s) and the plan's bounds: all tier 2 needs
-          const double peak = analytic::peak_memory_bytes(s);
+          const double peak = analytic::peak_memory_bytes(s, w.layers(s), w.costs(s));
           if (!fits(peak, s.hardware.gpu.memory_bytes, ctx.opt.min_free_bytes)) {
             ++res.rejected["memory"];
-            continue;
+            return;
           }
-          const analytic::StepPlan plan = analytic::plan_step(s);
+          const analytic::StepPlan& plan = w.plan(s);
           const double bound = step_lower_bound(plan);
           const auto& gpu = s.hardware.gpu;
           const double busy = std::min(bound, busiest_stage_compute(plan));
           const double energy = gpu.idle_w * bound + std::max(0.0, gpu.tdp_w - gpu.idle_w) * busy;
-          res.feasible.push_back(Entry{i, bound, peak, energy});
-        }
+          res.feasible.push_back(Entry{c.index, bound, peak, energy});
+        });
         ++chunks_done;
       });
   std::vector<Entry> feasible;

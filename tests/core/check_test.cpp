@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/core/split.hpp"
 
 using namespace ptdsim::core;
 
@@ -80,4 +83,33 @@ TEST_CASE("core: pipeline, batch and expert rules", "[core][check]") {
     s.model.kv_heads = 4;
     CHECK(keys(check(s)) == std::vector<std::string>{"parallel.tp:divisibility"});
   }
+}
+
+TEST_CASE("core: first_problem is the reason of check()'s first problem", "[core][check]") {
+  // A grid of layouts that break one rule, several or none (tp 3 and 5 divide neither 1024 nor the
+  // heads, vpp 7 over-splits, the batches break micro_batch*dp, ep without experts, cp with an odd
+  // share of the sequence): first_problem must name check()'s first reason, "" where check() is empty.
+  const Scenario base = gpt3();
+  int with_problems = 0, without = 0;
+  for (int tp : {1, 3, 5, 8})
+    for (int pp : {1, 4, 16})
+      for (int vpp : {1, 2, 7})
+        for (int cp : {1, 2, 3})
+          for (long long batch : {1536LL, 1001LL})
+            for (int ep : {1, 2}) {
+              Scenario s = base;
+              s.parallel.tp = tp;
+              s.parallel.pp = pp;
+              s.parallel.vpp = vpp;
+              s.parallel.schedule = vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+              s.parallel.cp = cp;
+              s.parallel.ep = ep;
+              s.parallel.dp = std::max(1, 1024 / (tp * pp * cp));
+              s.training.global_batch = batch;
+              const auto all = check(s);
+              CHECK(first_problem(s, pipeline_split(s)) == (all.empty() ? std::string() : all.front().reason));
+              ++(all.empty() ? without : with_problems);
+            }
+  CHECK(with_problems > 0);
+  CHECK(without > 0);
 }

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "fixtures.hpp"
 #include "ptdsim/planner/space.hpp"
@@ -46,6 +48,21 @@ TEST_CASE("planner: every candidate is distinct and decodes its own index", "[pl
   }
   CHECK(seen.size() == n);
   CHECK(!space.at(space.size()));
+}
+
+TEST_CASE("planner: for_each walks the candidates at() decodes, from any index", "[planner][space]") {
+  const auto s = test::tiny(8);
+  const Space space(s, SearchSpace{});
+  // every start, including ones mid-digit and past the end, to the end and a short window
+  for (std::uint64_t begin : {std::uint64_t{0}, std::uint64_t{1}, space.size() / 3, space.size() - 1, space.size()}) {
+    for (std::uint64_t end : {space.size() + 5, begin + 7}) {
+      std::vector<std::string> walked, decoded;
+      space.for_each(begin, end, [&](const Candidate& c) { walked.push_back(std::to_string(c.index) + label(c)); });
+      for (std::uint64_t i = begin; i < std::min(end, space.size()); ++i)
+        if (const auto c = space.at(i)) decoded.push_back(std::to_string(c->index) + label(*c));
+      CHECK(walked == decoded);
+    }
+  }
 }
 
 TEST_CASE("planner: bounds and pins shrink the space", "[planner][space]") {

@@ -1,4 +1,7 @@
 #pragma once
+#include <vector>
+
+#include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/report.hpp"
 
@@ -9,5 +12,12 @@ namespace ptdsim::analytic {
 
 // `plan`: the scenario's step plan (the optimizer step of every stage comes from there).
 core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan);
+// The same with the stages' layers given (stage_layers(s)).
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
+                                         const std::vector<StageLayers>& stages);
+// The same with the operators given as well (layer_costs(s)'s).
+struct LayerCosts;
+core::ComputeBreakdown compute_breakdown(const core::Scenario& s, const StepPlan& plan,
+                                         const std::vector<StageLayers>& stages, const LayerCosts& costs);
 
 }  // namespace ptdsim::analytic

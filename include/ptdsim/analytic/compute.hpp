@@ -29,6 +29,9 @@ struct LayerTimes {
   double forward_flops = 0;    // per GPU
 };
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer);
+struct LayerOps;
+// The same from the layer's operators given (layer_ops(s, moe_layer)).
+LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops);
 
 // Input embedding (first stage) and logits + cross-entropy (last stage), one micro-batch.
 struct EndTimes {
@@ -36,6 +39,10 @@ struct EndTimes {
 };
 EndTimes embedding_times(const core::Scenario& s);
 EndTimes logits_times(const core::Scenario& s);
+struct EndOps;
+// The same from the ends' operators given (end_ops(s)).
+EndTimes embedding_times(const EndOps& ends);
+EndTimes logits_times(const core::Scenario& s, const EndOps& ends);
 
 // Memory-bound elementwise bytes of one layer's forward on one GPU (documented byte counts).
 double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer);

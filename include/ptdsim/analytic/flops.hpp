@@ -34,5 +34,7 @@ double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, do
 double model_flops_per_step(const core::Scenario& s);
 // model_flops_per_step plus the recomputed forward work (what the hardware executes).
 double hardware_flops_per_step(const core::Scenario& s);
+// The same with model_flops_per_step(s) given (the report has it already).
+double hardware_flops_per_step(const core::Scenario& s, double model_flops);
 
 }  // namespace ptdsim::analytic

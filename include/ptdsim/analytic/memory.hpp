@@ -9,6 +9,8 @@
 // Memory per GPU (docs/analytic.md "Memory"). Bytes.
 namespace ptdsim::analytic {
 
+struct LayerCosts;
+
 // What a training process holds beside its tensors (docs/analytic.md "What the process holds
 // beside its tensors"), each a measured figure:
 // - the CUDA context (driver, kernels loaded): 1573 MiB on an A100, measured by BigScience for
@@ -61,6 +63,8 @@ int zero_shard_ranks(const core::Scenario& s, bool expert);
 // Activations one transformer layer keeps for one micro-batch on one GPU (Korthikanti et al. 2022,
 // section 4, generalised to GQA, swiglu and f != 4h; recompute, flash attention, SP, CP applied).
 double activation_bytes_per_layer(const core::Scenario& s, bool moe_layer = false);
+// The same under a given recomputation mode (activation_bytes_per_layer: the scenario's).
+double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute);
 
 // Micro-batches whose activations a pipeline rank holds at its peak, the schedule's closed form
 // (core::ScheduleRules::in_flight; fractional with interleaving: chunks in flight / vpp).
@@ -74,13 +78,22 @@ double korthikanti_params_and_optimizer_bytes(const core::Scenario& s);
 
 // The largest of stage_memory(s)'s totals: what a GPU must hold under the schedule's closed form.
 double peak_memory_bytes(const core::Scenario& s);
+// The same with the split and the layer costs given (pipeline_layers(s), layer_costs(s)).
+double peak_memory_bytes(const core::Scenario& s, const PipelineLayers& layers, const LayerCosts& costs);
 // ZeRO-3's communication buffers on one GPU of a stage holding `layers`: the gathered units in
-// flight, one unit's unsharded gradient, the framework's reduce bucket.
+// flight, one unit's unsharded gradient, the framework's reduce bucket; `layer_params` one of its
+// layers' parameters on one GPU (layer_params_per_gpu).
 double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers);
+double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers, const GpuParams& layer_params);
 
 // Every pipeline stage's memory on one of its GPUs. `in_flight` (one per stage) replaces the
 // schedule's closed-form in-flight counts when an engine measured them (the scheduler does).
 std::vector<core::StageMemory> stage_memory(const core::Scenario& s,
                                             const std::vector<double>* in_flight = nullptr);
+std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const PipelineLayers& layers,
+                                            const LayerCosts& costs, const std::vector<double>* in_flight);
+// Stage `stage` alone, holding `in_flight` micro-batches' activations.
+core::StageMemory stage_memory(const core::Scenario& s, int stage, const PipelineLayers& layers,
+                               const LayerCosts& costs, double in_flight);
 
 }  // namespace ptdsim::analytic

@@ -46,6 +46,14 @@ struct StageLayers {
 };
 std::vector<StageLayers> stage_layers(const core::Scenario& s);
 
+// Both at once, from one core::pipeline_split: what step_work and the memory model read of the
+// split (the sweep keeps one per pp and vpp).
+struct PipelineLayers {
+  std::vector<VirtualStage> chunks;  // pp * vpp, in pipeline order
+  std::vector<StageLayers> stages;   // pp
+};
+PipelineLayers pipeline_layers(const core::Scenario& s);
+
 // Parameters one GPU of a pipeline stage holds after the TP, PP and EP split, before ZeRO.
 // `expert` is kept apart because its ZeRO/data-parallel group is dp*cp/ep, not dp*cp.
 struct GpuParams {
@@ -55,6 +63,9 @@ struct GpuParams {
 };
 GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLayers& layers);
 GpuParams stage_params_per_gpu(const core::Scenario& s, int stage);
+// The same with one dense and one MoE layer's parameters given (layer_params_per_gpu's).
+GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLayers& layers,
+                               const GpuParams& dense_layer, const GpuParams& moe_layer);
 
 // One layer's parameters on one GPU (TP split; experts split over ep and tp).
 GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer);

@@ -17,6 +17,9 @@
 // none of them re-derives a rule.
 namespace ptdsim::analytic {
 
+struct LayerCosts;
+struct PipelineLayers;
+
 // The streams of one GPU: each runs one task at a time, in program order (CUDA stream semantics).
 // Gradient reductions (dp) and parameter all-gathers (dp_gather) get separate streams, as in FSDP
 // and Megatron's distributed optimizer, so a prefetch is not queued behind a reduction.
@@ -110,6 +113,11 @@ struct StagePlan {
   double optimizer_s = 0;
   double dp_bucket_count = 1;  // buckets of the last gradient pass (for the report's volumes)
   double grad_bytes = 0;       // gradient bytes this GPU reduces per step (before ZeRO-3's per-unit)
+  // An earlier stage whose work this one repeats exactly: the same chunks' passes, segments and
+  // collectives, number for number (the middle stages of an even split); -1 when none. Only its
+  // indices and layer_first differ. A reader whose result depends on the numbers alone (the
+  // analytic fold, the sweep's bound) may reuse that stage's instead of reading this one.
+  int repeats = -1;
 };
 
 struct StepPlan {
@@ -199,10 +207,15 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
                      double unit_params);
 
 StepWork step_work(const core::Scenario& s);
+// The same from the layout's split and layer costs (pipeline_layers(s), layer_costs(s)), into
+// `out`, whose storage is reused (the sweep works one candidate after another).
+void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split, StepWork& out);
 PlanOptions plan_options(const core::Scenario& s);
 // The rules: how the step's work becomes passes, segments and collectives. Every engine's reading
 // of a step starts here.
 StepPlan plan_from_work(const StepWork& work, const PlanOptions& options);
+// The same into `out`, whose storage is reused.
+void plan_from_work(const StepWork& work, const PlanOptions& options, StepPlan& out);
 // plan_from_work(step_work(s), plan_options(s)). Assumes core::check(s) is empty.
 StepPlan plan_step(const core::Scenario& s);
 

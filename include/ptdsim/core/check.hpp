@@ -27,4 +27,10 @@ inline constexpr long long kMaxPipelinePasses = 1LL << 18;
 // scenario can be evaluated. Pure, cheap: the sweep calls it per candidate.
 std::vector<Problem> check(const Scenario& s);
 
+struct PipelineSplit;
+// The reason of check(s)'s first problem ("" when it has none), by the same rules without building
+// any message: what the sweep counts a rejected candidate under. `split` is pipeline_split(s),
+// which the sweep keeps per pp and vpp.
+std::string first_problem(const Scenario& s, const PipelineSplit& split);
+
 }  // namespace ptdsim::core

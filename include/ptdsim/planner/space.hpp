@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -93,6 +94,18 @@ class Space {
   // run). Such points are not candidates and are not counted anywhere.
   std::optional<Candidate> at(std::uint64_t index) const;
 
+  // fn(candidate) for every candidate of the indices [begin, end), in index order: at() of each,
+  // with the digits of `begin` decoded once and then counted up instead of divided out per index
+  // (the sweep's first tier walks every index of the space).
+  template <class Fn>
+  void for_each(std::uint64_t begin, std::uint64_t end, Fn&& fn) const {
+    end = end < size_ ? end : size_;
+    if (begin >= end) return;
+    Digits d = digits(begin);
+    for (std::uint64_t i = begin; i < end; ++i, next(d))
+      if (const auto c = candidate(i, d)) fn(*c);
+  }
+
   int gpus() const { return gpus_; }
   const std::vector<int>& tp() const { return tp_; }
   const std::vector<int>& pp() const { return pp_; }
@@ -124,6 +137,15 @@ class Space {
 
  private:
   static constexpr int kDigits = 13;
+  using Digits = std::array<std::uint64_t, kDigits>;
+  Digits digits(std::uint64_t index) const;  // index < size_
+  std::optional<Candidate> candidate(std::uint64_t index, const Digits& d) const;
+  void next(Digits& d) const {  // the digits of the next index (odometer order)
+    for (int i = kDigits - 1; i >= 0; --i) {
+      if (++d[i] < radix_[i]) return;
+      d[i] = 0;
+    }
+  }
   int gpus_ = 0;
   int gpus_per_node_ = 1;
   std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, shard_ranks_;
