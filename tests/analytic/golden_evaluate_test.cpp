@@ -155,11 +155,7 @@ std::vector<Case> sampled(int per_base) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  std::vector<std::string> files;
-  for (const auto& f : std::filesystem::directory_iterator(kRoot + "/scenarios"))
-    if (f.path().extension() == ".yaml") files.push_back(f.path().filename().string());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) cases.push_back(Case{"scenario " + f, io::load_scenario(kRoot + "/scenarios/" + f)});
+  for (const auto& f : golden::scenario_files(kRoot)) cases.push_back(Case{"scenario " + f, io::load_scenario(kRoot + "/scenarios/" + f)});
   for (auto& rec : io::load_dataset(kRoot + "/scenarios/published/dataset.yaml"))
     if (rec.scenario) cases.push_back(Case{"record " + rec.name, std::move(*rec.scenario)});
   for (auto& c : sampled(60)) cases.push_back(std::move(c));

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers of the golden tests of the analytic engine and the sweep (tests/analytic/
-// golden_evaluate_test.cpp, tests/planner/golden_sweep_test.cpp): results written to the last bit,
+// Helpers of the golden tests of the analytic engine, the simulator and the sweep (tests/analytic/
+// golden_evaluate_test.cpp, tests/sim/golden_test.cpp, tests/planner/golden_sweep_test.cpp): results written to the last bit,
 // digested, and compared line by line with a file under tests/data/golden/. A change meant only to
 // make the code faster must leave every line as it is; an intended change of results regenerates
 // the file with PTDSIM_UPDATE_GOLDEN=1 and says in the commit which results moved and why.
@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -126,6 +128,15 @@ inline void compare_or_update(const std::string& path, const std::string& header
     if (g != w && ++differ <= 20) UNSCOPED_INFO("golden: " << w << "\nnow:    " << g);
   }
   CHECK(differ == 0);
+}
+
+// The shipped scenarios' file names (scenarios/*.yaml), sorted: the golden files list them in this order.
+inline std::vector<std::string> scenario_files(const std::string& root) {
+  std::vector<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(root + "/scenarios"))
+    if (f.path().extension() == ".yaml") files.push_back(f.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 // splitmix64 (Steele et al. 2014): the same draws on every standard library, unlike
