@@ -177,11 +177,49 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const std::
   return stage_memory(s, pipeline_layers(s), layer_costs(s), in_flight);
 }
 
+namespace {
+
+// What a stage's micro-batches in flight hold: its layers' activations and, on the first stage, the
+// embedding's.
+void set_activations(const core::Scenario& s, int i, const StageLayers& L, const LayerCosts& costs, double in_flight,
+                     core::StageMemory& st) {
+  const auto& tr = s.training;
+  const double width = full_width(tr.precision) ? 2.0 : 1.0;
+  const double t = s.parallel.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / s.parallel.cp;
+  const double sp = s.parallel.sequence_parallel ? t : 1.0;
+  st.in_flight = in_flight;
+  const double per_mb = L.dense_layers() * costs.activation_dense + L.moe_layers * costs.activation_moe;
+  st.activations = per_mb * st.in_flight;
+  if (tr.recompute == core::Recompute::full && L.layers > 0) {
+    // the layer being recomputed holds its whole activations during its backward pass
+    const bool moe_only = L.dense_layers() == 0;
+    st.activations += moe_only ? costs.recomputed_moe : costs.recomputed_dense;
+  }
+  if (i == 0)  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
+    st.embedding_activations = width * 3 * local * b * s.model.hidden / sp * st.in_flight;
+}
+
+}  // namespace
+
 std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const PipelineLayers& layers,
                                             const LayerCosts& costs, const std::vector<double>* in_flight) {
-  std::vector<core::StageMemory> out(s.parallel.pp);
-  for (int i = 0; i < s.parallel.pp; ++i)
-    out[i] = stage_memory(s, i, layers, costs, in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i));
+  const int p = s.parallel.pp;
+  std::vector<core::StageMemory> out(p);
+  for (int i = 0; i < p; ++i) {
+    const double f = in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i);
+    // A middle stage with the layers of the middle stage before it holds the same parameters,
+    // states, buffers and communicators (only the ends differ by stage): its copy, with its own
+    // micro-batches in flight, is what stage_memory would compute, bit for bit.
+    const StageLayers& L = layers.stages[i];
+    const StageLayers& prev = layers.stages[i > 0 ? i - 1 : 0];
+    if (i >= 2 && i < p - 1 && L.layers == prev.layers && L.moe_layers == prev.moe_layers) {
+      out[i] = out[i - 1];
+      out[i].stage = i;
+      set_activations(s, i, L, costs, f, out[i]);
+    } else {
+      out[i] = stage_memory(s, i, layers, costs, f);
+    }
+  }
   return out;
 }
 
@@ -193,9 +231,7 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
   const StageLayers& L = layers.stages[i];
   const double wb = weight_bytes_per_param(tr.precision), gb = held_gradient_bytes_per_param(tr);
   const double ob = optimizer_bytes_per_param(tr), sb = step_buffer_bytes_per_param(tr);
-  const double width = full_width(tr.precision) ? 2.0 : 1.0;
   const double t = par.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / par.cp;
-  const double sp = par.sequence_parallel ? t : 1.0;
 
   core::StageMemory st;
   st.stage = i;
@@ -211,16 +247,7 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
   st.optimizer = ob * sharded(1);
   st.step_buffers = sb * sharded(1);
 
-  st.in_flight = in_flight;
-  const double per_mb = L.dense_layers() * costs.activation_dense + L.moe_layers * costs.activation_moe;
-  st.activations = per_mb * st.in_flight;
-  if (tr.recompute == core::Recompute::full && st.layers > 0) {
-    // the layer being recomputed holds its whole activations during its backward pass
-    const bool moe_only = L.dense_layers() == 0;
-    st.activations += moe_only ? costs.recomputed_moe : costs.recomputed_dense;
-  }
-  if (i == 0)  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
-    st.embedding_activations = width * 3 * local * b * m.hidden / sp * st.in_flight;
+  set_activations(s, i, L, costs, in_flight, st);
   if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
     st.logits = 4 * local * b * m.vocab / t;
   if (par.zero >= 3 && st.layers > 0)
