@@ -62,6 +62,7 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   // what dominates the step
   if (t.step_s > 0) {
     std::vector<core::BoundPart> parts;
+    parts.reserve(8);
     auto part = [&](core::BoundKind kind, double seconds, int stage = core::BoundPart::kAllStages) {
       core::BoundPart b;
       b.kind = kind;

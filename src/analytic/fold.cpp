@@ -160,6 +160,9 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
 Folds fold_stages(const StepPlan& plan) {
   Folds out;
   out.of.reserve(plan.stages.size());
+  std::size_t distinct = 0;
+  for (const auto& st : plan.stages) distinct += st.repeats < 0;
+  out.distinct.reserve(distinct);
   for (const auto& st : plan.stages) {  // a stage that repeats another folds to the same numbers
     if (st.repeats >= 0) {
       out.of.push_back(out.of[st.repeats]);

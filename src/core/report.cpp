@@ -5,7 +5,14 @@
 namespace ptdsim::core {
 
 std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts) {
-  std::stable_sort(parts.begin(), parts.end(), [](const BoundPart& a, const BoundPart& b) { return a.share > b.share; });
+  // largest first, ties in the given order: a stable insertion sort (a handful of parts; std::stable_sort
+  // would allocate a buffer for them on every evaluation)
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const BoundPart x = parts[i];
+    std::size_t j = i;
+    for (; j > 0 && x.share > parts[j - 1].share; --j) parts[j] = parts[j - 1];
+    parts[j] = x;
+  }
   if (parts.size() > 3) parts.resize(3);
   while (parts.size() > 1 && parts.back().share < 0.02) parts.pop_back();
   return parts;
