@@ -1,5 +1,7 @@
 #include "ptdsim/analytic/flops.hpp"
 
+#include "repeated_sum.hpp"
+
 namespace ptdsim::analytic {
 
 LayerFlops layer_forward_flops(const core::ModelSpec& m, bool moe_layer, double b, double s) {
@@ -26,6 +28,7 @@ double logits_forward_flops(const core::ModelSpec& m, double b, double s) {
 double layers_forward_flops(const core::ModelSpec& m, double b, double s) {
   const double dense = layer_forward_flops(m, false, b, s).total();
   const double moe = m.moe ? layer_forward_flops(m, true, b, s).total() : 0.0;
+  if (!m.moe) return detail::repeated_sum(0.0, dense, m.layers);
   double total = 0;
   for (int i = 0; i < m.layers; ++i) total += m.is_moe_layer(i) ? moe : dense;
   return total;

@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/params.hpp"
 
 #include "ptdsim/core/split.hpp"
+#include "repeated_sum.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -52,6 +53,7 @@ double total_params(const core::ModelSpec& m) {
   double p = embedding_params(m) + head_params(m);
   // every dense layer holds the same count: computed once, added layer by layer as before
   const double dense = attention_params(m) + mlp_params(m, m.ffn_hidden) + 2 * norm_params(m);
+  if (!m.moe) return detail::repeated_sum(p, dense, m.layers);
   for (int i = 0; i < m.layers; ++i) p += m.is_moe_layer(i) ? layer_params(m, i) : dense;
   return p;
 }
