@@ -82,9 +82,10 @@ PipelineLayers pipeline_layers(const core::Scenario& s) {
   }
   const int p = s.parallel.pp;
   out.stages.resize(p);
-  for (std::size_t i = 0; i < out.chunks.size(); ++i) {  // virtual stage i lives on rank i % p
-    out.stages[i % p].layers += out.chunks[i].layers;
-    out.stages[i % p].moe_layers += out.chunks[i].moe_layers;
+  // virtual stage i lives on rank i % p (counted, not divided: a division per chunk)
+  for (std::size_t i = 0, r = 0; i < out.chunks.size(); ++i, r = r + 1 == static_cast<std::size_t>(p) ? 0 : r + 1) {
+    out.stages[r].layers += out.chunks[i].layers;
+    out.stages[r].moe_layers += out.chunks[i].moe_layers;
   }
   return out;
 }
