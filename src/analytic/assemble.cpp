@@ -10,6 +10,7 @@
 #include "ptdsim/core/units.hpp"
 
 #include <cstdio>
+#include <optional>
 
 namespace ptdsim::analytic {
 
@@ -18,10 +19,11 @@ namespace detail {
 core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
                       const std::array<core::CommStats, core::kCommKindCount>& comm, const StepTiming& t,
                       const PipelineLayers* split, const LayerCosts* costs) {
-  const PipelineLayers own_split = split ? PipelineLayers{} : pipeline_layers(s);
-  const LayerCosts own_costs = costs ? LayerCosts{} : layer_costs(s);
-  if (!split) split = &own_split;
-  if (!costs) costs = &own_costs;
+  // made only when the caller has none (an empty LayerCosts is kilobytes of zeroes to write)
+  std::optional<PipelineLayers> own_split;
+  std::optional<LayerCosts> own_costs;
+  if (!split) split = &own_split.emplace(pipeline_layers(s));
+  if (!costs) costs = &own_costs.emplace(layer_costs(s));
   core::Report r;
   r.scenario = s;
   r.engine = t.engine;
