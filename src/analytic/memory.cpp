@@ -205,8 +205,11 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const Pipel
                                             const LayerCosts& costs, const std::vector<double>* in_flight) {
   const int p = s.parallel.pp;
   std::vector<core::StageMemory> out(p);
+  // in_flight_microbatches per stage, the schedule's rules looked up once
+  const core::PipelineShape shape{p, s.parallel.vpp, s.num_microbatches()};
+  const core::ScheduleRules& rules = core::schedule_rules(s.parallel.schedule);
   for (int i = 0; i < p; ++i) {
-    const double f = in_flight ? (*in_flight)[i] : in_flight_microbatches(s, i);
+    const double f = in_flight ? (*in_flight)[i] : rules.in_flight(shape, i);
     // A middle stage with the layers of the middle stage before it holds the same parameters,
     // states, buffers and communicators (only the ends differ by stage): its copy, with its own
     // micro-batches in flight, is what stage_memory would compute, bit for bit.
