@@ -341,35 +341,45 @@ TEST_CASE("cli: hostile outputs: written through to what the user named, every w
 TEST_CASE("cli: hostile outputs: a signal during the final write leaves no temporary", "[cli][hostile][outputs][signals]") {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     DYNAMIC_SECTION("signal " << sig) {
-      const fs::path d = fresh("signal" + std::to_string(sig));
-      const fs::path trace = d / "trace.json";
-      bool seen = false;
-      // the 1T step's trace is ~33 MB: the temporary lives long enough to be seen and signalled
-      auto r = ptdsim({"evaluate", kBig, "--trace", trace.string(), "-o", (d / "out.txt").string()},
-                      Options{"", false, false, [&](pid_t pid) {
-                                // the trace takes ~1 s to build, ~25 s under ASan
-                                const auto until = std::chrono::steady_clock::now() +
-                                                   std::chrono::duration<double>(kHangSeconds);
-                                while (!seen && std::chrono::steady_clock::now() < until) {
-                                  seen = !temporaries(d).empty();
-                                  if (!seen) std::this_thread::yield();
-                                }
-                                ::kill(pid, sig);
-                              }});
-      INFO("stderr: " << r.err);
-      CHECK_FALSE(r.hung);
-      CHECK(seen);
-      // killed by the signal it was sent, re-raised after the cleanup; a signal this process
-      // ignores (a child inherits that) is ignored by ptdsim too, which then finishes
+      // a signal this process ignores (a child inherits that) is ignored by ptdsim too, which then
+      // finishes; otherwise ptdsim dies of the signal it was sent, re-raised after the cleanup
       struct sigaction here {};
       ::sigaction(sig, nullptr, &here);
-      if (here.sa_handler == SIG_IGN) {
-        CHECK(r.status == 0);
-      } else {
-        CHECK(r.signal == sig);
+      const bool ignored = here.sa_handler == SIG_IGN;
+      // The signal can arrive after the last rename when the machine is loaded (the watcher saw the
+      // temporary, then was descheduled): that run finished whole, which is fine, and is tried again
+      // until one is really interrupted.
+      bool interrupted = false;
+      for (int attempt = 0; attempt < 5 && !interrupted; ++attempt) {
+        const fs::path d = fresh("signal" + std::to_string(sig) + "-" + std::to_string(attempt));
+        const fs::path trace = d / "trace.json";
+        bool seen = false;
+        // the 1T step's trace is ~33 MB: the temporary lives long enough to be seen and signalled
+        auto r = ptdsim({"evaluate", kBig, "--trace", trace.string(), "-o", (d / "out.txt").string()},
+                        Options{"", false, false, [&](pid_t pid) {
+                                  // the trace takes ~1 s to build, ~25 s under ASan
+                                  const auto until = std::chrono::steady_clock::now() +
+                                                     std::chrono::duration<double>(kHangSeconds);
+                                  while (!seen && std::chrono::steady_clock::now() < until) {
+                                    seen = !temporaries(d).empty();
+                                    if (!seen) std::this_thread::yield();
+                                  }
+                                  ::kill(pid, sig);
+                                }});
+        INFO("attempt " << attempt << ", stderr: " << r.err);
+        CHECK_FALSE(r.hung);
+        CHECK(seen);
+        if (ignored) {
+          CHECK(r.status == 0);
+          interrupted = true;  // nothing to interrupt: the run must finish whole
+        } else {
+          CHECK((r.signal == sig || r.status == 0));  // killed, or done before the signal came
+          interrupted = r.signal == sig;
+        }
+        CHECK(temporaries(d).empty());
+        if (fs::exists(trace)) CHECK(nlohmann::json::parse(slurp(trace)).contains("traceEvents"));
       }
-      CHECK(temporaries(d).empty());
-      if (fs::exists(trace)) CHECK(nlohmann::json::parse(slurp(trace)).contains("traceEvents"));
+      CHECK(interrupted);
     }
   }
 }
