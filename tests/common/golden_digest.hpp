@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -151,6 +152,7 @@ struct Draw {
   }
   std::uint64_t below(std::uint64_t n) { return next() % n; }
   bool coin() { return below(2) == 1; }
+  int pick(std::initializer_list<int> v) { return v.begin()[below(v.size())]; }
 };
 
 }  // namespace ptdsim::testing::golden

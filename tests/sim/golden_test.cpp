@@ -71,20 +71,7 @@ std::string digest(const Case& c) {
   return line;
 }
 
-// splitmix64 (Steele et al. 2014): the same draws on every standard library, unlike
-// std::uniform_int_distribution, so the sampled layouts do not depend on the platform.
-struct Draw {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
-  int pick(std::initializer_list<int> v) { return v.begin()[below(static_cast<int>(v.size()))]; }
-  bool coin() { return below(2) == 1; }
-};
+using testing::golden::Draw;
 
 // Layouts drawn over every switch the simulator reads: degrees (tp, pp, cp, ep, dp), vpp and the
 // four schedules, ZeRO 0-3 with the ways frameworks shard, recomputation, micro-batch size and
