@@ -106,6 +106,7 @@ class Builder {
     if (!same_but_microbatch(g_.engine.description(d), t)) return g_.engine.add(t);
     return g_.engine.add(d, t.microbatch);
   }
+  static_assert(sizeof(TaskSpec) == 80, "a field was added to TaskSpec: compare it in same_but_microbatch");
   static bool same_but_microbatch(const TaskSpec& a, const TaskSpec& b) {
     return a.kind == b.kind && a.stream == b.stream && a.rank == b.rank && a.duration_s == b.duration_s &&
            a.work == b.work && a.link == b.link && a.bytes == b.bytes && a.flops == b.flops &&
