@@ -210,15 +210,12 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const Pipel
   const core::ScheduleRules& rules = core::schedule_rules(s.parallel.schedule);
   for (int i = 0; i < p; ++i) {
     const double f = in_flight ? (*in_flight)[i] : rules.in_flight(shape, i);
-    // A middle stage with the layers of the middle stage before it holds the same parameters,
-    // states, buffers and communicators (only the ends differ by stage): its copy, with its own
-    // micro-batches in flight, is what stage_memory would compute, bit for bit.
-    const StageLayers& L = layers.stages[i];
-    const StageLayers& prev = layers.stages[i > 0 ? i - 1 : 0];
-    if (i >= 2 && i < p - 1 && L.layers == prev.layers && L.moe_layers == prev.moe_layers) {
+    // a middle stage repeating the one before holds the same parameters, states, buffers and
+    // communicators: its copy, with its own micro-batches in flight, is stage_memory's, bit for bit
+    if (layers.repeats_previous(i)) {
       out[i] = out[i - 1];
       out[i].stage = i;
-      set_activations(s, i, L, costs, f, out[i]);
+      set_activations(s, i, layers.stages[i], costs, f, out[i]);
     } else {
       out[i] = stage_memory(s, i, layers, costs, f);
     }

@@ -90,6 +90,18 @@ PipelineLayers pipeline_layers(const core::Scenario& s) {
   return out;
 }
 
+bool PipelineLayers::repeats_previous(int r) const {
+  const int p = static_cast<int>(stages.size());
+  if (r < 2 || r >= p - 1) return false;
+  const StageLayers &a = stages[r], &b = stages[r - 1];
+  if (a.layers != b.layers || a.moe_layers != b.moe_layers) return false;
+  for (std::size_t i = r; i < chunks.size(); i += p) {
+    const VirtualStage &x = chunks[i], &y = chunks[i - 1];
+    if (x.layers != y.layers || x.moe_layers != y.moe_layers) return false;
+  }
+  return true;
+}
+
 std::vector<VirtualStage> virtual_stages(const core::Scenario& s) { return pipeline_layers(s).chunks; }
 
 std::vector<StageLayers> stage_layers(const core::Scenario& s) { return pipeline_layers(s).stages; }

@@ -362,20 +362,6 @@ class Planner {
   bool split_ = false;
 };
 
-// Whether pipeline rank r, neither end nor next to the first, holds the layers of rank r-1, chunk
-// for chunk: then its per-step work is r-1's, number for number (only the ends hold the embedding
-// and the head).
-bool repeats_middle_stage(const PipelineLayers& split, int r, int p) {
-  if (r < 2 || r >= p - 1) return false;
-  const StageLayers &a = split.stages[r], &b = split.stages[r - 1];
-  if (a.layers != b.layers || a.moe_layers != b.moe_layers) return false;
-  for (std::size_t i = r; i < split.chunks.size(); i += p) {
-    const VirtualStage &x = split.chunks[i], &y = split.chunks[i - 1];
-    if (x.layers != y.layers || x.moe_layers != y.moe_layers) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 StepWork step_work(const core::Scenario& s) {
@@ -510,7 +496,7 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
   for (int r = 0; r < par.pp; ++r) {
     StageWork& c = out.stages[r];
     const StageLayers& L = layers[r];
-    if (repeats_middle_stage(split, r, par.pp)) {
+    if (split.repeats_previous(r)) {
       // the same parameters as the stage before, chunk for chunk: the same numbers (the priced
       // collectives' cache holds them already)
       c = out.stages[r - 1];

@@ -99,3 +99,38 @@ TEST_CASE("analytic: parameters per GPU per stage", "[analytic][params]") {
     CHECK(layer_params_per_gpu(x, true).dense == Approx(20971520.0 + 8192 + 32768).epsilon(1e-12));
   }
 }
+
+TEST_CASE("analytic: which pipeline stages repeat the one before", "[analytic][params]") {
+  auto s = testing::gpt3_1024();  // 96 layers over pp 16: 6 on every rank
+  auto repeating = [](const PipelineLayers& split) {
+    std::vector<int> out;
+    for (int r = 0; r < static_cast<int>(split.stages.size()); ++r)
+      if (split.repeats_previous(r)) out.push_back(r);
+    return out;
+  };
+  SECTION("even: every middle rank but the one after the first (rank 0 holds the embedding)") {
+    std::vector<int> want;
+    for (int r = 2; r <= 14; ++r) want.push_back(r);
+    CHECK(repeating(pipeline_layers(s)) == want);
+  }
+  SECTION("uneven totals: a rank with one layer more repeats nobody, and the rank after it neither") {
+    s.parallel.stage_layers = std::vector<int>(16, 6);
+    s.parallel.stage_layers[7] = 7;
+    s.parallel.stage_layers[8] = 5;
+    CHECK(repeating(pipeline_layers(s)) == std::vector<int>{2, 3, 4, 5, 6, 10, 11, 12, 13, 14});
+  }
+  SECTION("interleaved: equal totals but chunks in another order do not repeat") {
+    // vpp 2 over pp 4 on 16 layers, per virtual stage: ranks 0-3 hold chunks r and r + 4
+    s.model.layers = 16;
+    s.gpus = 4;
+    s.parallel.pp = 4;
+    s.parallel.dp = 1;
+    s.parallel.vpp = 2;
+    s.parallel.schedule = core::Schedule::interleaved;
+    s.parallel.stage_layers = std::vector<int>{2, 2, 1, 2, 2, 2, 3, 2};  // rank 2: 1 + 3, rank 1: 2 + 2
+    const auto split = pipeline_layers(s);
+    REQUIRE(split.stages[2].layers == split.stages[1].layers);
+    CHECK_FALSE(split.repeats_previous(2));
+    CHECK(repeating(split).empty());
+  }
+}

@@ -51,6 +51,10 @@ std::vector<StageLayers> stage_layers(const core::Scenario& s);
 struct PipelineLayers {
   std::vector<VirtualStage> chunks;  // pp * vpp, in pipeline order
   std::vector<StageLayers> stages;   // pp
+  // Whether pipeline rank r, neither end nor next to the first, holds the layers of rank r - 1,
+  // chunk for chunk: then its work and memory are r - 1's number for number (only the ends hold the
+  // embedding and the head), which step_work and stage_memory copy instead of computing again.
+  bool repeats_previous(int r) const;
 };
 PipelineLayers pipeline_layers(const core::Scenario& s);
 
