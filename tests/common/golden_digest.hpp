@@ -71,34 +71,46 @@ inline std::string report_text(const core::Report& r) {
 
 inline std::string report_digest(const core::Report& r) { return hex(fnv1a(report_text(r))); }
 
-// Every field of a step plan, doubles exact: what the scheduler and the bound read.
+// Every field of a step plan, doubles exact: what the scheduler and the bound read, stage by stage
+// with each index followed to what it names (a stage's collectives, a chunk's sends, a pass's
+// segments and their collectives) and printed relative to its stage or chunk. Where the plan keeps
+// them (a repeated stage may share its segments and collectives with the stage it repeats) is
+// not part of the plan's meaning, so it is not in the digest.
 inline std::string plan_text(const analytic::StepPlan& p) {
   std::ostringstream o;
   o << p.shape.p << ' ' << p.shape.v << ' ' << p.shape.m << ' ' << p.schedule->splits_weight_grad << ' '
     << p.overlap_tp << p.overlap_dp << p.overlap_pp << ' ' << exact(p.comm_share) << '\n';
   for (const auto& g : p.groups) o << g.ranks << ':' << static_cast<int>(g.scope) << ':' << g.ranks_per_node << ' ';
   o << '\n';
-  for (const auto& s : p.stages)
-    o << "S " << s.stage << ' ' << s.layers << ' ' << s.chunk_begin << ' ' << s.comm_begin << ' ' << s.comm_end << ' '
-      << s.start_begin << ' ' << s.start_end << ' ' << s.end_begin << ' ' << s.end_end << ' ' << s.post_begin << ' '
-      << s.post_end << ' ' << exact(s.optimizer_s) << ' ' << exact(s.dp_bucket_count) << ' ' << exact(s.grad_bytes)
-      << '\n';
-  auto pass = [&](const analytic::PassPlan& x) {
-    o << x.seg_begin << ',' << x.seg_count << ',' << exact(x.compute_s) << ',' << exact(x.flops) << ' ';
-  };
-  for (const auto& c : p.chunks) {
-    o << "C " << c.layer_first << ' ' << c.layers << ' ' << c.send_forward << ' ' << c.send_backward << ' ';
-    for (const auto& x : c.pass) pass(x);
-    pass(c.last_grad);
-    o << '\n';
-  }
-  for (const auto& s : p.segments)
-    o << "G " << exact(s.compute_s) << ' ' << exact(s.flops) << ' ' << s.repeat << ' ' << s.comm_begin << ' '
-      << s.comm_count << '\n';
-  for (const auto& c : p.comms)
+  auto comm = [&](const analytic::PlanComm& c) {
     o << "M " << static_cast<int>(c.task) << ' ' << static_cast<int>(c.stream) << ' ' << static_cast<int>(c.overlap)
       << ' ' << static_cast<int>(c.group) << ' ' << exact(c.time_s) << ' ' << exact(c.sent_bytes) << ' '
       << exact(c.window_s) << ' ' << c.depth << '\n';
+  };
+  for (const auto& s : p.stages) {
+    const int base = s.comm_begin;
+    o << "S " << s.stage << ' ' << s.layers << ' ' << s.chunk_begin << ' ' << s.comm_end - base << ' '
+      << s.start_begin - base << ' ' << s.start_end - base << ' ' << s.end_begin - base << ' ' << s.end_end - base
+      << ' ' << s.post_begin - base << ' ' << s.post_end - base << ' ' << exact(s.optimizer_s) << ' '
+      << exact(s.dp_bucket_count) << ' ' << exact(s.grad_bytes) << '\n';
+    for (int j = s.comm_begin; j < s.comm_end; ++j) comm(p.comms[j]);
+    for (int k = 0; k < p.shape.v; ++k) {
+      const auto& c = p.chunks[static_cast<std::size_t>(s.chunk_begin) + k];
+      auto rel = [&](int i) { return i < 0 ? -1 : i - base; };
+      o << "C " << c.layer_first << ' ' << c.layers << ' ' << rel(c.send_forward) << ' ' << rel(c.send_backward) << '\n';
+      auto pass = [&](const analytic::PassPlan& x) {
+        o << "P " << x.seg_begin - c.pass[0].seg_begin << ',' << x.seg_count << ',' << exact(x.compute_s) << ','
+          << exact(x.flops) << '\n';
+        for (int i = x.seg_begin; i < x.seg_begin + x.seg_count; ++i) {
+          const auto& g = p.segments[i];
+          o << "G " << exact(g.compute_s) << ' ' << exact(g.flops) << ' ' << g.repeat << ' ' << g.comm_begin - base
+            << ' ' << g.comm_count << '\n';
+        }
+      };
+      for (const auto& x : c.pass) pass(x);
+      pass(c.last_grad);
+    }
+  }
   return o.str();
 }
 
