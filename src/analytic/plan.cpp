@@ -122,7 +122,7 @@ class Planner {
     plan_.segments.reserve(static_cast<std::size_t>(p) * v * 4);
     plan_.comms.reserve(static_cast<std::size_t>(p) * v * 10);
     for (int r = 0; r < p; ++r) {
-      if (r > 0 && repeats_previous(r)) copy_previous(r);
+      if (r > 0 && repeats_previous(r)) share_previous(r);
       else add_stage(r);
     }
   }
@@ -130,7 +130,7 @@ class Planner {
  private:
   // Whether stage r's plan is stage r-1's, number for number: the same per-step work, each chunk's
   // work the same (its layers may start elsewhere), the same sends and the same receivers' forward
-  // (a send's window). Then add_stage would compute the same values: they are copied instead.
+  // (a send's window). Then add_stage would compute the same values: they are shared instead.
   bool repeats_previous(int r) const {
     const int p = plan_.shape.p, v = plan_.shape.v, V = p * v;
     if (!same_work(work_.stages[r], work_.stages[r - 1])) return false;
@@ -149,37 +149,23 @@ class Planner {
     return vs + 1 < V ? work_.chunks[vs + 1].forward_s : work_.chunks[vs].forward_s;
   }
 
-  // Stage r as a copy of stage r-1 (the last stage added), its indices shifted.
-  void copy_previous(int r) {
+  // Stage r as the stage it repeats (r-1's, or the one r-1 repeats): its chunks and collective
+  // ranges are that stage's, so its segments and collectives are shared, not copied (copying them
+  // was a fifth of an evaluation); only the stage number, its chunks' place and layer_first differ.
+  void share_previous(int r) {
     const int v = plan_.shape.v;
     const StagePlan& prev = plan_.stages[r - 1];
-    const int seg_from = plan_.chunks[static_cast<std::size_t>(r - 1) * v].pass[0].seg_begin;
-    const int seg_to = static_cast<int>(plan_.segments.size());
-    const int seg_shift = seg_to - seg_from, comm_shift = prev.comm_end - prev.comm_begin;
-    // reserved first: the copies read the vectors they grow
-    plan_.segments.reserve(plan_.segments.size() + seg_shift);
-    plan_.comms.reserve(plan_.comms.size() + comm_shift);
-    for (int i = seg_from; i < seg_to; ++i) {
-      plan_.segments.push_back(plan_.segments[i]);
-      plan_.segments.back().comm_begin += comm_shift;
-    }
-    for (int j = prev.comm_begin; j < prev.comm_end; ++j) plan_.comms.push_back(plan_.comms[j]);
+    const int src = prev.repeats >= 0 ? prev.repeats : r - 1;
     for (int k = 0; k < v; ++k) {
       ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
-      c = plan_.chunks[static_cast<std::size_t>(r - 1) * v + k];
+      c = plan_.chunks[static_cast<std::size_t>(src) * v + k];
       c.layer_first = work_.chunks[k * plan_.shape.p + r].layer_first;
-      for (PassPlan* x : {&c.pass[0], &c.pass[1], &c.pass[2], &c.last_grad}) x->seg_begin += seg_shift;
-      if (c.send_forward >= 0) c.send_forward += comm_shift;
-      if (c.send_backward >= 0) c.send_backward += comm_shift;
     }
     StagePlan& sp = plan_.stages[r];
-    sp = prev;
+    sp = plan_.stages[src];
     sp.stage = r;
     sp.chunk_begin = r * v;
-    for (int* i : {&sp.comm_begin, &sp.comm_end, &sp.start_begin, &sp.start_end, &sp.end_begin, &sp.end_end,
-                   &sp.post_begin, &sp.post_end})
-      *i += comm_shift;
-    sp.repeats = prev.repeats >= 0 ? prev.repeats : r - 1;
+    sp.repeats = src;
   }
 
   // Every element is written in place in the plan's storage (no temporary copied in: building a

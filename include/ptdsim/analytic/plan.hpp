@@ -114,9 +114,10 @@ struct StagePlan {
   double dp_bucket_count = 1;  // buckets of the last gradient pass (for the report's volumes)
   double grad_bytes = 0;       // gradient bytes this GPU reduces per step (before ZeRO-3's per-unit)
   // An earlier stage whose work this one repeats exactly: the same chunks' passes, segments and
-  // collectives, number for number (the middle stages of an even split); -1 when none. Only its
-  // indices and layer_first differ. A reader whose result depends on the numbers alone (the
-  // analytic fold, the sweep's bound) may reuse that stage's instead of reading this one.
+  // collectives, number for number (the middle stages of an even split); -1 when none. It shares
+  // that stage's segments and collectives (its indices are that stage's); only `stage`,
+  // `chunk_begin` and its chunks' layer_first differ. A reader whose result depends on the numbers
+  // alone (the analytic fold, the sweep's bound) may reuse that stage's instead of reading this one.
   int repeats = -1;
 };
 
