@@ -423,9 +423,22 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
     const double nd = virtual_[i].dense_layers(), nm = virtual_[i].moe_layers;
     return GpuParams{nd * dl.dense + nm * ml.dense, nd * dl.expert + nm * ml.expert};
   };
+  int like = -1;  // a middle chunk whose layers match chunk i's (the first of a run of them)
   for (int i = 0; i < V; ++i) {
     ChunkWork& c = out.chunks[i];
     const VirtualStage& L = virtual_[i];
+    // A middle chunk with another middle chunk's layers has its work, number for number (every
+    // field below is a function of its layer counts, and of being first or last): copied from the
+    // first of the run, not the chunk just written, whose fields would be read back before their
+    // stores land.
+    if (i > 0 && i < V - 1) {
+      if (like >= 0 && virtual_[like].layers == L.layers && virtual_[like].moe_layers == L.moe_layers) {
+        c = out.chunks[like];
+        c.layer_first = L.layer_first;
+        continue;
+      }
+      like = i;
+    }
     const double nd = L.dense_layers(), nm = L.moe_layers;
     auto sum = [&](double dense, double moe_v) { return nd * dense + nm * moe_v; };
     c.layer_first = L.layer_first;
