@@ -2,7 +2,9 @@
 #include <array>
 #include <vector>
 
+#include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/core/schedule.hpp"
 #include "ptdsim/planner/sweep.hpp"
 
 namespace ptdsim::planner {
@@ -214,6 +216,94 @@ double step_lower_bound(const analytic::StepPlan& plan) {
     fill += o.f + o.p2p;
   }
   return bound;
+}
+
+namespace {
+
+// What pass_bound() never goes below for a pass of `units` equal segments: each segment at least
+// its compute and chained collectives, with a gather it cannot prefetch (`gather`) in place of the
+// chained ones when longer (not in the first segment), at least CP's exchange beyond its window
+// and at least an overlapped TP collective. Every argument is the whole pass's.
+double pass_floor(double units, double compute, double chained, double gather, double cp, double window,
+                  double beside) {
+  const double c = compute / units, ch = chained / units;
+  const double others = std::max(window > 0 ? c - std::min(c, window / units) + cp / units : 0.0, beside / units);
+  const double first = std::max(c + ch, others);
+  const double rest = std::max(c + std::max(ch, gather / units), others);
+  return (units - 1) * rest + first;
+}
+
+}  // namespace
+
+// step_lower_bound()'s chains with every pass bound replaced by pass_floor() (every term of a
+// segment it leaves out only adds), and of the stream totals ZeRO-3's gathers and reduce-scatters.
+// The sends, the fill's p2p, the links, contention and the other DP collectives are left out, and
+// so is the drain of a schedule that splits W (its term subtracts W passes). The sums here are not
+// the plan's sums in the plan's order, so the result is lowered by a relative margin far above
+// their rounding (a few hundred additions of positive terms, ~1e-13).
+WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& work) {
+  constexpr double kMargin = 1 - 1e-9;
+  WorkBound out;
+  const auto p = static_cast<int>(work.stages.size());
+  if (p == 0) return out;
+  const int v = static_cast<int>(work.chunks.size()) / p;
+  const bool split = core::schedule_rules(s.parallel.schedule).splits_weight_grad;
+  const double m = s.num_microbatches();
+  const bool overlap_tp = analytic::tp_overlaps(s);
+  const core::Sharding& sh = s.parallel.sharding;
+  const bool zero3 = s.parallel.zero >= 3;
+  const bool prefetch = s.training.overlap.zero3_prefetch;
+  const bool recompute_full = s.training.recompute == core::Recompute::full;
+  // a chunk's forward and backward floors; the backward includes W unless the schedule splits it
+  auto floors = [&](const analytic::ChunkWork& c) {
+    const bool units3 = zero3 && c.zero3_units > 0;
+    const double units = units3 ? c.zero3_units : 1;
+    auto gather = [&](core::Pass pass) {
+      if (!units3 || !(c.zero3_gather_s > 0)) return 0.0;
+      const analytic::Zero3Pass z = analytic::zero3_pass(sh, prefetch, recompute_full, pass, c.zero3_unit_params);
+      return z.gathers > 0 && z.depth == 0 ? units * z.gathers * c.zero3_gather_s : 0.0;
+    };
+    auto one = [&](core::Pass pass, double compute, double tp, double cp, double ep, double attention) {
+      const double window = std::min(compute, attention);
+      const double chained = (overlap_tp ? 0.0 : tp) + ep + (window > 0 ? 0.0 : cp);
+      return pass_floor(units, compute, chained, gather(pass), cp, window, overlap_tp ? tp : 0.0);
+    };
+    const double f = one(core::Pass::F, c.forward_s, c.tp_forward_s, c.cp_forward_s, c.ep_forward_s,
+                         c.attention_core_s);
+    const double b = one(core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0.0 : c.backward_weight_s),
+                         c.tp_backward_s, c.cp_backward_s, c.ep_backward_s, 2 * c.attention_core_s);
+    const double w = split ? one(core::Pass::W, c.backward_weight_s, 0, 0, 0, 0) : 0.0;
+    return std::array<double, 3>{f, b, w};
+  };
+  const double regathers = sh.reshard_after_forward ? 1 + (sh.regather_on_recompute && recompute_full ? 1 : 0) : 0;
+  double bound = 0, busiest = 0, fill = 0;
+  double drain = 0;  // the floors of chunk 0's backward on the stages before j
+  for (int j = 0; j < p; ++j) {
+    double busy = 0, compute = 0, gathers = 0, reduces = 0;
+    std::array<double, 3> first{};
+    for (int k = 0; k < v; ++k) {
+      const analytic::ChunkWork& c = work.chunks[static_cast<std::size_t>(k) * p + j];
+      const auto fl = floors(c);
+      if (k == 0) first = fl;
+      busy += fl[0] + fl[1] + fl[2];
+      compute += c.forward_s + c.recompute_s + c.backward_input_s + c.backward_weight_s;
+      if (zero3 && c.zero3_units > 0) {  // the dp_gather and dp streams' totals
+        gathers += c.zero3_units * (1 + regathers) * c.zero3_gather_s;
+        reduces += c.zero3_units * (c.zero3_reduce_s + c.zero3_replica_s);
+      }
+    }
+    busiest = std::max(busiest, m * compute);
+    const double own = fill + m * busy;
+    const double optimizer = work.stages[j].optimizer_s;
+    bound = std::max({bound, own + optimizer, m * gathers, m * reduces + optimizer});
+    // the last backward down to stage 0, then its optimizer
+    if (j > 0 && !split) bound = std::max(bound, own + drain + work.stages[0].optimizer_s);
+    fill += first[0];
+    drain += first[1];
+  }
+  out.bound_s = bound * kMargin;
+  out.busiest_s = busiest * kMargin;
+  return out;
 }
 
 }  // namespace ptdsim::planner

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <cstdio>
 #include <thread>
 #include <unordered_map>
@@ -28,6 +29,8 @@ namespace {
 // Work sizes are constants, not functions of the thread count: which candidates get simulated
 // depends on the simulation batch, and that must not change with --threads.
 constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work item
+constexpr std::size_t kExactChunk = 64;          // candidates per work item when exact keys are computed
+constexpr std::size_t kExactBlock = 1024;        // exact keys computed at a time (a multiple of kExactChunk)
 constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
 // Simulations per work item while ranking the scenario's layout: only a count comes out of them,
@@ -40,6 +43,8 @@ constexpr double kBoundSlack = 1e-9;
 constexpr int kMaxThreads = 256;
 
 // A feasible candidate after the analytic tier: all the sweep keeps for the un-simulated ones.
+// The analytic tier fills in work_lower_bound()'s values, which KeyOrder replaces with the plan's
+// (step_lower_bound()) where they are needed.
 struct Entry {
   std::uint64_t index = 0;
   double bound_s = 0;
@@ -49,6 +54,11 @@ struct Entry {
   // stage (the scheduler runs the same ops, only stretched by contention).
   double energy_bound_j = 0;
 };
+
+double energy_bound_j(const core::GpuSpec& gpu, double bound_s, double busiest_s) {
+  const double busy = std::min(bound_s, busiest_s);
+  return gpu.idle_w * bound_s + std::max(0.0, gpu.tdp_w - gpu.idle_w) * busy;
+}
 
 struct AnalyticChunk {
   std::uint64_t evaluated = 0;
@@ -144,6 +154,11 @@ bool beyond(Objective o, double k, const core::Report& r) {
   return k > r.step_s * (1 + kBoundSlack);
 }
 
+bool before(Objective o, const Entry& a, const Entry& b) {
+  const double ka = key(o, a), kb = key(o, b);
+  return ka != kb ? ka < kb : a.index < b.index;
+}
+
 // What every tier needs: the inputs, the workers and one scratch scenario per worker.
 struct Context {
   const core::Scenario& base;
@@ -196,10 +211,14 @@ class Tier1Worker {
     slot = {key, analytic::layer_costs(s)};
     return slot.second;
   }
-  // plan_step(s), into storage kept from the previous candidate
-  const analytic::StepPlan& plan(const core::Scenario& s) {
+  // step_work(s), into storage kept from the previous candidate
+  const analytic::StepWork& work(const core::Scenario& s) {
     analytic::step_work(s, costs(s), layers(s), work_);
-    analytic::plan_from_work(work_, analytic::plan_options(s), plan_);
+    return work_;
+  }
+  // plan_step(s), likewise
+  const analytic::StepPlan& plan(const core::Scenario& s) {
+    analytic::plan_from_work(work(s), analytic::plan_options(s), plan_);
     return plan_;
   }
 
@@ -215,13 +234,13 @@ class Tier1Worker {
   analytic::StepPlan plan_;
 };
 
-// Tier 1: core::check, then the analytic engine for memory and the lower bound. Chunks are merged
-// in index order, so the feasible list comes out the same for any thread count.
-std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
+// Tier 1: core::check, then the analytic engine for memory and work_lower_bound() (the step plan
+// is built later, by KeyOrder, for the few candidates whose place in the key order matters). Chunks
+// are merged in index order, so the feasible list comes out the same for any thread count.
+std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers, SweepResult& out) {
   const Space& space = ctx.space;
   const std::uint64_t chunks = (space.size() + kAnalyticChunk - 1) / kAnalyticChunk;
   std::vector<AnalyticChunk> tier1(chunks);
-  std::vector<Tier1Worker> workers(ctx.scratch.size());
   std::atomic<std::uint64_t> chunks_done{0};
   parallel_for(
       chunks, ctx.arena, "analytic", space.size(),
@@ -243,12 +262,8 @@ std::vector<Entry> analytic_tier(Context& ctx, SweepResult& out) {
             ++res.rejected["memory"];
             return;
           }
-          const analytic::StepPlan& plan = w.plan(s);
-          const double bound = step_lower_bound(plan);
-          const auto& gpu = s.hardware.gpu;
-          const double busy = std::min(bound, busiest_stage_compute(plan));
-          const double energy = gpu.idle_w * bound + std::max(0.0, gpu.tdp_w - gpu.idle_w) * busy;
-          res.feasible.push_back(Entry{c.index, bound, peak, energy});
+          const WorkBound b = work_lower_bound(s, w.work(s));
+          res.feasible.push_back(Entry{c.index, b.bound_s, peak, energy_bound_j(s.hardware.gpu, b.bound_s, b.busiest_s)});
         });
         ++chunks_done;
       });
@@ -300,10 +315,96 @@ ScenarioRank scenario_layout(Context& ctx) {
   return sr;
 }
 
+// The feasible candidates in the order of their keys from the step plan ((key, index): the order
+// a sort of every candidate's plan key would give), produced on demand. The analytic tier's keys
+// (work_lower_bound) are never above the plan's, so once the lowest plan key computed so far is
+// below the lowest work key not yet refined, no candidate can come before it any more: the order
+// is final up to there. Plans are built a block at a time, lowest work key first, in parallel; the
+// order does not depend on the block size or the thread count. The memory objective's key (the
+// analytic peak) needs no plan: its order is the work order itself.
+class KeyOrder {
+ public:
+  KeyOrder(Context& ctx, std::vector<Tier1Worker>& workers, std::vector<Entry> entries)
+      : ctx_(ctx), workers_(workers), work_(std::move(entries)), o_(ctx.opt.objective) {
+    std::sort(work_.begin(), work_.end(), [&](const Entry& a, const Entry& b) { return before(o_, a, b); });
+    if (o_ == Objective::memory) next_ = work_.size();
+  }
+  std::size_t size() const { return work_.size(); }
+  // The entry at place i of the order (i < size()).
+  const Entry& operator[](std::size_t i) {
+    if (o_ == Objective::memory) return work_[i];
+    while (order_.size() <= i) {
+      // (a tie with the next work key is not final: that candidate's plan key may equal it)
+      if (!heap_.empty() && (next_ == work_.size() || key(o_, heap_.front()) < key(o_, work_[next_]))) {
+        std::pop_heap(heap_.begin(), heap_.end(), Later{o_});
+        order_.push_back(heap_.back());
+        heap_.pop_back();
+      } else {
+        refine();
+      }
+    }
+    return order_[i];
+  }
+  // For progress only: at most how many of the places from `from` on hold a candidate `can_enter`
+  // accepts, as far as the keys computed so far can tell (a work key stands for its plan key).
+  template <class Pred>
+  std::size_t at_most(std::size_t from, Pred can_enter) const {
+    if (o_ == Objective::memory)
+      return static_cast<std::size_t>(std::partition_point(work_.begin() + static_cast<std::ptrdiff_t>(from),
+                                                           work_.end(), can_enter) -
+                                      work_.begin());
+    std::size_t n = from;
+    for (std::size_t i = from; i < order_.size() && can_enter(order_[i]); ++i) ++n;
+    if (n < order_.size()) return n;
+    for (const Entry& e : heap_) n += can_enter(e) ? 1 : 0;
+    return n + static_cast<std::size_t>(std::partition_point(work_.begin() + static_cast<std::ptrdiff_t>(next_),
+                                                             work_.end(), can_enter) -
+                                        (work_.begin() + static_cast<std::ptrdiff_t>(next_)));
+  }
+
+ private:
+  // The plan keys of the next block in work order, into the heap.
+  void refine() {
+    const std::size_t n = std::min(kExactBlock, work_.size() - next_);
+    if (n == 0) throw std::logic_error("planner::KeyOrder: place beyond the feasible candidates");
+    parallel_for(
+        (n + kExactChunk - 1) / kExactChunk, ctx_.arena, "analytic", 0, [] { return std::uint64_t{0}; }, {},
+        [&](std::uint64_t chunk, int worker) {
+          auto& s = ctx_.scratch[worker];
+          auto& w = workers_[worker];
+          const std::size_t hi = std::min(n, (chunk + 1) * kExactChunk);
+          for (std::size_t k = chunk * kExactChunk; k < hi; ++k) {
+            Entry& e = work_[next_ + k];
+            place(*ctx_.space.at(e.index), ctx_.base, s);
+            const analytic::StepPlan& plan = w.plan(s);
+            e.bound_s = step_lower_bound(plan);
+            e.energy_bound_j = energy_bound_j(s.hardware.gpu, e.bound_s, busiest_stage_compute(plan));
+          }
+        });
+    for (std::size_t k = 0; k < n; ++k) {
+      heap_.push_back(work_[next_ + k]);
+      std::push_heap(heap_.begin(), heap_.end(), Later{o_});
+    }
+    next_ += n;
+  }
+
+  Context& ctx_;
+  std::vector<Tier1Worker>& workers_;
+  std::vector<Entry> work_;  // every feasible candidate, in the order of its work key
+  Objective o_;
+  std::size_t next_ = 0;     // work_[next_...] still have their work keys
+  std::vector<Entry> heap_;  // plan keys not yet placed, a min-heap
+  std::vector<Entry> order_;  // the order's first places
+  struct Later {  // the heap's order: the earliest entry on top
+    Objective o;
+    bool operator()(const Entry& a, const Entry& b) const { return before(o, b, a); }
+  };
+};
+
 // Tier 2: the scheduler, in key order and fixed batches, until the key proves no remaining
 // candidate can enter the top K. Every simulated candidate that orders before the scenario's
 // layout is counted into `ahead` on the way. Returns how many of `feasible` were simulated.
-std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, const ScenarioRank* sr,
+std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank* sr,
                             std::uint64_t& ahead, std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
                             SweepResult& out) {
   const Objective o = ctx.opt.objective;
@@ -316,19 +417,19 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
   };
   while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
-    // what this phase will simulate in all, as far as the top K so far can tell: the simulated
-    // ones and the rest whose key can still enter (a prefix of the key order)
-    const std::uint64_t planned = static_cast<std::uint64_t>(
-        std::partition_point(feasible.begin() + static_cast<std::ptrdiff_t>(pos), feasible.end(),
-                             [&](const Entry& e) { return !cannot_enter(e); }) -
-        feasible.begin());
+    std::vector<std::uint64_t> batch_index(n);
+    for (std::size_t k = 0; k < n; ++k) batch_index[k] = feasible[pos + k].index;
+    // what this phase will simulate in all, as far as the top K and the keys so far can tell:
+    // the simulated ones and the rest whose key can still enter (a prefix of the key order)
+    const std::uint64_t planned =
+        ctx.opt.on_progress ? feasible.at_most(pos, [&](const Entry& e) { return !cannot_enter(e); }) : 0;
     std::vector<Ranked> batch(n);
     parallel_for(
         n, ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n), [&] { return simulated.load(); },
         ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
-          const auto c = ctx.space.at(feasible[pos + k].index);
+          const auto c = ctx.space.at(batch_index[k]);
           place(*c, ctx.base, s);
           batch[k].candidate = *c;
           batch[k].report = sim::simulate(s);
@@ -366,14 +467,15 @@ std::size_t simulation_tier(Context& ctx, const std::vector<Entry>& feasible, co
 // the rest, only those whose key does not put them beyond it can still be ahead (a prefix of the
 // key order), and they are simulated now, lowest key first, up to rank_limit. The count does not
 // depend on the order the simulations finish, so any batch size gives the same rank.
-void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t simulated,
-                   std::uint64_t ahead, ScenarioRank& sr) {
+void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t simulated, std::uint64_t ahead,
+                   ScenarioRank& sr) {
   const Objective o = ctx.opt.objective;
-  const auto first = feasible.begin() + static_cast<std::ptrdiff_t>(simulated);
-  const auto last = std::partition_point(first, feasible.end(),
-                                         [&](const Entry& e) { return !beyond(o, key(o, e), sr.report); });
-  const auto open = static_cast<std::uint64_t>(last - first);
+  std::size_t last = simulated;
+  while (last < feasible.size() && !beyond(o, key(o, feasible[last]), sr.report)) ++last;
+  const auto open = static_cast<std::uint64_t>(last - simulated);
   const std::uint64_t n = std::min(open, ctx.opt.rank_limit);
+  std::vector<Entry> first(n);
+  for (std::uint64_t k = 0; k < n; ++k) first[k] = feasible[simulated + k];
   std::atomic<std::uint64_t> done{0};
   for (std::uint64_t from = 0; from < n; from += kRankBatch) {
     const std::uint64_t m = std::min(kRankBatch, n - from);
@@ -382,7 +484,7 @@ void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t
         m, ctx.arena, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
-          const Entry& e = first[static_cast<std::ptrdiff_t>(from + k)];
+          const Entry& e = first[from + k];
           place(*ctx.space.at(e.index), ctx.base, s);
           const core::Report r = sim::simulate(s);
           before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, e.index, sr.report, sr.candidate.index);
@@ -397,13 +499,10 @@ void rank_scenario(Context& ctx, const std::vector<Entry>& feasible, std::size_t
 }
 
 // Rows for CSV: every candidate that passed core::check, in index order, computed in parallel a
-// window of chunks at a time and handed out in order from this thread.
-void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
-               const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows) {
+// window of chunks at a time and handed out in order from this thread. Each row's bound is
+// step_lower_bound() of its plan, the key tier 2 ordered it by where it needed one.
+void emit_rows(Context& ctx, const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows) {
   const Space& space = ctx.space;
-  std::unordered_map<std::uint64_t, double> bound_of;
-  bound_of.reserve(feasible.size());
-  for (const auto& e : feasible) bound_of.emplace(e.index, e.bound_s);
   struct RowData {
     Candidate candidate;
     const char* status;
@@ -428,19 +527,14 @@ void emit_rows(Context& ctx, const std::vector<Entry>& feasible,
             place(*c, ctx.base, s);
             if (!core::check(s).empty()) continue;
             const double reserve = ctx.opt.min_free_bytes;
+            const analytic::StepPlan plan = analytic::plan_step(s);
+            const double bound = step_lower_bound(plan);
             if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
-              rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound_of.at(i),
-                                        sim->second});
+              rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound, sim->second});
               continue;
             }
-            const analytic::StepPlan plan = analytic::plan_step(s);
             core::Report r = analytic::evaluate(s, plan);
-            if (!fits(r, reserve)) {
-              const double bound = step_lower_bound(plan);
-              rows[k].push_back(RowData{*c, "memory", bound, std::move(r)});
-            } else {
-              rows[k].push_back(RowData{*c, "pruned", bound_of.at(i), std::move(r)});
-            }
+            rows[k].push_back(RowData{*c, fits(r, reserve) ? "pruned" : "memory", bound, std::move(r)});
           }
           rows_done += hi - lo;
         });
@@ -476,13 +570,9 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
   if (opt.rank_scenario) out.scenario = scenario_layout(ctx);
   const ScenarioRank* ranked = out.scenario && out.scenario->ranked ? &*out.scenario : nullptr;
 
-  std::vector<Entry> feasible = analytic_tier(ctx, out);
+  std::vector<Tier1Worker> workers(ctx.scratch.size());
+  KeyOrder feasible(ctx, workers, analytic_tier(ctx, workers, out));
   const Objective o = opt.objective;
-  std::sort(feasible.begin(), feasible.end(), [&](const Entry& a, const Entry& b) {
-    const double ka = key(o, a);
-    const double kb = key(o, b);
-    return ka != kb ? ka < kb : a.index < b.index;
-  });
 
   std::uint64_t ahead = 0;
   std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
@@ -494,7 +584,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
       sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
                                                  : why_slower(out.results.front().report, sr.report);
   }
-  if (opt.on_row) emit_rows(ctx, feasible, kept_for_rows);
+  if (opt.on_row) emit_rows(ctx, kept_for_rows);
   return out;
 }
 

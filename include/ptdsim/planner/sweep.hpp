@@ -96,6 +96,17 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
 // (docs/planner.md "Lower bound"); `plan` is analytic::plan_step(s).
 double step_lower_bound(const analytic::StepPlan& plan);
 
+// A lower bound on step_lower_bound() and busiest_stage_compute() of plan_step(s), read off the
+// step's work (analytic::step_work(s)) without building the plan: each pass counts only its compute
+// and its serial TP and EP collectives, the collective streams only ZeRO-3's. The sweep orders
+// candidates by it and builds plans only for those that can still matter (docs/planner.md
+// "Lower bound").
+struct WorkBound {
+  double bound_s = 0;
+  double busiest_s = 0;
+};
+WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& work);
+
 // The energy one GPU spends on a step, joules (the objective `energy`): the linear power model
 // of analytic::gpu_power_w integrated over the step; 0 when the hardware gives no power.
 double step_energy_j(const core::Report& r);
