@@ -275,6 +275,18 @@ WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& wo
     const double w = split ? one(core::Pass::W, c.backward_weight_s, 0, 0, 0, 0) : 0.0;
     return std::array<double, 3>{f, b, w};
   };
+  // the fields floors() reads: the middle chunks of a stage, and the middle stages, repeat them
+  auto same = [](const analytic::ChunkWork& a, const analytic::ChunkWork& b) {
+    return a.forward_s == b.forward_s && a.backward_input_s == b.backward_input_s &&
+           a.backward_weight_s == b.backward_weight_s && a.recompute_s == b.recompute_s &&
+           a.attention_core_s == b.attention_core_s && a.tp_forward_s == b.tp_forward_s &&
+           a.tp_backward_s == b.tp_backward_s && a.cp_forward_s == b.cp_forward_s &&
+           a.cp_backward_s == b.cp_backward_s && a.ep_forward_s == b.ep_forward_s &&
+           a.ep_backward_s == b.ep_backward_s && a.zero3_units == b.zero3_units &&
+           a.zero3_unit_params == b.zero3_unit_params && a.zero3_gather_s == b.zero3_gather_s;
+  };
+  const analytic::ChunkWork* last = nullptr;  // the chunk whose floors `fl` holds
+  std::array<double, 3> fl{};
   const double regathers = sh.reshard_after_forward ? 1 + (sh.regather_on_recompute && recompute_full ? 1 : 0) : 0;
   double bound = 0, busiest = 0, fill = 0;
   double drain = 0;  // the floors of chunk 0's backward on the stages before j
@@ -283,7 +295,8 @@ WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& wo
     std::array<double, 3> first{};
     for (int k = 0; k < v; ++k) {
       const analytic::ChunkWork& c = work.chunks[static_cast<std::size_t>(k) * p + j];
-      const auto fl = floors(c);
+      if (!last || !same(c, *last)) fl = floors(c);
+      last = &c;
       if (k == 0) first = fl;
       busy += fl[0] + fl[1] + fl[2];
       compute += c.forward_s + c.recompute_s + c.backward_input_s + c.backward_weight_s;
