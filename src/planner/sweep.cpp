@@ -10,6 +10,7 @@
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_sort.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include "ptdsim/analytic/evaluate.hpp"
@@ -66,6 +67,30 @@ struct AnalyticChunk {
   std::vector<Entry> feasible;
 };
 
+// Progress from the calling thread, about every 100 ms: tick() after each item of work.
+class Ticker {
+ public:
+  Ticker(const char* phase, std::uint64_t total, const std::function<std::uint64_t()>& done,
+         const std::function<void(const Progress&)>& on_progress)
+      : phase_(phase), total_(total), done_(done), on_progress_(on_progress) {}
+  void tick() {
+    if (!on_progress_ || std::this_thread::get_id() != caller_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ >= std::chrono::milliseconds(100)) {
+      last_ = now;
+      on_progress_(Progress{phase_, done_(), total_});
+    }
+  }
+
+ private:
+  const char* phase_;
+  std::uint64_t total_;
+  const std::function<std::uint64_t()>& done_;
+  const std::function<void(const Progress&)>& on_progress_;
+  std::thread::id caller_ = std::this_thread::get_id();
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Runs fn(item, worker) for item in [0, n) on the sweep's oneTBB arena (worker: the arena slot,
 // below its concurrency). The calling thread works in the arena too (its reserved slot: a
 // one-thread arena is the caller alone) and reports progress between its items, about every 100 ms.
@@ -74,23 +99,49 @@ template <class Fn>
 void parallel_for(std::uint64_t n, tbb::task_arena& arena, const char* phase, std::uint64_t total,
                   const std::function<std::uint64_t()>& done,
                   const std::function<void(const Progress&)>& on_progress, Fn fn) {
-  const auto caller = std::this_thread::get_id();
-  auto last = std::chrono::steady_clock::now();
+  Ticker ticker(phase, total, done, on_progress);
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, 1), [&](const tbb::blocked_range<std::uint64_t>& r) {
       const int worker = tbb::this_task_arena::current_thread_index();
       for (std::uint64_t i = r.begin(); i != r.end(); ++i) {
         fn(i, worker);
-        if (on_progress && std::this_thread::get_id() == caller) {
-          const auto now = std::chrono::steady_clock::now();
-          if (now - last >= std::chrono::milliseconds(100)) {
-            last = now;
-            on_progress(Progress{phase, done(), total});
-          }
-        }
+        ticker.tick();
       }
     });
   });
+}
+
+// The same for items of unequal cost: the workers take them one at a time, in the order of
+// `first` (largest first: a batch then ends with the workers nearly together, where oneTBB's
+// halving of the range leaves one worker alone with the last large item).
+template <class Fn>
+void parallel_claim(const std::vector<std::uint64_t>& first, tbb::task_arena& arena, const char* phase,
+                    std::uint64_t total, const std::function<std::uint64_t()>& done,
+                    const std::function<void(const Progress&)>& on_progress, Fn fn) {
+  Ticker ticker(phase, total, done, on_progress);
+  std::atomic<std::size_t> next{0};
+  arena.execute([&] {
+    tbb::parallel_for(0, arena.max_concurrency(), [&](int) {
+      const int worker = tbb::this_task_arena::current_thread_index();
+      for (std::size_t k; (k = next++) < first.size();) {
+        fn(first[k], worker);
+        ticker.tick();
+      }
+    });
+  });
+}
+
+// Items [0, n) by decreasing cost, ties in index order.
+std::vector<std::uint64_t> largest_first(const std::vector<double>& cost) {
+  std::vector<std::uint64_t> order(cost.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) { return cost[a] > cost[b]; });
+  return order;
+}
+
+// A simulation's cost grows with its tasks: stages x chunks x micro-batches.
+double simulation_cost(const Candidate& c, const core::Scenario& base) {
+  return static_cast<double>(c.pp) * c.vpp * base.training.global_batch / (static_cast<double>(c.dp) * c.micro_batch);
 }
 
 // Writes a candidate into a worker's scratch scenario. apply() may drop an explicit pipeline split
@@ -326,7 +377,10 @@ class KeyOrder {
  public:
   KeyOrder(Context& ctx, std::vector<Tier1Worker>& workers, std::vector<Entry> entries)
       : ctx_(ctx), workers_(workers), work_(std::move(entries)), o_(ctx.opt.objective) {
-    std::sort(work_.begin(), work_.end(), [&](const Entry& a, const Entry& b) { return before(o_, a, b); });
+    // (a total order: the parallel sort gives the one sequence a serial sort would)
+    ctx.arena.execute([&] {
+      tbb::parallel_sort(work_.begin(), work_.end(), [&](const Entry& a, const Entry& b) { return before(o_, a, b); });
+    });
     if (o_ == Objective::memory) next_ = work_.size();
   }
   std::size_t size() const { return work_.size(); }
@@ -424,14 +478,17 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
     const std::uint64_t planned =
         ctx.opt.on_progress ? feasible.at_most(pos, [&](const Entry& e) { return !cannot_enter(e); }) : 0;
     std::vector<Ranked> batch(n);
-    parallel_for(
-        n, ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n), [&] { return simulated.load(); },
-        ctx.opt.on_progress,
+    std::vector<double> cost(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      batch[k].candidate = *ctx.space.at(batch_index[k]);
+      cost[k] = simulation_cost(batch[k].candidate, ctx.base);
+    }
+    parallel_claim(
+        largest_first(cost), ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n),
+        [&] { return simulated.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
-          const auto c = ctx.space.at(batch_index[k]);
-          place(*c, ctx.base, s);
-          batch[k].candidate = *c;
+          place(batch[k].candidate, ctx.base, s);
           batch[k].report = sim::simulate(s);
           ++simulated;
         });
@@ -480,12 +537,18 @@ void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t simulated, std:
   for (std::uint64_t from = 0; from < n; from += kRankBatch) {
     const std::uint64_t m = std::min(kRankBatch, n - from);
     std::vector<char> before(m, 0);
-    parallel_for(
-        m, ctx.arena, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
+    std::vector<Candidate> c(m);
+    std::vector<double> cost(m);
+    for (std::uint64_t k = 0; k < m; ++k) {
+      c[k] = *ctx.space.at(first[from + k].index);
+      cost[k] = simulation_cost(c[k], ctx.base);
+    }
+    parallel_claim(
+        largest_first(cost), ctx.arena, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           const Entry& e = first[from + k];
-          place(*ctx.space.at(e.index), ctx.base, s);
+          place(c[k], ctx.base, s);
           const core::Report r = sim::simulate(s);
           before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, e.index, sr.report, sr.candidate.index);
           ++done;
