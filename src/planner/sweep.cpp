@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <stdexcept>
 #include <cstdio>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -30,8 +30,8 @@ namespace {
 // Work sizes are constants, not functions of the thread count: which candidates get simulated
 // depends on the simulation batch, and that must not change with --threads.
 constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work item
-constexpr std::size_t kExactChunk = 64;          // candidates per work item when exact keys are computed
-constexpr std::size_t kExactBlock = 1024;        // exact keys computed at a time (a multiple of kExactChunk)
+constexpr std::size_t kPlanChunk = 64;     // candidates per work item when plan keys are computed
+constexpr std::size_t kPlanBlock = 1024;   // plan keys computed at a time (KeyOrder)
 constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
 // Simulations per work item while ranking the scenario's layout: only a count comes out of them,
@@ -419,15 +419,15 @@ class KeyOrder {
  private:
   // The plan keys of the next block in work order, into the heap.
   void refine() {
-    const std::size_t n = std::min(kExactBlock, work_.size() - next_);
+    const std::size_t n = std::min(kPlanBlock, work_.size() - next_);
     if (n == 0) throw std::logic_error("planner::KeyOrder: place beyond the feasible candidates");
     parallel_for(
-        (n + kExactChunk - 1) / kExactChunk, ctx_.arena, "analytic", 0, [] { return std::uint64_t{0}; }, {},
+        (n + kPlanChunk - 1) / kPlanChunk, ctx_.arena, "analytic", 0, [] { return std::uint64_t{0}; }, {},
         [&](std::uint64_t chunk, int worker) {
           auto& s = ctx_.scratch[worker];
           auto& w = workers_[worker];
-          const std::size_t hi = std::min(n, (chunk + 1) * kExactChunk);
-          for (std::size_t k = chunk * kExactChunk; k < hi; ++k) {
+          const std::size_t hi = std::min(n, (chunk + 1) * kPlanChunk);
+          for (std::size_t k = chunk * kPlanChunk; k < hi; ++k) {
             Entry& e = work_[next_ + k];
             place(*ctx_.space.at(e.index), ctx_.base, s);
             const analytic::StepPlan& plan = w.plan(s);
