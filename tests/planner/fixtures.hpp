@@ -36,6 +36,22 @@ inline core::Scenario tiny(int gpus) {
   return s;
 }
 
+// tiny() on two nodes of 8 GPUs (8 layers, global batch 32), so groups cross the network, with
+// SM contention (a large share, to stress it) and the overlap switches set by the bits of
+// `variant` (0-7): every combination of them over the eight variants.
+inline core::Scenario two_nodes(int variant) {
+  core::Scenario s = tiny(16);
+  s.model.layers = 8;
+  s.training.global_batch = 32;
+  s.hardware.gpu.sms = 100;
+  s.hardware.gpu.comm_sms = variant & 4 ? 30 : 0;
+  s.training.overlap.tp = variant & 1;
+  s.training.overlap.dp = !(variant & 1);
+  s.training.overlap.pp = !(variant & 2);
+  s.training.overlap.zero3_prefetch = variant & 2;
+  return s;
+}
+
 // Pins every knob but the degrees and the schedule, so the count can be worked out by hand.
 inline SearchSpace degrees_only() {
   SearchSpace b;

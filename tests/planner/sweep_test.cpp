@@ -236,20 +236,10 @@ TEST_CASE("planner: objectives order the results", "[planner][sweep]") {
 
 TEST_CASE("planner: the lower bound never exceeds the simulated step", "[planner][bound]") {
   // Two nodes of 8 GPUs, so groups cross the network; every overlap switch both ways.
-  auto base = test::tiny(16);
-  base.model.layers = 8;
-  base.training.global_batch = 32;
   SearchSpace b;
   b.max_micro_batch = 2;
   for (int variant = 0; variant < 8; ++variant) {
-    auto s0 = base;
-    // and with SM contention: collectives beside compute slow it (a large share, to stress it)
-    s0.hardware.gpu.sms = 100;
-    s0.hardware.gpu.comm_sms = variant & 4 ? 30 : 0;
-    s0.training.overlap.tp = variant & 1;
-    s0.training.overlap.dp = !(variant & 1);
-    s0.training.overlap.pp = !(variant & 2);
-    s0.training.overlap.zero3_prefetch = variant & 2;
+    const auto s0 = test::two_nodes(variant);
     const Space space(s0, b);
     int checked = 0;
     // every 7th index: a spread over all dimensions, a few hundred simulations

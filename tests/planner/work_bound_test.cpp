@@ -60,22 +60,14 @@ double median(std::vector<double> v) {
 
 TEST_CASE("planner: the work bound never exceeds the plan's, on every candidate of small spaces",
           "[planner][bound]") {
-  // Two nodes of 8 GPUs, so groups cross the network; overlap switches, SM contention and every
-  // way of running ZeRO-3 (a sharding unit per layer or per quarter layer, no prefetch, a live
+  // Two nodes of 8 GPUs, every combination of the overlap switches, SM contention, and every way of
+  // running ZeRO-3 (a sharding unit per layer or per quarter layer, no prefetch, a live
   // parameter cap, kept gathered between the passes, gathered again to recompute, hybrid shards).
-  auto base = planner::test::tiny(16);
-  base.model.layers = 8;
-  base.training.global_batch = 32;
   planner::SearchSpace b;
   b.max_micro_batch = 2;
   b.recompute = {core::Recompute::none, core::Recompute::selective, core::Recompute::full};
   for (int variant = 0; variant < 8; ++variant) {
-    auto s0 = base;
-    s0.hardware.gpu.sms = 100;
-    s0.hardware.gpu.comm_sms = variant & 4 ? 30 : 0;
-    s0.training.overlap.tp = variant & 1;
-    s0.training.overlap.pp = !(variant & 2);
-    s0.training.overlap.zero3_prefetch = !(variant & 2);
+    auto s0 = planner::test::two_nodes(variant);
     auto& sh = s0.parallel.sharding;
     sh.unit_layers = variant & 1 ? 0.25 : 1;
     sh.reshard_after_forward = variant != 3;
