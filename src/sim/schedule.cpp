@@ -32,16 +32,18 @@ TaskKind task_kind(analytic::CommTask t) {
   return TaskKind::tp;
 }
 
-// A few task ids: the tasks whose end means a pass is done, or that need its input.
-struct Ids {
-  std::array<TaskId, 8> id{};
+// A few tasks: those whose end means a pass is done, or that need its input.
+template <class T>
+struct Few {
+  std::array<T, 8> id{};
   int n = 0;
-  void add(TaskId t) {
+  void add(T t) {
     if (n == 8) throw std::logic_error("sim::build_step: too many end tasks in one pass");
     id[n++] = t;
   }
   void clear() { n = 0; }
 };
+using Ids = Few<TaskId>;
 
 class Builder {
  public:
@@ -99,13 +101,14 @@ class Builder {
   // order, micro-batch apart: the first instance adds their descriptions, the others reuse them.
   // A task that differs from the description at its place (other than in its micro-batch) gets
   // its own, so the reuse can save memory but never change a task.
-  TaskId add_task(const TaskSpec& t) {
-    if (!reuse_) return g_.engine.add(t);
+  std::int32_t spec_for(const TaskSpec& t) {
+    if (!reuse_) return g_.engine.add_spec(t);
     if (reuse_pos_ == reuse_->size()) reuse_->push_back(g_.engine.add_spec(t));
     const std::int32_t d = (*reuse_)[reuse_pos_++];
-    if (!same_but_microbatch(g_.engine.description(d), t)) return g_.engine.add(t);
-    return g_.engine.add(d, t.microbatch);
+    if (!same_but_microbatch(g_.engine.description(d), t)) return g_.engine.add_spec(t);
+    return d;
   }
+  TaskId add_task(const TaskSpec& t) { return g_.engine.add(spec_for(t), t.microbatch); }
   static_assert(sizeof(TaskSpec) == 80, "a field was added to TaskSpec: compare it in same_but_microbatch");
   static bool same_but_microbatch(const TaskSpec& a, const TaskSpec& b) {
     return a.kind == b.kind && a.stream == b.stream && a.rank == b.rank && a.duration_s == b.duration_s &&
@@ -120,8 +123,8 @@ class Builder {
                 : nullptr;
   }
 
-  TaskId add_compute(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
-                     int layer_count, double flops, double folded_tp_s = 0, double folded_tp_bytes = 0) {
+  static TaskSpec compute_spec(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
+                               int layer_count, double flops, double folded_tp_s = 0, double folded_tp_bytes = 0) {
     TaskSpec t;
     t.folded_tp_s = folded_tp_s;
     t.folded_tp_bytes = folded_tp_bytes;
@@ -136,9 +139,13 @@ class Builder {
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;
-    return add_task(t);
+    return t;
   }
-  TaskId add_comm(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) {
+  TaskId add_compute(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
+                     int layer_count, double flops) {
+    return add_task(compute_spec(rank, kind, seconds, op, layer_first, layer_count, flops));
+  }
+  TaskSpec comm_spec(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) const {
     TaskSpec t;
     t.kind = task_kind(c.task);
     t.stream = c.stream;
@@ -152,7 +159,152 @@ class Builder {
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;
-    return add_task(t);
+    return t;
+  }
+  TaskId add_comm(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) {
+    return add_task(comm_spec(rank, c, op, layer_first, layer_count));
+  }
+
+  // A task of a pass's program: its place among the pass's tasks (local), in the previous pass's
+  // end tasks (prev_end), or on the rank's list of compute segments before the pass (recent: the
+  // i-th from its end).
+  struct Ref {
+    enum Kind : std::uint8_t { local, prev_end, recent } kind = local;
+    std::int32_t i = 0;
+  };
+  using Refs = Few<Ref>;
+  // What a pass's tasks and edges depend on besides the plan: how many end tasks the previous pass
+  // left, which of them is the rank's last compute segment, and how many compute segments came
+  // before (up to the deepest prefetch's reach).
+  struct Shape {
+    std::int8_t prev_end = 0;
+    std::uint8_t is_prev_compute = 0;  // bit i: prev_end.id[i] is the last compute segment
+    std::int32_t recent = 0;
+    bool operator==(const Shape&) const = default;
+  };
+  // The engine calls of one pass of a (chunk, pass kind, last gradient pass) for one input shape:
+  // every micro-batch's pass of that shape makes the same calls, in the same order, on its own
+  // task ids (each field of a task is a function of the rank, the chunk, the pass and the plan).
+  // Recorded at the first such pass, replayed for the others: the engine ends up with the same
+  // tasks, descriptions and edges in the same order as calls made pass by pass.
+  struct PassProgram {
+    Shape shape;
+    std::vector<std::int32_t> specs;              // per task of the pass, its description
+    std::vector<std::pair<Ref, Ref>> edges;       // in the order they are added
+    Refs entry, seg_end;                          // the pass's input tasks, and its end tasks
+    std::int32_t first = -1, last = -1;           // its first and last compute task
+    std::int32_t prev_compute = -1;               // its last compute segment (-1: none)
+    std::vector<std::int32_t> recent, dp_tail;    // its compute segments; its DP reductions
+    std::int32_t send = -1;                       // the description of its p2p send (-1: none)
+  };
+
+  // `send`: the plan's p2p send after the pass (-1: none)
+  const PassProgram& program(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
+                             const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
+                             int send) {
+    auto& list = programs_[(static_cast<std::size_t>(op.chunk) * 3 + static_cast<int>(op.pass)) * 2 + last_grad];
+    for (const auto& p : list)
+      if (p.shape == shape) return p;
+    reuse_for(&op, last_grad);
+    PassProgram& prog = list.emplace_back();
+    prog.shape = shape;
+    auto task = [&](const TaskSpec& t) {
+      prog.specs.push_back(spec_for(t));
+      return Ref{Ref::local, static_cast<std::int32_t>(prog.specs.size() - 1)};
+    };
+    auto depend = [&](Ref from, Ref to) { prog.edges.emplace_back(from, to); };
+    // the rank's last compute segment: the input's, until the pass makes its own
+    auto is_prev_compute = [&](Ref x) {
+      if (prog.prev_compute >= 0) return x.kind == Ref::local && x.i == prog.prev_compute;
+      return x.kind == Ref::prev_end && ((shape.is_prev_compute >> x.i) & 1);
+    };
+    int nseg = 0;
+    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_.segments[i].repeat;
+    Refs seg_end;
+    for (int i = 0; i < shape.prev_end; ++i) seg_end.add(Ref{Ref::prev_end, i});
+    int j = 0;  // segment index within the pass, repeats expanded
+    for (int si = pass.seg_begin; si < pass.seg_begin + pass.seg_count; ++si) {
+      const analytic::Segment& seg = plan_.segments[si];
+      const PlanComm* comms = plan_.comms.data() + seg.comm_begin;
+      double serial_tp_s = 0, serial_tp_bytes = 0, window = 0;
+      for (int q = 0; q < seg.comm_count; ++q) {
+        if (comms[q].task == analytic::CommTask::tp && comms[q].overlap == Overlap::serial) {
+          serial_tp_s += comms[q].time_s;
+          serial_tp_bytes += comms[q].sent_bytes;
+        }
+        if (comms[q].overlap == Overlap::window) window = comms[q].window_s;
+      }
+      const bool fold = fold_tp && serial_tp_s > 0;
+      for (int rep = 0; rep < seg.repeat; ++rep, ++j) {
+        const int l0 = ch.layer_first + (j * ch.layers) / nseg;
+        const int l1 = ch.layer_first + ((j + 1) * ch.layers) / nseg;
+        Refs deps = seg_end;
+        for (int q = 0; q < seg.comm_count; ++q) {
+          if (comms[q].overlap != Overlap::prefetch) continue;
+          const Ref g = task(comm_spec(r, comms[q], &op, l0, l1 - l0));
+          // issued once the compute depth+1 segments back is done (its buffer is free): depth
+          // gathers run ahead of the compute
+          const auto back = static_cast<std::int32_t>(std::max(0, comms[q].depth)) + 1;
+          const auto made = static_cast<std::int32_t>(prog.recent.size());
+          if (shape.recent + made >= back)
+            depend(back <= made ? Ref{Ref::local, prog.recent[made - back]} : Ref{Ref::recent, back - made}, g);
+          deps.add(g);
+        }
+        // A window collective runs beside the last `window` seconds of the compute: the rest of
+        // the segment runs first, as a task of its own.
+        Ref before{Ref::local, -1};
+        if (window > 0 && seg.compute_s > window) {
+          before = task(compute_spec(r, kind, seg.compute_s - window, &op, l0, l1 - l0,
+                                     seg.flops * (1 - window / seg.compute_s)));
+          for (int i = 0; i < deps.n; ++i)
+            if (!is_prev_compute(deps.id[i])) depend(deps.id[i], before);
+        }
+        const bool split_off = before.i >= 0;
+        const double own_s = split_off ? window : seg.compute_s;
+        const double own_flops = split_off ? seg.flops * window / seg.compute_s : seg.flops;
+        const Ref c = task(compute_spec(r, kind, own_s + (fold ? serial_tp_s : 0), &op, l0, l1 - l0, own_flops,
+                                        fold ? serial_tp_s : 0, fold ? serial_tp_bytes : 0));
+        const Ref head = split_off ? before : c;
+        if (!split_off)
+          for (int i = 0; i < deps.n; ++i)
+            if (!is_prev_compute(deps.id[i])) depend(deps.id[i], c);
+        if (j == 0) prog.entry.add(head);
+        if (prog.first < 0) prog.first = head.i;
+        seg_end.clear();
+        seg_end.add(c);
+        Ref chain = c;
+        for (int q = 0; q < seg.comm_count; ++q) {
+          const PlanComm& x = comms[q];
+          if (x.overlap == Overlap::prefetch) continue;
+          if (x.overlap == Overlap::after) {
+            const Ref a = task(comm_spec(r, x, &op, l0, l1 - l0));
+            depend(c, a);
+            prog.dp_tail.push_back(a.i);
+            continue;
+          }
+          if (fold && x.task == analytic::CommTask::tp && x.overlap == Overlap::serial) continue;
+          const Ref t = task(comm_spec(r, x, &op, l0, l1 - l0));
+          if (x.overlap == Overlap::window && split_off) {
+            depend(before, t);  // starts with the last `window` of the compute
+            seg_end.add(t);
+          } else if (x.overlap == Overlap::window || x.overlap == Overlap::beside) {
+            for (int i = 0; i < deps.n; ++i) depend(deps.id[i], t);
+            if (j == 0) prog.entry.add(t);
+            seg_end.add(t);
+          } else {
+            depend(chain, t);
+            chain = t;
+            seg_end.id[0] = t;  // the serial chain ends here
+          }
+        }
+        prog.recent.push_back(c.i);
+        prog.prev_compute = c.i;
+        prog.last = c.i;
+      }
+    }
+    prog.seg_end = seg_end;
+    if (send >= 0) prog.send = spec_for(comm_spec(r, plan_.comms[send], &op, -1, 0));
+    return prog;
   }
 
   void depend_all(const Ids& from, TaskId to) {
@@ -182,9 +334,25 @@ class Builder {
     plan_.schedule->order(plan_.shape, ref.stage, ops_);
     const bool fold_tp = folds_tp(st);
     reuse_lists_.assign(static_cast<std::size_t>(v_) * 3 * 2, {});
+    programs_.assign(static_cast<std::size_t>(v_) * 3 * 2, {});
     reuse_for(nullptr, false);
+    // the deepest prefetch of the stage's passes: how far back a gather's gate can reach
+    max_back_ = 0;
+    for (int c = 0; c < v_; ++c) {
+      const analytic::ChunkPlan& ch = plan_.chunk(st, c);
+      for (const analytic::PassPlan* pp : {&ch.pass[0], &ch.pass[1], &ch.pass[2], &ch.last_grad})
+        for (int i = pp->seg_begin; i < pp->seg_begin + pp->seg_count; ++i) {
+          const analytic::Segment& seg = plan_.segments[i];
+          for (int q = seg.comm_begin; q < seg.comm_begin + seg.comm_count; ++q)
+            if (plan_.comms[q].overlap == Overlap::prefetch)
+              max_back_ = std::max(max_back_, std::max(0, plan_.comms[q].depth) + 1);
+        }
+    }
 
-    Ids prev_end;  // the previous pass's end tasks (other than the compute stream order)
+    // the previous pass's end tasks (other than the compute stream order), and the next's: two
+    // buffers taking turns (a copy would read back the ids just stored one by one)
+    std::array<Ids, 2> ends;
+    Ids* prev_end = &ends[0];
     TaskId prev_compute = -1;
     std::vector<TaskId> dp_tail;           // reductions the optimizer waits for
     std::vector<TaskId>& recent = recent_;  // this rank's compute segments so far (prefetch gates)
@@ -198,121 +366,65 @@ class Builder {
       const int vs = op.chunk * p_ + ref.stage;  // virtual stage
       const analytic::ChunkPlan& ch = plan_.chunk(st, op.chunk);
       const analytic::PassPlan& pass = plan_.pass_of(st, op);
-      reuse_for(&op, &pass == &ch.last_grad);
+      const bool last_grad = &pass == &ch.last_grad;
       const TaskKind kind = op.pass == Pass::F   ? TaskKind::forward
                             : op.pass == Pass::W ? TaskKind::backward_weight
                             : split              ? TaskKind::backward_input
                                                  : TaskKind::backward;
-      int nseg = 0;
-      for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_.segments[i].repeat;
-
       if (k == 1)
-        for (int i = 0; i < start.n; ++i) prev_end.add(start.id[i]);
-      Ids entry, seg_end = prev_end;
-      TaskId first = -1, last = -1;
-      int j = 0;  // segment index within the pass, repeats expanded
-      for (int si = pass.seg_begin; si < pass.seg_begin + pass.seg_count; ++si) {
-        const analytic::Segment& seg = plan_.segments[si];
-        const PlanComm* comms = plan_.comms.data() + seg.comm_begin;
-        double serial_tp_s = 0, serial_tp_bytes = 0, window = 0;
-        for (int q = 0; q < seg.comm_count; ++q) {
-          if (comms[q].task == analytic::CommTask::tp && comms[q].overlap == Overlap::serial) {
-            serial_tp_s += comms[q].time_s;
-            serial_tp_bytes += comms[q].sent_bytes;
-          }
-          if (comms[q].overlap == Overlap::window) window = comms[q].window_s;
-        }
-        const bool fold = fold_tp && serial_tp_s > 0;
-        for (int rep = 0; rep < seg.repeat; ++rep, ++j) {
-          const int l0 = ch.layer_first + (j * ch.layers) / nseg;
-          const int l1 = ch.layer_first + ((j + 1) * ch.layers) / nseg;
-          Ids deps = seg_end;
-          for (int q = 0; q < seg.comm_count; ++q) {
-            if (comms[q].overlap != Overlap::prefetch) continue;
-            const TaskId g = add_comm(r, comms[q], &op, l0, l1 - l0);
-            // issued once the compute depth+1 segments back is done (its buffer is free): depth
-            // gathers run ahead of the compute
-            const std::size_t back = static_cast<std::size_t>(std::max(0, comms[q].depth)) + 1;
-            if (recent.size() >= back) g_.engine.depend(recent[recent.size() - back], g);
-            deps.add(g);
-          }
-          // A window collective runs beside the last `window` seconds of the compute: the rest of
-          // the segment runs first, as a task of its own.
-          TaskId before = -1;
-          if (window > 0 && seg.compute_s > window) {
-            before = add_compute(r, kind, seg.compute_s - window, &op, l0, l1 - l0,
-                                 seg.flops * (1 - window / seg.compute_s));
-            for (int i = 0; i < deps.n; ++i)
-              if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], before);
-          }
-          const double own_s = before >= 0 ? window : seg.compute_s;
-          const double own_flops = before >= 0 ? seg.flops * window / seg.compute_s : seg.flops;
-          const TaskId c = add_compute(r, kind, own_s + (fold ? serial_tp_s : 0), &op, l0, l1 - l0, own_flops,
-                                       fold ? serial_tp_s : 0, fold ? serial_tp_bytes : 0);
-          const TaskId head = before >= 0 ? before : c;
-          if (before < 0)
-            for (int i = 0; i < deps.n; ++i)
-              if (deps.id[i] != prev_compute) g_.engine.depend(deps.id[i], c);
-          if (j == 0) entry.add(head);
-          if (first < 0) first = head;
-          seg_end.clear();
-          seg_end.add(c);
-          TaskId chain = c;
-          for (int q = 0; q < seg.comm_count; ++q) {
-            const PlanComm& x = comms[q];
-            if (x.overlap == Overlap::prefetch) continue;
-            if (x.overlap == Overlap::after) {
-              const TaskId a = add_comm(r, x, &op, l0, l1 - l0);
-              g_.engine.depend(c, a);
-              dp_tail.push_back(a);
-              continue;
-            }
-            if (fold && x.task == analytic::CommTask::tp && x.overlap == Overlap::serial) continue;
-            const TaskId t = add_comm(r, x, &op, l0, l1 - l0);
-            if (x.overlap == Overlap::window && before >= 0) {
-              g_.engine.depend(before, t);  // starts with the last `window` of the compute
-              seg_end.add(t);
-            } else if (x.overlap == Overlap::window || x.overlap == Overlap::beside) {
-              for (int i = 0; i < deps.n; ++i) g_.engine.depend(deps.id[i], t);
-              if (j == 0) entry.add(t);
-              seg_end.add(t);
-            } else {
-              g_.engine.depend(chain, t);
-              chain = t;
-              seg_end.id[0] = t;  // the serial chain ends here
-            }
-          }
-          recent.push_back(c);
-          prev_compute = c;
-          last = c;
-        }
-      }
-      prev_end = seg_end;
-
-      // p2p to the neighbour virtual stage
-      const std::size_t sl = slot(ref.replica, vs, op.microbatch);
-      present_[sl] = 1;
+        for (int i = 0; i < start.n; ++i) prev_end->add(start.id[i]);
+      // p2p to the neighbour virtual stage, after the pass
       const bool sends_fwd = op.pass == Pass::F && vs < p_ * v_ - 1;
       const bool sends_bwd = op.pass == Pass::B && vs > 0;
-      if (op.pass == Pass::F) {
-        fwd_in_[sl] = entry;
-        fwd_span[op.chunk * m_ + op.microbatch] = {first, last};
-      } else if (op.pass == Pass::B) {
-        bwd_in_[sl] = entry;
+      const int send = sends_fwd ? ch.send_forward : sends_bwd ? ch.send_backward : -1;
+      // the pass's tasks and edges: its program for this shape of input, run for this micro-batch
+      Shape shape;
+      shape.prev_end = static_cast<std::int8_t>(prev_end->n);
+      for (int i = 0; i < prev_end->n; ++i)
+        if (prev_end->id[i] == prev_compute) shape.is_prev_compute |= static_cast<std::uint8_t>(1u << i);
+      shape.recent = static_cast<std::int32_t>(std::min<std::size_t>(recent.size(), max_back_));
+      const PassProgram& prog = program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
+      const TaskId id0 = static_cast<TaskId>(g_.engine.size());
+      for (std::int32_t d : prog.specs) g_.engine.add(d, op.microbatch);
+      const std::size_t recent0 = recent.size();
+      auto at = [&](Ref x) -> TaskId {
+        switch (x.kind) {
+          case Ref::local: return id0 + x.i;
+          case Ref::prev_end: return prev_end->id[x.i];
+          case Ref::recent: break;
+        }
+        return recent[recent0 - static_cast<std::size_t>(x.i)];
+      };
+      for (const auto& [from, to] : prog.edges) g_.engine.depend(at(from), at(to));
+      const std::size_t sl = slot(ref.replica, vs, op.microbatch);
+      present_[sl] = 1;
+      if (Ids* entry = op.pass == Pass::F ? &fwd_in_[sl] : op.pass == Pass::B ? &bwd_in_[sl] : nullptr) {
+        entry->clear();
+        for (int i = 0; i < prog.entry.n; ++i) entry->add(at(prog.entry.id[i]));
       }
+      Ids& seg_end = prev_end == &ends[0] ? ends[1] : ends[0];
+      seg_end.clear();
+      for (int i = 0; i < prog.seg_end.n; ++i) seg_end.add(at(prog.seg_end.id[i]));
+      const TaskId first = prog.first >= 0 ? id0 + prog.first : -1;
+      const TaskId last = prog.last >= 0 ? id0 + prog.last : -1;
+      for (std::int32_t l : prog.recent) recent.push_back(id0 + l);
+      for (std::int32_t l : prog.dp_tail) dp_tail.push_back(id0 + l);
+      if (prog.prev_compute >= 0) prev_compute = id0 + prog.prev_compute;
+      prev_end = &seg_end;
+
+      if (op.pass == Pass::F) fwd_span[op.chunk * m_ + op.microbatch] = {first, last};
       if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
         const auto& fs = fwd_span[op.chunk * m_ + op.microbatch];
         g_.activations[r].push_back({fs.first, last});
       }
       if (sends_fwd || sends_bwd) {
         Ids& out = sends_fwd ? fwd_out_[sl] : bwd_out_[sl];
-        const int send = sends_fwd ? ch.send_forward : ch.send_backward;
         if (send >= 0) {
-          const TaskId x = add_comm(r, plan_.comms[send], &op, -1, 0);
+          const TaskId x = g_.engine.add(prog.send, op.microbatch);
           depend_all(seg_end, x);
           out.clear();
           out.add(x);
-          if (!plan_.overlap_pp) prev_end.add(x);
+          if (!plan_.overlap_pp) prev_end->add(x);
         } else {
           out = seg_end;
         }
@@ -323,13 +435,13 @@ class Builder {
 
     for (int j = st.end_begin; j < st.end_end; ++j) {
       const TaskId x = add_comm(r, plan_.comms[j], nullptr, -1, 0);
-      depend_all(prev_end, x);
+      depend_all(*prev_end, x);
       if (prev_compute >= 0) g_.engine.depend(prev_compute, x);
       dp_tail.push_back(x);
     }
     const TaskId opt = add_compute(r, TaskKind::optimizer, st.optimizer_s, nullptr, -1, 0, 0);
-    for (int i = 0; i < prev_end.n; ++i)
-      if (prev_end.id[i] != prev_compute) g_.engine.depend(prev_end.id[i], opt);
+    for (int i = 0; i < prev_end->n; ++i)
+      if (prev_end->id[i] != prev_compute) g_.engine.depend(prev_end->id[i], opt);
     // the dp stream runs in order: its last reduction ends after all the others
     if (!dp_tail.empty()) g_.engine.depend(dp_tail.back(), opt);
     g_.optimizer_task[r] = opt;
@@ -363,6 +475,8 @@ class Builder {
   std::vector<core::PassRef> ops_;
   std::vector<TaskId> recent_;
   std::vector<std::vector<std::int32_t>> reuse_lists_;  // per (chunk, pass, last gradient pass)
+  std::vector<std::vector<PassProgram>> programs_;       // the same, one per input shape seen
+  int max_back_ = 0;
   std::vector<std::int32_t>* reuse_ = nullptr;
   std::size_t reuse_pos_ = 0;
   std::vector<Ids> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
