@@ -287,7 +287,10 @@ WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& wo
   };
   const analytic::ChunkWork* last = nullptr;  // the chunk whose floors `fl` holds
   std::array<double, 3> fl{};
-  const double regathers = sh.reshard_after_forward ? 1 + (sh.regather_on_recompute && recompute_full ? 1 : 0) : 0;
+  // a unit's gathers per micro-batch (W gathers none; the counts do not depend on the unit's size)
+  const int unit_gathers = zero3 ? analytic::zero3_pass(sh, prefetch, recompute_full, core::Pass::F, 0).gathers +
+                                       analytic::zero3_pass(sh, prefetch, recompute_full, core::Pass::B, 0).gathers
+                                 : 0;
   double bound = 0, busiest = 0, fill = 0;
   double drain = 0;  // the floors of chunk 0's backward on the stages before j
   for (int j = 0; j < p; ++j) {
@@ -301,7 +304,7 @@ WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& wo
       busy += fl[0] + fl[1] + fl[2];
       compute += c.forward_s + c.recompute_s + c.backward_input_s + c.backward_weight_s;
       if (zero3 && c.zero3_units > 0) {  // the dp_gather and dp streams' totals
-        gathers += c.zero3_units * (1 + regathers) * c.zero3_gather_s;
+        gathers += c.zero3_units * unit_gathers * c.zero3_gather_s;
         reduces += c.zero3_units * (c.zero3_reduce_s + c.zero3_replica_s);
       }
     }
