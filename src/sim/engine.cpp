@@ -194,6 +194,7 @@ void Engine::try_start(int lane, double t) {
   // the stream predecessor binds when it finished no earlier than the last dependency
   if (st.cursor > st.begin && (x.binding < 0 || st.last_finish >= x.finish))
     x.binding = st.cursor - 1;
+  if (x.flags & kCollective) ++collectives_;
   if (x.flags & kHoldsSms) change_load(st.rank, +1, t);
   if (x.link < 0 && st.compute && comm_share_ > 0) {
     RankLoad& l = load_[st.rank];
@@ -221,6 +222,7 @@ void Engine::start_transfer(TaskId id, double t) {
   }
   link.last_t = t;
   link.active.push_back(id);
+  if (link.active.size() == 2) ++shared_links_;
   const double rate = link.capacity / static_cast<double>(link.active.size());
   for (TaskId a : link.active) schedule(slot_[a].lane, t + slot_[a].amount / rate);
 }
@@ -230,6 +232,7 @@ void Engine::end_transfer(TaskId id, double t) {
   const double k = static_cast<double>(link.active.size());
   const double done = (t - link.last_t) * link.capacity / k;
   link.last_t = t;
+  if (link.active.size() == 2) --shared_links_;
   link.active.erase(std::find(link.active.begin(), link.active.end(), id));
   slot_[id].amount = 0;
   if (!link.active.empty()) {
@@ -248,6 +251,7 @@ void Engine::complete(TaskId id, double t) {
   Lane& st = lanes_[x.lane];
   x.state = TaskState::done;
   x.finish = t;
+  if (x.flags & kCollective) --collectives_;
   if (x.flags & kHoldsSms)
     change_load(st.rank, -1, t);
   else if (comm_share_ > 0 && st.compute)
@@ -309,11 +313,10 @@ void Engine::prepare() {
     x.amount = transfer ? sp.work : sp.duration_s;
     x.link = transfer ? static_cast<std::int16_t>(sp.link) : std::int16_t{-1};
     x.lane = static_cast<std::uint16_t>(lane_of_stream_[stream_of_spec[i]]);
+    const bool collective = sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p;
     x.flags = static_cast<std::uint8_t>((transfer && sp.duration_s > 0 ? kLatency : 0) |
-                                        (comm_share_ > 0 && sp.stream != StreamKind::compute &&
-                                                 sp.kind != TaskKind::p2p
-                                             ? kHoldsSms
-                                             : 0));
+                                        (comm_share_ > 0 && collective ? kHoldsSms : 0) |
+                                        (collective ? kCollective : 0));
   }
   // The run numbers the tasks in stream_tasks_'s order (run_of_ maps a task to its number): the
   // tasks an event touches sit at the cursors of their lanes, so the run walks each lane's slots
@@ -352,6 +355,7 @@ void Engine::prepare() {
   load_.assign(comm_share_ > 0 ? ranks_ : 0, RankLoad{});
   leaves_ = 2;
   while (leaves_ < static_cast<int>(lanes_.size())) leaves_ <<= 1;
+  prepare_walks();
 }
 
 // The queue with every lane's pending event (kIdle: none), each node's winner a lane below it.
@@ -381,6 +385,7 @@ void Engine::run() {
   commit();
   std::size_t done = 0;
   for (;;) {
+    if (walk_worth_trying(done)) done += walk(now_);
     int lane;
     Key key;
     if (front_ >= 0) {
@@ -401,6 +406,7 @@ void Engine::run() {
     const std::uint64_t bits = static_cast<std::uint64_t>(key >> 64);
     double t;
     std::memcpy(&t, &bits, sizeof t);
+    now_ = t;
     const TaskId id = lanes_[lane].running;
     ++events_;
     Slot& x = slot_[id];

@@ -63,6 +63,18 @@ void BM_run_1t_3072(benchmark::State& state) {
 }
 BENCHMARK(BM_run_1t_3072)->Unit(benchmark::kMillisecond);
 
+// The same run by the event loop alone (no walks: docs/simulator.md "Walks").
+void BM_run_1t_3072_loop(benchmark::State& state) {
+  const core::Scenario s = testing::megatron_1t_3072();
+  auto g = sim::build_step(analytic::plan_step(s));
+  g.engine.set_walks(false);
+  for (auto _ : state) {
+    g.engine.run();
+    benchmark::DoNotOptimize(g.engine.makespan());
+  }
+}
+BENCHMARK(BM_run_1t_3072_loop)->Unit(benchmark::kMillisecond);
+
 // How the cost grows: GPT-3 175B on A100s (gpt3_1024: tp 8, pp 16, dp 8, m = 192) with one size
 // varied at a time, the others kept. The table and fitted exponents of docs/performance.md
 // ("Simulator", "How the cost grows") come from these: tests/sim/scaling_fit.py reads

@@ -1,6 +1,8 @@
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -93,6 +95,12 @@ class Engine {
   // Runs every task once. Throws std::logic_error if some task can never run (a cycle, or a
   // stream order that contradicts the dependencies).
   void run();
+  // Whether run() may walk (docs/simulator.md "Walks"): every result is the same either way; off,
+  // the event loop runs alone (the tests compare the two).
+  void set_walks(bool on) { walks_on_ = on; }
+  // after run(): the tasks the walks ran, and the walks tried
+  std::size_t walked_tasks() const { return walked_; }
+  int walks_tried() const { return walk_tries_; }
 
   int ranks() const { return ranks_; }
   std::size_t size() const { return spec_of_.size(); }
@@ -160,7 +168,8 @@ class Engine {
     bool compute = false;    // the rank's compute stream (SM contention slows it)
     double last_finish = 0;  // of the task before the cursor
   };
-  enum Flag : std::uint8_t { kLatency = 1, kHoldsSms = 2 };
+  // kCollective: a collective (not a pipeline send), which a walk does not start beside
+  enum Flag : std::uint8_t { kLatency = 1, kHoldsSms = 2, kCollective = 4 };
   // What the event loop touches per task in 32 bytes: a step of a 1T-parameter model has ~1.3e5
   // tasks. Start times live apart (written once).
   struct alignas(32) Slot {
@@ -205,6 +214,15 @@ class Engine {
   void complete(TaskId id, double t);
   double compute_rate(int comm) const;
   void change_load(int rank, int delta, double t);
+  // walks (docs/simulator.md "Walks")
+  void prepare_walks();
+  bool walk_worth_trying(std::size_t done) const;
+  std::size_t walk(double now);
+  double walk_cut(double cut) const;
+  double first_overlap(int a, int b, std::int32_t link, double cut) const;
+  double transfer_begin(std::int32_t x) const;
+  bool order_new_keys(double cut, double& ambiguous);
+  std::size_t commit_walk(double cut);
 
   int ranks_;
   std::vector<TaskSpec> specs_;           // the distinct descriptions
@@ -239,6 +257,50 @@ class Engine {
   std::uint64_t seq_ = 0;
   std::size_t events_ = 0;
   double makespan_ = 0;
+
+  // Walks: each task's times as a longest path from the loop's state, taken up to the first moment
+  // where the order of events could matter (the cut), then handed back to the loop.
+  // (no initializers: the slots come zeroed from calloc, gen 0 meaning not yet reached)
+  struct WalkSlot {
+    double finish;
+    double ready;          // the latest walked dependency's end (or the ready time before the walk)
+    std::int32_t dep;      // that dependency: the binding unless the stream predecessor binds
+    std::int32_t binding;  // once walked
+    std::int32_t pending;  // dependencies not yet walked
+    std::uint32_t gen;     // the walk that last set this slot
+    std::uint8_t flags;    // kDepSet, kTie, kWalked
+  };
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  enum WalkFlag : std::uint8_t { kDepSet = 1, kTie = 2, kWalked = 4 };
+  bool walks_on_ = true;
+  std::unique_ptr<WalkSlot[], Free> walk_;
+  std::size_t walk_size_ = 0;
+  std::vector<std::int32_t> walk_begin_, walk_end_, walk_stack_;
+  std::vector<double> walk_free_;
+  std::uint32_t walk_gen_ = 0;
+  double walk_tie_ = 0;  // the earliest tie of two walked dependencies that binds a task
+  // pairs of lanes whose walked tasks could overlap where the loop would share: a link between
+  // two lanes' transfers (link >= 0), or SM contention between a compute lane and a lane whose
+  // collectives hold SMs (link -1, a the compute lane)
+  struct LanePair {
+    std::int32_t a, b, link;
+  };
+  std::vector<LanePair> walk_pairs_;
+  struct NewKey {
+    double at, scheduled;
+    std::int32_t lane;
+  };
+  std::vector<NewKey> new_keys_;
+  std::vector<std::int32_t> cut_end_;  // per lane: the end of the tasks done before the cut
+  int shared_links_ = 0;   // links with more than one transfer on them now
+  int collectives_ = 0;    // collectives running now
+  double now_ = 0;         // the time of the last event processed
+  int walk_tries_ = 0;
+  int walk_short_ = 0;     // walks in a row a cut ended before their horizon
+  double walk_span_ = 0;   // how far ahead the next walk goes
+  std::size_t walked_ = 0;
 
 };
 

@@ -1,0 +1,398 @@
+// Walks (docs/simulator.md "Walks"): between two moments where the order of simultaneous events
+// matters, the event loop computes a longest path, and a walk computes it without the queue.
+#include <algorithm>
+#include <new>
+#include <cstdlib>
+#include <limits>
+
+#include "ptdsim/sim/engine.hpp"
+
+namespace ptdsim::sim {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+// A walk costs a pass over the tasks it reaches, so it reaches only those starting before a horizon:
+// at first a few times the running tasks' remaining time, doubled after every walk the horizon
+// ended and halved after one a cut ended early. After kMaxShort walks in a row cut short (a step
+// whose collectives run beside its compute throughout cuts every walk early), the run stops walking.
+constexpr std::size_t kMinWalkTasks = 64;
+constexpr int kMaxShort = 3;
+constexpr double kFirstSpan = 8;
+
+}  // namespace
+
+void Engine::prepare_walks() {
+  const std::size_t lanes = lanes_.size();
+  walk_begin_.assign(lanes, 0);
+  walk_end_.assign(lanes, 0);
+  walk_free_.assign(lanes, 0.0);
+  cut_end_.assign(lanes, 0);
+  // the lanes each link carries transfers of, and the lanes whose collectives hold SMs
+  std::vector<std::vector<std::int32_t>> on_link(links_.size());
+  std::vector<std::uint8_t> holds(lanes, 0);
+  for (const TaskSpec& sp : specs_) {
+    const std::int32_t lane = lane_of_stream_[sp.rank * kStreamKinds + static_cast<int>(sp.stream)];
+    if (lane < 0) continue;  // a description no task uses
+    if (sp.work > 0) {
+      auto& l = on_link[static_cast<std::size_t>(sp.link)];
+      if (std::find(l.begin(), l.end(), lane) == l.end()) l.push_back(lane);
+    }
+    if (comm_share_ > 0 && sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p) holds[lane] = 1;
+  }
+  walk_pairs_.clear();
+  for (std::size_t k = 0; k < on_link.size(); ++k)
+    for (std::size_t i = 0; i < on_link[k].size(); ++i)
+      for (std::size_t j = i + 1; j < on_link[k].size(); ++j)
+        walk_pairs_.push_back(LanePair{on_link[k][i], on_link[k][j], static_cast<std::int32_t>(k)});
+  if (comm_share_ > 0)
+    for (int r = 0; r < ranks_; ++r) {
+      const std::int32_t c = lane_of_stream_[r * kStreamKinds + static_cast<int>(StreamKind::compute)];
+      if (c < 0) continue;
+      for (int k = 0; k < kStreamKinds; ++k) {
+        const std::int32_t h = lane_of_stream_[r * kStreamKinds + k];
+        if (h >= 0 && h != c && holds[h]) walk_pairs_.push_back(LanePair{c, h, -1});
+      }
+    }
+  shared_links_ = 0;
+  collectives_ = 0;
+  now_ = 0;
+  walk_tries_ = 0;
+  walk_short_ = 0;
+  walk_span_ = 0;
+  walked_ = 0;
+}
+
+bool Engine::walk_worth_trying(std::size_t done) const {
+  return walks_on_ && walk_short_ < kMaxShort && shared_links_ == 0 && collectives_ == 0 &&
+         spec_of_.size() - done >= kMinWalkTasks;
+}
+
+// From the loop's state after the events up to `now`: every task's start and end as the loop would
+// find them if nothing shared a link or SMs from now on (the loop's own expressions, so bit for
+// bit); then the cut, the first moment where that premise fails or the order of two simultaneous
+// events could decide a result; then everything before the cut is committed as the loop would
+// have left it. Returns the tasks it completed (0: the cut came too soon, nothing changed).
+std::size_t Engine::walk(double now) {
+  ++walk_tries_;
+  const std::size_t n = spec_of_.size();
+  if (walk_size_ < n || walk_gen_ == 0xffffffffu) {
+    // zeroed pages from the system, touched only where a walk goes (gen 0: never reached)
+    walk_.reset(static_cast<WalkSlot*>(std::calloc(n, sizeof(WalkSlot))));
+    if (!walk_) throw std::bad_alloc();
+    walk_size_ = n;
+    walk_gen_ = 0;
+  }
+  const std::uint32_t gen = ++walk_gen_;
+  walk_tie_ = kNever;
+  walk_stack_.clear();
+  // a task's walk state, from its loop state the first time the walk reaches it
+  auto reach = [&](std::int32_t x) -> WalkSlot& {
+    WalkSlot& w = walk_[x];
+    if (w.gen != gen) {
+      const Slot& s = slot_[x];
+      w.gen = gen;
+      w.flags = 0;
+      w.binding = -1;
+      w.dep = s.binding;  // the dependency that finished last (events in time order)
+      if (s.state == TaskState::ready) {
+        w.pending = 0;
+        w.ready = s.finish;
+      } else {
+        w.pending = s.pending;
+        w.ready = s.binding >= 0 ? slot_[s.binding].finish : 0.0;
+      }
+    }
+    return w;
+  };
+  // `x` ends at `f`: its successors' latest dependency; of two walked ones ending together, the
+  // loop's order of their events picks the binding (a tie, a cut unless the stream binds instead)
+  auto propagate = [&](std::int32_t x, double f) {
+    for (std::int32_t e = succ_begin_[x]; e < succ_begin_[x + 1]; ++e) {
+      const std::int32_t y = succ_[e];
+      WalkSlot& v = reach(y);
+      if (!(v.flags & kDepSet) || f > v.ready) {
+        v.ready = f;
+        v.dep = x;
+        v.flags = static_cast<std::uint8_t>((v.flags & ~kTie) | kDepSet);
+      } else if (f == v.ready) {
+        v.flags |= kTie;
+      }
+      if (--v.pending == 0) {
+        const int l = slot_[y].lane;
+        if (walk_end_[l] == y) walk_stack_.push_back(l);
+      }
+    }
+  };
+
+  const int lanes = static_cast<int>(lanes_.size());
+  for (int l = 0; l < lanes; ++l) {
+    const Lane& st = lanes_[l];
+    walk_begin_[l] = walk_end_[l] = st.cursor;
+    walk_free_[l] = st.last_finish;
+    if (st.running < 0) continue;
+    // the running task ends at its pending event, or after its transfer once its latency is over
+    const std::int32_t x = st.running;
+    const Slot& s = slot_[x];
+    WalkSlot& w = walk_[x];
+    w.gen = gen;
+    w.flags = kWalked;
+    w.pending = 0;
+    w.dep = -1;
+    w.binding = s.binding;
+    w.ready = s.finish;
+    const double at = time_of(l == front_ ? front_key_ : key_[l]);
+    w.finish = s.link >= 0 && (s.flags & kLatency) ? at + s.amount / (links_[s.link].capacity / 1.0) : at;
+    walk_end_[l] = x + 1;
+    walk_free_[l] = w.finish;
+  }
+  if (!(walk_span_ > 0)) {
+    double left = 0;
+    for (int l = 0; l < lanes; ++l)
+      if (lanes_[l].running >= 0) left = std::max(left, walk_[lanes_[l].running].finish - now);
+    walk_span_ = left > 0 ? kFirstSpan * left : kNever;
+  }
+  const double horizon = now + walk_span_;
+  std::size_t walked = 0;
+  for (int l = 0; l < lanes; ++l) {
+    if (lanes_[l].running >= 0) propagate(lanes_[l].running, walk_[lanes_[l].running].finish);
+    walk_stack_.push_back(l);
+  }
+  while (!walk_stack_.empty()) {
+    const int l = walk_stack_.back();
+    walk_stack_.pop_back();
+    const Lane& st = lanes_[l];
+    for (std::int32_t x = walk_end_[l]; x < st.end; ++x) {
+      WalkSlot& w = reach(x);
+      if (w.pending > 0) break;
+      // the successors are on other lanes, where nothing else brings them into the cache: ask
+      // for the next task's while this one is walked
+      if (x + 1 < st.end)
+        for (std::int32_t e = succ_begin_[x + 1]; e < succ_begin_[x + 2]; ++e) {
+          __builtin_prefetch(&walk_[succ_[e]], 1);
+          __builtin_prefetch(&slot_[succ_[e]]);
+        }
+      // try_start(): it starts with the later of its readiness and its predecessor's end, and the
+      // predecessor binds when it ended no earlier than the last dependency
+      const double free = walk_free_[l];
+      const double t = w.ready > free ? w.ready : free;
+      if (t >= horizon) break;
+      const std::int32_t b = x > st.begin && (w.dep < 0 || free >= w.ready) ? x - 1 : w.dep;
+      if ((w.flags & kTie) && b == w.dep) walk_tie_ = std::min(walk_tie_, w.ready);
+      const Slot& s = slot_[x];
+      double f;
+      if (s.link < 0) {
+        f = st.compute && comm_share_ > 0 ? t + s.amount / compute_rate(0) : t + s.amount;
+      } else {
+        const double tx = (s.flags & kLatency) ? t + specs_[spec_of_[stream_tasks_[x]]].duration_s : t;
+        f = tx + s.amount / (links_[s.link].capacity / 1.0);
+      }
+      start_[x] = t;
+      w.finish = f;
+      w.binding = b;
+      w.flags |= kWalked;
+      walk_end_[l] = x + 1;
+      walk_free_[l] = f;
+      ++walked;
+      propagate(x, f);
+    }
+  }
+
+  double cut = std::min(walk_tie_, horizon);
+  for (const LanePair& p : walk_pairs_) cut = first_overlap(p.a, p.b, p.link, cut);
+  if (cut < horizon) {
+    ++walk_short_;
+    walk_span_ /= 2;
+  } else {
+    walk_short_ = 0;
+    walk_span_ *= 2;
+  }
+  double ambiguous = kNever;
+  while (cut > now && !order_new_keys(cut, ambiguous)) cut = ambiguous;
+  if (!(cut > now)) return 0;
+  const std::size_t done = commit_walk(cut);
+  walked_ += done;
+  return done;
+}
+
+// When walked task x's transfer begins: at its start, or when its latency is over.
+double Engine::transfer_begin(std::int32_t x) const {
+  const TaskSpec& sp = specs_[spec_of_[stream_tasks_[x]]];
+  return sp.work > 0 && sp.duration_s > 0 ? start_[x] + sp.duration_s : start_[x];
+}
+
+// The earliest moment before `cut` where a walked task of lane a and one of lane b overlap where the
+// loop would make them share: transfers on `link`, or (link -1) a compute task of lane a and a
+// collective of lane b holding SMs. Intervals are closed: at a shared instant the order of the two
+// events decides, unless one task started in the other's completion (its binding, and for a
+// transfer no latency).
+double Engine::first_overlap(int a, int b, std::int32_t link, double cut) const {
+  auto counts = [&](std::int32_t x, bool in_a) {
+    const Slot& s = slot_[x];
+    if (link >= 0) return s.link == link;
+    return in_a ? s.link < 0 : (s.flags & kHoldsSms) != 0;
+  };
+  auto from = [&](std::int32_t x) { return link < 0 ? start_[x] : transfer_begin(x); };
+  auto began_in = [&](std::int32_t x, std::int32_t by) {
+    return walk_[x].binding == by && (link < 0 || !(specs_[spec_of_[stream_tasks_[x]]].duration_s > 0));
+  };
+  std::int32_t i = walk_begin_[a], j = walk_begin_[b];
+  const std::int32_t ie = walk_end_[a], je = walk_end_[b];
+  for (;;) {
+    while (i < ie && !counts(i, true)) ++i;
+    while (j < je && !counts(j, false)) ++j;
+    if (i >= ie || j >= je) break;
+    const double as = from(i), af = walk_[i].finish, bs = from(j), bf = walk_[j].finish;
+    if (as >= cut || bs >= cut) break;  // every later overlap starts later
+    if (af < bs) {
+      ++i;
+      continue;
+    }
+    if (bf < as) {
+      ++j;
+      continue;
+    }
+    if (!((af == bs && began_in(j, i)) || (bf == as && began_in(i, j)))) return std::max(as, bs);
+    if (af <= bf)
+      ++i;
+    else
+      ++j;
+  }
+  return cut;
+}
+
+// Where each lane stands at the cut, and the events the walk's tasks leave pending there, in the
+// order the loop would have given them: by time, then by when they were scheduled. Two scheduled
+// at the same moment for the same time are in an order only the loop knows: then false, with
+// `ambiguous` set to that moment (a cut there leaves both unscheduled).
+bool Engine::order_new_keys(double cut, double& ambiguous) {
+  new_keys_.clear();
+  const int lanes = static_cast<int>(lanes_.size());
+  for (int l = 0; l < lanes; ++l) {
+    std::int32_t x = walk_begin_[l];
+    while (x < walk_end_[l] && walk_[x].finish < cut) ++x;
+    cut_end_[l] = x;
+    if (x >= walk_end_[l] || !(start_[x] < cut)) continue;
+    const Slot& s = slot_[x];
+    const bool was_running = x == lanes_[l].running;
+    if (s.link < 0) {
+      if (!was_running) new_keys_.push_back(NewKey{walk_[x].finish, start_[x], l});
+      continue;
+    }
+    const double tx = transfer_begin(x);
+    if ((s.flags & kLatency) && !(tx < cut)) {
+      if (!was_running) new_keys_.push_back(NewKey{tx, start_[x], l});
+    } else if (!was_running || (s.flags & kLatency)) {
+      new_keys_.push_back(NewKey{walk_[x].finish, tx, l});
+    }
+  }
+  std::sort(new_keys_.begin(), new_keys_.end(), [](const NewKey& p, const NewKey& q) {
+    return p.at != q.at ? p.at < q.at : p.scheduled != q.scheduled ? p.scheduled < q.scheduled : p.lane < q.lane;
+  });
+  for (std::size_t k = 1; k < new_keys_.size(); ++k)
+    if (new_keys_[k].at == new_keys_[k - 1].at && new_keys_[k].scheduled == new_keys_[k - 1].scheduled) {
+      ambiguous = new_keys_[k].scheduled;
+      return false;
+    }
+  return true;
+}
+
+// The loop's state after every event before `cut`, from the walk (order_new_keys() has placed the
+// lanes and ordered the new events).
+std::size_t Engine::commit_walk(double cut) {
+  const std::uint32_t gen = walk_gen_;
+  auto started = [&](std::int32_t y) {
+    const WalkSlot& v = walk_[y];
+    return v.gen == gen && (v.flags & kWalked) && start_[y] < cut;
+  };
+  std::size_t done = 0;
+  const int lanes = static_cast<int>(lanes_.size());
+  for (int l = 0; l < lanes; ++l) {
+    Lane& st = lanes_[l];
+    const std::int32_t e = cut_end_[l];
+    for (std::int32_t x = walk_begin_[l]; x < e; ++x) {
+      Slot& s = slot_[x];
+      const WalkSlot& w = walk_[x];
+      events_ += (s.flags & kLatency) ? 2 : 1;  // its latency's end, if not yet processed, and its end
+      s.flags &= static_cast<std::uint8_t>(~kLatency);
+      s.state = TaskState::done;
+      s.finish = w.finish;
+      s.binding = w.binding;
+      s.pending = 0;
+      makespan_ = std::max(makespan_, w.finish);
+      for (std::int32_t k = succ_begin_[x]; k < succ_begin_[x + 1]; ++k) {
+        const std::int32_t y = succ_[k];
+        if (started(y)) continue;  // placed by its own lane
+        Slot& n = slot_[y];
+        if (--n.pending == 0) {
+          n.state = TaskState::ready;
+          n.finish = walk_[y].ready;
+          n.binding = walk_[y].dep;
+        } else if (n.binding < 0 || slot_[n.binding].finish <= w.finish) {
+          n.binding = x;  // (only its end is read: the latest dependency so far)
+        }
+      }
+      ++done;
+    }
+    if (e > walk_begin_[l]) st.last_finish = walk_[e - 1].finish;
+    st.cursor = e;
+    const std::int32_t r = e < walk_end_[l] && start_[e] < cut ? e : -1;
+    if (r >= 0 && r != st.running) {
+      Slot& s = slot_[r];
+      s.state = TaskState::running;
+      s.binding = walk_[r].binding;
+      s.finish = walk_[r].ready;
+      s.pending = 0;
+    }
+    if (r >= 0 && slot_[r].link >= 0 && (slot_[r].flags & kLatency) && transfer_begin(r) < cut) {
+      slot_[r].flags &= static_cast<std::uint8_t>(~kLatency);
+      ++events_;  // its latency's end
+    }
+    st.running = r;
+  }
+  // links: the transfers still moving at the cut, one per link at most (else an overlap before it)
+  for (Link& k : links_)
+    if (!k.active.empty() && slot_[k.active.front()].state == TaskState::done) k.active.clear();
+  for (const NewKey& nk : new_keys_) {
+    const std::int32_t r = lanes_[nk.lane].running;
+    const Slot& s = slot_[r];
+    if (s.link < 0 || (s.flags & kLatency)) continue;
+    Link& k = links_[s.link];
+    k.active.assign(1, r);
+    k.last_t = nk.scheduled;
+  }
+  shared_links_ = 0;
+  // the collectives running at the cut, and with SM contention each rank's load
+  collectives_ = 0;
+  for (int l = 0; l < lanes; ++l)
+    if (lanes_[l].running >= 0 && (slot_[lanes_[l].running].flags & kCollective)) ++collectives_;
+  if (comm_share_ > 0) {
+    for (auto& ld : load_) ld.comm = 0;
+    for (int l = 0; l < lanes; ++l) {
+      const Lane& st = lanes_[l];
+      RankLoad& ld = load_[st.rank];
+      const std::int32_t r = st.running;
+      if (r >= 0 && (slot_[r].flags & kHoldsSms)) ++ld.comm;
+      if (!st.compute) continue;
+      if (r >= 0 && slot_[r].link < 0) {
+        if (ld.compute != r) {
+          ld.compute = r;
+          ld.since = start_[r];
+        }
+      } else {
+        ld.compute = -1;
+      }
+    }
+  }
+  // the queue: the events still pending before the walk keep their keys; the walk's get theirs in
+  // the loop's order, after every earlier one
+  for (int l = 0; l < lanes; ++l) {
+    const Key old = l == front_ ? front_key_ : key_[l];
+    key_[l] = lanes_[l].running < 0 ? kIdle : old;
+  }
+  for (const NewKey& nk : new_keys_) key_[nk.lane] = key_of(nk.at, seq_++);
+  for (int l = lanes; l < leaves_; ++l) key_[l] = kIdle;
+  build_queue();
+  return done;
+}
+
+}  // namespace ptdsim::sim
