@@ -4,6 +4,7 @@
 #include <new>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 
 #include "ptdsim/sim/engine.hpp"
 
@@ -12,14 +13,37 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 // A walk costs a pass over the tasks it reaches, so it reaches only those starting before a horizon:
-// at first a few times the running tasks' remaining time, doubled after every walk the horizon
-// ended and halved after one a cut ended early. After kMaxShort walks in a row cut short (a step
-// whose collectives run beside its compute throughout cuts every walk early), the run stops walking.
-constexpr std::size_t kMinWalkTasks = 64;
-constexpr int kMaxShort = 3;
+// at first kFirstSpan times the running tasks' remaining time, doubled after every walk the horizon
+// ended and halved after one a cut ended early (Engine::kMaxShort in a row stop the run's walks).
 constexpr double kFirstSpan = 8;
 
+// The walk state of the tasks, per thread: kept from run to run (a sweep simulates thousands of
+// steps on each worker), so its memory is zeroed once, where a walk first reaches it, and each
+// walk tells its own slots from older ones by a number (0: never reached).
+struct WalkArena {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char[], Free> memory;
+  std::size_t size = 0;
+  std::uint32_t gen = 0;
+};
+thread_local WalkArena arena;
+
 }  // namespace
+
+std::uint32_t Engine::walk_arena(std::size_t n) {
+  if (arena.size < n || arena.gen == 0xffffffffu) {
+    // zeroed pages from the system (calloc), touched only where walks go
+    arena.memory.reset(static_cast<unsigned char*>(std::calloc(n, sizeof(WalkSlot))));
+    if (!arena.memory) throw std::bad_alloc();
+    arena.size = n;
+    arena.gen = 0;
+  }
+  walk_ = reinterpret_cast<WalkSlot*>(arena.memory.get());
+  walk_gen_ = ++arena.gen;
+  return walk_gen_;
+}
 
 void Engine::prepare_walks() {
   const std::size_t lanes = lanes_.size();
@@ -62,11 +86,6 @@ void Engine::prepare_walks() {
   walked_ = 0;
 }
 
-bool Engine::walk_worth_trying(std::size_t done) const {
-  return walks_on_ && walk_short_ < kMaxShort && shared_links_ == 0 && collectives_ == 0 &&
-         spec_of_.size() - done >= kMinWalkTasks;
-}
-
 // From the loop's state after the events up to `now`: every task's start and end as the loop would
 // find them if nothing shared a link or SMs from now on (the loop's own expressions, so bit for
 // bit); then the cut, the first moment where that premise fails or the order of two simultaneous
@@ -74,15 +93,7 @@ bool Engine::walk_worth_trying(std::size_t done) const {
 // have left it. Returns the tasks it completed (0: the cut came too soon, nothing changed).
 std::size_t Engine::walk(double now) {
   ++walk_tries_;
-  const std::size_t n = spec_of_.size();
-  if (walk_size_ < n || walk_gen_ == 0xffffffffu) {
-    // zeroed pages from the system, touched only where a walk goes (gen 0: never reached)
-    walk_.reset(static_cast<WalkSlot*>(std::calloc(n, sizeof(WalkSlot))));
-    if (!walk_) throw std::bad_alloc();
-    walk_size_ = n;
-    walk_gen_ = 0;
-  }
-  const std::uint32_t gen = ++walk_gen_;
+  const std::uint32_t gen = walk_arena(spec_of_.size());
   walk_tie_ = kNever;
   walk_stack_.clear();
   // a task's walk state, from its loop state the first time the walk reaches it

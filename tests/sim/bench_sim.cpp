@@ -45,6 +45,27 @@ void BM_simulate_gpt3_1024(benchmark::State& state) {
 }
 BENCHMARK(BM_simulate_gpt3_1024)->Unit(benchmark::kMillisecond);
 
+// The GPT-3 sweep's winner (tp 1, pp 8, dp 32, cp 4, vpp 12, ZeRO-2, interleaved) with the A100's SM
+// contention: a context-parallel exchange beside every segment's compute, so the walks stop early
+// and the event loop runs nearly all of the step (docs/simulator.md "Walks").
+void BM_simulate_gpt3_cp4_contention(benchmark::State& state) {
+  core::Scenario s = testing::gpt3_1024();
+  s.parallel.tp = 1;
+  s.parallel.pp = 8;
+  s.parallel.dp = 32;
+  s.parallel.cp = 4;
+  s.parallel.vpp = 12;
+  s.parallel.zero = 2;
+  s.parallel.sequence_parallel = false;
+  s.parallel.schedule = core::Schedule::interleaved;
+  s.training.recompute = core::Recompute::none;
+  s.hardware.gpu.sms = 108;
+  s.hardware.gpu.comm_sms = 16;
+  for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
+  report_tasks(state, s);
+}
+BENCHMARK(BM_simulate_gpt3_cp4_contention)->Unit(benchmark::kMillisecond);
+
 // The parts of the 1T step: building the DAG, and running it.
 void BM_build_1t_3072(benchmark::State& state) {
   const core::Scenario s = testing::megatron_1t_3072();

@@ -1,8 +1,6 @@
 #pragma once
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -216,7 +214,16 @@ class Engine {
   void change_load(int rank, int delta, double t);
   // walks (docs/simulator.md "Walks")
   void prepare_walks();
-  bool walk_worth_trying(std::size_t done) const;
+  std::uint32_t walk_arena(std::size_t tasks);
+  // A walk is tried while no collective runs and no link is shared (a walk from there would be cut
+  // at once), with enough tasks left to pay for it, until kMaxShort walks in a row were cut short
+  // (a step whose collectives run beside its compute throughout cuts every walk early).
+  static constexpr int kMaxShort = 3;
+  static constexpr std::size_t kMinWalkTasks = 64;
+  bool walk_worth_trying(std::size_t done) const {
+    return walk_short_ < kMaxShort && collectives_ == 0 && shared_links_ == 0 && walks_on_ &&
+           spec_of_.size() - done >= kMinWalkTasks;
+  }
   std::size_t walk(double now);
   double walk_cut(double cut) const;
   double first_overlap(int a, int b, std::int32_t link, double cut) const;
@@ -260,7 +267,7 @@ class Engine {
 
   // Walks: each task's times as a longest path from the loop's state, taken up to the first moment
   // where the order of events could matter (the cut), then handed back to the loop.
-  // (no initializers: the slots come zeroed from calloc, gen 0 meaning not yet reached)
+  // (no initializers: the slots come zeroed from calloc, gen 0 meaning never reached)
   struct WalkSlot {
     double finish;
     double ready;          // the latest walked dependency's end (or the ready time before the walk)
@@ -270,13 +277,9 @@ class Engine {
     std::uint32_t gen;     // the walk that last set this slot
     std::uint8_t flags;    // kDepSet, kTie, kWalked
   };
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
   enum WalkFlag : std::uint8_t { kDepSet = 1, kTie = 2, kWalked = 4 };
   bool walks_on_ = true;
-  std::unique_ptr<WalkSlot[], Free> walk_;
-  std::size_t walk_size_ = 0;
+  WalkSlot* walk_ = nullptr;  // during a walk: this thread's walk state (walk_arena())
   std::vector<std::int32_t> walk_begin_, walk_end_, walk_stack_;
   std::vector<double> walk_free_;
   std::uint32_t walk_gen_ = 0;
