@@ -46,9 +46,8 @@ void BM_simulate_gpt3_1024(benchmark::State& state) {
 BENCHMARK(BM_simulate_gpt3_1024)->Unit(benchmark::kMillisecond);
 
 // The GPT-3 sweep's winner (tp 1, pp 8, dp 32, cp 4, vpp 12, ZeRO-2, interleaved) with the A100's SM
-// contention: a context-parallel exchange beside every segment's compute, so the walks stop early
-// and the event loop runs nearly all of the step (docs/simulator.md "Walks").
-void BM_simulate_gpt3_cp4_contention(benchmark::State& state) {
+// contention: a context-parallel exchange beside every segment's compute (docs/simulator.md "Walks").
+core::Scenario gpt3_cp4_contention() {
   core::Scenario s = testing::gpt3_1024();
   s.parallel.tp = 1;
   s.parallel.pp = 8;
@@ -61,10 +60,29 @@ void BM_simulate_gpt3_cp4_contention(benchmark::State& state) {
   s.training.recompute = core::Recompute::none;
   s.hardware.gpu.sms = 108;
   s.hardware.gpu.comm_sms = 16;
+  return s;
+}
+void BM_simulate_gpt3_cp4_contention(benchmark::State& state) {
+  const core::Scenario s = gpt3_cp4_contention();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
   report_tasks(state, s);
 }
 BENCHMARK(BM_simulate_gpt3_cp4_contention)->Unit(benchmark::kMillisecond);
+
+// A step's run alone (the DAG built once), with walks (Arg 1) or by the event loop alone (Arg 0).
+void run_only(benchmark::State& state, const core::Scenario& s) {
+  auto g = sim::build_step(analytic::plan_step(s));
+  g.engine.set_walks(state.range(0) != 0);
+  for (auto _ : state) {
+    g.engine.run();
+    benchmark::DoNotOptimize(g.engine.makespan());
+  }
+  state.counters["walked"] = static_cast<double>(g.engine.walked_tasks()) / static_cast<double>(g.engine.size());
+}
+void BM_run_gpt3_cp4_contention(benchmark::State& state) { run_only(state, gpt3_cp4_contention()); }
+BENCHMARK(BM_run_gpt3_cp4_contention)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+void BM_run_gpt3_1024(benchmark::State& state) { run_only(state, testing::gpt3_1024()); }
+BENCHMARK(BM_run_gpt3_1024)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The parts of the 1T step: building the DAG, and running it.
 void BM_build_1t_3072(benchmark::State& state) {
@@ -74,27 +92,8 @@ void BM_build_1t_3072(benchmark::State& state) {
 }
 BENCHMARK(BM_build_1t_3072)->Unit(benchmark::kMillisecond);
 
-void BM_run_1t_3072(benchmark::State& state) {
-  const core::Scenario s = testing::megatron_1t_3072();
-  auto g = sim::build_step(analytic::plan_step(s));
-  for (auto _ : state) {
-    g.engine.run();
-    benchmark::DoNotOptimize(g.engine.makespan());
-  }
-}
-BENCHMARK(BM_run_1t_3072)->Unit(benchmark::kMillisecond);
-
-// The same run by the event loop alone (no walks: docs/simulator.md "Walks").
-void BM_run_1t_3072_loop(benchmark::State& state) {
-  const core::Scenario s = testing::megatron_1t_3072();
-  auto g = sim::build_step(analytic::plan_step(s));
-  g.engine.set_walks(false);
-  for (auto _ : state) {
-    g.engine.run();
-    benchmark::DoNotOptimize(g.engine.makespan());
-  }
-}
-BENCHMARK(BM_run_1t_3072_loop)->Unit(benchmark::kMillisecond);
+void BM_run_1t_3072(benchmark::State& state) { run_only(state, testing::megatron_1t_3072()); }
+BENCHMARK(BM_run_1t_3072)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // How the cost grows: GPT-3 175B on A100s (gpt3_1024: tp 8, pp 16, dp 8, m = 192) with one size
 // varied at a time, the others kept. The table and fitted exponents of docs/performance.md

@@ -1,6 +1,7 @@
 // Walks (docs/simulator.md "Walks") must leave every result of a run as the event loop alone finds
 // it: random graphs full of ties, shared links and SM contention, run both ways, compared bit for bit.
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <random>
 #include <vector>
@@ -30,7 +31,7 @@ Drawn draw(std::uint32_t seed) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   Drawn d;
   d.ranks = 1 + pick(3);
-  d.share = pick(2) ? 0.15 : 0.0;
+  d.share = std::array<double, 3>{0.0, 0.15, 0.5}[static_cast<std::size_t>(pick(3))];  // 0.5: compute ends land on the grid
   // Times from a continuum (long walks), or from a few values, so that ends coincide and
   // transfers meet at an instant: in halves (sums exact) or in tenths with capacity 3 (sums round,
   // so a transfer's work left at the instant it "ends" can be a rounding above zero, and the
