@@ -1,7 +1,6 @@
 // Walks (docs/simulator.md "Walks"): between two moments where the order of simultaneous events
 // matters, the event loop computes a longest path, and a walk computes it without the queue.
 #include <algorithm>
-#include <array>
 #include <new>
 #include <cstdlib>
 #include <limits>
@@ -47,42 +46,6 @@ std::uint32_t Engine::walk_arena(std::size_t n) {
 }
 
 void Engine::prepare_walks() {
-  const std::size_t lanes = lanes_.size();
-  walk_begin_.assign(lanes, 0);
-  walk_end_.assign(lanes, 0);
-  walk_free_.assign(lanes, 0.0);
-  cut_end_.assign(lanes, 0);
-  // the lanes each link carries transfers of, and the lanes whose collectives hold SMs
-  std::vector<std::vector<std::int32_t>> on_link(links_.size());
-  std::vector<std::uint8_t> holds(lanes, 0);
-  for (const TaskSpec& sp : specs_) {
-    const std::int32_t lane = lane_of_stream_[sp.rank * kStreamKinds + static_cast<int>(sp.stream)];
-    if (lane < 0) continue;  // a description no task uses
-    if (sp.work > 0) {
-      auto& l = on_link[static_cast<std::size_t>(sp.link)];
-      if (std::find(l.begin(), l.end(), lane) == l.end()) l.push_back(lane);
-    }
-    if (comm_share_ > 0 && sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p) holds[lane] = 1;
-  }
-  walk_pairs_.clear();
-  for (std::size_t k = 0; k < on_link.size(); ++k)
-    for (std::size_t i = 0; i < on_link[k].size(); ++i)
-      for (std::size_t j = i + 1; j < on_link[k].size(); ++j)
-        walk_pairs_.push_back(LanePair{on_link[k][i], on_link[k][j], static_cast<std::int32_t>(k)});
-  hold_begin_.assign(lanes + 1, 0);
-  hold_lanes_.clear();
-  hold_scan_.assign(lanes, 0);
-  for (std::size_t l = 0; l < lanes; ++l) {
-    hold_begin_[l] = static_cast<std::int32_t>(hold_lanes_.size());
-    if (comm_share_ > 0 && lanes_[l].compute)
-      for (int k = 0; k < kStreamKinds; ++k) {
-        const std::int32_t h = lane_of_stream_[lanes_[l].rank * kStreamKinds + k];
-        if (h < 0 || h == static_cast<std::int32_t>(l) || !holds[h]) continue;
-        hold_lanes_.push_back(h);
-        walk_pairs_.push_back(LanePair{static_cast<std::int32_t>(l), h, -1});
-      }
-  }
-  hold_begin_[lanes] = static_cast<std::int32_t>(hold_lanes_.size());
   shared_links_ = 0;
   collectives_ = 0;
   now_ = 0;
@@ -90,6 +53,55 @@ void Engine::prepare_walks() {
   walk_short_ = 0;
   walk_span_ = 0;
   walked_ = 0;
+  walk_lanes_ = 0;
+  // With SM contention, a step whose collectives come with its passes (context or tensor
+  // parallelism's exchanges, ZeRO-3's gathers: a quarter of its compute tasks or more) has one
+  // beside its compute at every turn, and each walk would be cut at once: not tried.
+  if (comm_share_ > 0) {
+    std::size_t compute = 0, collectives = 0;
+    for (std::size_t l = 0; l < lanes_.size(); ++l) {
+      const StreamKind kind = specs_[spec_of_[stream_tasks_[lanes_[l].begin]]].stream;
+      const std::size_t n = static_cast<std::size_t>(lanes_[l].end - lanes_[l].begin);
+      if (kind == StreamKind::compute) compute += n;
+      else if (kind != StreamKind::pp_send) collectives += n;
+    }
+    if (4 * collectives >= compute) walk_short_ = kMaxShort;
+  }
+}
+
+// What the walks need of the graph, at the run's first walk: per lane its walk range, and the
+// pairs of lanes whose walked tasks could overlap where the loop would share.
+void Engine::pair_lanes() {
+  const std::size_t lanes = lanes_.size();
+  walk_begin_.assign(lanes, 0);
+  walk_end_.assign(lanes, 0);
+  walk_free_.assign(lanes, 0.0);
+  cut_end_.assign(lanes, 0);
+  // the lanes each link carries transfers of, and the lanes whose collectives hold SMs
+  std::vector<std::pair<std::int32_t, std::int32_t>> link_lane;
+  std::vector<std::uint8_t> holds(lanes, 0);
+  for (const TaskSpec& sp : specs_) {
+    const std::int32_t lane = lane_of_stream_[sp.rank * kStreamKinds + static_cast<int>(sp.stream)];
+    if (lane < 0) continue;  // a description no task uses
+    if (sp.work > 0) link_lane.emplace_back(sp.link, lane);
+    if (comm_share_ > 0 && sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p) holds[lane] = 1;
+  }
+  std::sort(link_lane.begin(), link_lane.end());
+  link_lane.erase(std::unique(link_lane.begin(), link_lane.end()), link_lane.end());
+  walk_pairs_.clear();
+  for (std::size_t i = 0; i < link_lane.size(); ++i)
+    for (std::size_t j = i + 1; j < link_lane.size() && link_lane[j].first == link_lane[i].first; ++j)
+      walk_pairs_.push_back(LanePair{link_lane[i].second, link_lane[j].second, link_lane[i].first});
+  if (comm_share_ > 0)
+    for (int r = 0; r < ranks_; ++r) {
+      const std::int32_t c = lane_of_stream_[r * kStreamKinds + static_cast<int>(StreamKind::compute)];
+      if (c < 0) continue;
+      for (int k = 0; k < kStreamKinds; ++k) {
+        const std::int32_t h = lane_of_stream_[r * kStreamKinds + k];
+        if (h >= 0 && h != c && holds[h]) walk_pairs_.push_back(LanePair{c, h, -1});
+      }
+    }
+  walk_lanes_ = lanes;
 }
 
 // A task's walk state, from its loop state the first time this walk reaches it.
@@ -170,84 +182,12 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
   return false;
 }
 
-// Compute task x of a lane whose rank has collectives holding SMs, started at `start` (or, running
-// when the walk began, with its work left at load.since): change_load()'s updates replayed at each
-// start and end of the rank's walked collectives, in time order, up to `until`. Updates at one
-// instant come in an order only the loop knows, but only the first moves the work (by elapsed time
-// x rate; the others by 0 x rate), so any order gives the loop's numbers. An update at the very
-// instant the task's end is due is another matter: which comes first decides, so that instant
-// becomes a cut (walk_tie_).
-Engine::Progress Engine::contended(int lane, std::int32_t x, double start, double until) {
-  const Lane& st = lanes_[lane];
-  const bool before = x == st.running;  // running before the walk (lanes_ changes only at commit)
-  Progress p{slot_[x].amount, before ? load_[st.rank].since : start, 0, 0};
-  int n = before ? load_[st.rank].comm : 0;
-  // Each collective lane's boundaries come in time order (a task's start, its end, the next's
-  // start...), so the lanes are merged as they are read. A lane's tasks that ended before this one
-  // started meet no later compute task of the rank either (hold_scan_).
-  struct Cursor {
-    std::int32_t lane, k;
-    bool at_end;
-  };
-  std::array<Cursor, kStreamKinds> cur;
-  int nc = 0;
-  auto holding = [&](Cursor& c) {
-    while (c.k < walk_end_[c.lane] && !(slot_[c.k].flags & kHoldsSms)) ++c.k;
-  };
-  for (std::int32_t i = hold_begin_[lane]; i < hold_begin_[lane + 1]; ++i) {
-    const std::int32_t h = hold_lanes_[i];
-    std::int32_t& k = hold_scan_[h];
-    while (k < walk_end_[h] && (!(slot_[k].flags & kHoldsSms) || walk_[k].finish < p.since)) ++k;
-    cur[nc++] = Cursor{h, k, false};
-  }
-  auto next = [&]() {  // the earliest boundary not yet read
-    double t = kNever;
-    for (int i = 0; i < nc; ++i) {
-      holding(cur[i]);
-      if (cur[i].k < walk_end_[cur[i].lane]) t = std::min(t, cur[i].at_end ? walk_[cur[i].k].finish : start_[cur[i].k]);
-    }
-    return t;
-  };
-  auto read_at = [&](double t) {  // every boundary at t: the change in running collectives
-    int d = 0;
-    for (int i = 0; i < nc; ++i)
-      for (Cursor& c = cur[i]; c.k < walk_end_[c.lane] && (c.at_end ? walk_[c.k].finish : start_[c.k]) == t;) {
-        d += c.at_end ? -1 : +1;
-        if (c.at_end) ++c.k;
-        c.at_end = !c.at_end;
-        holding(c);
-      }
-    return d;
-  };
-  for (double t = next(); t <= p.since; t = next()) {
-    n += read_at(t);
-    if (before && t < until) ++p.updates;  // at its `since`: rescheduled, its work not moved
-  }
-  double rate = compute_rate(n);
-  p.end = p.since + p.amount / rate;
-  for (double t = next(); t < until && t <= p.end; t = next()) {
-    if (t == p.end) {
-      walk_tie_ = std::min(walk_tie_, t);
-      break;
-    }
-    p.amount = std::max(0.0, p.amount - (t - p.since) * rate);
-    p.since = t;
-    ++p.updates;
-    n += read_at(t);
-    rate = compute_rate(n);
-    p.end = t + p.amount / rate;
-  }
-  return p;
-}
-
 // Walks lane l's tasks in program order while each is ready (its dependencies walked) and starts
 // before the horizon.
 void Engine::advance(int l) {
   const Lane& st = lanes_[l];
-  const bool contention = st.compute && hold_begin_[l] < hold_begin_[l + 1];
   for (std::int32_t x = walk_end_[l]; x < st.end; ++x) {
-    const bool running = x == st.running;  // (a contended compute task, left to this loop)
-    WalkSlot& w = running ? walk_[x] : reach(x);
+    WalkSlot& w = reach(x);
     if (w.pending > 0) break;
     // the successors are on other lanes, where nothing else brings them into the cache: ask for
     // the next task's while this one is walked
@@ -258,39 +198,26 @@ void Engine::advance(int l) {
       }
     // try_start(): it starts with the later of its readiness and its predecessor's end, and the
     // predecessor binds when it ended no earlier than the last dependency
-    double t;
-    std::int32_t b;
-    if (running) {
-      t = start_[x];
-      b = slot_[x].binding;
-    } else {
-      const double free = walk_free_[l];
-      t = w.ready > free ? w.ready : free;
-      if (t >= walk_horizon_) break;
-      b = x > st.begin && (w.dep < 0 || free >= w.ready) ? x - 1 : w.dep;
-      if ((w.flags & kTie) && b == w.dep) walk_tie_ = std::min(walk_tie_, w.ready);
-    }
+    const double free = walk_free_[l];
+    const double t = w.ready > free ? w.ready : free;
+    if (t >= walk_horizon_) break;
+    const std::int32_t b = x > st.begin && (w.dep < 0 || free >= w.ready) ? x - 1 : w.dep;
+    if ((w.flags & kTie) && b == w.dep) walk_tie_ = std::min(walk_tie_, w.ready);
     const Slot& s = slot_[x];
     double f;
-    w.scheduled = t;  // when its end event is scheduled (last)
-    if (s.link < 0 && contention) {
-      // the rank's collectives first: their times do not depend on its compute
-      for (std::int32_t i = hold_begin_[l]; i < hold_begin_[l + 1]; ++i) advance(hold_lanes_[i]);
-      const Progress p = contended(l, x, t, kNever);
-      f = p.end;
-      w.scheduled = running && p.updates == 0 ? -kNever : p.since;
-    } else if (s.link < 0) {
+    w.scheduled = t;  // when its end event is scheduled
+    if (s.link < 0) {
       f = st.compute && comm_share_ > 0 ? t + s.amount / compute_rate(0) : t + s.amount;
     } else {
       const double tx = (s.flags & kLatency) ? t + specs_[spec_of_[stream_tasks_[x]]].duration_s : t;
       f = tx + s.amount / (links_[s.link].capacity / 1.0);
       w.scheduled = tx;
     }
-    if (!running) start_[x] = t;
+    start_[x] = t;
     w.finish = f;
     w.binding = b;
     w.flags |= kWalked;
-    w.order = ++walk_order_;
+    ++walk_count_;
     walk_end_[l] = x + 1;
     walk_free_[l] = f;
     propagate(x, f);
@@ -304,16 +231,17 @@ void Engine::advance(int l) {
 // it. Called only while no collective runs. Returns the tasks it completed (0: the cut came too
 // soon, nothing changed).
 std::size_t Engine::walk(double now) {
+  if (walk_lanes_ != lanes_.size()) pair_lanes();
   ++walk_tries_;
   walk_arena(spec_of_.size());
   walk_tie_ = kNever;
   walk_stack_.clear();
-  walk_order_ = 0;
+  walk_count_ = 0;
   const int lanes = static_cast<int>(lanes_.size());
   double left = 0;  // the running tasks' time left
   for (int l = 0; l < lanes; ++l) {
     const Lane& st = lanes_[l];
-    walk_begin_[l] = walk_end_[l] = hold_scan_[l] = st.cursor;
+    walk_begin_[l] = walk_end_[l] = st.cursor;
     walk_free_[l] = st.last_finish;
     if (st.running < 0) continue;
     const std::int32_t x = st.running;
@@ -325,14 +253,11 @@ std::size_t Engine::walk(double now) {
     w.dep = -1;
     w.binding = s.binding;
     w.ready = s.finish;
-    w.order = 0;
     const double at = time_of(l == front_ ? front_key_ : key_[l]);
     // its end event: scheduled before the walk, or at the end of its latency
     w.scheduled = s.link >= 0 && (s.flags & kLatency) ? at : -kNever;
     left = std::max(left, at - now);
-    // a compute task under SM contention is walked with its rank's collectives (advance())
-    if (s.link < 0 && st.compute && hold_begin_[l] < hold_begin_[l + 1]) continue;
-    // the others end at their pending event, or after their transfer once the latency is over
+    // it ends at its pending event, or after its transfer once the latency is over
     w.finish = s.link >= 0 && (s.flags & kLatency) ? at + s.amount / (links_[s.link].capacity / 1.0) : at;
     walk_end_[l] = x + 1;
     walk_free_[l] = w.finish;
@@ -375,7 +300,7 @@ double Engine::transfer_begin(std::int32_t x) const {
 
 // The earliest moment before `cut` where a walked task of lane a and one of lane b overlap where the
 // loop would make them share: transfers on `link`, or (link -1) a compute task of lane a and a
-// collective of lane b holding SMs that its end did not count (walked after it). Intervals are closed: at a shared instant the order of the two
+// collective of lane b holding SMs. Intervals are closed: at a shared instant the order of the two
 // events decides, unless one task started in the other's completion (its binding, and for a
 // transfer no latency).
 double Engine::first_overlap(int a, int b, std::int32_t link, double cut) const {
@@ -404,9 +329,7 @@ double Engine::first_overlap(int a, int b, std::int32_t link, double cut) const 
       ++j;
       continue;
     }
-    // (a collective walked before a compute task is in its end: contended())
-    const bool counted = link < 0 && walk_[j].order < walk_[i].order;
-    if (!counted && !((af == bs && began_in(j, i)) || (bf == as && began_in(i, j)))) return std::max(as, bs);
+    if (!((af == bs && began_in(j, i)) || (bf == as && began_in(i, j)))) return std::max(as, bs);
     if (af <= bf)
       ++i;
     else
@@ -429,23 +352,15 @@ bool Engine::order_new_keys(double cut, double& ambiguous) {
     if (x >= walk_end_[l] || !(start_[x] < cut)) continue;
     const Slot& s = slot_[x];
     const bool was_running = x == lanes_[l].running;
-    if (s.link < 0 && lanes_[l].compute && hold_begin_[l] < hold_begin_[l + 1]) {
-      // under SM contention its end as last rescheduled before the cut, and when that was
-      for (std::int32_t i = hold_begin_[l]; i < hold_begin_[l + 1]; ++i)
-        hold_scan_[hold_lanes_[i]] = walk_begin_[hold_lanes_[i]];
-      const Progress p = contended(l, x, start_[x], cut);
-      if (!was_running || p.updates > 0) new_keys_.push_back(NewKey{p.end, p.since, l, p.amount});
-      continue;
-    }
     if (s.link < 0) {
-      if (!was_running) new_keys_.push_back(NewKey{walk_[x].finish, start_[x], l, s.amount});
+      if (!was_running) new_keys_.push_back(NewKey{walk_[x].finish, start_[x], l});
       continue;
     }
     const double tx = transfer_begin(x);
     if ((s.flags & kLatency) && !(tx < cut)) {
-      if (!was_running) new_keys_.push_back(NewKey{tx, start_[x], l, s.amount});
+      if (!was_running) new_keys_.push_back(NewKey{tx, start_[x], l});
     } else if (!was_running || (s.flags & kLatency)) {
-      new_keys_.push_back(NewKey{walk_[x].finish, tx, l, s.amount});
+      new_keys_.push_back(NewKey{walk_[x].finish, tx, l});
     }
   }
   std::sort(new_keys_.begin(), new_keys_.end(), [](const NewKey& p, const NewKey& q) {
@@ -546,14 +461,6 @@ std::size_t Engine::commit_walk(double cut) {
       }
     }
   }
-  // a compute task's work left and when it was last brought up to date (contended())
-  if (comm_share_ > 0)
-    for (const NewKey& nk : new_keys_) {
-      const Lane& st = lanes_[nk.lane];
-      if (!st.compute || slot_[st.running].link >= 0) continue;
-      slot_[st.running].amount = nk.amount;
-      load_[st.rank].since = nk.scheduled;
-    }
   // the queue: the events still pending before the walk keep their keys; the walk's get theirs in
   // the loop's order, after every earlier one
   for (int l = 0; l < lanes; ++l) {

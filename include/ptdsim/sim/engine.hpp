@@ -214,6 +214,7 @@ class Engine {
   void change_load(int rank, int delta, double t);
   // walks (docs/simulator.md "Walks")
   void prepare_walks();
+  void pair_lanes();
   std::uint32_t walk_arena(std::size_t tasks);
   // A walk is tried while no collective runs and no link is shared (a walk from there would be cut
   // at once), with enough tasks left to pay for it, until kMaxShort walks in a row were cut short
@@ -276,34 +277,24 @@ class Engine {
     std::int32_t binding;  // once walked
     std::int32_t pending;  // dependencies not yet walked
     std::uint32_t gen;     // the walk that last set this slot
-    std::uint32_t order;   // when it was walked (a compute task's end counts the collectives walked before it)
     std::uint8_t flags;    // kDepSet, kTie, kWalked
-  };
-  // A compute task's progress under SM contention (change_load()'s state): work left at `since`,
-  // and the end then scheduled.
-  struct Progress {
-    double amount, since, end;
-    int updates;  // how many times it was rescheduled
   };
   WalkSlot& reach(std::int32_t x);
   void propagate(std::int32_t x, double f);
   bool follows(std::int32_t a, std::int32_t b, double f) const;
   int completes_later(std::int32_t a, std::int32_t b, double f) const;
   void advance(int lane);
-  Progress contended(int lane, std::int32_t x, double start, double until);
   enum WalkFlag : std::uint8_t { kDepSet = 1, kTie = 2, kWalked = 4 };
   bool walks_on_ = true;
   WalkSlot* walk_ = nullptr;  // during a walk: this thread's walk state (walk_arena())
   std::vector<std::int32_t> walk_begin_, walk_end_, walk_stack_;
   std::vector<double> walk_free_;
-  std::uint32_t walk_order_ = 0;
+  std::uint32_t walk_count_ = 0;  // tasks walked
+  std::size_t walk_lanes_ = 0;    // the lanes pair_lanes() has seen (0: not yet this run)
   double walk_horizon_ = 0;
-  // per compute lane (with SM contention): its rank's lanes whose collectives hold SMs, as a range
-  // of hold_lanes_; per such lane, the first task a later compute task of the rank could meet
-  std::vector<std::int32_t> hold_begin_, hold_lanes_, hold_scan_;
   std::uint32_t walk_gen_ = 0;
   // the earliest instant the walk found where only the loop's order of two events decides (a tie
-  // of two dependencies that binds a task, a collective at a contended compute task's due end)
+  // of two dependencies that binds a task)
   double walk_tie_ = 0;
   // pairs of lanes whose walked tasks could overlap where the loop would share: a link between
   // two lanes' transfers (link >= 0), or SM contention between a compute lane and a lane whose
@@ -315,7 +306,6 @@ class Engine {
   struct NewKey {
     double at, scheduled;
     std::int32_t lane;
-    double amount;  // the running task's work left (a compute task's under SM contention)
   };
   std::vector<NewKey> new_keys_;
   std::vector<std::int32_t> cut_end_;  // per lane: the end of the tasks done before the cut
