@@ -2,6 +2,7 @@
 // matters, the event loop computes a longest path, and a walk computes it without the queue.
 #include <algorithm>
 #include <new>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -34,13 +35,16 @@ thread_local WalkArena arena;
 
 std::uint32_t Engine::walk_arena(std::size_t n) {
   if (arena.size < n || arena.gen == 0xffffffffu) {
-    // zeroed pages from the system (calloc), touched only where walks go
-    arena.memory.reset(static_cast<unsigned char*>(std::calloc(n, sizeof(WalkSlot))));
+    // zeroed pages from the system (calloc), touched only where walks go; the slots 32-byte aligned
+    arena.memory.reset(static_cast<unsigned char*>(std::calloc(n * (sizeof(WalkSlot) + sizeof(WalkEnd)) + 32, 1)));
     if (!arena.memory) throw std::bad_alloc();
     arena.size = n;
     arena.gen = 0;
   }
-  walk_ = reinterpret_cast<WalkSlot*>(arena.memory.get());
+  auto* base = arena.memory.get();
+  base += (32 - reinterpret_cast<std::uintptr_t>(base) % 32) % 32;
+  walk_ = reinterpret_cast<WalkSlot*>(base);
+  walk_out_ = reinterpret_cast<WalkEnd*>(base + arena.size * sizeof(WalkSlot));
   walk_gen_ = ++arena.gen;
   return walk_gen_;
 }
@@ -111,7 +115,6 @@ Engine::WalkSlot& Engine::reach(std::int32_t x) {
     const Slot& s = slot_[x];
     w.gen = walk_gen_;
     w.flags = 0;
-    w.binding = -1;
     w.dep = s.binding;  // the dependency that finished last (events in time order)
     if (s.state == TaskState::ready) {
       w.pending = 0;
@@ -155,7 +158,7 @@ void Engine::propagate(std::int32_t x, double f) {
 // at the earlier instant runs first; two scheduled before the walk run in the order of their
 // sequence numbers; and a task that started at f inside the other's completion ends after it.
 int Engine::completes_later(std::int32_t a, std::int32_t b, double f) const {
-  const double sa = walk_[a].scheduled, sb = walk_[b].scheduled;
+  const double sa = walk_out_[a].scheduled, sb = walk_out_[b].scheduled;
   if (sa != sb) return sa > sb ? 1 : -1;
   if (sa == -kNever) {
     const auto seq = [&](std::int32_t x) {  // the low half of its lane's key
@@ -176,7 +179,7 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
   for (int hops = 0; hops < 16 && a >= 0; ++hops) {
     const WalkSlot& w = walk_[a];
     if (w.gen != walk_gen_ || !(w.flags & kWalked) || !(start_[a] == f)) return false;
-    a = w.binding;
+    a = walk_out_[a].binding;
     if (a == b) return true;
   }
   return false;
@@ -204,18 +207,19 @@ void Engine::advance(int l) {
     const std::int32_t b = x > st.begin && (w.dep < 0 || free >= w.ready) ? x - 1 : w.dep;
     if ((w.flags & kTie) && b == w.dep) walk_tie_ = std::min(walk_tie_, w.ready);
     const Slot& s = slot_[x];
+    WalkEnd& out = walk_out_[x];
     double f;
-    w.scheduled = t;  // when its end event is scheduled
+    out.scheduled = t;  // when its end event is scheduled
     if (s.link < 0) {
       f = st.compute && comm_share_ > 0 ? t + s.amount / compute_rate(0) : t + s.amount;
     } else {
       const double tx = (s.flags & kLatency) ? t + specs_[spec_of_[stream_tasks_[x]]].duration_s : t;
       f = tx + s.amount / (links_[s.link].capacity / 1.0);
-      w.scheduled = tx;
+      out.scheduled = tx;
     }
     start_[x] = t;
-    w.finish = f;
-    w.binding = b;
+    out.finish = f;
+    out.binding = b;
     w.flags |= kWalked;
     ++walk_count_;
     walk_end_[l] = x + 1;
@@ -247,26 +251,27 @@ std::size_t Engine::walk(double now) {
     const std::int32_t x = st.running;
     const Slot& s = slot_[x];
     WalkSlot& w = walk_[x];
+    WalkEnd& out = walk_out_[x];
     w.gen = walk_gen_;
     w.flags = kWalked;
     w.pending = 0;
     w.dep = -1;
-    w.binding = s.binding;
     w.ready = s.finish;
+    out.binding = s.binding;
     const double at = time_of(l == front_ ? front_key_ : key_[l]);
     // its end event: scheduled before the walk, or at the end of its latency
-    w.scheduled = s.link >= 0 && (s.flags & kLatency) ? at : -kNever;
+    out.scheduled = s.link >= 0 && (s.flags & kLatency) ? at : -kNever;
     left = std::max(left, at - now);
     // it ends at its pending event, or after its transfer once the latency is over
-    w.finish = s.link >= 0 && (s.flags & kLatency) ? at + s.amount / (links_[s.link].capacity / 1.0) : at;
+    out.finish = s.link >= 0 && (s.flags & kLatency) ? at + s.amount / (links_[s.link].capacity / 1.0) : at;
     walk_end_[l] = x + 1;
-    walk_free_[l] = w.finish;
+    walk_free_[l] = out.finish;
   }
   if (!(walk_span_ > 0)) walk_span_ = left > 0 ? kFirstSpan * left : kNever;
   const double horizon = now + walk_span_;
   walk_horizon_ = horizon;
   for (int l = 0; l < lanes; ++l) {
-    if (walk_end_[l] > walk_begin_[l]) propagate(walk_begin_[l], walk_[walk_begin_[l]].finish);
+    if (walk_end_[l] > walk_begin_[l]) propagate(walk_begin_[l], walk_out_[walk_begin_[l]].finish);
     walk_stack_.push_back(l);
   }
   while (!walk_stack_.empty()) {
@@ -311,7 +316,7 @@ double Engine::first_overlap(int a, int b, std::int32_t link, double cut) const 
   };
   auto from = [&](std::int32_t x) { return link < 0 ? start_[x] : transfer_begin(x); };
   auto began_in = [&](std::int32_t x, std::int32_t by) {
-    return walk_[x].binding == by && (link < 0 || !(specs_[spec_of_[stream_tasks_[x]]].duration_s > 0));
+    return walk_out_[x].binding == by && (link < 0 || !(specs_[spec_of_[stream_tasks_[x]]].duration_s > 0));
   };
   std::int32_t i = walk_begin_[a], j = walk_begin_[b];
   const std::int32_t ie = walk_end_[a], je = walk_end_[b];
@@ -319,7 +324,7 @@ double Engine::first_overlap(int a, int b, std::int32_t link, double cut) const 
     while (i < ie && !counts(i, true)) ++i;
     while (j < je && !counts(j, false)) ++j;
     if (i >= ie || j >= je) break;
-    const double as = from(i), af = walk_[i].finish, bs = from(j), bf = walk_[j].finish;
+    const double as = from(i), af = walk_out_[i].finish, bs = from(j), bf = walk_out_[j].finish;
     if (as >= cut || bs >= cut) break;  // every later overlap starts later
     if (af < bs) {
       ++i;
@@ -347,20 +352,20 @@ bool Engine::order_new_keys(double cut, double& ambiguous) {
   const int lanes = static_cast<int>(lanes_.size());
   for (int l = 0; l < lanes; ++l) {
     std::int32_t x = walk_begin_[l];
-    while (x < walk_end_[l] && walk_[x].finish < cut) ++x;
+    while (x < walk_end_[l] && walk_out_[x].finish < cut) ++x;
     cut_end_[l] = x;
     if (x >= walk_end_[l] || !(start_[x] < cut)) continue;
     const Slot& s = slot_[x];
     const bool was_running = x == lanes_[l].running;
     if (s.link < 0) {
-      if (!was_running) new_keys_.push_back(NewKey{walk_[x].finish, start_[x], l});
+      if (!was_running) new_keys_.push_back(NewKey{walk_out_[x].finish, start_[x], l});
       continue;
     }
     const double tx = transfer_begin(x);
     if ((s.flags & kLatency) && !(tx < cut)) {
       if (!was_running) new_keys_.push_back(NewKey{tx, start_[x], l});
     } else if (!was_running || (s.flags & kLatency)) {
-      new_keys_.push_back(NewKey{walk_[x].finish, tx, l});
+      new_keys_.push_back(NewKey{walk_out_[x].finish, tx, l});
     }
   }
   std::sort(new_keys_.begin(), new_keys_.end(), [](const NewKey& p, const NewKey& q) {
@@ -389,7 +394,7 @@ std::size_t Engine::commit_walk(double cut) {
     const std::int32_t e = cut_end_[l];
     for (std::int32_t x = walk_begin_[l]; x < e; ++x) {
       Slot& s = slot_[x];
-      const WalkSlot& w = walk_[x];
+      const WalkEnd& w = walk_out_[x];
       events_ += (s.flags & kLatency) ? 2 : 1;  // its latency's end, if not yet processed, and its end
       s.flags &= static_cast<std::uint8_t>(~kLatency);
       s.state = TaskState::done;
@@ -411,13 +416,13 @@ std::size_t Engine::commit_walk(double cut) {
       }
       ++done;
     }
-    if (e > walk_begin_[l]) st.last_finish = walk_[e - 1].finish;
+    if (e > walk_begin_[l]) st.last_finish = walk_out_[e - 1].finish;
     st.cursor = e;
     const std::int32_t r = e < walk_end_[l] && start_[e] < cut ? e : -1;
     if (r >= 0 && r != st.running) {
       Slot& s = slot_[r];
       s.state = TaskState::running;
-      s.binding = walk_[r].binding;
+      s.binding = walk_out_[r].binding;
       s.finish = walk_[r].ready;
       s.pending = 0;
     }

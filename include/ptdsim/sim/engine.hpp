@@ -269,15 +269,19 @@ class Engine {
   // Walks: each task's times as a longest path from the loop's state, taken up to the first moment
   // where the order of events could matter (the cut), then handed back to the loop.
   // (no initializers: the slots come zeroed from calloc, gen 0 meaning never reached)
-  struct WalkSlot {
-    double finish;
+  // What the walk reads of a task it reaches from another lane (32 bytes, one cache line)...
+  struct alignas(32) WalkSlot {
     double ready;          // the latest walked dependency's end (or the ready time before the walk)
-    double scheduled;      // when its end event was (last) scheduled; -inf: before the walk
     std::int32_t dep;      // that dependency: the binding unless the stream predecessor binds
-    std::int32_t binding;  // once walked
     std::int32_t pending;  // dependencies not yet walked
     std::uint32_t gen;     // the walk that last set this slot
     std::uint8_t flags;    // kDepSet, kTie, kWalked
+  };
+  // ...and what it writes of a task it walks (read back lane by lane)
+  struct WalkEnd {
+    double finish;
+    double scheduled;      // when its end event was (last) scheduled; -inf: before the walk
+    std::int32_t binding;
   };
   WalkSlot& reach(std::int32_t x);
   void propagate(std::int32_t x, double f);
@@ -286,7 +290,8 @@ class Engine {
   void advance(int lane);
   enum WalkFlag : std::uint8_t { kDepSet = 1, kTie = 2, kWalked = 4 };
   bool walks_on_ = true;
-  WalkSlot* walk_ = nullptr;  // during a walk: this thread's walk state (walk_arena())
+  WalkSlot* walk_ = nullptr;     // during a walk: this thread's walk state (walk_arena())
+  WalkEnd* walk_out_ = nullptr;
   std::vector<std::int32_t> walk_begin_, walk_end_, walk_stack_;
   std::vector<double> walk_free_;
   std::uint32_t walk_count_ = 0;  // tasks walked
