@@ -70,10 +70,9 @@ class Builder {
   StepGraph build() {
     const std::size_t R = g_.ranks.size();
     const std::size_t slots = static_cast<std::size_t>(replicas_) * p_ * v_ * m_;
-    fwd_in_.assign(slots, {});
-    fwd_out_.assign(slots, {});
-    bwd_in_.assign(slots, {});
-    bwd_out_.assign(slots, {});
+    lists_.assign(slots, {});
+    list_ids_.clear();
+    list_ids_.reserve(slots * 3);
     present_.assign(slots, 0);
     g_.engine.reserve(R * static_cast<std::size_t>(m_ * v_) * 7 + 64 * R,
                       R * static_cast<std::size_t>(m_ * v_) * 10 + 64 * R);
@@ -90,6 +89,12 @@ class Builder {
   }
 
  private:
+  // Per slot (replica, virtual stage, micro-batch): its forward and backward passes' input tasks and
+  // the tasks their neighbours wait for (a send, or the pass's end tasks), as spans of list_ids_.
+  struct Span {
+    std::int32_t begin = 0, n = 0;
+  };
+  enum List { kFwdIn, kFwdOut, kBwdIn, kBwdOut };
   std::size_t slot(int replica, int vstage, int mb) const {
     return (static_cast<std::size_t>(replica) * p_ * v_ + vstage) * m_ + mb;
   }
@@ -398,9 +403,10 @@ class Builder {
       for (const auto& [from, to] : prog.edges) g_.engine.depend(at(from), at(to));
       const std::size_t sl = slot(ref.replica, vs, op.microbatch);
       present_[sl] = 1;
-      if (Ids* entry = op.pass == Pass::F ? &fwd_in_[sl] : op.pass == Pass::B ? &bwd_in_[sl] : nullptr) {
-        entry->clear();
-        for (int i = 0; i < prog.entry.n; ++i) entry->add(at(prog.entry.id[i]));
+      if (op.pass == Pass::F || op.pass == Pass::B) {
+        Span& entry = lists_[sl][op.pass == Pass::F ? kFwdIn : kBwdIn];
+        entry = Span{static_cast<std::int32_t>(list_ids_.size()), prog.entry.n};
+        for (int i = 0; i < prog.entry.n; ++i) list_ids_.push_back(at(prog.entry.id[i]));
       }
       Ids& seg_end = prev_end == &ends[0] ? ends[1] : ends[0];
       seg_end.clear();
@@ -418,15 +424,17 @@ class Builder {
         g_.activations[r].push_back({fs.first, last});
       }
       if (sends_fwd || sends_bwd) {
-        Ids& out = sends_fwd ? fwd_out_[sl] : bwd_out_[sl];
+        Span& out = lists_[sl][sends_fwd ? kFwdOut : kBwdOut];
+        out.begin = static_cast<std::int32_t>(list_ids_.size());
         if (send >= 0) {
           const TaskId x = g_.engine.add(prog.send, op.microbatch);
           depend_all(seg_end, x);
-          out.clear();
-          out.add(x);
+          list_ids_.push_back(x);
+          out.n = 1;
           if (!plan_.overlap_pp) prev_end->add(x);
         } else {
-          out = seg_end;
+          for (int i = 0; i < seg_end.n; ++i) list_ids_.push_back(seg_end.id[i]);
+          out.n = seg_end.n;
         }
       }
     }
@@ -449,6 +457,12 @@ class Builder {
       g_.engine.depend(opt, add_comm(r, plan_.comms[j], nullptr, -1, 0));
   }
 
+  // Every input task of a pass waits for every task its neighbour hands it.
+  void connect(Span from, Span to) {
+    for (int i = 0; i < to.n; ++i)
+      for (int k = 0; k < from.n; ++k) g_.engine.depend(list_ids_[from.begin + k], list_ids_[to.begin + i]);
+  }
+
   // Each pass of virtual stage vs waits for its input from vs-1 (forward) or vs+1 (backward),
   // when that neighbour is among the simulated ranks.
   void connect_stages() {
@@ -458,14 +472,8 @@ class Builder {
         for (int mb = 0; mb < m_; ++mb) {
           const std::size_t here = slot(rep, vs, mb);
           if (!present_[here]) continue;
-          if (vs > 0 && present_[slot(rep, vs - 1, mb)]) {
-            const Ids& from = fwd_out_[slot(rep, vs - 1, mb)];
-            for (int i = 0; i < fwd_in_[here].n; ++i) depend_all(from, fwd_in_[here].id[i]);
-          }
-          if (vs < V - 1 && present_[slot(rep, vs + 1, mb)]) {
-            const Ids& from = bwd_out_[slot(rep, vs + 1, mb)];
-            for (int i = 0; i < bwd_in_[here].n; ++i) depend_all(from, bwd_in_[here].id[i]);
-          }
+          if (vs > 0 && present_[slot(rep, vs - 1, mb)]) connect(lists_[slot(rep, vs - 1, mb)][kFwdOut], lists_[here][kFwdIn]);
+          if (vs < V - 1 && present_[slot(rep, vs + 1, mb)]) connect(lists_[slot(rep, vs + 1, mb)][kBwdOut], lists_[here][kBwdIn]);
         }
   }
 
@@ -479,7 +487,8 @@ class Builder {
   int max_back_ = 0;
   std::vector<std::int32_t>* reuse_ = nullptr;
   std::size_t reuse_pos_ = 0;
-  std::vector<Ids> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
+  std::vector<std::array<Span, 4>> lists_;
+  std::vector<TaskId> list_ids_;
   std::vector<std::uint8_t> present_;
 };
 
