@@ -1,11 +1,11 @@
 // Walks (docs/simulator.md "Walks"): between two moments where the order of simultaneous events
 // matters, the event loop computes a longest path, and a walk computes it without the queue.
 #include <algorithm>
-#include <new>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <new>
 
 #include "ptdsim/sim/engine.hpp"
 
@@ -127,9 +127,9 @@ Engine::WalkSlot& Engine::reach(std::int32_t x) {
   return w;
 }
 
-// `x` ends at `f`: its successors' latest dependency. Of two walked ones ending together the
-// loop's order of their events picks the binding: known when one started inside the other's
-// completion (follows()), else a tie (a cut, unless the stream binds instead).
+// `x` ends at `f`: its successors' latest dependency. Of two walked ones ending together, the one
+// the loop completes last binds (completes_later()); where only the loop knows, a tie (a cut,
+// unless the stream predecessor binds instead).
 void Engine::propagate(std::int32_t x, double f) {
   for (std::int32_t e = succ_begin_[x]; e < succ_begin_[x + 1]; ++e) {
     const std::int32_t y = succ_[e];
