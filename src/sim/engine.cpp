@@ -313,7 +313,7 @@ void Engine::prepare() {
     x.amount = transfer ? sp.work : sp.duration_s;
     x.link = transfer ? static_cast<std::int16_t>(sp.link) : std::int16_t{-1};
     x.lane = static_cast<std::uint16_t>(lane_of_stream_[stream_of_spec[i]]);
-    const bool collective = sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p;
+    const bool collective = is_collective(sp);
     x.flags = static_cast<std::uint8_t>((transfer && sp.duration_s > 0 ? kLatency : 0) |
                                         (comm_share_ > 0 && collective ? kHoldsSms : 0) |
                                         (collective ? kCollective : 0));

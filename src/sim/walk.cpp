@@ -33,7 +33,7 @@ thread_local WalkArena arena;
 
 }  // namespace
 
-std::uint32_t Engine::walk_arena(std::size_t n) {
+void Engine::walk_arena(std::size_t n) {
   if (arena.size < n || arena.gen == 0xffffffffu) {
     // zeroed pages from the system (calloc), touched only where walks go; the slots 32-byte aligned
     arena.memory.reset(static_cast<unsigned char*>(std::calloc(n * (sizeof(WalkSlot) + sizeof(WalkEnd)) + 32, 1)));
@@ -46,14 +46,12 @@ std::uint32_t Engine::walk_arena(std::size_t n) {
   walk_ = reinterpret_cast<WalkSlot*>(base);
   walk_out_ = reinterpret_cast<WalkEnd*>(base + arena.size * sizeof(WalkSlot));
   walk_gen_ = ++arena.gen;
-  return walk_gen_;
 }
 
 void Engine::prepare_walks() {
   shared_links_ = 0;
   collectives_ = 0;
   now_ = 0;
-  walk_tries_ = 0;
   walk_short_ = 0;
   walk_span_ = 0;
   walked_ = 0;
@@ -63,11 +61,12 @@ void Engine::prepare_walks() {
   // beside its compute at every turn, and each walk would be cut at once: not tried.
   if (comm_share_ > 0) {
     std::size_t compute = 0, collectives = 0;
-    for (std::size_t l = 0; l < lanes_.size(); ++l) {
-      const StreamKind kind = specs_[spec_of_[stream_tasks_[lanes_[l].begin]]].stream;
-      const std::size_t n = static_cast<std::size_t>(lanes_[l].end - lanes_[l].begin);
-      if (kind == StreamKind::compute) compute += n;
-      else if (kind != StreamKind::pp_send) collectives += n;
+    for (const Lane& st : lanes_) {
+      const std::size_t n = static_cast<std::size_t>(st.end - st.begin);
+      if (st.compute)
+        compute += n;
+      else if (slot_[st.begin].flags & kCollective)  // (its first task stands for the lane: a guess)
+        collectives += n;
     }
     if (4 * collectives >= compute) walk_short_ = kMaxShort;
   }
@@ -88,7 +87,7 @@ void Engine::pair_lanes() {
     const std::int32_t lane = lane_of_stream_[sp.rank * kStreamKinds + static_cast<int>(sp.stream)];
     if (lane < 0) continue;  // a description no task uses
     if (sp.work > 0) link_lane.emplace_back(sp.link, lane);
-    if (comm_share_ > 0 && sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p) holds[lane] = 1;
+    if (comm_share_ > 0 && is_collective(sp)) holds[lane] = 1;
   }
   std::sort(link_lane.begin(), link_lane.end());
   link_lane.erase(std::unique(link_lane.begin(), link_lane.end()), link_lane.end());
@@ -221,7 +220,6 @@ void Engine::advance(int l) {
     out.finish = f;
     out.binding = b;
     w.flags |= kWalked;
-    ++walk_count_;
     walk_end_[l] = x + 1;
     walk_free_[l] = f;
     propagate(x, f);
@@ -236,11 +234,9 @@ void Engine::advance(int l) {
 // soon, nothing changed).
 std::size_t Engine::walk(double now) {
   if (walk_lanes_ != lanes_.size()) pair_lanes();
-  ++walk_tries_;
   walk_arena(spec_of_.size());
   walk_tie_ = kNever;
   walk_stack_.clear();
-  walk_count_ = 0;
   const int lanes = static_cast<int>(lanes_.size());
   double left = 0;  // the running tasks' time left
   for (int l = 0; l < lanes; ++l) {

@@ -96,9 +96,8 @@ class Engine {
   // Whether run() may walk (docs/simulator.md "Walks"): every result is the same either way; off,
   // the event loop runs alone (the tests compare the two).
   void set_walks(bool on) { walks_on_ = on; }
-  // after run(): the tasks the walks ran, and the walks tried
+  // after run(): the tasks the walks ran
   std::size_t walked_tasks() const { return walked_; }
-  int walks_tried() const { return walk_tries_; }
 
   int ranks() const { return ranks_; }
   std::size_t size() const { return spec_of_.size(); }
@@ -168,6 +167,9 @@ class Engine {
   };
   // kCollective: a collective (not a pipeline send), which a walk does not start beside
   enum Flag : std::uint8_t { kLatency = 1, kHoldsSms = 2, kCollective = 4 };
+  static bool is_collective(const TaskSpec& sp) {
+    return sp.stream != StreamKind::compute && sp.kind != TaskKind::p2p;
+  }
   // What the event loop touches per task in 32 bytes: a step of a 1T-parameter model has ~1.3e5
   // tasks. Start times live apart (written once).
   struct alignas(32) Slot {
@@ -215,7 +217,7 @@ class Engine {
   // walks (docs/simulator.md "Walks")
   void prepare_walks();
   void pair_lanes();
-  std::uint32_t walk_arena(std::size_t tasks);
+  void walk_arena(std::size_t tasks);
   // A walk is tried while no collective runs and no link is shared (a walk from there would be cut
   // at once), with enough tasks left to pay for it, until kMaxShort walks in a row were cut short
   // (a step whose collectives run beside its compute throughout cuts every walk early).
@@ -226,7 +228,6 @@ class Engine {
            spec_of_.size() - done >= kMinWalkTasks;
   }
   std::size_t walk(double now);
-  double walk_cut(double cut) const;
   double first_overlap(int a, int b, std::int32_t link, double cut) const;
   double transfer_begin(std::int32_t x) const;
   bool order_new_keys(double cut, double& ambiguous);
@@ -294,7 +295,6 @@ class Engine {
   WalkEnd* walk_out_ = nullptr;
   std::vector<std::int32_t> walk_begin_, walk_end_, walk_stack_;
   std::vector<double> walk_free_;
-  std::uint32_t walk_count_ = 0;  // tasks walked
   std::size_t walk_lanes_ = 0;    // the lanes pair_lanes() has seen (0: not yet this run)
   double walk_horizon_ = 0;
   std::uint32_t walk_gen_ = 0;
@@ -317,7 +317,6 @@ class Engine {
   int shared_links_ = 0;   // links with more than one transfer on them now
   int collectives_ = 0;    // collectives running now
   double now_ = 0;         // the time of the last event processed
-  int walk_tries_ = 0;
   int walk_short_ = 0;     // walks in a row a cut ended before their horizon
   double walk_span_ = 0;   // how far ahead the next walk goes
   std::size_t walked_ = 0;
