@@ -98,4 +98,23 @@ inline core::Scenario megatron_1t_3072() {
   return s;
 }
 
+// The GPT-3 sweep's winner (tp 1, pp 8, dp 32, cp 4, vpp 12, ZeRO-2, interleaved) with the A100's SM
+// contention (16 of 108 SMs per running collective): a context-parallel exchange beside every
+// segment's compute.
+inline core::Scenario gpt3_cp4_contention() {
+  core::Scenario s = gpt3_1024();
+  s.parallel.tp = 1;
+  s.parallel.pp = 8;
+  s.parallel.dp = 32;
+  s.parallel.cp = 4;
+  s.parallel.vpp = 12;
+  s.parallel.zero = 2;
+  s.parallel.sequence_parallel = false;
+  s.parallel.schedule = core::Schedule::interleaved;
+  s.training.recompute = core::Recompute::none;
+  s.hardware.gpu.sms = 108;
+  s.hardware.gpu.comm_sms = 16;
+  return s;
+}
+
 }  // namespace ptdsim::testing

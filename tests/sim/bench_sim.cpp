@@ -45,25 +45,10 @@ void BM_simulate_gpt3_1024(benchmark::State& state) {
 }
 BENCHMARK(BM_simulate_gpt3_1024)->Unit(benchmark::kMillisecond);
 
-// The GPT-3 sweep's winner (tp 1, pp 8, dp 32, cp 4, vpp 12, ZeRO-2, interleaved) with the A100's SM
-// contention: a context-parallel exchange beside every segment's compute (docs/simulator.md "Walks").
-core::Scenario gpt3_cp4_contention() {
-  core::Scenario s = testing::gpt3_1024();
-  s.parallel.tp = 1;
-  s.parallel.pp = 8;
-  s.parallel.dp = 32;
-  s.parallel.cp = 4;
-  s.parallel.vpp = 12;
-  s.parallel.zero = 2;
-  s.parallel.sequence_parallel = false;
-  s.parallel.schedule = core::Schedule::interleaved;
-  s.training.recompute = core::Recompute::none;
-  s.hardware.gpu.sms = 108;
-  s.hardware.gpu.comm_sms = 16;
-  return s;
-}
+// The GPT-3 sweep's winner: a CP exchange beside every segment's compute under SM contention, so the
+// step is not walked (docs/simulator.md "Walks").
 void BM_simulate_gpt3_cp4_contention(benchmark::State& state) {
-  const core::Scenario s = gpt3_cp4_contention();
+  const core::Scenario s = testing::gpt3_cp4_contention();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));
   report_tasks(state, s);
 }
@@ -79,7 +64,7 @@ void run_only(benchmark::State& state, const core::Scenario& s) {
   }
   state.counters["walked"] = static_cast<double>(g.engine.walked_tasks()) / static_cast<double>(g.engine.size());
 }
-void BM_run_gpt3_cp4_contention(benchmark::State& state) { run_only(state, gpt3_cp4_contention()); }
+void BM_run_gpt3_cp4_contention(benchmark::State& state) { run_only(state, testing::gpt3_cp4_contention()); }
 BENCHMARK(BM_run_gpt3_cp4_contention)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 void BM_run_gpt3_1024(benchmark::State& state) { run_only(state, testing::gpt3_1024()); }
 BENCHMARK(BM_run_gpt3_1024)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
