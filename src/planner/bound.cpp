@@ -149,14 +149,106 @@ double sum_time(const analytic::StepPlan& plan, int begin, int end) {
   return t;
 }
 
-}  // namespace
+// Per stage, what the pass graph proves: the end of its last pass and the start of chunk 0's last
+// gradient pass.
+struct GraphEnds {
+  double own = 0;
+  double grad_start = 0;
+};
 
-// A lower bound on the discrete-event scheduler's step time, from the same step plan the scheduler
-// is built from. Each term is a chain of tasks the scheduler's graph orders one after another, so
-// the simulated makespan can only be longer (contention on shared links and every wait the bound
-// ignores add to it). docs/planner.md "Lower bound" walks through the chains; tests/planner check
-// bound <= simulated time on every candidate of a space.
-double step_lower_bound(const analytic::StepPlan& plan) {
+// The pass graph (docs/planner.md "Schedule bound"): every pass of every stage in the schedule's
+// order (core::ScheduleRules::order), each lasting at least its pass_bound(). A pass starts no
+// earlier than the previous pass of its stage (and, with `overlap.pp` off, that pass's send), the
+// stage's second pass no earlier than the collectives of the step's start, and a forward (backward)
+// no earlier than the same micro-batch's forward (backward) on the previous (next) virtual stage
+// plus its send: the builder's edges (sim/schedule.cpp), with every wait on a link or for SMs left
+// out. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
+// waits of the ring of virtual stages that an interleaved schedule's warm-up and cool-down
+// pay on top. False when the orders contradict each other (the scheduler throws on such a plan).
+bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
+  const int p = plan.shape.p, v = std::max(1, plan.shape.v), m = std::max(1, plan.shape.m);
+  const int vstages = p * v;
+  // per stage and chunk: F, B, W and the last gradient pass's bounds (4 a chunk), and the sends
+  std::vector<double> dur(static_cast<std::size_t>(p) * v * 4);
+  std::vector<double> send_f(static_cast<std::size_t>(vstages), 0.0), send_b(static_cast<std::size_t>(vstages), 0.0);
+  for (int j = 0; j < p; ++j) {
+    const analytic::StagePlan& st = plan.stages[j];
+    for (int c = 0; c < v; ++c) {
+      const analytic::ChunkPlan& ch = plan.chunk(st, c);
+      double* d = &dur[(static_cast<std::size_t>(j) * v + c) * 4];
+      if (st.repeats >= 0) {
+        std::copy_n(&dur[(static_cast<std::size_t>(st.repeats) * v + c) * 4], 4, d);
+      } else {
+        for (int k = 0; k < 3; ++k) d[k] = pass_bound(plan, ch.pass[k]);
+        d[3] = pass_bound(plan, ch.last_grad);
+      }
+      const int vs = c * p + j;
+      if (ch.send_forward >= 0) send_f[vs] = plan.comms[ch.send_forward].time_s;
+      if (ch.send_backward >= 0) send_b[vs] = plan.comms[ch.send_backward].time_s;
+    }
+  }
+  std::vector<std::vector<core::PassRef>> order(static_cast<std::size_t>(p));
+  std::size_t left = 0;
+  for (int j = 0; j < p; ++j) {
+    plan.schedule->order(plan.shape, j, order[j]);
+    left += order[j].size();
+  }
+  // the end of each (virtual stage, micro-batch)'s forward and backward; -1 until reached
+  std::vector<double> end_f(static_cast<std::size_t>(vstages) * m, -1.0), end_b(end_f.size(), -1.0);
+  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
+  std::vector<double> free_at(static_cast<std::size_t>(p), 0.0);  // when the stage's next pass may start
+  out.assign(static_cast<std::size_t>(p), GraphEnds{});
+  // Each stage runs as far as its inputs allow, the stages in turn, until every pass is placed or
+  // none can move (a stage's pass waits for a pass of another stage that never comes).
+  for (bool moved = true; left > 0 && moved;) {
+    moved = false;
+    for (int j = 0; j < p; ++j) {
+      const analytic::StagePlan& st = plan.stages[j];
+      const std::vector<core::PassRef>& ops = order[j];
+      std::size_t k = next[j];
+      double t = free_at[j];
+      for (; k < ops.size(); ++k) {
+        const core::PassRef op = ops[k];
+        const int vs = op.chunk * p + j;
+        double ready = t;
+        if (k == 1 && st.start_end > st.start_begin) ready = std::max(ready, sum_time(plan, st.start_begin, st.start_end));
+        if (op.pass == core::Pass::F && vs > 0) {
+          const double e = end_f[static_cast<std::size_t>(vs - 1) * m + op.microbatch];
+          if (e < 0) break;
+          ready = std::max(ready, e + send_f[vs - 1]);
+        } else if (op.pass == core::Pass::B && vs < vstages - 1) {
+          const double e = end_b[static_cast<std::size_t>(vs + 1) * m + op.microbatch];
+          if (e < 0) break;
+          ready = std::max(ready, e + send_b[vs + 1]);
+        }
+        const bool last_grad = op.microbatch == m - 1 && plan.grad_pass(op.pass);
+        const double end =
+            ready + dur[(static_cast<std::size_t>(j) * v + op.chunk) * 4 + (last_grad ? 3 : static_cast<int>(op.pass))];
+        if (last_grad && op.chunk == 0) out[j].grad_start = ready;
+        t = end;
+        if (op.pass == core::Pass::F) {
+          end_f[static_cast<std::size_t>(vs) * m + op.microbatch] = end;
+          if (!plan.overlap_pp) t += send_f[vs];
+        } else if (op.pass == core::Pass::B) {
+          end_b[static_cast<std::size_t>(vs) * m + op.microbatch] = end;
+          if (!plan.overlap_pp) t += send_b[vs];
+        }
+      }
+      if (k != next[j]) {
+        moved = true;
+        left -= k - next[j];
+        next[j] = k;
+        free_at[j] = t;
+        out[j].own = t;
+      }
+    }
+  }
+  return left == 0;
+}
+
+// The chains of step_lower_bound(); with `graph`, each stage's end and its last gradient pass's
+// start are also at least the pass graph's (schedule_lower_bound()).
+double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>* graph) {
   const int p = plan.shape.p;
   if (p == 0 || plan.stages.empty()) return 0;
   const double m = std::max(1, plan.shape.m);
@@ -176,11 +268,17 @@ double step_lower_bound(const analytic::StepPlan& plan) {
     double own = fill + o.busy;  // end of stage j's last pass
     // the second pass waits for what the step's start issues (the overlapped parameter all-gather)
     if (st.start_end > st.start_begin) own = std::max(own, sum_time(plan, st.start_begin, st.start_end) + o.busy - o.f);
+    const double chain_own = own;  // the drain below starts from the chain's end
+    double last_start = own - o.last_op;  // the last gradient pass's start
+    if (graph) {
+      own = std::max(own, (*graph)[j].own);
+      last_start = std::max(last_start, (*graph)[j].grad_start);
+    }
     // Gradients reach the optimizer through the DP stream: the last pass's buckets start no earlier
     // than that pass; an unbucketed reduction waits for all of it; and the stream cannot finish
     // before it has moved all of its work.
     double grads = own;
-    if (o.last_buckets > 0) grads = own - o.last_op + o.last_buckets;
+    if (o.last_buckets > 0) grads = last_start + o.last_buckets;
     grads = std::max(grads, own + sum_time(plan, st.end_begin, st.end_end));
     grads = std::max(grads, o.totals.reduces);
     bound = std::max(bound, o.totals.gathers);  // the gathers' own stream
@@ -190,7 +288,7 @@ double step_lower_bound(const analytic::StepPlan& plan) {
     // The last micro-batch's backward from stage j down to stage 0, then stage 0's optimizer.
     if (j > 0) {
       // with a split W the last B may be followed by up to j+1 deferred W passes on stage j
-      double t = split ? own - std::min(m, j + 1.0) * o.w : own;
+      double t = split ? chain_own - std::min(m, j + 1.0) * o.w : chain_own;
       // (a send not overlapped is already in stage j's chain, `own`)
       for (int i = j; i >= 1; --i) t += (i == j && !plan.overlap_pp ? 0 : ops[i].p2p) + ops[i - 1].b;
       t += (split ? ops[0].w : 0) + plan.stages[0].optimizer_s;
@@ -216,6 +314,22 @@ double step_lower_bound(const analytic::StepPlan& plan) {
     fill += o.f + o.p2p;
   }
   return bound;
+}
+
+}  // namespace
+
+// A lower bound on the discrete-event scheduler's step time, from the same step plan the scheduler
+// is built from. Each term is a chain of tasks the scheduler's graph orders one after another, so
+// the simulated makespan can only be longer (contention on shared links and every wait the bound
+// ignores add to it). docs/planner.md "Lower bound" walks through the chains; tests/planner check
+// bound <= simulated time on every candidate of a space.
+double step_lower_bound(const analytic::StepPlan& plan) { return chains_bound(plan, nullptr); }
+
+double schedule_lower_bound(const analytic::StepPlan& plan) {
+  if (plan.shape.p == 0 || plan.stages.empty()) return 0;
+  std::vector<GraphEnds> graph;
+  if (!pass_graph(plan, graph)) return chains_bound(plan, nullptr);
+  return chains_bound(plan, &graph);
 }
 
 namespace {

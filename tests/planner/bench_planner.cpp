@@ -16,6 +16,7 @@
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/sim/simulate.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 
@@ -88,6 +89,17 @@ void BM_LowerBound(benchmark::State& state) {
   const analytic::StepPlan plan = analytic::plan_step(s);
   for (auto _ : state) benchmark::DoNotOptimize(planner::step_lower_bound(plan));
 }
+// The schedule bound that the sweep asks for before a simulation: the README's layout (16 stages,
+// 192 micro-batches) and the GPT-3 sweep's winner (8 stages of 12 chunks, 48 micro-batches).
+void BM_ScheduleBound(benchmark::State& state) {
+  const core::Scenario s = load("default.yaml");
+  const analytic::StepPlan plan = analytic::plan_step(s);
+  for (auto _ : state) benchmark::DoNotOptimize(planner::schedule_lower_bound(plan));
+}
+void BM_ScheduleBoundCp4(benchmark::State& state) {
+  const analytic::StepPlan plan = analytic::plan_step(testing::gpt3_cp4_contention());
+  for (auto _ : state) benchmark::DoNotOptimize(planner::schedule_lower_bound(plan));
+}
 void BM_AnalyticEvaluate(benchmark::State& state) {
   const core::Scenario s = load("default.yaml");
   for (auto _ : state) benchmark::DoNotOptimize(analytic::evaluate(s).step_s);
@@ -107,6 +119,8 @@ BENCHMARK(BM_SweepScaleGpus)->RangeMultiplier(2)->Range(64, 4096)->Unit(benchmar
 BENCHMARK(BM_PeakMemory)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlanStep)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LowerBound)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScheduleBound)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScheduleBoundCp4)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AnalyticEvaluate)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Simulate)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

@@ -247,6 +247,10 @@ TEST_CASE("plan: the bound never exceeds the simulated step over sampled layouts
                << p.sharding.shard_ranks << " sync " << p.sharding.sync);
     CHECK(bound <= sim * (1 + 1e-9));
     CHECK(bound > 0);
+    // the schedule bound: never looser, still a bound
+    const double graph = planner::schedule_lower_bound(plan);
+    CHECK(graph >= bound);
+    CHECK(graph <= sim * (1 + 1e-9));
     ++checked;
   }
   CHECK(checked == 300);

@@ -53,6 +53,7 @@ struct SweepOptions {
   // A layout fits only with at least this much memory left on every GPU (--min-free-gib), bytes.
   double min_free_bytes = 0;
   // At most this many simulations beyond the top K's for that rank; past it the rank is a range.
+  // (A candidate whose schedule bound puts it beyond the layout costs none.)
   // An exact rank can need thousands (8,700 for GPT-3's published layout on 1024 GPUs, 7,300 for
   // the 1T's at 50 ms each), so the default is sized for the speed targets of docs/performance.md.
   std::uint64_t rank_limit = 64;
@@ -73,7 +74,7 @@ struct ScenarioRank {
   std::uint64_t rank = 0;  // 1 + the feasible candidates that order before it
   // rank_limit stopped the count: the true rank lies in [rank, rank + unresolved].
   bool rank_is_lower_bound = false;
-  std::uint64_t unresolved = 0;  // candidates that could order before it, left unsimulated
+  std::uint64_t unresolved = 0;  // candidates that could order before it, left unsettled
   std::uint64_t simulated = 0;   // simulations beyond the top K's spent on the rank
   core::Report report;           // what the sweep ranks it by: sim::simulate, as for `results`
   std::string slower_because;    // against results[0], as for a ranked layout; "" at rank 1
@@ -84,7 +85,7 @@ struct SweepResult {
   std::uint64_t evaluated = 0;  // candidates enumerated (feasible + every rejected reason)
   std::uint64_t feasible = 0;   // passed core::check and fit in memory
   std::uint64_t simulated = 0;  // feasible candidates the scheduler ran
-  std::uint64_t pruned = 0;     // feasible, not simulated: bound above the K-th best (not rejected)
+  std::uint64_t pruned = 0;     // feasible, not simulated: a bound above the K-th best (not rejected)
   std::map<std::string, std::uint64_t> rejected;  // reason -> count (core::check's words, memory)
   std::vector<Ranked> results;                    // best first, at most `top`
   std::optional<ScenarioRank> scenario;           // absent when options.rank_scenario is off
@@ -95,6 +96,12 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
 // A lower bound on sim::simulate(s).step_s from the step plan the scheduler is built from
 // (docs/planner.md "Lower bound"); `plan` is analytic::plan_step(s).
 double step_lower_bound(const analytic::StepPlan& plan);
+
+// A tighter lower bound on the same, at about a tenth of a simulation's cost: step_lower_bound()
+// with each stage's chain of passes replaced by the longest path through the schedule's graph of
+// passes (docs/planner.md "Schedule bound"). Never below step_lower_bound(plan). The sweep asks for
+// it before it simulates a candidate that the cheaper keys could not prune.
+double schedule_lower_bound(const analytic::StepPlan& plan);
 
 // A lower bound on step_lower_bound() and busiest_stage_compute() of plan_step(s), read off the
 // step's work (analytic::step_work(s)) without building the plan: each pass counts only its compute
