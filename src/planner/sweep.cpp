@@ -34,7 +34,7 @@ constexpr std::size_t kPlanChunk = 64;     // candidates per work item when plan
 constexpr std::size_t kPlanBlock = 1024;   // plan keys computed at a time (KeyOrder)
 constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
-// Simulations per work item while ranking the scenario's layout: only a count comes out of them,
+// Candidates settled per round while ranking the scenario's layout: only a count comes out of them,
 // so this size changes nothing but how often the workers meet.
 constexpr std::uint64_t kRankBatch = 256;
 // The bound is compared with a hair of slack so that rounding in a tie can never prune a
@@ -203,6 +203,16 @@ bool beyond(Objective o, double k, const core::Report& r) {
   if (o == Objective::memory) return k > r.peak_bytes;
   if (o == Objective::energy) return k > step_energy_j(r) * (1 + kBoundSlack);
   return k > r.step_s * (1 + kBoundSlack);
+}
+
+// The key of the candidate placed in `s` from its schedule bound (schedule_lower_bound()): tighter
+// than the one it was ordered by, and asked for only before a simulation that key could not spare.
+// Not for the memory objective, whose key holds no time.
+double schedule_key(Objective o, const core::Scenario& s) {
+  const analytic::StepPlan plan = analytic::plan_step(s);
+  const double bound = schedule_lower_bound(plan);
+  if (o == Objective::energy) return energy_bound_j(s.hardware.gpu, bound, busiest_stage_compute(plan));
+  return bound;
 }
 
 bool before(Objective o, const Entry& a, const Entry& b) {
@@ -456,16 +466,19 @@ class KeyOrder {
 };
 
 // Tier 2: the scheduler, in key order and fixed batches, until the key proves no remaining
-// candidate can enter the top K. Every simulated candidate that orders before the scenario's
-// layout is counted into `ahead` on the way. Returns how many of `feasible` were simulated.
+// candidate can enter the top K. Before a simulation, the candidate's schedule bound may prove the
+// same (it is spared). Every simulated candidate that orders before the scenario's layout is
+// counted into `ahead` on the way; the spared ones that still could are left in `for_rank`.
+// Returns how many of `feasible` it took (a prefix of the key order).
 std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank* sr,
-                            std::uint64_t& ahead, std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
-                            SweepResult& out) {
+                            std::uint64_t& ahead, std::vector<Entry>& for_rank,
+                            std::unordered_map<std::uint64_t, core::Report>& kept_for_rows, SweepResult& out) {
   const Objective o = ctx.opt.objective;
   const std::size_t top = static_cast<std::size_t>(std::max(1, ctx.opt.top));
   std::vector<Ranked> best;  // sorted, at most `top`
   std::size_t pos = 0;
-  std::atomic<std::uint64_t> simulated{0};
+  std::size_t spared = 0;  // taken in key order, then put beyond the top K by the schedule bound
+  std::atomic<std::uint64_t> done{0};
   auto cannot_enter = [&](const Entry& e) {
     return best.size() >= top && beyond(o, key(o, e), best.back().report);
   };
@@ -483,16 +496,37 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
       batch[k].candidate = *ctx.space.at(batch_index[k]);
       cost[k] = simulation_cost(batch[k].candidate, ctx.base);
     }
+    // The K-th best as the batch starts (it only improves): a candidate whose schedule bound is
+    // beyond it cannot enter and is not simulated. The same for any thread count.
+    // A spared candidate whose schedule bound does not put it beyond the scenario's layout may
+    // still order before it: the rank settles it (rank_scenario()).
+    const core::Report* kth = best.size() >= top && o != Objective::memory ? &best.back().report : nullptr;
+    enum Fate : char { kSimulated, kSpared, kSparedForRank };
+    std::vector<char> fate(n, kSimulated);
     parallel_claim(
         largest_first(cost), ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n),
-        [&] { return simulated.load(); }, ctx.opt.on_progress,
+        [&] { return done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           place(batch[k].candidate, ctx.base, s);
+          if (kth) {
+            const double sk = schedule_key(o, s);
+            if (beyond(o, sk, *kth)) {
+              fate[k] = sr && !beyond(o, sk, sr->report) ? kSparedForRank : kSpared;
+              ++done;
+              return;
+            }
+          }
           batch[k].report = sim::simulate(s);
-          ++simulated;
+          ++done;
         });
-    for (auto& r : batch) {
+    for (std::size_t k = 0; k < n; ++k) {
+      if (fate[k] != kSimulated) {
+        ++spared;
+        if (fate[k] == kSparedForRank) for_rank.push_back(feasible[pos + k]);
+        continue;
+      }
+      Ranked& r = batch[k];
       if (ctx.opt.on_row) kept_for_rows.emplace(r.candidate.index, r.report);
       if (!fits(r.report, ctx.opt.min_free_bytes)) {
         // The scheduler's in-flight count can exceed the analytic one (ZB-H1, by < 1%): its
@@ -511,8 +545,8 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
     }
     pos += n;
   }
-  out.simulated = pos;
-  out.pruned = feasible.size() - pos;
+  out.simulated = pos - spared;
+  out.pruned = feasible.size() - pos + spared;
   for (std::size_t i = 1; i < best.size(); ++i)
     best[i].slower_because = o == Objective::memory ? why_bigger(best.front().report, best[i].report)
                                                     : why_slower(best.front().report, best[i].report);
@@ -520,44 +554,73 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
   return pos;
 }
 
-// The rank of the scenario's layout: tier 2 has counted the simulated candidates ahead of it; of
-// the rest, only those whose key does not put them beyond it can still be ahead (a prefix of the
-// key order), and they are simulated now, lowest key first, up to rank_limit. The count does not
-// depend on the order the simulations finish, so any batch size gives the same rank.
-void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t simulated, std::uint64_t ahead,
-                   ScenarioRank& sr) {
+// The rank of the scenario's layout: tier 2 has counted the simulated candidates ahead of it. Of
+// the rest, only these can still be ahead: the ones tier 2 spared but could not put beyond the
+// layout (`for_rank`), and the prefix of the key order after tier 2's whose key does not put them
+// beyond it. They are settled in that order: by a schedule bound beyond the layout, or else by a
+// simulation, up to rank_limit simulations; the first that would need one more ends the count.
+// Which ones are settled, and how, depends neither on the batch size nor on the thread count.
+void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const std::vector<Entry>& for_rank,
+                   std::uint64_t ahead, ScenarioRank& sr) {
   const Objective o = ctx.opt.objective;
-  std::size_t last = simulated;
-  while (last < feasible.size() && !beyond(o, key(o, feasible[last]), sr.report)) ++last;
-  const auto open = static_cast<std::uint64_t>(last - simulated);
-  const std::uint64_t n = std::min(open, ctx.opt.rank_limit);
-  std::vector<Entry> first(n);
-  for (std::uint64_t k = 0; k < n; ++k) first[k] = feasible[simulated + k];
+  std::vector<Entry> open = for_rank;
+  for (std::size_t i = taken; i < feasible.size() && !beyond(o, key(o, feasible[i]), sr.report); ++i)
+    open.push_back(feasible[i]);
+  const std::uint64_t limit = ctx.opt.rank_limit;
+  std::uint64_t simulations = 0;
+  std::size_t settled = 0;
   std::atomic<std::uint64_t> done{0};
-  for (std::uint64_t from = 0; from < n; from += kRankBatch) {
-    const std::uint64_t m = std::min(kRankBatch, n - from);
-    std::vector<char> before(m, 0);
+  while (settled < open.size()) {
+    // (a batch about twice the simulations left: few schedule bounds past the limit go to waste)
+    const std::uint64_t left = limit - simulations;
+    const std::uint64_t want = left >= kRankBatch / 2 ? kRankBatch : std::max<std::uint64_t>(16, 2 * left);
+    const std::size_t m = static_cast<std::size_t>(std::min<std::uint64_t>(open.size() - settled, want));
     std::vector<Candidate> c(m);
     std::vector<double> cost(m);
-    for (std::uint64_t k = 0; k < m; ++k) {
-      c[k] = *ctx.space.at(first[from + k].index);
+    for (std::size_t k = 0; k < m; ++k) {
+      c[k] = *ctx.space.at(open[settled + k].index);
       cost[k] = simulation_cost(c[k], ctx.base);
     }
+    // which need a simulation: the spared ones do (their schedule bound is not beyond the layout)
+    std::vector<char> needs(m, 1);
+    if (o != Objective::memory)
+      parallel_for(
+          m, ctx.arena, "rank", open.size(), [&] { return done.load(); }, ctx.opt.on_progress,
+          [&](std::uint64_t k, int worker) {
+            if (settled + k < for_rank.size()) return;
+            auto& s = ctx.scratch[worker];
+            place(c[k], ctx.base, s);
+            needs[k] = !beyond(o, schedule_key(o, s), sr.report);
+          });
+    // in order, as far as the limit allows
+    std::size_t take = 0;
+    std::uint64_t sims = 0;
+    for (; take < m; ++take)
+      if (needs[take]) {
+        if (sims == left) break;
+        ++sims;
+      }
+    std::vector<std::uint64_t> order;
+    for (std::uint64_t k : largest_first(cost))
+      if (k < take && needs[k]) order.push_back(k);
+    std::vector<char> before(m, 0);
     parallel_claim(
-        largest_first(cost), ctx.arena, "rank", n, [&] { return done.load(); }, ctx.opt.on_progress,
+        order, ctx.arena, "rank", open.size(), [&] { return done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
-          const Entry& e = first[from + k];
           place(c[k], ctx.base, s);
           const core::Report r = sim::simulate(s);
-          before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, e.index, sr.report, sr.candidate.index);
-          ++done;
+          before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, open[settled + k].index, sr.report, sr.candidate.index);
         });
+    done += take;
     ahead += static_cast<std::uint64_t>(std::count(before.begin(), before.end(), 1));
+    simulations += sims;
+    settled += take;
+    if (take < m) break;
   }
   sr.rank = 1 + ahead;
-  sr.simulated = n;
-  sr.unresolved = open - n;
+  sr.simulated = simulations;
+  sr.unresolved = open.size() - settled;
   sr.rank_is_lower_bound = sr.unresolved > 0;
 }
 
@@ -638,11 +701,12 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
   const Objective o = opt.objective;
 
   std::uint64_t ahead = 0;
+  std::vector<Entry> for_rank;
   std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
-  const std::size_t simulated = simulation_tier(ctx, feasible, ranked, ahead, kept_for_rows, out);
+  const std::size_t taken = simulation_tier(ctx, feasible, ranked, ahead, for_rank, kept_for_rows, out);
   if (ranked) {
     auto& sr = *out.scenario;
-    rank_scenario(ctx, feasible, simulated, ahead, sr);
+    rank_scenario(ctx, feasible, taken, for_rank, ahead, sr);
     if (!out.results.empty() && out.results.front().candidate.index != sr.candidate.index)
       sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
                                                  : why_slower(out.results.front().report, sr.report);

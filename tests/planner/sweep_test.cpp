@@ -123,7 +123,7 @@ TEST_CASE("planner: pruning by the lower bound keeps the exhaustive top K", "[pl
   // Brute force: simulate every feasible candidate, rank by (step, peak, index).
   struct Done {
     std::uint64_t index;
-    double step, peak;
+    double step, peak, bound;
   };
   std::vector<Done> all;
   for (std::uint64_t i = 0; i < space.size(); ++i) {
@@ -135,8 +135,10 @@ TEST_CASE("planner: pruning by the lower bound keeps the exhaustive top K", "[pl
     if (!a.fits) continue;
     const auto r = sim::simulate(s);
     // The bound must hold for every candidate, or pruning could drop a winner.
-    CHECK(step_lower_bound(analytic::plan_step(s)) <= r.step_s * (1 + 1e-12));
-    all.push_back({i, r.step_s, r.peak_bytes});
+    const auto plan = analytic::plan_step(s);
+    CHECK(step_lower_bound(plan) <= r.step_s * (1 + 1e-12));
+    CHECK(schedule_lower_bound(plan) <= r.step_s * (1 + 1e-12));
+    all.push_back({i, r.step_s, r.peak_bytes, step_lower_bound(plan)});
   }
   std::sort(all.begin(), all.end(), [](const Done& x, const Done& y) {
     if (x.step != y.step) return x.step < y.step;
@@ -151,6 +153,10 @@ TEST_CASE("planner: pruning by the lower bound keeps the exhaustive top K", "[pl
   REQUIRE(all.size() == r.feasible);
   for (std::size_t k = 0; k < 10; ++k) CHECK(r.results[k].candidate.index == all[k].index);
   CHECK(r.pruned > 0);  // the bound did some work on this space
+  // and the schedule bound spared simulations the plan key could not
+  const double kth = all[9].step;
+  const auto keyed_in = std::count_if(all.begin(), all.end(), [&](const Done& d) { return d.bound <= kth; });
+  CHECK(r.simulated < static_cast<std::uint64_t>(keyed_in));
 }
 
 TEST_CASE("planner: a ranked result is what simulate gives for that layout", "[planner][sweep]") {
@@ -249,11 +255,16 @@ TEST_CASE("planner: the lower bound never exceeds the simulated step", "[planner
       const auto s = scenario_of(s0, *c);
       if (!core::check(s).empty()) continue;
       const auto a = analytic::evaluate(s);
-      const double bound = step_lower_bound(analytic::plan_step(s));
+      const auto plan = analytic::plan_step(s);
+      const double bound = step_lower_bound(plan);
+      const double graph = schedule_lower_bound(plan);
       const double step = sim::simulate(s).step_s;
-      INFO(label(*c) << " variant " << variant << " bound " << bound << " step " << step);
+      INFO(label(*c) << " variant " << variant << " bound " << bound << " schedule bound " << graph
+                     << " step " << step);
       CHECK(bound <= step * (1 + 1e-12));
       CHECK(bound > 0.5 * step);  // and not vacuous
+      CHECK(graph >= bound);
+      CHECK(graph <= step * (1 + 1e-12));
       ++checked;
     }
     CHECK(checked > 50);

@@ -79,7 +79,7 @@ std::string scenario_line_of(const planner::SweepResult& r, std::string_view obj
   if (!sr.ranked) return "scenario's layout: not ranked: " + sr.why_not + "\n";
   std::string rank = fmt::format("rank {} of {} feasible", sr.rank, r.feasible);
   if (sr.rank_is_lower_bound)
-    rank = fmt::format("rank {} to {} of {} feasible (--rank-limit {} for the exact rank)", sr.rank,
+    rank = fmt::format("rank {} to {} of {} feasible (--rank-limit {} at most for the exact rank)", sr.rank,
                        sr.rank + sr.unresolved, r.feasible, sr.simulated + sr.unresolved);
   if (sr.rank == 1 && !sr.rank_is_lower_bound)
     return fmt::format("scenario's layout: {}: {} (the best)\n", planner::label(sr.candidate), rank);
