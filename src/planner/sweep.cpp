@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -208,11 +209,15 @@ bool beyond(Objective o, double k, const core::Report& r) {
 // The key of the candidate placed in `s` from its schedule bound (schedule_lower_bound()): tighter
 // than the one it was ordered by, and asked for only before a simulation that key could not spare.
 // Not for the memory objective, whose key holds no time.
-double schedule_key(Objective o, const core::Scenario& s) {
+struct ScheduleKey {
+  double bound_s;  // the schedule bound
+  double key;      // the objective's key from it
+};
+ScheduleKey schedule_key(Objective o, const core::Scenario& s) {
   const analytic::StepPlan plan = analytic::plan_step(s);
   const double bound = schedule_lower_bound(plan);
-  if (o == Objective::energy) return energy_bound_j(s.hardware.gpu, bound, busiest_stage_compute(plan));
-  return bound;
+  if (o == Objective::energy) return {bound, energy_bound_j(s.hardware.gpu, bound, busiest_stage_compute(plan))};
+  return {bound, bound};
 }
 
 bool before(Objective o, const Entry& a, const Entry& b) {
@@ -468,11 +473,13 @@ class KeyOrder {
 // Tier 2: the scheduler, in key order and fixed batches, until the key proves no remaining
 // candidate can enter the top K. Before a simulation, the candidate's schedule bound may prove the
 // same (it is spared). Every simulated candidate that orders before the scenario's layout is
-// counted into `ahead` on the way; the spared ones that still could are left in `for_rank`.
+// counted into `ahead` on the way; the spared ones that still could are left in `for_rank`. For
+// CSV, the simulated reports and the schedule bounds that spared are kept.
 // Returns how many of `feasible` it took (a prefix of the key order).
 std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank* sr,
                             std::uint64_t& ahead, std::vector<Entry>& for_rank,
-                            std::unordered_map<std::uint64_t, core::Report>& kept_for_rows, SweepResult& out) {
+                            std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
+                            std::unordered_map<std::uint64_t, double>& spared_bounds, SweepResult& out) {
   const Objective o = ctx.opt.objective;
   const std::size_t top = static_cast<std::size_t>(std::max(1, ctx.opt.top));
   std::vector<Ranked> best;  // sorted, at most `top`
@@ -503,27 +510,42 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
     const core::Report* kth = best.size() >= top && o != Objective::memory ? &best.back().report : nullptr;
     enum Fate : char { kSimulated, kSpared, kSparedForRank };
     std::vector<char> fate(n, kSimulated);
+    std::vector<double> spared_by(n, -1.0);  // the schedule bound that spared it (-1: its key did)
+    std::vector<Entry> entry(n);
+    for (std::size_t k = 0; k < n; ++k) entry[k] = feasible[pos + k];
     parallel_claim(
         largest_first(cost), ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n),
         [&] { return done.load(); }, ctx.opt.on_progress,
         [&](std::uint64_t k, int worker) {
+          ++done;
           auto& s = ctx.scratch[worker];
           place(batch[k].candidate, ctx.base, s);
           if (kth) {
-            const double sk = schedule_key(o, s);
-            if (beyond(o, sk, *kth)) {
-              fate[k] = sr && !beyond(o, sk, sr->report) ? kSparedForRank : kSpared;
-              ++done;
+            // (a batch may reach past the first key beyond the K-th best: no bound needed there)
+            const double k0 = key(o, entry[k]);
+            std::optional<ScheduleKey> sk;
+            if (!beyond(o, k0, *kth)) sk = schedule_key(o, s);
+            if (!sk || beyond(o, sk->key, *kth)) {
+              if (sk) spared_by[k] = sk->bound_s;
+              // may it still order before the scenario's layout?
+              if (sr && !beyond(o, k0, sr->report)) {
+                if (!sk) sk = schedule_key(o, s);
+                if (!beyond(o, sk->key, sr->report)) {
+                  fate[k] = kSparedForRank;
+                  return;
+                }
+              }
+              fate[k] = kSpared;
               return;
             }
           }
           batch[k].report = sim::simulate(s);
-          ++done;
         });
     for (std::size_t k = 0; k < n; ++k) {
       if (fate[k] != kSimulated) {
         ++spared;
-        if (fate[k] == kSparedForRank) for_rank.push_back(feasible[pos + k]);
+        if (fate[k] == kSparedForRank) for_rank.push_back(entry[k]);
+        if (ctx.opt.on_row && spared_by[k] >= 0) spared_bounds.emplace(entry[k].index, spared_by[k]);
         continue;
       }
       Ranked& r = batch[k];
@@ -590,7 +612,7 @@ void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const st
             if (settled + k < for_rank.size()) return;
             auto& s = ctx.scratch[worker];
             place(c[k], ctx.base, s);
-            needs[k] = !beyond(o, schedule_key(o, s), sr.report);
+            needs[k] = !beyond(o, schedule_key(o, s).key, sr.report);
           });
     // in order, as far as the limit allows
     std::size_t take = 0;
@@ -626,8 +648,10 @@ void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const st
 
 // Rows for CSV: every candidate that passed core::check, in index order, computed in parallel a
 // window of chunks at a time and handed out in order from this thread. Each row's bound is
-// step_lower_bound() of its plan, the key tier 2 ordered it by where it needed one.
-void emit_rows(Context& ctx, const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows) {
+// step_lower_bound() of its plan, the key tier 2 ordered it by where it needed one, or for a
+// candidate its schedule bound spared, that bound.
+void emit_rows(Context& ctx, const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
+               const std::unordered_map<std::uint64_t, double>& spared_bounds) {
   const Space& space = ctx.space;
   struct RowData {
     Candidate candidate;
@@ -654,7 +678,8 @@ void emit_rows(Context& ctx, const std::unordered_map<std::uint64_t, core::Repor
             if (!core::check(s).empty()) continue;
             const double reserve = ctx.opt.min_free_bytes;
             const analytic::StepPlan plan = analytic::plan_step(s);
-            const double bound = step_lower_bound(plan);
+            const auto spared = spared_bounds.find(i);
+            const double bound = spared != spared_bounds.end() ? spared->second : step_lower_bound(plan);
             if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
               rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound, sim->second});
               continue;
@@ -703,7 +728,9 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
   std::uint64_t ahead = 0;
   std::vector<Entry> for_rank;
   std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
-  const std::size_t taken = simulation_tier(ctx, feasible, ranked, ahead, for_rank, kept_for_rows, out);
+  std::unordered_map<std::uint64_t, double> spared_bounds;
+  const std::size_t taken =
+      simulation_tier(ctx, feasible, ranked, ahead, for_rank, kept_for_rows, spared_bounds, out);
   if (ranked) {
     auto& sr = *out.scenario;
     rank_scenario(ctx, feasible, taken, for_rank, ahead, sr);
@@ -711,7 +738,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
       sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
                                                  : why_slower(out.results.front().report, sr.report);
   }
-  if (opt.on_row) emit_rows(ctx, kept_for_rows);
+  if (opt.on_row) emit_rows(ctx, kept_for_rows, spared_bounds);
   return out;
 }
 

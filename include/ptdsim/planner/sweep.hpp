@@ -28,6 +28,8 @@ struct Row {
   // "ranked" (simulated), "pruned" (fits, but its bound shows it cannot reach the top K: the
   // numbers are the analytic engine's) or "memory" (does not fit: analytic numbers)
   const char* status;
+  // step_lower_bound(), or for a candidate that its schedule bound kept from the simulation, that
+  // bound (schedule_lower_bound())
   double lower_bound_s;
   const core::Report& report;  // report.engine says which engine produced it
 };
@@ -36,7 +38,8 @@ struct Progress {
   const char* phase;  // "analytic", "simulation", "rank", "rows"
   std::uint64_t done;
   // What the phase will do in all: the simulation phase counts the candidates it will still
-  // simulate, a number that shrinks as the top K improves and the bound prunes more.
+  // simulate or spare by their schedule bound, a number that shrinks as the top K improves and the
+  // bound prunes more.
   std::uint64_t total;
 };
 
