@@ -100,6 +100,11 @@ void BM_ScheduleBoundCp4(benchmark::State& state) {
   const analytic::StepPlan plan = analytic::plan_step(testing::gpt3_cp4_contention());
   for (auto _ : state) benchmark::DoNotOptimize(planner::schedule_lower_bound(plan));
 }
+// Megatron-LM's 1T layout on 3072 GPUs: 64 stages of 512 micro-batches, 65,536 passes
+void BM_ScheduleBound1T(benchmark::State& state) {
+  const analytic::StepPlan plan = analytic::plan_step(load("narayanan-1t.yaml"));
+  for (auto _ : state) benchmark::DoNotOptimize(planner::schedule_lower_bound(plan));
+}
 void BM_AnalyticEvaluate(benchmark::State& state) {
   const core::Scenario s = load("default.yaml");
   for (auto _ : state) benchmark::DoNotOptimize(analytic::evaluate(s).step_s);
@@ -121,6 +126,7 @@ BENCHMARK(BM_PlanStep)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LowerBound)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ScheduleBound)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ScheduleBoundCp4)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScheduleBound1T)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AnalyticEvaluate)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Simulate)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
