@@ -491,8 +491,9 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
   };
   while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
-    std::vector<std::uint64_t> batch_index(n);
-    for (std::size_t k = 0; k < n; ++k) batch_index[k] = feasible[pos + k].index;
+    // (copies: a later place of `feasible` may move the entries it holds)
+    std::vector<Entry> entry(n);
+    for (std::size_t k = 0; k < n; ++k) entry[k] = feasible[pos + k];
     // what this phase will simulate in all, as far as the top K and the keys so far can tell:
     // the simulated ones and the rest whose key can still enter (a prefix of the key order)
     const std::uint64_t planned =
@@ -500,7 +501,7 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
     std::vector<Ranked> batch(n);
     std::vector<double> cost(n);
     for (std::size_t k = 0; k < n; ++k) {
-      batch[k].candidate = *ctx.space.at(batch_index[k]);
+      batch[k].candidate = *ctx.space.at(entry[k].index);
       cost[k] = simulation_cost(batch[k].candidate, ctx.base);
     }
     // The K-th best as the batch starts (it only improves): a candidate whose schedule bound is
@@ -511,8 +512,6 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
     enum Fate : char { kSimulated, kSpared, kSparedForRank };
     std::vector<char> fate(n, kSimulated);
     std::vector<double> spared_by(n, -1.0);  // the schedule bound that spared it (-1: its key did)
-    std::vector<Entry> entry(n);
-    for (std::size_t k = 0; k < n; ++k) entry[k] = feasible[pos + k];
     parallel_claim(
         largest_first(cost), ctx.arena, "simulation", std::max<std::uint64_t>(planned, pos + n),
         [&] { return done.load(); }, ctx.opt.on_progress,
@@ -521,21 +520,16 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
           auto& s = ctx.scratch[worker];
           place(batch[k].candidate, ctx.base, s);
           if (kth) {
-            // (a batch may reach past the first key beyond the K-th best: no bound needed there)
+            // each key only where the cheaper one cannot tell (a batch may reach past the first key
+            // beyond the K-th best: no schedule bound is needed there)
             const double k0 = key(o, entry[k]);
             std::optional<ScheduleKey> sk;
-            if (!beyond(o, k0, *kth)) sk = schedule_key(o, s);
-            if (!sk || beyond(o, sk->key, *kth)) {
-              if (sk) spared_by[k] = sk->bound_s;
-              // may it still order before the scenario's layout?
-              if (sr && !beyond(o, k0, sr->report)) {
-                if (!sk) sk = schedule_key(o, s);
-                if (!beyond(o, sk->key, sr->report)) {
-                  fate[k] = kSparedForRank;
-                  return;
-                }
-              }
-              fate[k] = kSpared;
+            auto tighter = [&] { return (sk ? *sk : sk.emplace(schedule_key(o, s))).key; };
+            const bool by_key = beyond(o, k0, *kth);
+            if (by_key || beyond(o, tighter(), *kth)) {
+              const bool may_lead = sr && !beyond(o, k0, sr->report) && !beyond(o, tighter(), sr->report);
+              fate[k] = may_lead ? kSparedForRank : kSpared;
+              if (!by_key) spared_by[k] = sk->bound_s;
               return;
             }
           }
