@@ -2,6 +2,11 @@
 // docs/performance.md's "Simulator" section records.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/sim/schedule.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -79,6 +84,63 @@ BENCHMARK(BM_build_1t_3072)->Unit(benchmark::kMillisecond);
 
 void BM_run_1t_3072(benchmark::State& state) { run_only(state, testing::megatron_1t_3072()); }
 BENCHMARK(BM_run_1t_3072)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The floor under a run (docs/performance.md "Why the simulator's targets are not met"): a plain
+// longest path over the same step's DAG (its edges and stream orders), each task lasting what it
+// lasted in the run, visited in the run's time order, so no search for the next task, no event, no
+// check that links stay unshared. Arg 0: the tasks numbered as the run lays them out (lane by lane);
+// Arg 1: numbered in time order, so that the tasks visited together sit together in memory.
+void longest_path_floor(benchmark::State& state, const core::Scenario& s) {
+  auto g = sim::build_step(analytic::plan_step(s));
+  sim::Engine& e = g.engine;
+  e.run();
+  const auto n = static_cast<std::int32_t>(e.size());
+  std::vector<std::int32_t> run(static_cast<std::size_t>(n));  // the run's place of each task
+  std::int32_t k = 0;
+  for (int r = 0; r < e.ranks(); ++r)
+    for (int q = 0; q < sim::kStreamKinds; ++q)
+      for (sim::TaskId t : e.stream_tasks(r, static_cast<sim::StreamKind>(q))) run[t] = k++;
+  std::vector<sim::TaskId> by_time(static_cast<std::size_t>(n));
+  std::iota(by_time.begin(), by_time.end(), 0);
+  std::sort(by_time.begin(), by_time.end(), [&](sim::TaskId a, sim::TaskId b) {
+    if (e.start(a) != e.start(b)) return e.start(a) < e.start(b);
+    if (e.finish(a) != e.finish(b)) return e.finish(a) < e.finish(b);
+    return run[a] < run[b];
+  });
+  std::vector<std::int32_t> place(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) place[by_time[i]] = state.range(0) == 0 ? run[by_time[i]] : i;
+  std::vector<std::int32_t> order(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) order[i] = place[by_time[i]];
+  std::vector<std::pair<sim::TaskId, sim::TaskId>> edges;
+  e.all_edges(edges);
+  std::vector<std::int32_t> begin(static_cast<std::size_t>(n) + 1, 0), succ(edges.size());
+  for (const auto& [a, b] : edges) ++begin[place[a] + 1];
+  for (std::int32_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  std::vector<std::int32_t> fill(begin.begin(), begin.end() - 1);
+  for (const auto& [a, b] : edges) succ[fill[place[a]]++] = place[b];
+  std::vector<double> lasts(static_cast<std::size_t>(n)), ready(static_cast<std::size_t>(n)), finish(static_cast<std::size_t>(n));
+  for (sim::TaskId t = 0; t < n; ++t) lasts[place[t]] = e.finish(t) - e.start(t);
+  double end = 0;
+  for (auto _ : state) {
+    std::fill(ready.begin(), ready.end(), 0.0);
+    end = 0;
+    for (std::int32_t x : order) {
+      const double f = ready[x] + lasts[x];
+      finish[x] = f;
+      end = std::max(end, f);
+      for (std::int32_t j = begin[x]; j < begin[x + 1]; ++j) ready[succ[j]] = std::max(ready[succ[j]], f);
+    }
+    benchmark::DoNotOptimize(finish.data());
+  }
+  state.counters["tasks"] = n;
+  state.counters["edges"] = static_cast<double>(edges.size());
+  // the same step as the run's (each task lasting what it lasted there): 0 up to rounding
+  state.counters["step_error"] = std::abs(end - e.makespan()) / e.makespan();
+}
+void BM_longest_path_1t_3072(benchmark::State& state) { longest_path_floor(state, testing::megatron_1t_3072()); }
+BENCHMARK(BM_longest_path_1t_3072)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+void BM_longest_path_gpt3_1024(benchmark::State& state) { longest_path_floor(state, testing::gpt3_1024()); }
+BENCHMARK(BM_longest_path_gpt3_1024)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // How the cost grows: GPT-3 175B on A100s (gpt3_1024: tp 8, pp 16, dp 8, m = 192) with one size
 // varied at a time, the others kept. The table and fitted exponents of docs/performance.md
