@@ -85,11 +85,12 @@ BENCHMARK(BM_build_1t_3072)->Unit(benchmark::kMillisecond);
 void BM_run_1t_3072(benchmark::State& state) { run_only(state, testing::megatron_1t_3072()); }
 BENCHMARK(BM_run_1t_3072)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
-// The floor under a run (docs/performance.md "Why the simulator's targets are not met"): a plain
-// longest path over the same step's DAG (its edges and stream orders), each task lasting what it
-// lasted in the run, visited in the run's time order, so no search for the next task, no event, no
-// check that links stay unshared. Arg 0: the tasks numbered as the run lays them out (lane by lane);
-// Arg 1: numbered in time order, so that the tasks visited together sit together in memory.
+// The floor under a run (docs/performance.md "The floor under a run"): a plain longest path over the
+// same step's DAG (its edges and stream orders), each task lasting what it lasted in the run,
+// visited in the run's time order, so no search for the next task, no event, no check that links
+// stay unshared. Arg 0: the tasks numbered as the run lays them out (lane by lane); Arg 1: numbered
+// in time order, so that the tasks visited together sit together in memory. The counter step_error
+// says whether the order held (a dependency visited late would end the step early).
 void longest_path_floor(benchmark::State& state, const core::Scenario& s) {
   auto g = sim::build_step(analytic::plan_step(s));
   sim::Engine& e = g.engine;
