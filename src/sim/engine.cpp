@@ -49,6 +49,42 @@ Engine::Engine(int ranks) : ranks_(ranks) {
   if (ranks > 65535 / kStreamKinds) throw std::invalid_argument("sim::Engine: too many ranks");
 }
 
+void Engine::reset(int ranks) {
+  Engine fresh(ranks);
+  // every array, emptied, into the fresh engine (one left out here is only allocated again)
+  auto keep = [](auto& mine, auto& theirs) {
+    mine.clear();
+    theirs.swap(mine);
+  };
+  keep(specs_, fresh.specs_);
+  keep(spec_of_, fresh.spec_of_);
+  keep(microbatch_, fresh.microbatch_);
+  keep(edges_, fresh.edges_);
+  keep(links_, fresh.links_);
+  keep(slot_, fresh.slot_);
+  keep(start_, fresh.start_);
+  keep(succ_begin_, fresh.succ_begin_);
+  keep(succ_, fresh.succ_);
+  keep(lane_of_stream_, fresh.lane_of_stream_);
+  keep(lanes_, fresh.lanes_);
+  keep(stream_tasks_, fresh.stream_tasks_);
+  keep(run_of_, fresh.run_of_);
+  keep(load_, fresh.load_);
+  keep(key_, fresh.key_);
+  keep(tree_, fresh.tree_);
+  keep(pend_, fresh.pend_);
+  keep(dirty_mark_, fresh.dirty_mark_);
+  keep(dirty_, fresh.dirty_);
+  keep(walk_begin_, fresh.walk_begin_);
+  keep(walk_end_, fresh.walk_end_);
+  keep(walk_stack_, fresh.walk_stack_);
+  keep(walk_free_, fresh.walk_free_);
+  keep(walk_pairs_, fresh.walk_pairs_);
+  keep(new_keys_, fresh.new_keys_);
+  keep(cut_end_, fresh.cut_end_);
+  *this = std::move(fresh);
+}
+
 void Engine::reserve(std::size_t tasks, std::size_t edges) {
   spec_of_.reserve(tasks);
   microbatch_.reserve(tasks);

@@ -47,7 +47,7 @@ using Ids = Few<TaskId>;
 
 class Builder {
  public:
-  Builder(const analytic::StepPlan& plan, std::vector<RankRef> ranks) : plan_(plan) {
+  Builder(const analytic::StepPlan& plan, std::vector<RankRef> ranks, StepGraph& out) : plan_(plan), g_(out) {
     g_.ranks = std::move(ranks);
     p_ = plan.shape.p;
     v_ = std::max(1, plan.shape.v);
@@ -63,11 +63,11 @@ class Builder {
         throw std::invalid_argument("sim::build_step: rank outside the pipeline");
       replicas_ = std::max(replicas_, r.replica + 1);
     }
-    g_.engine = Engine(static_cast<int>(g_.ranks.size()));
+    g_.engine.reset(static_cast<int>(g_.ranks.size()));
     g_.engine.set_comm_share(plan.comm_share);
   }
 
-  StepGraph build() {
+  void build() {
     const std::size_t R = g_.ranks.size();
     const std::size_t slots = static_cast<std::size_t>(replicas_) * p_ * v_ * m_;
     lists_.assign(slots, {});
@@ -80,12 +80,12 @@ class Builder {
       g_.engine.add_link(1.0);  // 2r: NVLink inside the node
       g_.engine.add_link(1.0);  // 2r+1: the NIC share across nodes
     }
+    for (auto& a : g_.activations) a.clear();
     g_.activations.resize(R);
     g_.last_pipeline_task.assign(R, -1);
     g_.optimizer_task.assign(R, -1);
     for (std::size_t r = 0; r < R; ++r) build_rank(static_cast<int>(r));
     connect_stages();
-    return std::move(g_);
   }
 
  private:
@@ -478,7 +478,7 @@ class Builder {
   }
 
   const analytic::StepPlan& plan_;
-  StepGraph g_;
+  StepGraph& g_;
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
   std::vector<core::PassRef> ops_;
   std::vector<TaskId> recent_;
@@ -495,7 +495,13 @@ class Builder {
 }  // namespace
 
 StepGraph build_step(const analytic::StepPlan& plan, std::vector<RankRef> ranks) {
-  return Builder(plan, std::move(ranks)).build();
+  StepGraph g;
+  build_step(plan, g, std::move(ranks));
+  return g;
+}
+
+void build_step(const analytic::StepPlan& plan, StepGraph& out, std::vector<RankRef> ranks) {
+  Builder(plan, std::move(ranks), out).build();
 }
 
 }  // namespace ptdsim::sim

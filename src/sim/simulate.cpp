@@ -11,7 +11,9 @@ namespace ptdsim::sim {
 
 core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline_out) {
   const analytic::StepPlan plan = analytic::plan_step(s);
-  StepGraph g = build_step(plan);
+  // into the storage this thread's previous simulation left (nothing of it is read)
+  thread_local StepGraph g;
+  build_step(plan, g);
   g.engine.run();
   const StepSummary sum = summarize(g);
 

@@ -7,6 +7,7 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/sim/schedule.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -69,4 +70,42 @@ TEST_CASE("sim: interleaving shortens the simulated bubble", "[sim][simulate]") 
   INFO("bubble 1F1B " << plain.bubble_s << " s, interleaved " << inter.bubble_s << " s");
   CHECK(inter.bubble_s < 0.6 * plain.bubble_s);
   CHECK(inter.step_s < plain.step_s);
+}
+
+TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][simulate]") {
+  // simulate() builds each step into the storage of the thread's previous one (Engine::reset):
+  // nothing of the old graph may show. Steps of other sizes, streams and SM contention in turn.
+  const core::Scenario big = testing::gpt3_cp4_contention(), small = testing::gpt3_1024();
+  const core::Scenario shallow = [&] {
+    core::Scenario x = small;
+    x.parallel.pp = 4;
+    x.parallel.dp = 32;
+    return x;
+  }();
+  sim::StepGraph used;
+  for (const core::Scenario* s : {&big, &small, &shallow, &big}) {
+    const analytic::StepPlan plan = analytic::plan_step(*s);
+    sim::build_step(plan, used);
+    used.engine.run();
+    sim::StepGraph fresh = sim::build_step(plan);
+    fresh.engine.run();
+    INFO(s->name << " pp " << s->parallel.pp);
+    REQUIRE(core::check(*s).empty());
+    REQUIRE(used.engine.size() == fresh.engine.size());
+    CHECK(used.engine.edges() == fresh.engine.edges());
+    CHECK(used.engine.descriptions() == fresh.engine.descriptions());
+    CHECK(used.engine.ranks() == fresh.engine.ranks());
+    CHECK(used.engine.makespan() == fresh.engine.makespan());
+    CHECK(used.engine.events_processed() == fresh.engine.events_processed());
+    CHECK(used.engine.walked_tasks() == fresh.engine.walked_tasks());
+    CHECK(used.activations == fresh.activations);
+    CHECK(used.last_pipeline_task == fresh.last_pipeline_task);
+    CHECK(used.optimizer_task == fresh.optimizer_task);
+    std::size_t differ = 0;
+    for (sim::TaskId i = 0; i < static_cast<sim::TaskId>(fresh.engine.size()); ++i)
+      if (used.engine.start(i) != fresh.engine.start(i) || used.engine.finish(i) != fresh.engine.finish(i) ||
+          used.engine.binding(i) != fresh.engine.binding(i) || used.engine.state(i) != fresh.engine.state(i))
+        ++differ;
+    CHECK(differ == 0);
+  }
 }

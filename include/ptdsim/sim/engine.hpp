@@ -71,6 +71,10 @@ struct TaskSpec {
 class Engine {
  public:
   explicit Engine(int ranks = 1);
+  // Empties the engine for a new graph, as Engine(ranks) would, but keeps the storage of its
+  // arrays: a sweep simulates thousands of steps on each worker, and arrays allocated afresh for
+  // each were page-faulted in again (a quarter of a GPT-3 step's simulation, in the kernel).
+  void reset(int ranks);
 
   void reserve(std::size_t tasks, std::size_t edges);
   // A link shared fairly among the transfers on it; capacity in work units per second.

@@ -38,5 +38,8 @@ struct StepGraph {
 // is its time alone, so k transfers on a link each take k times as long. Serial TP collectives fold
 // into their compute task when nothing else of the rank uses their link (exact: no sharing to model).
 StepGraph build_step(const analytic::StepPlan& plan, std::vector<RankRef> ranks = {});
+// The same into `out`, replacing what it held but keeping its storage (simulate() builds each of a
+// thread's steps into the graph of its previous one).
+void build_step(const analytic::StepPlan& plan, StepGraph& out, std::vector<RankRef> ranks = {});
 
 }  // namespace ptdsim::sim
