@@ -47,7 +47,9 @@ using Ids = Few<TaskId>;
 
 class Builder {
  public:
-  Builder(const analytic::StepPlan& plan, std::vector<RankRef> ranks, StepGraph& out) : plan_(plan), g_(out) {
+  struct Store;
+  Builder(const analytic::StepPlan& plan, std::vector<RankRef> ranks, StepGraph& out, Store& store)
+      : plan_(plan), g_(out), s_(store) {
     g_.ranks = std::move(ranks);
     p_ = plan.shape.p;
     v_ = std::max(1, plan.shape.v);
@@ -201,18 +203,32 @@ class Builder {
     std::int32_t prev_compute = -1;               // its last compute segment (-1: none)
     std::vector<std::int32_t> recent, dp_tail;    // its compute segments; its DP reductions
     std::int32_t send = -1;                       // the description of its p2p send (-1: none)
+    // as a fresh one, its arrays' storage kept
+    void reset(const Shape& s) {
+      shape = s;
+      specs.clear();
+      edges.clear();
+      entry.clear();
+      seg_end.clear();
+      first = last = prev_compute = send = -1;
+      recent.clear();
+      dp_tail.clear();
+    }
   };
 
   // `send`: the plan's p2p send after the pass (-1: none)
   const PassProgram& program(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
                              const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
                              int send) {
-    auto& list = programs_[(static_cast<std::size_t>(op.chunk) * 3 + static_cast<int>(op.pass)) * 2 + last_grad];
-    for (const auto& p : list)
-      if (p.shape == shape) return p;
+    const std::size_t at = (static_cast<std::size_t>(op.chunk) * 3 + static_cast<int>(op.pass)) * 2 + last_grad;
+    auto& list = programs_[at];
+    std::size_t& used = programs_used_[at];
+    for (std::size_t k = 0; k < used; ++k)
+      if (list[k].shape == shape) return list[k];
     reuse_for(&op, last_grad);
-    PassProgram& prog = list.emplace_back();
-    prog.shape = shape;
+    if (used == list.size()) list.emplace_back();
+    PassProgram& prog = list[used++];
+    prog.reset(shape);
     auto task = [&](const TaskSpec& t) {
       prog.specs.push_back(spec_for(t));
       return Ref{Ref::local, static_cast<std::int32_t>(prog.specs.size() - 1)};
@@ -338,8 +354,11 @@ class Builder {
     const bool split = plan_.schedule->splits_weight_grad;
     plan_.schedule->order(plan_.shape, ref.stage, ops_);
     const bool fold_tp = folds_tp(st);
-    reuse_lists_.assign(static_cast<std::size_t>(v_) * 3 * 2, {});
-    programs_.assign(static_cast<std::size_t>(v_) * 3 * 2, {});
+    // (emptied, their storage kept)
+    for (auto& l : reuse_lists_) l.clear();
+    reuse_lists_.resize(static_cast<std::size_t>(v_) * 3 * 2);
+    if (programs_.size() < reuse_lists_.size()) programs_.resize(reuse_lists_.size());
+    programs_used_.assign(reuse_lists_.size(), 0);
     reuse_for(nullptr, false);
     // the deepest prefetch of the stage's passes: how far back a gather's gate can reach
     max_back_ = 0;
@@ -359,12 +378,14 @@ class Builder {
     std::array<Ids, 2> ends;
     Ids* prev_end = &ends[0];
     TaskId prev_compute = -1;
-    std::vector<TaskId> dp_tail;           // reductions the optimizer waits for
+    std::vector<TaskId>& dp_tail = s_.dp_tail;  // reductions the optimizer waits for
+    dp_tail.clear();
     std::vector<TaskId>& recent = recent_;  // this rank's compute segments so far (prefetch gates)
     recent.clear();
     Ids start;                             // issued at the step's start; the second pass waits
     for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_.comms[j], nullptr, -1, 0));
-    std::vector<std::pair<TaskId, TaskId>> fwd_span(static_cast<std::size_t>(v_ * m_), {-1, -1});
+    std::vector<std::pair<TaskId, TaskId>>& fwd_span = s_.fwd_span;
+    fwd_span.assign(static_cast<std::size_t>(v_ * m_), {-1, -1});
 
     for (std::size_t k = 0; k < ops_.size(); ++k) {
       const core::PassRef& op = ops_[k];
@@ -477,19 +498,38 @@ class Builder {
         }
   }
 
+
+ public:
+  // What a build needs besides the graph: kept per thread from build to build, as the graph is
+  // (cleared, not freed; nothing of an earlier build is read).
+  struct Store {
+    std::vector<core::PassRef> ops;
+    std::vector<TaskId> recent, dp_tail;
+    std::vector<std::pair<TaskId, TaskId>> fwd_span;
+    std::vector<std::vector<std::int32_t>> reuse_lists;
+    std::vector<std::vector<PassProgram>> programs;  // programs[i][0, used[i]) are this rank's
+    std::vector<std::size_t> programs_used;
+    std::vector<std::array<Span, 4>> lists;
+    std::vector<TaskId> list_ids;
+    std::vector<std::uint8_t> present;
+  };
+
+ private:
   const analytic::StepPlan& plan_;
   StepGraph& g_;
+  Store& s_;
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
-  std::vector<core::PassRef> ops_;
-  std::vector<TaskId> recent_;
-  std::vector<std::vector<std::int32_t>> reuse_lists_;  // per (chunk, pass, last gradient pass)
-  std::vector<std::vector<PassProgram>> programs_;       // the same, one per input shape seen
+  std::vector<core::PassRef>& ops_ = s_.ops;
+  std::vector<TaskId>& recent_ = s_.recent;
+  std::vector<std::vector<std::int32_t>>& reuse_lists_ = s_.reuse_lists;  // per (chunk, pass, last gradient pass)
+  std::vector<std::vector<PassProgram>>& programs_ = s_.programs;  // the same, one per input shape seen
+  std::vector<std::size_t>& programs_used_ = s_.programs_used;
   int max_back_ = 0;
   std::vector<std::int32_t>* reuse_ = nullptr;
   std::size_t reuse_pos_ = 0;
-  std::vector<std::array<Span, 4>> lists_;
-  std::vector<TaskId> list_ids_;
-  std::vector<std::uint8_t> present_;
+  std::vector<std::array<Span, 4>>& lists_ = s_.lists;
+  std::vector<TaskId>& list_ids_ = s_.list_ids;
+  std::vector<std::uint8_t>& present_ = s_.present;
 };
 
 }  // namespace
@@ -501,7 +541,8 @@ StepGraph build_step(const analytic::StepPlan& plan, std::vector<RankRef> ranks)
 }
 
 void build_step(const analytic::StepPlan& plan, StepGraph& out, std::vector<RankRef> ranks) {
-  Builder(plan, std::move(ranks), out).build();
+  thread_local Builder::Store store;
+  Builder(plan, std::move(ranks), out, store).build();
 }
 
 }  // namespace ptdsim::sim

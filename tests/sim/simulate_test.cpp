@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/names.hpp"
@@ -73,8 +74,9 @@ TEST_CASE("sim: interleaving shortens the simulated bubble", "[sim][simulate]") 
 }
 
 TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][simulate]") {
-  // simulate() builds each step into the storage of the thread's previous one (Engine::reset):
-  // nothing of the old graph may show. Steps of other sizes, streams and SM contention in turn.
+  // simulate() builds each step into the storage of the thread's previous one (Engine::reset, and
+  // the builder's own): nothing of an earlier build may show. Steps of other sizes, streams and SM
+  // contention in turn.
   const core::Scenario big = testing::gpt3_cp4_contention(), small = testing::gpt3_1024();
   const core::Scenario shallow = [&] {
     core::Scenario x = small;
@@ -87,8 +89,12 @@ TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][
     const analytic::StepPlan plan = analytic::plan_step(*s);
     sim::build_step(plan, used);
     used.engine.run();
-    sim::StepGraph fresh = sim::build_step(plan);
-    fresh.engine.run();
+    // built and run on a new thread: none of the storage a thread keeps from build to build
+    sim::StepGraph fresh;
+    std::thread([&] {
+      fresh = sim::build_step(plan);
+      fresh.engine.run();
+    }).join();
     INFO(s->name << " pp " << s->parallel.pp);
     REQUIRE(core::check(*s).empty());
     REQUIRE(used.engine.size() == fresh.engine.size());
