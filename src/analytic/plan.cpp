@@ -56,12 +56,6 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
   return z;
 }
 
-const PassPlan& StepPlan::pass_of(const StagePlan& st, core::PassRef ref) const {
-  const ChunkPlan& c = chunk(st, ref.chunk);
-  if (ref.microbatch == shape.m - 1 && grad_pass(ref.pass)) return c.last_grad;
-  return c.pass[static_cast<int>(ref.pass)];
-}
-
 namespace {
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }

@@ -434,7 +434,8 @@ class Builder {
       for (int i = 0; i < prog.seg_end.n; ++i) seg_end.add(at(prog.seg_end.id[i]));
       const TaskId first = prog.first >= 0 ? id0 + prog.first : -1;
       const TaskId last = prog.last >= 0 ? id0 + prog.last : -1;
-      for (std::int32_t l : prog.recent) recent.push_back(id0 + l);
+      if (max_back_ > 0)  // (read only by prefetch gates)
+        for (std::int32_t l : prog.recent) recent.push_back(id0 + l);
       for (std::int32_t l : prog.dp_tail) dp_tail.push_back(id0 + l);
       if (prog.prev_compute >= 0) prev_compute = id0 + prog.prev_compute;
       prev_end = &seg_end;

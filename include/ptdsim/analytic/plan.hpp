@@ -137,7 +137,11 @@ struct StepPlan {
   const Group& group(GroupId g) const { return groups[static_cast<int>(g)]; }
   const ChunkPlan& chunk(const StagePlan& st, int c) const { return chunks[st.chunk_begin + c]; }
   // The pass of `ref` as it runs on stage `st`: its last gradient pass for the last micro-batch.
-  const PassPlan& pass_of(const StagePlan& st, core::PassRef ref) const;
+  const PassPlan& pass_of(const StagePlan& st, core::PassRef ref) const {  // (inline: once per simulated pass)
+    const ChunkPlan& c = chunk(st, ref.chunk);
+    if (ref.microbatch == shape.m - 1 && grad_pass(ref.pass)) return c.last_grad;
+    return c.pass[static_cast<int>(ref.pass)];
+  }
   bool grad_pass(core::Pass p) const {
     return p == (schedule->splits_weight_grad ? core::Pass::W : core::Pass::B);
   }
