@@ -126,8 +126,7 @@ class Builder {
   // The descriptions of the pass `op` runs (none for the step's once-only tasks).
   void reuse_for(const core::PassRef* op, bool last_grad) {
     reuse_pos_ = 0;
-    reuse_ = op ? &reuse_lists_[(static_cast<std::size_t>(op->chunk) * 3 + static_cast<int>(op->pass)) * 2 + last_grad]
-                : nullptr;
+    reuse_ = op ? &reuse_lists_[program_list(*op, last_grad)] : nullptr;
   }
 
   static TaskSpec compute_spec(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
@@ -216,11 +215,15 @@ class Builder {
     }
   };
 
+  // The programs (and the descriptions) of a (chunk, pass kind, last gradient pass).
+  static std::size_t program_list(const core::PassRef& op, bool last_grad) {
+    return (static_cast<std::size_t>(op.chunk) * 3 + static_cast<int>(op.pass)) * 2 + last_grad;
+  }
   // `send`: the plan's p2p send after the pass (-1: none)
   const PassProgram& program(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
                              const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
                              int send) {
-    const std::size_t at = (static_cast<std::size_t>(op.chunk) * 3 + static_cast<int>(op.pass)) * 2 + last_grad;
+    const std::size_t at = program_list(op, last_grad);
     auto& list = programs_[at];
     std::size_t& used = programs_used_[at];
     for (std::size_t k = 0; k < used; ++k)
@@ -359,6 +362,7 @@ class Builder {
     reuse_lists_.resize(static_cast<std::size_t>(v_) * 3 * 2);
     if (programs_.size() < reuse_lists_.size()) programs_.resize(reuse_lists_.size());
     programs_used_.assign(reuse_lists_.size(), 0);
+    last_program_.assign(reuse_lists_.size(), nullptr);
     reuse_for(nullptr, false);
     // the deepest prefetch of the stage's passes: how far back a gather's gate can reach
     max_back_ = 0;
@@ -409,7 +413,13 @@ class Builder {
       for (int i = 0; i < prev_end->n; ++i)
         if (prev_end->id[i] == prev_compute) shape.is_prev_compute |= static_cast<std::uint8_t>(1u << i);
       shape.recent = static_cast<std::int32_t>(std::min<std::size_t>(recent.size(), max_back_));
-      const PassProgram& prog = program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
+      // the list's program last used, else the list searched (or a program recorded)
+      const std::size_t list = program_list(op, last_grad);
+      const PassProgram* const last_used = last_program_[list];
+      const PassProgram& prog = last_used && last_used->shape == shape
+                                    ? *last_used
+                                    : program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
+      last_program_[list] = &prog;  // (a program recorded may move its list's others, never another list's)
       const TaskId id0 = static_cast<TaskId>(g_.engine.size());
       for (std::int32_t d : prog.specs) g_.engine.add(d, op.microbatch);
       const std::size_t recent0 = recent.size();
@@ -510,6 +520,7 @@ class Builder {
     std::vector<std::vector<std::int32_t>> reuse_lists;
     std::vector<std::vector<PassProgram>> programs;  // programs[i][0, used[i]) are this rank's
     std::vector<std::size_t> programs_used;
+    std::vector<const PassProgram*> last_program;
     std::vector<std::array<Span, 4>> lists;
     std::vector<TaskId> list_ids;
     std::vector<std::uint8_t> present;
@@ -525,6 +536,7 @@ class Builder {
   std::vector<std::vector<std::int32_t>>& reuse_lists_ = s_.reuse_lists;  // per (chunk, pass, last gradient pass)
   std::vector<std::vector<PassProgram>>& programs_ = s_.programs;  // the same, one per input shape seen
   std::vector<std::size_t>& programs_used_ = s_.programs_used;
+  std::vector<const PassProgram*>& last_program_ = s_.last_program;  // per list
   int max_back_ = 0;
   std::vector<std::int32_t>* reuse_ = nullptr;
   std::size_t reuse_pos_ = 0;
