@@ -509,7 +509,6 @@ class Builder {
         }
   }
 
-
  public:
   // What a build needs besides the graph: kept per thread from build to build, as the graph is
   // (cleared, not freed; nothing of an earlier build is read).

@@ -73,7 +73,7 @@ class Engine {
   explicit Engine(int ranks = 1);
   // Empties the engine for a new graph, as Engine(ranks) would, but keeps the storage of its
   // arrays: a sweep simulates thousands of steps on each worker, and arrays allocated afresh for
-  // each were page-faulted in again (a quarter of a GPT-3 step's simulation, in the kernel).
+  // each were allocated and page-faulted in again (2-4% of a GPT-3 step's simulation).
   void reset(int ranks);
 
   void reserve(std::size_t tasks, std::size_t edges);
