@@ -45,47 +45,46 @@ struct Few {
 };
 using Ids = Few<TaskId>;
 
+// One per thread (build_step): its arrays are kept from build to build, cleared, not freed, as the
+// graph's are; nothing of an earlier build is read.
 class Builder {
  public:
-  struct Store;
-  Builder(const analytic::StepPlan& plan, std::vector<RankRef> ranks, StepGraph& out, Store& store)
-      : plan_(plan), g_(out), s_(store) {
-    g_.ranks = std::move(ranks);
+  void build(const analytic::StepPlan& plan, std::vector<RankRef> ranks, StepGraph& out) {
+    plan_ = &plan;
+    g_ = &out;
+    g_->ranks = std::move(ranks);
     p_ = plan.shape.p;
     v_ = std::max(1, plan.shape.v);
     m_ = std::max(1, plan.shape.m);
-    g_.microbatches = m_;
-    g_.vpp = v_;
+    g_->microbatches = m_;
+    g_->vpp = v_;
     if (p_ < 1 || static_cast<int>(plan.stages.size()) != p_)
       throw std::invalid_argument("sim::build_step: the plan's stages do not match its pipeline");
-    if (g_.ranks.empty()) g_.ranks = representative_ranks(p_);
+    if (g_->ranks.empty()) g_->ranks = representative_ranks(p_);
     replicas_ = 0;
-    for (const auto& r : g_.ranks) {
+    for (const auto& r : g_->ranks) {
       if (r.stage < 0 || r.stage >= p_ || r.replica < 0)
         throw std::invalid_argument("sim::build_step: rank outside the pipeline");
       replicas_ = std::max(replicas_, r.replica + 1);
     }
-    g_.engine.reset(static_cast<int>(g_.ranks.size()));
-    g_.engine.set_comm_share(plan.comm_share);
-  }
-
-  void build() {
-    const std::size_t R = g_.ranks.size();
+    g_->engine.reset(static_cast<int>(g_->ranks.size()));
+    g_->engine.set_comm_share(plan.comm_share);
+    const std::size_t R = g_->ranks.size();
     const std::size_t slots = static_cast<std::size_t>(replicas_) * p_ * v_ * m_;
     lists_.assign(slots, {});
     list_ids_.clear();
     list_ids_.reserve(slots * 3);
     present_.assign(slots, 0);
-    g_.engine.reserve(R * static_cast<std::size_t>(m_ * v_) * 7 + 64 * R,
-                      R * static_cast<std::size_t>(m_ * v_) * 10 + 64 * R);
+    g_->engine.reserve(R * static_cast<std::size_t>(m_ * v_) * 7 + 64 * R,
+                       R * static_cast<std::size_t>(m_ * v_) * 10 + 64 * R);
     for (std::size_t r = 0; r < R; ++r) {
-      g_.engine.add_link(1.0);  // 2r: NVLink inside the node
-      g_.engine.add_link(1.0);  // 2r+1: the NIC share across nodes
+      g_->engine.add_link(1.0);  // 2r: NVLink inside the node
+      g_->engine.add_link(1.0);  // 2r+1: the NIC share across nodes
     }
-    for (auto& a : g_.activations) a.clear();
-    g_.activations.resize(R);
-    g_.last_pipeline_task.assign(R, -1);
-    g_.optimizer_task.assign(R, -1);
+    for (auto& a : g_->activations) a.clear();
+    g_->activations.resize(R);
+    g_->last_pipeline_task.assign(R, -1);
+    g_->optimizer_task.assign(R, -1);
     for (std::size_t r = 0; r < R; ++r) build_rank(static_cast<int>(r));
     connect_stages();
   }
@@ -101,7 +100,7 @@ class Builder {
     return (static_cast<std::size_t>(replica) * p_ * v_ + vstage) * m_ + mb;
   }
   int link_of(int rank, analytic::GroupId grp) const {
-    return 2 * rank + (plan_.group(grp).scope == core::Scope::inter ? 1 : 0);
+    return 2 * rank + (plan_->group(grp).scope == core::Scope::inter ? 1 : 0);
   }
 
   // Every pass of a (chunk, pass kind) but the last gradient pass adds the same tasks in the same
@@ -109,13 +108,13 @@ class Builder {
   // A task that differs from the description at its place (other than in its micro-batch) gets
   // its own, so the reuse can save memory but never change a task.
   std::int32_t spec_for(const TaskSpec& t) {
-    if (!reuse_) return g_.engine.add_spec(t);
-    if (reuse_pos_ == reuse_->size()) reuse_->push_back(g_.engine.add_spec(t));
+    if (!reuse_) return g_->engine.add_spec(t);
+    if (reuse_pos_ == reuse_->size()) reuse_->push_back(g_->engine.add_spec(t));
     const std::int32_t d = (*reuse_)[reuse_pos_++];
-    if (!same_but_microbatch(g_.engine.description(d), t)) return g_.engine.add_spec(t);
+    if (!same_but_microbatch(g_->engine.description(d), t)) return g_->engine.add_spec(t);
     return d;
   }
-  TaskId add_task(const TaskSpec& t) { return g_.engine.add(spec_for(t), t.microbatch); }
+  TaskId add_task(const TaskSpec& t) { return g_->engine.add(spec_for(t), t.microbatch); }
   static_assert(sizeof(TaskSpec) == 80, "a field was added to TaskSpec: compare it in same_but_microbatch");
   static bool same_but_microbatch(const TaskSpec& a, const TaskSpec& b) {
     return a.kind == b.kind && a.stream == b.stream && a.rank == b.rank && a.duration_s == b.duration_s &&
@@ -243,13 +242,13 @@ class Builder {
       return x.kind == Ref::prev_end && ((shape.is_prev_compute >> x.i) & 1);
     };
     int nseg = 0;
-    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_.segments[i].repeat;
+    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_->segments[i].repeat;
     Refs seg_end;
     for (int i = 0; i < shape.prev_end; ++i) seg_end.add(Ref{Ref::prev_end, i});
     int j = 0;  // segment index within the pass, repeats expanded
     for (int si = pass.seg_begin; si < pass.seg_begin + pass.seg_count; ++si) {
-      const analytic::Segment& seg = plan_.segments[si];
-      const PlanComm* comms = plan_.comms.data() + seg.comm_begin;
+      const analytic::Segment& seg = plan_->segments[si];
+      const PlanComm* comms = plan_->comms.data() + seg.comm_begin;
       double serial_tp_s = 0, serial_tp_bytes = 0, window = 0;
       for (int q = 0; q < seg.comm_count; ++q) {
         if (comms[q].task == analytic::CommTask::tp && comms[q].overlap == Overlap::serial) {
@@ -327,24 +326,24 @@ class Builder {
       }
     }
     prog.seg_end = seg_end;
-    if (send >= 0) prog.send = spec_for(comm_spec(r, plan_.comms[send], &op, -1, 0));
+    if (send >= 0) prog.send = spec_for(comm_spec(r, plan_->comms[send], &op, -1, 0));
     return prog;
   }
 
   void depend_all(const Ids& from, TaskId to) {
-    for (int i = 0; i < from.n; ++i) g_.engine.depend(from.id[i], to);
+    for (int i = 0; i < from.n; ++i) g_->engine.depend(from.id[i], to);
   }
 
   // Serial TP folds into the compute task when no other traffic of the stage uses its link.
   bool folds_tp(const analytic::StagePlan& st) const {
-    const auto tp_scope = plan_.group(analytic::GroupId::tp).scope;
+    const auto tp_scope = plan_->group(analytic::GroupId::tp).scope;
     bool tp = false;
     for (int j = st.comm_begin; j < st.comm_end; ++j) {
-      const PlanComm& c = plan_.comms[j];
+      const PlanComm& c = plan_->comms[j];
       if (c.task == analytic::CommTask::tp) {
         if (c.overlap != Overlap::serial) return false;
         tp = true;
-      } else if (c.time_s > 0 && plan_.group(c.group).scope == tp_scope) {
+      } else if (c.time_s > 0 && plan_->group(c.group).scope == tp_scope) {
         return false;
       }
     }
@@ -352,10 +351,10 @@ class Builder {
   }
 
   void build_rank(int r) {
-    const RankRef ref = g_.ranks[r];
-    const analytic::StagePlan& st = plan_.stages[ref.stage];
-    const bool split = plan_.schedule->splits_weight_grad;
-    plan_.schedule->order(plan_.shape, ref.stage, ops_);
+    const RankRef ref = g_->ranks[r];
+    const analytic::StagePlan& st = plan_->stages[ref.stage];
+    const bool split = plan_->schedule->splits_weight_grad;
+    plan_->schedule->order(plan_->shape, ref.stage, ops_);
     const bool fold_tp = folds_tp(st);
     // (emptied, their storage kept)
     for (auto& l : reuse_lists_) l.clear();
@@ -367,13 +366,13 @@ class Builder {
     // the deepest prefetch of the stage's passes: how far back a gather's gate can reach
     max_back_ = 0;
     for (int c = 0; c < v_; ++c) {
-      const analytic::ChunkPlan& ch = plan_.chunk(st, c);
+      const analytic::ChunkPlan& ch = plan_->chunk(st, c);
       for (const analytic::PassPlan* pp : {&ch.pass[0], &ch.pass[1], &ch.pass[2], &ch.last_grad})
         for (int i = pp->seg_begin; i < pp->seg_begin + pp->seg_count; ++i) {
-          const analytic::Segment& seg = plan_.segments[i];
+          const analytic::Segment& seg = plan_->segments[i];
           for (int q = seg.comm_begin; q < seg.comm_begin + seg.comm_count; ++q)
-            if (plan_.comms[q].overlap == Overlap::prefetch)
-              max_back_ = std::max(max_back_, std::max(0, plan_.comms[q].depth) + 1);
+            if (plan_->comms[q].overlap == Overlap::prefetch)
+              max_back_ = std::max(max_back_, std::max(0, plan_->comms[q].depth) + 1);
         }
     }
 
@@ -382,20 +381,20 @@ class Builder {
     std::array<Ids, 2> ends;
     Ids* prev_end = &ends[0];
     TaskId prev_compute = -1;
-    std::vector<TaskId>& dp_tail = s_.dp_tail;  // reductions the optimizer waits for
+    std::vector<TaskId>& dp_tail = dp_tail_;  // reductions the optimizer waits for
     dp_tail.clear();
     std::vector<TaskId>& recent = recent_;  // this rank's compute segments so far (prefetch gates)
     recent.clear();
     Ids start;                             // issued at the step's start; the second pass waits
-    for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_.comms[j], nullptr, -1, 0));
-    std::vector<std::pair<TaskId, TaskId>>& fwd_span = s_.fwd_span;
+    for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_->comms[j], nullptr, -1, 0));
+    std::vector<std::pair<TaskId, TaskId>>& fwd_span = fwd_span_;
     fwd_span.assign(static_cast<std::size_t>(v_ * m_), {-1, -1});
 
     for (std::size_t k = 0; k < ops_.size(); ++k) {
       const core::PassRef& op = ops_[k];
       const int vs = op.chunk * p_ + ref.stage;  // virtual stage
-      const analytic::ChunkPlan& ch = plan_.chunk(st, op.chunk);
-      const analytic::PassPlan& pass = plan_.pass_of(st, op);
+      const analytic::ChunkPlan& ch = plan_->chunk(st, op.chunk);
+      const analytic::PassPlan& pass = plan_->pass_of(st, op);
       const bool last_grad = &pass == &ch.last_grad;
       const TaskKind kind = op.pass == Pass::F   ? TaskKind::forward
                             : op.pass == Pass::W ? TaskKind::backward_weight
@@ -420,8 +419,8 @@ class Builder {
                                     ? *last_used
                                     : program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
       last_program_[list] = &prog;  // (a program recorded may move its list's others, never another list's)
-      const TaskId id0 = static_cast<TaskId>(g_.engine.size());
-      for (std::int32_t d : prog.specs) g_.engine.add(d, op.microbatch);
+      const TaskId id0 = static_cast<TaskId>(g_->engine.size());
+      for (std::int32_t d : prog.specs) g_->engine.add(d, op.microbatch);
       const std::size_t recent0 = recent.size();
       auto at = [&](Ref x) -> TaskId {
         switch (x.kind) {
@@ -431,7 +430,7 @@ class Builder {
         }
         return recent[recent0 - static_cast<std::size_t>(x.i)];
       };
-      for (const auto& [from, to] : prog.edges) g_.engine.depend(at(from), at(to));
+      for (const auto& [from, to] : prog.edges) g_->engine.depend(at(from), at(to));
       const std::size_t sl = slot(ref.replica, vs, op.microbatch);
       present_[sl] = 1;
       if (op.pass == Pass::F || op.pass == Pass::B) {
@@ -453,46 +452,46 @@ class Builder {
       if (op.pass == Pass::F) fwd_span[op.chunk * m_ + op.microbatch] = {first, last};
       if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
         const auto& fs = fwd_span[op.chunk * m_ + op.microbatch];
-        g_.activations[r].push_back({fs.first, last});
+        g_->activations[r].push_back({fs.first, last});
       }
       if (sends_fwd || sends_bwd) {
         Span& out = lists_[sl][sends_fwd ? kFwdOut : kBwdOut];
         out.begin = static_cast<std::int32_t>(list_ids_.size());
         if (send >= 0) {
-          const TaskId x = g_.engine.add(prog.send, op.microbatch);
+          const TaskId x = g_->engine.add(prog.send, op.microbatch);
           depend_all(seg_end, x);
           list_ids_.push_back(x);
           out.n = 1;
-          if (!plan_.overlap_pp) prev_end->add(x);
+          if (!plan_->overlap_pp) prev_end->add(x);
         } else {
           for (int i = 0; i < seg_end.n; ++i) list_ids_.push_back(seg_end.id[i]);
           out.n = seg_end.n;
         }
       }
     }
-    g_.last_pipeline_task[r] = prev_compute;
+    g_->last_pipeline_task[r] = prev_compute;
     reuse_for(nullptr, false);
 
     for (int j = st.end_begin; j < st.end_end; ++j) {
-      const TaskId x = add_comm(r, plan_.comms[j], nullptr, -1, 0);
+      const TaskId x = add_comm(r, plan_->comms[j], nullptr, -1, 0);
       depend_all(*prev_end, x);
-      if (prev_compute >= 0) g_.engine.depend(prev_compute, x);
+      if (prev_compute >= 0) g_->engine.depend(prev_compute, x);
       dp_tail.push_back(x);
     }
     const TaskId opt = add_compute(r, TaskKind::optimizer, st.optimizer_s, nullptr, -1, 0, 0);
     for (int i = 0; i < prev_end->n; ++i)
-      if (prev_end->id[i] != prev_compute) g_.engine.depend(prev_end->id[i], opt);
+      if (prev_end->id[i] != prev_compute) g_->engine.depend(prev_end->id[i], opt);
     // the dp stream runs in order: its last reduction ends after all the others
-    if (!dp_tail.empty()) g_.engine.depend(dp_tail.back(), opt);
-    g_.optimizer_task[r] = opt;
+    if (!dp_tail.empty()) g_->engine.depend(dp_tail.back(), opt);
+    g_->optimizer_task[r] = opt;
     for (int j = st.post_begin; j < st.post_end; ++j)
-      g_.engine.depend(opt, add_comm(r, plan_.comms[j], nullptr, -1, 0));
+      g_->engine.depend(opt, add_comm(r, plan_->comms[j], nullptr, -1, 0));
   }
 
   // Every input task of a pass waits for every task its neighbour hands it.
   void connect(Span from, Span to) {
     for (int i = 0; i < to.n; ++i)
-      for (int k = 0; k < from.n; ++k) g_.engine.depend(list_ids_[from.begin + k], list_ids_[to.begin + i]);
+      for (int k = 0; k < from.n; ++k) g_->engine.depend(list_ids_[from.begin + k], list_ids_[to.begin + i]);
   }
 
   // Each pass of virtual stage vs waits for its input from vs-1 (forward) or vs+1 (backward),
@@ -509,39 +508,22 @@ class Builder {
         }
   }
 
- public:
-  // What a build needs besides the graph: kept per thread from build to build, as the graph is
-  // (cleared, not freed; nothing of an earlier build is read).
-  struct Store {
-    std::vector<core::PassRef> ops;
-    std::vector<TaskId> recent, dp_tail;
-    std::vector<std::pair<TaskId, TaskId>> fwd_span;
-    std::vector<std::vector<std::int32_t>> reuse_lists;
-    std::vector<std::vector<PassProgram>> programs;  // programs[i][0, used[i]) are this rank's
-    std::vector<std::size_t> programs_used;
-    std::vector<const PassProgram*> last_program;
-    std::vector<std::array<Span, 4>> lists;
-    std::vector<TaskId> list_ids;
-    std::vector<std::uint8_t> present;
-  };
-
- private:
-  const analytic::StepPlan& plan_;
-  StepGraph& g_;
-  Store& s_;
+  const analytic::StepPlan* plan_ = nullptr;
+  StepGraph* g_ = nullptr;
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
-  std::vector<core::PassRef>& ops_ = s_.ops;
-  std::vector<TaskId>& recent_ = s_.recent;
-  std::vector<std::vector<std::int32_t>>& reuse_lists_ = s_.reuse_lists;  // per (chunk, pass, last gradient pass)
-  std::vector<std::vector<PassProgram>>& programs_ = s_.programs;  // the same, one per input shape seen
-  std::vector<std::size_t>& programs_used_ = s_.programs_used;
-  std::vector<const PassProgram*>& last_program_ = s_.last_program;  // per list
+  std::vector<core::PassRef> ops_;
+  std::vector<TaskId> recent_, dp_tail_;
+  std::vector<std::pair<TaskId, TaskId>> fwd_span_;
+  std::vector<std::vector<std::int32_t>> reuse_lists_;  // per (chunk, pass, last gradient pass)
+  std::vector<std::vector<PassProgram>> programs_;       // the same: [0, programs_used_) this rank's
+  std::vector<std::size_t> programs_used_;
+  std::vector<const PassProgram*> last_program_;         // per list
   int max_back_ = 0;
   std::vector<std::int32_t>* reuse_ = nullptr;
   std::size_t reuse_pos_ = 0;
-  std::vector<std::array<Span, 4>>& lists_ = s_.lists;
-  std::vector<TaskId>& list_ids_ = s_.list_ids;
-  std::vector<std::uint8_t>& present_ = s_.present;
+  std::vector<std::array<Span, 4>> lists_;
+  std::vector<TaskId> list_ids_;
+  std::vector<std::uint8_t> present_;
 };
 
 }  // namespace
@@ -553,8 +535,8 @@ StepGraph build_step(const analytic::StepPlan& plan, std::vector<RankRef> ranks)
 }
 
 void build_step(const analytic::StepPlan& plan, StepGraph& out, std::vector<RankRef> ranks) {
-  thread_local Builder::Store store;
-  Builder(plan, std::move(ranks), out, store).build();
+  thread_local Builder builder;
+  builder.build(plan, std::move(ranks), out);
 }
 
 }  // namespace ptdsim::sim
