@@ -111,20 +111,9 @@ std::int32_t Engine::add_spec(const TaskSpec& spec) {
   return static_cast<std::int32_t>(specs_.size() - 1);
 }
 
-TaskId Engine::add(std::int32_t spec, std::int32_t microbatch) {
-  if (spec < 0 || spec >= static_cast<std::int32_t>(specs_.size()))
-    throw std::invalid_argument("sim::Engine: no such task description");
-  spec_of_.push_back(spec);
-  microbatch_.push_back(microbatch);
-  return static_cast<TaskId>(spec_of_.size() - 1);
-}
+void Engine::no_such_spec() { throw std::invalid_argument("sim::Engine: no such task description"); }
 
-void Engine::depend(TaskId from, TaskId to) {
-  const auto n = static_cast<TaskId>(spec_of_.size());
-  if (from < 0 || to < 0 || from >= n || to >= n || from == to)
-    throw std::invalid_argument("sim::Engine bad dependency edge");
-  edges_.push_back(Edge{from, to});
-}
+void Engine::bad_edge() { throw std::invalid_argument("sim::Engine bad dependency edge"); }
 
 void Engine::set_comm_share(double share) {
   if (!(share >= 0 && share < 1)) throw std::invalid_argument("sim::Engine comm share must be in [0, 1)");

@@ -82,7 +82,12 @@ class Engine {
   // Tasks that differ only in their micro-batch (a stage's passes in the steady state) share one
   // description: add it once (checked here), then its tasks by index. A task costs 8 bytes to add.
   std::int32_t add_spec(const TaskSpec& spec);
-  TaskId add(std::int32_t spec, std::int32_t microbatch);
+  TaskId add(std::int32_t spec, std::int32_t microbatch) {  // (inline: once per task the builder adds)
+    if (spec < 0 || spec >= static_cast<std::int32_t>(specs_.size())) no_such_spec();
+    spec_of_.push_back(spec);
+    microbatch_.push_back(microbatch);
+    return static_cast<TaskId>(spec_of_.size() - 1);
+  }
   TaskId add(const TaskSpec& spec) { return add(add_spec(spec), spec.microbatch); }
   const TaskSpec& description(std::int32_t spec) const { return specs_[spec]; }
   std::size_t descriptions() const { return specs_.size(); }
@@ -92,7 +97,11 @@ class Engine {
   void set_comm_share(double share);
   static constexpr double kMinComputeRate = 0.1;
   // `to` may start only after `from` finished. Both must exist; no self edges.
-  void depend(TaskId from, TaskId to);
+  void depend(TaskId from, TaskId to) {  // (inline: once per edge the builder adds)
+    const auto n = static_cast<TaskId>(spec_of_.size());
+    if (from < 0 || to < 0 || from >= n || to >= n || from == to) bad_edge();
+    edges_.push_back(Edge{from, to});
+  }
 
   // Runs every task once. Throws std::logic_error if some task can never run (a cycle, or a
   // stream order that contradicts the dependencies).
@@ -147,6 +156,8 @@ class Engine {
   }
 
  private:
+  [[noreturn]] static void no_such_spec();
+  [[noreturn]] static void bad_edge();
   struct Edge {
     TaskId from, to;
   };
