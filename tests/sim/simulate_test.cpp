@@ -86,6 +86,8 @@ TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][
   }();
   sim::StepGraph used;
   for (const core::Scenario* s : {&big, &small, &shallow, &big}) {
+    INFO(s->name << " pp " << s->parallel.pp);
+    REQUIRE(core::check(*s).empty());
     const analytic::StepPlan plan = analytic::plan_step(*s);
     sim::build_step(plan, used);
     used.engine.run();
@@ -95,8 +97,6 @@ TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][
       fresh = sim::build_step(plan);
       fresh.engine.run();
     }).join();
-    INFO(s->name << " pp " << s->parallel.pp);
-    REQUIRE(core::check(*s).empty());
     REQUIRE(used.engine.size() == fresh.engine.size());
     CHECK(used.engine.edges() == fresh.engine.edges());
     CHECK(used.engine.descriptions() == fresh.engine.descriptions());
