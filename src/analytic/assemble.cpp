@@ -11,13 +11,14 @@
 
 #include <cstdio>
 #include <optional>
+#include <utility>
 
 namespace ptdsim::analytic {
 
 namespace detail {
 
 core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, const StepTiming& t,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t,
                       const PipelineLayers* split, const LayerCosts* costs) {
   // made only when the caller has none (an empty LayerCosts is kilobytes of zeroes to write)
   std::optional<PipelineLayers> own_split;
@@ -55,7 +56,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.contention_s = t.contention_s;
   r.bubble_s = t.bubble_s;
   r.optimizer_s = t.optimizer_s;
-  r.bounded_by = t.bounded_by;
+  r.bounded_by = std::move(t.bounded_by);
   const StageFold& slowest = folds.slowest_fold();
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
@@ -94,9 +95,9 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
 
 }  // namespace detail
 
-core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, const StepTiming& t) {
+core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, StepTiming t) {
   const auto folds = detail::fold_stages(plan);
-  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), t);
+  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), std::move(t));
 }
 
 }  // namespace ptdsim::analytic

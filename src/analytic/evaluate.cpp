@@ -94,7 +94,8 @@ namespace {
 
 core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const PipelineLayers* split,
                       const LayerCosts* costs) {
-  const auto folds = detail::fold_stages(plan);
+  thread_local detail::Folds folds;  // (kept storage, as below)
+  detail::fold_stages(plan, folds);
   const auto comm = detail::comm_stats(plan, folds);
   return detail::assemble(s, plan, folds, comm, detail::fold_timing(plan, folds, comm), split, costs);
 }
@@ -102,13 +103,14 @@ core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const Pipel
 }  // namespace
 
 core::Report evaluate(const core::Scenario& s) {
-  // the split and the layer costs once, for the plan and the report
+  // the split and the layer costs once, for the plan and the report; the split, the work and the
+  // plan into the storage this thread's previous evaluation left (cleared, not freed: no allocation
+  // per call once it has grown; nothing of the previous call is read)
   const LayerCosts costs = layer_costs(s);
-  const PipelineLayers split = pipeline_layers(s);
-  // the work and the plan into the storage this thread's previous evaluation left (cleared, not
-  // freed: no allocation per call once it has grown; nothing of the previous call is read)
+  thread_local PipelineLayers split;
   thread_local StepWork work;
   thread_local StepPlan plan;
+  pipeline_layers(s, split);
   step_work(s, costs, split, work);
   plan_from_work(work, plan_options(s), plan);
   return evaluate(s, plan, &split, &costs);

@@ -159,6 +159,14 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
 
 Folds fold_stages(const StepPlan& plan) {
   Folds out;
+  fold_stages(plan, out);
+  return out;
+}
+
+void fold_stages(const StepPlan& plan, Folds& out) {
+  out.distinct.clear();
+  out.of.clear();
+  out.slowest = out.dp = 0;
   out.of.reserve(plan.stages.size());
   std::size_t distinct = 0;
   for (const auto& st : plan.stages) distinct += st.repeats < 0;
@@ -180,7 +188,6 @@ Folds fold_stages(const StepPlan& plan) {
     if (i == 0 || f.busy() > busiest) busiest = f.busy(), out.slowest = static_cast<int>(i);
     if (i == 0 || f.dp_step_time > most_dp) most_dp = f.dp_step_time, out.dp = static_cast<int>(i);
   }
-  return out;
 }
 
 std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan, const Folds& folds) {

@@ -63,6 +63,8 @@ struct Folds {
   const StageFold& dp_fold() const { return stage(dp); }
 };
 Folds fold_stages(const StepPlan& plan);
+// The same into `out`, whose storage is reused (nothing of what it held is read).
+void fold_stages(const StepPlan& plan, Folds& out);
 
 // Volume, time alone, overlap ratio, overlappable and crosses_nodes per kind (exposed_s left 0):
 // in-pass kinds from the slowest stage over m micro-batches; pp every send of the step; dp the
@@ -76,7 +78,7 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
 // assemble_report with the folds and their comm_stats already computed (the analytic engine has
 // them), and the split and layer costs when the caller has them (else computed here).
 core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, const StepTiming& t,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t,
                       const PipelineLayers* split = nullptr, const LayerCosts* costs = nullptr);
 
 }  // namespace ptdsim::analytic::detail

@@ -68,9 +68,14 @@ double active_params(const core::ModelSpec& m) {
 }
 
 PipelineLayers pipeline_layers(const core::Scenario& s) {
-  const auto split = core::pipeline_split(s);
   PipelineLayers out;
-  out.chunks.resize(split.layers.size());
+  pipeline_layers(s, out);
+  return out;
+}
+
+void pipeline_layers(const core::Scenario& s, PipelineLayers& out) {
+  const auto split = core::pipeline_split(s);
+  out.chunks.assign(split.layers.size(), VirtualStage{});
   int first = 0;
   for (std::size_t i = 0; i < out.chunks.size(); ++i) {
     VirtualStage& c = out.chunks[i];
@@ -81,13 +86,12 @@ PipelineLayers pipeline_layers(const core::Scenario& s) {
     first += c.layers;
   }
   const int p = s.parallel.pp;
-  out.stages.resize(p);
+  out.stages.assign(p, StageLayers{});
   // virtual stage i lives on rank i % p (counted, not divided: a division per chunk)
   for (std::size_t i = 0, r = 0; i < out.chunks.size(); ++i, r = r + 1 == static_cast<std::size_t>(p) ? 0 : r + 1) {
     out.stages[r].layers += out.chunks[i].layers;
     out.stages[r].moe_layers += out.chunks[i].moe_layers;
   }
-  return out;
 }
 
 bool PipelineLayers::repeats_previous(int r) const {

@@ -1,5 +1,7 @@
 #include "ptdsim/sim/simulate.hpp"
 
+#include <utility>
+
 #include "ptdsim/analytic/assemble.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/sim/schedule.hpp"
@@ -30,7 +32,7 @@ core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Ti
   for (std::size_t i = 0; i < g.ranks.size(); ++i) t.in_flight[g.ranks[i].stage] = sum.in_flight[i];
   if (trace_json) *trace_json = chrome_trace(g);
   if (timeline_out) *timeline_out = timeline(g);
-  return analytic::assemble_report(s, plan, t);
+  return analytic::assemble_report(s, plan, std::move(t));
 }
 
 }  // namespace ptdsim::sim

@@ -24,7 +24,7 @@ struct StepTiming {
 
 // The report of a step, assembled in one place from whichever engine ran: memory per stage (with
 // the engine's in-flight counts), FLOPs, communication volumes and overlap ratios (from the plan),
-// the engine's times, and throughput, MFU and HFU.
-core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, const StepTiming& t);
+// the engine's times, and throughput, MFU and HFU. `t`'s lists move into the report.
+core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, StepTiming t);
 
 }  // namespace ptdsim::analytic

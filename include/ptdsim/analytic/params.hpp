@@ -57,6 +57,8 @@ struct PipelineLayers {
   bool repeats_previous(int r) const;
 };
 PipelineLayers pipeline_layers(const core::Scenario& s);
+// The same into `out`, whose storage is reused (nothing of what it held is read).
+void pipeline_layers(const core::Scenario& s, PipelineLayers& out);
 
 // Parameters one GPU of a pipeline stage holds after the TP, PP and EP split, before ZeRO.
 // `expert` is kept apart because its ZeRO/data-parallel group is dp*cp/ep, not dp*cp.
