@@ -102,8 +102,7 @@ double ratio(double comm, double compute) { return compute > 0 ? comm / compute 
 
 double StageFold::busy() const { return f + b + w + per_mb.exposed[kTp] + per_mb.exposed[kCp] + per_mb.exposed[kEp]; }
 
-StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
-  StageFold out;
+void fold_stage(const StepPlan& plan, const StagePlan& st, StageFold& out) {
   const int grad = plan.schedule->splits_weight_grad ? 2 : 1;
   double bucket_time = 0, bucket_sent = 0, last_grad_compute = 0;
   for (int c = 0; c < plan.shape.v; ++c) {
@@ -154,7 +153,6 @@ StageFold fold_stage(const StepPlan& plan, const StagePlan& st) {
     out.dp_step_exposed += c.time_s;
     out.dp_step_window += c.window_s;
   }
-  return out;
 }
 
 Folds fold_stages(const StepPlan& plan) {
@@ -177,7 +175,7 @@ void fold_stages(const StepPlan& plan, Folds& out) {
       continue;
     }
     out.of.push_back(static_cast<int>(out.distinct.size()));
-    out.distinct.push_back(fold_stage(plan, st));
+    fold_stage(plan, st, out.distinct.emplace_back());  // (in place: a fold returned and copied stalled the copy)
   }
   // a repeating stage equals an earlier one, so it is never the first of the largest: only the
   // distinct folds are compared, each as the first stage that has it

@@ -45,7 +45,8 @@ struct StageFold {
 // t_comm / t_compute, the report's overlap ratio (1e9 for communication with no compute beside it).
 double ratio(double comm, double compute);
 
-StageFold fold_stage(const StepPlan& plan, const StagePlan& st);
+// Stage st's fold, added into `out` (a fresh StageFold).
+void fold_stage(const StepPlan& plan, const StagePlan& st, StageFold& out);
 
 // Every stage folded, with the two stages the report reads: the slowest (the most compute plus
 // unhidden in-pass communication per micro-batch; the first of equals) and the one with the most

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/compute.hpp"
@@ -60,33 +62,36 @@ namespace {
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
 
-// Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number).
-// Every field is compared: a field added to ChunkWork or StageWork must be added here, which the
-// size checks below enforce.
-static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 24 * sizeof(double) + 4,  // 4: padding after zero3_units
-              "a field was added to ChunkWork: compare it in same_work");
+// Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number):
+// the doubles compared as bytes, in the runs the layouts below pin down (a field added to ChunkWork
+// or StageWork breaks a check here and must be placed in a compared run).
+static_assert(offsetof(ChunkWork, layers) == sizeof(int) && offsetof(ChunkWork, forward_s) == 2 * sizeof(int) &&
+                  offsetof(ChunkWork, zero3_units) == offsetof(ChunkWork, forward_s) + 16 * sizeof(double) &&
+                  offsetof(ChunkWork, zero3_unit_params) == offsetof(ChunkWork, zero3_units) + 8 &&
+                  sizeof(ChunkWork) == offsetof(ChunkWork, zero3_unit_params) + 8 * sizeof(double),
+              "ChunkWork's layout changed: compare its fields in same_work");
+// Whether n doubles at byte offset `at` of a and b have the same bits: the differences OR-ed
+// together, without a branch per field (the loads are byte copies, which compile to plain loads).
+template <class T>
+bool same_doubles(const T& a, const T& b, std::size_t at, std::size_t n) {
+  const auto* x = reinterpret_cast<const unsigned char*>(&a) + at;
+  const auto* y = reinterpret_cast<const unsigned char*>(&b) + at;
+  std::uint64_t diff = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t u, v;
+    std::memcpy(&u, x + i * 8, 8);
+    std::memcpy(&v, y + i * 8, 8);
+    diff |= u ^ v;
+  }
+  return diff == 0;
+}
 bool same_work(const ChunkWork& a, const ChunkWork& b) {
-  return a.layers == b.layers && a.zero3_units == b.zero3_units && same_bits(a.forward_s, b.forward_s) &&
-         same_bits(a.backward_input_s, b.backward_input_s) && same_bits(a.backward_weight_s, b.backward_weight_s) &&
-         same_bits(a.recompute_s, b.recompute_s) && same_bits(a.forward_flops, b.forward_flops) &&
-         same_bits(a.gemm_forward_s, b.gemm_forward_s) && same_bits(a.attention_core_s, b.attention_core_s) &&
-         same_bits(a.tp_forward_s, b.tp_forward_s) && same_bits(a.tp_backward_s, b.tp_backward_s) &&
-         same_bits(a.tp_bytes, b.tp_bytes) && same_bits(a.cp_forward_s, b.cp_forward_s) &&
-         same_bits(a.cp_backward_s, b.cp_backward_s) && same_bits(a.cp_bytes, b.cp_bytes) &&
-         same_bits(a.ep_forward_s, b.ep_forward_s) && same_bits(a.ep_backward_s, b.ep_backward_s) &&
-         same_bits(a.ep_bytes, b.ep_bytes) && same_bits(a.zero3_unit_params, b.zero3_unit_params) &&
-         same_bits(a.zero3_gather_s, b.zero3_gather_s) && same_bits(a.zero3_gather_bytes, b.zero3_gather_bytes) &&
-         same_bits(a.zero3_reduce_s, b.zero3_reduce_s) && same_bits(a.zero3_reduce_bytes, b.zero3_reduce_bytes) &&
-         same_bits(a.zero3_replica_s, b.zero3_replica_s) && same_bits(a.zero3_replica_bytes, b.zero3_replica_bytes) &&
-         same_bits(a.grad_share, b.grad_share);
+  return a.layers == b.layers && a.zero3_units == b.zero3_units &&
+         same_doubles(a, b, offsetof(ChunkWork, forward_s), 16) &&
+         same_doubles(a, b, offsetof(ChunkWork, zero3_unit_params), 8);
 }
-static_assert(sizeof(StageWork) == 8 * sizeof(double), "a field was added to StageWork: compare it in same_work");
-bool same_work(const StageWork& a, const StageWork& b) {
-  return same_bits(a.p2p_s, b.p2p_s) && same_bits(a.p2p_bytes, b.p2p_bytes) && same_bits(a.grad_bytes, b.grad_bytes) &&
-         same_bits(a.dp_reduce_s, b.dp_reduce_s) && same_bits(a.dp_reduce_bytes, b.dp_reduce_bytes) &&
-         same_bits(a.dp_gather_s, b.dp_gather_s) && same_bits(a.dp_gather_bytes, b.dp_gather_bytes) &&
-         same_bits(a.optimizer_s, b.optimizer_s);
-}
+static_assert(sizeof(StageWork) == 8 * sizeof(double), "StageWork's layout changed: compare its fields in same_work");
+bool same_work(const StageWork& a, const StageWork& b) { return same_doubles(a, b, 0, 8); }
 
 // The rules: each chunk's passes, cut into segments that carry their collectives.
 class Planner {
@@ -103,16 +108,13 @@ class Planner {
     plan_.overlap_pp = o_.overlap_pp;
     plan_.comm_share = o_.comm_share;
     split_ = plan_.schedule->splits_weight_grad;
-    // cleared, not freed: a plan reused for the next candidate keeps its storage. Stages and chunks
-    // are made as copies of a default one and then filled (GCC zeroes each default-constructed one
-    // with a slow `rep stos`); the default ones are constants: copies of a temporary on the stack
-    // made GCC store and reload it per element, stalling on the reload.
-    static const StagePlan kFreshStage{};
-    static const ChunkPlan kFreshChunk{};
+    // cleared, not freed: a plan reused for the next candidate keeps its storage. Every stage and
+    // chunk is written whole below (add_stage starts each from a default one, share_previous copies
+    // one), so what the storage held is never read and need not be reset first.
     plan_.segments.clear();
     plan_.comms.clear();
-    plan_.stages.assign(p, kFreshStage);
-    plan_.chunks.assign(static_cast<std::size_t>(p) * v, kFreshChunk);
+    plan_.stages.resize(p);
+    plan_.chunks.resize(static_cast<std::size_t>(p) * v);
     plan_.segments.reserve(static_cast<std::size_t>(p) * v * 4);
     plan_.comms.reserve(static_cast<std::size_t>(p) * v * 10);
     for (int r = 0; r < p; ++r) {
@@ -249,7 +251,13 @@ class Planner {
     const bool zero3 = o_.zero >= 3;
     const bool buckets = !zero3 && o_.overlap_dp && st.dp_reduce_s > 0;
 
+    // Stages and chunks start as copies of a default one (GCC zeroes each default-constructed one
+    // with a slow `rep stos`); the default ones are constants: copies of a temporary on the stack
+    // made GCC store and reload it per element, stalling on the reload.
+    static const StagePlan kFreshStage{};
+    static const ChunkPlan kFreshChunk{};
     StagePlan& sp = plan_.stages[r];
+    sp = kFreshStage;
     sp.stage = r;
     sp.chunk_begin = r * v;
     sp.comm_begin = static_cast<int>(plan_.comms.size());
@@ -283,6 +291,7 @@ class Planner {
       const PassWork w{core::Pass::W, cw.backward_weight_s, cw.forward_flops, cw.gemm_forward_s, 0, 0, 0, 0, 0, 0, 0};
 
       ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
+      c = kFreshChunk;
       c.layer_first = cw.layer_first;
       c.layers = cw.layers;
       const int units = zero3 && cw.zero3_units > 0 ? cw.zero3_units : 1;  // ZeRO-3: a segment per unit
@@ -410,8 +419,11 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
 
   const auto& virtual_ = split.chunks;
   const int V = static_cast<int>(virtual_.size());
-  static const ChunkWork kFreshChunk{};  // a constant, not a temporary: see Planner::build
-  out.chunks.assign(V, kFreshChunk);
+  // Every chunk is written whole below: copied from an equal one, or started from a default one (a
+  // constant, not a temporary: see Planner::add_stage) and filled; so what the storage held is
+  // never read and need not be reset first.
+  static const ChunkWork kFreshChunk{};
+  out.chunks.resize(V);
   // a chunk's parameters on one GPU (the same expression wherever it is needed)
   auto chunk_params = [&](int i) {
     const double nd = virtual_[i].dense_layers(), nm = virtual_[i].moe_layers;
@@ -435,6 +447,7 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
     }
     const double nd = L.dense_layers(), nm = L.moe_layers;
     auto sum = [&](double dense, double moe_v) { return nd * dense + nm * moe_v; };
+    c = kFreshChunk;
     c.layer_first = L.layer_first;
     c.layers = L.layers;
     c.forward_s = sum(lt_dense.forward, lt_moe.forward);
@@ -481,21 +494,25 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
   }
 
   const auto& layers = split.stages;
-  static const StageWork kFreshStage{};
-  out.stages.assign(par.pp, kFreshStage);
+  static const StageWork kFreshStage{};  // (written whole below, as the chunks)
+  out.stages.resize(par.pp);
   bool dp_known = false;  // the last per-step parameters priced, as for `sharded`
   GpuParams dp_of;
   StageWork dp_last;
+  int run = 0;  // the first stage of the run of repeating stages that r is in
   for (int r = 0; r < par.pp; ++r) {
     StageWork& c = out.stages[r];
     const StageLayers& L = layers[r];
     if (split.repeats_previous(r)) {
       // the same parameters as the stage before, chunk for chunk: the same numbers (the priced
-      // collectives' cache holds them already)
-      c = out.stages[r - 1];
-      for (int i = r; i < V; i += par.pp) out.chunks[i].grad_share = out.chunks[i - 1].grad_share;
+      // collectives' cache holds them already), copied from the first of the run, not the stage
+      // just written (as for the chunks above)
+      c = out.stages[run];
+      for (int i = r; i < V; i += par.pp) out.chunks[i].grad_share = out.chunks[i - (r - run)].grad_share;
       continue;
     }
+    run = r;
+    c = kFreshStage;
     c.p2p_bytes = par.pp > 1 ? costs.p2p_bytes : 0.0;
     c.p2p_s = costs.p2p_s;
     const GpuParams g = stage_params_per_gpu(s, r, L, dl, ml);
