@@ -10,7 +10,6 @@
 #include "ptdsim/core/units.hpp"
 
 #include <cstdio>
-#include <optional>
 #include <utility>
 
 namespace ptdsim::analytic {
@@ -19,12 +18,7 @@ namespace detail {
 
 core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
                       const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t,
-                      const PipelineLayers* split, const LayerCosts* costs) {
-  // made only when the caller has none (an empty LayerCosts is kilobytes of zeroes to write)
-  std::optional<PipelineLayers> own_split;
-  std::optional<LayerCosts> own_costs;
-  if (!split) split = &own_split.emplace(pipeline_layers(s));
-  if (!costs) costs = &own_costs.emplace(layer_costs(s));
+                      const PipelineLayers& split, const LayerCosts& costs) {
   core::Report r;
   r.scenario = s;
   r.engine = t.engine;
@@ -32,7 +26,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.model_flops_per_step = model_flops_per_step(s);
   r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
 
-  r.stages = stage_memory(s, *split, *costs, t.in_flight.empty() ? nullptr : &t.in_flight);
+  r.stages = stage_memory(s, split, costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
   for (const auto& st : r.stages)
     if (st.total() > r.peak_bytes) {
@@ -61,7 +55,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
   r.comm = comm;
-  r.compute = compute_breakdown(s, plan, split->stages, *costs);
+  r.compute = compute_breakdown(s, plan, split.stages, costs);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for
@@ -97,7 +91,8 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
 
 core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, StepTiming t) {
   const auto folds = detail::fold_stages(plan);
-  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), std::move(t));
+  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), std::move(t), pipeline_layers(s),
+                          layer_costs(s));
 }
 
 }  // namespace ptdsim::analytic

@@ -92,8 +92,8 @@ StepTiming analytic_timing(const StepPlan& plan) {
 
 namespace {
 
-core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const PipelineLayers* split,
-                      const LayerCosts* costs) {
+core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const PipelineLayers& split,
+                      const LayerCosts& costs) {
   thread_local detail::Folds folds;  // (kept storage, as below)
   detail::fold_stages(plan, folds);
   const auto comm = detail::comm_stats(plan, folds);
@@ -113,9 +113,11 @@ core::Report evaluate(const core::Scenario& s) {
   pipeline_layers(s, split);
   step_work(s, costs, split, work);
   plan_from_work(work, plan_options(s), plan);
-  return evaluate(s, plan, &split, &costs);
+  return evaluate(s, plan, split, costs);
 }
 
-core::Report evaluate(const core::Scenario& s, const StepPlan& plan) { return evaluate(s, plan, nullptr, nullptr); }
+core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
+  return evaluate(s, plan, pipeline_layers(s), layer_costs(s));
+}
 
 }  // namespace ptdsim::analytic

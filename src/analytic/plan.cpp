@@ -129,11 +129,13 @@ class Planner {
   // (a send's window). Then add_stage would compute the same values: they are shared instead.
   bool repeats_previous(int r) const {
     const int p = plan_.shape.p, v = plan_.shape.v, V = p * v;
-    if (!same_work(work_.stages[r], work_.stages[r - 1])) return false;
+    // (step_work() says where it copied: a fifth of a plan's building was these comparisons)
+    const bool copied = static_cast<std::size_t>(r) < work_.copied_previous.size() && work_.copied_previous[r];
+    if (!copied && !same_work(work_.stages[r], work_.stages[r - 1])) return false;
     const bool sends = work_.stages[r].p2p_s > 0;
     for (int k = 0; k < v; ++k) {
       const int vs = k * p + r;
-      if (!same_work(work_.chunks[vs], work_.chunks[vs - 1])) return false;
+      if (!copied && !same_work(work_.chunks[vs], work_.chunks[vs - 1])) return false;
       if (sends && ((vs - 1 > 0) != (vs > 0) || (vs - 1 < V - 1) != (vs < V - 1))) return false;
       if (sends && !same_bits(receiver_forward(vs), receiver_forward(vs - 1))) return false;
     }
@@ -496,6 +498,7 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
   const auto& layers = split.stages;
   static const StageWork kFreshStage{};  // (written whole below, as the chunks)
   out.stages.resize(par.pp);
+  out.copied_previous.assign(par.pp, 0);
   bool dp_known = false;  // the last per-step parameters priced, as for `sharded`
   GpuParams dp_of;
   StageWork dp_last;
@@ -509,6 +512,7 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
       // just written (as for the chunks above)
       c = out.stages[run];
       for (int i = r; i < V; i += par.pp) out.chunks[i].grad_share = out.chunks[i - (r - run)].grad_share;
+      out.copied_previous[r] = 1;  // (its chunks, middle ones with r - 1's layers, were copied above)
       continue;
     }
     run = r;

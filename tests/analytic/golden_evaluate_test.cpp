@@ -177,3 +177,24 @@ TEST_CASE("analytic: every report, plan and peak equals the golden file bit for 
                             "# PTDSIM_UPDATE_GOLDEN=1 ./build/bin/ptdsim_analytic_golden_tests (docs/performance.md)\n",
                             got);
 }
+
+// step_work() says which stages it copied from the stage before (StepWork::copied_previous), and the
+// planner shares those stages' plans without comparing their work. A stage marked that is not a copy
+// would share another stage's segments: the plan would differ from the one built by comparing.
+TEST_CASE("analytic: the plan is the same whether the planner trusts step_work's copies or compares",
+          "[analytic][plan][golden]") {
+  const std::vector<Case> cases = all_cases();
+  REQUIRE(cases.size() >= 420);
+  int copied = 0;
+  for (const auto& c : cases) {
+    INFO(c.name);
+    analytic::StepWork work = analytic::step_work(c.scenario);
+    const analytic::PlanOptions options = analytic::plan_options(c.scenario);
+    REQUIRE(work.copied_previous.size() == work.stages.size());
+    for (auto x : work.copied_previous) copied += x;
+    const std::string trusted = golden::plan_text(analytic::plan_from_work(work, options));
+    work.copied_previous.clear();
+    CHECK(golden::plan_text(analytic::plan_from_work(work, options)) == trusted);
+  }
+  CHECK(copied > 1000);  // (the cases have copies to trust)
+}

@@ -181,6 +181,11 @@ struct StageWork {  // one pipeline rank, once per step
 struct StepWork {
   std::vector<StageWork> stages;  // p
   std::vector<ChunkWork> chunks;  // p * v, in pipeline order: rank r's chunk k is chunks[k * p + r]
+  // Per stage, 1 where step_work() made its work and each of its chunks' a copy of the stage
+  // before's (PipelineLayers::repeats_previous), so they are equal bit for bit (layer_first aside)
+  // and the planner need not compare them; empty or 0 where not known (work written by hand): the
+  // planner compares. Whoever changes a stage's work after step_work() clears it.
+  std::vector<std::uint8_t> copied_previous;
 };
 
 // The switches that decide how the stages' work combines.
