@@ -204,20 +204,24 @@ void set_activations(const core::Scenario& s, int i, const StageLayers& L, const
 std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const PipelineLayers& layers,
                                             const LayerCosts& costs, const std::vector<double>* in_flight) {
   const int p = s.parallel.pp;
-  std::vector<core::StageMemory> out(p);
+  std::vector<core::StageMemory> out;
+  out.reserve(p);
   // in_flight_microbatches per stage, the schedule's rules looked up once
   const core::PipelineShape shape{p, s.parallel.vpp, s.num_microbatches()};
   const core::ScheduleRules& rules = core::schedule_rules(s.parallel.schedule);
+  int run = 0;  // the first stage of the run of repeating stages that i is in
   for (int i = 0; i < p; ++i) {
     const double f = in_flight ? (*in_flight)[i] : rules.in_flight(shape, i);
     // a middle stage repeating the one before holds the same parameters, states, buffers and
     // communicators: its copy, with its own micro-batches in flight, is stage_memory's, bit for bit
+    // (copied from the first of the run, not the stage just written, whose stores a copy would wait for)
     if (layers.repeats_previous(i)) {
-      out[i] = out[i - 1];
-      out[i].stage = i;
-      set_activations(s, i, layers.stages[i], costs, f, out[i]);
+      core::StageMemory& st = out.emplace_back(out[run]);  // (reserved: no reallocation)
+      st.stage = i;
+      set_activations(s, i, layers.stages[i], costs, f, st);
     } else {
-      out[i] = stage_memory(s, i, layers, costs, f);
+      run = i;
+      out.push_back(stage_memory(s, i, layers, costs, f));
     }
   }
   return out;
