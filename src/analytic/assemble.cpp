@@ -29,8 +29,8 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.stages = stage_memory(s, split, costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
   for (const auto& st : r.stages)
-    if (st.total() > r.peak_bytes) {
-      r.peak_bytes = st.total();
+    if (const double total = st.total(); total > r.peak_bytes) {
+      r.peak_bytes = total;
       r.peak_stage = st.stage;
     }
   r.fits = r.peak_bytes <= r.capacity_bytes;

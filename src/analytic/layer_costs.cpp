@@ -8,13 +8,13 @@ namespace ptdsim::analytic {
 LayerCosts layer_costs(const core::Scenario& s) {
   const bool moe = s.model.moe.has_value();  // (MoE layers only exist with moe)
   LayerCosts c;
-  c.dense_ops = layer_ops(s, false);
+  layer_ops(s, false, c.dense_ops);
   c.dense = layer_times(s, false, c.dense_ops);
   c.dense_comm = layer_comm(s, false);
   c.dense_params = layer_params_per_gpu(s, false);
   c.activation_dense = activation_bytes_per_layer(s, false);
   if (moe) {
-    c.moe_ops = layer_ops(s, true);
+    layer_ops(s, true, c.moe_ops);
     c.moe = layer_times(s, true, c.moe_ops);
     c.moe_comm = layer_comm(s, true);
     c.moe_params = layer_params_per_gpu(s, true);

@@ -130,6 +130,12 @@ const core::OperatorTime* LayerOps::find(core::Operator op) const {
 }
 
 LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
+  LayerOps out;
+  layer_ops(s, moe_layer, out);
+  return out;
+}
+
+void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   const Timing t = timing(s);
   const auto& m = s.model;
   const double tp = s.parallel.tp, c = s.parallel.cp;
@@ -140,7 +146,6 @@ LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
   const bool swiglu = m.mlp == core::Mlp::swiglu;
   const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
 
-  LayerOps out;
   out.tables = t.tables;
   // norms and dropout-adds run on the full hidden width of the tokens this rank holds (all of
   // them without sequence parallelism, 1/t with it)
@@ -206,7 +211,6 @@ LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
     o.source = TimeSource::fitted;
     add(out, o);
   }
-  return out;
 }
 
 EndOps end_ops(const core::Scenario& s) {
