@@ -184,9 +184,6 @@ namespace {
 void set_activations(const core::Scenario& s, int i, const StageLayers& L, const LayerCosts& costs, double in_flight,
                      core::StageMemory& st) {
   const auto& tr = s.training;
-  const double width = full_width(tr.precision) ? 2.0 : 1.0;
-  const double t = s.parallel.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / s.parallel.cp;
-  const double sp = s.parallel.sequence_parallel ? t : 1.0;
   st.in_flight = in_flight;
   const double per_mb = L.dense_layers() * costs.activation_dense + L.moe_layers * costs.activation_moe;
   st.activations = per_mb * st.in_flight;
@@ -195,8 +192,12 @@ void set_activations(const core::Scenario& s, int i, const StageLayers& L, const
     const bool moe_only = L.dense_layers() == 0;
     st.activations += moe_only ? costs.recomputed_moe : costs.recomputed_dense;
   }
-  if (i == 0)  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
+  if (i == 0) {  // embedding output (2sbh) and its dropout mask (sbh) for each micro-batch in flight
+    const double width = full_width(tr.precision) ? 2.0 : 1.0;
+    const double t = s.parallel.tp, b = tr.micro_batch, local = static_cast<double>(tr.seq_len) / s.parallel.cp;
+    const double sp = s.parallel.sequence_parallel ? t : 1.0;
     st.embedding_activations = width * 3 * local * b * s.model.hidden / sp * st.in_flight;
+  }
 }
 
 }  // namespace
