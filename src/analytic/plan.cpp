@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/compute.hpp"
@@ -62,36 +60,33 @@ namespace {
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
 
-// Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number):
-// the doubles compared as bytes, in the runs the layouts below pin down (a field added to ChunkWork
-// or StageWork breaks a check here and must be placed in a compared run).
-static_assert(offsetof(ChunkWork, layers) == sizeof(int) && offsetof(ChunkWork, forward_s) == 2 * sizeof(int) &&
-                  offsetof(ChunkWork, zero3_units) == offsetof(ChunkWork, forward_s) + 16 * sizeof(double) &&
-                  offsetof(ChunkWork, zero3_unit_params) == offsetof(ChunkWork, zero3_units) + 8 &&
-                  sizeof(ChunkWork) == offsetof(ChunkWork, zero3_unit_params) + 8 * sizeof(double),
-              "ChunkWork's layout changed: compare its fields in same_work");
-// Whether n doubles at byte offset `at` of a and b have the same bits: the differences OR-ed
-// together, without a branch per field (the loads are byte copies, which compile to plain loads).
-template <class T>
-bool same_doubles(const T& a, const T& b, std::size_t at, std::size_t n) {
-  const auto* x = reinterpret_cast<const unsigned char*>(&a) + at;
-  const auto* y = reinterpret_cast<const unsigned char*>(&b) + at;
-  std::uint64_t diff = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t u, v;
-    std::memcpy(&u, x + i * 8, 8);
-    std::memcpy(&v, y + i * 8, 8);
-    diff |= u ^ v;
-  }
-  return diff == 0;
-}
+// Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number).
+// Every field is compared: a field added to ChunkWork or StageWork must be added here, which the
+// size checks below enforce.
+static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 24 * sizeof(double) + 4,  // 4: padding after zero3_units
+              "a field was added to ChunkWork: compare it in same_work");
 bool same_work(const ChunkWork& a, const ChunkWork& b) {
-  return a.layers == b.layers && a.zero3_units == b.zero3_units &&
-         same_doubles(a, b, offsetof(ChunkWork, forward_s), 16) &&
-         same_doubles(a, b, offsetof(ChunkWork, zero3_unit_params), 8);
+  return a.layers == b.layers && a.zero3_units == b.zero3_units && same_bits(a.forward_s, b.forward_s) &&
+         same_bits(a.backward_input_s, b.backward_input_s) && same_bits(a.backward_weight_s, b.backward_weight_s) &&
+         same_bits(a.recompute_s, b.recompute_s) && same_bits(a.forward_flops, b.forward_flops) &&
+         same_bits(a.gemm_forward_s, b.gemm_forward_s) && same_bits(a.attention_core_s, b.attention_core_s) &&
+         same_bits(a.tp_forward_s, b.tp_forward_s) && same_bits(a.tp_backward_s, b.tp_backward_s) &&
+         same_bits(a.tp_bytes, b.tp_bytes) && same_bits(a.cp_forward_s, b.cp_forward_s) &&
+         same_bits(a.cp_backward_s, b.cp_backward_s) && same_bits(a.cp_bytes, b.cp_bytes) &&
+         same_bits(a.ep_forward_s, b.ep_forward_s) && same_bits(a.ep_backward_s, b.ep_backward_s) &&
+         same_bits(a.ep_bytes, b.ep_bytes) && same_bits(a.zero3_unit_params, b.zero3_unit_params) &&
+         same_bits(a.zero3_gather_s, b.zero3_gather_s) && same_bits(a.zero3_gather_bytes, b.zero3_gather_bytes) &&
+         same_bits(a.zero3_reduce_s, b.zero3_reduce_s) && same_bits(a.zero3_reduce_bytes, b.zero3_reduce_bytes) &&
+         same_bits(a.zero3_replica_s, b.zero3_replica_s) && same_bits(a.zero3_replica_bytes, b.zero3_replica_bytes) &&
+         same_bits(a.grad_share, b.grad_share);
 }
-static_assert(sizeof(StageWork) == 8 * sizeof(double), "StageWork's layout changed: compare its fields in same_work");
-bool same_work(const StageWork& a, const StageWork& b) { return same_doubles(a, b, 0, 8); }
+static_assert(sizeof(StageWork) == 8 * sizeof(double), "a field was added to StageWork: compare it in same_work");
+bool same_work(const StageWork& a, const StageWork& b) {
+  return same_bits(a.p2p_s, b.p2p_s) && same_bits(a.p2p_bytes, b.p2p_bytes) && same_bits(a.grad_bytes, b.grad_bytes) &&
+         same_bits(a.dp_reduce_s, b.dp_reduce_s) && same_bits(a.dp_reduce_bytes, b.dp_reduce_bytes) &&
+         same_bits(a.dp_gather_s, b.dp_gather_s) && same_bits(a.dp_gather_bytes, b.dp_gather_bytes) &&
+         same_bits(a.optimizer_s, b.optimizer_s);
+}
 
 // The rules: each chunk's passes, cut into segments that carry their collectives.
 class Planner {
@@ -129,7 +124,7 @@ class Planner {
   // (a send's window). Then add_stage would compute the same values: they are shared instead.
   bool repeats_previous(int r) const {
     const int p = plan_.shape.p, v = plan_.shape.v, V = p * v;
-    // (step_work() says where it copied: a fifth of a plan's building was these comparisons)
+    // (step_work() says where it copied: these comparisons were a fifth of building a plan)
     const bool copied = static_cast<std::size_t>(r) < work_.copied_previous.size() && work_.copied_previous[r];
     if (!copied && !same_work(work_.stages[r], work_.stages[r - 1])) return false;
     const bool sends = work_.stages[r].p2p_s > 0;
@@ -253,9 +248,8 @@ class Planner {
     const bool zero3 = o_.zero >= 3;
     const bool buckets = !zero3 && o_.overlap_dp && st.dp_reduce_s > 0;
 
-    // Stages and chunks start as copies of a default one (GCC zeroes each default-constructed one
-    // with a slow `rep stos`); the default ones are constants: copies of a temporary on the stack
-    // made GCC store and reload it per element, stalling on the reload.
+    // Stages and chunks start as copies of a default one, a constant: copies of a temporary on the
+    // stack made GCC store and reload it per element, stalling on the reload.
     static const StagePlan kFreshStage{};
     static const ChunkPlan kFreshChunk{};
     StagePlan& sp = plan_.stages[r];
