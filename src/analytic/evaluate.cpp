@@ -103,10 +103,11 @@ core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const Pipel
 }  // namespace
 
 core::Report evaluate(const core::Scenario& s) {
-  // the split and the layer costs once, for the plan and the report; the split, the work and the
-  // plan into the storage this thread's previous evaluation left (cleared, not freed: no allocation
-  // per call once it has grown; nothing of the previous call is read)
-  const LayerCosts costs = layer_costs(s);
+  // the layer costs and the split once, for the plan and the report; they, the work and the plan
+  // into the storage this thread's previous evaluation left (cleared, not freed: no allocation per
+  // call once it has grown; nothing of the previous call is read)
+  thread_local LayerCosts costs;
+  layer_costs(s, costs);
   thread_local PipelineLayers split;
   thread_local StepWork work;
   thread_local StepPlan plan;

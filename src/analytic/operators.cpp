@@ -129,6 +129,15 @@ const core::OperatorTime* LayerOps::find(core::Operator op) const {
   return nullptr;
 }
 
+static_assert(sizeof(LayerOps) == sizeof(std::array<core::OperatorTime, kMaxLayerOps>) + 2 * sizeof(double),
+              "a field was added to LayerOps: reset it in clear()");
+void clear(LayerOps& out) {
+  // (the operators past `count` are never read: begin() to end() is what a LayerOps holds)
+  out.count = 0;
+  out.tables = false;
+  out.attention_gemm_s = 0;
+}
+
 LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
   LayerOps out;
   layer_ops(s, moe_layer, out);
@@ -146,6 +155,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   const bool swiglu = m.mlp == core::Mlp::swiglu;
   const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
 
+  clear(out);
   out.tables = t.tables;
   // norms and dropout-adds run on the full hidden width of the tokens this rank holds (all of
   // them without sequence parallelism, 1/t with it)

@@ -29,9 +29,11 @@ struct LayerOps {
 // fc1_gated, gelu or swiglu, fc2 (MoE layers: router, permute, the local experts' fc1, activation
 // and fc2 as `count` GEMMs, unpermute), mlp_dropout_add, and with tables the fitted overhead.
 LayerOps layer_ops(const core::Scenario& s, bool moe_layer);
-// The same into `out`, a default LayerOps (layer_costs() fills its own in place: a LayerOps
-// returned and copied in is a kilobyte).
+// The same into `out`, whose operators it replaces (layer_costs() fills its own in place: a
+// LayerOps returned and copied in is a kilobyte).
 void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out);
+// `out` with no operators, as a default LayerOps reads.
+void clear(LayerOps& out);
 
 // The embedding (first stage), and the logits GEMM and cross-entropy (last stage).
 struct EndOps {
