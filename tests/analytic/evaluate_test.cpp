@@ -2,6 +2,7 @@
 
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/core/names.hpp"
 #include "../common/scenarios.hpp"
 
@@ -180,4 +181,56 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
     CHECK(r.compute_s - plain.compute_s == Approx(r.contention_s).epsilon(1e-9));
     CHECK(r.step_s - plain.step_s == Approx(r.contention_s).epsilon(1e-9));
   }
+}
+
+// evaluate() keeps its layer costs from one call to the next (layer_costs(s, out)): every field is
+// written, so what a previous scenario left there (an MoE model under full recomputation on a
+// pipeline) must leave no trace in a dense model's costs without one.
+TEST_CASE("analytic: layer costs written into used storage equal fresh ones", "[analytic][evaluate]") {
+  core::Scenario moe = testing::megatron_1t_3072();  // full recomputation, pp 64
+  moe.model.moe = core::MoeSpec{8, 2, 2, 0};
+  core::Scenario dense = testing::gpt3_1024();  // selective recomputation
+  dense.parallel.pp = 1;
+  dense.parallel.dp = 128;
+  const auto same_ops = [](const LayerOps& a, const LayerOps& b) {
+    REQUIRE(a.count == b.count);
+    CHECK(a.tables == b.tables);
+    CHECK(a.attention_gemm_s == b.attention_gemm_s);
+    for (int i = 0; i < a.count; ++i) {
+      const auto &x = a.ops[static_cast<std::size_t>(i)], &y = b.ops[static_cast<std::size_t>(i)];
+      CHECK(x.op == y.op);
+      CHECK(x.forward_s == y.forward_s);
+      CHECK(x.backward_input_s == y.backward_input_s);
+      CHECK(x.backward_weight_s == y.backward_weight_s);
+    }
+  };
+  for (const auto* s : {&dense, &moe}) {
+    LayerCosts used;
+    layer_costs(s == &dense ? moe : dense, used);  // the other scenario's costs first
+    layer_costs(*s, used);
+    const LayerCosts fresh = layer_costs(*s);
+    INFO((s == &dense ? "dense after MoE" : "MoE after dense"));
+    same_ops(used.dense_ops, fresh.dense_ops);
+    same_ops(used.moe_ops, fresh.moe_ops);
+    for (auto [a, b] : {std::pair{&used.dense, &fresh.dense}, std::pair{&used.moe, &fresh.moe}}) {
+      CHECK(a->forward == b->forward);
+      CHECK(a->backward_input == b->backward_input);
+      CHECK(a->backward_weight == b->backward_weight);
+      CHECK(a->recompute == b->recompute);
+    }
+    CHECK(used.moe_comm.ep_forward_s == fresh.moe_comm.ep_forward_s);
+    CHECK(used.moe_comm.tp_forward_s == fresh.moe_comm.tp_forward_s);
+    CHECK(used.moe_params.expert == fresh.moe_params.expert);
+    CHECK(used.activation_moe == fresh.activation_moe);
+    CHECK(used.recomputed_dense == fresh.recomputed_dense);
+    CHECK(used.recomputed_moe == fresh.recomputed_moe);
+    CHECK(used.p2p_bytes == fresh.p2p_bytes);
+    CHECK(used.p2p_s == fresh.p2p_s);
+    CHECK(used.logits.forward == fresh.logits.forward);
+  }
+  // (the cases differ where a stale field would show)
+  CHECK(layer_costs(moe).recomputed_moe > 0);
+  CHECK(layer_costs(moe).p2p_s > 0);
+  CHECK(layer_costs(dense).p2p_s == 0);
+  CHECK(layer_costs(dense).moe_ops.count == 0);
 }
