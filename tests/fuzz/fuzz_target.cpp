@@ -7,6 +7,20 @@ std::map<std::string, Target>& registry() {
   static std::map<std::string, Target> r;
   return r;
 }
+
+// The input as a message may quote it: YAML folds a line break inside a scalar, with the
+// indentation around it, into one space ("bad \n  file" reads "bad file"), so every run of
+// whitespace becomes one space.
+std::string folded(const std::string& input) {
+  std::string out;
+  out.reserve(input.size());
+  for (char c : input) {
+    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (!space) out += c;
+    else if (out.empty() || out.back() != ' ') out += ' ';
+  }
+  return out;
+}
 }  // namespace
 
 bool register_target(const char* name, Target t) {
@@ -23,8 +37,10 @@ void expect_clean(const core::ConfigError& e, const std::string& input) {
     if (d.where.file.empty()) throw Finding("a diagnostic without a file: " + what);
     if (d.message.empty()) throw Finding("an empty message: " + what);
   }
+  const std::string shown = folded(input);
   for (const char* leak : {"std::", "stoi", "stod", "bad_alloc", "basic_string", "bad file"})
-    if (what.find(leak) != std::string::npos && input.find(leak) == std::string::npos)
+    if (what.find(leak) != std::string::npos && input.find(leak) == std::string::npos &&
+        shown.find(leak) == std::string::npos)
       throw Finding(std::string("library text \"") + leak + "\" in a message: " + what);
 }
 
