@@ -124,7 +124,7 @@ struct Shape {
 };
 std::optional<Shape> parse_shape(const std::string& text);  // "2x8": 2 nodes, 8 ranks each
 // Every node count of 1, 2, 4, ... and all of them, with every per-node count of 2, 4, ... and all of
-// them on one node, and all of them or one per node across nodes.
+// them on one node, and all of them or one per node across nodes; on one GPU, 1x1.
 std::vector<Shape> default_shapes(const World& w);
 
 struct Group {

@@ -119,7 +119,7 @@ int run(const Args& a) {
   io::HardwareCalibration cal;
   std::string log;
 
-  if (!a.skip_collectives && w.size >= 2) {
+  if (!a.skip_collectives) {
     std::vector<ct::Shape> groups;
     for (const auto& s : a.shapes) groups.push_back(*ct::parse_shape(s));
     if (groups.empty()) groups = ct::default_shapes(w);
@@ -134,7 +134,9 @@ int run(const Args& a) {
           log += r.text;
         }
         if (r.wrong == 0) {
-          runs.push_back(std::move(r.run));
+          // one rank moves nothing over a link (busbw is 0 by definition): its table shows NCCL's
+          // own time on the GPU and proves the path works, but it is no sample for the fit
+          if (g.size >= 2) runs.push_back(std::move(r.run));
         } else {
           ++failures;
           if (w.lead)
@@ -158,8 +160,8 @@ int run(const Args& a) {
         }
       }
     }
-  } else if (w.lead && !a.skip_collectives) {
-    std::printf("# one rank: no collectives to measure\n");
+    if (w.lead && runs.empty() && failures == 0)
+      std::printf("\n# one rank: the collectives above are checked and printed, not fitted (nothing crosses a link)\n");
   }
 
   // Per-GPU rates: measured on rank 0's device only (every GPU of a node is the same part).
@@ -285,7 +287,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch-ms", batch_ms, "GEMMs and contention: iterations per batch fill about this long")
       ->capture_default_str()->check(CLI::Range(0.0, 10000.0));
   app.add_option("--ops", a.ops, "collectives to measure")->capture_default_str();
-  app.add_option("--shapes", a.shapes, "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..)");
+  app.add_option("--shapes", a.shapes, "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..; 1x1 on one GPU)");
   app.add_option("--models", a.models, "model files or directories whose layers give the GEMM shapes")
       ->capture_default_str();
   app.add_option("--hidden", a.hidden, "instead of --models: hidden sizes of plain layers (qkv 3h/t, fc1 4h/t)");
@@ -318,7 +320,7 @@ int main(int argc, char** argv) {
       if (!core::parse<core::Precision>(p)) throw core::ConfigError({"--precisions", 0, 0}, "unknown precision '" + p + "'");
     for (const auto& s : a.shapes)
       if (!ct::parse_shape(s))
-        throw core::ConfigError({"--shapes", 0, 0}, "'" + s + "' is not NODESxGPUS_PER_NODE with 2 or more ranks");
+        throw core::ConfigError({"--shapes", 0, 0}, "'" + s + "' is not NODESxGPUS_PER_NODE (e.g. 2x8; 1x1 is one rank)");
 #ifdef PTDSIM_CALIBRATE_MPI
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

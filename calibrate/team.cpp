@@ -179,7 +179,7 @@ std::optional<Shape> parse_shape(const std::string& text) {
   Shape s;
   char x = 0, rest = 0;
   if (std::sscanf(text.c_str(), "%d%c%d%c", &s.nodes, &x, &s.per_node, &rest) != 3 || x != 'x' || s.nodes < 1 ||
-      s.per_node < 1 || s.ranks() < 2)
+      s.per_node < 1)
     return std::nullopt;
   return s;
 }
@@ -192,6 +192,7 @@ std::vector<Shape> default_shapes(const World& w) {
     return out;
   };
   std::vector<Shape> out;
+  if (w.size == 1) return {{1, 1}};  // one GPU: NCCL's path on one rank, measured and checked, not fitted
   if (w.per_node >= 2)
     for (int k : counts(w.per_node)) out.push_back({1, k});
   if (w.nodes >= 2) {
@@ -204,7 +205,7 @@ std::vector<Shape> default_shapes(const World& w) {
 }
 
 Group make_group(World& w, const Shape& s) {
-  if (s.nodes > w.nodes || s.per_node > w.per_node || s.ranks() < 2) {
+  if (s.nodes > w.nodes || s.per_node > w.per_node || s.ranks() < 1) {
     throw DeviceError("a group of " + std::to_string(s.nodes) + " x " + std::to_string(s.per_node) +
                       " ranks needs more than the " + std::to_string(w.nodes) + " x " + std::to_string(w.per_node) +
                       " this run has");
