@@ -62,6 +62,17 @@ class Tables(unittest.TestCase):
                     self.assertEqual(next(csv.reader(f)), mk.COLUMNS["attention"][:-1])
             self.assertEqual(os.listdir(d), ["attention.csv"])  # no temporary file left
 
+    def test_tables_get_the_permissions_open_would_give(self):
+        # mkstemp makes a private file (0600); the H100 run of 2026-11-27 wrote its tables so
+        old = os.umask(0o022)
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "optimizer.csv")
+                mk.write_table(path, "optimizer", [mk.optimizer_row(10 ** 8, 0.01, "NVIDIA H100 80GB HBM3")])
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o644)
+        finally:
+            os.umask(old)
+
     def test_every_table_has_the_reference_columns_and_gpu(self):
         self.assertEqual(mk.COLUMNS["elementwise"], ["op", "tokens", "width", "bytes_in", "fwd_s", "fwd_bwd_s",
                                                      "fwd_GBps", "gpu"])
