@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Measure one node's GPUs with both tools and keep everything in one directory
+# (docs/calibration.md "One node in one go"):
+#   1. nvidia-smi's view of the GPUs, before and after (clocks, power, temperature);
+#   2. the [gpu] tests: ptdsim-calibrate's self-check, and its bf16 GEMM rates against cuBLAS on
+#      random data for the 24 shapes of calibrate/data/h100/gemm_random_vs_constant.csv;
+#   3. ptdsim-calibrate: collectives over the node's GPUs, GEMMs, copy, launch and contention, written
+#      as kernel tables and as a hardware file copied from BASE;
+#   4. measure_kernels.py: attention, norms and activations, cross-entropy and AdamW (PyTorch).
+#
+# usage: calibrate/measure_node.sh OUT_DIR [BUILD_DIR [BASE]]
+#   BUILD_DIR  where ptdsim-calibrate and ptdsim_calibrate_tests were built (default build)
+#   BASE       hardware file the calibrated copy starts from (default hardware/dgx-h100.yaml)
+# Environment: CALIBRATE_ARGS, more ptdsim-calibrate options (e.g. "--algos 4 --batch-ms 10" for a
+# shorter run); KERNELS_ARGS, more measure_kernels.py options; STEP_S_TESTS, STEP_S_CALIBRATE,
+# STEP_S_KERNELS, each step's time limit in seconds (a step that runs over is stopped and the next one
+# runs, so that a machine held for a fixed time returns what finished).
+# Each step's output goes to OUT_DIR/STEP.log; its exit status is printed. Exit status: 0 when every
+# step exited 0, else 1.
+set -u
+if [ $# -lt 1 ]; then
+  echo "usage: $0 OUT_DIR [BUILD_DIR [BASE]]" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+build=$(cd "${2:-$root/build}" && pwd)
+base=${3:-$root/hardware/dgx-h100.yaml}
+failed=0
+
+step() {  # step NAME SECONDS COMMAND...: runs the command in OUT_DIR under a time limit
+  local name=$1 secs=$2 start rc
+  shift 2
+  echo "== $name (at most ${secs} s): $*"
+  start=$(date +%s)
+  (cd "$out" && timeout "$secs" "$@") >"$out/$name.log" 2>&1
+  rc=$?
+  echo "== $name: exit $rc after $(($(date +%s) - start)) s$([ $rc = 124 ] && echo ' (time limit)')"
+  [ $rc = 0 ] || failed=1
+  tail -n 30 "$out/$name.log"
+}
+
+gpu_state() { nvidia-smi -q -d CLOCK,POWER,TEMPERATURE,PERFORMANCE >"$out/nvidia-smi-$1.txt" 2>&1; }
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 && head -n 20 "$out/nvidia-smi.txt"
+gpu_state before
+step gpu-tests "${STEP_S_TESTS:-300}" "$build/bin/ptdsim_calibrate_tests" "[gpu]"
+# shellcheck disable=SC2086  # CALIBRATE_ARGS is a list of options
+step ptdsim-calibrate "${STEP_S_CALIBRATE:-3600}" "$build/bin/ptdsim-calibrate" --base "$base" \
+  -o "$out/calibrated.yaml" --tables "$out" --models "$root/models" ${CALIBRATE_ARGS:-}
+# shellcheck disable=SC2086
+step measure-kernels "${STEP_S_KERNELS:-1800}" env PYTHONUNBUFFERED=1 python3 "$root/calibrate/measure_kernels.py" \
+  --out "$out" ${KERNELS_ARGS:-}
+gpu_state after
+step compare "60" python3 "$root/calibrate/measure_kernels.py" --compare "$out" "$root/calibrate/data/h100"
+exit $failed
