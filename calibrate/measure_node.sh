@@ -6,10 +6,12 @@
 #      random data for the 24 shapes of calibrate/data/h100/gemm_random_vs_constant.csv;
 #   3. ptdsim-calibrate: collectives over the node's GPUs, GEMMs, copy, launch and contention, written
 #      as kernel tables and as a hardware file copied from BASE;
-#   4. measure_kernels.py: attention, norms and activations, cross-entropy and AdamW (PyTorch).
+#   4. measure_kernels.py: attention, norms and activations, cross-entropy and AdamW (PyTorch);
+#   5. the comparison of those tables with calibrate/data/h100, and `ptdsim calibrate import-kernels`
+#      of every table into OUT_DIR/node.yaml, the node's hardware file.
 #
 # usage: calibrate/measure_node.sh OUT_DIR [BUILD_DIR [BASE]]
-#   BUILD_DIR  where ptdsim-calibrate and ptdsim_calibrate_tests were built (default build)
+#   BUILD_DIR  where ptdsim, ptdsim-calibrate and ptdsim_calibrate_tests were built (default build)
 #   BASE       hardware file the calibrated copy starts from (default hardware/dgx-h100.yaml)
 # Environment: CALIBRATE_ARGS, more ptdsim-calibrate options (e.g. "--algos 4 --batch-ms 10" for a
 # shorter run); KERNELS_ARGS, more measure_kernels.py options; STEP_S_TESTS, STEP_S_CALIBRATE,
@@ -52,5 +54,10 @@ step ptdsim-calibrate "${STEP_S_CALIBRATE:-3600}" "$build/bin/ptdsim-calibrate" 
 step measure-kernels "${STEP_S_KERNELS:-1800}" env PYTHONUNBUFFERED=1 python3 "$root/calibrate/measure_kernels.py" \
   --out "$out" ${KERNELS_ARGS:-}
 gpu_state after
-step compare "60" python3 "$root/calibrate/measure_kernels.py" --compare "$out" "$root/calibrate/data/h100"
+step compare 60 python3 "$root/calibrate/measure_kernels.py" --compare "$out" "$root/calibrate/data/h100"
+# every table fitted into one hardware file: ptdsim-calibrate's copy of BASE (its collectives, copy
+# and launch figures) with the gpu.kernels section of this node
+calibrated=$out/calibrated.yaml
+[ -f "$calibrated" ] || calibrated=$base
+step import 60 "$build/bin/ptdsim" calibrate import-kernels "$out" --base "$calibrated" -o "$out/node.yaml"
 exit $failed
