@@ -24,9 +24,13 @@ import statistics
 import sys
 import tempfile
 
+ATTENTION_COLUMNS = ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal", "fwd_s", "fwd_bwd_s",
+                     "fwd_tflops", "bwd_tflops", "gpu"]
+# attention: cuDNN's fused attention (what Transformer Engine runs on Hopper); attention_flash2:
+# FlashAttention-2 (what PyTorch's SDPA runs first by default, and flash-attn model code)
 COLUMNS = {
-    "attention": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal", "fwd_s", "fwd_bwd_s",
-                  "fwd_tflops", "bwd_tflops", "gpu"],
+    "attention": ATTENTION_COLUMNS,
+    "attention_flash2": ATTENTION_COLUMNS,
     "elementwise": ["op", "tokens", "width", "bytes_in", "fwd_s", "fwd_bwd_s", "fwd_GBps", "gpu"],
     "cross_entropy": ["vocab", "tp", "tokens", "fwd_s", "fwd_bwd_s", "gpu"],
     "optimizer": ["op", "params", "time_s", "s_per_param", "bytes_per_param_moved", "gpu"],
@@ -35,12 +39,14 @@ COLUMNS = {
 # The rows of two tables that measure the same thing: these columns agree.
 KEYS = {
     "attention": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal"],
+    "attention_flash2": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal"],
     "elementwise": ["op", "tokens", "width"],
     "cross_entropy": ["vocab", "tp", "tokens"],
     "optimizer": ["op", "params"],
 }
 TIMES = {
     "attention": ["fwd_s", "fwd_bwd_s"],
+    "attention_flash2": ["fwd_s", "fwd_bwd_s"],
     "elementwise": ["fwd_s", "fwd_bwd_s"],
     "cross_entropy": ["fwd_s", "fwd_bwd_s"],
     "optimizer": ["time_s"],
@@ -185,12 +191,14 @@ def timer(torch, warmup, iters, repeats):
     return timeit
 
 
-def measure_attention(torch, timeit, gpu, grid, seq_lens, tokens_per_batch):
+def measure_attention(torch, timeit, gpu, grid, seq_lens, tokens_per_batch, flash2=False):
     F = torch.nn.functional
     from torch.nn.attention import SDPBackend, sdpa_kernel
     # cuDNN first, as Transformer Engine runs attention on Hopper: PyTorch's own order puts
-    # FlashAttention-2 first, which on an H100 reaches about half cuDNN's rate (docs/calibration.md)
-    backends = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
+    # FlashAttention-2 first, which on an H100 reaches about half cuDNN's rate (docs/calibration.md);
+    # flash2: FlashAttention-2 alone, the attention_flash2 table
+    backends = ([SDPBackend.FLASH_ATTENTION] if flash2 else
+                [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
 
     def in_order():
         try:
@@ -343,6 +351,9 @@ def main(argv=None):
     if "attention" in only:
         write_table(os.path.join(a.out, "attention.csv"), "attention",
                     measure_attention(torch, timeit, gpu, grid, seq_lens, 16384))
+    if "attention_flash2" in only:
+        write_table(os.path.join(a.out, "attention_flash2.csv"), "attention_flash2",
+                    measure_attention(torch, timeit, gpu, grid, seq_lens, 16384, flash2=True))
     if "elementwise" in only:
         write_table(os.path.join(a.out, "elementwise.csv"), "elementwise",
                     measure_elementwise(torch, timeit, gpu, widths, TOKENS))

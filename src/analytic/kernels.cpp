@@ -44,12 +44,15 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
   return {gemm_time(g, p, m, n, k), core::TimeSource::scalar_efficiency};
 }
 
-AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a) {
+AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a,
+                               core::AttentionKernel kernel) {
   core::Precision cls;
-  if (g.kernels && g.kernels->attention_forward.valid() && g.kernels->attention_backward.valid() &&
-      gemm_class(p, cls)) {
-    return {g.kernels->attention_forward.time(a, false), g.kernels->attention_backward.time(a, true),
-            core::TimeSource::model};
+  if (g.kernels && gemm_class(p, cls)) {
+    const core::KernelTables& t = *g.kernels;
+    if (kernel == core::AttentionKernel::flash2 && t.flash2_forward.valid() && t.flash2_backward.valid())
+      return {t.flash2_forward.time(a, false), t.flash2_backward.time(a, true), core::TimeSource::model};
+    if (t.attention_forward.valid() && t.attention_backward.valid())
+      return {t.attention_forward.time(a, false), t.attention_backward.time(a, true), core::TimeSource::model};
   }
   return attention_gemms(g, p, a);
 }

@@ -173,7 +173,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   a.causal = true;
   core::OperatorTime att = op_of(Operator::attention, OperatorKind::attention, a.seq_q, a.seq_k, d, b * a.heads);
   if (s.training.flash_attention) {
-    const AttentionTime at = attention_kernel(t.g, t.wide, a);
+    const AttentionTime at = attention_kernel(t.g, t.wide, a, s.training.attention_kernel);
     out.attention_gemm_s = at.forward_s;
     att.forward_s = at.forward_s;
     att.backward_input_s = at.backward_s;

@@ -250,24 +250,29 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
       i = j;
     }
   }
-  if (!m.attention.empty()) {
-    t.attention_forward = fit_attention(m.attention, false);
-    t.attention_backward = fit_attention(m.attention, true);
+  // cuDNN's fused attention (attention.csv) and FlashAttention-2 (attention_flash2.csv): one model each
+  auto attention = [&](const std::vector<AttentionMeasurement>& rows, core::AttentionModel& fwd,
+                       core::AttentionModel& bwd, const char* what) {
+    if (rows.empty()) return;
+    fwd = fit_attention(rows, false);
+    bwd = fit_attention(rows, true);
     for (bool backward : {false, true}) {
-      const auto& model = backward ? t.attention_backward : t.attention_forward;
+      const auto& model = backward ? bwd : fwd;
       const FitError e = error_of(
-          m.attention.size(),
+          rows.size(),
           [&](std::size_t i) {
-            const auto& r = m.attention[i];
+            const auto& r = rows[i];
             core::AttentionShape s{r.batch, r.heads, r.kv_heads, r.head_dim, r.seq, r.seq, r.causal};
             return model.time(s, backward);
           },
-          [&](std::size_t i) { return backward ? m.attention[i].backward_s : m.attention[i].forward_s; });
-      out.report.push_back(fmt::format("attention {}: {:.1f} TFLOP/s, query rows {:.0f} GB/s, key/value rows {:.0f} GB/s; {}",
-                                       backward ? "backward" : "forward", model.rate_flops / 1e12,
+          [&](std::size_t i) { return backward ? rows[i].backward_s : rows[i].forward_s; });
+      out.report.push_back(fmt::format("{} {}: {:.1f} TFLOP/s, query rows {:.0f} GB/s, key/value rows {:.0f} GB/s; {}",
+                                       what, backward ? "backward" : "forward", model.rate_flops / 1e12,
                                        model.q_Bps / 1e9, model.kv_Bps / 1e9, pct(e)));
     }
-  }
+  };
+  attention(m.attention, t.attention_forward, t.attention_backward, "attention");
+  attention(m.attention_flash2, t.flash2_forward, t.flash2_backward, "attention flash2");
   for (int c = 0; c < core::kMemoryOpCount; ++c) {
     const auto op = static_cast<core::MemoryOp>(c);
     const core::ElementBytes eb = core::memory_op_bytes(op);

@@ -248,13 +248,14 @@ KernelMeasurements read_kernel_tables(const std::string& dir) {
   };
   take("gemm.csv", parse_gemm_csv, m.gemm);
   take("attention.csv", parse_attention_csv, m.attention);
+  take("attention_flash2.csv", parse_attention_csv, m.attention_flash2);
   take("elementwise.csv", parse_elementwise_csv, m.elementwise);
   take("cross_entropy.csv", parse_cross_entropy_csv, m.cross_entropy);
   take("optimizer.csv", parse_optimizer_csv, m.optimizer);
   take("contention.csv", parse_contention_csv, m.contention);
   if (m.files.empty())
     throw ConfigError({dir, 0, 0},
-                      "no kernel tables here: expected one or more of gemm.csv, attention.csv, elementwise.csv, "
+                      "no kernel tables here: expected one or more of gemm.csv, attention.csv, attention_flash2.csv, elementwise.csv, "
                       "cross_entropy.csv, optimizer.csv, contention.csv");
   return m;
 }

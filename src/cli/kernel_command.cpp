@@ -1,6 +1,6 @@
 // `ptdsim kernel HARDWARE.yaml gemm --m M --n N --k K [--precision P]` and
 // `ptdsim kernel HARDWARE.yaml attention --seq S --heads H [--kv-heads G] [--head-dim D] [--batch B]
-// [--causal|--no-causal] [--precision P]`: one kernel's predicted time and where it came from (a
+// [--causal|--no-causal] [--precision P] [--kernel cudnn|flash2]`: one kernel's predicted time and where it came from (a
 // measured row, a model fitted to the hardware's kernel tables, or the scalar efficiency).
 #include <fmt/format.h>
 
@@ -14,6 +14,8 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/load.hpp"
 
+#include <cstdio>
+
 namespace ptdsim::cli {
 namespace {
 
@@ -24,6 +26,7 @@ struct KernelArgs {
   long long m = 0, n = 0, k = 0;
   long long seq = 0, heads = 0, kv_heads = 0, head_dim = 128, batch = 1;
   bool causal = true;
+  std::string kernel = "cudnn";  // training.attention_kernel's values
 };
 
 core::Precision precision_of(const KernelArgs& a) { return *core::parse<core::Precision>(a.precision); }
@@ -55,7 +58,13 @@ void run_attention(const KernelArgs& a) {
   s.head_dim = static_cast<double>(a.head_dim);
   s.seq_q = s.seq_k = static_cast<double>(a.seq);
   s.causal = a.causal;
-  const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, precision_of(a), s);
+  const auto kernel = *core::parse<core::AttentionKernel>(a.kernel);
+  const bool fallback = kernel == core::AttentionKernel::flash2 && hw.gpu.kernels &&
+                        hw.gpu.kernels->attention_forward.valid() && !hw.gpu.kernels->flash2_forward.valid();
+  if (fallback)
+    std::fprintf(stderr, "ptdsim kernel: warning: %s has no gpu.kernels.attention_flash2: timed from "
+                         "gpu.kernels.attention (cuDNN)\n", a.hardware.c_str());
+  const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, precision_of(a), s, kernel);
   if (a.out.format == "json") {
     nlohmann::ordered_json j;
     j["fwd_s"] = t.forward_s;
@@ -65,9 +74,9 @@ void run_attention(const KernelArgs& a) {
     return;
   }
   const double f = s.flops();
-  emit(a.out, fmt::format("attention {} seq {}, {} heads ({} kv), head_dim {}, batch {}, {} on {}:\n"
+  emit(a.out, fmt::format("attention {} ({}) seq {}, {} heads ({} kv), head_dim {}, batch {}, {} on {}:\n"
                           "  forward  {:.2f} us, {:.1f} TFLOP/s\n  backward {:.2f} us, {:.1f} TFLOP/s ({})\n",
-                          a.precision, a.seq, a.heads, s.kv_heads, a.head_dim, a.batch,
+                          a.precision, a.kernel, a.seq, a.heads, s.kv_heads, a.head_dim, a.batch,
                           a.causal ? "causal" : "not causal", hw.gpu.name, t.forward_s * 1e6,
                           t.forward_s > 0 ? f / t.forward_s / 1e12 : 0.0, t.backward_s * 1e6,
                           t.backward_s > 0 ? 2.5 * f / t.backward_s / 1e12 : 0.0, core::name(t.source)));
@@ -103,6 +112,9 @@ void add_kernel(CLI::App& app) {
   att->add_option("--head-dim", args->head_dim, "head dimension")->capture_default_str()->check(kPositiveCount);
   att->add_option("--batch", args->batch, "sequences")->capture_default_str()->check(kPositiveCount);
   att->add_flag("--causal,!--no-causal", args->causal, "causal mask (default) or none");
+  att->add_option("--kernel", args->kernel, "cudnn (gpu.kernels.attention) | flash2 (gpu.kernels.attention_flash2)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cudnn", "flash2"}));
   add_precision(att, *args);
   add_output_options(att, args->out, {"table", "json"});
   att->callback([args] { run_attention(*args); });

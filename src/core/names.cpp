@@ -39,6 +39,8 @@ constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Positio
 constexpr Table<Topology, 2> kTopology{{{Topology::fat_tree, "fat-tree"}, {Topology::rail_optimized, "rail-optimized"}}};
 constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"}}};
 constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads::bit16, "16bit"}}};
+constexpr Table<AttentionKernel, 2> kAttentionKernel{
+    {{AttentionKernel::cudnn, "cudnn"}, {AttentionKernel::flash2, "flash2"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
 constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::bubble, "bubble"},
@@ -117,6 +119,7 @@ std::string_view name(Position e) { return lookup(kPosition, e); }
 std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
 std::string_view name(Topology e) { return lookup(kTopology, e); }
 std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
+std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
 
 std::string placement_text(const ParallelSpec& p) {
   std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
@@ -163,5 +166,6 @@ template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(
 template <> std::optional<Topology> parse(std::string_view s) { return reverse(kTopology, s); }
 template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
 template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
+template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }
 
 }  // namespace ptdsim::core

@@ -154,6 +154,12 @@ std::string kernels_yaml(const HardwareCalibration::Kernels& k) {
     attention("backward", t.attention_backward);
     e << YAML::EndMap;
   }
+  if (t.flash2_forward.valid() && t.flash2_backward.valid()) {
+    e << YAML::Key << "attention_flash2" << YAML::Value << YAML::BeginMap;
+    attention("forward", t.flash2_forward);
+    attention("backward", t.flash2_backward);
+    e << YAML::EndMap;
+  }
   auto stream = [&](const core::StreamRate& r) {
     e << YAML::Flow << YAML::BeginMap;
     e << YAML::Key << "forward_gbs" << YAML::Value << num(r.forward_Bps / core::kGB);

@@ -114,6 +114,11 @@ void convert_kernels(const Entry& e, core::GpuSpec& gpu) {
     t->attention_forward = convert_attention(section(att, att.require("forward")));
     t->attention_backward = convert_attention(section(att, att.require("backward")));
   }
+  if (const Entry* a = k.get("attention_flash2")) {
+    Fields att = section(k, *a);
+    t->flash2_forward = convert_attention(section(att, att.require("forward")));
+    t->flash2_backward = convert_attention(section(att, att.require("backward")));
+  }
   if (const Entry* m = k.get("memory_bound")) {
     Fields mb = section(k, *m);
     for (int i = 0; i < core::kMemoryOpCount; ++i) {

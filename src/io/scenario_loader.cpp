@@ -181,6 +181,8 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
                     .value_or(core::Precision::bf16);
   t.recompute = tr.enumeration<core::Recompute>("recompute", 3).value_or(core::Recompute::selective);
   t.flash_attention = tr.boolean("flash_attention", true);
+  t.attention_kernel =
+      tr.enumeration<core::AttentionKernel>("attention_kernel", 2).value_or(core::AttentionKernel::cudnn);
   t.optimizer = tr.enumeration<core::Optimizer>("optimizer", 2).value_or(core::Optimizer::adam);
   Mark owhere = te.key_mark;
   Fields ov(section_or_empty(tr, "overlap", owhere), owhere, "training.overlap", "training.overlap",

@@ -36,7 +36,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "optimizer", "overlap", "framework", "dp_bucket_params", "main_grads", "tokens"}},
+        "attention_kernel", "optimizer", "overlap", "framework", "dp_bucket_params", "main_grads", "tokens"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
@@ -47,7 +47,8 @@ const std::map<std::string, std::vector<std::string>>& sections() {
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
         "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "kernels"}},
       {"hardware.gpu.kernels",
-       {"source", "gemm", "attention", "memory_bound", "cross_entropy", "optimizer", "contention", "overhead"}},
+       {"source", "gemm", "attention", "attention_flash2", "memory_bound", "cross_entropy", "optimizer", "contention",
+        "overhead"}},
       {"hardware.gpu.kernels.gemm", {"model", "rows"}},
       {"hardware.gpu.kernels.gemm.model", {"bf16", "fp8"}},
       {"hardware.gpu.kernels.gemm.model.bf16", gemm_model_keys()},
@@ -55,6 +56,9 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.gpu.kernels.attention", {"forward", "backward"}},
       {"hardware.gpu.kernels.attention.forward", attention_keys()},
       {"hardware.gpu.kernels.attention.backward", attention_keys()},
+      {"hardware.gpu.kernels.attention_flash2", {"forward", "backward"}},
+      {"hardware.gpu.kernels.attention_flash2.forward", attention_keys()},
+      {"hardware.gpu.kernels.attention_flash2.backward", attention_keys()},
       {"hardware.gpu.kernels.memory_bound", names_of<core::MemoryOp>(core::kMemoryOpCount)},
       {"hardware.gpu.kernels.memory_bound.layernorm", stream_keys()},
       {"hardware.gpu.kernels.memory_bound.rmsnorm", stream_keys()},
@@ -166,10 +170,12 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   }
   for (const char* d : {"m", "n", "k"}) t[kern + "gemm.rows[]." + d] = count(kMaxGemmDim);
   t[kern + "gemm.rows[].time_us"] = rate(Kind::positive, 0, kMaxKernelUs, "us");
-  for (const char* pass : {"forward", "backward"}) {
-    t[kern + "attention." + pass + ".tflops"] = tflops;
-    t[kern + "attention." + pass + ".q_gbs"] = stream;
-    t[kern + "attention." + pass + ".kv_gbs"] = stream;
+  for (const char* table : {"attention.", "attention_flash2."}) {
+    for (const char* pass : {"forward", "backward"}) {
+      t[kern + table + pass + ".tflops"] = tflops;
+      t[kern + table + pass + ".q_gbs"] = stream;
+      t[kern + table + pass + ".kv_gbs"] = stream;
+    }
   }
   for (int i = 0; i < core::kMemoryOpCount; ++i) {
     const std::string op = kern + "memory_bound." + std::string(core::name(static_cast<core::MemoryOp>(i))) + ".";

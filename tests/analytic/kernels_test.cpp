@@ -69,6 +69,34 @@ TEST_CASE("analytic: the attention core from its own rates, in bf16 also under F
   }
 }
 
+TEST_CASE("analytic: training.attention_kernel flash2 times the core from FlashAttention-2's rates",
+          "[analytic][kernels]") {
+  auto g = testing::h100_with_tables().gpu;
+  core::AttentionShape a;
+  a.heads = a.kv_heads = 16;
+  a.seq_q = a.seq_k = 2048;
+  a.batch = 8;
+  // 4 x 8 x 16 x 2048^2 x 128 / 2 = 137.44e9 FLOPs: 458.1 us at 300 TFLOP/s forward, and 2.5x that
+  // at 250 TFLOP/s backward = 1374.4 us; cuDNN's table (500 / 400) stays as it was
+  const double flops = 4.0 * 8 * 16 * 2048 * 2048 * 128 / 2;
+  const AttentionTime cudnn = attention_kernel(g, Precision::bf16, a, core::AttentionKernel::cudnn);
+  SECTION("no FlashAttention-2 rates in the file: the cuDNN table (evaluate warns)") {
+    const AttentionTime t = attention_kernel(g, Precision::bf16, a, core::AttentionKernel::flash2);
+    CHECK(t.forward_s == cudnn.forward_s);
+    CHECK(t.backward_s == cudnn.backward_s);
+  }
+  auto tables = std::make_shared<core::KernelTables>(*g.kernels);
+  tables->flash2_forward.rate_flops = 300e12;
+  tables->flash2_backward.rate_flops = 250e12;
+  g.kernels = tables;
+  const AttentionTime t = attention_kernel(g, Precision::bf16, a, core::AttentionKernel::flash2);
+  CHECK(t.source == TimeSource::model);
+  CHECK(t.forward_s == Approx(flops / 300e12).epsilon(1e-12));
+  CHECK(t.backward_s == Approx(2.5 * flops / 250e12).epsilon(1e-12));
+  CHECK(attention_kernel(g, Precision::bf16, a).forward_s == Approx(flops / 500e12).epsilon(1e-12));
+  CHECK(attention_kernel(g, Precision::bf16, a, core::AttentionKernel::cudnn).forward_s == cudnn.forward_s);
+}
+
 TEST_CASE("analytic: a memory-bound kernel at its class's measured bandwidth, else at hbm_efficiency",
           "[analytic][kernels]") {
   const auto g = testing::h100_with_tables().gpu;

@@ -2,6 +2,7 @@
 
 #include "ptdsim/analytic/breakdown.hpp"
 #include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/operators.hpp"
@@ -99,6 +100,37 @@ TEST_CASE("analytic: FP8 runs the layer GEMMs in fp8; attention and the logits s
   CHECK(ops.find(Operator::attention)->forward_s == attention_kernel(g, Precision::bf16, a).forward_s);
   // logits: 2048 tokens x 51200/8 x 12288 in bf16
   CHECK(end_ops(s).logits.forward_s == gemm_kernel(g, Precision::bf16, 2048, 6400, 12288).time_s);
+}
+
+TEST_CASE("analytic: the layer's attention core follows training.attention_kernel, and evaluate warns when the "
+          "file lacks FlashAttention-2's rates", "[analytic][operators]") {
+  auto s = gpt3_on_tables();
+  core::AttentionShape a;
+  a.heads = a.kv_heads = 12;
+  a.seq_q = a.seq_k = 2048;
+  auto tables = std::make_shared<core::KernelTables>(*s.hardware.gpu.kernels);
+  const auto with = [&](core::AttentionKernel k) {
+    s.training.attention_kernel = k;
+    return layer_ops(s, false).find(Operator::attention)->forward_s;
+  };
+  const auto warned = [&] {
+    for (const auto& w : evaluate(s).warnings)
+      if (w.find("attention_flash2") != std::string::npos) return true;
+    return false;
+  };
+  // without FlashAttention-2 rates: the cuDNN table either way, and a warning only when flash2 is asked
+  CHECK(with(core::AttentionKernel::flash2) == with(core::AttentionKernel::cudnn));
+  CHECK(warned());
+  s.training.attention_kernel = core::AttentionKernel::cudnn;
+  CHECK_FALSE(warned());
+  tables->flash2_forward.rate_flops = tables->attention_forward.rate_flops / 2;
+  tables->flash2_backward.rate_flops = tables->attention_backward.rate_flops / 2;
+  s.hardware.gpu.kernels = tables;
+  CHECK(with(core::AttentionKernel::flash2) ==
+        attention_kernel(s.hardware.gpu, Precision::bf16, a, core::AttentionKernel::flash2).forward_s);
+  CHECK(with(core::AttentionKernel::flash2) == Approx(2 * with(core::AttentionKernel::cudnn)).epsilon(1e-12));
+  s.training.attention_kernel = core::AttentionKernel::flash2;
+  CHECK_FALSE(warned());
 }
 
 TEST_CASE("analytic: the fitted overhead per layer and the factor on memory-bound work", "[analytic][operators]") {

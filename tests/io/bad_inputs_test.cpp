@@ -115,6 +115,10 @@ const Case kCases[] = {
      "{data}/bad/hardware_kernels_attention_one_direction.yaml:9:5: error: missing required key 'backward' in hardware.gpu.kernels.attention\n"
      "    attention:\n"
      "    ^"},
+    {"hardware_kernels_flash2_zero_rate.yaml",
+     "{data}/bad/hardware_kernels_flash2_zero_rate.yaml:10:26: error: hardware.gpu.kernels.attention_flash2.backward.tflops must be a positive number, got \"0\"\n"
+     "      backward: {tflops: 0, q_gbs: 113, kv_gbs: 323}\n"
+     "                         ^"},
     {"hardware_kernels_contention_share.yaml",
      "{data}/bad/hardware_kernels_contention_share.yaml:9:26: error: hardware.gpu.kernels.contention.factor times hardware.gpu.comm_sms / hardware.gpu.sms must stay below 1, got 1.030303\n"
      "    contention: {factor: 8.5}\n"
@@ -298,6 +302,10 @@ const Case kCases[] = {
      "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72; a path with '/' or ending in .yaml names any file)\n"
      "hardware: dgx-h10\n"
      "          ^"},
+    {"scenario_attention_kernel_unknown.yaml",
+     "{data}/bad/scenario_attention_kernel_unknown.yaml:4:63: error: training.attention_kernel must be one of cudnn, flash2, got \"flash3\"; did you mean 'flash2'?\n"
+     "training: {seq_len: 4096, global_batch: 64, attention_kernel: flash3}\n"
+     "                                                              ^"},
     {"scenario_main_grads_unknown.yaml",
      "{data}/bad/scenario_main_grads_unknown.yaml:4:57: error: training.main_grads must be one of fp32, 16bit, got \"fp16\"; did you mean 'fp32'?\n"
      "training: {seq_len: 4096, global_batch: 64, main_grads: fp16}\n"

@@ -1,5 +1,6 @@
 #pragma once
 #include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/report.hpp"
 
 // Kernel times from the measured tables of a hardware file (`gpu.kernels`), each with where it
@@ -35,8 +36,11 @@ struct AttentionTime {
 // matrix) at gemm_kernel's rate, the backward twice the forward: non-flash attention's GEMMs.
 AttentionTime attention_gemms(const core::GpuSpec& g, core::Precision p, const AttentionShape& a);
 // Flash attention from its own measured rates when the tables have them (any 16-bit or FP8
-// training: the core stays bf16), else attention_gemms.
-AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a);
+// training: the core stays bf16), else attention_gemms. `kernel` picks the table: cuDNN's fused
+// attention (gpu.kernels.attention) or FlashAttention-2 (gpu.kernels.attention_flash2, when the
+// file has it; else the first: evaluate warns).
+AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a,
+                               core::AttentionKernel kernel = core::AttentionKernel::cudnn);
 
 // A memory-bound operation of `elements` moving `forward_bytes` / `backward_bytes` per element
 // (docs/analytic.md lists them per operation): at the class's measured achieved bandwidth, else

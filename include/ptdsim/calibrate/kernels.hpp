@@ -40,6 +40,7 @@ struct ContentionMeasurement {
 struct KernelMeasurements {
   std::vector<GemmMeasurement> gemm;
   std::vector<AttentionMeasurement> attention;
+  std::vector<AttentionMeasurement> attention_flash2;  // attention_flash2.csv: FlashAttention-2's rows
   std::vector<ElementwiseMeasurement> elementwise;
   std::vector<CrossEntropyMeasurement> cross_entropy;
   std::vector<OptimizerMeasurement> optimizer;
@@ -57,7 +58,7 @@ std::vector<CrossEntropyMeasurement> parse_cross_entropy_csv(const std::string& 
 std::vector<OptimizerMeasurement> parse_optimizer_csv(const std::string& text, const std::string& name);
 std::vector<ContentionMeasurement> parse_contention_csv(const std::string& text, const std::string& name);
 
-// Reads whichever of DIR/{gemm,attention,elementwise,cross_entropy,optimizer,contention}.csv exist;
+// Reads whichever of DIR/{gemm,attention,attention_flash2,elementwise,cross_entropy,optimizer,contention}.csv exist;
 // throws core::ConfigError when there is none.
 KernelMeasurements read_kernel_tables(const std::string& dir);
 

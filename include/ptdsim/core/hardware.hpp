@@ -138,6 +138,8 @@ struct KernelTables {
   std::array<GemmModel, kPrecisionCount> gemm_model{};
   std::vector<GemmTime> gemm_rows;  // sorted by (precision, m, n, k), no duplicates: binary search
   AttentionModel attention_forward, attention_backward;  // bf16 (TransformerEngine keeps it in bf16 under fp8)
+  // FlashAttention-2's rates (training.attention_kernel flash2); invalid when not measured
+  AttentionModel flash2_forward, flash2_backward;
   std::array<StreamRate, kMemoryOpCount> memory_bound{};
   StreamRate cross_entropy;  // fp32 loss over the local vocabulary slice
   double optimizer_Bps = 0;  // fused AdamW step: bytes of optimizer state moved per second

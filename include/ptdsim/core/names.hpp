@@ -23,6 +23,7 @@ std::string_view name(Position);
 std::string_view name(Optimizer);
 std::string_view name(Topology);
 std::string_view name(MainGrads);
+std::string_view name(AttentionKernel);
 std::string_view name(EngineKind);
 std::string_view name(BoundKind);
 

@@ -64,6 +64,7 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("training.seq_len", Value{static_cast<long long>(t.seq_len)});
   f("training.precision", Value{std::string(core::name(t.precision))});
   f("training.flash_attention", Value{t.flash_attention});
+  f("training.attention_kernel", Value{std::string(core::name(t.attention_kernel))});
   f("training.optimizer", Value{std::string(core::name(t.optimizer))});
   f("training.overlap.tp", Value{t.overlap.tp});
   f("training.overlap.pp", Value{t.overlap.pp});

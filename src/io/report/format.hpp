@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "ptdsim/core/names.hpp"
 #include "ptdsim/core/report.hpp"
+#include "ptdsim/core/scenario.hpp"
 
 // Numbers as people read them, shared by the table and the HTML report.
 namespace ptdsim::io::report {
@@ -14,6 +16,11 @@ inline std::string seconds(double s) {
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
   if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
   return fmt::format("{:.3f} s", s);
+}
+
+// training.flash_attention with the kernel that times it: "on (cudnn)", "on (flash2)", "off"
+inline std::string flash_attention_text(const core::TrainingSpec& t) {
+  return t.flash_attention ? fmt::format("on ({})", core::name(t.attention_kernel)) : std::string("off");
 }
 
 // decimal units, as bandwidths are quoted: "1.50 GB"
