@@ -105,7 +105,8 @@ const std::vector<Framework>& frameworks() {
         {"parallel.sharding.unit_layers", "1"},       // transformer_auto_wrap_policy: a block per unit
         {"parallel.sharding.reduce_dtype", "bf16"},   // MixedPrecision.reduce_dtype None: param_dtype
         {"training.overlap.dp", "true"},              // reduce-scatter per unit in its post-backward hook
-        {"training.overlap.zero3_prefetch", "true"}}},  // backward_prefetch = BACKWARD_PRE
+        {"training.overlap.zero3_prefetch", "true"},  // backward_prefetch = BACKWARD_PRE
+        {"training.attention_kernel", "flash2"}}},    // SDPA's flash backend (FlashAttention-1 in 2.0)
       // PyTorch FSDP2 (torch.distributed.fsdp.fully_shard), torch 2.6.
       {"pytorch-fsdp2",
        "PyTorch 2.6 fully_shard (FSDP2)",
@@ -113,7 +114,8 @@ const std::vector<Framework>& frameworks() {
         {"parallel.sharding.unit_layers", "1"},       // fully_shard applied to each block
         {"parallel.sharding.reduce_dtype", "bf16"},   // MixedPrecisionPolicy.reduce_dtype None: param_dtype
         {"training.overlap.dp", "true"},              // reduce-scatter per unit on its own stream
-        {"training.overlap.zero3_prefetch", "true"}}},  // implicit prefetch, forward and backward
+        {"training.overlap.zero3_prefetch", "true"},  // implicit prefetch, forward and backward
+        {"training.attention_kernel", "flash2"}}},    // SDPA picks FlashAttention-2 first (pytorch#142132)
       // MosaicML llm-foundry MPT pretraining and benchmark settings (Composer on FSDP).
       {"llm-foundry",
        "llm-foundry MPT pretrain yamls and benchmark sweep (2023)",
@@ -123,6 +125,7 @@ const std::vector<Framework>& frameworks() {
         {"parallel.sharding.backward_prefetch", "false"},  // Composer backward_prefetch: BACKWARD_POST
         {"training.recompute", "full"},               // fsdp_config.activation_checkpointing: true
         {"training.flash_attention", "true"},         // attn_config.attn_impl: triton
+        {"training.attention_kernel", "flash2"},      // triton / flash-attn kernels, not cuDNN's
         {"training.overlap.dp", "true"},              // FSDP reduce-scatter per unit
         {"training.overlap.zero3_prefetch", "true"}}},  // limit_all_gathers: true, one unit ahead
   };

@@ -346,6 +346,11 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     auto full = nlohmann::json::parse(
         ptdsim("kernel hardware/dgx-h100.yaml attention --seq 4096 --heads 32 --kv-heads 8 --no-causal --format json").out);
     CHECK(full["fwd_s"].get<double>() > j["fwd_s"].get<double>());
+    // FlashAttention-2's table: about half cuDNN's rate on the H100 (327.6 against 617.0 TFLOP/s forward)
+    auto fa2 = nlohmann::json::parse(
+        ptdsim("kernel hardware/dgx-h100.yaml attention --seq 4096 --heads 32 --kv-heads 8 --kernel flash2 --format json").out);
+    CHECK(fa2["fwd_s"].get<double>() / j["fwd_s"].get<double>() > 1.5);
+    CHECK(fa2["fwd_s"].get<double>() / j["fwd_s"].get<double>() < 2.2);
   }
   SECTION("hardware without kernel tables: the scalar efficiency") {
     auto r = ptdsim("kernel hardware/dgx-a100-80g.yaml gemm --m 4096 --n 4096 --k 4096 --format json");
@@ -359,6 +364,7 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml gemm --m 0 --n 1 --k 1").status == 2);
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml gemm --m 1 --n 1").status == 2);
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --precision fp4").status == 2);
+    CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --kernel flash3").status == 2);
   }
 }
 
