@@ -128,14 +128,15 @@ int run(const Args& a) {
       ct::Group g = ct::make_group(w, shape);
       for (core::Collective op : ops) {
         auto r = ct::measure_collective(w, g, op, a.sweep, a.timing);
+        // one rank moves nothing over a link: its table shows NCCL's own time on the GPU and proves
+        // the path works, but it is no sample for the fit, and collectives.log keeps it out so that
+        // import-nccl-tests (which refuses one-rank tables) reads the file whole
         if (w.lead) {
           std::fputs(r.text.c_str(), stdout);
           std::fflush(stdout);
-          log += r.text;
+          if (g.size >= 2) log += r.text;
         }
         if (r.wrong == 0) {
-          // one rank moves nothing over a link (busbw is 0 by definition): its table shows NCCL's
-          // own time on the GPU and proves the path works, but it is no sample for the fit
           if (g.size >= 2) runs.push_back(std::move(r.run));
         } else {
           ++failures;

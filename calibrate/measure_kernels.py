@@ -194,17 +194,12 @@ def timer(torch, warmup, iters, repeats):
 def measure_attention(torch, timeit, gpu, grid, seq_lens, tokens_per_batch, flash2=False):
     F = torch.nn.functional
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    # cuDNN first, as Transformer Engine runs attention on Hopper: PyTorch's own order puts
-    # FlashAttention-2 first, which on an H100 reaches about half cuDNN's rate (docs/calibration.md);
-    # flash2: FlashAttention-2 alone, the attention_flash2 table
-    backends = ([SDPBackend.FLASH_ATTENTION] if flash2 else
-                [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
-
-    def in_order():
-        try:
-            return sdpa_kernel(backends, set_priority=True)
-        except TypeError:  # PyTorch before 2.6 has no set_priority: its own order
-            return sdpa_kernel(backends)
+    # One backend per table, never a list: given several, PyTorch runs its own order (FlashAttention-2
+    # first), so a table meant for cuDNN filled silently with the other kernel's rates on the H100 of
+    # 2026-11-27 (docs/calibration.md). attention.csv: cuDNN's fused attention, what Transformer
+    # Engine runs on Hopper; attention_flash2.csv: FlashAttention-2. A shape the backend cannot run
+    # is skipped, and said so.
+    backend = SDPBackend.FLASH_ATTENTION if flash2 else SDPBackend.CUDNN_ATTENTION
     rows = []
     for heads, kv_heads, head_dim in grid:
         for seq in seq_lens:
@@ -223,13 +218,13 @@ def measure_attention(torch, timeit, gpu, grid, seq_lens, tokens_per_batch, flas
                 forward().backward(grad)
 
             try:
-                with in_order():
+                with sdpa_kernel([backend]):
                     fwd = timeit(forward)
                     both = timeit(forward_backward)
                 rows.append(attention_row(heads, kv_heads, head_dim, seq, batch, True, fwd, both, gpu))
             except RuntimeError as e:  # no backend for the shape (memory, head_dim): say so, go on
-                print("attention %d/%d heads, seq %d: skipped (%s)" % (heads, kv_heads, seq, str(e)[:120]),
-                      file=sys.stderr)
+                print("attention (%s) %d/%d heads, seq %d: skipped (%s)" % (backend.name, heads, kv_heads, seq,
+                                                                            str(e)[:120]), file=sys.stderr)
             del q, k, v, grad
         torch.cuda.empty_cache()
     return rows

@@ -18,17 +18,32 @@
 # STEP_S_KERNELS, each step's time limit in seconds (a step that runs over is stopped and the next one
 # runs, so that a machine held for a fixed time returns what finished).
 # Each step's output goes to OUT_DIR/STEP.log; its exit status is printed. Exit status: 0 when every
-# step exited 0, else 1.
+# step exited 0, 1 when one did not, 2 for bad arguments (a BUILD_DIR without the tools, no BASE).
 set -u
 if [ $# -lt 1 ]; then
   echo "usage: $0 OUT_DIR [BUILD_DIR [BASE]]" >&2
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
+# every path made absolute here: the steps run inside OUT_DIR
+absolute() { (cd "$(dirname "$1")" 2>/dev/null && echo "$(pwd)/$(basename "$1")"); }
+base=$(absolute "${3:-$root/hardware/dgx-h100.yaml}")
+if [ -z "$base" ] || [ ! -f "$base" ]; then
+  echo "$0: error: BASE ${3:-} is not a file" >&2
+  exit 2
+fi
+if ! build=$(cd "${2:-$root/build}" 2>/dev/null && pwd); then
+  echo "$0: error: BUILD_DIR ${2:-$root/build} is not a directory" >&2
+  exit 2
+fi
+for tool in ptdsim ptdsim-calibrate ptdsim_calibrate_tests; do
+  if [ ! -x "$build/bin/$tool" ]; then
+    echo "$0: error: $build/bin/$tool is missing: build ptdsim with the CUDA toolkit and NCCL first" >&2
+    exit 2
+  fi
+done
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
-build=$(cd "${2:-$root/build}" && pwd)
-base=${3:-$root/hardware/dgx-h100.yaml}
 failed=0
 
 step() {  # step NAME SECONDS COMMAND...: runs the command in OUT_DIR under a time limit
@@ -36,9 +51,11 @@ step() {  # step NAME SECONDS COMMAND...: runs the command in OUT_DIR under a ti
   shift 2
   echo "== $name (at most ${secs} s): $*"
   start=$(date +%s)
-  (cd "$out" && timeout "$secs" "$@") >"$out/$name.log" 2>&1
+  # timeout signals the step's whole process group (std::system's children, Python's too), and
+  # kills it 30 s later if it is still there
+  (cd "$out" && timeout -k 30 "$secs" "$@") >"$out/$name.log" 2>&1
   rc=$?
-  echo "== $name: exit $rc after $(($(date +%s) - start)) s$([ $rc = 124 ] && echo ' (time limit)')"
+  echo "== $name: exit $rc after $(($(date +%s) - start)) s$( { [ $rc = 124 ] || [ $rc = 137 ]; } && echo ' (time limit)')"
   [ $rc = 0 ] || failed=1
   tail -n 30 "$out/$name.log"
 }
