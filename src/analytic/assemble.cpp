@@ -4,6 +4,7 @@
 #include "ptdsim/analytic/breakdown.hpp"
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/to_train.hpp"
@@ -41,12 +42,12 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
                   (r.peak_bytes - r.capacity_bytes) / core::kGiB);
     r.warnings.emplace_back(line);
   }
-  // FlashAttention-2 asked for on a GPU whose tables time only cuDNN's attention
-  if (s.training.flash_attention && s.training.attention_kernel == core::AttentionKernel::flash2 && s.hardware.gpu.kernels &&
-      s.hardware.gpu.kernels->attention_forward.valid() && !s.hardware.gpu.kernels->flash2_forward.valid())
-    r.warnings.emplace_back(
-        "training.attention_kernel flash2: hardware.gpu.kernels has no attention_flash2 rates, so the attention core "
-        "is timed from gpu.kernels.attention (cuDNN's fused attention, faster)");
+  // an attention kernel whose table the file lacks, timed from the other one
+  if (s.hardware.gpu.kernels) {
+    std::string w = attention_fallback(s.hardware.gpu, s.training.precision, s.training.flash_attention,
+                                       s.training.attention_kernel);
+    if (!w.empty()) r.warnings.push_back(std::move(w));
+  }
   // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
   if (!s.hardware.collectives.empty())
     for (auto& w : collective_warnings(s)) r.warnings.push_back(std::move(w));

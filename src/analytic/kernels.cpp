@@ -49,12 +49,30 @@ AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const 
   core::Precision cls;
   if (g.kernels && gemm_class(p, cls)) {
     const core::KernelTables& t = *g.kernels;
-    if (kernel == core::AttentionKernel::flash2 && t.flash2_forward.valid() && t.flash2_backward.valid())
+    const bool cudnn = t.attention_forward.valid() && t.attention_backward.valid();
+    const bool flash2 = t.flash2_forward.valid() && t.flash2_backward.valid();
+    // the kernel asked for, else the other measured one (evaluate warns): either beats two GEMMs
+    if (flash2 && (kernel == core::AttentionKernel::flash2 || !cudnn))
       return {t.flash2_forward.time(a, false), t.flash2_backward.time(a, true), core::TimeSource::model};
-    if (t.attention_forward.valid() && t.attention_backward.valid())
+    if (cudnn)
       return {t.attention_forward.time(a, false), t.attention_backward.time(a, true), core::TimeSource::model};
   }
   return attention_gemms(g, p, a);
+}
+
+std::string attention_fallback(const core::GpuSpec& g, core::Precision p, bool flash_attention,
+                               core::AttentionKernel kernel) {
+  core::Precision cls;
+  if (!flash_attention || !g.kernels || !gemm_class(p, cls)) return {};
+  const core::KernelTables& t = *g.kernels;
+  const bool cudnn = t.attention_forward.valid(), flash2 = t.flash2_forward.valid();
+  if (kernel == core::AttentionKernel::flash2 && !flash2 && cudnn)
+    return "training.attention_kernel flash2: hardware.gpu.kernels has no attention_flash2 rates, so the attention "
+           "core is timed from gpu.kernels.attention (cuDNN's fused attention, faster)";
+  if (kernel == core::AttentionKernel::cudnn && !cudnn && flash2)
+    return "training.attention_kernel cudnn: hardware.gpu.kernels has no attention rates, so the attention core is "
+           "timed from gpu.kernels.attention_flash2 (FlashAttention-2, slower)";
+  return {};
 }
 
 AttentionTime attention_gemms(const core::GpuSpec& g, core::Precision p, const AttentionShape& a) {

@@ -75,8 +75,8 @@ void add_import_kernels(CLI::App* calibrate) {
       "fit GEMM, attention, memory-bound and contention models to measured kernel tables and write them to a "
       "hardware file's gpu.kernels section");
   cmd->add_option("DIR", args->dir,
-                  "directory of gemm.csv, attention.csv, elementwise.csv, cross_entropy.csv, optimizer.csv, "
-                  "contention.csv (any subset)")
+                  "directory of gemm.csv, attention.csv, attention_flash2.csv, elementwise.csv, cross_entropy.csv, "
+                  "optimizer.csv, contention.csv (any subset)")
       ->required();
   cmd->add_option("--base", args->base, "hardware file to copy; its gpu.kernels section is replaced")
       ->check(CLI::ExistingFile);

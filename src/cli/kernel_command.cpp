@@ -59,11 +59,8 @@ void run_attention(const KernelArgs& a) {
   s.seq_q = s.seq_k = static_cast<double>(a.seq);
   s.causal = a.causal;
   const auto kernel = *core::parse<core::AttentionKernel>(a.kernel);
-  const bool fallback = kernel == core::AttentionKernel::flash2 && hw.gpu.kernels &&
-                        hw.gpu.kernels->attention_forward.valid() && !hw.gpu.kernels->flash2_forward.valid();
-  if (fallback)
-    std::fprintf(stderr, "ptdsim kernel: warning: %s has no gpu.kernels.attention_flash2: timed from "
-                         "gpu.kernels.attention (cuDNN)\n", a.hardware.c_str());
+  const std::string fallback = analytic::attention_fallback(hw.gpu, precision_of(a), true, kernel);
+  if (!fallback.empty()) std::fprintf(stderr, "ptdsim kernel: warning: %s: %s\n", a.hardware.c_str(), fallback.c_str());
   const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, precision_of(a), s, kernel);
   if (a.out.format == "json") {
     nlohmann::ordered_json j;

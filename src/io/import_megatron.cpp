@@ -28,7 +28,7 @@ const std::vector<std::string> kValueFlags{
     "--micro-batch-size", "--global-batch-size", "--fp8-format", "--recompute-granularity", "--normalization",
     "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
     "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--vocab-size",
-    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples"};
+    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
@@ -357,7 +357,18 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       recompute_from = "--recompute-activations (selective)";
     }
     lines.training.push_back({"recompute: " + recompute, recompute_from});
-    if (a.has("--use-flash-attn")) lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+    // Megatron-Core's default transformer_engine runs attention through Transformer Engine, which
+    // takes cuDNN's fused attention on Hopper; `local` runs the flash-attn package (FlashAttention-2)
+    // with --use-flash-attn and the unfused core without it
+    const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+    if (local && a.has("--use-flash-attn")) {
+      lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+      lines.training.push_back({"attention_kernel: flash2", "--transformer-impl local: the flash-attn package"});
+    } else if (local) {
+      lines.training.push_back({"flash_attention: false", "--transformer-impl local without --use-flash-attn"});
+    } else if (a.has("--use-flash-attn")) {
+      lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+    }
     lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
                                   ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",
                               "--tp-comm-overlap; --overlap-grad-reduce / --overlap-param-gather"});

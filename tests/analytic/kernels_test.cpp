@@ -84,6 +84,9 @@ TEST_CASE("analytic: training.attention_kernel flash2 times the core from FlashA
     const AttentionTime t = attention_kernel(g, Precision::bf16, a, core::AttentionKernel::flash2);
     CHECK(t.forward_s == cudnn.forward_s);
     CHECK(t.backward_s == cudnn.backward_s);
+    CHECK(attention_fallback(g, Precision::bf16, true, core::AttentionKernel::flash2).find("attention_flash2") !=
+          std::string::npos);
+    CHECK(attention_fallback(g, Precision::bf16, true, core::AttentionKernel::cudnn).empty());
   }
   auto tables = std::make_shared<core::KernelTables>(*g.kernels);
   tables->flash2_forward.rate_flops = 300e12;
@@ -95,6 +98,18 @@ TEST_CASE("analytic: training.attention_kernel flash2 times the core from FlashA
   CHECK(t.backward_s == Approx(2.5 * flops / 250e12).epsilon(1e-12));
   CHECK(attention_kernel(g, Precision::bf16, a).forward_s == Approx(flops / 500e12).epsilon(1e-12));
   CHECK(attention_kernel(g, Precision::bf16, a, core::AttentionKernel::cudnn).forward_s == cudnn.forward_s);
+  CHECK(attention_fallback(g, Precision::bf16, true, core::AttentionKernel::flash2).empty());
+  CHECK(attention_fallback(g, Precision::bf16, true, core::AttentionKernel::cudnn).empty());
+  SECTION("only FlashAttention-2's rates: cudnn is timed from them, with a warning") {
+    tables->attention_forward = tables->attention_backward = core::AttentionModel{};
+    const AttentionTime c = attention_kernel(g, Precision::bf16, a, core::AttentionKernel::cudnn);
+    CHECK(c.forward_s == t.forward_s);
+    CHECK(c.backward_s == t.backward_s);
+    CHECK(attention_fallback(g, Precision::bf16, true, core::AttentionKernel::cudnn).find("attention_flash2") !=
+          std::string::npos);
+    CHECK(attention_fallback(g, Precision::bf16, false, core::AttentionKernel::cudnn).empty());  // no flash
+    CHECK(attention_fallback(g, Precision::fp32, true, core::AttentionKernel::cudnn).empty());   // two GEMMs
+  }
 }
 
 TEST_CASE("analytic: a memory-bound kernel at its class's measured bandwidth, else at hbm_efficiency",

@@ -120,6 +120,7 @@ TEST_CASE("analytic: the layer's attention core follows training.attention_kerne
   };
   // without FlashAttention-2 rates: the cuDNN table either way, and a warning only when flash2 is asked
   CHECK(with(core::AttentionKernel::flash2) == with(core::AttentionKernel::cudnn));
+  s.training.attention_kernel = core::AttentionKernel::flash2;  // (with() leaves whichever ran last)
   CHECK(warned());
   s.training.attention_kernel = core::AttentionKernel::cudnn;
   CHECK_FALSE(warned());

@@ -90,6 +90,25 @@ TEST_CASE("io: an explicit value always wins over the framework's", "[io][framew
   }
 }
 
+TEST_CASE("io: the FSDP frameworks time attention at FlashAttention-2's rates, Transformer Engine's at cuDNN's",
+          "[io][framework]") {
+  for (const char* fw : {"llm-foundry", "pytorch-fsdp", "pytorch-fsdp2"}) {
+    const auto s = load(std::string("  seq_len: 512\n  global_batch: 8\n  framework: ") + fw + "\n");
+    INFO(fw);
+    CHECK(s.training.attention_kernel == core::AttentionKernel::flash2);
+    CHECK(std::count(s.training.from_framework.begin(), s.training.from_framework.end(), "training.attention_kernel") ==
+          1);
+  }
+  for (const char* fw : {"megatron-core-0.8", "nemo-24.07", "megatron-fsdp"})
+    CHECK(load(std::string("  seq_len: 512\n  global_batch: 8\n  framework: ") + fw + "\n").training.attention_kernel ==
+          core::AttentionKernel::cudnn);
+  // an explicit kernel wins, in the file and by --set
+  CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: llm-foundry\n  attention_kernel: cudnn\n")
+            .training.attention_kernel == core::AttentionKernel::cudnn);
+  CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: pytorch-fsdp2\n", {{"training.attention_kernel", "cudnn"}})
+            .training.attention_kernel == core::AttentionKernel::cudnn);
+}
+
 TEST_CASE("io: a problem a framework default causes points at the framework", "[io][framework]") {
   // nemo-24.07 turns sequence parallelism on; at tp 2 it needs seq_len/cp to be even
   CHECK(error_of("  seq_len: 511\n  global_batch: 8\n  framework: nemo-24.07\n") ==

@@ -231,6 +231,24 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(sc.parallel.stage_layers == std::vector<int>{6, 10, 10, 6});
     CHECK(sc.training.precision == core::Precision::fp32);  // Megatron trains in fp32 without --bf16/--fp16
   }
+  SECTION("--transformer-impl: Transformer Engine's attention (cuDNN on Hopper), or local flash-attn / unfused") {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 8;
+    const std::string base = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 "
+                             "--seq-length 4096 --global-batch-size 64 --bf16 ";
+    auto load = [&](const std::string& more) {
+      return io::load_scenario_from_string(io::import_megatron(base + more, "", s).yaml, "plan.yaml").training;
+    };
+    const auto te = load("--use-flash-attn");
+    CHECK(te.flash_attention);
+    CHECK(te.attention_kernel == core::AttentionKernel::cudnn);
+    CHECK(load("--transformer-impl transformer_engine").attention_kernel == core::AttentionKernel::cudnn);
+    const auto fa = load("--transformer-impl local --use-flash-attn");
+    CHECK(fa.flash_attention);
+    CHECK(fa.attention_kernel == core::AttentionKernel::flash2);
+    CHECK_FALSE(load("--transformer-impl local").flash_attention);
+  }
 }
 
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
@@ -246,6 +264,16 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
   CHECK(mg("--num-layers 8 --hidden-size 64 --num-attention-heads 8") ==
         "megatron: error: missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: give its size "
         "with --vocab-size N)");
+  {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 8;
+    const std::string args = "--num-layers 8 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 --seq-length 64 "
+                             "--global-batch-size 8 --transformer-impl te";
+    CHECK(error_of([&] { io::import_megatron(args, "", s); }) ==
+          "megatron:1:131: error: --transformer-impl must be one of transformer_engine, local, got \"te\"\n" + args +
+              "\n" + std::string(130, ' ') + "^");
+  }
   CHECK(mg("--num-layers 8 --hidden-size") == "megatron:1:16: error: --hidden-size needs a value\n"
                                               "--num-layers 8 --hidden-size\n"
                                               "               ^");

@@ -1,4 +1,6 @@
 #pragma once
+#include <string>
+
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/report.hpp"
@@ -37,10 +39,14 @@ struct AttentionTime {
 AttentionTime attention_gemms(const core::GpuSpec& g, core::Precision p, const AttentionShape& a);
 // Flash attention from its own measured rates when the tables have them (any 16-bit or FP8
 // training: the core stays bf16), else attention_gemms. `kernel` picks the table: cuDNN's fused
-// attention (gpu.kernels.attention) or FlashAttention-2 (gpu.kernels.attention_flash2, when the
-// file has it; else the first: evaluate warns).
+// attention (gpu.kernels.attention) or FlashAttention-2 (gpu.kernels.attention_flash2); a file
+// with only the other table times it from that one (attention_fallback says so).
 AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a,
                                core::AttentionKernel kernel = core::AttentionKernel::cudnn);
+// The warning for a run whose attention_kernel's table the file lacks while it has the other one
+// (16-bit or FP8 training, flash attention on); "" when the asked-for table times it.
+std::string attention_fallback(const core::GpuSpec& g, core::Precision p, bool flash_attention,
+                               core::AttentionKernel kernel);
 
 // A memory-bound operation of `elements` moving `forward_bytes` / `backward_bytes` per element
 // (docs/analytic.md lists them per operation): at the class's measured achieved bandwidth, else
