@@ -188,6 +188,9 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
 // before the horizon.
 void Engine::advance(int l) {
   const Lane& st = lanes_[l];
+  // (the lane's free time in a local: each task's start waits on the last one's end, and a reload
+  // from walk_free_, which the stores below may alias, would add a store-to-load forward to that chain)
+  double free = walk_free_[l];
   for (std::int32_t x = walk_end_[l]; x < st.end; ++x) {
     WalkSlot& w = reach(x);
     if (w.pending > 0) break;
@@ -200,7 +203,6 @@ void Engine::advance(int l) {
       }
     // try_start(): it starts with the later of its readiness and its predecessor's end, and the
     // predecessor binds when it ended no earlier than the last dependency
-    const double free = walk_free_[l];
     const double t = w.ready > free ? w.ready : free;
     if (t >= walk_horizon_) break;
     const std::int32_t b = x > st.begin && (w.dep < 0 || free >= w.ready) ? x - 1 : w.dep;
@@ -221,7 +223,7 @@ void Engine::advance(int l) {
     out.binding = b;
     w.flags |= kWalked;
     walk_end_[l] = x + 1;
-    walk_free_[l] = f;
+    walk_free_[l] = free = f;
     propagate(x, f);
   }
 }
@@ -385,19 +387,23 @@ std::size_t Engine::commit_walk(double cut) {
   };
   std::size_t done = 0;
   const int lanes = static_cast<int>(lanes_.size());
+  // (the event count and the makespan in locals: as members, which the slot stores may alias, each
+  // task would store and reload them, a forward in each one's chain)
+  std::size_t events = events_;
+  double makespan = makespan_;
   for (int l = 0; l < lanes; ++l) {
     Lane& st = lanes_[l];
     const std::int32_t e = cut_end_[l];
     for (std::int32_t x = walk_begin_[l]; x < e; ++x) {
       Slot& s = slot_[x];
       const WalkEnd& w = walk_out_[x];
-      events_ += (s.flags & kLatency) ? 2 : 1;  // its latency's end, if not yet processed, and its end
+      events += (s.flags & kLatency) ? 2 : 1;  // its latency's end, if not yet processed, and its end
       s.flags &= static_cast<std::uint8_t>(~kLatency);
       s.state = TaskState::done;
       s.finish = w.finish;
       s.binding = w.binding;
       s.pending = 0;
-      makespan_ = std::max(makespan_, w.finish);
+      makespan = std::max(makespan, w.finish);
       for (std::int32_t k = succ_begin_[x]; k < succ_begin_[x + 1]; ++k) {
         const std::int32_t y = succ_[k];
         if (started(y)) continue;  // placed by its own lane
@@ -424,10 +430,12 @@ std::size_t Engine::commit_walk(double cut) {
     }
     if (r >= 0 && slot_[r].link >= 0 && (slot_[r].flags & kLatency) && transfer_begin(r) < cut) {
       slot_[r].flags &= static_cast<std::uint8_t>(~kLatency);
-      ++events_;  // its latency's end
+      ++events;  // its latency's end
     }
     st.running = r;
   }
+  events_ = events;
+  makespan_ = makespan;
   // links: the transfers still moving at the cut, one per link at most (else an overlap before it)
   for (Link& k : links_)
     if (!k.active.empty() && slot_[k.active.front()].state == TaskState::done) k.active.clear();
