@@ -108,7 +108,7 @@ void Engine::pair_lanes() {
 }
 
 // A task's walk state, from its loop state the first time this walk reaches it.
-Engine::WalkSlot& Engine::reach(std::int32_t x) {
+[[gnu::always_inline]] inline Engine::WalkSlot& Engine::reach(std::int32_t x) {
   WalkSlot& w = walk_[x];
   if (w.gen != walk_gen_) {
     const Slot& s = slot_[x];
@@ -187,7 +187,7 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
 
 // Walks lane l's tasks in program order while each is ready (its dependencies walked) and starts
 // before the horizon.
-void Engine::advance(int l) {
+[[gnu::always_inline]] inline void Engine::advance(int l) {
   const Lane& st = lanes_[l];
   // (the lane's free time in a local: each task's start waits on the last one's end, and a reload
   // from walk_free_, which the stores below may alias, would add a store-to-load forward to that chain)
