@@ -82,6 +82,7 @@ void Engine::reset(int ranks) {
   keep(walk_pairs_, fresh.walk_pairs_);
   keep(new_keys_, fresh.new_keys_);
   keep(cut_end_, fresh.cut_end_);
+  keep(started_end_, fresh.started_end_);
   *this = std::move(fresh);
 }
 

@@ -80,6 +80,7 @@ void Engine::pair_lanes() {
   walk_end_.assign(lanes, 0);
   walk_free_.assign(lanes, 0.0);
   cut_end_.assign(lanes, 0);
+  started_end_.assign(lanes, 0);
   // the lanes each link carries transfers of, and the lanes whose collectives hold SMs
   std::vector<std::pair<std::int32_t, std::int32_t>> link_lane;
   std::vector<std::uint8_t> holds(lanes, 0);
@@ -114,6 +115,7 @@ void Engine::pair_lanes() {
     const Slot& s = slot_[x];
     w.gen = walk_gen_;
     w.flags = 0;
+    w.lane = s.lane;
     w.dep = s.binding;  // the dependency that finished last (events in time order)
     if (s.state == TaskState::ready) {
       w.pending = 0;
@@ -146,7 +148,7 @@ void Engine::pair_lanes() {
         v.flags |= kTie;
     }
     if (--v.pending == 0) {
-      const int l = slot_[y].lane;
+      const int l = v.lane;
       if (walk_end_[l] == y) walk_stack_.push_back(l);
     }
   }
@@ -253,6 +255,7 @@ std::size_t Engine::walk(double now) {
     WalkEnd& out = walk_out_[x];
     w.gen = walk_gen_;
     w.flags = kWalked;
+    w.lane = static_cast<std::uint16_t>(l);
     w.pending = 0;
     w.dep = -1;
     w.ready = s.finish;
@@ -382,12 +385,19 @@ bool Engine::order_new_keys(double cut, double& ambiguous) {
 // lanes and ordered the new events).
 std::size_t Engine::commit_walk(double cut) {
   const std::uint32_t gen = walk_gen_;
+  const int lanes = static_cast<int>(lanes_.size());
+  // A lane's walked tasks that started before the cut are those before its cut_end_, and the one
+  // at it if that one started before the cut (starts do not decrease along a lane): so whether a
+  // successor the walk reached is placed by its own lane takes its walk state's line only.
+  for (int l = 0; l < lanes; ++l) {
+    const std::int32_t e = cut_end_[l];
+    started_end_[l] = e < walk_end_[l] && start_[e] < cut ? e + 1 : e;
+  }
   auto started = [&](std::int32_t y) {
     const WalkSlot& v = walk_[y];
-    return v.gen == gen && (v.flags & kWalked) && start_[y] < cut;
+    return v.gen == gen && (v.flags & kWalked) && y < started_end_[v.lane];
   };
   std::size_t done = 0;
-  const int lanes = static_cast<int>(lanes_.size());
   // (the event count and the makespan in locals: as members, which the slot stores may alias, each
   // task would store and reload them, a forward in each one's chain)
   std::size_t events = events_;
