@@ -36,7 +36,8 @@ thread_local WalkArena arena;
 void Engine::walk_arena(std::size_t n) {
   if (arena.size < n || arena.gen == 0xffffffffu) {
     // zeroed pages from the system (calloc), touched only where walks go; the slots 32-byte aligned
-    arena.memory.reset(static_cast<unsigned char*>(std::calloc(n * (sizeof(WalkSlot) + sizeof(WalkEnd)) + 32, 1)));
+    arena.memory.reset(
+        static_cast<unsigned char*>(std::calloc(n * (sizeof(WalkSlot) + sizeof(WalkEnd) + sizeof(Reached)) + 32, 1)));
     if (!arena.memory) throw std::bad_alloc();
     arena.size = n;
     arena.gen = 0;
@@ -45,6 +46,8 @@ void Engine::walk_arena(std::size_t n) {
   base += (32 - reinterpret_cast<std::uintptr_t>(base) % 32) % 32;
   walk_ = reinterpret_cast<WalkSlot*>(base);
   walk_out_ = reinterpret_cast<WalkEnd*>(base + arena.size * sizeof(WalkSlot));
+  walk_reached_ = walk_reached_end_ =
+      reinterpret_cast<Reached*>(base + arena.size * (sizeof(WalkSlot) + sizeof(WalkEnd)));
   walk_gen_ = ++arena.gen;
 }
 
@@ -116,6 +119,7 @@ void Engine::pair_lanes() {
     w.gen = walk_gen_;
     w.flags = 0;
     w.lane = s.lane;
+    w.late = 0;
     w.dep = s.binding;  // the dependency that finished last (events in time order)
     if (s.state == TaskState::ready) {
       w.pending = 0;
@@ -137,6 +141,7 @@ void Engine::pair_lanes() {
     const std::int32_t y = succ_[e];
     WalkSlot& v = reach(y);
     if (!(v.flags & kDepSet) || f > v.ready) {
+      if (!(v.flags & kDepSet)) *walk_reached_end_++ = Reached{y, v.lane};  // its first walked dependency
       v.ready = f;
       v.dep = x;
       v.flags = static_cast<std::uint8_t>((v.flags & ~kTie) | kDepSet);
@@ -384,7 +389,6 @@ bool Engine::order_new_keys(double cut, double& ambiguous) {
 // The loop's state after every event before `cut`, from the walk (order_new_keys() has placed the
 // lanes and ordered the new events).
 std::size_t Engine::commit_walk(double cut) {
-  const std::uint32_t gen = walk_gen_;
   const int lanes = static_cast<int>(lanes_.size());
   // A lane's walked tasks that started before the cut are those before its cut_end_, and the one
   // at it if that one started before the cut (starts do not decrease along a lane): so whether a
@@ -393,10 +397,6 @@ std::size_t Engine::commit_walk(double cut) {
     const std::int32_t e = cut_end_[l];
     started_end_[l] = e < walk_end_[l] && start_[e] < cut ? e + 1 : e;
   }
-  auto started = [&](std::int32_t y) {
-    const WalkSlot& v = walk_[y];
-    return v.gen == gen && (v.flags & kWalked) && y < started_end_[v.lane];
-  };
   std::size_t done = 0;
   // (the event count and the makespan in locals: as members, which the slot stores may alias, each
   // task would store and reload them, a forward in each one's chain)
@@ -415,18 +415,6 @@ std::size_t Engine::commit_walk(double cut) {
       s.binding = w.binding;
       s.pending = 0;
       makespan = std::max(makespan, w.finish);
-      for (std::int32_t k = succ_begin_[x]; k < succ_begin_[x + 1]; ++k) {
-        const std::int32_t y = succ_[k];
-        if (started(y)) continue;  // placed by its own lane
-        Slot& n = slot_[y];
-        if (--n.pending == 0) {
-          n.state = TaskState::ready;
-          n.finish = walk_[y].ready;
-          n.binding = walk_[y].dep;
-        } else if (n.binding < 0 || slot_[n.binding].finish <= w.finish) {
-          n.binding = x;  // (only its end is read: the latest dependency so far)
-        }
-      }
       ++done;
     }
     if (e > walk_begin_[l]) st.last_finish = walk_out_[e - 1].finish;
@@ -447,6 +435,27 @@ std::size_t Engine::commit_walk(double cut) {
   }
   events_ = events;
   makespan_ = makespan;
+  // The tasks that a walked task's end was propagated to (walk_reached_: every successor of a task
+  // done by the cut, so each one the loop's completions would have touched) and that do not start
+  // before the cut wait on the loop: each keeps its dependencies not done by the cut (those not
+  // walked, and those walked that end at or after the cut), and one with none left is ready,
+  // released by its latest dependency. (A task still waiting keeps its binding: nothing reads it
+  // before a completion or a walk sets it anew, when its last dependency is done.) This replaces a
+  // pass over the successors of every task done, which read each one's walk state again.)
+  for (int l = 0; l < lanes; ++l)
+    for (std::int32_t x = cut_end_[l]; x < walk_end_[l]; ++x)
+      for (std::int32_t k = succ_begin_[x]; k < succ_begin_[x + 1]; ++k) ++walk_[succ_[k]].late;
+  for (const Reached* y = walk_reached_; y != walk_reached_end_; ++y) {
+    if (y->task < started_end_[y->lane]) continue;  // placed by its own lane
+    const WalkSlot& v = walk_[y->task];
+    Slot& n = slot_[y->task];
+    n.pending = v.pending + v.late;
+    if (n.pending == 0) {
+      n.state = TaskState::ready;
+      n.finish = v.ready;
+      n.binding = v.dep;
+    }
+  }
   // links: the transfers still moving at the cut, one per link at most (else an overlap before it)
   for (Link& k : links_)
     if (!k.active.empty() && slot_[k.active.front()].state == TaskState::done) k.active.clear();
