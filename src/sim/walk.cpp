@@ -358,8 +358,17 @@ bool Engine::order_new_keys(double cut, double& ambiguous) {
   new_keys_.clear();
   const int lanes = static_cast<int>(lanes_.size());
   for (int l = 0; l < lanes; ++l) {
+    // The lane's first walked task that does not end before the cut, by bisection: along a lane the
+    // walked ends do not decrease (each task starts no earlier than the one before it ends), and once
+    // one is NaN so is every later one, so the tasks ending before the cut are a prefix.
     std::int32_t x = walk_begin_[l];
-    while (x < walk_end_[l] && walk_out_[x].finish < cut) ++x;
+    for (std::int32_t hi = walk_end_[l]; x < hi;) {
+      const std::int32_t mid = x + (hi - x) / 2;
+      if (walk_out_[mid].finish < cut)
+        x = mid + 1;
+      else
+        hi = mid;
+    }
     cut_end_[l] = x;
     if (x >= walk_end_[l] || !(start_[x] < cut)) continue;
     const Slot& s = slot_[x];
