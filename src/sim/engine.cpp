@@ -82,6 +82,7 @@ void Engine::reset(int ranks) {
   keep(walk_pairs_, fresh.walk_pairs_);
   keep(new_keys_, fresh.new_keys_);
   keep(cut_end_, fresh.cut_end_);
+  keep(started_end_, fresh.started_end_);
   *this = std::move(fresh);
 }
 
@@ -338,6 +339,7 @@ void Engine::prepare() {
     x.amount = transfer ? sp.work : sp.duration_s;
     x.link = transfer ? static_cast<std::int16_t>(sp.link) : std::int16_t{-1};
     x.lane = static_cast<std::uint16_t>(lane_of_stream_[stream_of_spec[i]]);
+    x.state = TaskState::ready;  // until a dependency is counted below
     const bool collective = is_collective(sp);
     x.flags = static_cast<std::uint8_t>((transfer && sp.duration_s > 0 ? kLatency : 0) |
                                         (comm_share_ > 0 && collective ? kHoldsSms : 0) |
@@ -361,7 +363,9 @@ void Engine::prepare() {
   succ_begin_.assign(n + 1, 0);
   for (const Edge& e : edges_) {
     ++succ_begin_[run_of_[e.from] + 1];
-    ++slot_[run_of_[e.to]].pending;
+    Slot& to = slot_[run_of_[e.to]];
+    ++to.pending;
+    to.state = TaskState::waiting;  // (a task without dependencies stays ready: no pass of its own over the slots)
   }
   for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
   succ_.resize(edges_.size());
@@ -404,8 +408,6 @@ void Engine::run() {
   const std::size_t n = spec_of_.size();
   key_.assign(leaves_, kIdle);
   build_queue();
-  for (std::size_t i = 0; i < n; ++i)
-    if (slot_[i].pending == 0) slot_[i].state = TaskState::ready;
   for (int l = 0; l < static_cast<int>(lanes_.size()); ++l) try_start(l, 0.0);
   commit();
   std::size_t done = 0;

@@ -292,7 +292,10 @@ class Engine {
     std::int32_t pending;  // dependencies not yet walked
     std::uint32_t gen;     // the walk that last set this slot
     std::uint8_t flags;    // kDepSet, kTie, kWalked
+    std::uint16_t lane;    // the task's (its Slot's lane: a task reached again reads this line only)
+    std::int32_t late;     // walked dependencies that end at or after the cut (commit_walk())
   };
+  static_assert(sizeof(WalkSlot) == 32);
   // ...and what it writes of a task it walks (read back lane by lane)
   struct WalkEnd {
     double finish;
@@ -329,6 +332,13 @@ class Engine {
   };
   std::vector<NewKey> new_keys_;
   std::vector<std::int32_t> cut_end_;  // per lane: the end of the tasks done before the cut
+  std::vector<std::int32_t> started_end_;  // per lane: the end of the tasks started before the cut
+  // the tasks this walk propagated a dependency's end to, each once with its lane (walk_arena())
+  struct Reached {
+    std::int32_t task, lane;
+  };
+  Reached* walk_reached_ = nullptr;
+  Reached* walk_reached_end_ = nullptr;
   int shared_links_ = 0;   // links with more than one transfer on them now
   int collectives_ = 0;    // collectives running now
   double now_ = 0;         // the time of the last event processed
