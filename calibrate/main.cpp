@@ -288,7 +288,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch-ms", batch_ms, "GEMMs and contention: iterations per batch fill about this long")
       ->capture_default_str()->check(CLI::Range(0.0, 10000.0));
   app.add_option("--ops", a.ops, "collectives to measure")->capture_default_str();
-  app.add_option("--shapes", a.shapes, "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..; 1x1 on one GPU)");
+  app.add_option("--shapes", a.shapes,
+                 "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..; 1x1 on one GPU)");
   app.add_option("--models", a.models, "model files or directories whose layers give the GEMM shapes")
       ->capture_default_str();
   app.add_option("--hidden", a.hidden, "instead of --models: hidden sizes of plain layers (qkv 3h/t, fc1 4h/t)");
@@ -321,7 +322,8 @@ int main(int argc, char** argv) {
       if (!core::parse<core::Precision>(p)) throw core::ConfigError({"--precisions", 0, 0}, "unknown precision '" + p + "'");
     for (const auto& s : a.shapes)
       if (!ct::parse_shape(s))
-        throw core::ConfigError({"--shapes", 0, 0}, "'" + s + "' is not NODESxGPUS_PER_NODE (e.g. 2x8; 1x1 is one rank)");
+        throw core::ConfigError({"--shapes", 0, 0},
+                                "'" + s + "' is not NODESxGPUS_PER_NODE (e.g. 2x8; 1x1 is one rank)");
 #ifdef PTDSIM_CALIBRATE_MPI
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -37,9 +37,10 @@ COLUMNS = {
 }
 
 # The rows of two tables that measure the same thing: these columns agree.
+ATTENTION_KEYS = ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal"]
 KEYS = {
-    "attention": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal"],
-    "attention_flash2": ["precision", "heads", "kv_heads", "head_dim", "seq", "batch", "causal"],
+    "attention": ATTENTION_KEYS,
+    "attention_flash2": ATTENTION_KEYS,
     "elementwise": ["op", "tokens", "width"],
     "cross_entropy": ["vocab", "tp", "tokens"],
     "optimizer": ["op", "params"],

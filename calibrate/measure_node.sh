@@ -64,6 +64,7 @@ gpu_state() { nvidia-smi -q -d CLOCK,POWER,TEMPERATURE,PERFORMANCE >"$out/nvidia
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 && head -n 20 "$out/nvidia-smi.txt"
 gpu_state before
 step gpu-tests "${STEP_S_TESTS:-300}" "$build/bin/ptdsim_calibrate_tests" "[gpu]"
+rm -f "$out/calibrated.yaml"  # (a file a previous run left must not stand in for this one's)
 # shellcheck disable=SC2086  # CALIBRATE_ARGS is a list of options
 step ptdsim-calibrate "${STEP_S_CALIBRATE:-3600}" "$build/bin/ptdsim-calibrate" --base "$base" \
   -o "$out/calibrated.yaml" --tables "$out" --models "$root/models" ${CALIBRATE_ARGS:-}

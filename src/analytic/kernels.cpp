@@ -10,6 +10,22 @@ namespace {
 
 auto key(const core::GemmTime& r) { return std::make_tuple(static_cast<int>(r.precision), r.m, r.n, r.k); }
 
+// The measured table that times the attention core for `kernel`: the one asked for, else the other
+// (either beats two GEMMs), `other` saying which; null where the file has neither.
+struct AttentionTables {
+  const core::AttentionModel* forward = nullptr;
+  const core::AttentionModel* backward = nullptr;
+  bool other = false;
+};
+AttentionTables attention_tables(const core::KernelTables& t, core::AttentionKernel kernel) {
+  const bool cudnn = t.attention_forward.valid() && t.attention_backward.valid();
+  const bool flash2 = t.flash2_forward.valid() && t.flash2_backward.valid();
+  const bool want_flash2 = kernel == core::AttentionKernel::flash2;
+  if (flash2 && (want_flash2 || !cudnn)) return {&t.flash2_forward, &t.flash2_backward, !want_flash2};
+  if (cudnn) return {&t.attention_forward, &t.attention_backward, want_flash2};
+  return {};
+}
+
 }  // namespace
 
 bool gemm_class(core::Precision p, core::Precision& out) {
@@ -48,14 +64,8 @@ AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const 
                                core::AttentionKernel kernel) {
   core::Precision cls;
   if (g.kernels && gemm_class(p, cls)) {
-    const core::KernelTables& t = *g.kernels;
-    const bool cudnn = t.attention_forward.valid() && t.attention_backward.valid();
-    const bool flash2 = t.flash2_forward.valid() && t.flash2_backward.valid();
-    // the kernel asked for, else the other measured one (evaluate warns): either beats two GEMMs
-    if (flash2 && (kernel == core::AttentionKernel::flash2 || !cudnn))
-      return {t.flash2_forward.time(a, false), t.flash2_backward.time(a, true), core::TimeSource::model};
-    if (cudnn)
-      return {t.attention_forward.time(a, false), t.attention_backward.time(a, true), core::TimeSource::model};
+    const AttentionTables t = attention_tables(*g.kernels, kernel);
+    if (t.forward) return {t.forward->time(a, false), t.backward->time(a, true), core::TimeSource::model};
   }
   return attention_gemms(g, p, a);
 }
@@ -63,16 +73,12 @@ AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const 
 std::string attention_fallback(const core::GpuSpec& g, core::Precision p, bool flash_attention,
                                core::AttentionKernel kernel) {
   core::Precision cls;
-  if (!flash_attention || !g.kernels || !gemm_class(p, cls)) return {};
-  const core::KernelTables& t = *g.kernels;
-  const bool cudnn = t.attention_forward.valid(), flash2 = t.flash2_forward.valid();
-  if (kernel == core::AttentionKernel::flash2 && !flash2 && cudnn)
-    return "training.attention_kernel flash2: hardware.gpu.kernels has no attention_flash2 rates, so the attention "
-           "core is timed from gpu.kernels.attention (cuDNN's fused attention, faster)";
-  if (kernel == core::AttentionKernel::cudnn && !cudnn && flash2)
-    return "training.attention_kernel cudnn: hardware.gpu.kernels has no attention rates, so the attention core is "
-           "timed from gpu.kernels.attention_flash2 (FlashAttention-2, slower)";
-  return {};
+  if (!flash_attention || !g.kernels || !gemm_class(p, cls) || !attention_tables(*g.kernels, kernel).other) return {};
+  return kernel == core::AttentionKernel::flash2
+             ? "training.attention_kernel flash2: hardware.gpu.kernels has no attention_flash2 rates, so the "
+               "attention core is timed from gpu.kernels.attention (cuDNN's fused attention, faster)"
+             : "training.attention_kernel cudnn: hardware.gpu.kernels has no attention rates, so the attention "
+               "core is timed from gpu.kernels.attention_flash2 (FlashAttention-2, slower)";
 }
 
 AttentionTime attention_gemms(const core::GpuSpec& g, core::Precision p, const AttentionShape& a) {

@@ -255,8 +255,8 @@ KernelMeasurements read_kernel_tables(const std::string& dir) {
   take("contention.csv", parse_contention_csv, m.contention);
   if (m.files.empty())
     throw ConfigError({dir, 0, 0},
-                      "no kernel tables here: expected one or more of gemm.csv, attention.csv, attention_flash2.csv, elementwise.csv, "
-                      "cross_entropy.csv, optimizer.csv, contention.csv");
+                      "no kernel tables here: expected one or more of gemm.csv, attention.csv, attention_flash2.csv, "
+                      "elementwise.csv, cross_entropy.csv, optimizer.csv, contention.csv");
   return m;
 }
 

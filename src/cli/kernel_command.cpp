@@ -1,7 +1,8 @@
 // `ptdsim kernel HARDWARE.yaml gemm --m M --n N --k K [--precision P]` and
 // `ptdsim kernel HARDWARE.yaml attention --seq S --heads H [--kv-heads G] [--head-dim D] [--batch B]
-// [--causal|--no-causal] [--precision P] [--kernel cudnn|flash2]`: one kernel's predicted time and where it came from (a
-// measured row, a model fitted to the hardware's kernel tables, or the scalar efficiency).
+// [--causal|--no-causal] [--precision P] [--kernel cudnn|flash2]`: one kernel's predicted time and
+// where it came from (a measured row, a model fitted to the hardware's kernel tables, or the scalar
+// efficiency).
 #include <fmt/format.h>
 
 #include <memory>
@@ -13,8 +14,6 @@
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/load.hpp"
-
-#include <cstdio>
 
 namespace ptdsim::cli {
 namespace {
@@ -60,7 +59,7 @@ void run_attention(const KernelArgs& a) {
   s.causal = a.causal;
   const auto kernel = *core::parse<core::AttentionKernel>(a.kernel);
   const std::string fallback = analytic::attention_fallback(hw.gpu, precision_of(a), true, kernel);
-  if (!fallback.empty()) std::fprintf(stderr, "ptdsim kernel: warning: %s: %s\n", a.hardware.c_str(), fallback.c_str());
+  if (!fallback.empty()) print_warnings({a.hardware + ": " + fallback});
   const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, precision_of(a), s, kernel);
   if (a.out.format == "json") {
     nlohmann::ordered_json j;

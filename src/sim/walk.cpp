@@ -450,7 +450,7 @@ std::size_t Engine::commit_walk(double cut) {
   // walked, and those walked that end at or after the cut), and one with none left is ready,
   // released by its latest dependency. (A task still waiting keeps its binding: nothing reads it
   // before a completion or a walk sets it anew, when its last dependency is done.) This replaces a
-  // pass over the successors of every task done, which read each one's walk state again.)
+  // pass over the successors of every task done, which read each one's walk state again.
   for (int l = 0; l < lanes; ++l)
     for (std::int32_t x = cut_end_[l]; x < walk_end_[l]; ++x)
       for (std::int32_t k = succ_begin_[x]; k < succ_begin_[x + 1]; ++k) ++walk_[succ_[k]].late;

@@ -105,7 +105,8 @@ TEST_CASE("io: the FSDP frameworks time attention at FlashAttention-2's rates, T
   // an explicit kernel wins, in the file and by --set
   CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: llm-foundry\n  attention_kernel: cudnn\n")
             .training.attention_kernel == core::AttentionKernel::cudnn);
-  CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: pytorch-fsdp2\n", {{"training.attention_kernel", "cudnn"}})
+  CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: pytorch-fsdp2\n",
+             {{"training.attention_kernel", "cudnn"}})
             .training.attention_kernel == core::AttentionKernel::cudnn);
 }
 
