@@ -209,6 +209,18 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
         __builtin_prefetch(&walk_[succ_[e]], 1);
         __builtin_prefetch(&slot_[succ_[e]]);
       }
+    // and, in a step larger than the cache, this lane's own state a few tasks ahead: a walk moves
+    // among hundreds of lanes (the 1T step's), each in five arrays, more streams than the hardware
+    // prefetchers follow, and a task's first touch in each array missed (the 1T step's run 10-15%
+    // faster; in a step that fits the cache the hints only cost, GPT-3's run 3-6%)
+    if (walk_far_) {
+      const std::int32_t a = std::min(x + 4, st.end - 1);
+      __builtin_prefetch(walk_ + a, 1);
+      __builtin_prefetch(slot_.data() + a);
+      __builtin_prefetch(walk_out_ + a, 1);
+      __builtin_prefetch(start_.data() + a, 1);
+      __builtin_prefetch(succ_begin_.data() + a);
+    }
     // try_start(): it starts with the later of its readiness and its predecessor's end, and the
     // predecessor binds when it ended no earlier than the last dependency
     const double t = w.ready > free ? w.ready : free;
@@ -245,6 +257,7 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
 std::size_t Engine::walk(double now) {
   if (walk_lanes_ != lanes_.size()) pair_lanes();
   walk_arena(spec_of_.size());
+  walk_far_ = spec_of_.size() > kCacheTasks;
   walk_tie_ = kNever;
   walk_stack_.clear();
   const int lanes = static_cast<int>(lanes_.size());

@@ -309,6 +309,10 @@ class Engine {
   void advance(int lane);
   enum WalkFlag : std::uint8_t { kDepSet = 1, kTie = 2, kWalked = 4 };
   bool walks_on_ = true;
+  // Tasks beyond which a step's run state (about 120 bytes a task) outgrows a core's L2 cache (1 MB
+  // on the machines of docs/performance.md): the walk then prefetches each lane's state ahead.
+  static constexpr std::size_t kCacheTasks = 16384;
+  bool walk_far_ = false;
   WalkSlot* walk_ = nullptr;     // during a walk: this thread's walk state (walk_arena())
   WalkEnd* walk_out_ = nullptr;
   std::vector<std::int32_t> walk_begin_, walk_end_, walk_stack_;
