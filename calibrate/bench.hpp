@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ptdsim/calibrate/measured_tables.hpp"
+#include "ptdsim/calibrate/rank_groups.hpp"
 #include "ptdsim/calibrate/nccl_log.hpp"
 #include "ptdsim/core/hardware.hpp"
 
@@ -115,16 +116,9 @@ void free_world(World& w);
 void max_over_world(const World& w, std::vector<double>& v);
 void sum_over_world(const World& w, std::vector<unsigned long long>& v);
 
-// A group of ranks a collective runs on: the first `per_node` ranks of each of the first `nodes`
-// nodes. One node is NCCL's intra-node case (NVLink/NVSwitch or PCIe), several the inter-node one
-// (its rings and trees cross the network once per node: rank counts and ranks per node both matter).
-struct Shape {
-  int nodes = 1, per_node = 2;
-  int ranks() const { return nodes * per_node; }
-};
-std::optional<Shape> parse_shape(const std::string& text);  // "2x8": 2 nodes, 8 ranks each
-// Every node count of 1, 2, 4, ... and all of them, with every per-node count of 2, 4, ... and all of
-// them on one node, and all of them or one per node across nodes; on one GPU, 1x1.
+// The groups of ranks measured (ptdsim/calibrate/rank_groups.hpp, tested on the host).
+using calibrate::Shape;
+using calibrate::parse_shape;
 std::vector<Shape> default_shapes(const World& w);
 
 struct Group {

@@ -175,33 +175,8 @@ void sum_over_world(const World& w, std::vector<unsigned long long>& v) {
 #endif
 }
 
-std::optional<Shape> parse_shape(const std::string& text) {
-  Shape s;
-  char x = 0, rest = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &s.nodes, &x, &s.per_node, &rest) != 3 || x != 'x' || s.nodes < 1 ||
-      s.per_node < 1)
-    return std::nullopt;
-  return s;
-}
-
 std::vector<Shape> default_shapes(const World& w) {
-  auto counts = [](int all) {
-    std::vector<int> out;
-    for (int k = 2; k < all; k *= 2) out.push_back(k);
-    out.push_back(all);
-    return out;
-  };
-  std::vector<Shape> out;
-  if (w.size == 1) return {{1, 1}};  // one GPU: NCCL's path on one rank, measured and checked, not fitted
-  if (w.per_node >= 2)
-    for (int k : counts(w.per_node)) out.push_back({1, k});
-  if (w.nodes >= 2) {
-    for (int h : counts(w.nodes)) {
-      out.push_back({h, w.per_node});
-      if (w.per_node > 1) out.push_back({h, 1});
-    }
-  }
-  return out;
+  return calibrate::default_shapes(w.size, w.nodes, w.per_node);
 }
 
 Group make_group(World& w, const Shape& s) {
