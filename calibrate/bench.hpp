@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "ptdsim/calibrate/measured_tables.hpp"
-#include "ptdsim/calibrate/rank_groups.hpp"
 #include "ptdsim/calibrate/nccl_log.hpp"
+#include "ptdsim/calibrate/rank_groups.hpp"
 #include "ptdsim/core/hardware.hpp"
 
 namespace ptdsim::calibrate_tool {

@@ -5,6 +5,8 @@
 namespace ptdsim::calibrate {
 
 std::optional<Shape> parse_shape(const std::string& text) {
+  // digits and one 'x' only (sscanf alone would take " 2x8", "2x 8" and "+2x8")
+  if (text.find_first_not_of("0123456789x") != std::string::npos) return std::nullopt;
   Shape s;
   char x = 0, rest = 0;
   if (std::sscanf(text.c_str(), "%d%c%d%c", &s.nodes, &x, &s.per_node, &rest) != 3 || x != 'x' || s.nodes < 1 ||

@@ -211,7 +211,7 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
       }
     // and, in a step larger than the cache, this lane's own state a few tasks ahead: a walk moves
     // among hundreds of lanes (the 1T step's), each in five arrays, more streams than the hardware
-    // prefetchers follow, and a task's first touch in each array missed (the 1T step's run 10-15%
+    // prefetchers follow, and a task's first touch in each array missed (the 1T step's run 20%
     // faster; in a step that fits the cache the hints only cost, GPT-3's run 3-6%)
     if (walk_far_) {
       const std::int32_t a = std::min(x + 4, st.end - 1);

@@ -13,7 +13,7 @@ TEST_CASE("calibrate: parse_shape reads NODESxPER_NODE and nothing else", "[cali
   REQUIRE(parse_shape("2x8") == Shape{2, 8});
   REQUIRE(parse_shape("1x1") == Shape{1, 1});
   REQUIRE(parse_shape("16x4")->ranks() == 64);
-  for (const char* bad : {"", "x8", "2x", "2*8", "0x8", "2x0", "-1x8", "2x8x", "2x8 ", "2x8x1", "two"})
+  for (const char* bad : {"", "x8", "2x", "2*8", "0x8", "2x0", "-1x8", "+2x8", " 2x8", "2x 8", "2x8x", "2x8 ", "2x8x1", "two"})
     CHECK_FALSE(parse_shape(bad).has_value());
 }
 

@@ -16,7 +16,8 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 
-// "2x8": 2 nodes, 8 ranks each; nullopt for anything else (a count below 1, trailing text).
+// "2x8": 2 nodes, 8 ranks each; nullopt for anything else (a count below 1, a sign, a space,
+// trailing text).
 std::optional<Shape> parse_shape(const std::string& text);
 
 // For a run of `ranks` ranks on `nodes` nodes with `per_node` ranks each: every per-node count of
