@@ -59,6 +59,7 @@ void Engine::prepare_walks() {
   walk_span_ = 0;
   walked_ = 0;
   walk_lanes_ = 0;
+  walk_far_ = spec_of_.size() > kCacheTasks;
   // With SM contention, a step whose collectives come with its passes (context or tensor
   // parallelism's exchanges, ZeRO-3's gathers: a quarter of its compute tasks or more) has one
   // beside its compute at every turn, and each walk would be cut at once: not tried.
@@ -257,7 +258,6 @@ bool Engine::follows(std::int32_t a, std::int32_t b, double f) const {
 std::size_t Engine::walk(double now) {
   if (walk_lanes_ != lanes_.size()) pair_lanes();
   walk_arena(spec_of_.size());
-  walk_far_ = spec_of_.size() > kCacheTasks;
   walk_tie_ = kNever;
   walk_stack_.clear();
   const int lanes = static_cast<int>(lanes_.size());
