@@ -49,6 +49,10 @@ void run_gemm(const KernelArgs& a) {
 }
 
 void run_attention(const KernelArgs& a) {
+  // grouped-query attention: each key/value head serves heads / kv_heads query heads (core::check's
+  // rule for model files)
+  if (a.kv_heads > 0 && a.heads % a.kv_heads != 0)
+    throw CLI::ValidationError("--kv-heads", fmt::format("{} does not divide --heads {}", a.kv_heads, a.heads));
   const core::HardwareSpec hw = io::load_hardware(a.hardware);
   core::AttentionShape s;
   s.batch = static_cast<double>(a.batch);

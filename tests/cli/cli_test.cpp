@@ -365,6 +365,12 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml gemm --m 1 --n 1").status == 2);
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --precision fp4").status == 2);
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --kernel flash3").status == 2);
+    // key/value heads that do not divide the query heads (as a model file's kv_heads must)
+    auto gqa = ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 7 --kv-heads 3");
+    CHECK(gqa.status == 2);
+    CHECK(gqa.err.find("--kv-heads: 3 does not divide --heads 7") != std::string::npos);
+    CHECK(gqa.out.empty());
+    CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --kv-heads 16").status == 2);
   }
 }
 
