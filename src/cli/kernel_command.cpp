@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/core/check.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/load.hpp"
 
@@ -28,11 +29,24 @@ struct KernelArgs {
   std::string kernel = "cudnn";  // training.attention_kernel's values
 };
 
-core::Precision precision_of(const KernelArgs& a) { return *core::parse<core::Precision>(a.precision); }
+// --precision, refused (exit 2) where the hardware file has no peak rate at it, or where it is fp4:
+// core::check's rule for training.precision
+core::Precision precision_of(const KernelArgs& a, const core::GpuSpec& g) {
+  const core::Precision p = *core::parse<core::Precision>(a.precision);
+  if (!core::precision_ok(g, p))
+    throw CLI::ValidationError("--precision", core::precision_problem(g, p) + " (" + a.hardware + ")");
+  return p;
+}
+
+std::string choices(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : " | ") + x;
+  return out;
+}
 
 void run_gemm(const KernelArgs& a) {
   const core::HardwareSpec hw = io::load_hardware(a.hardware);
-  const auto p = precision_of(a);
+  const auto p = precision_of(a, hw.gpu);
   const double m = static_cast<double>(a.m), n = static_cast<double>(a.n), k = static_cast<double>(a.k);
   const analytic::KernelTime t = analytic::gemm_kernel(hw.gpu, p, m, n, k);
   const double tflops = t.time_s > 0 ? 2 * m * n * k / t.time_s / 1e12 : 0.0;
@@ -62,9 +76,10 @@ void run_attention(const KernelArgs& a) {
   s.seq_q = s.seq_k = static_cast<double>(a.seq);
   s.causal = a.causal;
   const auto kernel = *core::parse<core::AttentionKernel>(a.kernel);
-  const std::string fallback = analytic::attention_fallback(hw.gpu, precision_of(a), true, kernel);
+  const core::Precision p = precision_of(a, hw.gpu);
+  const std::string fallback = analytic::attention_fallback(hw.gpu, p, true, kernel);
   if (!fallback.empty()) print_warnings({a.hardware + ": " + fallback});
-  const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, precision_of(a), s, kernel);
+  const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, p, s, kernel);
   if (a.out.format == "json") {
     nlohmann::ordered_json j;
     j["fwd_s"] = t.forward_s;
@@ -83,9 +98,10 @@ void run_attention(const KernelArgs& a) {
 }
 
 void add_precision(CLI::App* cmd, KernelArgs& a) {
-  cmd->add_option("--precision", a.precision, "bf16 | fp16 | fp8 | fp32 | tf32")
+  const auto names = core::spellings<core::Precision>();
+  cmd->add_option("--precision", a.precision, choices(names) + ": one the hardware file gives a peak rate at; fp4, a peak rate only, is refused")
       ->capture_default_str()
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32", "tf32"}));
+      ->check(CLI::IsMember(names));
 }
 
 }  // namespace
@@ -112,9 +128,11 @@ void add_kernel(CLI::App& app) {
   att->add_option("--head-dim", args->head_dim, "head dimension")->capture_default_str()->check(kPositiveCount);
   att->add_option("--batch", args->batch, "sequences")->capture_default_str()->check(kPositiveCount);
   att->add_flag("--causal,!--no-causal", args->causal, "causal mask (default) or none");
-  att->add_option("--kernel", args->kernel, "cudnn (gpu.kernels.attention) | flash2 (gpu.kernels.attention_flash2)")
+  const auto kernels = core::spellings<core::AttentionKernel>();
+  att->add_option("--kernel", args->kernel,
+                  choices(kernels) + ": training.attention_kernel, the attention table of gpu.kernels it reads")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cudnn", "flash2"}));
+      ->check(CLI::IsMember(kernels));
   add_precision(att, *args);
   add_output_options(att, args->out, {"table", "json"});
   att->callback([args] { run_attention(*args); });

@@ -167,20 +167,22 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
                str(m.max_seq_len) + ")";
       }))
     return;
-  if (t.precision == Precision::fp4) {
-    if (sink.fail("training.precision", "unsupported", [] {
-          return std::string("fp4 is a peak rate only: 4-bit training is not modelled (use fp8 or bf16)");
-        }))
-      return;
-  } else if (s.hardware.gpu.peak_flops[static_cast<int>(t.precision)] <= 0) {
-    if (sink.fail("training.precision", "unsupported", [&] {
-          return std::string(name(t.precision)) + " has no peak rate on " + s.hardware.gpu.name;
-        }))
-      return;
-  }
+  if (!precision_ok(s.hardware.gpu, t.precision) &&
+      sink.fail("training.precision", "unsupported", [&] { return precision_problem(s.hardware.gpu, t.precision); }))
+    return;
 }
 
 }  // namespace
+
+bool precision_ok(const GpuSpec& g, Precision p) {
+  return p != Precision::fp4 && g.peak_flops[static_cast<std::size_t>(p)] > 0;
+}
+
+std::string precision_problem(const GpuSpec& g, Precision p) {
+  if (p == Precision::fp4) return "fp4 is a peak rate only: 4-bit training is not modelled (use fp8 or bf16)";
+  if (!(g.peak_flops[static_cast<std::size_t>(p)] > 0)) return std::string(name(p)) + " has no peak rate on " + g.name;
+  return {};
+}
 
 std::vector<Problem> check(const Scenario& s) {
   std::vector<Problem> out;

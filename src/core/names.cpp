@@ -168,4 +168,15 @@ template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(k
 template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
 template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }
 
+namespace {
+template <class E, std::size_t N>
+std::vector<std::string> all(const Table<E, N>& t) {
+  std::vector<std::string> out;
+  for (const auto& [e, text] : t) out.emplace_back(text);
+  return out;
+}
+}  // namespace
+template <> std::vector<std::string> spellings<Precision>() { return all(kPrecision); }
+template <> std::vector<std::string> spellings<AttentionKernel>() { return all(kAttentionKernel); }
+
 }  // namespace ptdsim::core

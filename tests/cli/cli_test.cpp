@@ -371,6 +371,26 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     CHECK(gqa.err.find("--kv-heads: 3 does not divide --heads 7") != std::string::npos);
     CHECK(gqa.out.empty());
     CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1024 --heads 8 --kv-heads 16").status == 2);
+    // a precision the hardware file gives no peak rate at (the A100 has no FP8): refused as a scenario's
+    // training.precision is, where it used to print 0 us and 0 TFLOP/s
+    auto fp8 = ptdsim("kernel hardware/dgx-a100-80g.yaml gemm --m 1024 --n 1024 --k 1024 --precision fp8");
+    CHECK(fp8.status == 2);
+    CHECK(fp8.err.find("--precision: fp8 has no peak rate on A100-SXM4-80GB (hardware/dgx-a100-80g.yaml)") !=
+          std::string::npos);
+    CHECK(fp8.out.empty());
+    CHECK(ptdsim("kernel hardware/dgx-a100-80g.yaml attention --seq 1024 --heads 8 --precision fp8").status == 2);
+    // fp4: a peak rate only, on a GPU that has one too (B200: 9,000 TFLOP/s)
+    auto fp4 = ptdsim("kernel hardware/dgx-b200.yaml gemm --m 8192 --n 8192 --k 8192 --precision fp4");
+    CHECK(fp4.status == 2);
+    CHECK(fp4.err.find("--precision: fp4 is a peak rate only") != std::string::npos);
+  }
+  SECTION("every precision the tables spell is a choice; the A100's tf32 is timed") {
+    auto r = ptdsim("kernel hardware/dgx-a100-80g.yaml gemm --m 4096 --n 4096 --k 4096 --precision tf32 --format json");
+    REQUIRE(r.status == 0);
+    // 2 x 4096^3 / (156 TFLOP/s x 0.8): the file's tf32 peak; its efficiencies name bf16 and fp16
+    // only, so tf32 takes gpu.matmul_efficiency's default (docs/inputs.md)
+    CHECK(nlohmann::json::parse(r.out)["time_s"].get<double>() ==
+          Approx(2.0 * 4096 * 4096 * 4096 / (156e12 * 0.8)).epsilon(1e-9));
   }
 }
 

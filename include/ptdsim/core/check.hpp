@@ -27,6 +27,12 @@ inline constexpr long long kMaxPipelinePasses = 1LL << 18;
 // scenario can be evaluated. Pure, cheap: the sweep calls it per candidate.
 std::vector<Problem> check(const Scenario& s);
 
+// Whether ptdsim times work at precision p on a GPU: the hardware file gives a peak rate there, and
+// p is not fp4, a peak rate only (4-bit training is not modelled, and no file gives an fp4
+// efficiency). check() applies it to training.precision, `ptdsim kernel` to --precision.
+bool precision_ok(const GpuSpec& g, Precision p);
+// Why not ("" when precision_ok): "fp8 has no peak rate on A100-SXM4-80GB".
+std::string precision_problem(const GpuSpec& g, Precision p);
 struct PipelineSplit;
 // The reason of check(s)'s first problem ("" when it has none), by the same rules without building
 // any message: what the sweep counts a rejected candidate under. `split` is pipeline_split(s),

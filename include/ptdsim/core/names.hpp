@@ -1,6 +1,8 @@
 #pragma once
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/model.hpp"
@@ -39,5 +41,8 @@ std::string_view name(TimeSource);
 
 template <class E>
 std::optional<E> parse(std::string_view text);  // specialised for each enum above
+// Every spelling of E, in its table's order (a command line's choices).
+template <class E>
+std::vector<std::string> spellings();  // specialised for Precision and AttentionKernel
 
 }  // namespace ptdsim::core
