@@ -213,6 +213,17 @@ void add_sweep(CLI::App& app) {
   choice("--vpp", args->vpp, "virtual pipeline stages per rank");
   choice("--micro-batch", args->micro_batch, "micro-batch sizes");
   choice("--zero", args->zero, "ZeRO stages (0 to 3)");
+  cmd->get_option("--zero")->check(CLI::Validator(
+      [](const std::string& v) {
+        const auto c = planner::parse_choice(v);
+        bool ok = c.has_value();
+        if (ok)
+          for (int x : c->values) ok = ok && x <= 3;
+        if (ok)
+          for (const auto& [lo, hi] : c->ranges) ok = ok && hi <= 3;
+        return ok ? std::string() : "ZeRO stages are 0 to 3, got " + v;
+      },
+      "LIST"));
   cmd->add_flag("--no-scenario-rank", args->no_scenario_rank,
                "do not rank the scenario's own layout (saves its simulations)");
   cmd->add_option("--rank-limit", args->rank_limit,

@@ -25,6 +25,18 @@ std::vector<int> choose(const std::vector<int>& allowed, const Choice& pinned, i
   return out;
 }
 
+// A choice as the options write it: "4,8,16..64".
+std::string text(const Choice& c) {
+  std::string out;
+  auto add = [&](const std::string& x) {
+    if (!out.empty()) out += ',';
+    out += x;
+  };
+  for (int v : c.values) add(std::to_string(v));
+  for (const auto& [lo, hi] : c.ranges) add(std::to_string(lo) + ".." + std::to_string(hi));
+  return out;
+}
+
 // A switch's values: the base scenario's alone, or the searched list in a fixed order.
 std::vector<bool> switch_values(const std::vector<bool>& searched, bool base) {
   if (searched.empty()) return {base};
@@ -240,12 +252,43 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
       std::find(zero_.begin(), zero_.end(), 3) != zero_.end())
     shard_ranks_.push_back(gpus_per_node_);
 
+  // a dimension left with no value: named by the option that emptied it, with the rule
+  const std::string n_gpus = std::to_string(gpus_) + " GPUs";
+  auto empty = [&](bool none, const Choice& asked, int max, const char* option, const char* max_option,
+                   const std::string& rule) {
+    if (!none || !empty_option_.empty()) return;
+    empty_option_ = asked.empty() && max > 0 ? max_option : option;
+    empty_why_ = (asked.empty() ? max > 0 ? "no value up to " + std::to_string(max) : std::string("no value")
+                                : "no value of " + text(asked)) +
+                 " " + rule;
+  };
+  empty(tp_.empty(), b.tp, b.max_tp, "--tp", "--max-tp",
+        "divides both the " + n_gpus + " and the model's " + std::to_string(m.heads) + " attention heads");
+  empty(pp_.empty(), b.pp, b.max_pp, "--pp", "--max-pp", "divides the " + n_gpus);
+  empty(cp_.empty(), b.cp, b.max_cp, "--cp", "--max-cp", "divides the " + n_gpus);
+  empty(ep_.empty(), b.ep, b.max_ep, "--ep", "--max-ep",
+        m.moe && m.moe->experts > 0
+            ? "divides both the " + n_gpus + " and the model's " + std::to_string(m.moe->experts) + " experts"
+            : std::string("is 1, the only degree of a model without experts"));
+  empty(pipeline_.empty(), b.vpp, b.max_vpp, "--vpp", "--max-vpp",
+        "is 1 (the plain schedules) or, with the interleaved schedule, divides the model's " +
+            std::to_string(m.layers) + " layers (or those with the embedding and the loss counted as layers) "
+            "into virtual stages of two or more");
+  empty(micro_batch_.empty(), b.micro_batch, b.max_micro_batch, "--micro-batch", "--max-micro-batch",
+        "divides the global batch " + std::to_string(base.training.global_batch));
+  empty(zero_.empty(), b.zero, 0, "--zero", "--zero", "is a ZeRO stage, 0 to 3");
+
   radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
             pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),
             sequence_parallel_.size(), overlap_tp_.size(), overlap_dp_.size(), overlap_pp_.size(),
             shard_ranks_.size()};
   size_ = 1;
   for (auto r : radix_) size_ *= r;
+}
+
+std::string Space::why_no_candidate() const {
+  if (!empty_option_.empty()) return empty_option_ + ": " + empty_why_;
+  return "no combination of the degrees lays out the " + std::to_string(gpus_) + " GPUs (tp*pp*cp*dp)";
 }
 
 Space::Digits Space::digits(std::uint64_t index) const {

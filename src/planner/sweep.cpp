@@ -712,6 +712,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
 
   SweepResult out;
   out.gpus = space.gpus();
+  out.no_candidate = space.why_no_candidate();  // (read only where nothing is enumerated)
   if (opt.rank_scenario) out.scenario = scenario_layout(ctx);
   const ScenarioRank* ranked = out.scenario && out.scenario->ranked ? &*out.scenario : nullptr;
 

@@ -149,6 +149,22 @@ const char* kPinnedDefault =
 
 }  // namespace
 
+TEST_CASE("cli: sweep says why a space is empty, and refuses a ZeRO stage that does not exist", "[cli][sweep]") {
+  // tp 3 divides neither the 1024 GPUs: no candidate, and the report names the option and the rule
+  // (it used to point at rejection counts it did not print)
+  auto r = ptdsim("sweep scenarios/default.yaml --tp 3");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("0 candidates: 0 feasible") != std::string::npos);
+  CHECK(r.out.find("no candidate: --tp: no value of 3 divides both the 1024 GPUs and the model's 96 attention heads\n") !=
+        std::string::npos);
+  CHECK(r.out.find("see the rejection counts") == std::string::npos);
+  // ZeRO has stages 0 to 3: 5 is bad usage, exit 2, as the help says
+  auto z = ptdsim("sweep scenarios/default.yaml --zero 2..5");
+  CHECK(z.status == 2);
+  CHECK(z.err.find("ZeRO stages are 0 to 3, got 2..5") != std::string::npos);
+  CHECK(z.out.empty());
+}
+
 TEST_CASE("cli: sweep ranks the scenario's own layout, as JSON", "[cli][sweep]") {
   auto r = ptdsim("sweep scenarios/default.yaml --max-cp 1 --set parallel.zero=0 --format json");
   REQUIRE(r.status == 0);

@@ -248,3 +248,44 @@ TEST_CASE("planner: ZeRO-3 layouts spanning nodes get a hybrid-sharding twin", "
     CHECK(Space(s, b).shard_ranks() == std::vector<int>{0});
   }
 }
+
+TEST_CASE("planner: a space with no candidate says which option emptied it and by what rule", "[planner][space]") {
+  const auto s = test::tiny(8);  // 8 GPUs, 4 heads, 4 layers, no experts
+  SECTION("every dimension has values: nothing to say") {
+    const Space space(s, SearchSpace{});
+    CHECK(space.empty_option().empty());
+    CHECK(space.count_candidates() > 0);
+  }
+  SECTION("tp 3 divides neither the 8 GPUs nor the 4 heads; tp 8 the GPUs but not the heads") {
+    SearchSpace b;
+    b.tp = Choice{3, 8};
+    const Space space(s, b);
+    CHECK(space.tp().empty());
+    CHECK(space.count_candidates() == 0);
+    CHECK(space.why_no_candidate() == "--tp: no value of 3,8 divides both the 8 GPUs and the model's 4 attention heads");
+  }
+  SECTION("a range, on the pipeline; the first empty dimension is named") {
+    SearchSpace b;
+    b.pp.ranges = {{3, 3}, {5, 7}};
+    b.zero = Choice{5};
+    const Space space(s, b);
+    CHECK(space.why_no_candidate() == "--pp: no value of 3..3,5..7 divides the 8 GPUs");
+  }
+  SECTION("ep on a model without experts, and a ZeRO stage that does not exist") {
+    SearchSpace b;
+    b.ep = Choice{2};
+    CHECK(Space(s, b).why_no_candidate() == "--ep: no value of 2 is 1, the only degree of a model without experts");
+    SearchSpace z;
+    z.zero = Choice{4};
+    CHECK(Space(s, z).why_no_candidate() == "--zero: no value of 4 is a ZeRO stage, 0 to 3");
+  }
+  SECTION("every dimension has values, but no combination lays out the GPUs") {
+    SearchSpace b;
+    b.tp = Choice{4};
+    b.pp = Choice{4};
+    const Space space(s, b);
+    CHECK(space.empty_option().empty());
+    CHECK(space.count_candidates() == 0);
+    CHECK(space.why_no_candidate() == "no combination of the degrees lays out the 8 GPUs (tp*pp*cp*dp)");
+  }
+}

@@ -121,6 +121,15 @@ class Space {
   const std::vector<bool>& overlap_dp() const { return overlap_dp_; }
   const std::vector<bool>& overlap_pp() const { return overlap_pp_; }
 
+  // Where the space has no candidate because a dimension has no value: the first such dimension's
+  // option (--tp, --max-tp, ...) and why, in words ("no value of 3 divides both the 1024 GPUs and the
+  // model's 96 attention heads"); both empty when every dimension has values.
+  const std::string& empty_option() const { return empty_option_; }
+  const std::string& empty_why() const { return empty_why_; }
+  // Why a space that enumerated no candidate has none: "--tp: no value of 3 divides ...", or, every
+  // dimension having values, "no combination of the degrees lays out the 1024 GPUs (tp*pp*cp*dp)".
+  std::string why_no_candidate() const;
+
   // The number of candidates (indices for which at() has a value); walks the whole space.
   std::uint64_t count_candidates() const;
 
@@ -154,6 +163,7 @@ class Space {
   std::vector<core::Recompute> recompute_;
   std::vector<bool> sequence_parallel_, overlap_tp_, overlap_dp_, overlap_pp_;
   std::uint8_t searched_ = 0;
+  std::string empty_option_, empty_why_;
   std::vector<std::uint64_t> radix_;  // per digit, least significant last
   std::uint64_t size_ = 0;
 };

@@ -92,6 +92,7 @@ struct SweepResult {
   std::map<std::string, std::uint64_t> rejected;  // reason -> count (core::check's words, memory)
   std::vector<Ranked> results;                    // best first, at most `top`
   std::optional<ScenarioRank> scenario;           // absent when options.rank_scenario is off
+  std::string no_candidate;  // when nothing was enumerated: why (Space::why_no_candidate)
 };
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& options = {});

@@ -371,7 +371,8 @@ std::string sweep_html(const core::Scenario& base, const planner::SweepResult& r
                 "Pareto front of the fitting ones (no other layout is both faster and smaller), the ranked "
                 "top K and the scenario's layout. Step times as in the heat map.");
   page.section("ranking", "Ranked layouts");
-  if (result.results.empty()) page.note("No layout fits: see the counts below.");
+  if (result.results.empty() && result.evaluated == 0) page.note("No candidate: " + result.no_candidate + ".");
+  else if (result.results.empty()) page.note("No layout fits: see the counts below.");
   else page.raw(ranked_table(base, result, objective));
 
   page.section("counts", "Counts");

@@ -104,6 +104,8 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
                        base.cost.gpu_hour > 0 ? fmt::format(" at {:g} per GPU-hour", base.cost.gpu_hour)
                                               : std::string(" (no price: cost.gpu_hour)"));
   out += counts_line_of(r);
+  if (r.results.empty() && r.evaluated == 0)  // nothing to reject: say what left the space empty
+    return out + "no candidate: " + r.no_candidate + "\n" + scenario_line_of(r, objective);
   if (r.results.empty())
     return out + "no layout fits: see the rejection counts above\n" + scenario_line_of(r, objective);
   // days, GPU-hours, energy and cost when a token budget is given; each only when it is known
