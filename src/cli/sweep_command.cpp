@@ -218,10 +218,10 @@ void add_sweep(CLI::App& app) {
         const auto c = planner::parse_choice(v);
         bool ok = c.has_value();
         if (ok)
-          for (int x : c->values) ok = ok && x <= 3;
+          for (int x : c->values) ok = ok && x <= core::kMaxZeroStage;
         if (ok)
-          for (const auto& [lo, hi] : c->ranges) ok = ok && hi <= 3;
-        return ok ? std::string() : "ZeRO stages are 0 to 3, got " + v;
+          for (const auto& [lo, hi] : c->ranges) ok = ok && hi <= core::kMaxZeroStage;
+        return ok ? std::string() : "ZeRO stages are 0 to " + std::to_string(core::kMaxZeroStage) + ", got " + v;
       },
       "LIST"));
   cmd->add_flag("--no-scenario-rank", args->no_scenario_rank,

@@ -211,7 +211,7 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["cluster.nodes"] = count(kMaxGpus);
   for (const char* d : {"tp", "pp", "dp", "cp", "ep"}) t[std::string("parallel.") + d] = count(kMaxGpus);
   t["parallel.vpp"] = count(kMaxVpp);
-  t["parallel.zero"] = Bound{Kind::integer, 0, 3, "", false};
+  t["parallel.zero"] = Bound{Kind::integer, 0, core::kMaxZeroStage, "", false};
   t["parallel.stage_layers[]"] = count(kMaxLayers);
   t["parallel.first_stage_layers"] = count(kMaxLayers);
   // parallel.sharding (ZeRO-3 / FSDP, docs/inputs.md "Sharding")

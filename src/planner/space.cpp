@@ -234,7 +234,9 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
     std::sort(micro_batch_.begin(), micro_batch_.end());
     micro_batch_.erase(std::unique(micro_batch_.begin(), micro_batch_.end()), micro_batch_.end());
   }
-  zero_ = choose({0, 1, 2, 3}, b.zero, 0);
+  std::vector<int> stages;
+  for (int z = 0; z <= core::kMaxZeroStage; ++z) stages.push_back(z);
+  zero_ = choose(stages, b.zero, 0);
   recompute_ = or_default(b.recompute, {core::Recompute::none, core::Recompute::selective,
                                         core::Recompute::full});
   sequence_parallel_ = or_default(b.sequence_parallel, {false, true});
@@ -276,7 +278,7 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
             "into virtual stages of two or more");
   empty(micro_batch_.empty(), b.micro_batch, b.max_micro_batch, "--micro-batch", "--max-micro-batch",
         "divides the global batch " + std::to_string(base.training.global_batch));
-  empty(zero_.empty(), b.zero, 0, "--zero", "--zero", "is a ZeRO stage, 0 to 3");
+  empty(zero_.empty(), b.zero, 0, "--zero", "--zero", "is a ZeRO stage, 0 to " + std::to_string(core::kMaxZeroStage));
 
   radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
             pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),

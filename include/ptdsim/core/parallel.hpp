@@ -31,6 +31,10 @@ struct Sharding {
 enum class Dim { tp, cp, ep, dp, pp };
 inline constexpr int kDimCount = 5;
 
+// The highest ZeRO stage (3: parameters sharded too): the scenario schema's bound on parallel.zero,
+// the sweep's stages 0..3.
+inline constexpr int kMaxZeroStage = 3;
+
 struct ParallelSpec {
   int tp = 1;
   int pp = 1;
@@ -39,7 +43,7 @@ struct ParallelSpec {
   int ep = 1;
   int vpp = 1;
   bool sequence_parallel = false;
-  int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters
+  int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters (up to kMaxZeroStage)
   Schedule schedule = Schedule::one_f_one_b;
   // rank order, innermost (fastest-varying) first; default tp-cp-ep-dp-pp
   std::array<Dim, kDimCount> placement{Dim::tp, Dim::cp, Dim::ep, Dim::dp, Dim::pp};
