@@ -1,9 +1,12 @@
 #include "options.hpp"
 
+#include <fmt/format.h>
+
 #include "ptdsim/core/error.hpp"
 #include <iostream>
 
 #include "ptdsim/core/count.hpp"
+#include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
 
@@ -36,8 +39,12 @@ void add_tokens_option(CLI::App* cmd, std::string& tokens) {
       ->type_name("N")
       ->check(CLI::Validator(
           [](const std::string& v) {
+            // training.tokens' range, as the scenario loader checks it (docs/inputs.md "Valid ranges")
+            const io::ValidRange r = io::valid_range("training.tokens");
             const auto n = core::parse_count(v);
-            return n && *n >= 1 ? std::string() : "a count of at least 1, such as 15T, 300B or 2.5e12, got " + v;
+            return n && *n >= r.min && *n <= r.max
+                       ? std::string()
+                       : fmt::format("a count from {:g} to {:g}, such as 15T, 300B or 2.5e12, got {}", r.min, r.max, v);
           },
           "COUNT"));
 }

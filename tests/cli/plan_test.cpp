@@ -169,7 +169,9 @@ TEST_CASE("cli: the new inputs' usage errors exit 2 and say what is wrong", "[cl
   bad("sweep scenarios/default.yaml --objective energy", "--objective: error: energy needs a token budget: --tokens 15T or training.tokens");
   bad("sweep scenarios/default.yaml --objective cost --tokens 1T",
       "--objective: error: cost needs a price: cost.gpu_hour in the scenario (or --set)");
-  bad("evaluate scenarios/default.yaml --tokens 15Q", "--tokens: a count of at least 1, such as 15T, 300B or 2.5e12, got 15Q");
+  bad("evaluate scenarios/default.yaml --tokens 15Q", "--tokens: a count from 1 to 1e+18, such as 15T, 300B or 2.5e12, got 15Q");
+  // above training.tokens' range: the flag is named, not the --set it becomes
+  bad("evaluate scenarios/default.yaml --tokens 1e30", "--tokens: a count from 1 to 1e+18, such as 15T, 300B or 2.5e12, got 1e30");
   bad("import hf tests/data/bad/hf_unsupported_architecture.json", "architecture 'FalconForCausalLM' is not supported");
   bad("import megatron", "give the Megatron-LM arguments");
 }
