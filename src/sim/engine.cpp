@@ -458,10 +458,14 @@ void Engine::run() {
 std::vector<TaskId> Engine::critical_path() const {
   std::vector<TaskId> path;
   if (slot_.empty()) return path;
-  // the last task to finish; of those finishing together, the last added
+  // the last task to finish; of those finishing together, the last added. A stream runs its tasks
+  // one after another, in the order they were added, so along it the ends do not decrease and the
+  // ids increase: the task sought is one of the streams' last tasks (a scan of the lanes, not of
+  // every task's slot: the 1T step's 130k slots took 0.12 ms to read)
   TaskId last = 0;
   double end = finish(0);
-  for (std::size_t k = 0; k < slot_.size(); ++k) {
+  for (const Lane& l : lanes_) {
+    const std::int32_t k = l.end - 1;
     const TaskId id = stream_tasks_[k];
     if (slot_[k].finish > end || (slot_[k].finish == end && id > last)) {
       last = id;

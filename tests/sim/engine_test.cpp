@@ -48,6 +48,33 @@ TEST_CASE("sim: a stream runs its tasks one at a time in program order", "[sim][
   CHECK(e.critical_path() == std::vector<TaskId>{a, b, c});
 }
 
+TEST_CASE("sim: the critical path ends at the last task to finish, the last added of a tie", "[sim][engine]") {
+  // Two ranks' streams end together at 1 s: the task added last ends the path, on whichever stream.
+  for (const bool rank1_first : {false, true}) {
+    Engine e(2);
+    const TaskId first = e.add(compute(1.0, rank1_first ? 1 : 0));
+    const TaskId second = e.add(compute(1.0, rank1_first ? 0 : 1));
+    e.run();
+    CHECK(e.finish(first) == e.finish(second));
+    CHECK(e.critical_path() == std::vector<TaskId>{second});
+  }
+  // A zero-length task at the end of rank 0's stream ties with rank 1's task added before it: the
+  // zero-length one is the last added, so the path is rank 0's stream (x, then z).
+  Engine e(2);
+  const TaskId x = e.add(compute(1.0, 0));
+  const TaskId y = e.add(compute(1.0, 1));
+  const TaskId z = e.add(compute(0.0, 0));
+  e.run();
+  CHECK(e.finish(z) == e.finish(y));
+  CHECK(e.critical_path() == std::vector<TaskId>{x, z});
+  // and a task added later that ends earlier does not end it
+  Engine f(2);
+  const TaskId long0 = f.add(compute(2.0, 0));
+  f.add(compute(1.0, 1));
+  f.run();
+  CHECK(f.critical_path() == std::vector<TaskId>{long0});
+}
+
 TEST_CASE("sim: dependencies across ranks and streams order the work", "[sim][engine]") {
   Engine e(2);
   const int link = e.add_link(1e9);
