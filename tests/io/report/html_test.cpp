@@ -214,6 +214,22 @@ TEST_CASE("io: the sweep page draws a cell per (tp, pp) and the front", "[io][ht
   CHECK(page.find("(best)") != std::string::npos);
 }
 
+TEST_CASE("io: the sweep page of an empty space says why it has no candidate", "[io][html]") {
+  const core::Scenario base = io::load_scenario(PTDSIM_TEST_DATA "/good/tiny.yaml");
+  planner::SearchSpace b;
+  b.tp = planner::Choice{3};  // divides no power-of-two GPU count
+  const planner::Space space(base, b);
+  io::SweepCollector rows;
+  planner::SweepOptions opt;
+  opt.threads = 1;
+  const planner::SweepResult result = planner::sweep(base, space, opt);
+  REQUIRE(result.evaluated == 0);
+  const std::string page = io::sweep_html(base, result, rows, "time", kInfo);
+  check_self_contained(page);
+  CHECK(page.find("No candidate: --tp: no value of 3 divides both the ") != std::string::npos);
+  CHECK(page.find("No layout fits") == std::string::npos);
+}
+
 TEST_CASE("io: the validate page scores each record and lists those not modelled", "[io][html]") {
   const auto records = io::load_dataset_from_string(R"(
 - name: small
