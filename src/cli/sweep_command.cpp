@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -212,18 +213,20 @@ void add_sweep(CLI::App& app) {
   choice("--dp", args->dp, "data-parallel degrees (a filter: dp = GPUs / (tp*pp*cp))");
   choice("--vpp", args->vpp, "virtual pipeline stages per rank");
   choice("--micro-batch", args->micro_batch, "micro-batch sizes");
-  choice("--zero", args->zero, "ZeRO stages (0 to 3)");
+  const std::string stages = "0 to " + std::to_string(core::kMaxZeroStage);
+  choice("--zero", args->zero, ("ZeRO stages (" + stages + ")").c_str());
   cmd->get_option("--zero")->check(CLI::Validator(
-      [](const std::string& v) {
+      [stages](const std::string& v) {
+        // (text that is no list is the validator above's to refuse)
         const auto c = planner::parse_choice(v);
-        bool ok = c.has_value();
-        if (ok)
-          for (int x : c->values) ok = ok && x <= core::kMaxZeroStage;
-        if (ok)
-          for (const auto& [lo, hi] : c->ranges) ok = ok && hi <= core::kMaxZeroStage;
-        return ok ? std::string() : "ZeRO stages are 0 to " + std::to_string(core::kMaxZeroStage) + ", got " + v;
+        int largest = 0;
+        if (c) {
+          for (int x : c->values) largest = std::max(largest, x);
+          for (const auto& [lo, hi] : c->ranges) largest = std::max(largest, hi);
+        }
+        return largest <= core::kMaxZeroStage ? std::string() : "ZeRO stages are " + stages + ", got " + v;
       },
-      "LIST"));
+      ""));
   cmd->add_flag("--no-scenario-rank", args->no_scenario_rank,
                "do not rank the scenario's own layout (saves its simulations)");
   cmd->add_option("--rank-limit", args->rank_limit,
