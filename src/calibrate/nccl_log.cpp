@@ -716,9 +716,9 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
   if (!run.binary.empty()) {
     auto op = collective_of_binary(run.binary);
     if (!op) {
-      p.fail(run.line, 1, "ptdsim has no model for " + run.binary +
-                              " (supported: all_reduce, all_gather, reduce_scatter, alltoall, "
-                              "broadcast, reduce, sendrecv)");
+      std::string supported;
+      for (const auto& n : nccl_tests_names()) supported.append(supported.empty() ? "" : ", ").append(n + "_perf");
+      p.fail(run.line, 1, "ptdsim has no model for " + run.binary + " (supported: " + supported + ")");
     }
     if (o.op && *o.op != *op) {
       p.fail(run.line, 1, "the collective given (" + std::string(core::name(*o.op)) +
@@ -866,15 +866,38 @@ double bus_factor(Collective op, int ranks) {
   return 1;
 }
 
+const std::vector<std::string>& nccl_tests_names() {
+  static const std::vector<std::string> names{"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+                                              "broadcast",  "reduce",     "sendrecv"};
+  static_assert(core::kCollectiveCount == 7);
+  return names;
+}
+
+std::optional<Collective> collective_of_name(const std::string& name) {
+  if (auto op = core::parse<Collective>(name)) return op;
+  const auto& names = nccl_tests_names();
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<Collective>(it - names.begin());
+}
+
+std::vector<std::string> collective_spellings() {
+  std::vector<std::string> out;
+  for (int i = 0; i < core::kCollectiveCount; ++i) out.emplace_back(core::name(static_cast<Collective>(i)));
+  for (const auto& n : nccl_tests_names())
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  return out;
+}
+
 std::optional<Collective> collective_of_binary(const std::string& binary) {
-  static const std::map<std::string, Collective> ops{
-      {"all_reduce_perf", Collective::all_reduce},   {"all_gather_perf", Collective::all_gather},
-      {"reduce_scatter_perf", Collective::reduce_scatter}, {"alltoall_perf", Collective::all_to_all},
-      {"broadcast_perf", Collective::broadcast},     {"reduce_perf", Collective::reduce},
-      {"sendrecv_perf", Collective::send_recv}};
-  auto it = ops.find(binary);
-  if (it == ops.end()) return std::nullopt;
-  return it->second;
+  const std::string suffix = "_perf";
+  if (binary.size() <= suffix.size() || binary.compare(binary.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  const std::string stem = binary.substr(0, binary.size() - suffix.size());
+  const auto& names = nccl_tests_names();
+  auto it = std::find(names.begin(), names.end(), stem);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<Collective>(it - names.begin());
 }
 
 std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string& file,

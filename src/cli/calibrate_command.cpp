@@ -36,9 +36,7 @@ struct ImportArgs {
 void run_import(const ImportArgs& a) {
   calibrate::ParseOptions parse;
   if (!a.op.empty()) {
-    // nccl-tests spells it "alltoall" and "sendrecv"; accept both spellings
-    std::string op = a.op == "alltoall" ? "all_to_all" : a.op == "sendrecv" ? "send_recv" : a.op;
-    parse.op = core::parse<core::Collective>(op);
+    parse.op = calibrate::collective_of_name(a.op);
     if (!parse.op) throw core::ConfigError({"--op", 0, 0}, "unknown collective '" + a.op + "'");
   }
   if (!a.scope.empty()) parse.scope = core::parse<core::Scope>(a.scope);
@@ -91,9 +89,9 @@ void add_calibrate(CLI::App& app) {
   imp->add_option("-o,--output", args->output,
                   "write the hardware file here (whole or not at all); without --base a collectives-only "
                   "fragment");
-  imp->add_option("--op", args->op, "the collective, for logs that do not name their binary")
-      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "alltoall", "broadcast",
-                             "reduce", "send_recv", "sendrecv"}));
+  const auto ops = calibrate::collective_spellings();
+  imp->add_option("--op", args->op, "the collective, for logs that do not name their binary (ptdsim's or nccl-tests' name)")
+      ->check(CLI::IsMember(ops));
   imp->add_option("--scope", args->scope, "intra or inter: overrides the log's device list (needed for tail-only logs)")
       ->check(CLI::IsMember({"intra", "inter"}));
   imp->add_option("--ranks", args->ranks, "rank count, for logs whose bandwidths and device list do not fix it")

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/core/check.hpp"
 #include "ptdsim/core/count.hpp"
 #include "ptdsim/io/import.hpp"
 
@@ -37,7 +38,7 @@ void add_scenario_options(CLI::App* cmd, ImportArgs& a) {
       ->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--micro-batch", s.micro_batch, "micro-batch (default 1)")->check(kPositiveCount);
   cmd->add_option("--precision", s.precision, "training precision (default bf16)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32", "tf32"}));
+      ->check(CLI::IsMember(core::trainable_spellings()));
   add_tokens_option(cmd, s.tokens);
   cmd->add_option("--gpu-hour", s.gpu_hour, "price of one GPU-hour: the scenario's cost.gpu_hour")
       ->check(CLI::PositiveNumber);

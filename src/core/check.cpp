@@ -174,12 +174,21 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
 
 }  // namespace
 
+bool trainable(Precision p) { return p != Precision::fp4; }
+
+std::vector<std::string> trainable_spellings() {
+  std::vector<std::string> out;
+  for (int i = 0; i < kPrecisionCount; ++i)
+    if (trainable(static_cast<Precision>(i))) out.emplace_back(name(static_cast<Precision>(i)));
+  return out;
+}
+
 bool precision_ok(const GpuSpec& g, Precision p) {
-  return p != Precision::fp4 && g.peak_flops[static_cast<std::size_t>(p)] > 0;
+  return trainable(p) && g.peak_flops[static_cast<std::size_t>(p)] > 0;
 }
 
 std::string precision_problem(const GpuSpec& g, Precision p) {
-  if (p == Precision::fp4) return "fp4 is a peak rate only: 4-bit training is not modelled (use fp8 or bf16)";
+  if (!trainable(p)) return "fp4 is a peak rate only: 4-bit training is not modelled (use fp8 or bf16)";
   if (!(g.peak_flops[static_cast<std::size_t>(p)] > 0)) return std::string(name(p)) + " has no peak rate on " + g.name;
   return {};
 }

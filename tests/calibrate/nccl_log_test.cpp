@@ -440,3 +440,27 @@ TEST_CASE("calibrate: the 11-column tables of 2018-2019 (no op column) are read 
   CHECK(runs[0].ranks == 2);
   CHECK(runs[0].rows[1].out_of_place.time_s == Approx(30e-6).epsilon(1e-12));
 }
+
+TEST_CASE("calibrate: a collective by its binary, by ptdsim's name or by nccl-tests' name", "[calibrate][nccl]") {
+  CHECK(calibrate::collective_of_binary("all_reduce_perf") == Collective::all_reduce);
+  CHECK(calibrate::collective_of_binary("alltoall_perf") == Collective::all_to_all);
+  CHECK(calibrate::collective_of_binary("sendrecv_perf") == Collective::send_recv);
+  CHECK(calibrate::collective_of_binary("hypercube_perf") == std::nullopt);
+  CHECK(calibrate::collective_of_binary("all_reduce") == std::nullopt);
+  CHECK(calibrate::collective_of_binary("_perf") == std::nullopt);
+  CHECK(calibrate::collective_of_name("all_to_all") == Collective::all_to_all);
+  CHECK(calibrate::collective_of_name("alltoall") == Collective::all_to_all);
+  CHECK(calibrate::collective_of_name("send_recv") == Collective::send_recv);
+  CHECK(calibrate::collective_of_name("sendrecv") == Collective::send_recv);
+  CHECK(calibrate::collective_of_name("all_to_all_perf") == std::nullopt);
+  // every ptdsim name, then the two nccl-tests names that differ: what `calibrate import --op` takes
+  CHECK(calibrate::collective_spellings() ==
+        std::vector<std::string>{"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
+                                 "send_recv", "alltoall", "sendrecv"});
+  // a binary ptdsim has no model for is named with the ones it has
+  const std::string m = message_of("$ ./build/hypercube_perf -b 1M -e 2M\n" + kHeader + kRow1 + kRow2 + kFooter, "h.log");
+  CAPTURE(m);
+  CHECK(m.find("h.log:") == 0);
+  CHECK(m.find("no model for hypercube_perf (supported: all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
+               "alltoall_perf, broadcast_perf, reduce_perf, sendrecv_perf)") != std::string::npos);
+}

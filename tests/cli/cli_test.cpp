@@ -460,3 +460,29 @@ TEST_CASE("cli: evaluate's JSON says where the compute goes", "[cli][kernels]") 
   auto t = ptdsim("evaluate scenarios/nemo-gpt3-175b-h100-fp8.yaml");
   CHECK(t.out.find("Compute by kind (whole model, one step, recomputation included)\n  gemm ") != std::string::npos);
 }
+
+TEST_CASE("cli: the choices of import --precision and calibrate import-nccl-tests --op come from one table each",
+          "[cli]") {
+  // fp4 is a peak rate only: no scenario trains at it, so import does not write one
+  const std::string hf = "import hf tests/data/hf/Meta-Llama-3-70B/config.json --hardware dgx-h100 --gpus 512 "
+                         "--seq-len 8192 --global-batch 512 --precision ";
+  auto fp4 = ptdsim(hf + "fp4");
+  CHECK(fp4.status == 2);
+  CHECK(fp4.err.find("--precision: fp4 not in {bf16,fp16,fp8,fp32,tf32}") != std::string::npos);
+  CHECK(fp4.out.empty());
+  CHECK(ptdsim(hf + "fp8").status == 0);
+  // nccl-tests' own names ("alltoall") and ptdsim's ("all_to_all") name the same collective
+  const std::string log = "calibrate import-nccl-tests tests/data/nccl-tests/autodl-2x2080ti-pcie-noP2P-alltoall.txt --op ";
+  auto nccl = ptdsim(log + "alltoall");
+  CHECK(nccl.status == 0);
+  CHECK(nccl.out.find("all_to_all intra, 2 ranks") != std::string::npos);
+  CHECK(ptdsim(log + "all_to_all").out == nccl.out);
+  auto wrong = ptdsim(log + "all_reduce");
+  CHECK(wrong.status == 2);
+  CHECK(wrong.err.find("the collective given (all_reduce) contradicts the log, which ran alltoall_perf") !=
+        std::string::npos);
+  auto unknown = ptdsim(log + "allreduce_perf");
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err.find("not in {all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,send_recv,"
+                         "alltoall,sendrecv}") != std::string::npos);
+}

@@ -27,9 +27,13 @@ inline constexpr long long kMaxPipelinePasses = 1LL << 18;
 // scenario can be evaluated. Pure, cheap: the sweep calls it per candidate.
 std::vector<Problem> check(const Scenario& s);
 
-// Whether ptdsim times work at precision p on a GPU: the hardware file gives a peak rate there, and
-// p is not fp4, a peak rate only (4-bit training is not modelled, and no file gives an fp4
-// efficiency). check() applies it to training.precision, `ptdsim kernel` to --precision.
+// Whether ptdsim models training at precision p on any GPU: every one but fp4, a peak rate only
+// (4-bit training is not modelled, and no file gives an fp4 efficiency). `ptdsim import
+// --precision` offers these.
+bool trainable(Precision p);
+std::vector<std::string> trainable_spellings();
+// Whether ptdsim times work at precision p on a GPU: p is trainable and the hardware file gives a
+// peak rate there. check() applies it to training.precision, `ptdsim kernel` to --precision.
 bool precision_ok(const GpuSpec& g, Precision p);
 // Why not ("" when precision_ok): "fp8 has no peak rate on A100-SXM4-80GB".
 std::string precision_problem(const GpuSpec& g, Precision p);
