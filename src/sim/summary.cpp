@@ -95,9 +95,12 @@ StepSummary summarize(const StepGraph& g) {
 
   out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
   out.compute_s = work[out.busiest_rank];
+  // A task no collective slowed ends at start + duration exactly (the engine's own sum); counting
+  // only the others keeps the rounding of finish - start - duration (1e-13 s a task) out of the sum,
+  // where it printed as a contention of "0.0 us" on GPUs that have none.
   for (TaskId t : e.stream_tasks(out.busiest_rank, StreamKind::compute))
-    if (e.kind(t) != TaskKind::optimizer)
-      out.contention_s += std::max(0.0, e.finish(t) - e.start(t) - e.duration_s(t));
+    if (e.kind(t) != TaskKind::optimizer && e.finish(t) > e.start(t) + e.duration_s(t))
+      out.contention_s += e.finish(t) - e.start(t) - e.duration_s(t);
   {
     // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
     // idles through the others' cool-down too ((p-1)(t_f+t_b) on every stage of an even 1F1B)

@@ -279,3 +279,17 @@ TEST_CASE("sim: a rank list with two replicas simulates both alike", "[sim][sche
   const auto s = sim::summarize(g);
   CHECK(s.in_flight[2] == s.in_flight[0]);
 }
+
+TEST_CASE("sim: with nothing slowed, the contention is exactly zero", "[sim][summary]") {
+  // Durations no binary fraction holds: finish - start - duration rounds to +-1e-17 per task, which
+  // summed into a contention the report printed as "0.0 us". Only a task that ends later than its
+  // start plus its duration counts.
+  auto c = equal_stages(4, 16, 0.1, 0.3, 0.07);
+  for (double share : {0.0, 0.2}) {
+    auto o = with(core::Schedule::one_f_one_b);
+    o.comm_share = share;  // no collective runs beside compute here, so 0.2 slows nothing either
+    auto g = testing::build(c, o);
+    g.engine.run();
+    CHECK(sim::summarize(g).contention_s == 0.0);
+  }
+}
