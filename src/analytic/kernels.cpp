@@ -10,32 +10,7 @@ namespace {
 
 auto key(const core::GemmTime& r) { return std::make_tuple(static_cast<int>(r.precision), r.m, r.n, r.k); }
 
-// The measured table that times the attention core for `kernel`: the one asked for, else the other
-// (either beats two GEMMs), `other` saying which; null where the file has neither.
-struct AttentionTables {
-  const core::AttentionModel* forward = nullptr;
-  const core::AttentionModel* backward = nullptr;
-  bool other = false;
-};
-AttentionTables attention_tables(const core::KernelTables& t, core::AttentionKernel kernel) {
-  const bool cudnn = t.attention_forward.valid() && t.attention_backward.valid();
-  const bool flash2 = t.flash2_forward.valid() && t.flash2_backward.valid();
-  const bool want_flash2 = kernel == core::AttentionKernel::flash2;
-  if (flash2 && (want_flash2 || !cudnn)) return {&t.flash2_forward, &t.flash2_backward, !want_flash2};
-  if (cudnn) return {&t.attention_forward, &t.attention_backward, want_flash2};
-  return {};
-}
-
 }  // namespace
-
-bool gemm_class(core::Precision p, core::Precision& out) {
-  switch (p) {
-    case core::Precision::bf16:
-    case core::Precision::fp16: out = core::Precision::bf16; return true;
-    case core::Precision::fp8: out = core::Precision::fp8; return true;
-    default: return false;
-  }
-}
 
 const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision p, double m, double n,
                                     double k) {
@@ -51,7 +26,7 @@ const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision
 
 KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k) {
   core::Precision cls;
-  if (g.kernels && gemm_class(p, cls)) {
+  if (g.kernels && core::gemm_class(p, cls)) {
     if (const core::GemmTime* row = find_gemm_row(*g.kernels, cls, m, n, k))
       return {row->time_s, core::TimeSource::measured};
     const core::GemmModel& model = g.kernels->gemm_model[static_cast<std::size_t>(core::index(cls))];
@@ -62,18 +37,14 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
 
 AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a,
                                core::AttentionKernel kernel) {
-  core::Precision cls;
-  if (g.kernels && gemm_class(p, cls)) {
-    const AttentionTables t = attention_tables(*g.kernels, kernel);
-    if (t.forward) return {t.forward->time(a, false), t.backward->time(a, true), core::TimeSource::model};
-  }
+  const core::AttentionTables t = core::attention_tables(g, p, kernel);
+  if (t.forward) return {t.forward->time(a, false), t.backward->time(a, true), core::TimeSource::model};
   return attention_gemms(g, p, a);
 }
 
 std::string attention_fallback(const core::GpuSpec& g, core::Precision p, bool flash_attention,
                                core::AttentionKernel kernel) {
-  core::Precision cls;
-  if (!flash_attention || !g.kernels || !gemm_class(p, cls) || !attention_tables(*g.kernels, kernel).other) return {};
+  if (!flash_attention || !core::attention_tables(g, p, kernel).other) return {};
   return kernel == core::AttentionKernel::flash2
              ? "training.attention_kernel flash2: hardware.gpu.kernels has no attention_flash2 rates, so the "
                "attention core is timed from gpu.kernels.attention (cuDNN's fused attention, faster)"

@@ -46,4 +46,26 @@ double AttentionModel::time(const AttentionShape& a, bool backward) const {
   return t;
 }
 
+bool gemm_class(Precision p, Precision& out) {
+  switch (p) {
+    case Precision::bf16:
+    case Precision::fp16: out = Precision::bf16; return true;
+    case Precision::fp8: out = Precision::fp8; return true;
+    default: return false;
+  }
+}
+
+AttentionTables attention_tables(const GpuSpec& g, Precision p, AttentionKernel kernel) {
+  Precision cls;
+  if (!g.kernels || !gemm_class(p, cls)) return {};
+  const KernelTables& t = *g.kernels;
+  const bool cudnn = t.attention_forward.valid() && t.attention_backward.valid();
+  const bool flash2 = t.flash2_forward.valid() && t.flash2_backward.valid();
+  const bool want_flash2 = kernel == AttentionKernel::flash2;
+  if (flash2 && (want_flash2 || !cudnn))
+    return {&t.flash2_forward, &t.flash2_backward, AttentionKernel::flash2, !want_flash2};
+  if (cudnn) return {&t.attention_forward, &t.attention_backward, AttentionKernel::cudnn, want_flash2};
+  return {};
+}
+
 }  // namespace ptdsim::core

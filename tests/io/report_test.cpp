@@ -116,3 +116,26 @@ TEST_CASE("io: the table shows memory against capacity and a verdict per communi
   CHECK(t.find("partly exposed") != std::string::npos);
   CHECK(t.find("MFU 42.0%") != std::string::npos);
 }
+
+TEST_CASE("io: the switches say what times the flash-attention core", "[io][report]") {
+  auto r = sample();
+  auto line = [&] {
+    const std::string t = io::report_table(r);
+    const auto at = t.find("flash attention ");
+    REQUIRE(at != std::string::npos);
+    return t.substr(at, t.find(", optimizer", at) - at);
+  };
+  CHECK(line() == "flash attention on (two GEMMs)");  // no kernel tables: its two GEMMs at the GEMM rate
+  auto tables = std::make_shared<core::KernelTables>();
+  tables->attention_forward.rate_flops = tables->attention_backward.rate_flops = 500e12;
+  r.scenario.hardware.gpu.kernels = tables;
+  CHECK(line() == "flash attention on (cudnn)");
+  r.scenario.training.attention_kernel = core::AttentionKernel::flash2;
+  CHECK(line() == "flash attention on (cudnn, no flash2 tables)");  // evaluate warns of the same
+  tables->flash2_forward.rate_flops = tables->flash2_backward.rate_flops = 300e12;
+  CHECK(line() == "flash attention on (flash2)");
+  r.scenario.training.precision = core::Precision::fp32;  // no table measures fp32
+  CHECK(line() == "flash attention on (two GEMMs)");
+  r.scenario.training.flash_attention = false;
+  CHECK(line() == "flash attention off");
+}

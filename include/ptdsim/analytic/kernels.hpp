@@ -15,10 +15,6 @@ struct KernelTime {
   core::TimeSource source = core::TimeSource::model;
 };
 
-// The precision whose GEMM rows and model serve `p`: bf16 for bf16 and fp16 (the same tensor
-// cores at the same peak), fp8 for fp8; nothing for fp32 and tf32 (no tables measure them).
-bool gemm_class(core::Precision p, core::Precision& out);
-
 // The measured row of exactly (precision class, m, n, k), or null. Binary search over the rows,
 // which the loader keeps sorted.
 const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision p, double m, double n,

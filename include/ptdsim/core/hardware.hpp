@@ -95,6 +95,14 @@ struct AttentionShape {
   double flops() const;
 };
 
+// Which flash-attention kernel times the attention core (training.attention_kernel), when the
+// hardware file has measured attention rates (docs/analytic.md "Compute from measured kernels"):
+// cudnn: cuDNN's fused attention, which Transformer Engine picks on Hopper and newer (its
+//   gpu.kernels.attention table); flash2: FlashAttention-2, which PyTorch's
+//   scaled_dot_product_attention runs first by default and flash-attn / Triton-based frameworks use
+//   (gpu.kernels.attention_flash2; on an H100 about half cuDNN's rate).
+enum class AttentionKernel { cudnn, flash2 };
+
 // One direction of the flash-attention core, fitted to the measured rows:
 //   time = flops / rate + 2 bytes * b * head_dim * (s_q * heads / q_Bps + s_k * kv_heads / kv_Bps)
 // flops = 4 b heads s_q s_k head_dim (halved when causal), x 2.5 backward (FlashAttention-2's count).
@@ -145,6 +153,11 @@ struct KernelTables {
   double optimizer_Bps = 0;  // fused AdamW step: bytes of optimizer state moved per second
 };
 
+// The precision whose GEMM rows, GEMM model and attention tables serve `p`: bf16 for bf16 and fp16
+// (the same tensor cores at the same peak), fp8 for fp8 (its attention core stays bf16, as
+// Transformer Engine keeps it); nothing for fp32 and tf32 (no table measures them).
+bool gemm_class(Precision p, Precision& out);
+
 struct GpuSpec {
   std::string name;
   double memory_bytes = 0;
@@ -186,6 +199,17 @@ struct GpuSpec {
   double tdp_w = 0;
   double idle_w = 0;
 };
+
+// The measured tables that time flash attention's core for `kernel` at precision p on g: the ones
+// asked for, else the other kernel's (either beats two GEMMs), `other` saying so; `forward` null
+// where none does (no tables, or fp32/tf32), and the core is then timed as its two GEMMs.
+struct AttentionTables {
+  const AttentionModel* forward = nullptr;
+  const AttentionModel* backward = nullptr;
+  AttentionKernel kernel = AttentionKernel::cudnn;  // whose tables these are
+  bool other = false;                               // not the kernel asked for
+};
+AttentionTables attention_tables(const GpuSpec& g, Precision p, AttentionKernel kernel);
 
 struct HardwareSpec {
   std::string name;

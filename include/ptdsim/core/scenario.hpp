@@ -25,14 +25,6 @@ enum class Optimizer { adam, sgd };
 //   converted to fp32 shard by shard at the optimizer step (docs/analytic.md "Memory").
 enum class MainGrads { fp32, bit16 };
 
-// Which flash-attention kernel times the attention core (training.attention_kernel), when the
-// hardware file has measured attention rates (docs/analytic.md "Compute from measured kernels"):
-// cudnn: cuDNN's fused attention, which Transformer Engine picks on Hopper and newer (its
-//   gpu.kernels.attention table); flash2: FlashAttention-2, which PyTorch's
-//   scaled_dot_product_attention runs first by default and flash-attn / Triton-based frameworks use
-//   (gpu.kernels.attention_flash2; on an H100 about half cuDNN's rate).
-enum class AttentionKernel { cudnn, flash2 };
-
 struct TrainingSpec {
   int seq_len = 2048;
   int micro_batch = 1;

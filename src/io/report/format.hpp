@@ -18,9 +18,16 @@ inline std::string seconds(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
-// training.flash_attention with the kernel that times it: "on (cudnn)", "on (flash2)", "off"
-inline std::string flash_attention_text(const core::TrainingSpec& t) {
-  return t.flash_attention ? fmt::format("on ({})", core::name(t.attention_kernel)) : std::string("off");
+// training.flash_attention with what times its core: "on (cudnn)" or "on (flash2)", the kernel
+// whose measured tables do (core::attention_tables, which analytic::attention_kernel reads too;
+// "on (cudnn, no flash2 tables)" where the asked-for one has none), "on (two GEMMs)" where the
+// hardware file has no attention tables for the run's precision, or "off".
+inline std::string flash_attention_text(const core::TrainingSpec& t, const core::GpuSpec& g) {
+  if (!t.flash_attention) return "off";
+  const core::AttentionTables tables = core::attention_tables(g, t.precision, t.attention_kernel);
+  if (!tables.forward) return "on (two GEMMs)";
+  return tables.other ? fmt::format("on ({}, no {} tables)", core::name(tables.kernel), core::name(t.attention_kernel))
+                      : fmt::format("on ({})", core::name(tables.kernel));
 }
 
 // decimal units, as bandwidths are quoted: "1.50 GB"

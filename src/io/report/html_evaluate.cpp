@@ -89,7 +89,7 @@ std::string inputs_table(const core::Report& r, const PageInfo& info) {
   tab.row({"switches",
            fmt::format("ZeRO-{}, sequence parallel {}, recompute {}, flash attention {}, optimizer {}; "
                        "overlap: tp {}, pp {}, dp {}, ZeRO-3 prefetch {}",
-                       p.zero, on(p.sequence_parallel), core::name(t.recompute), report::flash_attention_text(t),
+                       p.zero, on(p.sequence_parallel), core::name(t.recompute), report::flash_attention_text(t, s.hardware.gpu),
                        core::name(t.optimizer), on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp),
                        on(t.overlap.zero3_prefetch))});
   tab.row({"precision and gradients", fmt::format("{}, {} main gradients, placement {}", core::name(t.precision),

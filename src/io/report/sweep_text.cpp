@@ -42,7 +42,7 @@ std::string fixed_line(const core::Scenario& base, const planner::Space& space) 
   return fmt::format(
       "  fixed: {}, flash attention {}, optimizer {}, {} main gradients, framework {}; overlap {}, {}, {}, "
       "ZeRO-3 prefetch {}; placement {}\n",
-      core::name(t.precision), report::flash_attention_text(t), core::name(t.optimizer), core::name(t.main_grads),
+      core::name(t.precision), report::flash_attention_text(t, base.hardware.gpu), core::name(t.optimizer), core::name(t.main_grads),
       t.framework.empty() ? "-" : t.framework, overlap("tp", space.overlap_tp(), t.overlap.tp),
       overlap("pp", space.overlap_pp(), t.overlap.pp), overlap("dp", space.overlap_dp(), t.overlap.dp),
       on(t.overlap.zero3_prefetch), core::placement_text(base.parallel));

@@ -205,7 +205,7 @@ std::string report_table(const core::Report& r) {
   out += fmt::format(
       "  switches  {}, flash attention {}, optimizer {}, {} main gradients; overlap tp {}, pp {}, dp {}, "
       "ZeRO-3 prefetch {}; placement {}\n",
-      core::name(t.precision), report::flash_attention_text(t), core::name(t.optimizer), core::name(t.main_grads),
+      core::name(t.precision), report::flash_attention_text(t, s.hardware.gpu), core::name(t.optimizer), core::name(t.main_grads),
       on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp), on(t.overlap.zero3_prefetch),
       core::placement_text(p));
   if (!t.framework.empty()) {
