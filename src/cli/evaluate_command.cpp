@@ -19,7 +19,7 @@ namespace {
 struct EvaluateArgs {
   std::string scenario;
   std::vector<std::string> sets;
-  std::string tokens;
+  PlanOptions plan;  // --tokens, --gpu-hour
   std::string trace;
   bool require_fit = false;
   OutputOptions out;
@@ -30,7 +30,7 @@ struct EvaluateArgs {
 constexpr int kDoesNotFit = 3;
 
 int run(const EvaluateArgs& a) {
-  const core::Scenario s = io::load_scenario(a.scenario, overrides_of(a.sets, a.tokens));
+  const core::Scenario s = io::load_scenario(a.scenario, overrides_of(a.sets, a.plan));
   std::string trace;
   core::Timeline timeline;
   const bool html = a.out.format == "html";
@@ -60,7 +60,7 @@ void add_evaluate(CLI::App& app) {
       "evaluate", "simulate one training step of a scenario: time, memory, communication");
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
   add_set_option(cmd, args->sets);
-  add_tokens_option(cmd, args->tokens);
+  add_plan_options(cmd, args->plan);
   add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
   cmd->add_flag("--require-fit", args->require_fit,

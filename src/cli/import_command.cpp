@@ -40,8 +40,7 @@ void add_scenario_options(CLI::App* cmd, ImportArgs& a) {
   cmd->add_option("--precision", s.precision, "training precision (default bf16)")
       ->check(CLI::IsMember(core::trainable_spellings()));
   add_tokens_option(cmd, s.tokens);
-  cmd->add_option("--gpu-hour", s.gpu_hour, "price of one GPU-hour: the scenario's cost.gpu_hour")
-      ->check(CLI::PositiveNumber);
+  add_gpu_hour_option(cmd, s.gpu_hour);
   cmd->add_option("--framework", s.framework, "training.framework, whose defaults fill the unset switches");
   cmd->add_option("-o,--output", a.out, "write the YAML to FILE (whole or not at all); default stdout");
 }

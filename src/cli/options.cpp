@@ -49,11 +49,48 @@ void add_tokens_option(CLI::App* cmd, std::string& tokens) {
           "COUNT"));
 }
 
-std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, const std::string& tokens) {
+namespace {
+
+CLI::Validator price_check() {
+  return CLI::Validator(
+      [](const std::string& v) {
+        // cost.gpu_hour's range, as the scenario loader checks it (docs/inputs.md "Valid ranges")
+        const io::ValidRange r = io::valid_range("cost.gpu_hour");
+        double x = 0;
+        std::size_t used = 0;
+        try {
+          x = std::stod(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        return used == v.size() && used > 0 && x > r.min && x <= r.max
+                   ? std::string()
+                   : fmt::format("a price above {:g} and at most {:g} per GPU-hour, such as 2.5, got {}", r.min, r.max, v);
+      },
+      "PRICE");
+}
+
+}  // namespace
+
+template <typename T> void add_gpu_hour_option(CLI::App* cmd, T& price) {
+  cmd->add_option("--gpu-hour", price,
+                  "price of one GPU-hour, in any currency (cost.gpu_hour): with --tokens, adds the cost to train")
+      ->check(price_check());
+}
+template void add_gpu_hour_option<std::string>(CLI::App*, std::string&);
+template void add_gpu_hour_option<double>(CLI::App*, double&);
+
+void add_plan_options(CLI::App* cmd, PlanOptions& plan) {
+  add_tokens_option(cmd, plan.tokens);
+  add_gpu_hour_option(cmd, plan.gpu_hour);
+}
+
+std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, const PlanOptions& plan) {
   std::vector<io::Override> overrides;
-  overrides.reserve(sets.size() + 1);
+  overrides.reserve(sets.size() + 2);
   for (const auto& s : sets) overrides.push_back(io::parse_override(s));
-  if (!tokens.empty()) overrides.push_back(io::Override{"training.tokens", tokens});
+  if (!plan.tokens.empty()) overrides.push_back(io::Override{"training.tokens", plan.tokens});
+  if (!plan.gpu_hour.empty()) overrides.push_back(io::Override{"cost.gpu_hour", plan.gpu_hour});
   return overrides;
 }
 

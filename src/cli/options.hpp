@@ -25,10 +25,21 @@ void add_output_options(CLI::App* cmd, OutputOptions& out, const std::vector<std
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 // --tokens 15T: the token budget to train on (training.tokens), checked by core::parse_count.
 void add_tokens_option(CLI::App* cmd, std::string& tokens);
+// --gpu-hour 2.5: the price of one GPU-hour (cost.gpu_hour), checked against that key's valid range
+// so that a bad price names the flag. `price` is a string (evaluate, sweep: an override) or a number
+// (import: written into the scenario).
+template <typename T> void add_gpu_hour_option(CLI::App* cmd, T& price);
 
-// The scenario's overrides: every --set, then --tokens as one more (`training.tokens=...`), so its
-// problems read like any other override's.
-std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, const std::string& tokens);
+// What the plan options of evaluate and sweep add to a scenario: the budget and the price.
+struct PlanOptions {
+  std::string tokens;    // --tokens
+  std::string gpu_hour;  // --gpu-hour
+};
+void add_plan_options(CLI::App* cmd, PlanOptions& plan);
+
+// The scenario's overrides: every --set, then --tokens and --gpu-hour as more of them
+// (`training.tokens=...`, `cost.gpu_hour=...`), so their problems read like any other override's.
+std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, const PlanOptions& plan);
 
 // Each of a report's warnings on stderr, "ptdsim: warning: ...".
 void print_warnings(const std::vector<std::string>& warnings);

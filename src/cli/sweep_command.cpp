@@ -27,7 +27,7 @@ struct SweepArgs {
   std::string scenario;
   int gpus = 0;
   std::vector<std::string> sets;
-  std::string tokens;
+  PlanOptions plan;  // --tokens, --gpu-hour
   int top = 10;
   int threads = 0;
   std::string objective = "time";
@@ -81,14 +81,14 @@ void check_objective(const std::string& objective, const core::Scenario& base) {
   };
   if (objective == "days" || objective == "gpu_hours" || objective == "cost" || objective == "energy")
     need(base.training.tokens > 0, "a token budget: --tokens 15T or training.tokens");
-  if (objective == "cost") need(base.cost.gpu_hour > 0, "a price: cost.gpu_hour in the scenario (or --set)");
+  if (objective == "cost") need(base.cost.gpu_hour > 0, "a price: --gpu-hour 2.5 or cost.gpu_hour");
   if (objective == "energy")
     need(base.hardware.gpu.tdp_w > 0 && base.hardware.gpu.idle_w > 0,
          "the GPU's power: hardware.gpu.tdp_w and hardware.gpu.idle_w");
 }
 
 void run(const SweepArgs& a) {
-  const std::vector<io::Override> overrides = overrides_of(a.sets, a.tokens);
+  const std::vector<io::Override> overrides = overrides_of(a.sets, a.plan);
   std::vector<std::string> keys;
   for (const auto& o : overrides) keys.push_back(o.key);
   // The file (with its --set) must be a valid scenario on its own cluster; --gpus then only moves
@@ -179,12 +179,12 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "GPUs to lay out (default: the scenario's)")
       ->check(CLI::Range(1LL, static_cast<long long>(io::valid_range("cluster.gpus").max)));
   add_set_option(cmd, args->sets);
-  add_tokens_option(cmd, args->tokens);
+  add_plan_options(cmd, args->plan);
   cmd->add_option("--top", args->top, "how many layouts to rank")->check(kPositiveCount)->default_val(10);
   cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--objective", args->objective,
-                  "what to rank by: time, memory, mfu, or with --tokens days, gpu_hours, cost (as time) and "
+                  "what to rank by: time, memory, mfu, or with --tokens days, gpu_hours, cost (as time; with --gpu-hour) and "
                   "energy; ties go to more memory headroom")
       ->check(CLI::IsMember(kObjectives))
       ->default_str("time");

@@ -130,7 +130,18 @@ TEST_CASE("cli: --tokens and a price give days, GPU-hours, energy and cost", "[c
         Approx(priced["to_train"]["gpu_hours"].get<double>() * 1.5).epsilon(1e-12));
   const auto table = ptdsim("evaluate scenarios/default.yaml --tokens 300B");
   CHECK(has(table.out, "To train: 300B tokens (95.4K steps): "));
-  CHECK(has(table.out, "cost not known (cost.gpu_hour)"));
+  CHECK(has(table.out, "cost not known: give cost.gpu_hour (or --gpu-hour 2.5)"));
+  // --gpu-hour is the price as --tokens is the budget: the same override, cost.gpu_hour
+  const auto flag = ptdsim("evaluate scenarios/default.yaml --tokens 300B --gpu-hour 1.5 --format json");
+  REQUIRE(flag.status == 0);
+  CHECK(nlohmann::json::parse(flag.out) == priced);
+  // and it ranks a sweep by cost: the cheapest layout's cost is its GPU-hours at that price
+  const auto sweep = ptdsim("sweep scenarios/default.yaml --tp 8 --pp 8,16 --objective cost --tokens 300B "
+                            "--gpu-hour 2 --top 2 --no-scenario-rank --format json");
+  INFO(sweep.err);
+  REQUIRE(sweep.status == 0);
+  const auto best = nlohmann::json::parse(sweep.out)["results"].at(0)["to_train"];
+  CHECK(best["cost"].get<double>() == Approx(best["gpu_hours"].get<double>() * 2).epsilon(1e-12));
 }
 
 TEST_CASE("cli: the sweep's lists, ranges, searched switches and free memory", "[cli][plan][sweep]") {
@@ -168,7 +179,13 @@ TEST_CASE("cli: the new inputs' usage errors exit 2 and say what is wrong", "[cl
   bad("sweep scenarios/default.yaml --search overlap.dpp", "--search: overlap.dpp not in");
   bad("sweep scenarios/default.yaml --objective energy", "--objective: error: energy needs a token budget: --tokens 15T or training.tokens");
   bad("sweep scenarios/default.yaml --objective cost --tokens 1T",
-      "--objective: error: cost needs a price: cost.gpu_hour in the scenario (or --set)");
+      "--objective: error: cost needs a price: --gpu-hour 2.5 or cost.gpu_hour");
+  // the price's range is cost.gpu_hour's (above 0, at most a million), and the flag is named
+  for (const char* price : {"0", "-1", "abc", "2e6", "inf", "nan", "2.5x"})
+    bad(std::string("evaluate scenarios/default.yaml --gpu-hour ") + price,
+        std::string("--gpu-hour: a price above 0 and at most 1e+06 per GPU-hour, such as 2.5, got ") + price);
+  bad("sweep scenarios/default.yaml --gpu-hour 0", "--gpu-hour: a price above 0");
+  bad("import hf tests/data/hf/Meta-Llama-3-70B/config.json --gpu-hour 2e6", "--gpu-hour: a price above 0");
   bad("evaluate scenarios/default.yaml --tokens 15Q", "--tokens: a count from 1 to 1e+18, such as 15T, 300B or 2.5e12, got 15Q");
   // above training.tokens' range: the flag is named, not the --set it becomes
   bad("evaluate scenarios/default.yaml --tokens 1e30", "--tokens: a count from 1 to 1e+18, such as 15T, 300B or 2.5e12, got 1e30");

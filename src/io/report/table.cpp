@@ -171,7 +171,7 @@ std::string report::to_train_line(const core::Report& r) {
                                       t.gpu_power_w)
                         : std::string(", energy not known (hardware.gpu.tdp_w and idle_w)");
   out += t.has_cost(s) ? fmt::format(", cost {} at {:g} per GPU-hour", big(t.cost), s.cost.gpu_hour)
-                       : std::string(", cost not known (cost.gpu_hour)");
+                       : std::string(", cost not known: give cost.gpu_hour (or --gpu-hour 2.5)");
   return out;
 }
 
