@@ -90,7 +90,8 @@ std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, con
   overrides.reserve(sets.size() + 2);
   for (const auto& s : sets) overrides.push_back(io::parse_override(s));
   if (!plan.tokens.empty()) overrides.push_back(io::Override{"training.tokens", plan.tokens});
-  if (!plan.gpu_hour.empty()) overrides.push_back(io::Override{"cost.gpu_hour", plan.gpu_hour});
+  // the price as the number price_check read ("0x10" and " 2" are 16 and 2 to std::stod, not to YAML)
+  if (!plan.gpu_hour.empty()) overrides.push_back(io::Override{"cost.gpu_hour", fmt::format("{}", std::stod(plan.gpu_hour))});
   return overrides;
 }
 
