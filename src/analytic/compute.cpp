@@ -1,5 +1,6 @@
 #include "ptdsim/analytic/compute.hpp"
 
+#include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/operators.hpp"
 
 #include <algorithm>
@@ -170,7 +171,7 @@ EndTimes logits_times(const core::Scenario& s, const EndOps& e) {
 double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated) {
   const double bytes = optimizer_step_bytes_per_param(t);
   if (g.kernels && g.kernels->optimizer_Bps > 0)
-    return g.memory_bound_factor * bytes * params_updated / g.kernels->optimizer_Bps;
+    return launch_floor(g, g.memory_bound_factor * bytes * params_updated / g.kernels->optimizer_Bps);
   return memory_time(g, bytes * params_updated);
 }
 

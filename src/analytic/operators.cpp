@@ -121,6 +121,13 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 
 void add(LayerOps& out, const core::OperatorTime& o) { out.ops[static_cast<std::size_t>(out.count++)] = o; }
 
+// Each pass of an operator (forward, B, W) runs at least one kernel: at least one launch
+// (launch_floor). The fitted overhead is not a kernel.
+void at_least_one_launch(const Timing& t, core::OperatorTime& o) {
+  if (o.kind == OperatorKind::overhead) return;
+  for (double* x : {&o.forward_s, &o.backward_input_s, &o.backward_weight_s}) *x = launch_floor(t.g, *x);
+}
+
 }  // namespace
 
 const core::OperatorTime* LayerOps::find(core::Operator op) const {
@@ -215,6 +222,8 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   }
   add(out, dropout_add_op(t, Operator::mlp_dropout_add, tokens / sp, h));
 
+  for (int i = 0; i < out.count; ++i) at_least_one_launch(t, out.ops[static_cast<std::size_t>(i)]);
+
   if (t.tables && t.g.layer_overhead_s > 0) {
     core::OperatorTime o = op_of(Operator::overhead, OperatorKind::overhead, 0, 0, 0, 1);
     o.forward_s = o.backward_input_s = o.backward_weight_s = t.g.layer_overhead_s;
@@ -265,6 +274,7 @@ EndOps end_ops(const core::Scenario& s) {
     e.cross_entropy.backward_input_s = memory_time(g, 10 * tokens * V / tp);
     e.cross_entropy.source = TimeSource::hbm_efficiency;
   }
+  for (core::OperatorTime* o : {&e.embedding, &e.logits, &e.cross_entropy}) at_least_one_launch(t, *o);
   return e;
 }
 

@@ -48,7 +48,8 @@ void run_gemm(const KernelArgs& a) {
   const core::HardwareSpec hw = io::load_hardware(a.hardware);
   const auto p = precision_of(a, hw.gpu);
   const double m = static_cast<double>(a.m), n = static_cast<double>(a.n), k = static_cast<double>(a.k);
-  const analytic::KernelTime t = analytic::gemm_kernel(hw.gpu, p, m, n, k);
+  analytic::KernelTime t = analytic::gemm_kernel(hw.gpu, p, m, n, k);
+  t.time_s = analytic::launch_floor(hw.gpu, t.time_s);  // as the step times it (operators.cpp)
   const double tflops = t.time_s > 0 ? 2 * m * n * k / t.time_s / 1e12 : 0.0;
   if (a.out.format == "json") {
     nlohmann::ordered_json j;
@@ -79,7 +80,9 @@ void run_attention(const KernelArgs& a) {
   const core::Precision p = precision_of(a, hw.gpu);
   const std::string fallback = analytic::attention_fallback(hw.gpu, p, true, kernel);
   if (!fallback.empty()) print_warnings({a.hardware + ": " + fallback});
-  const analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, p, s, kernel);
+  analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, p, s, kernel);
+  t.forward_s = analytic::launch_floor(hw.gpu, t.forward_s);  // as the step times it (operators.cpp)
+  t.backward_s = analytic::launch_floor(hw.gpu, t.backward_s);
   if (a.out.format == "json") {
     nlohmann::ordered_json j;
     j["fwd_s"] = t.forward_s;

@@ -157,6 +157,55 @@ TEST_CASE("analytic: the fitted overhead per layer and the factor on memory-boun
   CHECK(optimizer_time(s.hardware.gpu, s.training, 1e9) == Approx(2 * 34e9 / 2.5e12).epsilon(1e-12));
 }
 
+TEST_CASE("analytic: with tables no pass of an operator is shorter than one kernel launch", "[analytic][operators]") {
+  auto s = gpt3_on_tables();
+  s.hardware.gpu.layer_overhead_s = 2e-6;  // the fitted overhead is not a kernel: never raised
+  const LayerOps plain = layer_ops(s, false);
+  const EndOps plain_ends = end_ops(s);
+  // a launch above some of GPT-3's passes at tp 8 (the norms' 2048/8 rows: tens of microseconds)
+  // and below others (qkv's hundreds)
+  const double launch = 40e-6;
+  s.hardware.gpu.kernel_launch_s = launch;
+  const LayerOps floored = layer_ops(s, false);
+  const EndOps ends = end_ops(s);
+  REQUIRE(floored.count == plain.count);
+  int raised = 0, kept = 0;
+  auto check_pass = [&](double before, double after, OperatorKind kind) {
+    if (kind == OperatorKind::overhead || before == 0) {
+      CHECK(after == before);  // no kernel, or not a kernel: no floor
+    } else if (before < launch) {
+      CHECK(after == launch);
+      ++raised;
+    } else {
+      CHECK(after == before);
+      ++kept;
+    }
+  };
+  for (int i = 0; i < plain.count; ++i) {
+    const auto& a = plain.ops[static_cast<std::size_t>(i)];
+    const auto& b = floored.ops[static_cast<std::size_t>(i)];
+    check_pass(a.forward_s, b.forward_s, a.kind);
+    check_pass(a.backward_input_s, b.backward_input_s, a.kind);
+    check_pass(a.backward_weight_s, b.backward_weight_s, a.kind);
+  }
+  check_pass(plain_ends.embedding.forward_s, ends.embedding.forward_s, OperatorKind::memory_bound);
+  check_pass(plain_ends.cross_entropy.forward_s, ends.cross_entropy.forward_s, OperatorKind::loss);
+  CHECK(raised > 0);
+  CHECK(kept > 0);
+  // the optimizer step of a handful of parameters: one launch, not nanoseconds
+  CHECK(optimizer_time(s.hardware.gpu, s.training, 10) == launch);
+  // the scalar model (no tables) is fitted end to end and takes no floor
+  auto scalar = testing::gpt3_1024();
+  const LayerOps before = layer_ops(scalar, false);
+  scalar.hardware.gpu.kernel_launch_s = launch;
+  const LayerOps after = layer_ops(scalar, false);
+  for (int i = 0; i < before.count; ++i)
+    CHECK(after.ops[static_cast<std::size_t>(i)].forward_s == before.ops[static_cast<std::size_t>(i)].forward_s);
+  CHECK(launch_floor(scalar.hardware.gpu, 1e-9) == 1e-9);
+  CHECK(launch_floor(s.hardware.gpu, 1e-9) == launch);
+  CHECK(launch_floor(s.hardware.gpu, 0.0) == 0.0);
+}
+
 TEST_CASE("analytic: without tables the operators carry the scalar model's times", "[analytic][operators]") {
   const auto s = testing::gpt3_1024();
   const auto& g = s.hardware.gpu;

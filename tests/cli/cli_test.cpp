@@ -368,6 +368,13 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     CHECK(fa2["fwd_s"].get<double>() / j["fwd_s"].get<double>() > 1.5);
     CHECK(fa2["fwd_s"].get<double>() / j["fwd_s"].get<double>() < 2.2);
   }
+  SECTION("a kernel shorter than the H100's measured launch (1.35 us) takes the launch, as in a step") {
+    auto r = ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1 --heads 1 --format json");
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["fwd_s"].get<double>() == Approx(1.35e-6).epsilon(1e-12));  // the model alone: 0.2 ns
+    CHECK(j["bwd_s"].get<double>() == Approx(1.35e-6).epsilon(1e-12));
+  }
   SECTION("hardware without kernel tables: the scalar efficiency") {
     auto r = ptdsim("kernel hardware/dgx-a100-80g.yaml gemm --m 4096 --n 4096 --k 4096 --format json");
     REQUIRE(r.status == 0);
