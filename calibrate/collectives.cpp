@@ -12,6 +12,7 @@
 #include "bench.hpp"
 #include "kernels.hpp"
 #include "ptdsim/calibrate/collective_check.hpp"
+#include "ptdsim/calibrate/nccl_log.hpp"
 #include "ptdsim/core/names.hpp"
 
 namespace ptdsim::calibrate_tool {
@@ -20,19 +21,9 @@ namespace {
 using core::Collective;
 namespace check = calibrate::check;
 
-// nccl-tests' binary names, for the printed header.
-const char* binary(Collective op) {
-  switch (op) {
-    case Collective::all_reduce: return "all_reduce_perf";
-    case Collective::all_gather: return "all_gather_perf";
-    case Collective::reduce_scatter: return "reduce_scatter_perf";
-    case Collective::all_to_all: return "alltoall_perf";
-    case Collective::broadcast: return "broadcast_perf";
-    case Collective::reduce: return "reduce_perf";
-    case Collective::send_recv: return "sendrecv_perf";
-  }
-  return "";
-}
+// nccl-tests' binary name, for the printed header: its name of the collective and "_perf"
+// (calibrate::nccl_tests_names, the table the log reader reads it back with).
+std::string binary(Collective op) { return calibrate::nccl_tests_names()[static_cast<std::size_t>(op)] + "_perf"; }
 
 // The buffer is split among the ranks: nccl-tests' size is count x ranks x 4 bytes.
 bool split(Collective op) {

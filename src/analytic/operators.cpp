@@ -72,9 +72,10 @@ core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, doub
   const KernelTime f = gemm_kernel(t.g, p, m, n, k);
   const KernelTime b = gemm_kernel(t.g, p, m, k, n);
   const KernelTime w = gemm_kernel(t.g, p, n, k, m);
-  o.forward_s = count * f.time_s;
-  o.backward_input_s = count * b.time_s;
-  o.backward_weight_s = count * w.time_s;
+  // `count` GEMMs (local experts), each at least one launch
+  o.forward_s = count * launch_floor(t.g, f.time_s, f.source);
+  o.backward_input_s = count * launch_floor(t.g, b.time_s, b.source);
+  o.backward_weight_s = count * launch_floor(t.g, w.time_s, w.source);
   o.source = std::max({f.source, b.source, w.source});  // the least direct of the three
   return o;
 }
@@ -122,10 +123,10 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 void add(LayerOps& out, const core::OperatorTime& o) { out.ops[static_cast<std::size_t>(out.count++)] = o; }
 
 // Each pass of an operator (forward, B, W) runs at least one kernel: at least one launch
-// (launch_floor). The fitted overhead is not a kernel.
+// (launch_floor), where the tables time it. The fitted overhead is not a kernel.
 void at_least_one_launch(const Timing& t, core::OperatorTime& o) {
   if (o.kind == OperatorKind::overhead) return;
-  for (double* x : {&o.forward_s, &o.backward_input_s, &o.backward_weight_s}) *x = launch_floor(t.g, *x);
+  for (double* x : {&o.forward_s, &o.backward_input_s, &o.backward_weight_s}) *x = launch_floor(t.g, *x, o.source);
 }
 
 }  // namespace

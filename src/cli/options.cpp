@@ -1,5 +1,8 @@
 #include "options.hpp"
 
+#include <charconv>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "ptdsim/core/error.hpp"
@@ -51,19 +54,23 @@ void add_tokens_option(CLI::App* cmd, std::string& tokens) {
 
 namespace {
 
+// A decimal number, all of `v`: std::from_chars takes no leading space, sign "+" or "0x", so the
+// text is one the scenario's YAML reads as the same number.
+std::optional<double> decimal(const std::string& v) {
+  double x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return x;
+}
+
 CLI::Validator price_check() {
   return CLI::Validator(
       [](const std::string& v) {
-        // cost.gpu_hour's range, as the scenario loader checks it (docs/inputs.md "Valid ranges")
+        // cost.gpu_hour's range, as the scenario loader checks it (docs/inputs.md "Valid ranges"),
+        // tested here so that a bad price names the flag, as --tokens does
         const io::ValidRange r = io::valid_range("cost.gpu_hour");
-        double x = 0;
-        std::size_t used = 0;
-        try {
-          x = std::stod(v, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        return used == v.size() && used > 0 && x > r.min && x <= r.max
+        const auto x = decimal(v);
+        return x && *x > r.min && *x <= r.max
                    ? std::string()
                    : fmt::format("a price above {:g} and at most {:g} per GPU-hour, such as 2.5, got {}", r.min, r.max, v);
       },
@@ -90,8 +97,7 @@ std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, con
   overrides.reserve(sets.size() + 2);
   for (const auto& s : sets) overrides.push_back(io::parse_override(s));
   if (!plan.tokens.empty()) overrides.push_back(io::Override{"training.tokens", plan.tokens});
-  // the price as the number price_check read ("0x10" and " 2" are 16 and 2 to std::stod, not to YAML)
-  if (!plan.gpu_hour.empty()) overrides.push_back(io::Override{"cost.gpu_hour", fmt::format("{}", std::stod(plan.gpu_hour))});
+  if (!plan.gpu_hour.empty()) overrides.push_back(io::Override{"cost.gpu_hour", plan.gpu_hour});
   return overrides;
 }
 

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "loaders.hpp"
 #include "ptdsim/io/load.hpp"
 
@@ -137,9 +139,8 @@ std::string scenario_file(const std::string& header, const std::string& name, co
   out += "training:\n";
   for (const auto& [kv, from] : lines.training) out += commented("  ", kv, from);
   if (opt.gpu_hour > 0) {
-    char price[32];
-    std::snprintf(price, sizeof price, "%g", opt.gpu_hour);
-    out += "cost:\n" + commented("  ", std::string("gpu_hour: ") + price, "--gpu-hour");
+    // the shortest text that reads back as the same number (%g kept six digits: 2.3456789 -> 2.34568)
+    out += "cost:\n" + commented("  ", fmt::format("gpu_hour: {}", opt.gpu_hour), "--gpu-hour");
   }
   // never write what ptdsim would refuse: load it, cross-field checks included
   load_scenario_from_string(out, "the imported scenario (" + source_name + ")");

@@ -201,9 +201,24 @@ TEST_CASE("analytic: with tables no pass of an operator is shorter than one kern
   const LayerOps after = layer_ops(scalar, false);
   for (int i = 0; i < before.count; ++i)
     CHECK(after.ops[static_cast<std::size_t>(i)].forward_s == before.ops[static_cast<std::size_t>(i)].forward_s);
-  CHECK(launch_floor(scalar.hardware.gpu, 1e-9) == 1e-9);
-  CHECK(launch_floor(s.hardware.gpu, 1e-9) == launch);
-  CHECK(launch_floor(s.hardware.gpu, 0.0) == 0.0);
+  CHECK(launch_floor(scalar.hardware.gpu, 1e-9, TimeSource::model) == 1e-9);  // no tables
+  CHECK(launch_floor(s.hardware.gpu, 1e-9, TimeSource::model) == launch);
+  CHECK(launch_floor(s.hardware.gpu, 1e-9, TimeSource::measured) == launch);
+  CHECK(launch_floor(s.hardware.gpu, 0.0, TimeSource::model) == 0.0);  // no kernel
+  // times the tables do not give take none, tables or not: fp32 GEMMs at the scalar efficiency,
+  // the hbm_efficiency fallbacks
+  CHECK(launch_floor(s.hardware.gpu, 1e-9, TimeSource::scalar_efficiency) == 1e-9);
+  CHECK(launch_floor(s.hardware.gpu, 1e-9, TimeSource::hbm_efficiency) == 1e-9);
+  auto fp32 = s;
+  fp32.training.precision = Precision::fp32;
+  fp32.hardware.gpu.peak_flops[core::index(Precision::fp32)] = 67e12;
+  fp32.hardware.gpu.kernel_launch_s = 1.0;  // above every pass: only what the tables time is raised
+  const LayerOps wide = layer_ops(fp32, false);
+  const auto* qkv = wide.find(Operator::qkv);
+  CHECK(qkv->source == TimeSource::scalar_efficiency);
+  CHECK(qkv->forward_s == gemm_time(fp32.hardware.gpu, Precision::fp32, 2048, 4608, 12288));
+  CHECK(qkv->forward_s < 1.0);
+  CHECK(wide.find(Operator::input_norm)->forward_s == 1.0);  // the norm's table still times it
 }
 
 TEST_CASE("analytic: without tables the operators carry the scalar model's times", "[analytic][operators]") {

@@ -336,7 +336,7 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     const auto j = nlohmann::json::parse(r.out);
     std::vector<std::string> keys;
     for (const auto& [k, v] : j.items()) keys.push_back(k);
-    CHECK(keys == std::vector<std::string>{"source", "tflops", "time_s"});  // exactly these (json sorts them)
+    CHECK(keys == std::vector<std::string>{"launch_floor", "source", "tflops", "time_s"});  // exactly these (json sorts them)
     CHECK(j["source"] == "measured");
     CHECK(j["time_s"].get<double>() == Approx(137.939e-6).epsilon(1e-6));
     // 2 x 4096 x 6144 x 2048 / 137.939 us = 747.3 TFLOP/s
@@ -354,7 +354,7 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     const auto j = nlohmann::json::parse(r.out);
     std::vector<std::string> keys;
     for (const auto& [k, v] : j.items()) keys.push_back(k);
-    CHECK(keys == std::vector<std::string>{"bwd_s", "fwd_s", "source"});
+    CHECK(keys == std::vector<std::string>{"bwd_s", "fwd_s", "launch_floor", "source"});
     CHECK(j["source"] == "model");
     CHECK(j["fwd_s"].get<double>() > 0);
     CHECK(j["bwd_s"].get<double>() > j["fwd_s"].get<double>());
@@ -374,6 +374,19 @@ TEST_CASE("cli: kernel prints one GEMM's or attention core's time and where it c
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["fwd_s"].get<double>() == Approx(1.35e-6).epsilon(1e-12));  // the model alone: 0.2 ns
     CHECK(j["bwd_s"].get<double>() == Approx(1.35e-6).epsilon(1e-12));
+    CHECK(j["launch_floor"] == true);
+    CHECK(ptdsim("kernel hardware/dgx-h100.yaml attention --seq 1 --heads 1").out.find(
+              "(model; at least one launch: gpu.kernel_launch_us)") != std::string::npos);
+    // a GEMM the tables time is above it (their model's own floor is 19 us): not raised
+    const auto g = nlohmann::json::parse(ptdsim("kernel hardware/dgx-h100.yaml gemm --m 8 --n 8 --k 8 --format json").out);
+    CHECK(g["launch_floor"] == false);
+    CHECK(g["time_s"].get<double>() > 19e-6);
+    // fp32 is timed by the scalar efficiency, which takes no floor: 2 x 8^3 FLOPs in nanoseconds
+    const auto w = nlohmann::json::parse(
+        ptdsim("kernel hardware/dgx-h100.yaml gemm --m 8 --n 8 --k 8 --precision fp32 --format json").out);
+    CHECK(w["source"] == "scalar-efficiency");
+    CHECK(w["launch_floor"] == false);
+    CHECK(w["time_s"].get<double>() < 1e-6);
   }
   SECTION("hardware without kernel tables: the scalar efficiency") {
     auto r = ptdsim("kernel hardware/dgx-a100-80g.yaml gemm --m 4096 --n 4096 --k 4096 --format json");

@@ -181,11 +181,17 @@ TEST_CASE("cli: the new inputs' usage errors exit 2 and say what is wrong", "[cl
   bad("sweep scenarios/default.yaml --objective cost --tokens 1T",
       "--objective: error: cost needs a price: --gpu-hour 2.5 or cost.gpu_hour");
   // the price's range is cost.gpu_hour's (above 0, at most a million), and the flag is named
-  for (const char* price : {"0", "-1", "abc", "2e6", "inf", "nan", "2.5x"})
+  // and a decimal number as YAML reads it: no hex, no leading space or "+"
+  for (const char* price : {"0", "-1", "abc", "2e6", "inf", "nan", "2.5x", "0x10", "+2"})
     bad(std::string("evaluate scenarios/default.yaml --gpu-hour ") + price,
         std::string("--gpu-hour: a price above 0 and at most 1e+06 per GPU-hour, such as 2.5, got ") + price);
   bad("sweep scenarios/default.yaml --gpu-hour 0", "--gpu-hour: a price above 0");
   bad("import hf tests/data/hf/Meta-Llama-3-70B/config.json --gpu-hour 2e6", "--gpu-hour: a price above 0");
+  // the imported scenario keeps the price as given (it used to keep six digits: 2.34568)
+  const auto priced = ptdsim("import hf tests/data/hf/Meta-Llama-3-70B/config.json --hardware dgx-h100 --gpus 512 "
+                             "--seq-len 8192 --global-batch 512 --gpu-hour 2.3456789");
+  CHECK(priced.status == 0);
+  CHECK(has(priced.out, "gpu_hour: 2.3456789 "));
   bad("evaluate scenarios/default.yaml --tokens 15Q", "--tokens: a count from 1 to 1e+18, such as 15T, 300B or 2.5e12, got 15Q");
   // above training.tokens' range: the flag is named, not the --set it becomes
   bad("evaluate scenarios/default.yaml --tokens 1e30", "--tokens: a count from 1 to 1e+18, such as 15T, 300B or 2.5e12, got 1e30");

@@ -15,12 +15,14 @@ struct KernelTime {
   core::TimeSource source = core::TimeSource::model;
 };
 
-// No kernel timed from the tables takes less than gpu.kernel_launch_us: the smallest stream
-// operation, measured back to back by ptdsim-calibrate (0 where not measured). The tables were
-// measured on kernels far above it, so it binds only tiny shapes; the scalar model's efficiencies,
-// fitted to whole runs, absorb it, so it applies only with tables. A time of 0 (no kernel) stays 0.
-inline double launch_floor(const core::GpuSpec& g, double t) {
-  return g.kernels && t > 0 && t < g.kernel_launch_s ? g.kernel_launch_s : t;
+// No kernel the tables time (a measured row, or a model fitted to them) takes less than
+// gpu.kernel_launch_us: the smallest stream operation, measured back to back by ptdsim-calibrate (0
+// where not measured). The tables were measured on kernels far above it, so it binds only tiny
+// shapes. A time from a scalar efficiency (the scalar model, fitted to whole runs, or fp32 and tf32
+// beside tables) takes no floor, and a time of 0 (no kernel) stays 0.
+inline double launch_floor(const core::GpuSpec& g, double t, core::TimeSource source) {
+  const bool tabled = source == core::TimeSource::measured || source == core::TimeSource::model;
+  return g.kernels && tabled && t > 0 && t < g.kernel_launch_s ? g.kernel_launch_s : t;
 }
 
 // The measured row of exactly (precision class, m, n, k), or null. Binary search over the rows,

@@ -80,8 +80,8 @@ std::vector<NcclRun> read_nccl_tests(const std::string& path, const ParseOptions
 // all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
 double bus_factor(core::Collective op, int ranks);
 
-// nccl-tests' names of the collectives it has a binary for ("alltoall" for all_to_all_perf's
-// "alltoall_perf", "sendrecv" for send_recv), in core::Collective's order.
+// nccl-tests' names of the collectives, in core::Collective's order: its binaries are these with
+// "_perf" ("alltoall_perf" for all_to_all, "sendrecv_perf" for send_recv).
 const std::vector<std::string>& nccl_tests_names();
 // "all_reduce_perf" -> all_reduce, "alltoall_perf" -> all_to_all, ...; empty when unknown.
 std::optional<core::Collective> collective_of_binary(const std::string& binary);
