@@ -123,7 +123,8 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 void add(LayerOps& out, const core::OperatorTime& o) { out.ops[static_cast<std::size_t>(out.count++)] = o; }
 
 // Each pass of an operator (forward, B, W) runs at least one kernel: at least one launch
-// (launch_floor), where the tables time it. The fitted overhead is not a kernel.
+// (launch_floor), where the tables time it. The fitted overhead is not a kernel. (gemm_op floors
+// each of its `count` kernels already; for a GEMM this is a no-op.)
 void at_least_one_launch(const Timing& t, core::OperatorTime& o) {
   if (o.kind == OperatorKind::overhead) return;
   for (double* x : {&o.forward_s, &o.backward_input_s, &o.backward_weight_s}) *x = launch_floor(t.g, *x, o.source);

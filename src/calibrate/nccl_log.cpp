@@ -873,12 +873,19 @@ const std::vector<std::string>& nccl_tests_names() {
   return names;
 }
 
-std::optional<Collective> collective_of_name(const std::string& name) {
-  if (auto op = core::parse<Collective>(name)) return op;
+namespace {
+// "alltoall" -> all_to_all: nccl-tests' own name of a collective; empty when it has none such
+std::optional<Collective> of_nccl_tests_name(std::string_view name) {
   const auto& names = nccl_tests_names();
   auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) return std::nullopt;
   return static_cast<Collective>(it - names.begin());
+}
+}  // namespace
+
+std::optional<Collective> collective_of_name(const std::string& name) {
+  if (auto op = core::parse<Collective>(name)) return op;
+  return of_nccl_tests_name(name);
 }
 
 std::vector<std::string> collective_spellings() {
@@ -890,14 +897,10 @@ std::vector<std::string> collective_spellings() {
 }
 
 std::optional<Collective> collective_of_binary(const std::string& binary) {
-  const std::string suffix = "_perf";
-  if (binary.size() <= suffix.size() || binary.compare(binary.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return std::nullopt;
-  const std::string stem = binary.substr(0, binary.size() - suffix.size());
-  const auto& names = nccl_tests_names();
-  auto it = std::find(names.begin(), names.end(), stem);
-  if (it == names.end()) return std::nullopt;
-  return static_cast<Collective>(it - names.begin());
+  constexpr std::string_view suffix = "_perf";
+  const std::string_view b = binary;
+  if (b.size() <= suffix.size() || b.substr(b.size() - suffix.size()) != suffix) return std::nullopt;
+  return of_nccl_tests_name(b.substr(0, b.size() - suffix.size()));
 }
 
 std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string& file,
