@@ -5,12 +5,12 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/api.hpp"
 #include "ptdsim/io/html.hpp"
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/report.hpp"
-#include "ptdsim/sim/simulate.hpp"
 #include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
@@ -34,7 +34,7 @@ int run(const EvaluateArgs& a) {
   std::string trace;
   core::Timeline timeline;
   const bool html = a.out.format == "html";
-  const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
+  const core::Report r = api::evaluate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
   std::string text;
   if (html) {
     text = io::evaluate_html(r, timeline, io::PageInfo{core::kVersion, a.scenario});
@@ -45,7 +45,6 @@ int run(const EvaluateArgs& a) {
   } else {
     text = io::report_table(r);
   }
-  check_printable(r, a.scenario);
   if (!a.trace.empty()) io::write_output(a.trace, trace);
   emit(a.out, text);
   print_warnings(r.warnings);

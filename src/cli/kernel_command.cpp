@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/api.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/names.hpp"
@@ -51,22 +51,14 @@ void run_gemm(const KernelArgs& a) {
   const core::HardwareSpec hw = io::load_hardware(a.hardware);
   const auto p = precision_of(a, hw.gpu);
   const double m = static_cast<double>(a.m), n = static_cast<double>(a.n), k = static_cast<double>(a.k);
-  analytic::KernelTime t = analytic::gemm_kernel(hw.gpu, p, m, n, k);
-  const double raw = t.time_s;
-  t.time_s = analytic::launch_floor(hw.gpu, t.time_s, t.source);  // as the step times it (operators.cpp)
-  const double tflops = t.time_s > 0 ? 2 * m * n * k / t.time_s / 1e12 : 0.0;
+  const api::GemmTime t = api::gemm(hw.gpu, p, m, n, k);
   if (a.out.format == "json") {
-    nlohmann::ordered_json j;
-    j["time_s"] = t.time_s;
-    j["tflops"] = tflops;
-    j["source"] = std::string(core::name(t.source));
-    j["launch_floor"] = t.time_s > raw;
-    emit(a.out, j.dump(2) + "\n");
+    emit(a.out, api::gemm_json(t));
     return;
   }
   emit(a.out, fmt::format("gemm {} {} x {} x {} on {}: {:.2f} us, {:.1f} TFLOP/s ({}{})\n", a.precision, a.m, a.n, a.k,
-                          hw.gpu.name, t.time_s * 1e6, tflops, core::name(t.source),
-                          t.time_s > raw ? kRaised : ""));
+                          hw.gpu.name, t.time_s * 1e6, t.tflops, core::name(t.source),
+                          t.launch_floor ? kRaised : ""));
 }
 
 void run_attention(const KernelArgs& a) {
@@ -86,18 +78,10 @@ void run_attention(const KernelArgs& a) {
   const core::Precision p = precision_of(a, hw.gpu);
   const std::string fallback = analytic::attention_fallback(hw.gpu, p, true, kernel);
   if (!fallback.empty()) print_warnings({a.hardware + ": " + fallback});
-  analytic::AttentionTime t = analytic::attention_kernel(hw.gpu, p, s, kernel);
-  const double raw_forward = t.forward_s, raw_backward = t.backward_s;
-  t.forward_s = analytic::launch_floor(hw.gpu, t.forward_s, t.source);  // as the step times it (operators.cpp)
-  t.backward_s = analytic::launch_floor(hw.gpu, t.backward_s, t.source);
-  const bool raised = t.forward_s > raw_forward || t.backward_s > raw_backward;
+  const api::AttentionTime t = api::attention(hw.gpu, p, s, kernel);
+  const bool raised = t.launch_floor;
   if (a.out.format == "json") {
-    nlohmann::ordered_json j;
-    j["fwd_s"] = t.forward_s;
-    j["bwd_s"] = t.backward_s;
-    j["source"] = std::string(core::name(t.source));
-    j["launch_floor"] = raised;
-    emit(a.out, j.dump(2) + "\n");
+    emit(a.out, api::attention_json(t));
     return;
   }
   const double f = s.flops();

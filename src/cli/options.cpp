@@ -8,6 +8,7 @@
 #include "ptdsim/core/error.hpp"
 #include <iostream>
 
+#include "ptdsim/api.hpp"
 #include "ptdsim/core/count.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
@@ -29,11 +30,7 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 }
 
 void check_printable(const core::Report& r, const std::string& scenario_file) {
-  const std::string bad = io::report_problem(r);
-  if (!bad.empty())
-    throw core::ConfigError(core::SourceLocation{scenario_file, 0, 0},
-                            "the result is not a finite, non-negative number (" + bad +
-                                "): the inputs are beyond what the engines represent");
+  api::check_printable(r, scenario_file);
 }
 
 void add_tokens_option(CLI::App* cmd, std::string& tokens) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "ptdsim/api.hpp"
 #include "options.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
@@ -41,11 +42,6 @@ struct SweepArgs {
   OutputOptions out;
 };
 
-// What each --objective ranks by, and what it needs beside the step.
-const std::vector<std::string> kObjectives{"time", "memory", "mfu", "days", "gpu_hours", "energy", "cost"};
-
-using core::kGiB;
-
 // The progress line: only for a person watching a terminal, only once the sweep has run a second.
 class ProgressLine {
  public:
@@ -69,61 +65,25 @@ class ProgressLine {
   std::chrono::steady_clock::time_point start_;
 };
 
-// A choice option's text as planner::Choice; the text was checked when the options were read.
-planner::Choice choice_of(const std::string& text) {
-  return text.empty() ? planner::Choice{} : *planner::parse_choice(text);
-}
-
-// What an objective needs that the inputs may not give: exit 2 naming it, before any work.
-void check_objective(const std::string& objective, const core::Scenario& base) {
-  auto need = [&](bool ok, const std::string& what) {
-    if (!ok) throw core::ConfigError(core::SourceLocation{"--objective", 0, 0}, objective + " needs " + what);
-  };
-  if (objective == "days" || objective == "gpu_hours" || objective == "cost" || objective == "energy")
-    need(base.training.tokens > 0, "a token budget: --tokens 15T or training.tokens");
-  if (objective == "cost") need(base.cost.gpu_hour > 0, "a price: --gpu-hour 2.5 or cost.gpu_hour");
-  if (objective == "energy")
-    need(base.hardware.gpu.tdp_w > 0 && base.hardware.gpu.idle_w > 0,
-         "the GPU's power: hardware.gpu.tdp_w and hardware.gpu.idle_w");
-}
-
 void run(const SweepArgs& a) {
   const std::vector<io::Override> overrides = overrides_of(a.sets, a.plan);
   std::vector<std::string> keys;
   for (const auto& o : overrides) keys.push_back(o.key);
-  // The file (with its --set) must be a valid scenario on its own cluster; --gpus then only moves
-  // the GPU count, since the sweep replaces every parallel degree the user did not pin.
-  core::Scenario base = io::load_scenario(a.scenario, overrides);
-  if (a.gpus > 0) base.gpus = a.gpus;
-  check_objective(a.objective, base);
-
-  planner::SearchSpace bounds = a.bounds;
-  bounds.tp = choice_of(a.tp);
-  bounds.pp = choice_of(a.pp);
-  bounds.cp = choice_of(a.cp);
-  bounds.ep = choice_of(a.ep);
-  bounds.dp = choice_of(a.dp);
-  bounds.vpp = choice_of(a.vpp);
-  bounds.micro_batch = choice_of(a.micro_batch);
-  bounds.zero = choice_of(a.zero);
-  planner::pin_dimensions(base, keys, bounds);
-  // --search after the pins: a searched switch is searched even when a --set gave it a value
-  planner::search_switches(a.search, bounds);
-  const planner::Space space(base, bounds);
-
-  planner::SweepOptions opt;
-  opt.top = a.top;
-  opt.threads = a.threads;
-  opt.rank_scenario = !a.no_scenario_rank;
-  opt.rank_limit = a.rank_limit;
-  opt.min_free_bytes = a.min_free_gib * kGiB;
-  // days, GPU-hours and cost are proportional to the step time for one GPU count and budget
-  opt.objective = a.objective == "memory" ? planner::Objective::memory
-                  : a.objective == "mfu"  ? planner::Objective::mfu
-                  : a.objective == "energy" ? planner::Objective::energy
-                                          : planner::Objective::time;
+  api::SweepRequest req;
+  req.gpus = a.gpus;
+  req.objective = a.objective;
+  req.top = a.top;
+  req.threads = a.threads;
+  req.rank_scenario = !a.no_scenario_rank;
+  req.rank_limit = a.rank_limit;
+  req.min_free_gib = a.min_free_gib;
+  req.search = a.search;
+  req.tp = a.tp, req.pp = a.pp, req.cp = a.cp, req.ep = a.ep, req.dp = a.dp;
+  req.vpp = a.vpp, req.micro_batch = a.micro_batch, req.zero = a.zero;
+  req.max_tp = a.bounds.max_tp, req.max_pp = a.bounds.max_pp, req.max_cp = a.bounds.max_cp;
+  req.max_ep = a.bounds.max_ep, req.max_vpp = a.bounds.max_vpp, req.max_micro_batch = a.bounds.max_micro_batch;
   ProgressLine progress;
-  opt.on_progress = [&](const planner::Progress& p) { progress(p); };
+  req.on_progress = [&](const planner::Progress& p) { progress(p); };
 
   // CSV streams one row per evaluated candidate; to stdout as they come, to -o whole at the end.
   std::string csv;
@@ -134,8 +94,7 @@ void run(const SweepArgs& a) {
       std::cout << csv;
       csv.clear();
     }
-    opt.on_row = [&](const planner::Row& row) {
-      check_printable(row.report, a.scenario);
+    req.on_row = [&](const planner::Row& row) {
       std::string line = io::sweep_csv_row(row);
       if (to_stdout) {
         std::cout << line;
@@ -146,10 +105,9 @@ void run(const SweepArgs& a) {
   }
   // HTML draws every candidate from a bounded summary of the rows (io::SweepCollector)
   io::SweepCollector collector;
-  if (a.out.format == "html") opt.on_row = [&](const planner::Row& row) { collector.add(row); };
-  const planner::SweepResult result = planner::sweep(base, space, opt);
-  for (const auto& x : result.results) check_printable(x.report, a.scenario);
-  if (result.scenario && result.scenario->ranked) check_printable(result.scenario->report, a.scenario);
+  if (a.out.format == "html") req.on_row = [&](const planner::Row& row) { collector.add(row); };
+  const api::Sweep sw = api::sweep(io::load_scenario(a.scenario, overrides), keys, req);
+  const planner::SweepResult& result = sw.result;
 
   if (a.out.format == "csv") {
     if (to_stdout) {
@@ -161,11 +119,11 @@ void run(const SweepArgs& a) {
     return;
   }
   if (a.out.format == "html") {
-    emit(a.out, io::sweep_html(base, result, collector, a.objective, io::PageInfo{core::kVersion, a.scenario}));
+    emit(a.out, io::sweep_html(sw.base, result, collector, a.objective, io::PageInfo{core::kVersion, a.scenario}));
     return;
   }
-  emit(a.out, a.out.format == "json" ? io::sweep_json(result, a.objective)
-                                     : io::sweep_table(base, space, result, a.objective, a.min_free_gib));
+  emit(a.out, a.out.format == "json" ? api::sweep_json(sw)
+                                     : io::sweep_table(sw.base, sw.space, result, a.objective, a.min_free_gib));
 }
 
 }  // namespace
@@ -186,7 +144,7 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--objective", args->objective,
                   "what to rank by: time, memory, mfu, or with --tokens days, gpu_hours, cost (as time; with --gpu-hour) and "
                   "energy; ties go to more memory headroom")
-      ->check(CLI::IsMember(kObjectives))
+      ->check(CLI::IsMember(api::objectives()))
       ->default_str("time");
   cmd->add_option("--min-free-gib", args->min_free_gib,
                   "a layout fits only with at least this much memory left free on every GPU")

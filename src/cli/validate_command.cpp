@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "ptdsim/api.hpp"
 #include "ptdsim/io/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/validate_report.hpp"
@@ -13,13 +14,8 @@
 namespace ptdsim::cli {
 namespace {
 
-// The dataset shipped in the repository, used when no file is named.
-#ifndef PTDSIM_DEFAULT_DATASET
-#define PTDSIM_DEFAULT_DATASET "scenarios/published/dataset.yaml"
-#endif
-
 struct ValidateArgs {
-  std::string dataset = PTDSIM_DEFAULT_DATASET;
+  std::string dataset = api::default_dataset();  // the shipped one, used when no file is named
   std::string split = "all";
   bool fit = false;
   bool strict = false;
@@ -27,22 +23,17 @@ struct ValidateArgs {
 };
 
 void run(const ValidateArgs& a) {
-  auto records = io::load_dataset(a.dataset);
   if (a.fit) {
+    const auto records = io::load_dataset(a.dataset);
     emit(a.out, io::validate_fit_tables(validation::fit_matmul_efficiency(records),
                                         validation::fit_overheads(records)));
     return;
   }
-  if (a.split != "all") {
-    std::erase_if(records, [&](const io::Record& r) {
-      return (r.split.empty() ? std::string("holdout") : r.split) != a.split;
-    });
-  }
-  if (a.strict) io::require_all_modelled(records);
-  const auto summary = validation::validate(records);
-  if (a.strict) validation::require_all_predicted(records, summary);
+  const api::Validation v = api::validate(a.dataset, a.split, a.strict);
+  const auto& records = v.records;
+  const auto& summary = v.summary;
   if (a.out.format == "json") {
-    emit(a.out, io::validate_json(summary));
+    emit(a.out, api::validate_json(v));
   } else if (a.out.format == "csv") {
     emit(a.out, io::validate_csv(summary));
     std::cerr << io::validate_counts_line(summary);

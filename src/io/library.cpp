@@ -1,3 +1,5 @@
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <algorithm>
 #include <filesystem>
@@ -6,13 +8,40 @@
 
 // The shipped model and hardware libraries, found by name (docs/inputs.md "Models and hardware by
 // name"): `hardware: dgx-h100` is hardware/dgx-h100.yaml of the first library directory that has
-// it: $PTDSIM_DATA when set, then the source tree this executable was built from.
+// it: $PTDSIM_DATA when set, then the installed data beside the binary holding this code
+// (PREFIX/share/ptdsim, `cmake --install`), then the source tree this code was built from.
 namespace ptdsim::io::detail {
 namespace {
 
 namespace fs = std::filesystem;
 
 const char* folder_of(const std::string& kind) { return kind == "model" ? "models" : "hardware"; }
+
+// The file this code runs from: the shared object that holds it (the Python module) or else the
+// executable (every other binary links the libraries statically).
+fs::path running_binary() {
+  Dl_info info{};
+  static const int marker = 0;
+  std::error_code ec;
+  if (dladdr(&marker, &info) != 0 && info.dli_fname != nullptr) {
+    const fs::path so(info.dli_fname);
+    if (so.filename().string().find(".so") != std::string::npos) return fs::canonical(so, ec);
+  }
+  return fs::read_symlink("/proc/self/exe", ec);
+}
+
+// PREFIX/share/ptdsim of an installed tree: the first folder above the running binary that has
+// share/ptdsim/models (PREFIX/bin/ptdsim, PREFIX/lib/python3/dist-packages/ptdsim/_ptdsim.so).
+std::string installed_dir() {
+  fs::path dir = running_binary().parent_path();
+  std::error_code ec;
+  for (int up = 0; up < 6 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    const fs::path data = dir / "share" / "ptdsim";
+    if (fs::is_directory(data / "models", ec)) return data.string();
+    if (dir == dir.root_path()) break;
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -28,6 +57,8 @@ bool is_library_name(const std::string& text) {
 std::vector<std::string> library_dirs() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("PTDSIM_DATA"); env && *env) dirs.emplace_back(env);
+  static const std::string installed = installed_dir();
+  if (!installed.empty()) dirs.push_back(installed);
   dirs.emplace_back(PTDSIM_LIBRARY_DIR);
   return dirs;
 }
@@ -63,3 +94,18 @@ std::string library_file(const std::string& kind, const std::string& name, const
 }
 
 }  // namespace ptdsim::io::detail
+
+namespace ptdsim::io {
+
+std::vector<std::string> shipped_names(const std::string& kind) { return detail::library_names(kind); }
+
+std::string shipped_file(const std::string& relative) {
+  for (const auto& dir : detail::library_dirs()) {
+    const std::filesystem::path p = std::filesystem::path(dir) / relative;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(p, ec)) return p.string();
+  }
+  return {};
+}
+
+}  // namespace ptdsim::io

@@ -35,6 +35,13 @@ core::Scenario load_scenario_from_string(const std::string& text, const std::str
                                          const std::vector<Override>& overrides = {},
                                          const std::string& base_dir = ".");
 
+// The shipped libraries (docs/inputs.md "Models and hardware by name"): the names of the models
+// (`kind` "model") or hardware ("hardware") a scenario may name, sorted; and the path of a shipped
+// file ("scenarios/default.yaml") in the first library folder that has it ($PTDSIM_DATA, the
+// install's share/ptdsim, the source tree), "" when none has it.
+std::vector<std::string> shipped_names(const std::string& kind);
+std::string shipped_file(const std::string& relative);
+
 core::ModelSpec load_model(const std::string& path);
 core::ModelSpec load_model_from_string(const std::string& text, const std::string& name);
 core::HardwareSpec load_hardware(const std::string& path);
