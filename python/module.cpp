@@ -1,0 +1,244 @@
+// _ptdsim: the extension behind `import ptdsim` (python/ptdsim/__init__.py turns Python arguments into
+// these calls and the JSON they return into dicts). Every result is the text the CLI writes, from the
+// same functions (include/ptdsim/api.hpp), so the module and the CLI cannot drift apart. Bad input
+// raises ptdsim.InputError (from core::ConfigError, with its positions); the GIL is released while
+// C++ works, so other Python threads run during a sweep.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/api.hpp"
+#include "ptdsim/core/check.hpp"
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/core/names.hpp"
+#include "ptdsim/io/import.hpp"
+#include "ptdsim/io/load.hpp"
+#include "ptdsim/io/report.hpp"
+#include "ptdsim/io/sweep_report.hpp"
+#include "ptdsim/core/version.hpp"
+
+namespace py = pybind11;
+using namespace ptdsim;
+
+namespace {
+
+// ptdsim.InputError, handed over by the package once defined (set_input_error); held for the
+// process's life (never destroyed: the interpreter may be gone when statics are).
+py::object* input_error = nullptr;
+
+std::vector<io::Override> overrides_of(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::vector<io::Override> out;
+  out.reserve(pairs.size());
+  for (const auto& [key, value] : pairs) out.push_back(io::Override{key, value});
+  return out;
+}
+
+// An option's problem where the CLI's own parser would refuse it: a ConfigError naming the option.
+[[noreturn]] void bad_argument(const std::string& option, const std::string& message) {
+  throw core::ConfigError(core::SourceLocation{option, 0, 0}, message);
+}
+
+core::Precision precision_of(const std::string& text, const core::GpuSpec& gpu, const std::string& hardware) {
+  const auto p = core::parse<core::Precision>(text);
+  if (!p) bad_argument("precision", "unknown precision '" + text + "'");
+  if (!core::precision_ok(gpu, *p)) bad_argument("precision", core::precision_problem(gpu, *p) + " (" + hardware + ")");
+  return *p;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ptdsim, m) {
+  m.doc() = "ptdsim's C++ core; use the ptdsim package, not this module";
+  m.attr("__version__") = core::kVersion;
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const core::ConfigError& e) {
+      py::list diagnostics;
+      for (const auto& d : e.diagnostics())
+        diagnostics.append(py::make_tuple(d.where.file, d.where.line, d.where.column, d.message, d.source_line));
+      PyObject* type = input_error ? input_error->ptr() : PyExc_ValueError;
+      PyErr_SetObject(type, py::make_tuple(std::string(e.what()), diagnostics).ptr());
+    }
+  });
+  m.def("set_input_error", [](py::object type) { input_error = new py::object(std::move(type)); });
+
+  py::class_<core::Scenario>(m, "Scenario", "A loaded, checked scenario (ptdsim.load)")
+      .def_property_readonly("name", [](const core::Scenario& s) { return s.name; })
+      .def_property_readonly("file", [](const core::Scenario& s) { return s.file; })
+      .def_property_readonly("gpus", [](const core::Scenario& s) { return s.gpus; })
+      .def("__repr__", [](const core::Scenario& s) {
+        return "<ptdsim.Scenario " + s.name + " on " + std::to_string(s.gpus) + " GPUs>";
+      });
+
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  m.def(
+      "load",
+      [](const std::string& path, const Pairs& overrides) {
+        py::gil_scoped_release unlocked;
+        return api::load(path, overrides_of(overrides));
+      },
+      py::arg("path"), py::arg("overrides"));
+  m.def(
+      "load_text",
+      [](const std::string& yaml, const std::string& name, const Pairs& overrides, const std::string& base_dir) {
+        py::gil_scoped_release unlocked;
+        return api::load_text(yaml, name, overrides_of(overrides), base_dir);
+      },
+      py::arg("yaml"), py::arg("name"), py::arg("overrides"), py::arg("base_dir"));
+
+  m.def(
+      "evaluate_json",
+      [](const core::Scenario& s) {
+        py::gil_scoped_release unlocked;
+        return api::evaluate_json(s);
+      },
+      py::arg("scenario"));
+  m.def(
+      "simulate_json",
+      [](const core::Scenario& s) {
+        std::string report, trace;
+        {
+          py::gil_scoped_release unlocked;
+          report = io::report_json(api::evaluate(s, &trace));
+        }
+        return std::make_pair(report, trace);
+      },
+      py::arg("scenario"));
+  // The C++ evaluation alone, timed in C++: seconds per api::evaluate_json over `repeat` calls, the
+  // baseline of the Python call's overhead (docs/performance.md "The Python module").
+  m.def(
+      "time_evaluate",
+      [](const core::Scenario& s, int repeat) {
+        py::gil_scoped_release unlocked;
+        std::size_t bytes = 0;
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < repeat; ++i) bytes += api::evaluate_json(s).size();
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return bytes > 0 ? t / repeat : 0.0;
+      },
+      py::arg("scenario"), py::arg("repeat"));
+
+  m.def(
+      "sweep_json",
+      [](core::Scenario base, const std::vector<std::string>& keys, const py::dict& options) {
+        api::SweepRequest r;
+        for (const auto& [k, v] : options) {
+          const auto key = k.cast<std::string>();
+          if (key == "gpus") r.gpus = v.cast<int>();
+          else if (key == "objective") r.objective = v.cast<std::string>();
+          else if (key == "top") r.top = v.cast<int>();
+          else if (key == "threads") r.threads = v.cast<int>();
+          else if (key == "rank_scenario") r.rank_scenario = v.cast<bool>();
+          else if (key == "rank_limit") r.rank_limit = v.cast<std::uint64_t>();
+          else if (key == "min_free_gib") r.min_free_gib = v.cast<double>();
+          else if (key == "search") r.search = v.cast<std::vector<std::string>>();
+          else if (key == "tp") r.tp = v.cast<std::string>();
+          else if (key == "pp") r.pp = v.cast<std::string>();
+          else if (key == "cp") r.cp = v.cast<std::string>();
+          else if (key == "ep") r.ep = v.cast<std::string>();
+          else if (key == "dp") r.dp = v.cast<std::string>();
+          else if (key == "vpp") r.vpp = v.cast<std::string>();
+          else if (key == "micro_batch") r.micro_batch = v.cast<std::string>();
+          else if (key == "zero") r.zero = v.cast<std::string>();
+          else if (key == "max_tp") r.max_tp = v.cast<int>();
+          else if (key == "max_pp") r.max_pp = v.cast<int>();
+          else if (key == "max_cp") r.max_cp = v.cast<int>();
+          else if (key == "max_ep") r.max_ep = v.cast<int>();
+          else if (key == "max_vpp") r.max_vpp = v.cast<int>();
+          else if (key == "max_micro_batch") r.max_micro_batch = v.cast<int>();
+          else throw py::type_error("sweep() got an unexpected option '" + key + "'");
+        }
+        std::string json, table;
+        {
+          py::gil_scoped_release unlocked;
+          const api::Sweep s = api::sweep(std::move(base), keys, r);
+          json = api::sweep_json(s);
+          table = io::sweep_table(s.base, s.space, s.result, s.objective, r.min_free_gib);
+        }
+        return std::make_pair(json, table);
+      },
+      py::arg("scenario"), py::arg("override_keys"), py::arg("options"));
+
+  m.def(
+      "validate_json",
+      [](const std::string& dataset, const std::string& split) {
+        py::gil_scoped_release unlocked;
+        return api::validate_json(api::validate(dataset.empty() ? api::default_dataset() : dataset, split));
+      },
+      py::arg("dataset"), py::arg("split"));
+
+  // The importers: (YAML text, warnings).
+  m.def(
+      "import_hf",
+      [](const std::string& config, bool is_text, const std::string& name, const io::ImportScenario& s) {
+        py::gil_scoped_release unlocked;
+        io::Imported i = is_text ? io::import_hf_text(config, "<config>", name, s) : io::import_hf(config, name, s);
+        return std::make_pair(i.yaml, i.warnings);
+      },
+      py::arg("config"), py::arg("is_text"), py::arg("name"), py::arg("scenario"));
+  m.def(
+      "import_megatron",
+      [](const std::string& arguments, const std::string& name, const io::ImportScenario& s) {
+        py::gil_scoped_release unlocked;
+        io::Imported i = io::import_megatron(arguments, name, s);
+        return std::make_pair(i.yaml, i.warnings);
+      },
+      py::arg("arguments"), py::arg("name"), py::arg("scenario"));
+  py::class_<io::ImportScenario>(m, "ImportScenario")
+      .def(py::init<>())
+      .def_readwrite("hardware", &io::ImportScenario::hardware)
+      .def_readwrite("gpus", &io::ImportScenario::gpus)
+      .def_readwrite("nodes", &io::ImportScenario::nodes)
+      .def_readwrite("seq_len", &io::ImportScenario::seq_len)
+      .def_readwrite("global_batch", &io::ImportScenario::global_batch)
+      .def_readwrite("micro_batch", &io::ImportScenario::micro_batch)
+      .def_readwrite("precision", &io::ImportScenario::precision)
+      .def_readwrite("tokens", &io::ImportScenario::tokens)
+      .def_readwrite("gpu_hour", &io::ImportScenario::gpu_hour)
+      .def_readwrite("framework", &io::ImportScenario::framework);
+
+  // `ptdsim kernel`: (JSON, warning or "").
+  m.def(
+      "gemm_json",
+      [](const std::string& hardware, const std::string& precision, double mm, double n, double k) {
+        py::gil_scoped_release unlocked;
+        const core::HardwareSpec hw = io::load_hardware(hardware);
+        return api::gemm_json(api::gemm(hw.gpu, precision_of(precision, hw.gpu, hardware), mm, n, k));
+      },
+      py::arg("hardware"), py::arg("precision"), py::arg("m"), py::arg("n"), py::arg("k"));
+  m.def(
+      "attention_json",
+      [](const std::string& hardware, const std::string& precision, const std::string& kernel_name,
+         const core::AttentionShape& shape) {
+        py::gil_scoped_release unlocked;
+        const core::HardwareSpec hw = io::load_hardware(hardware);
+        const core::Precision p = precision_of(precision, hw.gpu, hardware);
+        const auto kernel = core::parse<core::AttentionKernel>(kernel_name);
+        if (!kernel) bad_argument("kernel", "unknown attention kernel '" + kernel_name + "'");
+        std::string warning = analytic::attention_fallback(hw.gpu, p, true, *kernel);
+        if (!warning.empty()) warning = hardware + ": " + warning;
+        return std::make_pair(api::attention_json(api::attention(hw.gpu, p, shape, *kernel)), warning);
+      },
+      py::arg("hardware"), py::arg("precision"), py::arg("kernel"), py::arg("shape"));
+  py::class_<core::AttentionShape>(m, "AttentionShape")
+      .def(py::init<>())
+      .def_readwrite("batch", &core::AttentionShape::batch)
+      .def_readwrite("heads", &core::AttentionShape::heads)
+      .def_readwrite("kv_heads", &core::AttentionShape::kv_heads)
+      .def_readwrite("head_dim", &core::AttentionShape::head_dim)
+      .def_readwrite("seq_q", &core::AttentionShape::seq_q)
+      .def_readwrite("seq_k", &core::AttentionShape::seq_k)
+      .def_readwrite("causal", &core::AttentionShape::causal);
+
+  m.def("shipped_names", &io::shipped_names, py::arg("kind"));
+  m.def("shipped_file", &io::shipped_file, py::arg("relative"));
+}
