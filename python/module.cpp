@@ -9,7 +9,9 @@
 #include <chrono>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,100 @@ core::Precision precision_of(const std::string& text, const core::GpuSpec& gpu, 
   if (!p) bad_argument("precision", "unknown precision '" + text + "'");
   if (!core::precision_ok(gpu, *p)) bad_argument("precision", core::precision_problem(gpu, *p) + " (" + hardware + ")");
   return *p;
+}
+
+// The report as Python objects, from the walk report_json writes as text (io::report_json_walk): the
+// dict json.loads would make of `ptdsim evaluate --format json`, without writing and parsing the text
+// (the text alone costs about 150 us to write and 100 us to parse, against the module's 50 us).
+class DictBuilder final : public io::JsonVisitor {
+ public:
+  py::dict root;
+  void boolean(std::string_view path, bool v) override { set(path, py::bool_(v)); }
+  void integer(std::string_view path, long long v) override { set(path, py::int_(v)); }
+  void number(std::string_view path, double v) override { set(path, py::float_(v)); }
+  void string(std::string_view path, const std::string& v) override { set(path, py::str(v)); }
+  void strings(std::string_view path, const std::vector<std::string>& v) override {
+    py::list list(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) list[i] = py::str(v[i]);
+    set(path, list);
+  }
+  void begin_rows(std::string_view path) override {
+    base_ = root;
+    parent_path_.clear();
+    rows_ = py::list();
+    set(path, rows_);
+  }
+  void begin_row() override {
+    py::dict row;
+    rows_.append(row);
+    base_ = row;
+    parent_path_.clear();
+  }
+  void end_rows() override {
+    base_ = root;
+    parent_path_.clear();
+  }
+
+ private:
+  // The dict that holds `path`'s last member, creating the dicts on the way; consecutive members
+  // mostly share it, so the last one is kept.
+  PyObject* parent(std::string_view path, std::size_t last_dot) {
+    const std::string_view prefix = path.substr(0, last_dot);
+    if (parent_ && prefix == parent_path_) return parent_.ptr();
+    py::object node = base_;
+    for (std::size_t start = 0;;) {
+      const std::size_t dot = prefix.find('.', start);
+      const std::string_view segment = prefix.substr(start, dot == std::string_view::npos ? dot : dot - start);
+      PyObject* const k = key(segment);
+      PyObject* child = PyDict_GetItemWithError(node.ptr(), k);
+      if (child) {
+        node = py::reinterpret_borrow<py::object>(child);
+      } else {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        py::dict made;
+        if (PyDict_SetItem(node.ptr(), k, made.ptr()) != 0) throw py::error_already_set();
+        node = made;
+      }
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+    parent_ = node;
+    parent_path_.assign(prefix);
+    return parent_.ptr();
+  }
+  void set(std::string_view path, const py::object& v) {
+    const std::size_t dot = path.rfind('.');
+    PyObject* holder = dot == std::string_view::npos ? base_.ptr() : parent(path, dot);
+    const std::string_view name = dot == std::string_view::npos ? path : path.substr(dot + 1);
+    if (PyDict_SetItem(holder, key(name), v.ptr()) != 0) throw py::error_already_set();
+  }
+  // The key objects, made once per process: a report has a few hundred members of a few dozen names,
+  // and a str made once keeps its hash.
+  static PyObject* key(std::string_view name) {
+    struct Hash {
+      using is_transparent = void;
+      std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+    };
+    // never freed: lives with the module
+    static auto& keys = *new std::unordered_map<std::string, PyObject*, Hash, std::equal_to<>>();
+    const auto it = keys.find(name);
+    if (it != keys.end()) return it->second;
+    PyObject* k = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+    if (!k) throw py::error_already_set();
+    PyUnicode_InternInPlace(&k);
+    keys.emplace(std::string(name), k);
+    return k;
+  }
+  py::object base_ = root;
+  py::object parent_;
+  std::string parent_path_;
+  py::list rows_;
+};
+
+py::dict report_dict(const core::Report& r) {
+  DictBuilder b;
+  io::report_json_walk(r, b);
+  return b.root;
 }
 
 }  // namespace
@@ -103,6 +199,17 @@ PYBIND11_MODULE(_ptdsim, m) {
       },
       py::arg("scenario"));
   m.def(
+      "evaluate",
+      [](const core::Scenario& s) {
+        core::Report r;
+        {
+          py::gil_scoped_release unlocked;
+          r = api::evaluate(s);
+        }
+        return report_dict(r);
+      },
+      py::arg("scenario"));
+  m.def(
       "simulate_json",
       [](const core::Scenario& s) {
         std::string report, trace;
@@ -113,19 +220,45 @@ PYBIND11_MODULE(_ptdsim, m) {
         return std::make_pair(report, trace);
       },
       py::arg("scenario"));
-  // The C++ evaluation alone, timed in C++: seconds per api::evaluate_json over `repeat` calls, the
-  // baseline of the Python call's overhead (docs/performance.md "The Python module").
+  // The C++ evaluation alone, timed in C++: seconds per call over `repeat` calls of api::evaluate
+  // (`what` "evaluate", the report struct), of it and the walk of its JSON with a visitor that does
+  // nothing ("walk": what the dict's building costs in C++), or of api::evaluate_json ("json", the
+  // CLI's evaluate --format json). The baselines of the Python call's overhead
+  // (tests/python/overhead.py, docs/performance.md "The Python module").
   m.def(
       "time_evaluate",
-      [](const core::Scenario& s, int repeat) {
+      [](const core::Scenario& s, int repeat, const std::string& what) {
+        struct Nothing final : io::JsonVisitor {
+          double n = 0;
+          void boolean(std::string_view, bool) override { ++n; }
+          void integer(std::string_view, long long) override { ++n; }
+          void number(std::string_view, double) override { ++n; }
+          void string(std::string_view, const std::string&) override { ++n; }
+          void strings(std::string_view, const std::vector<std::string>&) override { ++n; }
+          void begin_rows(std::string_view) override { ++n; }
+          void begin_row() override { ++n; }
+          void end_rows() override { ++n; }
+        };
+        if (what != "evaluate" && what != "walk" && what != "json")
+          throw py::value_error("time_evaluate: 'evaluate', 'walk' or 'json', not '" + what + "'");
         py::gil_scoped_release unlocked;
-        std::size_t bytes = 0;
+        double sink = 0;
         const auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < repeat; ++i) bytes += api::evaluate_json(s).size();
+        for (int i = 0; i < repeat; ++i) {
+          if (what == "json") {
+            sink += static_cast<double>(api::evaluate_json(s).size());
+          } else if (what == "walk") {
+            Nothing v;
+            io::report_json_walk(api::evaluate(s), v);
+            sink += v.n;
+          } else {
+            sink += api::evaluate(s).step_s;
+          }
+        }
         const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return bytes > 0 ? t / repeat : 0.0;
+        return sink > 0 ? t / repeat : 0.0;
       },
-      py::arg("scenario"), py::arg("repeat"));
+      py::arg("scenario"), py::arg("repeat"), py::arg("what") = "evaluate");
 
   m.def(
       "sweep_json",

@@ -176,7 +176,7 @@ def evaluate(scenario: ScenarioLike, overrides: Overrides = None, **keywords: An
     Time, memory, FLOPs, communication and throughput per docs/inputs.md "JSON output of evaluate";
     the same keys and numbers as the CLI. Overrides as for load(). Raises InputError.
     """
-    return _json.loads(_c.evaluate_json(load(scenario, overrides, **keywords)))
+    return _c.evaluate(load(scenario, overrides, **keywords))
 
 
 def simulate(scenario: ScenarioLike, overrides: Overrides = None, **keywords: Any) -> Dict[str, Any]:

@@ -8,58 +8,86 @@ namespace ptdsim::io {
 
 namespace {
 
-// Sets `path` ("a.b.c") under `root`, creating the objects on the way.
-void put(nlohmann::ordered_json& root, const std::string& path, const report::Value& v) {
-  nlohmann::ordered_json* node = &root;
-  std::size_t start = 0;
-  for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
-    node = &(*node)[path.substr(start, dot - start)];
+// One declared value to the visitor; an absent one drops its key (an object that ends up empty,
+// to_train without tokens, never appears).
+void emit(JsonVisitor& v, std::string_view path, const report::Value& value) {
   std::visit(
       [&](const auto& x) {
-        if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, report::Absent>) (*node)[path.substr(start)] = x;
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) v.string(path, x);
+        else if constexpr (std::is_same_v<T, double>) v.number(path, x);
+        else if constexpr (std::is_same_v<T, long long>) v.integer(path, x);
+        else if constexpr (std::is_same_v<T, bool>) v.boolean(path, x);
+        else if constexpr (std::is_same_v<T, report::List>) v.strings(path, x);
       },
-      v);
+      value);
 }
 
-nlohmann::ordered_json operators(const std::vector<core::OperatorTime>& ops) {
-  auto list = nlohmann::ordered_json::array();
+void operators(JsonVisitor& v, std::string_view path, const std::vector<core::OperatorTime>& ops) {
+  v.begin_rows(path);
   for (const auto& o : ops) {
-    nlohmann::ordered_json row;
-    report::visit_operator(o, [&](const std::string& k, const report::Value& v) { put(row, k, v); });
-    list.push_back(std::move(row));
+    v.begin_row();
+    report::visit_operator(o, [&](std::string_view k, const report::Value& x) { emit(v, k, x); });
   }
-  return list;
+  v.end_rows();
 }
+
+// The walk as an nlohmann tree: ordered, so keys come out in interface.md's order.
+class TreeWriter final : public JsonVisitor {
+ public:
+  nlohmann::ordered_json root;
+  void boolean(std::string_view path, bool x) override { at(path) = x; }
+  void integer(std::string_view path, long long x) override { at(path) = x; }
+  void number(std::string_view path, double x) override { at(path) = x; }
+  void string(std::string_view path, const std::string& x) override { at(path) = x; }
+  void strings(std::string_view path, const std::vector<std::string>& x) override { at(path) = x; }
+  void begin_rows(std::string_view path) override {
+    base_ = &root;
+    rows_ = &(at(path) = nlohmann::ordered_json::array());
+  }
+  void begin_row() override { base_ = &rows_->emplace_back(nlohmann::ordered_json::object()); }
+  void end_rows() override {
+    rows_ = nullptr;
+    base_ = &root;
+  }
+
+ private:
+  // The member at `path` ("a.b.c") under the current object, creating the objects on the way.
+  nlohmann::ordered_json& at(std::string_view path) {
+    nlohmann::ordered_json* node = base_;
+    std::size_t start = 0;
+    for (std::size_t dot; (dot = path.find('.', start)) != std::string_view::npos; start = dot + 1)
+      node = &(*node)[std::string(path.substr(start, dot - start))];
+    return (*node)[std::string(path.substr(start))];
+  }
+  nlohmann::ordered_json* base_ = &root;
+  nlohmann::ordered_json* rows_ = nullptr;
+};
 
 }  // namespace
 
-std::string report_json(const core::Report& r, int indent) {
-  nlohmann::ordered_json j;  // ordered: keys come out in interface.md's order
-  // a value left out drops its key; an object that ends up empty (to_train without tokens) goes too
-  report::visit_scalars(r, [&](const std::string& path, const report::Value& v) {
-    if (!std::holds_alternative<report::Absent>(v)) put(j, path, v);
-  });
+void report_json_walk(const core::Report& r, JsonVisitor& v) {
+  report::visit_scalars(r, [&](std::string_view path, const report::Value& x) { emit(v, path, x); });
   // the keys training.framework filled because the scenario left them unset (a list: JSON only)
-  j["training"]["resolved_from_framework"] = r.scenario.training.from_framework;
+  v.strings("training.resolved_from_framework", r.scenario.training.from_framework);
   // where the compute goes: one layer's operators (and an MoE layer's), the ends of the model
   if (!r.compute.layer.empty()) {
-    j["compute"]["layer"] = operators(r.compute.layer);
-    if (!r.compute.moe_layer.empty()) j["compute"]["moe_layer"] = operators(r.compute.moe_layer);
-    j["compute"]["other"] = operators(r.compute.other);
+    operators(v, "compute.layer", r.compute.layer);
+    if (!r.compute.moe_layer.empty()) operators(v, "compute.moe_layer", r.compute.moe_layer);
+    operators(v, "compute.other", r.compute.other);
   }
-  auto& stages = j["memory"]["by_stage"] = nlohmann::ordered_json::array();
+  v.begin_rows("memory.by_stage");
   for (const auto& m : r.stages) {
-    nlohmann::ordered_json row;
-    report::visit_stage(m, [&](const std::string& k, const report::Value& v) {
-      std::visit(
-        [&](const auto& x) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, report::Absent>) row[k] = x;
-        },
-        v);
-    });
-    stages.push_back(std::move(row));
+    v.begin_row();
+    report::visit_stage(m, [&](std::string_view k, const report::Value& x) { emit(v, k, x); });
   }
-  return j.dump(indent) + "\n";
+  v.end_rows();
+}
+
+std::string report_json(const core::Report& r, int indent) {
+  TreeWriter w;
+  report_json_walk(r, w);
+  return w.root.dump(indent) + "\n";
 }
 
 }  // namespace ptdsim::io
