@@ -42,13 +42,21 @@ class Diagnostic(NamedTuple):
     source_line: str
 
 
-# A key a message starts with ("parallel.tp must be ...") or quotes ("unknown key 'gpu_hours'").
+# The key a problem is about: the one its message starts with ("parallel.tp must be ...") or quotes
+# ("unknown key 'gpu_hours'"), else the --set it points at ("parallel.tp=3"), else the YAML key of the
+# line it points at ("  global_batch: 1024").
 _LEADING_KEY = _re.compile(r"^([A-Za-z_][\w\[\]]*(?:\.[\w\[\]]+)+)\b")
 _QUOTED_KEY = _re.compile(r"\bkey '([^']+)'")
+_LINE_KEY = _re.compile(r"^\s*(?:-\s*)?([A-Za-z_][\w.]*)\s*:")
 
 
-def _key_of(message: str) -> Optional[str]:
-    m = _LEADING_KEY.match(message) or _QUOTED_KEY.search(message)
+def _key_of(d: "Diagnostic") -> Optional[str]:
+    m = _LEADING_KEY.match(d.message) or _QUOTED_KEY.search(d.message)
+    if m:
+        return m.group(1)
+    if d.file == "--set" and "=" in d.source_line:
+        return d.source_line.split("=", 1)[0].strip()
+    m = _LINE_KEY.match(d.source_line)
     return m.group(1) if m else None
 
 
@@ -57,7 +65,8 @@ class InputError(ValueError):
 
     ``str(e)`` and ``e.message`` are the text the CLI prints (every problem, ``file:line:col: error:
     ...`` with the source line); ``e.diagnostics`` lists them; ``e.file``, ``e.line``, ``e.column``
-    and ``e.key`` are the first one's (``key``: the input key its message names, or None).
+    and ``e.key`` are the first one's (``key``: the input key its message names, else the key of the
+    ``--set`` or YAML line it points at, else None).
     """
 
     def __init__(self, message: str, diagnostics: Iterable[Sequence[Any]] = ()) -> None:
@@ -68,7 +77,7 @@ class InputError(ValueError):
         self.file: Optional[str] = first.file if first else None
         self.line: Optional[int] = first.line if first else None
         self.column: Optional[int] = first.column if first else None
-        self.key: Optional[str] = _key_of(first.message) if first else None
+        self.key: Optional[str] = _key_of(first) if first else None
 
 
 _c.set_input_error(InputError)
