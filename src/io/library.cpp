@@ -30,17 +30,18 @@ fs::path running_binary() {
   return fs::read_symlink("/proc/self/exe", ec);
 }
 
-// PREFIX/share/ptdsim of an installed tree: the first folder above the running binary that has
-// share/ptdsim/models (PREFIX/bin/ptdsim, PREFIX/lib/python3/dist-packages/ptdsim/_ptdsim.so).
+// PREFIX/share/ptdsim of an installed tree, from the running binary by the install's own layout:
+// PREFIX/bin/ptdsim, or the Python module PREFIX/lib/python3.X/dist-packages/ptdsim/_ptdsim*.so
+// (PTDSIM_DATA_FROM_BIN, PTDSIM_DATA_FROM_PYTHON: the relative paths CMake computed). Only that
+// folder: a build tree that happens to lie under an installed prefix keeps its own source's data.
 std::string installed_dir() {
-  fs::path dir = running_binary().parent_path();
+  const fs::path binary = running_binary();
+  const bool module = binary.extension() == ".so";
+  const std::string relative = module ? PTDSIM_DATA_FROM_PYTHON : PTDSIM_DATA_FROM_BIN;
+  if (binary.empty() || relative.empty()) return {};
+  const fs::path data = (binary.parent_path() / relative).lexically_normal();
   std::error_code ec;
-  for (int up = 0; up < 6 && !dir.empty(); ++up, dir = dir.parent_path()) {
-    const fs::path data = dir / "share" / "ptdsim";
-    if (fs::is_directory(data / "models", ec)) return data.string();
-    if (dir == dir.root_path()) break;
-  }
-  return {};
+  return fs::is_directory(data / "models", ec) ? data.string() : std::string();
 }
 
 }  // namespace
