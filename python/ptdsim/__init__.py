@@ -185,6 +185,8 @@ def evaluate(scenario: ScenarioLike, overrides: Overrides = None, **keywords: An
     Time, memory, FLOPs, communication and throughput per docs/inputs.md "JSON output of evaluate";
     the same keys and numbers as the CLI. Overrides as for load(). Raises InputError.
     """
+    if type(scenario) is Scenario and overrides is None and not keywords:
+        return _c.evaluate(scenario)  # the loop of a notebook: nothing to read or override
     return _c.evaluate(load(scenario, overrides, **keywords))
 
 
