@@ -195,8 +195,10 @@ def test_the_bad_input_corpus_raises_input_error_and_never_crashes():
     assert raised >= 100
 
 
-@pytest.mark.parametrize("path", sorted(glob.glob(f"{BAD}/scenario_*.yaml")))
-def test_bad_scenarios_give_the_clis_message(path):
+@pytest.mark.parametrize("path", sorted(glob.glob(f"{BAD}/scenario_*.yaml") + glob.glob("tests/data/hostile/*.yaml")))
+def test_bad_and_hostile_scenarios_give_the_clis_answer(path):
+    # the malformed scenarios, and the hostile corpus's (an alias bomb, /dev/zero included, extreme
+    # and smallest values): the CLI's JSON where it answers, its message where it refuses
     run = subprocess.run([BIN, "evaluate", path, "--format", "json"], capture_output=True, text=True, timeout=60)
     if run.returncode == 0:
         assert ptdsim.evaluate(path) == json.loads(run.stdout)
