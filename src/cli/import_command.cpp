@@ -6,6 +6,7 @@
 #include "options.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/count.hpp"
+#include "ptdsim/core/framework.hpp"
 #include "ptdsim/io/import.hpp"
 
 // `ptdsim import hf CONFIG.json` and `ptdsim import megatron "ARGUMENTS"`: a model file, or with
@@ -41,7 +42,9 @@ void add_scenario_options(CLI::App* cmd, ImportArgs& a) {
       ->check(CLI::IsMember(core::trainable_spellings()));
   add_tokens_option(cmd, s.tokens);
   add_gpu_hour_option(cmd, s.gpu_hour);
-  cmd->add_option("--framework", s.framework, "training.framework, whose defaults fill the unset switches");
+  // checked here so that a bad name is told against the flag, not the generated file
+  cmd->add_option("--framework", s.framework, "training.framework, whose defaults fill the unset switches")
+      ->check(CLI::IsMember(core::framework_names()));
   cmd->add_option("-o,--output", a.out, "write the YAML to FILE (whole or not at all); default stdout");
 }
 

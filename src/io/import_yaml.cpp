@@ -1,10 +1,14 @@
 #include "import_yaml.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "fields.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/check.hpp"
 #include "ptdsim/io/load.hpp"
 
 namespace ptdsim::io::detail {
@@ -15,7 +19,7 @@ std::string commented(const std::string& indent, const std::string& kv, const st
   std::string line = indent + kv;
   if (from.empty()) return line + "\n";
   if (line.size() < 36) line.append(36 - line.size(), ' ');
-  return line + " # " + from + "\n";
+  return line + " # " + comment_text(from) + "\n";
 }
 
 struct Layout {
@@ -45,11 +49,32 @@ bool has_key(const std::vector<std::pair<std::string, std::string>>& lines, cons
 
 }  // namespace
 
-void ModelLines::add(const std::string& key, const std::string& value, const std::string& from) {
-  lines_.push_back({key, value, from, false});
+void ModelLines::add(const std::string& key, const std::string& value, const std::string& from, const Mark& at) {
+  lines_.push_back({key, value, from, false, at});
 }
-void ModelLines::add_moe(const std::string& key, const std::string& value, const std::string& from) {
-  lines_.push_back({key, value, from, true});
+void ModelLines::add_moe(const std::string& key, const std::string& value, const std::string& from, const Mark& at) {
+  lines_.push_back({key, value, from, true, at});
+}
+Mark ModelLines::mark_of(const std::string& key, const Mark& fallback) const {
+  for (const auto& l : lines_)
+    if ((l.moe ? "moe." + l.key : l.key) == key && l.at.src) return l.at;
+  return fallback;
+}
+
+void check_model(const core::ModelSpec& spec, const ModelLines& model, const Mark& whole) {
+  core::Scenario probe;
+  probe.model = spec;
+  probe.gpus = 1;
+  probe.training.global_batch = 1;
+  probe.training.micro_batch = 1;
+  // on one GPU every parallel rule holds: what is left is the model's own
+  for (const auto& p : core::check(probe)) {
+    if (p.key.rfind("model.", 0) != 0) continue;
+    const std::string key = p.key.substr(6);
+    const core::Diagnostic d = diagnostic(model.mark_of(key, whole), p.message + ": ptdsim (evaluate) refuses such a model");
+    if (auto* c = Collector::current()) c->add({d});
+    else throw core::ConfigError({d});
+  }
 }
 
 std::string ModelLines::text(int indent) const {
@@ -72,10 +97,55 @@ std::string yaml_bool(bool v) { return v ? "true" : "false"; }
 std::string yaml_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);  // YAML's double-quoted escape
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
+}
+
+std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
+  if (word.size() < 6) return "";
+  for (const auto& k : known) {
+    // Levenshtein distance, two rows
+    std::vector<std::size_t> prev(k.size() + 1), cur(k.size() + 1);
+    for (std::size_t j = 0; j <= k.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= k.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == k[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    if (prev[k.size()] <= 2) return k;
+  }
+  return "";
+}
+
+std::string yaml_scalar(const std::string& s) {
+  // letters, digits and _ . / + - starting with a letter, digit or '/': read back as the same text
+  // (a path, a shipped name, "15T"), never as a key, a comment or a flow collection
+  const bool plain = !s.empty() && (std::isalnum(static_cast<unsigned char>(s[0])) || s[0] == '/') &&
+                     std::all_of(s.begin(), s.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+                              c == '+' || c == '-';
+                     });
+  return plain ? s : yaml_string(s);
+}
+
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
 }
 
 std::string model_file(const std::string& header, const std::string& name, const std::string& source,
@@ -123,15 +193,15 @@ std::string scenario_file(const std::string& header, const std::string& name, co
   if (!has_key(lines.training, "micro_batch") && opt.micro_batch > 0)
     lines.training.push_back({"micro_batch: " + yaml_int(opt.micro_batch), "--micro-batch"});
   if (!has_key(lines.training, "precision") && !opt.precision.empty())
-    lines.training.push_back({"precision: " + opt.precision, "--precision"});
+    lines.training.push_back({"precision: " + yaml_scalar(opt.precision), "--precision"});
   if (!has_key(lines.training, "tokens") && !opt.tokens.empty())
-    lines.training.push_back({"tokens: " + opt.tokens, "--tokens"});
+    lines.training.push_back({"tokens: " + yaml_scalar(opt.tokens), "--tokens"});
   if (!has_key(lines.training, "framework") && !opt.framework.empty())
-    lines.training.push_back({"framework: " + opt.framework, "its documented defaults fill what is unset"});
+    lines.training.push_back({"framework: " + yaml_scalar(opt.framework), "its documented defaults fill what is unset"});
 
   std::string out = header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\nmodel:\n";
   out += "  name: " + yaml_string(spec.name) + "\n" + model.text(2);
-  out += commented("", "hardware: " + hardware, "--hardware");
+  out += commented("", "hardware: " + yaml_scalar(hardware), "--hardware");
   out += opt.gpus > 0 ? commented("", "cluster: {gpus: " + yaml_int(opt.gpus) + "}", "--gpus")
                       : commented("", "cluster: {nodes: " + yaml_int(opt.nodes) + "}", "--nodes");
   out += "parallel:\n";
