@@ -355,8 +355,14 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       detail::fail(Mark{src, 0, 0}, "missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: "
                                     "give its size with --vocab-size N)");
     const int vocab = *a.integer("--vocab-size", "model.vocab");
-    const int multiple = a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
-    m.vocab = (vocab + multiple - 1) / multiple * multiple;
+    // in 64 bits: divisible-by and tp may each be up to 2^22
+    const long long multiple = 1LL * a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
+    const long long padded = (vocab + multiple - 1) / multiple * multiple;
+    if (padded > detail::bound_of("model.vocab").max)
+      detail::fail(vocab_flag->at, "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple) +
+                                       " is " + itext(padded) + ", above model.vocab's most (" +
+                                       itext(static_cast<long long>(detail::bound_of("model.vocab").max)) + ")");
+    m.vocab = static_cast<int>(padded);
     const std::string norm = a.choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm");
     m.norm = norm == "RMSNorm" ? core::Norm::rmsnorm : core::Norm::layernorm;
     const std::string position = a.choice("--position-embedding-type", {"learned_absolute", "rope", "none"},
@@ -433,6 +439,17 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
     detail::ScenarioLines lines;
     const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+    for (const auto& [key, flag] : std::vector<std::pair<const char*, const char*>>{
+             {"parallel.tp", "--tensor-model-parallel-size"},
+             {"parallel.pp", "--pipeline-model-parallel-size"},
+             {"parallel.cp", "--context-parallel-size"},
+             {"parallel.ep", "--expert-model-parallel-size"},
+             {"parallel.vpp", "--num-layers-per-virtual-pipeline-stage"},
+             {"parallel.stage_layers", "--decoder-first-pipeline-num-layers"},
+             {"training.seq_len", "--seq-length"},
+             {"training.micro_batch", "--micro-batch-size"},
+             {"training.global_batch", "--global-batch-size"}})
+      if (a.get(flag)) lines.at.emplace_back(key, a.get(flag)->at);
     lines.parallel.push_back({"tp: " + itext(tp), "--tensor-model-parallel-size"});
     lines.parallel.push_back({"pp: " + itext(pp), "--pipeline-model-parallel-size"});
     lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
@@ -440,7 +457,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
                                          "--expert-model-parallel-size"});
     int vpp = 1;
     if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
-      if (m.layers % (pp * *per) != 0)
+      if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
         detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
                      "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(m.layers) +
                          " layers over " + itext(pp) + " pipeline stages");

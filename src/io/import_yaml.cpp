@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -35,7 +36,7 @@ Layout choose_layout(const core::ModelSpec& m, int gpus, int gpus_per_node, int 
     for (int pp = 1; pp <= m.layers && tp * pp <= gpus; ++pp) {
       if (m.layers % pp != 0 || (gpus / tp) % pp != 0) continue;
       const int dp = gpus / tp / pp;
-      if (global_batch % (dp * micro_batch) == 0) return {tp, pp};
+      if (global_batch % (1LL * dp * micro_batch) == 0) return {tp, pp};
     }
   }
   return {0, 0};
@@ -205,15 +206,49 @@ std::string scenario_file(const std::string& header, const std::string& name, co
   out += opt.gpus > 0 ? commented("", "cluster: {gpus: " + yaml_int(opt.gpus) + "}", "--gpus")
                       : commented("", "cluster: {nodes: " + yaml_int(opt.nodes) + "}", "--nodes");
   out += "parallel:\n";
-  for (const auto& [kv, from] : lines.parallel) out += commented("  ", kv, from);
+  std::map<int, std::pair<std::string, std::string>> keyed;  // generated line -> {dotted key, comment}
+  auto line_no = [&] { return static_cast<int>(std::count(out.begin(), out.end(), '\n')) + 1; };
+  for (const auto& [kv, from] : lines.parallel) {
+    keyed[line_no()] = {"parallel." + kv.substr(0, kv.find(':')), from};
+    out += commented("  ", kv, from);
+  }
   out += "training:\n";
-  for (const auto& [kv, from] : lines.training) out += commented("  ", kv, from);
+  for (const auto& [kv, from] : lines.training) {
+    keyed[line_no()] = {"training." + kv.substr(0, kv.find(':')), from};
+    out += commented("  ", kv, from);
+  }
   if (opt.gpu_hour > 0) {
     // the shortest text that reads back as the same number (%g kept six digits: 2.3456789 -> 2.34568)
     out += "cost:\n" + commented("  ", fmt::format("gpu_hour: {}", opt.gpu_hour), "--gpu-hour");
   }
-  // never write what ptdsim would refuse: load it, cross-field checks included
-  load_scenario_from_string(out, "the imported scenario (" + source_name + ")");
+  // never write what ptdsim would refuse: load it, cross-field checks included. A problem on a
+  // line of its own (a parallel or training key) is told where that value came from: at the flag
+  // (lines.at), else against the source as a whole, naming the key and where it came from; the
+  // generated text is in no file a user could open
+  try {
+    load_scenario_from_string(out, "the imported scenario (" + source_name + ")");
+  } catch (const core::ConfigError& e) {
+    std::vector<core::Diagnostic> told;
+    for (const auto& d : e.diagnostics()) {
+      const auto it = keyed.find(d.where.line);
+      if (it == keyed.end()) {
+        told.push_back(d);
+        continue;
+      }
+      const auto& [key, from] = it->second;
+      const auto at = std::find_if(lines.at.begin(), lines.at.end(), [&](const auto& x) { return x.first == key; });
+      const std::string message = d.message + " (the imported " + key + (from.empty() ? "" : ", from " + from) + ")";
+      if (at != lines.at.end() && at->second.src) {
+        told.push_back(diagnostic(at->second, message));
+      } else {
+        core::Diagnostic whole;
+        whole.where.file = source_name;
+        whole.message = message;
+        told.push_back(std::move(whole));
+      }
+    }
+    throw core::ConfigError(told);
+  }
   return out;
 }
 

@@ -37,6 +37,9 @@ class ModelLines {
 struct ScenarioLines {
   std::vector<std::pair<std::string, std::string>> parallel;  // {"tp: 8", "--tensor-model-parallel-size"}
   std::vector<std::pair<std::string, std::string>> training;
+  // where a key's value came from in the source ({"parallel.tp", the flag's value}): a problem the
+  // scenario's load finds on that key's line is reported there
+  std::vector<std::pair<std::string, Mark>> at;
 };
 
 // "8192", "true": the YAML spellings the writers use.

@@ -227,3 +227,13 @@ TEST_CASE("io: import hf says which fields were defaulted", "[io][import][hostil
     CHECK_FALSE(mentions(shipped.warnings, "is not read"));
   }
 }
+
+TEST_CASE("io: a scenario problem of an imported value is told at its flag, not in generated text", "[io][import][hostile]") {
+  // before: "the imported scenario (megatron):17:3: error: ..." at a line of text in no file
+  const std::string args =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 --tensor-model-parallel-size 3";
+  const std::string err = error_of([&] { io::import_megatron(args, "", on_h100()); });
+  CHECK(err.rfind("megatron:1:108: error: ", 0) == 0);
+  CHECK(err.find("(the imported parallel.tp, from --tensor-model-parallel-size)") != std::string::npos);
+  CHECK(err.find("the imported scenario") == std::string::npos);
+}
