@@ -235,7 +235,9 @@ std::string scenario_file(const std::string& header, const std::string& name, co
         told.push_back(d);
         continue;
       }
-      const auto& [key, from] = it->second;
+      // (not a structured binding: clang 14 cannot capture one in the lambda below)
+      const std::string& key = it->second.first;
+      const std::string& from = it->second.second;
       const auto at = std::find_if(lines.at.begin(), lines.at.end(), [&](const auto& x) { return x.first == key; });
       const std::string message = d.message + " (the imported " + key + (from.empty() ? "" : ", from " + from) + ")";
       if (at != lines.at.end() && at->second.src) {
