@@ -275,6 +275,13 @@ class Parser {
     if (joined.rfind("Avg bus bandwidth", 0) == 0) return close_table(n);
     if (comment) return header_line(n, tokens, joined);
     if (open_ ? !is_unsigned(first) : !looks_like_row(tokens)) {
+      // inside a table, a line shaped as a result row (11 to 13 columns, an element count and a
+      // data type after the first) whose size is not a byte count ('abc', '-8') is a mangled row,
+      // not noise: dropping it would fit the rest in silence
+      if (open_ && tokens.size() >= 11 && tokens.size() <= 13 && is_unsigned(tokens[1].text) &&
+          type_size(tokens[2].text).has_value())
+        fail(n, tokens[0].column,
+             "the size of a result row must be a byte count, got '" + std::string(first) + "'");
       // a shell prompt, an mpirun or EXEC_CMD echo, or noise ("NCCL INFO", "NCCL version", ssh)
       return command_line(n, line, false);
     }
