@@ -68,7 +68,9 @@ void add_import(CLI::App& app) {
   for (const auto& f : io::megatron_flags()) flags += (flags.empty() ? "" : " ") + f;
   auto* mg_cmd = cmd->add_subcommand(
       "megatron", "a Megatron-LM command line (its arguments, best quoted as one): a model, or a scenario with "
-                  "--hardware and --gpus. Flags read: " + flags + "; others are listed in a warning and ignored");
+                  "--hardware and --gpus. Flags read: " + flags + "; flags that change the model or the step but are not "
+                  "modelled (--recompute-method, --kv-channels, ...) are refused; others are named in a warning "
+                  "(docs/inputs.md)");
   // The arguments, quoted as one or not, are what ptdsim's own options leave: a quoted string
   // starting with "--" would otherwise be taken for an option of ours
   mg_cmd->allow_extras();
