@@ -59,6 +59,25 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// An error as printed: control characters other than line breaks and tabs as \xNN, since a message
+// may quote the input (a source line, a name) and an escape sequence there would drive the terminal.
+std::string shown(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // The deepest command the parse selected, whose options an unexpected argument is compared with.
 const CLI::App* selected(const CLI::App& app) {
   for (const CLI::App* s : app.get_subcommands()) return selected(*s);
@@ -96,7 +115,7 @@ int main(int argc, char** argv) {
   ptdsim::cli::add_kernel(app);
   ptdsim::cli::add_import(app);
   if (const std::string bad = unknown_command(app, argc, argv); !bad.empty()) {
-    std::cerr << bad << "\nRun with --help for more information.\n";
+    std::cerr << shown(bad) << "\nRun with --help for more information.\n";
     return kBadInput;
   }
   try {
@@ -108,7 +127,7 @@ int main(int argc, char** argv) {
       // an unexpected argument: name each unknown option with the closest one the command has
       const std::string named = unknown_options(app);
       if (named.empty()) return app.exit(e) != 0 ? kBadInput : 0;
-      std::cerr << named << "Run with --help for more information.\n";
+      std::cerr << shown(named) << "Run with --help for more information.\n";
       return kBadInput;
     } catch (const CLI::ParseError& e) {
       // --help and --version arrive as ParseErrors with exit code 0
@@ -122,13 +141,13 @@ int main(int argc, char** argv) {
     ptdsim::io::close_stdout();
     return e.get_exit_code();
   } catch (const ptdsim::core::ConfigError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << shown(e.what()) << "\n";
     return kBadInput;
   } catch (const std::bad_alloc&) {
     std::cerr << "ptdsim: error: out of memory\n";
     return kFailure;
   } catch (const std::exception& e) {
-    std::cerr << "ptdsim: error: " << e.what() << "\n";
+    std::cerr << "ptdsim: error: " << shown(e.what()) << "\n";
     return kFailure;
   }
 }

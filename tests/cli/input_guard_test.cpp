@@ -93,6 +93,11 @@ TEST_CASE("cli: unknown commands and options are named with a did-you-mean", "[c
   CHECK(r.status == 2);
   CHECK(r.err.rfind("ptdsim evaluate: error: unknown option '--frmat': did you mean '--format'?", 0) == 0);
   CHECK(ptdsim("--version").status == 0);
+  // a word that would drive the terminal is shown escaped
+  const Run esc = ptdsim("$(printf 'x\\033]0;pwned\\007')");
+  CHECK(esc.status == 2);
+  CHECK(has(esc.err, "unknown command 'x\\x1b]0;pwned\\x07'"));
+  CHECK_FALSE(has(esc.err, "\x1b"));
 }
 
 TEST_CASE("cli: a YAML syntax error comes before schema errors", "[cli][guard][yaml]") {
