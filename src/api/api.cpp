@@ -1,5 +1,6 @@
 #include "ptdsim/api.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -41,10 +42,14 @@ void check_objective(const std::string& objective, const core::Scenario& base) {
 }
 
 // A degree choice's text ("4,8", "4..16"), or a ConfigError naming its option.
-planner::Choice choice_of(const std::string& option, const std::string& text) {
+// (`least` is the smallest value the option takes: 1 for degrees, 0 for ZeRO stages.)
+planner::Choice choice_of(const std::string& option, const std::string& text, int least = 1) {
   if (text.empty()) return {};
-  const auto c = planner::parse_choice(text);
-  if (!c) bad_option(option, "a list of positive integers and ranges such as 4,8 or 4..16, got " + text);
+  const auto c = planner::parse_choice(text, least);
+  if (!c)
+    bad_option(option, fmt::format("a list of {} integers and ranges such as {}, got {} (at most {} items)",
+                                   least > 0 ? "positive" : "non-negative", least > 0 ? "4,8 or 4..16" : "1,3 or 0..2",
+                                   text.size() > 60 ? text.substr(0, 60) + "..." : text, planner::kMaxChoiceItems));
   return *c;
 }
 
@@ -57,7 +62,7 @@ planner::SearchSpace bounds_of(const SweepRequest& r) {
   b.dp = choice_of("--dp", r.dp);
   b.vpp = choice_of("--vpp", r.vpp);
   b.micro_batch = choice_of("--micro-batch", r.micro_batch);
-  b.zero = choice_of("--zero", r.zero);
+  b.zero = choice_of("--zero", r.zero, 0);
   int largest_zero = 0;
   for (int x : b.zero.values) largest_zero = std::max(largest_zero, x);
   for (const auto& [lo, hi] : b.zero.ranges) largest_zero = std::max(largest_zero, hi);

@@ -13,6 +13,7 @@
 #include "ptdsim/calibrate/kernels.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
+#include "ptdsim/io/load.hpp"
 
 namespace ptdsim::calibrate {
 namespace {
@@ -80,6 +81,41 @@ FitError error_of(std::size_t n, Predict predict, Measured measured) {
 
 std::string pct(const FitError& e) {
   return fmt::format("MAPE {:.1f}%, worst {:+.1f}% over {} rows", 100 * e.mape, 100 * e.worst, e.count);
+}
+
+
+// The table a fit read, as its path under the tables' directory (the bare name without one).
+std::string table_path(const KernelMeasurements& m, const char* file) {
+  return m.dir.empty() ? std::string(file) : (m.dir + "/" + file);
+}
+
+// A row's own value of a fitted constant (its FLOP rate, its bandwidth), in the constant's unit.
+struct RowValue {
+  int line;
+  double value;
+};
+
+// Refuses a fitted constant that is not finite or lies outside the range the hardware file takes
+// for it (io::valid_range of `key`, docs/inputs.md "Valid ranges"): at the table's first row whose own
+// value is outside that range, naming up to five such rows; at the file when no single row is.
+void check_fitted(double value, const std::string& key, const std::string& what, const std::string& file,
+                  const std::vector<RowValue>& rows) {
+  const io::ValidRange r = io::valid_range(key);
+  auto outside = [&](double v) { return !std::isfinite(v) || v < r.min || v > r.max; };
+  if (!outside(value)) return;
+  std::vector<int> lines;
+  for (const auto& row : rows)
+    if (outside(row.value)) lines.push_back(row.line);
+  std::string message = fmt::format("the fitted {} is {:g}, outside {:g} to {:g}", what, value, r.min, r.max);
+  if (!lines.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < lines.size() && i < 5; ++i) list += (i ? ", " : "") + std::to_string(lines[i]);
+    message += fmt::format(": the rows at line{} {}{} give such values on their own", lines.size() > 1 ? "s" : "",
+                           list, lines.size() > 5 ? fmt::format(" (and {} more)", lines.size() - 5) : "");
+  } else {
+    message += ": no single row does; the rows together do not fit the model";
+  }
+  throw core::ConfigError({file, lines.empty() ? 0 : lines.front(), lines.empty() ? 0 : 1}, message);
 }
 
 }  // namespace
@@ -215,13 +251,23 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
   t.source = source;
   if (!m.gemm.empty()) {
     if (sms <= 0)
-      throw core::ConfigError({"gemm.csv", 0, 0}, "the GEMM model needs the GPU's SM count (from --base or --sms)");
+      throw core::ConfigError({table_path(m, "gemm.csv"), 0, 0}, "the GEMM model needs the GPU's SM count (from --base or --sms)");
     for (auto p : {core::Precision::bf16, core::Precision::fp8}) {
       std::vector<GemmMeasurement> rows;
       for (const auto& g : m.gemm)
         if (g.precision == p) rows.push_back(g);
       if (rows.empty()) continue;
       const core::GemmModel model = fit_gemm_model(rows, p, sms);
+      {
+        const std::string key = std::string("hardware.gpu.kernels.gemm.model.") + std::string(core::name(p)) + ".";
+        std::vector<RowValue> rates;
+        for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
+        const std::string file = table_path(m, "gemm.csv");
+        check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
+        check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
+        check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
+        check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
+      }
       t.gemm_model[static_cast<std::size_t>(core::index(p))] = model;
       const FitError e = error_of(
           rows.size(), [&](std::size_t i) { return model.time(sms, rows[i].m, rows[i].n, rows[i].k); },
@@ -256,6 +302,22 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
     if (rows.empty()) return;
     fwd = fit_attention(rows, false);
     bwd = fit_attention(rows, true);
+    const std::string file = table_path(m, &rows == &m.attention ? "attention.csv" : "attention_flash2.csv");
+    const std::string key =
+        std::string("hardware.gpu.kernels.") + (&rows == &m.attention ? "attention." : "attention_flash2.");
+    for (bool backward : {false, true}) {
+      const auto& model = backward ? bwd : fwd;
+      std::vector<RowValue> rates;
+      for (const auto& r : rows) {
+        core::AttentionShape s{r.batch, r.heads, r.kv_heads, r.head_dim, r.seq, r.seq, r.causal};
+        rates.push_back({r.line, (backward ? 2.5 : 1.0) * s.flops() / (backward ? r.backward_s : r.forward_s) / 1e12});
+      }
+      const std::string pass = backward ? "backward" : "forward";
+      check_fitted(model.rate_flops / 1e12, key + pass + ".tflops", std::string(what) + " " + pass + " rate (TFLOP/s)",
+                   file, rates);
+      check_fitted(model.q_Bps / 1e9, key + pass + ".q_gbs", std::string(what) + " " + pass + " query-row bandwidth (GB/s)", file, {});
+      check_fitted(model.kv_Bps / 1e9, key + pass + ".kv_gbs", std::string(what) + " " + pass + " key/value-row bandwidth (GB/s)", file, {});
+    }
     for (bool backward : {false, true}) {
       const auto& model = backward ? bwd : fwd;
       const FitError e = error_of(
@@ -286,6 +348,18 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
     }
     if (fb.empty()) continue;
     const core::StreamRate r = fit_stream(fb, ft, bb, bt);
+    {
+      std::vector<RowValue> fwd, bwd;
+      for (const auto& e : m.elementwise) {
+        if (e.op != op) continue;
+        fwd.push_back({e.line, eb.forward * e.elements / e.forward_s / 1e9});
+        bwd.push_back({e.line, eb.backward * e.elements / e.backward_s / 1e9});
+      }
+      const std::string key = std::string("hardware.gpu.kernels.memory_bound.") + std::string(core::name(op)) + ".";
+      const std::string file = table_path(m, "elementwise.csv");
+      check_fitted(r.forward_Bps / 1e9, key + "forward_gbs", std::string(core::name(op)) + " forward bandwidth (GB/s)", file, fwd);
+      check_fitted(r.backward_Bps / 1e9, key + "backward_gbs", std::string(core::name(op)) + " backward bandwidth (GB/s)", file, bwd);
+    }
     t.memory_bound[static_cast<std::size_t>(c)] = r;
     const FitError ef = error_of(fb.size(), [&](std::size_t i) { return fb[i] / r.forward_Bps; }, [&](std::size_t i) { return ft[i]; });
     const FitError eb2 = error_of(bb.size(), [&](std::size_t i) { return bb[i] / r.backward_Bps; }, [&](std::size_t i) { return bt[i]; });
@@ -301,6 +375,18 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
       bt.push_back(c.backward_s);
     }
     t.cross_entropy = fit_stream(fb, ft, bb, bt);
+    {
+      std::vector<RowValue> fwd, bwd;
+      for (std::size_t i = 0; i < fb.size(); ++i) {
+        fwd.push_back({m.cross_entropy[i].line, fb[i] / ft[i] / 1e9});
+        bwd.push_back({m.cross_entropy[i].line, bb[i] / bt[i] / 1e9});
+      }
+      const std::string file = table_path(m, "cross_entropy.csv");
+      check_fitted(t.cross_entropy.forward_Bps / 1e9, "hardware.gpu.kernels.cross_entropy.forward_gbs",
+                   "cross-entropy forward bandwidth (GB/s)", file, fwd);
+      check_fitted(t.cross_entropy.backward_Bps / 1e9, "hardware.gpu.kernels.cross_entropy.backward_gbs",
+                   "cross-entropy backward bandwidth (GB/s)", file, bwd);
+    }
     const FitError ef = error_of(fb.size(), [&](std::size_t i) { return fb[i] / t.cross_entropy.forward_Bps; }, [&](std::size_t i) { return ft[i]; });
     const FitError eb2 = error_of(bb.size(), [&](std::size_t i) { return bb[i] / t.cross_entropy.backward_Bps; }, [&](std::size_t i) { return bt[i]; });
     out.report.push_back(fmt::format("cross_entropy: forward {:.0f} GB/s ({}), backward {:.0f} GB/s ({})",
@@ -313,13 +399,20 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
       s.push_back(o.time_s);
     }
     t.optimizer_Bps = stream_rate(b, s);
+    {
+      std::vector<RowValue> rates;
+      for (std::size_t i = 0; i < b.size(); ++i) rates.push_back({m.optimizer[i].line, b[i] / s[i] / 1e9});
+      check_fitted(t.optimizer_Bps / 1e9, "hardware.gpu.kernels.optimizer.gbs", "optimizer bandwidth (GB/s)",
+                   table_path(m, "optimizer.csv"), rates);
+    }
     const FitError e = error_of(b.size(), [&](std::size_t i) { return b[i] / t.optimizer_Bps; }, [&](std::size_t i) { return s[i]; });
     out.report.push_back(fmt::format("optimizer: {:.0f} GB/s ({})", t.optimizer_Bps / 1e9, pct(e)));
   }
   if (!m.contention.empty()) {
     if (sms <= 0)
-      throw core::ConfigError({"contention.csv", 0, 0}, "the contention fit needs the GPU's SM count (from --base or --sms)");
+      throw core::ConfigError({table_path(m, "contention.csv"), 0, 0}, "the contention fit needs the GPU's SM count (from --base or --sms)");
     const double f = fit_contention(m.contention, sms, comm_sms);
+    check_fitted(f, "hardware.gpu.kernels.contention.factor", "contention factor", table_path(m, "contention.csv"), {});
     out.contention_factor = f;
     const auto used = contention_rows(m.contention, sms, comm_sms);
     const FitError e = error_of(

@@ -275,6 +275,13 @@ class Parser {
     if (joined.rfind("Avg bus bandwidth", 0) == 0) return close_table(n);
     if (comment) return header_line(n, tokens, joined);
     if (open_ ? !is_unsigned(first) : !looks_like_row(tokens)) {
+      // inside a table, a line shaped as a result row (11 to 13 columns, an element count and a
+      // data type after the first) whose size is not a byte count ('abc', '-8') is a mangled row,
+      // not noise: dropping it would fit the rest in silence
+      if (open_ && tokens.size() >= 11 && tokens.size() <= 13 && is_unsigned(tokens[1].text) &&
+          type_size(tokens[2].text).has_value())
+        fail(n, tokens[0].column,
+             "the size of a result row must be a byte count, got '" + std::string(first) + "'");
       // a shell prompt, an mpirun or EXEC_CMD echo, or noise ("NCCL INFO", "NCCL version", ssh)
       return command_line(n, line, false);
     }
@@ -726,6 +733,20 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
     }
     run.op = *op;
   } else if (o.op) {
+    // what the rows say of themselves must not contradict it: a reduction operator ("sum") is
+    // written by the reducing collectives only, a root rank by the rooted ones only (an all_reduce
+    // log given as --op broadcast was fitted as broadcast)
+    const bool reducing = *o.op == Collective::all_reduce || *o.op == Collective::reduce ||
+                          *o.op == Collective::reduce_scatter;
+    const bool rooted = *o.op == Collective::broadcast || *o.op == Collective::reduce;
+    for (const auto& r : run.rows) {
+      if (r.redop != "none" && !reducing)
+        p.fail(r.line, 1, "the collective given (" + std::string(core::name(*o.op)) + ") contradicts this row, which "
+                          "reduces with '" + r.redop + "': only all_reduce, reduce and reduce_scatter do");
+      if (r.root >= 0 && !rooted)
+        p.fail(r.line, 1, "the collective given (" + std::string(core::name(*o.op)) + ") contradicts this row, which "
+                          "has root rank " + std::to_string(r.root) + ": only broadcast and reduce have a root");
+    }
     run.op = *o.op;
     run.notes.push_back("collective " + std::string(core::name(*o.op)) + " as given (the log does not name it)");
   } else {

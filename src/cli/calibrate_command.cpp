@@ -105,7 +105,7 @@ void add_calibrate(CLI::App& app) {
   imp->add_option("--target-error", args->target_error,
                   "stop adding pieces once every size is within this relative error")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   imp->callback([args] { run_import(*args); });
   add_import_kernels(cmd);
 }

@@ -45,8 +45,11 @@ int run(const EvaluateArgs& a) {
   } else {
     text = io::report_table(r);
   }
-  if (!a.trace.empty()) io::write_output(a.trace, trace);
-  emit(a.out, text);
+  // the trace and the report together or not at all (io::write_outputs)
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!a.trace.empty()) outputs.emplace_back(a.trace, trace);
+  outputs.emplace_back(a.out.to_stdout() ? std::string("-") : a.out.path, text);
+  io::write_outputs(outputs);
   print_warnings(r.warnings);
   return a.require_fit && !r.fits ? kDoesNotFit : 0;
 }

@@ -6,6 +6,7 @@
 #include "options.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/count.hpp"
+#include "ptdsim/core/framework.hpp"
 #include "ptdsim/io/import.hpp"
 
 // `ptdsim import hf CONFIG.json` and `ptdsim import megatron "ARGUMENTS"`: a model file, or with
@@ -41,7 +42,9 @@ void add_scenario_options(CLI::App* cmd, ImportArgs& a) {
       ->check(CLI::IsMember(core::trainable_spellings()));
   add_tokens_option(cmd, s.tokens);
   add_gpu_hour_option(cmd, s.gpu_hour);
-  cmd->add_option("--framework", s.framework, "training.framework, whose defaults fill the unset switches");
+  // checked here so that a bad name is told against the flag, not the generated file
+  cmd->add_option("--framework", s.framework, "training.framework, whose defaults fill the unset switches")
+      ->check(CLI::IsMember(core::framework_names()));
   cmd->add_option("-o,--output", a.out, "write the YAML to FILE (whole or not at all); default stdout");
 }
 
@@ -65,7 +68,9 @@ void add_import(CLI::App& app) {
   for (const auto& f : io::megatron_flags()) flags += (flags.empty() ? "" : " ") + f;
   auto* mg_cmd = cmd->add_subcommand(
       "megatron", "a Megatron-LM command line (its arguments, best quoted as one): a model, or a scenario with "
-                  "--hardware and --gpus. Flags read: " + flags + "; others are listed in a warning and ignored");
+                  "--hardware and --gpus. Flags read: " + flags + "; flags that change the model or the step but are not "
+                  "modelled (--recompute-method, --kv-channels, ...) are refused; others are named in a warning "
+                  "(docs/inputs.md)");
   // The arguments, quoted as one or not, are what ptdsim's own options leave: a quoted string
   // starting with "--" would otherwise be taken for an option of ours
   mg_cmd->allow_extras();

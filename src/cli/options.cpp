@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -60,6 +61,21 @@ std::optional<double> decimal(const std::string& v) {
   return x;
 }
 
+}  // namespace
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](const std::string& v) {
+        const auto x = decimal(v);
+        return x && std::isfinite(*x) && *x >= lo && *x <= hi
+                   ? std::string()
+                   : fmt::format("a number from {:g} to {:g}, got {}", lo, hi, v);
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", lo, hi));
+}
+
+namespace {
+
 CLI::Validator price_check() {
   return CLI::Validator(
       [](const std::string& v) {
@@ -99,7 +115,16 @@ std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, con
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) std::cerr << "ptdsim: warning: " << w << "\n";
+  // a warning may quote a name or a flag from the input: its control characters are shown, not sent
+  for (const auto& w : warnings) {
+    std::string shown;
+    for (char c : w) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) shown += fmt::format("\\x{:02x}", u);
+      else shown += c;
+    }
+    std::cerr << "ptdsim: warning: " << shown << "\n";
+  }
 }
 
 void emit(const OutputOptions& out, const std::string& text) {

@@ -15,6 +15,10 @@ namespace ptdsim::cli {
 // range (io::valid_range), as a scenario file would.
 inline const CLI::Range kPositiveCount{1, 1 << 24};
 
+// The one check of a real-valued flag: a finite decimal number (no nan, inf or hex) from `lo` to
+// `hi` inclusive. CLI::Range alone lets NaN through (every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
+
 struct OutputOptions {
   std::string format = "table";
   std::string path;  // -o; empty or "-": stdout

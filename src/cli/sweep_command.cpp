@@ -148,19 +148,23 @@ void add_sweep(CLI::App& app) {
       ->default_str("time");
   cmd->add_option("--min-free-gib", args->min_free_gib,
                   "a layout fits only with at least this much memory left free on every GPU")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   cmd->add_option("--search", args->search,
                   "also search these switches: overlap.tp, overlap.dp, overlap.pp (on and off instead of the "
                   "scenario's), recompute, zero, sequence_parallel, schedule (every value, even when --set)")
       ->delimiter(',')
       ->check(CLI::IsMember(planner::searchable_switches()));
-  auto choice = [&](const char* name, std::string& text, const char* what) {
-    cmd->add_option(name, text, std::string(what) + ": values and ranges, e.g. 4,8 or 4..16")
+  auto choice = [&](const char* name, std::string& text, const char* what, int least = 1,
+                    const char* example = "4,8 or 4..16") {
+    cmd->add_option(name, text, std::string(what) + ": values and ranges, e.g. " + example)
         ->type_name("LIST")
         ->check(CLI::Validator(
-            [](const std::string& v) {
-              return planner::parse_choice(v) ? std::string()
-                                              : "a list of positive integers and ranges such as 4,8 or 4..16, got " + v;
+            [least, example](const std::string& v) {
+              return planner::parse_choice(v, least)
+                         ? std::string()
+                         : fmt::format("a list of {} integers and ranges such as {}, got {} (at most {} items)",
+                                       least > 0 ? "positive" : "non-negative", example,
+                                       v.size() > 60 ? v.substr(0, 60) + "..." : v, planner::kMaxChoiceItems);
             },
             "LIST"));
   };
@@ -172,11 +176,11 @@ void add_sweep(CLI::App& app) {
   choice("--vpp", args->vpp, "virtual pipeline stages per rank");
   choice("--micro-batch", args->micro_batch, "micro-batch sizes");
   const std::string stages = "0 to " + std::to_string(core::kMaxZeroStage);
-  choice("--zero", args->zero, ("ZeRO stages (" + stages + ")").c_str());
+  choice("--zero", args->zero, ("ZeRO stages (" + stages + ")").c_str(), 0, "1,3 or 0..2");
   cmd->get_option("--zero")->check(CLI::Validator(
       [stages](const std::string& v) {
         // (text that is no list is the validator above's to refuse)
-        const auto c = planner::parse_choice(v);
+        const auto c = planner::parse_choice(v, 0);
         int largest = 0;
         if (c) {
           for (int x : c->values) largest = std::max(largest, x);

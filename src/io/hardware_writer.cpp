@@ -333,7 +333,9 @@ void write_calibrated_hardware(const std::string& out_path, const std::optional<
     std::stringstream ss;
     ss << in.rdbuf();
     text = merge_calibration(ss.str(), *base_path, c);
-    load_hardware_from_string(text, out_path);  // what is written must load as a hardware file
+    // what is written must load as a hardware file; a problem is the calibration's (the base loads),
+    // and the output is not written: the message must not send the user to it
+    load_hardware_from_string(text, "the calibrated hardware (from " + *base_path + "; " + out_path + " not written)");
   } else if (gpu_sections(c).empty()) {
     text = "# A \"collectives only\" fragment written by ptdsim calibration: it is not a loadable hardware\n"
            "# file (no gpu/node/network). Merge it into one with --base HARDWARE.yaml.\n" +

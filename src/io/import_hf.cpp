@@ -2,6 +2,7 @@
 // (docs/inputs.md "Importing a Hugging Face config.json"). The field names and their defaults are
 // those of transformers' configuration classes (LlamaConfig, MistralConfig, Qwen2Config,
 // MixtralConfig, GPTNeoXConfig).
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -31,6 +32,13 @@ constexpr Architecture kArchitectures[] = {
     {"Qwen2ForCausalLM", Family::qwen2},     {"MixtralForCausalLM", Family::mixtral},
     {"GPTNeoXForCausalLM", Family::neox},
 };
+
+// Every config.json field the importer reads (a key near one of these is taken for a misspelling).
+const std::vector<std::string> kReadKeys{
+    "architectures",      "num_hidden_layers", "hidden_size",     "num_attention_heads", "num_key_value_heads",
+    "intermediate_size",  "vocab_size",        "max_position_embeddings", "tie_word_embeddings", "head_dim",
+    "hidden_act",         "use_parallel_residual", "attention_bias", "mlp_bias",          "use_sliding_window",
+    "sliding_window",     "num_local_experts", "num_experts_per_tok"};
 
 std::string supported_list() {
   std::string out;
@@ -125,24 +133,38 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
                                        int_text(m.hidden / m.heads) + ": ptdsim's models have hidden = heads * head_dim");
   }
 
-  lines.add("layers", int_text(m.layers), "num_hidden_layers");
-  lines.add("hidden", int_text(m.hidden), "hidden_size");
-  lines.add("heads", int_text(m.heads), "num_attention_heads");
+  // where each model key came from, for check_model; absent fields say "defaulted" in the file
+  auto at = [&](const char* key) {
+    const Entry* e = f.get(key);
+    return e ? e->value->mark : Mark{};
+  };
+  auto given = [&](const char* key) { return f.get(key) != nullptr; };
+  lines.add("layers", int_text(m.layers), "num_hidden_layers", at("num_hidden_layers"));
+  lines.add("hidden", int_text(m.hidden), "hidden_size", at("hidden_size"));
+  lines.add("heads", int_text(m.heads), "num_attention_heads", at("num_attention_heads"));
   lines.add("kv_heads", int_text(m.kv_heads),
-            family == Family::neox ? "GPT-NeoX has no grouped-query attention" : "num_key_value_heads");
-  lines.add("ffn_hidden", int_text(m.ffn_hidden), "intermediate_size");
-  lines.add("vocab", int_text(m.vocab), "vocab_size");
+            family == Family::neox            ? "GPT-NeoX has no grouped-query attention"
+            : given("num_key_value_heads") ? "num_key_value_heads"
+                                              : "num_key_value_heads absent: defaulted to num_attention_heads",
+            at("num_key_value_heads"));
+  lines.add("ffn_hidden", int_text(m.ffn_hidden), "intermediate_size", at("intermediate_size"));
+  lines.add("vocab", int_text(m.vocab), "vocab_size", at("vocab_size"));
+  const std::string max_seq_from =
+      given("max_position_embeddings") ? "max_position_embeddings" : "max_position_embeddings absent: defaulted to 2048";
+  const std::string tied_from =
+      given("tie_word_embeddings") ? "tie_word_embeddings" : "tie_word_embeddings absent: defaulted to false";
 
   const std::string act = f.string("hidden_act").value_or(family == Family::neox ? "gelu" : "silu");
+  const std::string act_from = "hidden_act " + act + (given("hidden_act") ? "" : " (absent: defaulted)");
   if (family == Family::neox) {
     m.mlp = core::Mlp::gelu;
     m.norm = core::Norm::layernorm;
     m.bias = true;
-    lines.add("mlp", "gelu", "hidden_act " + act + ": two FFN matrices");
+    lines.add("mlp", "gelu", act_from + ": two FFN matrices");
     lines.add("norm", "layernorm", "GPT-NeoX LayerNorm");
     lines.add("position", "rope", "rotary embeddings (rotary_pct of each head)");
-    lines.add("max_seq_len", int_text(m.max_seq_len), "max_position_embeddings");
-    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), "tie_word_embeddings");
+    lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, at("max_position_embeddings"));
+    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
     lines.add("bias", "true", "GPT-NeoX linear and LayerNorm biases");
     if (f.boolean("use_parallel_residual", true))
       out.warnings.push_back("use_parallel_residual: attention and MLP read the same input; FLOPs and memory are "
@@ -152,15 +174,18 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     m.norm = core::Norm::rmsnorm;
     if (act != "silu")
       out.warnings.push_back("hidden_act " + act + " taken as swiglu's SiLU gate (same shapes and FLOPs)");
-    lines.add("mlp", "swiglu", "hidden_act " + act + ": gate, up and down projections");
+    lines.add("mlp", "swiglu", act_from + ": gate, up and down projections");
     lines.add("norm", "rmsnorm", "RMSNorm");
     lines.add("position", "rope", "rotary embeddings");
-    lines.add("max_seq_len", int_text(m.max_seq_len), "max_position_embeddings");
-    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), "tie_word_embeddings");
+    lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, at("max_position_embeddings"));
+    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
     // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only
     m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false);
     lines.add("bias", detail::yaml_bool(m.bias),
-              family == Family::qwen2 ? "Qwen2 biases Q, K and V only: not counted" : "attention_bias / mlp_bias");
+              family == Family::qwen2 ? "Qwen2 biases Q, K and V only: not counted"
+              : given("attention_bias") || given("mlp_bias")
+                  ? "attention_bias / mlp_bias"
+                  : "attention_bias and mlp_bias absent: defaulted to false");
     if (family == Family::qwen2)
       out.warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
                              " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
@@ -172,20 +197,36 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     moe.experts = positive("num_local_experts", "model.moe.experts");
     moe.top_k = positive("num_experts_per_tok", "model.moe.top_k");
     m.moe = moe;
-    lines.add_moe("experts", int_text(moe.experts), "num_local_experts");
-    lines.add_moe("top_k", int_text(moe.top_k), "num_experts_per_tok");
+    lines.add_moe("experts", int_text(moe.experts), "num_local_experts", at("num_local_experts"));
+    lines.add_moe("top_k", int_text(moe.top_k), "num_experts_per_tok", at("num_experts_per_tok"));
     lines.add_moe("every", "1", "every layer is sparse");
   }
 
   // the fields are read: with a bad or missing one, what follows would only repeat it
   if (const auto* c = detail::Collector::current()) c->throw_if_any();
+  // what evaluate would refuse, at the field that holds it
+  detail::check_model(m, lines, whole);
+  if (const auto* c = detail::Collector::current()) c->throw_if_any();
+  // a key not read that is one edit or two from one that is: a misspelt field, whose default
+  // would otherwise be taken in silence
+  {
+    const std::vector<std::string> read = kReadKeys;
+    for (const auto& e : root->entries) {
+      if (std::find(read.begin(), read.end(), e.key) != read.end()) continue;
+      const std::string near = detail::near_miss(e.key, read);
+      if (!near.empty() && !f.get(near))
+        out.warnings.push_back(fmt::format("{}:{}:{}: config.json key '{}' is not read: did you mean '{}'? (its default "
+                                           "was taken)",
+                                           file, e.key_mark.line, e.key_mark.column, detail::comment_text(e.key), near));
+    }
+  }
   std::string model_name = name;
   if (model_name.empty()) {
     const auto dir = std::filesystem::path(file).parent_path().filename().string();
     model_name = dir.empty() || dir == "." ? "hf-model" : dir;
   }
   m.name = model_name;
-  const std::string header = "# Imported by `ptdsim import hf` from " + file + " (" + arch +
+  const std::string header = "# Imported by `ptdsim import hf` from " + detail::comment_text(file) + " (" + detail::comment_text(arch) +
                              "): each key names the config.json field it came from.\n";
   const std::string source = "Hugging Face config.json (" + arch + "), " + file;
   if (scenario.hardware.empty()) {

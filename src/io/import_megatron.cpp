@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
@@ -35,6 +37,57 @@ const std::vector<std::string> kSwitchFlags{
     "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
     "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
     "--use-flash-attn"};
+
+// Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
+// tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
+// "ignored" warning, nothing else. A flag in neither list is unknown to ptdsim: a warning names it
+// (with the closest flag ptdsim reads when there is one), since it may be a misspelling.
+const std::vector<std::string> kIgnoredFlags{
+    "--save", "--load", "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples",
+    "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-warmup-samples", "--weight-decay", "--clip-grad",
+    "--adam-beta1", "--adam-beta2", "--adam-eps", "--init-method-std", "--data-path", "--split",
+    "--tokenizer-type", "--tokenizer-model", "--vocab-file", "--merge-file", "--log-interval", "--save-interval",
+    "--eval-interval", "--eval-iters", "--seed", "--attention-dropout", "--hidden-dropout", "--distributed-backend",
+    "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--exit-interval", "--use-mcore-models",
+    "--ckpt-format", "--log-throughput", "--timing-log-level", "--use-checkpoint-args", "--no-load-optim",
+    "--no-load-rng", "--finetune", "--data-cache-path", "--mock-data", "--num-workers",
+    "--distributed-timeout-minutes", "--rotary-base", "--rotary-percent", "--norm-epsilon",
+    "--log-params-norm", "--log-num-zeros-in-grad", "--tensorboard-log-interval", "--async-save",
+    "--dataloader-type", "--manual-gc", "--moe-aux-loss-coeff", "--moe-router-load-balancing-type",
+    "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss", "--use-rotary-position-embeddings"};
+
+// Flags that change the model or the step in a way ptdsim does not model: refused, with why, rather
+// than written as a file that times another run. (Those it can read in one setting are read there:
+// --recompute-method uniform with --recompute-num-layers 1 recomputes every layer, as
+// recompute: full does.)
+struct Refused {
+  const char* flag;
+  const char* why;
+};
+constexpr Refused kRefusedFlags[] = {
+    {"--recompute-method", "recomputing some layers (block, or uniform over chunks of more than one layer) is not "
+                           "modelled: ptdsim's recompute: full recomputes every layer"},
+    {"--recompute-num-layers", "recomputing some layers is not modelled: ptdsim's recompute: full recomputes every layer"},
+    {"--recompute-modules", "recomputing chosen modules is not modelled (recompute: selective or full)"},
+    {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
+    {"--kv-channels", "a head width other than hidden / heads is not modelled (model.hidden = heads x head_dim)"},
+    {"--moe-layer-freq", "MoE on some layers only is not modelled by the importer (model.moe.every: give it in the file)"},
+    {"--moe-shared-expert-intermediate-size", "shared experts are not modelled"},
+    {"--expert-tensor-parallel-size", "a tensor-parallel degree of its own for the experts is not modelled"},
+    {"--multi-latent-attention", "multi-latent attention is not modelled"},
+    {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
+    {"--optimizer-cpu-offload", "optimizer offload to the CPU is not modelled"},
+    {"--cpu-offloading", "activation offload to the CPU is not modelled"},
+    {"--pipeline-model-parallel-layout", "an explicit layer layout is not read: give parallel.stage_layers in the file"},
+    {"--encoder-num-layers", "encoder-decoder models are not modelled"},
+    {"--num-virtual-stages-per-pipeline-rank",
+     "give the split as --num-layers-per-virtual-pipeline-stage, which the importer reads"}};
+
+const Refused* refused(const std::string& flag) {
+  for (const auto& r : kRefusedFlags)
+    if (flag == r.flag) return &r;
+  return nullptr;
+}
 
 bool among(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
@@ -85,7 +138,7 @@ class Arguments {
       std::string word = ws[i].text;
       if (word.rfind("--", 0) != 0) {
         // the program and its own arguments before the first flag; a stray word after one
-        if (!flags_.empty() || !ignored_.empty()) ignored_.push_back(word);
+        if (!flags_.empty() || !ignored_.empty() || !unknown_.empty()) unknown_.push_back({word, Mark{src_, 1, ws[i].column}});
         continue;
       }
       std::string value;
@@ -109,7 +162,16 @@ class Arguments {
         if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
         flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}};
       } else {
-        ignored_.push_back(word);
+        const Mark at{src_, 1, ws[i].column};
+        if (const Refused* r = refused(word)) {
+          std::string value = inline_value ? value_of_inline(ws[i].text) : "";
+          if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) value = ws[i + 1].text;
+          refused_.push_back({word, value, at, r});
+        } else if (among(kIgnoredFlags, word)) {
+          ignored_.push_back(word);
+        } else {
+          unknown_.push_back({word, at});
+        }
         // its value, if it has one, is not a flag
         if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) ++i;
       }
@@ -150,6 +212,11 @@ class Arguments {
   }
   int required(const std::string& flag, std::string_view as) const {
     if (auto v = integer(flag, as)) return *v;
+    // a misspelling of it among the unknown flags: named at its place, with the fix
+    for (const auto& u : unknown_)
+      if (core::closest_match(u.word, {flag}) == flag)
+        detail::fail(u.at, "unknown flag " + u.word + ": did you mean " + flag + "? (missing " + flag +
+                               ", which a model needs)");
     detail::fail(Mark{src_, 0, 0}, "missing " + flag + " (a model needs it)");
   }
   std::string choice(const std::string& flag, const std::vector<std::string>& choices, const std::string& fallback) const {
@@ -161,11 +228,26 @@ class Arguments {
     detail::fail(f->at, flag + " must be one of " + list + ", got \"" + f->value + "\"");
   }
   const std::vector<std::string>& ignored() const { return ignored_; }
+  struct Word {
+    std::string word;
+    Mark at;
+  };
+  const std::vector<Word>& unknown() const { return unknown_; }
+  struct RefusedFlag {
+    std::string flag, value;
+    Mark at;
+    const Refused* why;
+  };
+  const std::vector<RefusedFlag>& refused_flags() const { return refused_; }
 
  private:
+  static std::string value_of_inline(const std::string& word) { return word.substr(word.find('=') + 1); }
+
   detail::SourcePtr src_;
   std::map<std::string, Flag> flags_;
   std::vector<std::string> ignored_;
+  std::vector<Word> unknown_;
+  std::vector<RefusedFlag> refused_;
 };
 
 std::string itext(long long v) { return detail::yaml_int(v); }
@@ -190,12 +272,69 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     const auto src = detail::make_source(kSource, ".", one_line);
     const Arguments a(one_line, src);
     Imported out;
+    // flags that change the model or the step: read where ptdsim models their setting, else refused
+    bool recompute_every_layer = false;
+    for (const auto& r : a.refused_flags()) {
+      if (r.flag == "--kv-channels") continue;  // read below, once the heads are known
+      if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers") {
+        const auto* method = [&]() -> const Arguments::RefusedFlag* {
+          for (const auto& x : a.refused_flags())
+            if (x.flag == "--recompute-method") return &x;
+          return nullptr;
+        }();
+        const auto* layers = [&]() -> const Arguments::RefusedFlag* {
+          for (const auto& x : a.refused_flags())
+            if (x.flag == "--recompute-num-layers") return &x;
+          return nullptr;
+        }();
+        // uniform over chunks of one layer checkpoints every layer's input: recompute: full
+        if (method && method->value == "uniform" && (!layers || layers->value == "1")) {
+          recompute_every_layer = true;
+          continue;
+        }
+      }
+      detail::fail(r.at, r.flag + (r.value.empty() ? "" : " " + r.value) + " changes the model or the step, and " +
+                             r.why->why);
+    }
+    if (recompute_every_layer && a.get("--recompute-granularity") && a.get("--recompute-granularity")->value != "full")
+      detail::fail(a.get("--recompute-granularity")->at,
+                   "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
+    for (const auto& u : a.unknown()) {
+      const std::string near = core::closest_match(u.word, megatron_flags());
+      out.warnings.push_back(fmt::format("megatron:1:{}: unknown flag {}{}", u.at.column, detail::comment_text(u.word),
+                                         near.empty() ? ": not read by ptdsim; if it changes the model or the step, "
+                                                        "the imported file does not show it"
+                                                      : ": did you mean " + near + "? (not read)"));
+    }
+
+    // every flag read is checked whether or not a scenario is written: a model-only import that took
+    // --fp8-format e5m2x or --train-samples -5 in silence would refuse them only once --hardware is given
+    a.integer("--tensor-model-parallel-size", "parallel.tp");
+    a.integer("--pipeline-model-parallel-size", "parallel.pp");
+    a.integer("--context-parallel-size", "parallel.cp");
+    a.integer("--expert-model-parallel-size", "parallel.ep");
+    a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
+    a.integer("--micro-batch-size", "training.micro_batch");
+    a.integer("--global-batch-size", "training.global_batch");
+    a.integer("--seq-length", "training.seq_len");
+    a.integer("--decoder-first-pipeline-num-layers", "parallel.first_stage_layers");
+    a.integer("--decoder-last-pipeline-num-layers", "parallel.last_stage_layers");
+    a.wide("--train-iters", "training.tokens");
+    a.wide("--train-samples", "training.tokens");
+    a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
+    a.choice("--recompute-granularity", {"full", "selective"}, "full");
+    a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine");
+    auto at = [&](const char* flag) { return a.get(flag) ? a.get(flag)->at : Mark{}; };
 
     core::ModelSpec m;
     detail::ModelLines model;
     m.layers = a.required("--num-layers", "model.layers");
     m.hidden = a.required("--hidden-size", "model.hidden");
     m.heads = a.required("--num-attention-heads", "model.heads");
+    for (const auto& r : a.refused_flags())
+      if (r.flag == "--kv-channels" && r.value != itext(m.hidden / m.heads))
+        detail::fail(r.at, r.flag + " " + r.value + " changes the model or the step, and " + r.why->why +
+                               " = " + itext(m.hidden / m.heads));
     const int tp = a.integer("--tensor-model-parallel-size", "parallel.tp").value_or(1);
     // --num-query-groups counts only with --group-query-attention (arguments.py)
     m.kv_heads = m.heads;
@@ -216,8 +355,14 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       detail::fail(Mark{src, 0, 0}, "missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: "
                                     "give its size with --vocab-size N)");
     const int vocab = *a.integer("--vocab-size", "model.vocab");
-    const int multiple = a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
-    m.vocab = (vocab + multiple - 1) / multiple * multiple;
+    // in 64 bits: divisible-by and tp may each be up to 2^22
+    const long long multiple = 1LL * a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
+    const long long padded = (vocab + multiple - 1) / multiple * multiple;
+    if (padded > detail::bound_of("model.vocab").max)
+      detail::fail(vocab_flag->at, "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple) +
+                                       " is " + itext(padded) + ", above model.vocab's most (" +
+                                       itext(static_cast<long long>(detail::bound_of("model.vocab").max)) + ")");
+    m.vocab = static_cast<int>(padded);
     const std::string norm = a.choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm");
     m.norm = norm == "RMSNorm" ? core::Norm::rmsnorm : core::Norm::layernorm;
     const std::string position = a.choice("--position-embedding-type", {"learned_absolute", "rope", "none"},
@@ -227,13 +372,20 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
     m.bias = !a.has("--disable-bias-linear");
 
-    model.add("layers", itext(m.layers), "--num-layers");
-    model.add("hidden", itext(m.hidden), "--hidden-size");
-    model.add("heads", itext(m.heads), "--num-attention-heads");
-    model.add("kv_heads", itext(m.kv_heads), a.has("--group-query-attention") ? "--num-query-groups" : "no GQA");
+    model.add("layers", itext(m.layers), "--num-layers", at("--num-layers"));
+    model.add("hidden", itext(m.hidden), "--hidden-size", at("--hidden-size"));
+    model.add("heads", itext(m.heads), "--num-attention-heads", at("--num-attention-heads"));
+    model.add("kv_heads", itext(m.kv_heads),
+              !a.has("--group-query-attention") ? "no GQA"
+              : a.has("--num-query-groups")     ? "--num-query-groups"
+                                                : "--num-query-groups absent: Megatron's default 1",
+              a.has("--group-query-attention") ? (a.has("--num-query-groups") ? at("--num-query-groups")
+                                                                              : at("--group-query-attention"))
+                                               : at("--num-attention-heads"));
     model.add("ffn_hidden", itext(m.ffn_hidden), a.has("--ffn-hidden-size") ? "--ffn-hidden-size"
                                                  : swiglu ? "Megatron's SwiGLU default int(8h/3 / 64) * 64"
-                                                          : "Megatron's default 4h");
+                                                          : "Megatron's default 4h",
+              at("--ffn-hidden-size"));
     model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
     model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
     model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
@@ -249,11 +401,14 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
       moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
       m.moe = moe;
-      model.add_moe("experts", itext(moe.experts), "--num-experts");
-      model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2");
+      model.add_moe("experts", itext(moe.experts), "--num-experts", at("--num-experts"));
+      model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
+                    a.has("--moe-router-topk") ? at("--moe-router-topk") : at("--num-experts"));
       model.add_moe("every", "1", "every layer is an MoE layer (--moe-layer-freq 1)");
       if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
     }
+    // what evaluate would refuse, at the flag that gave it
+    detail::check_model(m, model, Mark{src, 0, 0});
     const std::string model_name = name.empty() ? "megatron-model" : name;
     m.name = model_name;
     const std::string header =
@@ -263,7 +418,8 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     if (!a.ignored().empty()) {
       std::string list;
       for (const auto& w : a.ignored()) list += (list.empty() ? "" : " ") + w;
-      out.warnings.push_back("ignored (not read by ptdsim): " + list);
+      out.warnings.push_back("ignored (not read by ptdsim): " + list +
+                             " (they change neither the model nor the step's time or memory)");
     }
 
     if (scenario.hardware.empty()) {
@@ -283,6 +439,17 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
     detail::ScenarioLines lines;
     const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+    for (const auto& [key, flag] : std::vector<std::pair<const char*, const char*>>{
+             {"parallel.tp", "--tensor-model-parallel-size"},
+             {"parallel.pp", "--pipeline-model-parallel-size"},
+             {"parallel.cp", "--context-parallel-size"},
+             {"parallel.ep", "--expert-model-parallel-size"},
+             {"parallel.vpp", "--num-layers-per-virtual-pipeline-stage"},
+             {"parallel.stage_layers", "--decoder-first-pipeline-num-layers"},
+             {"training.seq_len", "--seq-length"},
+             {"training.micro_batch", "--micro-batch-size"},
+             {"training.global_batch", "--global-batch-size"}})
+      if (a.get(flag)) lines.at.emplace_back(key, a.get(flag)->at);
     lines.parallel.push_back({"tp: " + itext(tp), "--tensor-model-parallel-size"});
     lines.parallel.push_back({"pp: " + itext(pp), "--pipeline-model-parallel-size"});
     lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
@@ -290,7 +457,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
                                          "--expert-model-parallel-size"});
     int vpp = 1;
     if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
-      if (m.layers % (pp * *per) != 0)
+      if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
         detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
                      "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(m.layers) +
                          " layers over " + itext(pp) + " pipeline stages");
@@ -352,6 +519,9 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     if (a.has("--recompute-granularity")) {
       recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
       recompute_from = "--recompute-granularity";
+    } else if (recompute_every_layer) {
+      recompute = "full";
+      recompute_from = "--recompute-method uniform, one layer a chunk: every layer";
     } else if (a.has("--recompute-activations")) {
       recompute = "selective";
       recompute_from = "--recompute-activations (selective)";

@@ -1,10 +1,15 @@
 #include "import_yaml.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
+#include "fields.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/check.hpp"
 #include "ptdsim/io/load.hpp"
 
 namespace ptdsim::io::detail {
@@ -15,7 +20,7 @@ std::string commented(const std::string& indent, const std::string& kv, const st
   std::string line = indent + kv;
   if (from.empty()) return line + "\n";
   if (line.size() < 36) line.append(36 - line.size(), ' ');
-  return line + " # " + from + "\n";
+  return line + " # " + comment_text(from) + "\n";
 }
 
 struct Layout {
@@ -31,7 +36,7 @@ Layout choose_layout(const core::ModelSpec& m, int gpus, int gpus_per_node, int 
     for (int pp = 1; pp <= m.layers && tp * pp <= gpus; ++pp) {
       if (m.layers % pp != 0 || (gpus / tp) % pp != 0) continue;
       const int dp = gpus / tp / pp;
-      if (global_batch % (dp * micro_batch) == 0) return {tp, pp};
+      if (global_batch % (1LL * dp * micro_batch) == 0) return {tp, pp};
     }
   }
   return {0, 0};
@@ -45,11 +50,32 @@ bool has_key(const std::vector<std::pair<std::string, std::string>>& lines, cons
 
 }  // namespace
 
-void ModelLines::add(const std::string& key, const std::string& value, const std::string& from) {
-  lines_.push_back({key, value, from, false});
+void ModelLines::add(const std::string& key, const std::string& value, const std::string& from, const Mark& at) {
+  lines_.push_back({key, value, from, false, at});
 }
-void ModelLines::add_moe(const std::string& key, const std::string& value, const std::string& from) {
-  lines_.push_back({key, value, from, true});
+void ModelLines::add_moe(const std::string& key, const std::string& value, const std::string& from, const Mark& at) {
+  lines_.push_back({key, value, from, true, at});
+}
+Mark ModelLines::mark_of(const std::string& key, const Mark& fallback) const {
+  for (const auto& l : lines_)
+    if ((l.moe ? "moe." + l.key : l.key) == key && l.at.src) return l.at;
+  return fallback;
+}
+
+void check_model(const core::ModelSpec& spec, const ModelLines& model, const Mark& whole) {
+  core::Scenario probe;
+  probe.model = spec;
+  probe.gpus = 1;
+  probe.training.global_batch = 1;
+  probe.training.micro_batch = 1;
+  // on one GPU every parallel rule holds: what is left is the model's own
+  for (const auto& p : core::check(probe)) {
+    if (p.key.rfind("model.", 0) != 0) continue;
+    const std::string key = p.key.substr(6);
+    const core::Diagnostic d = diagnostic(model.mark_of(key, whole), p.message + ": ptdsim (evaluate) refuses such a model");
+    if (auto* c = Collector::current()) c->add({d});
+    else throw core::ConfigError({d});
+  }
 }
 
 std::string ModelLines::text(int indent) const {
@@ -72,10 +98,55 @@ std::string yaml_bool(bool v) { return v ? "true" : "false"; }
 std::string yaml_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);  // YAML's double-quoted escape
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
+}
+
+std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
+  if (word.size() < 6) return "";
+  for (const auto& k : known) {
+    // Levenshtein distance, two rows
+    std::vector<std::size_t> prev(k.size() + 1), cur(k.size() + 1);
+    for (std::size_t j = 0; j <= k.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= k.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == k[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    if (prev[k.size()] <= 2) return k;
+  }
+  return "";
+}
+
+std::string yaml_scalar(const std::string& s) {
+  // letters, digits and _ . / + - starting with a letter, digit or '/': read back as the same text
+  // (a path, a shipped name, "15T"), never as a key, a comment or a flow collection
+  const bool plain = !s.empty() && (std::isalnum(static_cast<unsigned char>(s[0])) || s[0] == '/') &&
+                     std::all_of(s.begin(), s.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+                              c == '+' || c == '-';
+                     });
+  return plain ? s : yaml_string(s);
+}
+
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
 }
 
 std::string model_file(const std::string& header, const std::string& name, const std::string& source,
@@ -123,27 +194,63 @@ std::string scenario_file(const std::string& header, const std::string& name, co
   if (!has_key(lines.training, "micro_batch") && opt.micro_batch > 0)
     lines.training.push_back({"micro_batch: " + yaml_int(opt.micro_batch), "--micro-batch"});
   if (!has_key(lines.training, "precision") && !opt.precision.empty())
-    lines.training.push_back({"precision: " + opt.precision, "--precision"});
+    lines.training.push_back({"precision: " + yaml_scalar(opt.precision), "--precision"});
   if (!has_key(lines.training, "tokens") && !opt.tokens.empty())
-    lines.training.push_back({"tokens: " + opt.tokens, "--tokens"});
+    lines.training.push_back({"tokens: " + yaml_scalar(opt.tokens), "--tokens"});
   if (!has_key(lines.training, "framework") && !opt.framework.empty())
-    lines.training.push_back({"framework: " + opt.framework, "its documented defaults fill what is unset"});
+    lines.training.push_back({"framework: " + yaml_scalar(opt.framework), "its documented defaults fill what is unset"});
 
   std::string out = header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\nmodel:\n";
   out += "  name: " + yaml_string(spec.name) + "\n" + model.text(2);
-  out += commented("", "hardware: " + hardware, "--hardware");
+  out += commented("", "hardware: " + yaml_scalar(hardware), "--hardware");
   out += opt.gpus > 0 ? commented("", "cluster: {gpus: " + yaml_int(opt.gpus) + "}", "--gpus")
                       : commented("", "cluster: {nodes: " + yaml_int(opt.nodes) + "}", "--nodes");
   out += "parallel:\n";
-  for (const auto& [kv, from] : lines.parallel) out += commented("  ", kv, from);
+  std::map<int, std::pair<std::string, std::string>> keyed;  // generated line -> {dotted key, comment}
+  auto line_no = [&] { return static_cast<int>(std::count(out.begin(), out.end(), '\n')) + 1; };
+  for (const auto& [kv, from] : lines.parallel) {
+    keyed[line_no()] = {"parallel." + kv.substr(0, kv.find(':')), from};
+    out += commented("  ", kv, from);
+  }
   out += "training:\n";
-  for (const auto& [kv, from] : lines.training) out += commented("  ", kv, from);
+  for (const auto& [kv, from] : lines.training) {
+    keyed[line_no()] = {"training." + kv.substr(0, kv.find(':')), from};
+    out += commented("  ", kv, from);
+  }
   if (opt.gpu_hour > 0) {
     // the shortest text that reads back as the same number (%g kept six digits: 2.3456789 -> 2.34568)
     out += "cost:\n" + commented("  ", fmt::format("gpu_hour: {}", opt.gpu_hour), "--gpu-hour");
   }
-  // never write what ptdsim would refuse: load it, cross-field checks included
-  load_scenario_from_string(out, "the imported scenario (" + source_name + ")");
+  // never write what ptdsim would refuse: load it, cross-field checks included. A problem on a
+  // line of its own (a parallel or training key) is told where that value came from: at the flag
+  // (lines.at), else against the source as a whole, naming the key and where it came from; the
+  // generated text is in no file a user could open
+  try {
+    load_scenario_from_string(out, "the imported scenario (" + source_name + ")");
+  } catch (const core::ConfigError& e) {
+    std::vector<core::Diagnostic> told;
+    for (const auto& d : e.diagnostics()) {
+      const auto it = keyed.find(d.where.line);
+      if (it == keyed.end()) {
+        told.push_back(d);
+        continue;
+      }
+      // (not a structured binding: clang 14 cannot capture one in the lambda below)
+      const std::string& key = it->second.first;
+      const std::string& from = it->second.second;
+      const auto at = std::find_if(lines.at.begin(), lines.at.end(), [&](const auto& x) { return x.first == key; });
+      const std::string message = d.message + " (the imported " + key + (from.empty() ? "" : ", from " + from) + ")";
+      if (at != lines.at.end() && at->second.src) {
+        told.push_back(diagnostic(at->second, message));
+      } else {
+        core::Diagnostic whole;
+        whole.where.file = source_name;
+        whole.message = message;
+        told.push_back(std::move(whole));
+      }
+    }
+    throw core::ConfigError(told);
+  }
   return out;
 }
 

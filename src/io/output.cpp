@@ -8,7 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -67,11 +70,13 @@ void write_direct(const std::string& shown, const std::string& path, const std::
   if (err != 0) throw write_error(shown, "write failed", err);
 }
 
-void replace_atomically(const std::string& shown, const std::string& path, const std::string& content) {
+// The first half of an atomic replace: the content written and flushed to a temporary beside
+// `path`, which the second half (commit) renames over it; nothing at `path` changes before that.
+std::unique_ptr<detail::LiveTemp> stage(const std::string& shown, const std::string& path, const std::string& content) {
   // the temporary must be in the target's directory: rename() is atomic only within a filesystem
-  std::optional<detail::LiveTemp> tmp;
+  std::unique_ptr<detail::LiveTemp> tmp;
   try {
-    tmp.emplace(path);
+    tmp = std::make_unique<detail::LiveTemp>(path);
   } catch (const std::system_error& e) {
     throw write_error(shown, "cannot create a temporary file", e.code().value());
   }
@@ -83,8 +88,34 @@ void replace_atomically(const std::string& shown, const std::string& path, const
   int err = ::fsync(tmp->fd()) == 0 ? 0 : errno;
   if (int close_err = tmp->close(); err == 0) err = close_err;
   if (err != 0) throw write_error(shown, "cannot flush", err);
-  if (int rename_err = tmp->rename_to(path))
+  return tmp;
+}
+
+void commit(const std::string& shown, const std::string& path, detail::LiveTemp& tmp) {
+  if (int rename_err = tmp.rename_to(path))
     throw write_error(shown, "cannot rename the temporary file into place", rename_err);
+}
+
+void replace_atomically(const std::string& shown, const std::string& path, const std::string& content) {
+  auto tmp = stage(shown, path, content);
+  commit(shown, path, *tmp);
+}
+
+// How write_output treats a name: standard output, written directly (FIFO, character device), or
+// replaced through a temporary (a regular file, or a name not there yet). Throws for what it
+// refuses (a directory, a socket).
+enum class Route { out, direct, replace };
+Route route_of(const std::string& path, std::string& target) {
+  if (path == "-") return Route::out;
+  target = follow_links(path);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Route::direct;
+    if (S_ISDIR(st.st_mode)) throw write_error(path, "cannot replace", EISDIR);
+    if (!S_ISREG(st.st_mode))
+      throw std::runtime_error("cannot write '" + path + "': not a regular file, FIFO or character device");
+  }
+  return Route::replace;
 }
 
 // std::cout's buffer once use_checked_stdout() ran: plain write(2) calls on descriptor 1 that keep
@@ -132,23 +163,34 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 void write_output(const std::string& path, const std::string& content) {
-  if (path == "-") {
-    write_stdout(content);
-    return;
+  std::string target;
+  switch (route_of(path, target)) {
+    case Route::out: write_stdout(content); return;
+    case Route::direct: write_direct(path, target, content); return;
+    case Route::replace: replace_atomically(path, target, content); return;
   }
-  const std::string target = follow_links(path);
-  struct stat st {};
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
-      write_direct(path, target, content);
-      return;
-    }
-    if (S_ISDIR(st.st_mode)) throw write_error(path, "cannot replace", EISDIR);
-    if (!S_ISREG(st.st_mode))
-      throw std::runtime_error("cannot write '" + path +
-                               "': not a regular file, FIFO or character device");
+}
+
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  // every name checked and every file staged before any is touched: a refused name or a failed
+  // write leaves nothing behind (the staged temporaries are removed as they go out of scope)
+  struct Staged {
+    std::string path, target;
+    std::unique_ptr<detail::LiveTemp> tmp;
+  };
+  std::vector<Staged> staged;
+  std::vector<std::string> targets(outputs.size());
+  std::vector<Route> routes;
+  for (std::size_t i = 0; i < outputs.size(); ++i) routes.push_back(route_of(outputs[i].first, targets[i]));
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (routes[i] == Route::replace)
+      staged.push_back({outputs[i].first, targets[i], stage(outputs[i].first, targets[i], outputs[i].second)});
+  // then what cannot be staged (standard output, FIFOs, devices), then the renames
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (routes[i] == Route::out) write_stdout(outputs[i].second);
+    else if (routes[i] == Route::direct) write_direct(outputs[i].first, targets[i], outputs[i].second);
   }
-  replace_atomically(path, target, content);
+  for (auto& s : staged) commit(s.path, s.target, *s.tmp);
 }
 
 void write_stdout(std::string_view content) {

@@ -61,8 +61,9 @@ Mark mark_in(const SourcePtr& src, int line_offset, int column_offset, const YAM
 // what gets reported (yaml-cpp emits a few odd events before it notices an unclosed '[').
 class Builder : public YAML::EventHandler {
  public:
-  Builder(SourcePtr src, int line_offset, int column_offset, Mark whole)
-      : src_(std::move(src)), line_offset_(line_offset), column_offset_(column_offset), whole_(std::move(whole)) {}
+  Builder(SourcePtr src, int line_offset, int column_offset, Mark whole, const std::string* text = nullptr)
+      : src_(std::move(src)), line_offset_(line_offset), column_offset_(column_offset), whole_(std::move(whole)),
+        text_(text) {}
 
   NodePtr root() const { return root_; }
   const std::optional<core::Diagnostic>& problem() const { return problem_; }
@@ -86,6 +87,13 @@ class Builder : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string& value) override {
     if (problem_) return;
+    // yaml-cpp takes a quote that is never closed (`name: "gpt3`) to run to the end of the text,
+    // and the keys after it vanish into the string: said here, at the quote, before any schema error
+    if (text_ && mark.pos >= 0 && !closed(static_cast<std::size_t>(mark.pos))) {
+      refuse(at(mark), std::string("invalid YAML: unclosed quote: the string starting here has no closing ") +
+                           (*text_)[static_cast<std::size_t>(mark.pos)] + " (it ran to the end of the file)");
+      return;
+    }
     auto n = make(Node::Kind::scalar, at(mark));
     if (!n) return;
     n->text = value;
@@ -128,6 +136,26 @@ class Builder : public YAML::EventHandler {
   bool open(const NodePtr& n) const {
     for (const auto& f : stack_)
       if (f.node == n) return true;
+    return false;
+  }
+
+  // Whether a scalar starting at `pos` is plain, or quoted with its closing quote in the text
+  // (double quotes end at an unescaped '"', single quotes at a ' not doubled).
+  bool closed(std::size_t pos) const {
+    const std::string& t = *text_;
+    if (pos >= t.size() || (t[pos] != '"' && t[pos] != '\'')) return true;
+    const char q = t[pos];
+    for (std::size_t i = pos + 1; i < t.size(); ++i) {
+      if (q == '"' && t[i] == '\\') {
+        ++i;
+      } else if (t[i] == q) {
+        if (q == '\'' && i + 1 < t.size() && t[i + 1] == '\'') {
+          ++i;
+          continue;
+        }
+        return true;
+      }
+    }
     return false;
   }
 
@@ -231,6 +259,7 @@ class Builder : public YAML::EventHandler {
   int line_offset_;
   int column_offset_;
   Mark whole_;
+  const std::string* text_ = nullptr;  // the parsed text, where scalars' quotes are checked
   NodePtr root_;
   YAML::Mark start_;
   std::vector<Frame> stack_;
@@ -326,7 +355,7 @@ NodePtr parse(const std::string& text, const SourcePtr& src, int line_offset, in
   if (text.size() > kMaxTextBytes) fail(whole, too_large());
   auto mark_of = [&](const YAML::Mark& m) { return mark_in(src, line_offset, column_offset, m); };
   std::istringstream in(text);
-  Builder builder(src, line_offset, column_offset, whole);
+  Builder builder(src, line_offset, column_offset, whole, &text);
   bool any = false;
   int documents = 0;
   Mark second;

@@ -63,6 +63,9 @@ TEST_CASE("calibrate: hostile logs are refused at file:line:col, never with stoi
        "{file}:7:1: error: 99999999999999999999 is out of range for a size in bytes: a measurement stays below "
        "1125899906842624"},
       {"time_nan.txt", "{file}:7:59: error: expected a non-negative number, got 'nan'"},
+      // a size that is no byte count: the row was dropped as noise and the rest fitted (issue 39)
+      {"size_not_a_number.txt", "{file}:7:10: error: the size of a result row must be a byte count, got 'abc'"},
+      {"size_negative.txt", "{file}:7:11: error: the size of a result row must be a byte count, got '-8'"},
       {"count_mangled_ranks.txt",
        "{file}:8:1: error: size 1099511627776 over count x type size implies a rank count outside 1 to 16777216: "
        "the row is mangled"},

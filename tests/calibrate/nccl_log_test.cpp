@@ -464,3 +464,20 @@ TEST_CASE("calibrate: a collective by its binary, by ptdsim's name or by nccl-te
   CHECK(m.find("no model for hypercube_perf (supported: all_reduce_perf, all_gather_perf, reduce_scatter_perf, "
                "alltoall_perf, broadcast_perf, reduce_perf, sendrecv_perf)") != std::string::npos);
 }
+
+TEST_CASE("calibrate: a collective given for a log must agree with its rows", "[calibrate][nccl]") {
+  // issue 39: an all_reduce table (redop sum) given as --op broadcast was fitted as broadcast
+  ParseOptions o;
+  o.op = Collective::broadcast;
+  std::string message;
+  try {
+    calibrate::parse_nccl_tests(kHeader + kRow1 + kRow2 + kFooter, "ar.log", o);
+  } catch (const core::ConfigError& e) {
+    message = e.what();
+  }
+  CHECK(message.rfind("ar.log:10:1: error: the collective given (broadcast) contradicts this row, which reduces with "
+                      "'sum': only all_reduce, reduce and reduce_scatter do", 0) == 0);
+  // the collective it is, given, is taken
+  o.op = Collective::all_reduce;
+  CHECK(calibrate::parse_nccl_tests(kHeader + kRow1 + kRow2 + kFooter, "ar.log", o).at(0).op == Collective::all_reduce);
+}

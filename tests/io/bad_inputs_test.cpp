@@ -57,6 +57,30 @@ const Case kCases[] = {
      "{data}/bad/csv_gemm__short_row.csv:3:1: error: row has 5 columns, the header (line 1) has 6\n"
      "bf16,2048,6144,2048,7.19552e-05\n"
      "^"},
+    {"csv_attention__kv_heads_not_dividing.csv",
+     "{data}/bad/csv_attention__kv_heads_not_dividing.csv:2:8: error: kv_heads 3 must divide heads 8\n"
+     "bf16,8,3,128,1024,16,True,8.8e-05,0.00053\n"
+     "       ^"},
+    {"csv_gemm__duplicate_column.csv",
+     "{data}/bad/csv_gemm__duplicate_column.csv:1:24: error: column 'm' appears twice (first at column 11): which one holds the values?\n"
+     "precision,m,n,k,time_s,m\n"
+     "                       ^"},
+    {"csv_gemm__side_huge.csv",
+     "{data}/bad/csv_gemm__side_huge.csv:2:6: error: m must be from 1 to 1.09951e+12, got '9223372036854775808'\n"
+     "bf16,9223372036854775808,1024,1024,0.001\n"
+     "     ^"},
+    {"csv_gemm__unclosed_quote.csv",
+     "{data}/bad/csv_gemm__unclosed_quote.csv:2:21: error: unclosed quote: this field has no closing '\"'\n"
+     "bf16,1024,1024,1024,\"0.001\n"
+     "                    ^"},
+    {"csv_optimizer__time_nan.csv",
+     "{data}/bad/csv_optimizer__time_nan.csv:2:28: error: time_s must be a positive number, got 'nan'\n"
+     "adamw_fused_fp32,100000000,nan,28\n"
+     "                           ^"},
+    {"csv_optimizer__time_tiny.csv",
+     "{data}/bad/csv_optimizer__time_tiny.csv:2:28: error: time_s must be from 1e-08 to 1000, got '1e-300'\n"
+     "adamw_fused_fp32,100000000,1e-300,28\n"
+     "                           ^"},
     {"csv_optimizer__empty.csv",
      "{data}/bad/csv_optimizer__empty.csv:1:1: error: empty file: expected a header line naming the columns"},
     {"dataset_bad_split.yaml",

@@ -289,3 +289,42 @@ TEST_CASE("planner: a space with no candidate says which option emptied it and b
     CHECK(space.why_no_candidate() == "no combination of the degrees lays out the 8 GPUs (tp*pp*cp*dp)");
   }
 }
+
+TEST_CASE("planner: degree lists are checked, deduplicated and searched in order", "[planner][space][choice]") {
+  // issue 39: `--tp 0` gave 0 candidates with exit 0; a degree is positive, a ZeRO stage from 0
+  CHECK_FALSE(parse_choice("0"));
+  CHECK_FALSE(parse_choice("0..4"));
+  CHECK(parse_choice("0", 0));
+  CHECK_FALSE(parse_choice("4,-1"));
+  CHECK_FALSE(parse_choice("8..4"));
+  // normal form: sorted, without repeats, ranges merged where they overlap or touch
+  const auto c = parse_choice("8,4,8,4,1..3,2..5,10..12,7");
+  REQUIRE(c);
+  CHECK(c->values == std::vector<int>{4, 7, 8});
+  CHECK(c->ranges == std::vector<std::pair<int, int>>{{1, 5}, {10, 12}});
+  for (int v : {1, 5, 7, 10, 12}) CHECK(c->admits(v));
+  for (int v : {6, 9, 13, 0}) CHECK_FALSE(c->admits(v));
+  // at most kMaxChoiceItems items (65536): a list is typed or generated, never a million values
+  std::string many = "1";
+  for (std::size_t i = 1; i < kMaxChoiceItems; ++i) many += ",1";
+  CHECK(parse_choice(many));
+  CHECK_FALSE(parse_choice(many + ",1"));
+}
+
+TEST_CASE("planner: a long micro-batch list costs its admitted divisors", "[planner][space][choice]") {
+  // before: every listed value above the batch was kept, and values not dividing the batch were
+  // enumerated only to be rejected layout by layout (20,000 values: over 60 s on the default scenario)
+  auto s = test::tiny(8);  // global batch 16
+  SearchSpace b;
+  std::string list = "1";
+  for (int v = 2; v <= 20000; ++v) {
+    list += ',';
+    list += std::to_string(v);
+  }
+  b.micro_batch = *parse_choice(list);
+  CHECK(Space(s, b).micro_batch() == std::vector<int>{1, 2, 4, 8, 16});
+  b.micro_batch = *parse_choice("3,5,7");
+  const Space none(s, b);
+  CHECK(none.micro_batch().empty());
+  CHECK(none.why_no_candidate() == "--micro-batch: no value of 3,5,7 divides the global batch 16");
+}

@@ -11,28 +11,34 @@
 namespace ptdsim::calibrate {
 
 struct GemmMeasurement {
+  int line = 0;  // of its row in the table (0: not from a file)
   core::Precision precision = core::Precision::bf16;
   double m = 0, n = 0, k = 0, time_s = 0;
   int hidden = 0;  // the model width the shape belongs to (0 when the file has no such column)
 };
 struct AttentionMeasurement {
+  int line = 0;  // of its row in the table (0: not from a file)
   double heads = 0, kv_heads = 0, head_dim = 0, seq = 0, batch = 0;
   bool causal = true;
   double forward_s = 0, backward_s = 0;  // backward = fwd_bwd_s - fwd_s
 };
 struct ElementwiseMeasurement {
+  int line = 0;  // of its row in the table (0: not from a file)
   core::MemoryOp op = core::MemoryOp::layernorm;
   double elements = 0;  // tokens x width (SwiGLU: of its output)
   double forward_s = 0, backward_s = 0;
 };
 struct CrossEntropyMeasurement {
+  int line = 0;  // of its row in the table (0: not from a file)
   double elements = 0;  // tokens x vocab / tp logits
   double forward_s = 0, backward_s = 0;
 };
 struct OptimizerMeasurement {
+  int line = 0;  // of its row in the table (0: not from a file)
   double params = 0, time_s = 0, bytes_per_param = 0;
 };
 struct ContentionMeasurement {
+  int line = 0;  // of its row in the table (0: not from a file)
   double blocks = 0, alone_s = 0, with_copy_s = 0;
   double slowdown() const { return with_copy_s / alone_s; }
 };
@@ -46,6 +52,7 @@ struct KernelMeasurements {
   std::vector<OptimizerMeasurement> optimizer;
   std::vector<ContentionMeasurement> contention;
   std::vector<std::string> files;  // the files read, in the order above
+  std::string dir;                 // where they were read (fit errors name its files)
 };
 
 // Parsers of one file's text; `name` is the file in messages. A malformed file (a missing column,

@@ -1,6 +1,8 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 // Output goes through to what the user named (docs/architecture.md "How outputs are written"):
 // a regular file (or a name that does not exist yet) is written whole or not at all, through a
@@ -12,6 +14,12 @@
 namespace ptdsim::io {
 
 void write_output(const std::string& path, const std::string& content);
+
+// Several outputs of one run ({path, content}), all or none: every name is checked and every
+// regular file written to its temporary first; only then are standard output, FIFOs and devices
+// written and the temporaries renamed into place. A failure before the renames leaves no file
+// changed (`evaluate --trace t.json -o missing-dir/x.json` no longer writes the trace alone).
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 // The regular-file case of write_output: `path` itself is replaced (a symbolic link at `path`
 // would be replaced by a file: use write_output for names a user gave).

@@ -23,12 +23,22 @@ struct Choice {
   Choice(std::initializer_list<int> v) : values(v) {}
   Choice(std::vector<int> v) : values(std::move(v)) {}
   bool empty() const { return values.empty() && ranges.empty(); }
+  // A binary search once normal(), else a scan.
   bool admits(int v) const;
+  // Values sorted without repeats, ranges sorted and merged where they overlap or touch.
+  void normalize();
+  bool normal = false;
 };
 
-// "4,8", "4..16", "1,8..32": positive integers and ranges lo..hi (lo <= hi) separated by commas;
-// nullopt for anything else.
-std::optional<Choice> parse_choice(const std::string& text);
+// Most items (values and ranges) one list may hold: a list is typed or generated, and 65536 items
+// is 6x the divisors of any GPU count the schema allows.
+inline constexpr std::size_t kMaxChoiceItems = 65536;
+
+// "4,8", "4..16", "1,8..32": integers from `least` (1 for degrees and micro-batches, 0 for ZeRO
+// stages) to 2^30, and ranges lo..hi (lo <= hi), separated by commas, at most kMaxChoiceItems items;
+// nullopt for anything else. The result is normal: values sorted without repeats, ranges sorted and
+// merged, so admits() is a binary search and a list's cost grows with its distinct values only.
+std::optional<Choice> parse_choice(const std::string& text, int least = 1);
 
 // What the user fixes or bounds. An empty choice means "every value the dimension allows"; a
 // choice pins the dimension to the values it admits (one value fixes it). A max of 0 means

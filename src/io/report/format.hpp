@@ -39,9 +39,29 @@ inline std::string bytes(double b) {
   return "0";
 }
 
+// A name as the text outputs print it: control characters (ESC, BEL, line breaks, DEL) as \xNN, so
+// that a model called "ESC]0;...BEL" cannot retitle or drive the terminal it is printed on (the JSON
+// escapes them as \u001b; docs/architecture.md "How outputs are written").
+inline std::string printable(const std::string& x) {
+  std::string out;
+  out.reserve(x.size());
+  for (char c : x) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
+}
+
 // A CSV cell by RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled.
-inline std::string csv_quote(const std::string& x) {
-  if (x.find_first_of(",\"\n") == std::string::npos) return x;
+// A text cell a spreadsheet would run as a formula (starting with =, +, @, a tab or a carriage
+// return, or - followed by more) gets a leading apostrophe, OWASP's advice on CSV injection
+// (docs/architecture.md "How outputs are written"); numbers are written by the callers, never here.
+inline std::string csv_quote(const std::string& cell) {
+  const bool formula = !cell.empty() && (cell[0] == '=' || cell[0] == '+' || cell[0] == '@' || cell[0] == '\t' ||
+                                         cell[0] == '\r' || (cell[0] == '-' && cell.size() > 1));
+  const std::string x = formula ? "'" + cell : cell;
+  if (x.find_first_of(",\"\n\r") == std::string::npos) return x;
   std::string q = "\"";
   for (char c : x) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";

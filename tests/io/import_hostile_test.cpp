@@ -1,0 +1,239 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ptdsim/core/check.hpp"
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/io/import.hpp"
+#include "ptdsim/io/load.hpp"
+
+// What the importers must never do (issue 39, and issue 38's importer items): write a file that
+// `evaluate` then refuses, let a path or a value add keys to the YAML, take a misspelt flag or a
+// flag that changes the step in silence, or call a default "read".
+using namespace ptdsim;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool mentions(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+// A Llama config.json with `extra` spliced into the object (each field replaced where named twice:
+// the later one wins in nlohmann, but ptdsim refuses duplicate keys, so callers replace by editing).
+std::string llama(const std::string& kv_heads = "8", const std::string& hidden = "8192", const std::string& heads = "64") {
+  return std::string("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": ") + hidden +
+         ", \"intermediate_size\": 28672, \"num_attention_heads\": " + heads +
+         ", \"num_hidden_layers\": 80, \"num_key_value_heads\": " + kv_heads + ", \"vocab_size\": 128256}";
+}
+
+io::ImportScenario on_h100() {
+  io::ImportScenario s;
+  s.hardware = "dgx-h100";
+  s.gpus = 64;
+  s.seq_len = 4096;
+  s.global_batch = 64;
+  return s;
+}
+
+// Whether `evaluate` takes what an importer wrote: the scenario loads (its own checks) and
+// core::check, which evaluate applies, finds nothing.
+std::string evaluate_verdict(const std::string& yaml) {
+  try {
+    const core::Scenario sc = io::load_scenario_from_string(yaml, "imported.yaml");
+    const auto problems = core::check(sc);
+    return problems.empty() ? "" : problems.front().message;
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("io: an importer never writes what evaluate refuses", "[io][import][hostile]") {
+  // before issue 39 each of these imported with exit 0 and evaluate refused the file
+  const std::vector<std::string> configs{
+      llama("7"),                                  // kv_heads 7 does not divide 64 heads
+      llama("128"),                                // kv_heads above heads
+      llama("8", "8200"),                          // hidden not a multiple of heads
+      "{\"architectures\": [\"MixtralForCausalLM\"], \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+      "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 32000, "
+      "\"num_local_experts\": 8, \"num_experts_per_tok\": 9}",  // top_k above the experts
+  };
+  for (const auto& text : configs) {
+    for (bool scenario : {false, true}) {
+      DYNAMIC_SECTION(text << (scenario ? " (scenario)" : " (model)")) {
+        std::string yaml;
+        const std::string err =
+            error_of([&] { yaml = io::import_hf_text(text, "x/config.json", "", scenario ? on_h100() : io::ImportScenario{}).yaml; });
+        // refused, at the field that holds the problem in config.json (line 1 of this one-line file)
+        CHECK(err.rfind("x/config.json:1:", 0) == 0);
+        CHECK(err.find("evaluate") != std::string::npos);
+      }
+    }
+  }
+  const std::vector<std::string> flags{
+      "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 3 "
+      "--vocab-size 32000",
+      "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 128 "
+      "--vocab-size 32000",
+      "--num-layers 80 --hidden-size 8200 --num-attention-heads 64 --vocab-size 32000",
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 --num-experts 4 "
+      "--moe-router-topk 5",
+  };
+  for (const auto& f : flags) {
+    for (bool scenario : {false, true}) {
+      DYNAMIC_SECTION(f << (scenario ? " (scenario)" : " (model)")) {
+        const std::string err =
+            error_of([&] { io::import_megatron(f, "", scenario ? on_h100() : io::ImportScenario{}); });
+        CHECK(err.rfind("megatron:1:", 0) == 0);  // at the flag, not at generated text
+        CHECK(err.find("evaluate") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("io: an imported model's problem is told at its flag", "[io][import][hostile]") {
+  // --num-query-groups 3: at the value of the flag (column 104), as evaluate would put it
+  CHECK(error_of([] {
+          io::import_megatron("--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention "
+                              "--num-query-groups 3 --vocab-size 32000",
+                              "", {});
+        }) == "megatron:1:104: error: kv_heads 3 does not divide heads 64: ptdsim (evaluate) refuses such a model\n"
+              "--num-layers 80 --hidden-size 8192 --num-attention-heads 64 --group-query-attention --num-query-groups 3 "
+              "--vocab-size 32000\n" + std::string(103, ' ') + "^");
+}
+
+TEST_CASE("io: what an importer accepts, evaluate accepts", "[io][import][hostile]") {
+  // the corpus of odd but valid inputs: each import that succeeds must evaluate
+  const std::vector<std::string> configs{llama(), llama("64"), llama("1"), llama("16", "4096", "32")};
+  for (const auto& text : configs) {
+    const auto im = io::import_hf_text(text, "x/config.json", "", on_h100());
+    CHECK(evaluate_verdict(im.yaml) == "");
+  }
+  const std::vector<std::string> flags{
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000",
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+      "--vocab-size 32000 --tensor-model-parallel-size 8 --global-batch-size 64",
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 --recompute-granularity full "
+      "--recompute-method uniform --recompute-num-layers 1 --global-batch-size 64"};
+  for (const auto& f : flags) {
+    const auto im = io::import_megatron(f, "", on_h100());
+    CHECK(evaluate_verdict(im.yaml) == "");
+  }
+}
+
+TEST_CASE("io: a path or value cannot add keys to the imported YAML", "[io][import][hostile]") {
+  SECTION("a config folder whose name holds a line break") {
+    // before: the folder name ended the header comment and its text became a key, turning Llama 3
+    // 70B into a 3.62e12-parameter MoE
+    const std::string dir = "x\nmoe: {experts: 64, top_k: 8} #";
+    const auto im = io::import_hf_text(llama(), dir + "/config.json", "", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    CHECK_FALSE(m.moe);
+    CHECK(m.name == dir);  // the name kept, escaped in the file ("x\nmoe...")
+    CHECK(im.yaml.find("\nmoe:") == std::string::npos);
+  }
+  SECTION("a framework holding a line break and a key") {
+    auto s = on_h100();
+    s.framework = "megatron-core-0.8\n  flash_attention: false";
+    const std::string err = error_of([&] { io::import_hf_text(llama(), "x/config.json", "", s); });
+    // read back as one (unknown) framework name, never as a flash_attention key
+    CHECK(err.find("error: training.framework must be one of") != std::string::npos);
+    CHECK(err.find("unknown key") == std::string::npos);
+  }
+  SECTION("a hardware path holding a space and a '#'") {
+    auto s = on_h100();
+    s.hardware = std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml";
+    const auto plain = io::import_hf_text(llama(), "x/config.json", "", s);
+    CHECK(evaluate_verdict(plain.yaml) == "");
+    s.hardware = "my hw #2.yaml";
+    // before: written unquoted, read back as 'my hw' ("cannot open file '.../my hw'")
+    const std::string err = error_of([&] { io::import_hf_text(llama(), "x/config.json", "", s); });
+    CHECK(err.find("my hw #2.yaml") != std::string::npos);
+  }
+}
+
+TEST_CASE("io: import megatron names what it does not read", "[io][import][hostile]") {
+  SECTION("a misspelt required flag is named with the fix") {
+    // before: only "missing --hidden-size (a model needs it)"
+    CHECK(error_of([] { io::import_megatron("--num-layers 8 --hiden-size 1024 --num-attention-heads 16 --vocab-size 32000", "", {}); }) ==
+          "megatron:1:16: error: unknown flag --hiden-size: did you mean --hidden-size? (missing --hidden-size, which "
+          "a model needs)\n"
+          "--num-layers 8 --hiden-size 1024 --num-attention-heads 16 --vocab-size 32000\n"
+          "               ^");
+  }
+  SECTION("an unknown flag is a warning with a did-you-mean; known harmless ones are listed apart") {
+    const auto im = io::import_megatron(
+        "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 --sequence-paralel --lr 3e-4 "
+        "--frobnicate 3",
+        "", {});
+    CHECK(mentions(im.warnings, "megatron:1:79: unknown flag --sequence-paralel: did you mean --sequence-parallel?"));
+    CHECK(mentions(im.warnings, "unknown flag --frobnicate: not read by ptdsim"));
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --lr (they change neither"));
+    CHECK_FALSE(mentions(im.warnings, "ignored (not read by ptdsim): --lr --frobnicate"));
+  }
+  SECTION("flags that change the step are read or refused, never ignored") {
+    const std::string base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 ";
+    CHECK(error_of([&] { io::import_megatron(base + "--recompute-granularity full --recompute-method block --recompute-num-layers 2", "", {}); })
+              .rfind("megatron:1:108: error: --recompute-method block changes the model or the step", 0) == 0);
+    CHECK(error_of([&] { io::import_megatron(base + "--kv-channels 128", "", {}); })
+              .rfind("megatron:1:79: error: --kv-channels 128 changes the model or the step", 0) == 0);
+    // the width hidden / heads gives anyway (1024 / 16 = 64) changes nothing: read
+    CHECK(io::import_megatron(base + "--kv-channels 64", "", {}).warnings.empty());
+    // uniform over one-layer chunks recomputes every layer: read as recompute: full
+    auto s = on_h100();
+    const auto im = io::import_megatron(base + "--recompute-method uniform --recompute-num-layers 1", "", s);
+    CHECK(io::load_scenario_from_string(im.yaml, "x.yaml").training.recompute == core::Recompute::full);
+    CHECK_FALSE(mentions(im.warnings, "--recompute"));
+  }
+  SECTION("a model-only import checks every flag it would read into a scenario") {
+    const std::string base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 ";
+    CHECK(error_of([&] { io::import_megatron(base + "--fp8-format e5m2x", "", {}); })
+              .rfind("megatron:1:92: error: --fp8-format must be one of e4m3, hybrid, got \"e5m2x\"", 0) == 0);
+    CHECK(error_of([&] { io::import_megatron(base + "--train-samples -5", "", {}); }).rfind("megatron:1:95: error: --train-samples", 0) == 0);
+  }
+}
+
+TEST_CASE("io: import hf says which fields were defaulted", "[io][import][hostile]") {
+  // no num_key_value_heads: before, `kv_heads: 64  # num_key_value_heads` as if read
+  const std::string text =
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 8192, \"intermediate_size\": 28672, "
+      "\"num_attention_heads\": 64, \"num_hidden_layers\": 80, \"vocab_size\": 128256}";
+  const auto im = io::import_hf_text(text, "x/config.json", "", {});
+  CHECK(im.yaml.find("# num_key_value_heads absent: defaulted to num_attention_heads") != std::string::npos);
+  CHECK(im.yaml.find("# max_position_embeddings absent: defaulted to 2048") != std::string::npos);
+  CHECK(im.yaml.find("# tie_word_embeddings absent: defaulted to false") != std::string::npos);
+  // a misspelt field is named, with the one it was probably meant to be
+  const std::string typo =
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 8192, \"intermediate_size\": 28672, "
+      "\"num_attention_heads\": 64, \"num_hidden_layers\": 80, \"num_key_value_head\": 8, \"vocab_size\": 128256}";
+  const auto t = io::import_hf_text(typo, "x/config.json", "", {});
+  CHECK(mentions(t.warnings, "config.json key 'num_key_value_head' is not read: did you mean 'num_key_value_heads'?"));
+  // the shipped configs raise no such warning
+  for (const char* folder : {"Meta-Llama-3-70B", "Mistral-7B-v0.1", "Mixtral-8x7B-v0.1", "Qwen2-7B", "gpt-neox-20b"}) {
+    const auto shipped = io::import_hf(std::string(PTDSIM_TEST_DATA "/hf/") + folder + "/config.json", "", {});
+    CHECK_FALSE(mentions(shipped.warnings, "is not read"));
+  }
+}
+
+TEST_CASE("io: a scenario problem of an imported value is told at its flag, not in generated text", "[io][import][hostile]") {
+  // before: "the imported scenario (megatron):17:3: error: ..." at a line of text in no file
+  const std::string args =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 --tensor-model-parallel-size 3";
+  const std::string err = error_of([&] { io::import_megatron(args, "", on_h100()); });
+  CHECK(err.rfind("megatron:1:108: error: ", 0) == 0);
+  CHECK(err.find("(the imported parallel.tp, from --tensor-model-parallel-size)") != std::string::npos);
+  CHECK(err.find("the imported scenario") == std::string::npos);
+}
