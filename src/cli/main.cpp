@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   ptdsim::cli::add_calibrate(app);
   ptdsim::cli::add_kernel(app);
   ptdsim::cli::add_import(app);
+  ptdsim::cli::add_study(app);
   try {
     try {
       app.parse(argc, argv);
