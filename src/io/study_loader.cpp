@@ -185,6 +185,7 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
   StudySpec spec;
   spec.file = name;
   Problems problems;
+  std::vector<Mark> base_marks;  // where each base is written: a file that does not open is told there
   if (root.kind != Node::Kind::map) detail::fail(whole, "a study is a mapping with base and vary, got " + detail::describe(root));
   for (const auto& e : root.entries) {
     if (std::find(kTopKeys.begin(), kTopKeys.end(), e.key) != kTopKeys.end()) continue;
@@ -212,6 +213,7 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
         continue;
       }
       spec.base_names.push_back(i->text);
+      base_marks.push_back(i->mark);
       spec.bases.push_back(detail::resolve_path(dir, i->text));
     }
   }
@@ -381,8 +383,9 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
 
   // each value against each base, as --set would read it: types, ranges, files that do not open
   std::uint64_t h = fnv1a(14695981039346656037ULL, std::string("ptdsim study ") + core::kVersion);
-  for (const auto& path : spec.bases) {
-    const auto text = detail::read_file(path, Mark{});
+  for (std::size_t b = 0; b < spec.bases.size(); ++b) {
+    const std::string& path = spec.bases[b];
+    const auto text = detail::read_file(path, base_marks[b]);
     h = fnv1a(fnv1a(h, path), text);
     auto check = [&](std::vector<Override> overrides) {
       try {

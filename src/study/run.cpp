@@ -81,7 +81,7 @@ io::StudyLayout layout_of(const planner::Ranked& x) {
 
 // "no layout fits: rejected memory 1200, divisibility 40"
 std::string no_layout(const planner::SweepResult& r) {
-  if (!r.no_candidate.empty()) return "no layout: " + r.no_candidate;
+  if (r.evaluated == 0) return "no layout: " + r.no_candidate;  // (set whether or not it applies)
   std::string out = fmt::format("no layout fits ({} candidates)", r.evaluated);
   std::string rejected;
   for (const auto& [why, n] : r.rejected) rejected += fmt::format("{}{} {}", rejected.empty() ? "" : ", ", why, n);

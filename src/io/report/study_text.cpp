@@ -141,7 +141,7 @@ std::string study_table(const StudySpec& spec, const std::vector<StudyRecord>& r
                                 spec.points(), spec.objective);
   std::string head = fmt::format("{:>5}", "point");
   for (std::size_t i = 0; i < columns.size(); ++i) head += fmt::format("  {:>{}}", columns[i], width[i]);
-  out += head + "   tp  pp   dp  cp vpp  mb zero   step_s    MFU     days   GPU-h     cost peak_GiB  bounded by\n";
+  out += head + "   tp  pp   dp  cp vpp  mb zero   step_s    MFU      days     GPU-h      cost peak_GiB  bounded by\n";
   std::uint64_t failed = 0;
   for (const auto& r : records) {
     std::string line = fmt::format("{:>5}", r.point);
@@ -155,7 +155,7 @@ std::string study_table(const StudySpec& spec, const std::vector<StudyRecord>& r
     const auto& l = r.layouts.front();
     // days, GPU-hours and cost need a token budget (and a price): "-" without
     auto known = [](double v) { return v > 0 ? fmt::format("{:.4g}", v) : std::string("-"); };
-    out += line + fmt::format(" {:>4}{:>4}{:>5}{:>4}{:>4}{:>4}{:>5}{:>9.3f}{:>6.1f}%{:>9}{:>8}{:>9}{:>9.1f}  {}\n",
+    out += line + fmt::format(" {:>4}{:>4}{:>5}{:>4}{:>4}{:>4}{:>5}{:>9.3f}{:>6.1f}% {:>9} {:>9} {:>9}{:>9.1f}  {}\n",
                               l.tp, l.pp, l.dp, l.cp, l.vpp, l.micro_batch, l.zero, l.step_s, 100 * l.mfu, known(l.days),
                               known(l.gpu_hours), known(l.cost), l.peak_gib, l.bounded_by);
   }
