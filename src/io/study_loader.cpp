@@ -130,7 +130,10 @@ Override positioned(const std::string& key, const std::string& value, const Mark
 }
 
 // A knob's values: a scalar (one value or a range) or a list of scalars and ranges.
-std::vector<Override> values_of(const std::string& key, const Node& n, const Mark& key_mark, Problems& problems) {
+// `check`: the indices of the values worth loading a scenario with, all but a range's inner values
+// (the same type, inside its ends' range).
+std::vector<Override> values_of(const std::string& key, const Node& n, const Mark& key_mark, Problems& problems,
+                                std::vector<std::size_t>& check) {
   std::vector<Override> out;
   auto one = [&](const Node& v) {
     if (v.kind != Node::Kind::scalar) {
@@ -141,10 +144,13 @@ std::vector<Override> values_of(const std::string& key, const Node& n, const Mar
     }
     std::string why;
     if (const auto range = expand_range(v.text, why)) {
+      check.push_back(out.size());
       for (double x : *range) out.push_back(positioned(key, text_of(x), v.mark));
+      if (range->size() > 1) check.push_back(out.size() - 1);
     } else if (!why.empty()) {
       problems.add(v.mark, "vary." + key + ": " + why);
     } else {
+      check.push_back(out.size());
       out.push_back(positioned(key, v.text, v.mark));
     }
   };
@@ -243,7 +249,7 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
     }
   }
 
-  std::map<std::string, Mark> knob_marks;
+  std::vector<std::vector<std::size_t>> to_check;  // per knob, the values to load a scenario with
   const auto* vary = root.find("vary");
   if (!vary || vary->value->kind == Node::Kind::null) {
     problems.add(whole, "a study needs 'vary': keys --set takes and their values");
@@ -252,10 +258,11 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
   } else {
     for (const auto& e : vary->value->entries) {
       if (!known_key(e.key, e.key_mark, "vary")) continue;
-      auto values = values_of(e.key, *e.value, e.key_mark, problems);
+      std::vector<std::size_t> check;
+      auto values = values_of(e.key, *e.value, e.key_mark, problems, check);
       if (values.empty()) continue;
-      knob_marks.emplace(e.key, e.key_mark);
       spec.vary.push_back(StudyKnob{e.key, std::move(values)});
+      to_check.push_back(std::move(check));
     }
   }
 
@@ -381,7 +388,7 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
     n *= len;
   }
 
-  // each value against each base, as --set would read it: types, ranges, files that do not open
+  // each value as --set would read it (types, ranges, files that do not open), and `set` on each base
   std::uint64_t h = fnv1a(14695981039346656037ULL, std::string("ptdsim study ") + core::kVersion);
   for (std::size_t b = 0; b < spec.bases.size(); ++b) {
     const std::string& path = spec.bases[b];
@@ -401,10 +408,12 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
       }
     };
     check(spec.set);
-    for (const auto& knob : spec.vary)
-      for (const auto& value : knob.values) {
+    // a value's type and range do not depend on the base: the first one reads them all
+    if (b > 0) continue;
+    for (std::size_t k = 0; k < spec.vary.size(); ++k)
+      for (std::size_t i : to_check[k]) {
         auto overrides = spec.set;
-        overrides.push_back(value);
+        overrides.push_back(spec.vary[k].values[i]);
         check(std::move(overrides));
       }
   }

@@ -50,8 +50,9 @@ struct StudySpec {
   std::vector<Override> overrides(const Point& p) const;
 };
 
-// Reads a study file: its keys, values and ranges, the zip groups, and each value against every
-// base scenario (types and ranges, as --set checks them: `file:line:col: error: ...` at the value).
+// Reads a study file: its keys, values and ranges, the zip groups, and each value loaded into the
+// first base scenario (types and ranges, as --set checks them: `file:line:col: error: ...` at the
+// value; of a range its ends), `set` into every base.
 // Cross-field problems of a point (a layout that cannot fit, hardware the model cannot run on) are
 // the point's to report, not the file's. Throws ConfigError with every problem found.
 StudySpec load_study(const std::string& path);
