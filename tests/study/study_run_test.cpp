@@ -128,3 +128,24 @@ TEST_CASE("study: a point that cannot run is a row with its reason", "[study][ru
   CHECK(f[0].failed.find("fp8 has no peak rate on A100") != std::string::npos);
   CHECK(!f[1].layouts.empty());
 }
+
+TEST_CASE("study: the page is self-contained and draws every point", "[study][html]") {
+  const auto s = spec_of(
+      "base: llama8b.yaml\n"
+      "vary:\n"
+      "  cluster.gpus: [16, 32]\n"
+      "  hardware.network.bandwidth_gbs: [25, 50]\n"
+      "  hardware.gpu.memory_gib: [2, 80]\n");
+  const auto records = run(s, 2);
+  const std::string page = io::study_html(s, records, io::PageInfo{"test", "s.yaml"});
+  // nothing fetched, no script (docs/report.md "Self-contained")
+  CHECK(page.find("http") == std::string::npos);
+  CHECK(page.find("<script") == std::string::npos);
+  for (const char* id : {"id=\"tornado\"", "id=\"pareto\"", "id=\"heatmap\"", "id=\"points-table\""})
+    CHECK(page.find(id) != std::string::npos);
+  // 2 GiB fits no layout of an 8B model: those 4 points are rows with their reason, not dots
+  std::size_t dots = 0;
+  for (auto at = page.find("<circle"); at != std::string::npos; at = page.find("<circle", at + 1)) ++dots;
+  CHECK(dots == 4);
+  CHECK(page.find("no layout fits") != std::string::npos);
+}

@@ -137,8 +137,8 @@ svg::Svg pareto(const StudySpec& spec, const std::vector<Ok>& ok, std::string& a
       cheapest = yv(*o->best);
       front.emplace_back(x(xv(*o->best)), y(yv(*o->best)));
     }
-    chart.circle(x(xv(*o->best)), y(yv(*o->best)), on_front ? 5 : 3.5, on_front ? "point front" : "point",
-                 svg::palette(on_front ? 1 : 0),
+    chart.circle(x(xv(*o->best)), y(yv(*o->best)), on_front ? 5 : 3.5, on_front ? "point front-point" : "point",
+                 on_front ? "#c0392b" : svg::palette(0),
                  fmt::format("point {}: {}; {} {:.4g}, {} {:.4g}", o->point, point_text(spec, o->at), xl, xv(*o->best), yl,
                              yv(*o->best)));
   }
@@ -161,7 +161,8 @@ svg::Svg heat(const StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, s
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   svg::Frame f;
   f.left = 110;
-  const double cell_h = std::clamp(360.0 / static_cast<double>(nb), 20.0, 44.0);
+  f.top = 64;  // the title, then the rows' key above the rows' values
+  const double cell_h = std::clamp(360.0 / static_cast<double>(nb), 24.0, 44.0);
   f.bottom = 56;
   f.height = f.top + cell_h * static_cast<double>(nb) + f.bottom;
   svg::Svg chart("heatmap", f, "The best " + study_objective_label(spec.objective) + " over the other knobs");
@@ -187,7 +188,7 @@ svg::Svg heat(const StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, s
   chart.text((f.x0() + f.x1()) / 2, f.y0() + 36, ka.key, "axis-label", "middle");
   for (std::size_t j = 0; j < nb; ++j)
     chart.text(f.x0() - 8, f.y1() + cell_h * (static_cast<double>(j) + 0.5) + 4, kb.values[j].value, "tick-label", "end");
-  chart.text(18, (f.y0() + f.y1()) / 2, kb.key, "axis-label", "middle", -90);
+  chart.text(f.x0() - 8, f.y1() - 10, kb.key + " (rows)", "axis-label", "end");
   return chart;
 }
 
@@ -210,13 +211,18 @@ std::string study_html(const StudySpec& spec, const std::vector<StudyRecord>& re
       {"objective", spec.objective},
   };
   if (best) {
-    facts.emplace_back("best point", point_text(spec, best->at));
-    facts.emplace_back("its layout", fmt::format("tp {} pp {} dp {} cp {} vpp {} mb {} zero {}", best->best->tp,
-                                                 best->best->pp, best->best->dp, best->best->cp, best->best->vpp,
-                                                 best->best->micro_batch, best->best->zero));
-    facts.emplace_back("its step", fmt::format("{:.4g} s, MFU {}", best->best->step_s, html::percent(best->best->mfu)));
+    facts.emplace_back("best step", fmt::format("{:.4g} s", best->best->step_s));
+    facts.emplace_back("its MFU", html::percent(best->best->mfu));
+    facts.emplace_back("its layout", fmt::format("tp {} pp {} dp {} cp {}", best->best->tp, best->best->pp,
+                                                 best->best->dp, best->best->cp));
   }
   page.facts("facts", facts);
+  if (best)
+    page.para(fmt::format("The best point by the objective is point {}: {}; its layout tp {} pp {} dp {} cp {} vpp {} "
+                          "micro-batch {} ZeRO {}, bounded by {}.",
+                          best->point, point_text(spec, best->at), best->best->tp, best->best->pp, best->best->dp,
+                          best->best->cp, best->best->vpp, best->best->micro_batch, best->best->zero,
+                          best->best->bounded_by));
 
   page.section("sensitivity", "Sensitivity to each knob");
   page.figure(tornado(spec, ok),
