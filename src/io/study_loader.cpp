@@ -21,8 +21,8 @@ namespace {
 using detail::Mark;
 using detail::Node;
 
-const std::vector<std::string> kTopKeys{"base", "set", "vary", "zip", "objective", "top", "min_free_gib", "degrees",
-                                        "search"};
+const std::vector<std::string> kTopKeys{"base",    "set",     "vary",   "zip",    "objective",
+                                        "top",     "min_free_gib", "degrees", "search", "heatmap"};
 const std::vector<std::string> kObjectives{"time", "memory", "mfu", "days", "gpu_hours", "energy", "cost"};
 // sweep's degree options, without their dashes
 const std::vector<std::string> kDegreeKeys{"tp",     "pp",     "cp",     "ep",     "dp",      "vpp",
@@ -374,6 +374,24 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
                          detail::describe(*i));
       else
         spec.search.push_back(i->text);
+    }
+  }
+  if (const auto* h = root.find("heatmap"); h && h->value->kind != Node::Kind::null) {
+    const Node& n = *h->value;
+    if (n.kind != Node::Kind::list || n.items.size() != 2) {
+      problems.add(n.mark, "heatmap: two keys of vary, the columns' then the rows', got " + detail::describe(n));
+    } else {
+      for (const auto& k : n.items) {
+        const auto it = std::find_if(spec.vary.begin(), spec.vary.end(), [&](const StudyKnob& knob) {
+          return k->kind == Node::Kind::scalar && knob.key == k->text;
+        });
+        if (it == spec.vary.end())
+          problems.add(k->mark, "heatmap: " + detail::describe(*k) + " is not a key of vary");
+        else
+          spec.heatmap.push_back(static_cast<std::size_t>(it - spec.vary.begin()));
+      }
+      if (spec.heatmap.size() == 2 && spec.heatmap[0] == spec.heatmap[1])
+        problems.add(n.items[1]->mark, "heatmap: two different keys");
     }
   }
   if (!problems.list.empty()) throw core::ConfigError(std::move(problems.list));

@@ -36,6 +36,8 @@ struct StudySpec {
   // sweep's degree options by name without the dashes: "tp" -> "4,8", "max_pp" -> "16"
   std::map<std::string, std::string> degrees;
   std::vector<std::string> search;  // as sweep --search
+  // the page's heat map: two knobs of `vary` (indices; `heatmap:`), else the first two that vary
+  std::vector<std::size_t> heatmap;
   std::string hash;  // 16 hex digits: FNV-1a 64 of the version, the study file and its base files
 
   // Points: bases x the product of each dimension's length. Point i's digits are i in mixed radix,

@@ -146,7 +146,8 @@ svg::Svg pareto(const StudySpec& spec, const std::vector<Ok>& ok, std::string& a
   return chart;
 }
 
-// The best objective over the other knobs at each pair of values of the first two knobs that vary.
+// The best objective over the other knobs at each pair of values of two knobs: a's values across,
+// b's down.
 svg::Svg heat(const StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, std::size_t b) {
   const auto& ka = spec.vary[a];
   const auto& kb = spec.vary[b];
@@ -188,7 +189,7 @@ svg::Svg heat(const StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, s
   chart.text((f.x0() + f.x1()) / 2, f.y0() + 36, ka.key, "axis-label", "middle");
   for (std::size_t j = 0; j < nb; ++j)
     chart.text(f.x0() - 8, f.y1() + cell_h * (static_cast<double>(j) + 0.5) + 4, kb.values[j].value, "tick-label", "end");
-  chart.text(f.x0() - 8, f.y1() - 10, kb.key + " (rows)", "axis-label", "end");
+  chart.text(8, f.y1() - 10, kb.key + " (rows)", "axis-label", "start");
   return chart;
 }
 
@@ -233,14 +234,17 @@ std::string study_html(const StudySpec& spec, const std::vector<StudyRecord>& re
   const auto chart = pareto(spec, ok, axes);
   page.figure(chart, "Every point's best layout, " + axes + "; larger dots: the Pareto front, where no other point is "
                          "both faster and cheaper.");
-  std::vector<std::size_t> varying;
-  for (std::size_t k = 0; k < spec.vary.size(); ++k)
-    if (spec.vary[k].values.size() > 1) varying.push_back(k);
-  if (varying.size() >= 2) {
+  std::vector<std::size_t> pair = spec.heatmap;
+  if (pair.size() != 2) {
+    pair.clear();
+    for (std::size_t k = 0; k < spec.vary.size() && pair.size() < 2; ++k)
+      if (spec.vary[k].values.size() > 1) pair.push_back(k);
+  }
+  if (pair.size() == 2) {
     page.section("heatmap", "Two knobs");
-    page.figure(heat(spec, ok, varying[0], varying[1]),
-                "Per pair of values of the first two knobs, the best objective over the other knobs' values; "
-                "brighter is better, blank: no point there has a layout.");
+    page.figure(heat(spec, ok, pair[0], pair[1]),
+                "Per pair of values of two knobs (the study's heatmap, else the first two that vary), the best "
+                "objective over the other knobs' values; brighter is better, blank: no point there has a layout.");
   }
 
   page.section("points", "Every point");
