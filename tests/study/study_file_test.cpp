@@ -66,6 +66,7 @@ TEST_CASE("study: the grid runs the last key fastest, zipped keys together", "[s
       "zip: [cluster.gpus, hardware.gpu.memory_gib]\n");
   // two dimensions: (gpus, memory) zipped, 3 values; bandwidth, 2
   CHECK(s.points() == 6);
+  CHECK(s.heatmap.empty());
   const auto p = s.point(3);  // 3 = 1*2 + 1: the second (gpus, memory), the second bandwidth
   CHECK(p.value == std::vector<std::size_t>{1, 1, 1});
   const auto o = s.overrides(s.point(4));  // 4 = 2*2 + 0
@@ -99,6 +100,8 @@ TEST_CASE("study: a bad key or value is an error at its line and column", "[stud
             "s.yaml:2:1: error: unknown key 'objectiv' in a study; did you mean 'objective'?") == 0);
   CHECK(message("base: llama8b.yaml\nvary: {cluster.gpus: 1..100000000}\n").find("more than 65536 values") !=
         std::string::npos);
+  CHECK(message("base: llama8b.yaml\nvary: {cluster.gpus: [16, 32]}\nheatmap: [cluster.gpus, nope]\n")
+            .find("s.yaml:3:24: error: heatmap: \"nope\" is not a key of vary") == 0);
 }
 
 TEST_CASE("study: the hash names the study's content", "[study][file]") {
