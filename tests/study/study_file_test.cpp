@@ -101,7 +101,7 @@ TEST_CASE("study: a bad key or value is an error at its line and column", "[stud
   CHECK(message("base: llama8b.yaml\nvary: {cluster.gpus: 1..100000000}\n").find("more than 65536 values") !=
         std::string::npos);
   CHECK(message("base: llama8b.yaml\nvary: {cluster.gpus: [16, 32]}\nheatmap: [cluster.gpus, nope]\n")
-            .find("s.yaml:3:24: error: heatmap: \"nope\" is not a key of vary") == 0);
+            .find("s.yaml:3:25: error: heatmap: \"nope\" is not a key of vary") == 0);
 }
 
 TEST_CASE("study: the hash names the study's content", "[study][file]") {
