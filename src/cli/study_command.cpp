@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -80,6 +81,17 @@ void summary(const std::vector<io::StudyRecord>& records, double seconds, std::u
                            records.size(), resumed, failed, seconds, seconds > 0 ? run / seconds : 0.0);
 }
 
+// The journal: --journal, else beside an output file. None for standard output, a device or a FIFO
+// (`-o /dev/null` must not leave /dev/null.journal behind).
+std::string journal_of(const StudyArgs& a) {
+  if (!a.journal.empty()) return a.journal;
+  if (a.out.to_stdout()) return "";
+  std::error_code ec;
+  const auto status = std::filesystem::status(a.out.path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return "";
+  return a.out.path + ".journal";
+}
+
 void run(const StudyArgs& a, const study::MpiWorld& world) {
   int shard = 1, count = 1;
   if (!a.shard.empty()) {
@@ -94,8 +106,7 @@ void run(const StudyArgs& a, const study::MpiWorld& world) {
   opt.threads = a.threads;
   opt.shard = shard;
   opt.count = count;
-  // the journal beside the output; to standard output only when named
-  opt.journal = !a.journal.empty() ? a.journal : a.out.to_stdout() ? std::string() : a.out.path + ".journal";
+  opt.journal = journal_of(a);
   StudyProgress progress;
   std::uint64_t resumed = 0;
   opt.on_progress = [&](const study::Progress& p) {

@@ -124,3 +124,12 @@ TEST_CASE("cli: a journal of another study is refused, not mixed in", "[cli][stu
   CHECK(r.status == 2);
   CHECK(r.err.find(".j:1:1: error: this journal belongs to another study") != std::string::npos);
 }
+
+TEST_CASE("cli: a study written to a device keeps no journal beside it", "[cli][study][outputs]") {
+  // `-o /dev/null`: the output goes through to the device (docs/architecture.md "How outputs are
+  // written"), and no /dev/null.journal is left behind
+  const auto r = ptdsim("study " + kGrid + " --shard 1/4 -o /dev/null");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(!fs::exists("/dev/null.journal"));
+}
