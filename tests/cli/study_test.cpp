@@ -89,7 +89,7 @@ TEST_CASE("cli: a study killed halfway resumes and redoes no finished point", "[
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  // kill it once a few points are in the journal, long before its 32
+  // kill it once a few points are in the journal, long before its 16
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (journal_points(out + ".journal") < 4 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -100,12 +100,12 @@ TEST_CASE("cli: a study killed halfway resumes and redoes no finished point", "[
   CHECK(!fs::exists(out));
   const int done = journal_points(out + ".journal");
   REQUIRE(done >= 4);
-  REQUIRE(done < 32);
+  REQUIRE(done < 16);
   const auto rerun = ptdsim("study " + study + " --threads 2 --format json -o " + out);
   INFO(rerun.err);
   REQUIRE(rerun.status == 0);
   // every point the journal held was taken from it, none run again
-  CHECK(rerun.err.find("study: 32 points (" + std::to_string(done) + " resumed") != std::string::npos);
+  CHECK(rerun.err.find("study: 16 points (" + std::to_string(done) + " resumed") != std::string::npos);
   CHECK(slurp(out) == slurp(whole));
   CHECK(!fs::exists(out + ".journal"));
 }
