@@ -13,5 +13,6 @@ void add_kernel(CLI::App& app);
 // `calibrate import-kernels`, a subcommand of `calibrate` (import_kernels_command.cpp).
 void add_import_kernels(CLI::App* calibrate);
 void add_import(CLI::App& app);
+void add_study(CLI::App& app);
 
 }  // namespace ptdsim::cli

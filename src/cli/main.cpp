@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
   ptdsim::cli::add_calibrate(app);
   ptdsim::cli::add_kernel(app);
   ptdsim::cli::add_import(app);
+  ptdsim::cli::add_study(app);
   if (const std::string bad = unknown_command(app, argc, argv); !bad.empty()) {
     std::cerr << shown(bad) << "\nRun with --help for more information.\n";
     return kBadInput;

@@ -20,9 +20,13 @@ ValidRange valid_range(const std::string& key) {
 }
 
 core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  return load_scenario(path, overrides, Checks::all);
+}
+
+core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides, Checks checks) {
   return detail::guarded(path, [&] {
     auto root = detail::parse_file(path, detail::Mark{});
-    return detail::scenario_from_tree(*root, *root->document, overrides, detail::stem(path), path);
+    return detail::scenario_from_tree(*root, *root->document, overrides, detail::stem(path), path, checks);
   });
 }
 

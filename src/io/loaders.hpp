@@ -49,12 +49,13 @@ std::vector<std::string> apply_framework(Node& root);
 // Converts a scenario's root mapping (overrides applied) and runs core::check, reporting every
 // cross-field problem at its key's position. `file` is recorded in Scenario::file.
 core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,
-                                const std::string& file);
+                                const std::string& file, Checks checks = Checks::all);
 
 // The whole path from a parsed scenario document: checks it is a mapping, applies the overrides,
 // converts and checks.
 core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vector<Override>& overrides,
-                                  const std::string& default_name, const std::string& file);
+                                  const std::string& default_name, const std::string& file,
+                                  Checks checks = Checks::all);
 
 // Nothing but ConfigError leaves the loaders: anything else (a library's exception, an allocation
 // failure on absurd input) becomes one naming the file.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <memory>
 
 #include "fields.hpp"
 #include "loaders.hpp"
@@ -30,8 +31,20 @@ void apply_overrides(Node& root, const std::vector<Override>& overrides) {
 
   for (std::size_t i = 0; i < overrides.size(); ++i) {
     const Override& o = overrides[i];
-    const int line = static_cast<int>(i) + 1;
-    const Mark at{src, line, 1};
+    int line = static_cast<int>(i) + 1;
+    Mark at{src, line, 1};
+    int value_column = static_cast<int>(o.key.size()) + 2;
+    if (o.origin) {
+      // written in a file: its problems point there, at the value
+      auto file = std::make_shared<SourceText>();
+      file->name = o.origin->file;
+      file->dir = o.origin->dir;
+      file->lines.assign(static_cast<std::size_t>(std::max(o.origin->line, 1)), std::string());
+      file->lines.back() = o.origin->source_line;
+      line = o.origin->line;
+      value_column = o.origin->column;
+      at = Mark{file, line, value_column};
+    }
     if (std::find(paths.begin(), paths.end(), o.key) == paths.end()) {
       std::string msg = "unknown key '" + o.key + "'";
       std::string best = core::closest_match(o.key, paths);
@@ -42,7 +55,7 @@ void apply_overrides(Node& root, const std::vector<Override>& overrides) {
       c->add({diagnostic(at, msg)});
       continue;
     }
-    NodePtr value = parse_fragment(o.value, src, line, static_cast<int>(o.key.size()) + 2);
+    NodePtr value = parse_fragment(o.value, at.src, line, value_column);
     put_path(root, o.key, value, at, /*replace=*/true);
   }
 }

@@ -77,7 +77,7 @@ void resolve_include(Entry& e) {
 }
 
 core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,
-                                const std::string& file) {
+                                const std::string& file, Checks checks) {
   Fields f(root, where, "", "scenario", section_keys(""));
   core::Scenario s;
   s.file = file;
@@ -204,20 +204,24 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   // the cross-field checks read the values: with a bad or missing one they would only mislead
   if (const Collector* c = Collector::current()) c->throw_if_any();
   std::vector<core::Diagnostic> problems;
-  for (const auto& problem : core::check(s))
+  for (const auto& problem : checks == Checks::none ? std::vector<core::Problem>{} : core::check(s)) {
+    const bool layout = problem.key.starts_with("parallel.") || problem.key == "training.micro_batch" ||
+                        problem.key == "training.global_batch";
+    if (checks == Checks::except_layout && layout) continue;
     problems.push_back(diagnostic(position_of(root, problem.key, where), problem.message));
+  }
   if (!problems.empty()) throw core::ConfigError(std::move(problems));
   return s;
 }
 
 core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vector<Override>& overrides,
-                                  const std::string& default_name, const std::string& file) {
+                                  const std::string& default_name, const std::string& file, Checks checks) {
   Collector collector;
   return collector.run([&] {
     expect_map(root, where, "scenario");
     apply_overrides(root, overrides);
     std::vector<std::string> filled = apply_framework(root);
-    core::Scenario s = convert_scenario(root, where, default_name, file);
+    core::Scenario s = convert_scenario(root, where, default_name, file, checks);
     s.training.from_framework = std::move(filled);
     return s;
   });

@@ -515,6 +515,20 @@ TEST_CASE("cli: hostile parsers: every refusal is a positioned error", "[cli][ho
       {"validate", file("dataset.yaml", "- {name: r, source: x, split: train, not_modelled: n/a}\n")},
       {"validate", file("dataset2.yaml", "{not: a list}\n")},
       {"calibrate", "import-nccl-tests", kData + "nccl_garbage.txt"},
+      // a study file (docs/study.md): its own errors, and what it hands the scenario loader
+      {"study", file("study_empty.yaml", "")},
+      {"study", file("study_binary.yaml", bytes("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe"))},
+      {"study", file("study_list.yaml", "- base: x\n")},
+      {"study", d.string()},  // a directory
+      {"study", file("study_base.yaml", "base: {a: 1}\nvary: {cluster.gpus: [8]}\n")},
+      {"study", file("study_cycle.yaml", "base: &x [*x]\nvary: {cluster.gpus: [8]}\n")},
+      {"study", file("study_range.yaml", "base: " + fs::absolute(kScenario).string() + "\nvary: {cluster.gpus: 1..1e300}\n")},
+      {"study", file("study_grid.yaml", "base: " + fs::absolute(kScenario).string() +
+                                            "\nvary: {cluster.gpus: 1..60000, training.seq_len: 1..60000}\n")},
+      {"study", file("study_value.yaml", "base: " + fs::absolute(kScenario).string() +
+                                             "\nvary: {parallel.tp: [&a [*a]]}\n")},
+      {"study", "merge", file("not_a_shard", "point,tp\n0,8\n")},
+      {"study", "merge", file("bad_shard", "ptdsim-study 1 hash 0 points 4 shard 9/2 study x.yaml\n")},
   };
   for (const auto& args : cases) {
     std::string label;

@@ -9,12 +9,14 @@
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/import.hpp"
 #include "ptdsim/io/load.hpp"
+#include "ptdsim/io/study.hpp"
 
 // The malformed-input corpus, tests/data/bad/: one file per case, each pinned to its whole
 // rendered message. The file's prefix says how it is loaded (model_, hardware_, scenario_,
-// dataset_, the last as `validate --strict` reads it; hf_ as `ptdsim import hf` reads a config.json;
-// csv_<table>__ for the measured kernel tables of `ptdsim calibrate import-kernels`); include_* files
-// are not cases of their own but are included by scenario_* cases.
+// dataset_, the last as `validate --strict` reads it; study_ as `ptdsim study` reads a study file;
+// hf_ as `ptdsim import hf` reads a config.json; csv_<table>__ for the measured kernel tables of
+// `ptdsim calibrate import-kernels`); include_* files are not cases of their own but are included
+// by scenario_* cases.
 using namespace ptdsim;
 
 namespace {
@@ -25,6 +27,36 @@ struct Case {
 };
 
 const Case kCases[] = {
+    {"study_bad_range.yaml",
+     "{data}/bad/study_bad_range.yaml:4:17: error: vary.cluster.gpus: a range 'FIRST..LAST xF' needs F above 1 and FIRST above 0, got '1024..16384 x1'\n"
+     "  cluster.gpus: 1024..16384 x1\n"
+     "                ^"},
+    {"study_bad_value.yaml",
+     "{data}/bad/study_bad_value.yaml:4:22: error: cluster.gpus must be a positive integer, got \"many\"\n"
+     "  cluster.gpus: [16, many]\n"
+     "                     ^"},
+    {"study_degrees.yaml",
+     "{data}/bad/study_degrees.yaml:4:15: error: degrees.tp: positive integers and ranges such as 4,8 or 4..16, got \"0..x\"\n"
+     "degrees: {tp: \"0..x\"}\n"
+     "              ^"},
+    {"study_missing_base.yaml",
+     "{data}/bad/study_missing_base.yaml:2:7: error: cannot open file '{data}/study/missing.yaml'\n"
+     "base: ../study/missing.yaml\n"
+     "      ^"},
+    {"study_no_vary.yaml",
+     "{data}/bad/study_no_vary.yaml: error: a study needs 'vary': keys --set takes and their values"},
+    {"study_objective.yaml",
+     "{data}/bad/study_objective.yaml:4:12: error: objective: one of time, memory, mfu, days, gpu_hours, energy, cost; got \"fastest\"\n"
+     "objective: fastest\n"
+     "           ^"},
+    {"study_unknown_key.yaml",
+     "{data}/bad/study_unknown_key.yaml:4:3: error: vary: unknown key 'hardware.network.bandwith_gbs'; did you mean 'hardware.network.bandwidth_gbs'?\n"
+     "  hardware.network.bandwith_gbs: [25, 50]\n"
+     "  ^"},
+    {"study_zip_lengths.yaml",
+     "{data}/bad/study_zip_lengths.yaml:6:21: error: zip: 'hardware.gpu.memory_gib' has 2 values and 'cluster.gpus' 3; zipped keys need as many each\n"
+     "zip: [cluster.gpus, hardware.gpu.memory_gib]\n"
+     "                    ^"},
     {"csv_attention__backward_not_positive.csv",
      "{data}/bad/csv_attention__backward_not_positive.csv:2:39: error: fwd_bwd_s must exceed fwd_s (the backward is their difference)\n"
      "bf16,8,8,128,1024,16,True,8.56928e-05,8.5e-05\n"
@@ -569,6 +601,8 @@ std::string load(const std::string& file) {
     } else if (starts_with(file, "dataset_")) {
       // as `validate --strict` reads it: a record that cannot be modelled fails the file
       io::require_all_modelled(io::load_dataset(path));
+    } else if (starts_with(file, "study_")) {
+      io::load_study(path);
     } else if (starts_with(file, "csv_")) {
       // csv_<table>__<case>.csv is read as <table>.csv
       std::ifstream in(path);

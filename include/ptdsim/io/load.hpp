@@ -18,6 +18,14 @@ namespace ptdsim::io {
 struct Override {
   std::string key;
   std::string value;
+  // Where the override was written when a file holds it (a study's `vary` and `set`): its value's
+  // line and column, that line's text and the file's directory (relative paths resolve against
+  // it). Absent: a --set, positioned as line N of the virtual file "--set".
+  struct Origin {
+    std::string file, dir, source_line;
+    int line = 0, column = 0;
+  };
+  std::optional<Origin> origin = std::nullopt;
 };
 Override parse_override(const std::string& text);  // "parallel.tp=4"; throws ConfigError
 
@@ -30,6 +38,11 @@ struct ValidRange {
 ValidRange valid_range(const std::string& key);
 
 core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+// Which cross-field checks (core::check) a load applies: all of them; all but the parallel layout's
+// (parallel.*, training.micro_batch, training.global_batch), for a base the sweep lays out anew and
+// checks per candidate (`ptdsim study`); or none, the keys' types and ranges only.
+enum class Checks { all, except_layout, none };
+core::Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides, Checks checks);
 // `name` is used in messages as the file name; relative paths inside resolve against `base_dir`.
 core::Scenario load_scenario_from_string(const std::string& text, const std::string& name,
                                          const std::vector<Override>& overrides = {},
