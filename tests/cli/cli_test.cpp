@@ -506,3 +506,47 @@ TEST_CASE("cli: the choices of import --precision and calibrate import-nccl-test
   CHECK(unknown.err.find("not in {all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,send_recv,"
                          "alltoall,sendrecv}") != std::string::npos);
 }
+
+// Issue 38: the sweep's answer ready to run. `--emit` writes rank N as a scenario; `evaluate` on it
+// gives the ranked step time to the last bit (JSON writes every double exactly); the model and
+// hardware paths are made absolute. A --set given to the sweep is carried into the file. `--format csv --top 5` has a header and 5 ranked rows, rank first.
+TEST_CASE("cli: sweep --emit writes a scenario evaluate reproduces exactly; CSV honours --top", "[cli][sweep][emit]") {
+  const auto dir = cli_testing::scratch_dir();
+  const std::string small = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 1 --top 5 "
+                            "--set training.recompute=full";
+  const auto json = ptdsim(small + " --format json");
+  REQUIRE(json.status == 0);
+  const auto ranked = nlohmann::json::parse(json.out)["results"];
+  REQUIRE(ranked.size() == 5);
+  for (int rank : {1, 3}) {
+    const std::string file = (dir / ("emit" + std::to_string(rank) + ".yaml")).string();
+    const auto e = ptdsim(small + " --emit " + file + " --emit-rank " + std::to_string(rank) + " --format csv");
+    REQUIRE(e.status == 0);
+    // the CSV: a header and the top 5, rank 1 to 5
+    std::istringstream rows(e.out);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(rows, l);) lines.push_back(l);
+    REQUIRE(lines.size() == 6);
+    CHECK(lines[0].rfind("rank,index,status,", 0) == 0);
+    for (int i = 1; i <= 5; ++i) CHECK(lines[static_cast<std::size_t>(i)].rfind(std::to_string(i) + ",", 0) == 0);
+    const auto ev = ptdsim("evaluate " + file + " --format json");
+    REQUIRE(ev.status == 0);
+    const auto j = nlohmann::json::parse(ev.out);
+    const auto& want = ranked[static_cast<std::size_t>(rank - 1)];
+    CHECK(j["time"]["step_s"].get<double>() == want["time"]["step_s"].get<double>());
+    CHECK(j["parallel"]["tp"] == want["parallel"]["tp"]);
+    CHECK(j["parallel"]["vpp"] == want["parallel"]["vpp"]);
+    CHECK(j["parallel"]["recompute"] == want["parallel"]["recompute"]);
+    // the model and hardware by absolute path: the file reads the same from any directory
+    const std::string text = slurp(file);
+    CHECK(text.find("\nmodel: /") != std::string::npos);
+    CHECK(text.find("\nhardware: /") != std::string::npos);
+    CHECK(text.find("recompute: full") != std::string::npos);
+  }
+  // a rank the sweep did not rank: exit 2 naming the option, no file
+  const std::string none = (dir / "none.yaml").string();
+  const auto bad = ptdsim(small + " --emit " + none + " --emit-rank 6");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--emit-rank") != std::string::npos);
+  CHECK_FALSE(fs::exists(none));
+}

@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/names.hpp"
@@ -114,4 +116,40 @@ TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][
         ++differ;
     CHECK(differ == 0);
   }
+}
+
+// Issue 38: the PP volume per GPU is what the trace's sends add up to. A chunk sends its activations
+// forward and its input gradients back, except the first virtual stage (no gradient back) and the
+// last (no activation forward): with m micro-batches and v chunks a GPU of the first or last stage
+// sends (2v - 1) m transfers, one in between 2v m. pp 2 (both ends), pp 4 (ends and middles), 1F1B
+// and interleaved.
+TEST_CASE("sim: PP bytes per GPU equal the trace's sends, per stage", "[sim][simulate][pp]") {
+  for (int pp : {2, 4})
+    for (int vpp : {1, 2}) {
+      core::Scenario s = testing::gpt3_1024();
+      s.parallel.pp = pp;
+      s.parallel.vpp = vpp;
+      s.parallel.schedule = vpp > 1 ? core::Schedule::interleaved : core::Schedule::one_f_one_b;
+      s.parallel.dp = s.gpus / (s.parallel.tp * pp);
+      s.training.global_batch = s.parallel.dp * 8;  // m = 8
+      REQUIRE(core::check(s).empty());
+      INFO("pp " << pp << " vpp " << vpp);
+      std::string trace;
+      const core::Report r = sim::simulate(s, &trace);
+      const auto doc = nlohmann::json::parse(trace);
+      std::vector<double> sent(static_cast<std::size_t>(pp), 0.0);
+      int sends = 0;
+      for (const auto& ev : doc["traceEvents"])
+        if (ev["ph"] == "X" && ev["cat"] == std::string(sim::name(sim::TaskKind::p2p))) {
+          sent[ev["pid"].get<std::size_t>()] += ev["args"]["bytes"].get<double>();
+          ++sends;
+        }
+      CHECK(sends == 8 * (2 * vpp * pp - 2));  // every chunk boundary, both ways, every micro-batch
+      const double busiest = *std::max_element(sent.begin(), sent.end());
+      CHECK(r.of(core::CommKind::pp).bytes == Approx(busiest).epsilon(1e-12));
+      CHECK(r.pp_end_bytes == Approx(sent.front()).epsilon(1e-12));
+      CHECK(r.pp_end_bytes == Approx(sent.back()).epsilon(1e-12));
+      // the analytic report reads the same plan
+      CHECK(analytic::evaluate(s).of(core::CommKind::pp).bytes == Approx(busiest).epsilon(1e-12));
+    }
 }

@@ -47,6 +47,18 @@ std::string report_json(const core::Report& r, int indent) {
     if (!r.compute.moe_layer.empty()) j["compute"]["moe_layer"] = operators(r.compute.moe_layer);
     j["compute"]["other"] = operators(r.compute.other);
   }
+  // the critical path's parts with their stage, in the table's order (they add up to time.step_s)
+  {
+    auto& parts = j["time"]["critical_path_parts"] = nlohmann::ordered_json::array();
+    for (const auto& p : r.critical_path) {
+      nlohmann::ordered_json row;
+      row["cause"] = core::path_key(core::PathPart{p.cause, -1, 0});
+      if (p.stage >= 0) row["stage"] = p.stage;
+      row["seconds"] = p.seconds;
+      row["what"] = core::path_words(p);
+      parts.push_back(std::move(row));
+    }
+  }
   auto& stages = j["memory"]["by_stage"] = nlohmann::ordered_json::array();
   for (const auto& m : r.stages) {
     nlohmann::ordered_json row;

@@ -144,8 +144,8 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
   const auto& best = r.results.front().report;
   out += '\n';
   out += scenario_line_of(r, objective);
-  out += fmt::format("best: step {:.3f} s, bounded by {}; run `ptdsim evaluate` with these degrees for "
-                     "the full breakdown\n",
+  out += fmt::format("best: step {:.3f} s, bounded by {}; `--emit FILE` writes it as a scenario, "
+                     "`ptdsim evaluate FILE` gives the full breakdown\n",
                      best.step_s, best.bounded_by.empty() ? std::string("-") : core::describe(best.bounded_by));
   return out;
 }
@@ -197,9 +197,16 @@ std::string sweep_table(const core::Scenario& base, const planner::Space& space,
   return table_of(base, space, r, objective, min_free_gib);
 }
 std::string sweep_json(const planner::SweepResult& r, std::string_view objective) { return json_of(r, objective); }
-std::string sweep_csv_header() { return "index,status,lower_bound_s," + report_csv_header(); }
+std::string sweep_csv_header() { return "rank,index,status,lower_bound_s," + report_csv_header(); }
+std::string sweep_csv_ranked(const planner::SweepResult& r) {
+  std::string out;
+  for (std::size_t i = 0; i < r.results.size(); ++i)
+    out += fmt::format("{},{},ranked,,", i + 1, r.results[i].candidate.index) + report_csv_row(r.results[i].report);
+  return out;
+}
 std::string sweep_csv_row(const planner::Row& row) {
-  return fmt::format("{},{},{:.9g},", row.candidate.index, row.status, row.lower_bound_s) + report_csv_row(row.report);
+  // every digit: the shortest text that reads back as the same double
+  return fmt::format(",{},{},{},", row.candidate.index, row.status, row.lower_bound_s) + report_csv_row(row.report);
 }
 std::string sweep_counts_line(const planner::SweepResult& r) { return counts_line_of(r); }
 std::string sweep_scenario_line(const planner::SweepResult& r, std::string_view objective) {

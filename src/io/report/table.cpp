@@ -71,21 +71,33 @@ void memory_section(std::string& out, const core::Report& r) {
 void time_section(std::string& out, const core::Report& r) {
   auto pct = [&](double x) { return r.step_s > 0 ? 100 * x / r.step_s : 0.0; };
   out += fmt::format("\nStep time ({})\n", core::name(r.engine));
-  out += fmt::format("  {:<22} {:>10}\n", "step", seconds(r.step_s));
-  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "compute", seconds(r.compute_s), pct(r.compute_s));
+  out += fmt::format("  {:<30} {:>10}\n", "step", seconds(r.step_s));
+  // the critical path's parts: one cause per instant, so they add up to the step
+  if (!r.critical_path.empty()) {
+    out += "  where it goes (the critical path; these parts add up to the step):\n";
+    for (const auto& p : r.critical_path)
+      out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", core::path_words(p), seconds(p.seconds), pct(p.seconds));
+  }
+  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", core::describe(r.bounded_by));
+  // totals per kind, each on its own: compute and communication run at the same time, so these
+  // overlap one another and do not add up to the step
+  out += "  totals per kind (they overlap one another; they do not add up to the step):\n";
+  out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", "compute, busiest stage", seconds(r.compute_s), pct(r.compute_s));
   if (r.contention_s > 0)
-    out += fmt::format("    {:<20} {:>10} {:>5.1f}%  (SMs held by collectives beside it)\n",
+    out += fmt::format("      {:<26} {:>10} {:>5.1f}%  (SMs held by collectives beside it)\n",
                        "of which slowed", seconds(r.contention_s), pct(r.contention_s));
-  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "pipeline bubble", seconds(r.bubble_s),
-                     pct(r.bubble_s));
-  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
+  // the simulation's is every idle instant of the busiest stage, whatever it waited for; the closed
+  // form's is the schedule's fill and drain
+  out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n",
+                     r.engine == core::EngineKind::simulation ? "idle, busiest stage (all waits)" : "pipeline bubble",
+                     seconds(r.bubble_s), pct(r.bubble_s));
+  out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
                      pct(r.optimizer_s));
   for (int k = 0; k < core::kCommKindCount; ++k)
     if (r.comm[k].exposed_s > 0)
-      out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n",
+      out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n",
                          fmt::format("exposed {} comm", core::kCommKindNames[k]),
                          seconds(r.comm[k].exposed_s), pct(r.comm[k].exposed_s));
-  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", core::describe(r.bounded_by));
 }
 
 // Where the compute goes: the share of each kind over the whole model's step, then one layer's
@@ -113,7 +125,7 @@ void compute_section(std::string& out, const core::Report& r) {
 }
 
 void comm_section(std::string& out, const core::Report& r) {
-  out += "\nCommunication per GPU per step\n";
+  out += "\nCommunication per GPU per step (the busiest GPU)\n";
   out += fmt::format("  {:<5} {:>10} {:>10} {:>8} {:>10}  {}\n", "kind", "volume", "time",
                      "overlap", "exposed", "verdict");
   for (int k = 0; k < core::kCommKindCount; ++k) {
@@ -123,6 +135,9 @@ void comm_section(std::string& out, const core::Report& r) {
                        bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
                        verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
   }
+  if (r.pp_end_bytes > 0 && r.pp_end_bytes != r.of(core::CommKind::pp).bytes)
+    out += fmt::format("  pp above is a middle stage's GPU; the first and last stage's send {} (no gradient back from the\n"
+                       "   first virtual stage, no activation forward from the last)\n", bytes(r.pp_end_bytes));
   if (const std::string z = core::zero3_verdict(r); !z.empty())
     out += fmt::format("  ZeRO-3 per unit: all-gather / forward {:.2f}, collectives / backward {:.2f}: {}\n",
                        r.zero3_overlap_ratio, r.zero3_backward_ratio, z);
