@@ -3,10 +3,32 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ptdsim::sim {
+namespace {
 
-std::string chrome_trace(const StepGraph& g) {
+const char* pass_word(int pass) {
+  switch (pass) {
+    case 0: return "forward";
+    case 1: return "backward";
+    case 2: return "weight gradients";
+    default: return "";
+  }
+}
+const char* pass_letter(int pass) {
+  switch (pass) {
+    case 0: return "F";
+    case 1: return "B";
+    case 2: return "W";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory>* memory) {
   const Engine& e = g.engine;
   using nlohmann::json;
   json events = json::array();
@@ -36,11 +58,18 @@ std::string chrome_trace(const StepGraph& g) {
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", k}, {"args", {{"name", track}}}});
     }
   }
+  // the timed events, sorted by time below (Perfetto's importer and chrome://tracing read them in
+  // any order, but a reader of the file expects time order)
+  std::vector<std::pair<double, json>> timed;
+  timed.reserve(e.size() + e.size() / 4);
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskId t = static_cast<TaskId>(i);
     const TaskSpec sp = e.spec(t);
+    // "TP B mb3 L12-17": a collective says the pass it serves, so forward and backward differ
     std::string label(name(sp.kind));
+    if (!is_compute(sp.kind) && sp.pass >= 0) label += std::string(" ") + pass_letter(sp.pass);
     json args = json::object();
+    if (sp.pass >= 0) args["pass"] = pass_word(sp.pass);
     if (sp.microbatch >= 0) {
       label += " mb" + std::to_string(sp.microbatch);
       args["microbatch"] = sp.microbatch;
@@ -62,28 +91,82 @@ std::string chrome_trace(const StepGraph& g) {
     const double end = e.finish(t) - sp.folded_tp_s;
     if (sp.folded_tp_s > 0) {
       // the serial TP collectives folded into this task, drawn on the TP track after it
-      std::string tp_label = std::string(name(TaskKind::tp)) + label.substr(label.find(' '));
+      std::string tp_label = std::string(name(TaskKind::tp)) + " " + label;
       json tp_args = args;
       tp_args.erase("flops");
       tp_args["bytes"] = sp.folded_tp_bytes;
-      events.push_back({{"ph", "X"},
-                        {"name", tp_label},
-                        {"cat", std::string(name(TaskKind::tp))},
-                        {"pid", sp.rank},
-                        {"tid", static_cast<int>(StreamKind::tp)},
-                        {"ts", end * 1e6},
-                        {"dur", sp.folded_tp_s * 1e6},
-                        {"args", std::move(tp_args)}});
+      timed.emplace_back(end, json{{"ph", "X"},
+                                   {"name", tp_label},
+                                   {"cat", std::string(name(TaskKind::tp))},
+                                   {"pid", sp.rank},
+                                   {"tid", static_cast<int>(StreamKind::tp)},
+                                   {"ts", end * 1e6},
+                                   {"dur", sp.folded_tp_s * 1e6},
+                                   {"args", std::move(tp_args)}});
     }
-    events.push_back({{"ph", "X"},
-                      {"name", label},
-                      {"cat", std::string(name(sp.kind))},
-                      {"pid", sp.rank},
-                      {"tid", static_cast<int>(sp.stream)},
-                      {"ts", e.start(t) * 1e6},
-                      {"dur", (end - e.start(t)) * 1e6},
-                      {"args", std::move(args)}});
+    timed.emplace_back(e.start(t), json{{"ph", "X"},
+                                        {"name", label},
+                                        {"cat", std::string(name(sp.kind))},
+                                        {"pid", sp.rank},
+                                        {"tid", static_cast<int>(sp.stream)},
+                                        {"ts", e.start(t) * 1e6},
+                                        {"dur", (end - e.start(t)) * 1e6},
+                                        {"args", std::move(args)}});
   }
+  // Flow arrows for what a transfer hands on: a pipeline send to the pass that waits for it on the
+  // next stage, a collective to the task on another stream that waits for it. Each starts inside
+  // the transfer's slice and ends at the start of the waiting task's slice ("bp": "e" binds it to
+  // that slice, as Perfetto's JSON importer reads flow v1 events).
+  {
+    std::vector<std::pair<TaskId, TaskId>> edges;
+    e.all_edges(edges);
+    long long id = 0;
+    for (const auto& [from, to] : edges) {
+      const TaskSpec a = e.spec(from), b = e.spec(to);
+      if (is_compute(a.kind) || (a.rank == b.rank && a.stream == b.stream)) continue;
+      // a folded TP's slice begins after the compute's: the arrow ends at the compute's start
+      const std::string cat = a.kind == TaskKind::p2p ? "p2p" : "collective";
+      const double at = e.start(from), until = e.start(to);
+      ++id;
+      timed.emplace_back(at, json{{"ph", "s"}, {"id", id}, {"cat", cat}, {"name", std::string(name(a.kind))},
+                                  {"pid", a.rank}, {"tid", static_cast<int>(a.stream)}, {"ts", at * 1e6}});
+      timed.emplace_back(until, json{{"ph", "f"}, {"bp", "e"}, {"id", id}, {"cat", cat},
+                                     {"name", std::string(name(a.kind))}, {"pid", b.rank},
+                                     {"tid", static_cast<int>(b.stream)}, {"ts", until * 1e6}});
+    }
+  }
+  // Memory in use per stage over the step: what the stage holds throughout (weights, gradients,
+  // optimizer states, buffers) plus its activations, a chunk's share of a micro-batch's from the
+  // start of its forward to the end of the pass that frees them, as the summary counts them in
+  // flight; at the peak it reads the stage's reported total.
+  if (memory) {
+    for (int r = 0; r < e.ranks(); ++r) {
+      const int stage = g.ranks[r].stage;
+      if (stage < 0 || stage >= static_cast<int>(memory->size())) continue;
+      const core::StageMemory& m = (*memory)[static_cast<std::size_t>(stage)];
+      const double fixed = m.total() - m.activations;
+      const double per = m.in_flight > 0 ? m.activations / m.in_flight : 0.0;
+      std::vector<std::pair<double, int>> change;  // (time, +1 acquire / -1 release), releases first at a tie
+      for (const auto& [first, last] : g.activations[r]) {
+        change.emplace_back(e.start(first), +1);
+        change.emplace_back(e.finish(last), -1);
+      }
+      std::sort(change.begin(), change.end());
+      auto counter = [&](double at, int held) {
+        timed.emplace_back(at, json{{"ph", "C"}, {"name", "memory in use (GiB)"}, {"pid", r}, {"ts", at * 1e6},
+                                    {"args", {{"GiB", (fixed + per * held / g.vpp) / (1024.0 * 1024 * 1024)}}}});
+      };
+      counter(0.0, 0);
+      int held = 0;
+      for (std::size_t i = 0; i < change.size();) {
+        const double at = change[i].first;
+        for (; i < change.size() && change[i].first == at; ++i) held += change[i].second;
+        counter(at, held);
+      }
+    }
+  }
+  std::stable_sort(timed.begin(), timed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& [at, ev] : timed) events.push_back(std::move(ev));
   json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
   return doc.dump();
 }
