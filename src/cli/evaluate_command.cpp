@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "ptdsim/io/html.hpp"
+#include "ptdsim/analytic/capacity.hpp"
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
@@ -34,7 +35,10 @@ int run(const EvaluateArgs& a) {
   std::string trace;
   core::Timeline timeline;
   const bool html = a.out.format == "html";
-  const core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
+  core::Report r = sim::simulate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
+  const analytic::Capacity cap = analytic::capacity(s);
+  r.fit_micro_batch = cap.micro_batch;
+  r.fit_seq_len = cap.seq_len;
   std::string text;
   if (html) {
     text = io::evaluate_html(r, timeline, io::PageInfo{core::kVersion, a.scenario});

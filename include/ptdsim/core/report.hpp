@@ -167,6 +167,10 @@ struct Report {
   int peak_stage = 0;
   double capacity_bytes = 0;
   bool fits = true;
+  // What else fits on the layout (analytic::capacity; evaluate fills them, the sweep does not):
+  // the largest micro-batch and the longest sequence; 0: not even the scenario's; -1: not computed
+  int fit_micro_batch = -1;
+  int fit_seq_len = -1;
 
   // time, seconds
   double step_s = 0;

@@ -79,6 +79,9 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
   f("memory.fits", Value{r.fits});
   f("memory.headroom_gib", Value{(r.capacity_bytes - r.peak_bytes) / core::kGiB});  // < 0: over
+  // the largest micro-batch and the longest sequence that fit the layout (evaluate only)
+  f("memory.max_micro_batch", r.fit_micro_batch >= 0 ? Value{static_cast<long long>(r.fit_micro_batch)} : Value{Absent{}});
+  f("memory.max_seq_len", r.fit_seq_len >= 0 ? Value{static_cast<long long>(r.fit_seq_len)} : Value{Absent{}});
   f("time.step_s", Value{r.step_s});
   f("time.compute_s", Value{r.compute_s});
   f("time.contention_s", Value{r.contention_s});

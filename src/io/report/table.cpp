@@ -66,6 +66,14 @@ void memory_section(std::string& out, const core::Report& r) {
                                           (r.capacity_bytes - r.peak_bytes) / kGiB)
                             : fmt::format("DOES NOT FIT, {:.2f} GiB over",
                                           (r.peak_bytes - r.capacity_bytes) / kGiB));
+  if (r.fit_micro_batch >= 0 && r.fit_seq_len >= 0) {
+    auto said = [](int x, const char* what) {
+      return x > 0 ? fmt::format("{} {}", what, x) : fmt::format("no {}", what);
+    };
+    out += fmt::format("fits on this layout at most: {} (global batch kept), {} (multiples of 256, this "
+                       "micro-batch)\n",
+                       said(r.fit_micro_batch, "micro-batch"), said(r.fit_seq_len, "sequence"));
+  }
 }
 
 void time_section(std::string& out, const core::Report& r) {
@@ -122,6 +130,28 @@ void compute_section(std::string& out, const core::Report& r) {
   for (const auto& o : c.layer)
     out += fmt::format("  {:<22} {:>26} {:>10} {:>10}  {}\n", core::name(o.op), shape(o), seconds(o.forward_s),
                        seconds(o.backward_input_s + o.backward_weight_s), core::name(o.source));
+  // the same layer by module, forward + backward, and its TP communication (an average layer's share
+  // of the busiest stage's, time alone)
+  double attention = 0, mlp = 0, norms = 0;
+  for (const auto& o : c.layer) {
+    switch (o.op) {
+      case core::Operator::qkv:
+      case core::Operator::attention:
+      case core::Operator::proj:
+      case core::Operator::attention_dropout_add: attention += o.total_s(); break;
+      case core::Operator::input_norm:
+      case core::Operator::mlp_norm: norms += o.total_s(); break;
+      default: mlp += o.total_s(); break;
+    }
+  }
+  const auto& s = r.scenario;
+  const double layer_tp = s.num_microbatches() > 0 && s.model.layers > 0
+                              ? r.of(core::CommKind::tp).time_s / s.num_microbatches() /
+                                    (static_cast<double>(s.model.layers) / std::max(1, s.parallel.pp))
+                              : 0.0;
+  out += fmt::format("  by module (forward + backward): attention {}, MLP {}, norms {}; TP communication {} "
+                     "(alone, an average layer)\n",
+                     seconds(attention), seconds(mlp), seconds(norms), seconds(layer_tp));
 }
 
 void comm_section(std::string& out, const core::Report& r) {
