@@ -550,3 +550,17 @@ TEST_CASE("cli: sweep --emit writes a scenario evaluate reproduces exactly; CSV 
   CHECK(bad.err.find("--emit-rank") != std::string::npos);
   CHECK_FALSE(fs::exists(none));
 }
+
+// Issue 38: a model or hardware file where a scenario goes says so in one message (it gave an
+// "unknown key" per key of the model: 13 for GPT-3), exit 2.
+TEST_CASE("cli: evaluate on a model or hardware file names what the file is", "[cli][evaluate]") {
+  const auto m = ptdsim("evaluate models/gpt3-175b.yaml");
+  CHECK(m.status == 2);
+  CHECK(m.err == "models/gpt3-175b.yaml: error: this is a model file, not a scenario: a scenario "
+                 "names it (model: models/gpt3-175b.yaml) beside hardware, cluster, parallel and training "
+                 "(docs/inputs.md \"Scenario file\"); `ptdsim import` can write one\n");
+  const auto h = ptdsim("sweep hardware/dgx-h100.yaml");
+  CHECK(h.status == 2);
+  CHECK(h.err.find("this is a hardware file, not a scenario") != std::string::npos);
+  CHECK(h.err.find("unknown key") == std::string::npos);
+}
