@@ -62,6 +62,7 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   // bubble (fill and drain), the exposed communication, the optimizer step
   {
     using core::PathCause;
+    t.critical_path.reserve(8);  // one allocation: the sweep evaluates every candidate
     auto part = [&](PathCause c, double s, int stage = -1) {
       if (s > 0) t.critical_path.push_back(core::PathPart{c, stage, s});
     };
