@@ -58,10 +58,15 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   r.bubble_s = t.bubble_s;
   r.optimizer_s = t.optimizer_s;
   r.bounded_by = std::move(t.bounded_by);
+  r.critical_path = std::move(t.critical_path);
   const StageFold& slowest = folds.slowest_fold();
   r.stage_forward_s = slowest.f;
   r.stage_backward_s = slowest.b + slowest.w;
   r.comm = comm;
+  if (plan.shape.p > 1) {  // the first and last stage send one transfer a micro-batch and chunk fewer (comm_stats)
+    const double v = plan.shape.v;
+    r.pp_end_bytes = comm[static_cast<int>(core::CommKind::pp)].bytes * (2 * v - 1) / (plan.shape.p > 2 ? 2 * v : 2 * v - 1);
+  }
   r.compute = compute_breakdown(s, plan, split.stages, costs);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {

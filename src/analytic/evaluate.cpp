@@ -58,6 +58,23 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   double exposed_total = 0;
   for (double e : t.exposed_s) exposed_total += e;
   t.step_s = t.compute_s + t.bubble_s + exposed_total + t.optimizer_s;
+  // the closed form is already a sum of parts that do not overlap: the slowest stage's compute, its
+  // bubble (fill and drain), the exposed communication, the optimizer step
+  {
+    using core::PathCause;
+    t.critical_path.reserve(8);  // one allocation: the sweep evaluates every candidate
+    auto part = [&](PathCause c, double s, int stage = -1) {
+      if (s > 0) t.critical_path.push_back(core::PathPart{c, stage, s});
+    };
+    part(PathCause::compute, t.compute_s, folds.slowest);
+    part(PathCause::fill_drain, t.bubble_s);
+    part(PathCause::tp, t.exposed_s[k_of(CommKind::tp)]);
+    part(PathCause::cp, t.exposed_s[k_of(CommKind::cp)]);
+    part(PathCause::ep, t.exposed_s[k_of(CommKind::ep)]);
+    part(PathCause::pp, t.exposed_s[k_of(CommKind::pp)]);
+    part(PathCause::dp_reduce, t.exposed_s[k_of(CommKind::dp)]);
+    part(PathCause::optimizer, t.optimizer_s);
+  }
 
   // what dominates the step
   if (t.step_s > 0) {

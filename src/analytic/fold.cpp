@@ -205,9 +205,12 @@ std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& pla
   out[kEp].overlappable = false;
   out[kEp].crosses_nodes = inter(GroupId::ep);
 
-  // PP: activations forward and gradients backward, v times per micro-batch with interleaving
+  // PP: activations forward and gradients backward, v times per micro-batch with interleaving, but
+  // the first virtual stage sends no gradient back and the last no activation forward: a GPU of the
+  // first or last stage sends 2v - 1 a micro-batch, one in between 2v. The busiest GPU's (as for
+  // the other kinds); the ends' is Report::pp_end_bytes.
   if (plan.shape.p > 1) {
-    const double transfers = 2 * m * v;
+    const double transfers = m * (plan.shape.p > 2 ? 2 * v : 2 * v - 1);
     out[kPp].bytes = transfers * c.p2p_sent;
     out[kPp].time_s = transfers * c.p2p_s;
     out[kPp].overlap_ratio = ratio(c.p2p_s, c.p2p_window);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "ptdsim/analytic/capacity.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
@@ -98,6 +99,10 @@ void check_printable(const core::Report& r, const std::string& file) {
 
 core::Report evaluate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline) {
   core::Report r = sim::simulate(s, trace_json, timeline);
+  // the largest micro-batch and sequence that fit this layout (the analytic memory model)
+  const analytic::Capacity cap = analytic::capacity(s);
+  r.fit_micro_batch = cap.micro_batch;
+  r.fit_seq_len = cap.seq_len;
   check_printable(r, s.file);
   return r;
 }

@@ -7,6 +7,7 @@
 #include "options.hpp"
 #include "ptdsim/api.hpp"
 #include "ptdsim/io/html.hpp"
+#include "ptdsim/analytic/capacity.hpp"
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"

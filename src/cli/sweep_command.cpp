@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <string_view>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -13,7 +16,9 @@
 #include "options.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/io/emit.hpp"
 #include "ptdsim/io/html.hpp"
+#include "ptdsim/io/output.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/report.hpp"
 #include "ptdsim/io/sweep_report.hpp"
@@ -38,6 +43,9 @@ struct SweepArgs {
   std::vector<std::string> search;
   // --tp 4,8 --pp 4..16 ...: the text of each choice, parsed once the options are read
   std::string tp, pp, cp, ep, dp, vpp, micro_batch, zero;
+  std::string emit;    // --emit FILE: the layout of rank emit_rank as a scenario
+  int emit_rank = 1;
+  bool csv_all = false;  // --csv-all: a CSV row per evaluated candidate, not the top K
   planner::SearchSpace bounds;
   OutputOptions out;
 };
@@ -65,6 +73,28 @@ class ProgressLine {
   std::chrono::steady_clock::time_point start_;
 };
 
+// --emit: the layout of rank N as a scenario `ptdsim evaluate` runs as is. It is loaded and simulated
+// again before it is written: a file that would not reproduce the ranked step time is never written.
+void emit_layout(const SweepArgs& a, const std::vector<io::Override>& overrides, const planner::SweepResult& r) {
+  if (a.emit_rank > static_cast<int>(r.results.size()))
+    throw core::ConfigError(core::SourceLocation{"--emit-rank", 0, 0},
+                            fmt::format("rank {} was asked for, but the sweep ranked {} layout{}", a.emit_rank,
+                                        r.results.size(), r.results.size() == 1 ? "" : "s"));
+  const planner::Ranked& w = r.results[static_cast<std::size_t>(a.emit_rank - 1)];
+  const std::string header = fmt::format(
+      "# Written by `ptdsim {} sweep --emit`: rank {} (objective {}) of {}, step {:.17g} s.\n"
+      "# `ptdsim evaluate` on this file gives that step; the sweep's degrees and switches are set below.\n",
+      core::kVersion, a.emit_rank, a.objective, a.scenario, w.report.step_s);
+  const std::string text = io::scenario_yaml(a.scenario, overrides, w.report.scenario, header);
+  const std::string dir = std::filesystem::path(a.emit).parent_path().string();
+  const core::Scenario back = io::load_scenario_from_string(text, a.emit, {}, dir.empty() ? "." : dir);
+  const double step = api::evaluate(back).step_s;
+  if (step != w.report.step_s)
+    throw std::runtime_error(fmt::format("the emitted scenario evaluates to {:.17g} s, not the ranked {:.17g} s", step,
+                                         w.report.step_s));
+  io::write_output(a.emit, text);
+}
+
 void run(const SweepArgs& a) {
   const std::vector<io::Override> overrides = overrides_of(a.sets, a.plan);
   std::vector<std::string> keys;
@@ -85,10 +115,11 @@ void run(const SweepArgs& a) {
   ProgressLine progress;
   req.on_progress = [&](const planner::Progress& p) { progress(p); };
 
-  // CSV streams one row per evaluated candidate; to stdout as they come, to -o whole at the end.
+  // CSV: the top K ranked; with --csv-all one row per evaluated candidate, to stdout as they come,
+  // to -o whole at the end.
   std::string csv;
   const bool to_stdout = a.out.to_stdout();
-  if (a.out.format == "csv") {
+  if (a.out.format == "csv" && a.csv_all) {
     csv = io::sweep_csv_header();
     if (to_stdout) {
       std::cout << csv;
@@ -109,6 +140,12 @@ void run(const SweepArgs& a) {
   const api::Sweep sw = api::sweep(io::load_scenario(a.scenario, overrides), keys, req);
   const planner::SweepResult& result = sw.result;
 
+  if (!a.emit.empty()) emit_layout(a, overrides, result);
+  if (a.out.format == "csv" && !a.csv_all) {
+    emit(a.out, io::sweep_csv_header() + io::sweep_csv_ranked(result));
+    std::cerr << io::sweep_counts_line(result) << io::sweep_scenario_line(result, a.objective);
+    return;
+  }
   if (a.out.format == "csv") {
     if (to_stdout) {
       std::cout.flush();
@@ -189,6 +226,14 @@ void add_sweep(CLI::App& app) {
         return largest <= core::kMaxZeroStage ? std::string() : "ZeRO stages are " + stages + ", got " + v;
       },
       ""));
+  cmd->add_option("--emit", args->emit,
+                  "write the layout of rank --emit-rank (default the best) as a scenario FILE that `ptdsim evaluate` "
+                  "runs as is")
+      ->type_name("FILE");
+  cmd->add_option("--emit-rank", args->emit_rank, "which ranked layout --emit writes (1: the best)")
+      ->check(kPositiveCount);
+  cmd->add_flag("--csv-all", args->csv_all,
+                "with --format csv: a row per evaluated candidate (rank column empty) instead of the top K");
   cmd->add_flag("--no-scenario-rank", args->no_scenario_rank,
                "do not rank the scenario's own layout (saves its simulations)");
   cmd->add_option("--rank-limit", args->rank_limit,

@@ -1,6 +1,8 @@
 #include "ptdsim/core/report.hpp"
 
 #include <algorithm>
+#include <array>
+#include <string>
 
 namespace ptdsim::core {
 
@@ -25,6 +27,38 @@ std::string zero3_verdict(const Report& r) {
   };
   return part("forward", r.zero3_prefetch, r.zero3_overlap_ratio) + ", " +
          part("backward", r.zero3_backward_prefetch, r.zero3_backward_ratio);
+}
+
+}  // namespace ptdsim::core
+
+namespace ptdsim::core {
+namespace {
+constexpr std::array<const char*, kPathCauseCount> kPathKeys{
+    "compute", "fill_drain", "wait_stage", "tp", "cp", "ep", "pp", "dp_reduce", "dp_gather_wait", "optimizer"};
+constexpr std::array<const char*, kPathCauseCount> kPathWords{
+    "compute", "pipeline fill and drain", "waiting for stage", "TP communication", "CP communication",
+    "EP communication", "PP sends", "DP gradient reduction", "waiting for a DP all-gather", "optimizer step"};
+}  // namespace
+
+std::string path_key(const PathPart& p) {
+  const std::string k = kPathKeys[static_cast<std::size_t>(p.cause)];
+  return p.stage >= 0 ? k + "_stage_" + std::to_string(p.stage) : k;
+}
+
+std::string path_words(const PathPart& p) {
+  switch (p.cause) {
+    case PathCause::compute:
+      return p.stage >= 0 ? "stage " + std::to_string(p.stage) + " compute" : "compute";
+    case PathCause::wait_stage:
+      return p.stage >= 0 ? "waiting for stage " + std::to_string(p.stage) : "waiting for another stage";
+    default: return kPathWords[static_cast<std::size_t>(p.cause)];
+  }
+}
+
+std::array<double, kPathCauseCount> path_by_cause(const std::vector<PathPart>& parts) {
+  std::array<double, kPathCauseCount> out{};
+  for (const auto& p : parts) out[static_cast<std::size_t>(p.cause)] += p.seconds;
+  return out;
 }
 
 }  // namespace ptdsim::core

@@ -219,6 +219,17 @@ core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vect
   Collector collector;
   return collector.run([&] {
     expect_map(root, where, "scenario");
+    // a model or hardware file given where a scenario goes: one message that says so, not an
+    // "unknown key" for each of its keys
+    if (!root.find("model") && !root.find("parallel") && !root.find("training")) {
+      if (root.find("layers") && root.find("hidden"))
+        fail(where, "this is a model file, not a scenario: a scenario names it (model: " + file +
+                        ") beside hardware, cluster, parallel and training (docs/inputs.md \"Scenario file\"); "
+                        "`ptdsim import` can write one");
+      if (root.find("gpu") && (root.find("node") || root.find("network")))
+        fail(where, "this is a hardware file, not a scenario: a scenario names it (hardware: " + file +
+                        ") beside model, cluster, parallel and training (docs/inputs.md \"Scenario file\")");
+    }
     apply_overrides(root, overrides);
     std::vector<std::string> filled = apply_framework(root);
     core::Scenario s = convert_scenario(root, where, default_name, file, checks);

@@ -120,7 +120,7 @@ class Builder {
     return a.kind == b.kind && a.stream == b.stream && a.rank == b.rank && a.duration_s == b.duration_s &&
            a.work == b.work && a.link == b.link && a.bytes == b.bytes && a.flops == b.flops &&
            a.chunk == b.chunk && a.layer_first == b.layer_first && a.layer_count == b.layer_count &&
-           a.folded_tp_s == b.folded_tp_s && a.folded_tp_bytes == b.folded_tp_bytes;
+           a.folded_tp_s == b.folded_tp_s && a.folded_tp_bytes == b.folded_tp_bytes && a.pass == b.pass;
   }
   // The descriptions of the pass `op` runs (none for the step's once-only tasks).
   void reuse_for(const core::PassRef* op, bool last_grad) {
@@ -141,6 +141,7 @@ class Builder {
     if (op) {
       t.microbatch = op->microbatch;
       t.chunk = op->chunk;
+      t.pass = static_cast<std::int8_t>(op->pass);
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;
@@ -161,6 +162,7 @@ class Builder {
     if (op) {
       t.microbatch = op->microbatch;
       t.chunk = op->chunk;
+      t.pass = static_cast<std::int8_t>(op->pass);
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;

@@ -28,11 +28,13 @@ core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Ti
   t.optimizer_s = sum.optimizer_s;
   t.exposed_s = sum.exposed_s;
   t.bounded_by = sum.bounded_by;
+  t.critical_path = sum.critical_path;
   t.in_flight.assign(plan.stages.size(), 0.0);
   for (std::size_t i = 0; i < g.ranks.size(); ++i) t.in_flight[g.ranks[i].stage] = sum.in_flight[i];
-  if (trace_json) *trace_json = chrome_trace(g);
   if (timeline_out) *timeline_out = timeline(g);
-  return analytic::assemble_report(s, plan, std::move(t));
+  core::Report r = analytic::assemble_report(s, plan, std::move(t));
+  if (trace_json) *trace_json = chrome_trace(g, &r.stages);
+  return r;
 }
 
 }  // namespace ptdsim::sim

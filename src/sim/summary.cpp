@@ -1,6 +1,8 @@
 #include "ptdsim/sim/summary.hpp"
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -67,6 +69,98 @@ core::BoundKind bound_kind(TaskKind k) {
     case TaskKind::backward_weight: return core::BoundKind::compute;
   }
   return core::BoundKind::compute;
+}
+
+// Where the step goes (docs/simulator.md "Where the step goes"): every instant of the critical path
+// given to one cause. The busiest rank is the reference: the path's compute on it is its compute;
+// the path's compute on another rank is that rank's compute while the reference computes too, and
+// a wait of the reference while it idles: pipeline fill and drain in its warm-up (before its first
+// backward pass starts) and cool-down (after its last forward pass ends), a wait for that stage in
+// between. Transfers are named by their kind, the optimizer step is the optimizer.
+std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector<TaskId>& path, int ref) {
+  const Engine& e = g.engine;
+  // the reference's pipeline passes (its optimizer step is not one: the others' cool-down runs beside it)
+  std::vector<Interval> busy;
+  double first_backward = std::numeric_limits<double>::infinity(), last_forward = 0;
+  for (TaskId t : e.stream_tasks(ref, StreamKind::compute)) {
+    const TaskKind k = e.kind(t);
+    if (k == TaskKind::optimizer) continue;
+    // its own serial TP too: while it runs, the reference is not idle (another stage's compute on
+    // the path then is that stage's compute, not a wait)
+    busy.emplace_back(e.start(t), e.finish(t));
+    if (k == TaskKind::forward) last_forward = std::max(last_forward, e.finish(t));
+    else first_backward = std::min(first_backward, e.start(t));
+  }
+  std::array<double, core::kPathCauseCount> other{};
+  std::vector<double> compute(g.ranks.size(), 0.0), waits(g.ranks.size(), 0.0);
+  auto add = [&](core::PathCause c, double s) { other[static_cast<std::size_t>(c)] += s; };
+  // [a, b] of another rank's compute: covered by the reference's passes, or a wait of one kind
+  auto split = [&](int rank, double a, double b) {
+    auto idle = [&](double x, double y) {
+      const double steady = std::max(0.0, std::min(y, last_forward) - std::max(x, first_backward));
+      waits[rank] += steady;
+      add(core::PathCause::fill_drain, (y - x) - steady);
+    };
+    auto it = std::upper_bound(busy.begin(), busy.end(), Interval{a, a},
+                               [](const Interval& x, const Interval& y) { return x.first < y.first; });
+    if (it != busy.begin()) --it;
+    double at = a;
+    for (; it != busy.end() && it->first < b && at < b; ++it) {
+      if (it->second <= at) continue;
+      if (it->first > at) idle(at, it->first), at = it->first;
+      const double end = std::min(b, it->second);
+      compute[rank] += end - at;
+      at = end;
+    }
+    if (at < b) idle(at, b);
+  };
+  double cursor = 0;  // the path covers the step without gaps; a gap would go to the task after it
+  for (TaskId t : path) {
+    const double b = e.finish(t), a = std::min(cursor, b);
+    cursor = b;
+    const TaskKind k = e.kind(t);
+    const int rank = e.rank(t);
+    switch (k) {
+      case TaskKind::optimizer: add(core::PathCause::optimizer, b - a); break;
+      case TaskKind::forward:
+      case TaskKind::backward:
+      case TaskKind::backward_input:
+      case TaskKind::backward_weight: {
+        const double tp = std::min(b - a, e.folded_tp_s(t));  // folded serial TP ends the task
+        add(core::PathCause::tp, tp);
+        if (rank == ref) compute[rank] += (b - tp) - a;
+        else split(rank, a, b - tp);
+        break;
+      }
+      case TaskKind::tp: add(core::PathCause::tp, b - a); break;
+      case TaskKind::cp: add(core::PathCause::cp, b - a); break;
+      case TaskKind::ep: add(core::PathCause::ep, b - a); break;
+      case TaskKind::p2p: add(core::PathCause::pp, b - a); break;
+      case TaskKind::dp_reduce:
+      case TaskKind::zero3_reduce: add(core::PathCause::dp_reduce, b - a); break;
+      case TaskKind::dp_gather:
+      case TaskKind::zero3_gather: add(core::PathCause::dp_gather_wait, b - a); break;
+    }
+  }
+  // several ranks may hold one stage (build_step takes any rank list): a stage's parts are summed
+  std::vector<core::PathPart> out;
+  auto by_stage = [&](core::PathCause c, const std::vector<double>& v) {
+    std::vector<double> stage;
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      const auto st = static_cast<std::size_t>(g.ranks[r].stage);
+      if (stage.size() <= st) stage.resize(st + 1, 0.0);
+      stage[st] += v[r];
+    }
+    for (std::size_t st = 0; st < stage.size(); ++st)
+      if (stage[st] > 0) out.push_back(core::PathPart{c, static_cast<int>(st), stage[st]});
+  };
+  by_stage(core::PathCause::compute, compute);
+  for (int c = 1; c < core::kPathCauseCount; ++c) {
+    const auto cause = static_cast<core::PathCause>(c);
+    if (cause == core::PathCause::wait_stage) by_stage(cause, waits);
+    else if (other[static_cast<std::size_t>(c)] > 0) out.push_back(core::PathPart{cause, -1, other[static_cast<std::size_t>(c)]});
+  }
+  return out;
 }
 
 }  // namespace
@@ -194,6 +288,7 @@ StepSummary summarize(const StepGraph& g) {
     }
     out.bounded_by = core::largest_parts(std::move(parts));
   }
+  out.critical_path = attribute_path(g, path, out.busiest_rank);
 
   // peak micro-batches in flight: a chunk's activations live from its forward's start to the end
   // of the pass that frees them; one chunk is 1/vpp of a micro-batch's activations

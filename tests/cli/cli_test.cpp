@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +21,14 @@ namespace fs = std::filesystem;
 
 using cli_testing::ptdsim;
 using cli_testing::slurp;
+
+namespace {
+// a rank as the sweep's table right-aligns it in its first column
+std::string fmt_rank(int r) {
+  std::string s = std::to_string(r);
+  return std::string(4 - std::min<std::size_t>(4, s.size()), ' ') + s;
+}
+}  // namespace
 
 TEST_CASE("cli: --version and --help", "[cli]") {
   auto v = ptdsim("--version");
@@ -505,4 +514,95 @@ TEST_CASE("cli: the choices of import --precision and calibrate import-nccl-test
   CHECK(unknown.status == 2);
   CHECK(unknown.err.find("not in {all_reduce,all_gather,reduce_scatter,all_to_all,broadcast,reduce,send_recv,"
                          "alltoall,sendrecv}") != std::string::npos);
+}
+
+// Issue 38: the sweep's answer ready to run. `--emit` writes rank N as a scenario; `evaluate` on it
+// gives the ranked step time to the last bit (JSON writes every double exactly); the model and
+// hardware paths are made absolute. A --set given to the sweep is carried into the file. `--format csv --top 5` has a header and 5 ranked rows, rank first.
+TEST_CASE("cli: sweep --emit writes a scenario evaluate reproduces exactly; CSV honours --top", "[cli][sweep][emit]") {
+  const auto dir = cli_testing::scratch_dir();
+  const std::string small = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 1 --top 5 "
+                            "--set training.recompute=full";
+  const auto json = ptdsim(small + " --format json");
+  REQUIRE(json.status == 0);
+  const auto ranked = nlohmann::json::parse(json.out)["results"];
+  REQUIRE(ranked.size() == 5);
+  for (int rank : {1, 3}) {
+    const std::string file = (dir / ("emit" + std::to_string(rank) + ".yaml")).string();
+    const auto e = ptdsim(small + " --emit " + file + " --emit-rank " + std::to_string(rank) + " --format csv");
+    REQUIRE(e.status == 0);
+    // the CSV: a header and the top 5, rank 1 to 5
+    std::istringstream rows(e.out);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(rows, l);) lines.push_back(l);
+    REQUIRE(lines.size() == 6);
+    CHECK(lines[0].rfind("rank,index,status,", 0) == 0);
+    for (int i = 1; i <= 5; ++i) CHECK(lines[static_cast<std::size_t>(i)].rfind(std::to_string(i) + ",", 0) == 0);
+    const auto ev = ptdsim("evaluate " + file + " --format json");
+    REQUIRE(ev.status == 0);
+    const auto j = nlohmann::json::parse(ev.out);
+    const auto& want = ranked[static_cast<std::size_t>(rank - 1)];
+    CHECK(j["time"]["step_s"].get<double>() == want["time"]["step_s"].get<double>());
+    CHECK(j["parallel"]["tp"] == want["parallel"]["tp"]);
+    CHECK(j["parallel"]["vpp"] == want["parallel"]["vpp"]);
+    CHECK(j["parallel"]["recompute"] == want["parallel"]["recompute"]);
+    // the model and hardware by absolute path: the file reads the same from any directory
+    const std::string text = slurp(file);
+    CHECK(text.find("\nmodel: /") != std::string::npos);
+    CHECK(text.find("\nhardware: /") != std::string::npos);
+    CHECK(text.find("recompute: full") != std::string::npos);
+  }
+  // a rank the sweep did not rank: exit 2 naming the option, no file
+  const std::string none = (dir / "none.yaml").string();
+  const auto bad = ptdsim(small + " --emit " + none + " --emit-rank 6");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--emit-rank") != std::string::npos);
+  CHECK_FALSE(fs::exists(none));
+}
+
+// Issue 38: a model or hardware file where a scenario goes says so in one message (it gave an
+// "unknown key" per key of the model: 13 for GPT-3), exit 2.
+TEST_CASE("cli: evaluate on a model or hardware file names what the file is", "[cli][evaluate]") {
+  const auto m = ptdsim("evaluate models/gpt3-175b.yaml");
+  CHECK(m.status == 2);
+  CHECK(m.err == "models/gpt3-175b.yaml: error: this is a model file, not a scenario: a scenario "
+                 "names it (model: models/gpt3-175b.yaml) beside hardware, cluster, parallel and training "
+                 "(docs/inputs.md \"Scenario file\"); `ptdsim import` can write one\n");
+  const auto h = ptdsim("sweep hardware/dgx-h100.yaml");
+  CHECK(h.status == 2);
+  CHECK(h.err.find("this is a hardware file, not a scenario") != std::string::npos);
+  CHECK(h.err.find("unknown key") == std::string::npos);
+}
+
+// Issue 38: near-ties folded in the sweep's table. Rows that differ from an earlier row in vpp
+// alone, within 0.5% of its step, are listed on it ("also vpp 16 (+0.14%)"), not as rows; JSON keeps
+// every ranked layout. Checked against the JSON of the same sweep: each ranked layout either has
+// its row, or is named on the row of one with the same degrees but vpp, within 0.5%.
+TEST_CASE("cli: sweep folds near-ties that differ only in vpp or micro-batch", "[cli][sweep]") {
+  const std::string small = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 2 --top 8";
+  const auto table = ptdsim(small);
+  const auto json = ptdsim(small + " --format json");
+  REQUIRE(table.status == 0);
+  REQUIRE(json.status == 0);
+  const auto results = nlohmann::json::parse(json.out)["results"];
+  REQUIRE(results.size() == 8);
+  int folded = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::string rank = fmt_rank(static_cast<int>(i + 1));
+    if (table.out.find("\n" + rank + " ") != std::string::npos) continue;  // has its row
+    ++folded;
+    // folded: an earlier row with the same degrees but vpp, within 0.5%
+    bool found = false;
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& a = results[i]["parallel"];
+      const auto& b = results[j]["parallel"];
+      const double ds = results[i]["time"]["step_s"].get<double>(), dj = results[j]["time"]["step_s"].get<double>();
+      found = found || (a["tp"] == b["tp"] && a["pp"] == b["pp"] && a["cp"] == b["cp"] && a["zero"] == b["zero"] &&
+                        a["recompute"] == b["recompute"] && a["vpp"] != b["vpp"] && std::abs(ds - dj) <= 0.005 * dj);
+    }
+    CHECK(found);
+    CHECK(table.out.find("vpp " + std::to_string(results[i]["parallel"]["vpp"].get<int>()) + " (+") != std::string::npos);
+  }
+  CHECK(folded == 2);
+  CHECK(table.out.find("(2 near-ties folded into an earlier row") != std::string::npos);
 }

@@ -212,3 +212,77 @@ TEST_CASE("sim: every report, timeline and pinned trace equals the golden file b
                                      "PTDSIM_UPDATE_GOLDEN=1 (tests/data/golden/README.md)\n",
                                      got);
 }
+
+// Issue 38: the critical path cut into causes adds up to the step, for every shipped scenario, every
+// modelled record and 200 sampled layouts (the sampler above: every schedule, ZeRO stage, overlap
+// switch, uneven split). Each part is positive, and compute appears on the path of every step.
+TEST_CASE("sim: the critical path's parts add up to the step", "[sim][critical_path]") {
+  std::vector<Case> cases;
+  for (const auto& f : testing::golden::scenario_files(kRoot))
+    cases.push_back(Case{"scenario " + f, io::load_scenario(kRoot + "/scenarios/" + f), false});
+  for (auto& rec : io::load_dataset(kRoot + "/scenarios/published/dataset.yaml"))
+    if (rec.scenario) cases.push_back(Case{"record " + rec.name, std::move(*rec.scenario), false});
+  for (auto& c : sampled(200)) cases.push_back(std::move(c));
+  REQUIRE(cases.size() >= 250);
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const core::Report r = sim::simulate(c.scenario);
+    double sum = 0;
+    for (const auto& p : r.critical_path) {
+      CHECK(p.seconds > 0);
+      sum += p.seconds;
+    }
+    CHECK(std::abs(sum - r.step_s) <= 1e-9 * r.step_s);
+    // the by-cause map the JSON and CSV print adds up the same way
+    double by_cause = 0;
+    for (double s : core::path_by_cause(r.critical_path)) by_cause += s;
+    CHECK(std::abs(by_cause - r.step_s) <= 1e-9 * r.step_s);
+  }
+}
+
+// The bubble is the pipeline's fill and drain only. With equal stages and nothing else to wait for
+// (no DP gather, no slower stage), the fill and drain of 1F1B is (p - 1) passes of the other
+// stages, (p - 1)(t_f + t_b) = (p - 1)/m of a stage's compute, and interleaved 1F1B's is 1/v of
+// that (Narayanan et al. 2021 sections 2.2.1-2.2.2): (p - 1)/(v m) x compute_s. GPT-3 175B on
+// A100s with a 1024-token vocabulary, so the embedding and the logits leave the stages equal
+// (GPT-3's 51200 tokens add 5.5% to the last of 16 stages); 96 layers divided evenly; ZeRO-0
+// reducing after the last pass, so no parameter all-gather ends the step or gates a pass and no
+// DP bucket runs beside (and slows, by the SMs it holds) the drain's passes; tp 1, so no stage's
+// serial TP runs while the path is on another stage. Every degree and micro-batch count below,
+// within 5% (measured: 0.9995 to 1.040 of the formula).
+TEST_CASE("sim: the pipeline bubble is fill and drain only, (p - 1)/(v m) of the stage's compute",
+          "[sim][critical_path]") {
+  core::Scenario base = io::load_scenario(kRoot + "/scenarios/default.yaml");
+  int checked = 0;
+  for (int p : {2, 4, 8, 16})
+    for (int v : {1, 2, 4})
+      for (int m : {8, 16, 32, 64}) {
+        core::Scenario s = base;
+        s.parallel.pp = p;
+        s.parallel.vpp = v;
+        s.parallel.tp = 1;
+        s.parallel.sequence_parallel = false;
+        s.parallel.schedule = v > 1 ? core::Schedule::interleaved : core::Schedule::one_f_one_b;
+        s.parallel.dp = s.gpus / p;
+        s.parallel.zero = 0;
+        s.training.global_batch = s.parallel.dp * s.training.micro_batch * m;
+        s.training.overlap.dp = false;
+        s.model.vocab = 1024;
+        if (s.model.layers % (p * v) != 0 || !core::check(s).empty()) continue;
+        INFO("pp " << p << " vpp " << v << " m " << m);
+        const core::Report r = sim::simulate(s);
+        const auto by = core::path_by_cause(r.critical_path);
+        const double fill = by[static_cast<int>(core::PathCause::fill_drain)];
+        const double other_waits = by[static_cast<int>(core::PathCause::wait_stage)] +
+                                   by[static_cast<int>(core::PathCause::dp_gather_wait)];
+        const double want = (p - 1.0) / (v * m) * r.compute_s;
+        INFO("fill and drain " << fill << " s, formula " << want << " s, other waits " << other_waits);
+        // p2p hops leave small steady-state waits for the neighbour at large m (2-4% of the fill
+        // at m = 64): then something else waits, and the case is not this check's
+        if (other_waits > 0.01 * fill) continue;
+        CHECK(std::abs(fill - want) <= 0.05 * want);
+        CHECK(r.bubble_s >= fill);  // the idle time holds every wait
+        ++checked;
+      }
+  CHECK(checked >= 25);
+}

@@ -2,7 +2,12 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <map>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/names.hpp"
@@ -113,5 +118,125 @@ TEST_CASE("sim: a step built into a used graph runs as one built fresh", "[sim][
           used.engine.binding(i) != fresh.engine.binding(i) || used.engine.state(i) != fresh.engine.state(i))
         ++differ;
     CHECK(differ == 0);
+  }
+}
+
+// Issue 38: the PP volume per GPU is what the trace's sends add up to. A chunk sends its activations
+// forward and its input gradients back, except the first virtual stage (no gradient back) and the
+// last (no activation forward): with m micro-batches and v chunks a GPU of the first or last stage
+// sends (2v - 1) m transfers, one in between 2v m. pp 2 (both ends), pp 4 (ends and middles), 1F1B
+// and interleaved.
+TEST_CASE("sim: PP bytes per GPU equal the trace's sends, per stage", "[sim][simulate][pp]") {
+  for (int pp : {2, 4})
+    for (int vpp : {1, 2}) {
+      core::Scenario s = testing::gpt3_1024();
+      s.parallel.pp = pp;
+      s.parallel.vpp = vpp;
+      s.parallel.schedule = vpp > 1 ? core::Schedule::interleaved : core::Schedule::one_f_one_b;
+      s.parallel.dp = s.gpus / (s.parallel.tp * pp);
+      s.training.global_batch = s.parallel.dp * 8;  // m = 8
+      REQUIRE(core::check(s).empty());
+      INFO("pp " << pp << " vpp " << vpp);
+      std::string trace;
+      const core::Report r = sim::simulate(s, &trace);
+      const auto doc = nlohmann::json::parse(trace);
+      std::vector<double> sent(static_cast<std::size_t>(pp), 0.0);
+      int sends = 0;
+      for (const auto& ev : doc["traceEvents"])
+        if (ev["ph"] == "X" && ev["cat"] == std::string(sim::name(sim::TaskKind::p2p))) {
+          sent[ev["pid"].get<std::size_t>()] += ev["args"]["bytes"].get<double>();
+          ++sends;
+        }
+      CHECK(sends == 8 * (2 * vpp * pp - 2));  // every chunk boundary, both ways, every micro-batch
+      const double busiest = *std::max_element(sent.begin(), sent.end());
+      CHECK(r.of(core::CommKind::pp).bytes == Approx(busiest).epsilon(1e-12));
+      CHECK(r.pp_end_bytes == Approx(sent.front()).epsilon(1e-12));
+      CHECK(r.pp_end_bytes == Approx(sent.back()).epsilon(1e-12));
+      // the analytic report reads the same plan
+      CHECK(analytic::evaluate(s).of(core::CommKind::pp).bytes == Approx(busiest).epsilon(1e-12));
+    }
+}
+
+// Issue 38: the Chrome trace as Perfetto's JSON importer reads it (the Trace Event Format: a
+// "traceEvents" array; "M" metadata, "X" complete events with ts and dur in microseconds, flow v1
+// events "s" and "f" sharing an id and a category, the "f" bound to its enclosing slice with
+// "bp": "e", "C" counters with numeric args). Checked here: metadata first, then every timed event
+// in time order; every flow's two ends inside a slice of their track, the start no later than the
+// end; every pipeline send with its arrow; collectives named with their pass; the memory counter of
+// each stage peaking at the stage's reported total.
+TEST_CASE("sim: the Chrome trace is what Perfetto's JSON importer expects", "[sim][trace]") {
+  core::Scenario interleaved = testing::gpt3_1024();
+  interleaved.parallel.pp = 8;
+  interleaved.parallel.vpp = 2;
+  interleaved.parallel.schedule = core::Schedule::interleaved;
+  interleaved.parallel.dp = interleaved.gpus / (interleaved.parallel.tp * 8);
+  interleaved.training.global_batch = interleaved.parallel.dp * 16;
+  for (const core::Scenario& s : {testing::gpt3_1024(), interleaved}) {
+    REQUIRE(core::check(s).empty());
+    std::string trace;
+    const core::Report r = sim::simulate(s, &trace);
+    const auto doc = nlohmann::json::parse(trace);
+    REQUIRE(doc["traceEvents"].is_array());
+    const auto& events = doc["traceEvents"];
+    using Track = std::pair<int, int>;
+    std::map<Track, std::vector<std::pair<double, double>>> slices;
+    std::map<long long, std::vector<const nlohmann::json*>> flows;
+    std::map<int, double> peak;
+    bool metadata = true, sorted = true, named = true;
+    double last = 0;
+    int sends = 0;
+    for (const auto& ev : events) {
+      const std::string ph = ev["ph"];
+      REQUIRE((ph == "M" || ph == "X" || ph == "s" || ph == "f" || ph == "C"));
+      REQUIRE(ev["pid"].is_number_integer());
+      if (ph == "M") {
+        CHECK(metadata);  // before every timed event
+        continue;
+      }
+      metadata = false;
+      REQUIRE(ev["ts"].is_number());
+      const double ts = ev["ts"].get<double>();
+      sorted = sorted && ts >= last;
+      last = ts;
+      if (ph == "X") {
+        REQUIRE(ev["tid"].is_number_integer());
+        REQUIRE(ev["dur"].get<double>() >= 0);
+        const std::string name = ev["name"];
+        if (ev["cat"] == "TP") named = named && (name.rfind("TP F ", 0) == 0 || name.rfind("TP B ", 0) == 0);
+        if (ev["cat"] == std::string(sim::name(sim::TaskKind::p2p))) ++sends;
+        slices[{ev["pid"].get<int>(), ev["tid"].get<int>()}].emplace_back(ts, ts + ev["dur"].get<double>());
+      } else if (ph == "C") {
+        peak[ev["pid"].get<int>()] = std::max(peak[ev["pid"].get<int>()], ev["args"]["GiB"].get<double>());
+      } else {
+        flows[ev["id"].get<long long>()].push_back(&ev);
+      }
+    }
+    CHECK(sorted);
+    CHECK(named);
+    // inside a slice of its track (microseconds written as doubles: a nanosecond's slack)
+    auto inside = [&](const nlohmann::json& ev) {
+      const auto& v = slices[{ev["pid"].get<int>(), ev["tid"].get<int>()}];
+      const double ts = ev["ts"].get<double>();
+      return std::any_of(v.begin(), v.end(), [&](const auto& x) { return x.first <= ts + 1e-3 && ts <= x.second + 1e-3; });
+    };
+    int p2p_flows = 0;
+    for (const auto& [id, ends] : flows) {
+      REQUIRE(ends.size() == 2);
+      const auto& s0 = *ends[0];
+      const auto& f0 = *ends[1];
+      CHECK(s0["ph"] == "s");
+      CHECK(f0["ph"] == "f");
+      CHECK(f0["bp"] == "e");
+      CHECK(s0["cat"] == f0["cat"]);
+      CHECK(s0["ts"].get<double>() <= f0["ts"].get<double>());
+      CHECK(inside(s0));
+      CHECK(inside(f0));
+      p2p_flows += s0["cat"] == "p2p";
+    }
+    CHECK(p2p_flows == sends);  // every send hands its activations or gradients on
+    CHECK(sends > 0);
+    REQUIRE(peak.size() == r.stages.size());
+    for (const auto& [pid, gib] : peak)
+      CHECK(gib == Approx(r.stages[static_cast<std::size_t>(pid)].total() / (1024.0 * 1024 * 1024)).epsilon(1e-9));
   }
 }

@@ -20,6 +20,7 @@ struct StepTiming {
   std::array<double, core::kCommKindCount> exposed_s{};
   std::vector<double> in_flight;  // per stage: micro-batches held at the peak; empty: the schedule's
   std::vector<core::BoundPart> bounded_by;
+  std::vector<core::PathPart> critical_path;  // parts that add up to step_s
 };
 
 // The report of a step, assembled in one place from whichever engine ran: memory per stage (with

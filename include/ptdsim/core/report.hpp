@@ -66,6 +66,34 @@ struct BoundPart {
   bool operator==(const BoundPart&) const = default;
 };
 
+// What one stretch of the step's critical path was spent on (Report::critical_path). Each instant
+// of the step is given to exactly one cause, so the parts add up to the step (docs/simulator.md
+// "Where the step goes").
+enum class PathCause {
+  compute,         // a stage's forward, backward, recompute (SM contention included)
+  fill_drain,      // the pipeline's fill and drain: the busiest stage idle in its warm-up or
+                   // cool-down while another stage computes
+  wait_stage,      // the busiest stage idle in its steady phase while another (slower) stage computes
+  tp, cp, ep,      // communication of the passes
+  pp,              // pipeline sends
+  dp_reduce,       // gradient reductions (DP buckets, ZeRO-3 reduce-scatters)
+  dp_gather_wait,  // waiting for a parameter all-gather (ZeRO-1/2 after the update, ZeRO-3 per unit)
+  optimizer,
+};
+inline constexpr int kPathCauseCount = 10;
+struct PathPart {
+  PathCause cause = PathCause::compute;
+  int stage = -1;    // compute and wait_stage: the stage whose compute it is; else -1
+  double seconds = 0;
+  bool operator==(const PathPart&) const = default;
+};
+// The parts' key in JSON and CSV ("compute_stage_15", "fill_drain", "dp_gather_wait").
+std::string path_key(const PathPart& p);
+// In words, for the table ("stage 15 compute", "pipeline fill and drain").
+std::string path_words(const PathPart& p);
+// Seconds per cause, stages summed (the CSV's fixed columns).
+std::array<double, kPathCauseCount> path_by_cause(const std::vector<PathPart>& parts);
+
 // The parts worth naming: the three largest shares of at least 2% (the largest alone if none is),
 // largest first, ties in the given order. A reader wants what to attack first.
 std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts);
@@ -139,6 +167,10 @@ struct Report {
   int peak_stage = 0;
   double capacity_bytes = 0;
   bool fits = true;
+  // What else fits on the layout (analytic::capacity; evaluate fills them, the sweep does not):
+  // the largest micro-batch and the longest sequence; 0: not even the scenario's; -1: not computed
+  int fit_micro_batch = -1;
+  int fit_seq_len = -1;
 
   // time, seconds
   double step_s = 0;
@@ -148,7 +180,10 @@ struct Report {
   double optimizer_s = 0;
   double stage_forward_s = 0;   // per micro-batch, the slowest stage
   double stage_backward_s = 0;
-  std::array<CommStats, kCommKindCount> comm{};
+  std::array<CommStats, kCommKindCount> comm{};  // per GPU: the busiest GPU's (a middle stage's for pp)
+  // PP bytes one GPU of the first or the last stage sends: no gradient goes back from the first
+  // virtual stage and no activation forward from the last, so they send less than comm[pp] (0: pp 1)
+  double pp_end_bytes = 0;
   // ZeRO-3, one sharding unit (0 without ZeRO-3): t_comm / t_compute of its forward (its all-gather
   // over its forward compute, the seed notes' condition) and of its backward (its gathers, reduce-
   // scatter and replica all-reduce over its backward compute); whether gathers are issued ahead
@@ -156,6 +191,10 @@ struct Report {
   double zero3_backward_ratio = 0;
   bool zero3_prefetch = false, zero3_backward_prefetch = false;
   std::vector<BoundPart> bounded_by;  // what set the pace, largest first (names.hpp: describe)
+  // Where the step goes: the critical path cut into causes that add up to step_s (compute per
+  // stage first, by stage, then the other causes in PathCause order). compute_s, bubble_s and the
+  // exposed times above are per-kind totals that may overlap one another; these do not.
+  std::vector<PathPart> critical_path;
 
   // throughput
   double tokens_per_s = 0;

@@ -15,9 +15,11 @@ namespace ptdsim::io {
 std::string sweep_table(const core::Scenario& base, const planner::Space& space, const planner::SweepResult& r,
                         std::string_view objective, double min_free_gib);
 std::string sweep_json(const planner::SweepResult& r, std::string_view objective);
-// CSV: the header (with '\n'), then one row per evaluated candidate as planner::SweepOptions::on_row
-// gives it.
+// CSV: the header (with '\n'), then the ranked layouts (the top K, rank 1 first; `--format csv`),
+// or one row per evaluated candidate as planner::SweepOptions::on_row gives it (`--csv-all`:
+// its rank column is empty, its lower bound given).
 std::string sweep_csv_header();
+std::string sweep_csv_ranked(const planner::SweepResult& r);
 std::string sweep_csv_row(const planner::Row& row);
 // "472416 candidates: 115258 feasible (...); rejected: ..." and "scenario's layout: ..." (each with
 // '\n'; the second empty without a scenario rank).

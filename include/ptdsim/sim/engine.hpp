@@ -47,6 +47,7 @@ using TaskId = std::int32_t;
 struct TaskSpec {
   TaskKind kind = TaskKind::forward;
   StreamKind stream = StreamKind::compute;
+  std::int8_t pass = -1;  // for the trace: the pass a task serves, 0 forward, 1 backward (B), 2 W; -1 none
   std::int32_t rank = 0;
   double duration_s = 0;
   double work = 0;        // in the link's capacity units (bytes for a bytes/s link)

@@ -22,6 +22,8 @@ struct StepSummary {
   std::array<double, core::kCommKindCount> exposed_s{};
   std::vector<double> in_flight;  // per rank: peak micro-batches whose activations it holds
   std::vector<core::BoundPart> bounded_by;  // the critical path, largest parts first
+  // the critical path cut into causes that add up to step_s (core::Report::critical_path)
+  std::vector<core::PathPart> critical_path;
 };
 
 StepSummary summarize(const StepGraph& g);

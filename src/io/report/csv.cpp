@@ -16,7 +16,7 @@ std::string cell(const report::Value& v) {
         } else if constexpr (std::is_same_v<T, bool>) {
           return x ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {
-          return fmt::format("{:.9g}", x);
+          return fmt::format("{}", x);  // shortest form that reads back exactly
         } else if constexpr (std::is_same_v<T, report::Absent>) {
           return "";
         } else if constexpr (std::is_same_v<T, report::List>) {

@@ -79,6 +79,9 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
   f("memory.fits", Value{r.fits});
   f("memory.headroom_gib", Value{(r.capacity_bytes - r.peak_bytes) / core::kGiB});  // < 0: over
+  // the largest micro-batch and the longest sequence that fit the layout (evaluate only)
+  f("memory.max_micro_batch", r.fit_micro_batch >= 0 ? Value{static_cast<long long>(r.fit_micro_batch)} : Value{Absent{}});
+  f("memory.max_seq_len", r.fit_seq_len >= 0 ? Value{static_cast<long long>(r.fit_seq_len)} : Value{Absent{}});
   f("time.step_s", Value{r.step_s});
   f("time.compute_s", Value{r.compute_s});
   f("time.contention_s", Value{r.contention_s});
@@ -86,6 +89,13 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("time.optimizer_s", Value{r.optimizer_s});
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("time.exposed_comm_s.") + core::kCommKindNames[k], Value{r.comm[k].exposed_s});
+  // where the step goes: the critical path's parts by cause (stages summed), adding up to step_s
+  {
+    const auto by_cause = core::path_by_cause(r.critical_path);
+    for (int c = 0; c < core::kPathCauseCount; ++c)
+      f(std::string("time.critical_path.") + core::path_key(core::PathPart{static_cast<core::PathCause>(c), -1, 0}),
+        Value{by_cause[static_cast<std::size_t>(c)]});
+  }
   f("time.bounded_by", Value{core::describe(r.bounded_by)});
   f("time.engine", Value{std::string(core::name(r.engine))});
   f("throughput.tokens_per_s", Value{r.tokens_per_s});
@@ -93,9 +103,12 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("throughput.mfu", Value{r.mfu});
   f("throughput.hfu", Value{r.hfu});
   f("throughput.mfu_peak_tflops", Value{r.mfu_peak_flops / core::kTera});  // what mfu and hfu divide by
-  f("throughput.mfu_bf16", known_if(r.mfu_bf16 > 0, r.mfu_bf16));
+  // MFU against the bf16 peak: the MFU itself for a bf16 run; absent when the hardware gives no bf16 peak
+  f("throughput.mfu_bf16", t.precision == core::Precision::bf16 ? Value{r.mfu}
+                                                                 : known_if(r.mfu_bf16 > 0, r.mfu_bf16));
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("communication.bytes_per_gpu.") + core::kCommKindNames[k], Value{r.comm[k].bytes});
+  f("communication.pp_end_stage_bytes", Value{r.pp_end_bytes});  // what a first or last stage's GPU sends
   for (int k = 0; k < core::kCommKindCount; ++k)
     f(std::string("communication.time_s.") + core::kCommKindNames[k], Value{r.comm[k].time_s});
   for (int k = 0; k < core::kCommKindCount; ++k)
@@ -103,7 +116,6 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
   f("communication.overlap_ratio.zero3_backward", Value{r.zero3_backward_ratio});
   f("communication.zero3_verdict", Value{core::zero3_verdict(r)});
-  f("training.framework", Value{t.framework});
   for (int k = 0; k < core::kOperatorKindCount; ++k)
     f(std::string("compute.share.") + std::string(core::name(static_cast<core::OperatorKind>(k))),
       Value{r.compute.share[static_cast<std::size_t>(k)]});

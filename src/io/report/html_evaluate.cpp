@@ -30,20 +30,36 @@ struct Share {
   double seconds = 0;
 };
 
-// Today's split, from core::Report: the busiest stage's compute (less what collectives beside it
-// cost), that cost, the pipeline bubble, the optimizer step and the exposed communication per
-// kind. When the report carries per-operator times, return those here instead (one Share per
-// operator); the chart and its caption need nothing else.
+// The critical path's parts (Report::critical_path): one cause per instant of the step, so the bars
+// add up to the step.
 std::vector<Share> step_shares(const core::Report& r) {
   std::vector<Share> out;
-  out.push_back({"compute", r.compute_s - r.contention_s});
-  if (r.contention_s > 0) out.push_back({"compute slowed by collectives", r.contention_s});
-  out.push_back({"pipeline bubble", r.bubble_s});
-  out.push_back({"optimizer step", r.optimizer_s});
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    if (r.comm[k].exposed_s > 0)
-      out.push_back({fmt::format("exposed {} comm", core::kCommKindNames[k]), r.comm[k].exposed_s});
+  for (const auto& p : r.critical_path) out.push_back({core::path_words(p), p.seconds});
   return out;
+}
+
+// The per-kind totals beside them, each on its own; they overlap one another.
+std::string totals_table(const core::Report& r) {
+  Table tab("totals", {"total", "seconds", "of the step"}, {false, true, true});
+  auto row = [&](const std::string& what, double s) {
+    tab.row({what, report::seconds(s), html::percent(r.step_s > 0 ? s / r.step_s : 0)});
+  };
+  row("compute, busiest stage (contention included)", r.compute_s);
+  if (r.contention_s > 0) row("of which slowed by collectives beside it", r.contention_s);
+  row(r.engine == core::EngineKind::simulation ? "idle, busiest stage (all waits)" : "pipeline bubble", r.bubble_s);
+  row("optimizer step", r.optimizer_s);
+  for (int k = 0; k < core::kCommKindCount; ++k)
+    if (r.comm[k].exposed_s > 0) row(fmt::format("exposed {} comm", core::kCommKindNames[k]), r.comm[k].exposed_s);
+  return tab.str();
+}
+
+// One layer's operators on one GPU, one micro-batch (Report::compute.layer), as the table prints them.
+std::string operators_table(const core::Report& r) {
+  Table tab("operators", {"operator", "forward", "backward", "source"}, {false, true, true, false});
+  for (const auto& o : r.compute.layer)
+    tab.row({std::string(core::name(o.op)), report::seconds(o.forward_s),
+             report::seconds(o.backward_input_s + o.backward_weight_s), std::string(core::name(o.source))});
+  return tab.str();
 }
 
 // ---- the answer and the inputs -----------------------------------------------------------------
@@ -303,7 +319,7 @@ svg::Svg shares_chart(const core::Report& r, const std::vector<Share>& shares) {
   f.right = 90;
   const double bar_h = 22;
   f.height = f.top + bar_h * static_cast<double>(shares.size()) + f.bottom;
-  svg::Svg chart("shares", f, "Where the step time goes (the busiest stage)");
+  svg::Svg chart("shares", f, "Where the step time goes (the critical path)");
   double top = r.step_s;
   for (const auto& s : shares) top = std::max(top, s.seconds);
   const auto axis = html::time_unit(top);
@@ -395,9 +411,18 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.section("where", "Where the step time goes");
   const auto shares = step_shares(r);
   page.figure(shares_chart(r, shares),
-              "From Report: compute_s (less contention_s, the SMs held by collectives beside it), bubble_s, "
-              "optimizer_s and each kind's exposed_s. The parts overlap in time across stages, so they need "
-              "not sum to the step. A per-operator split is not in the report yet.");
+              "From Report.critical_path: the simulated step's critical path, each instant given to one cause "
+              "(a stage's compute; pipeline fill and drain, the busiest stage idle in its warm-up or cool-down "
+              "while another stage computes; a wait for a slower stage; communication by kind; a wait for a DP "
+              "all-gather; the optimizer step). These parts add up to the step (docs/simulator.md \"Where the "
+              "step goes\").");
+  page.raw(totals_table(r));
+  page.note("Per-kind totals, each on its own: compute and communication run at the same time on different "
+            "streams and stages, so these overlap one another and do not add up to the step.");
+  if (!r.compute.layer.empty()) {
+    page.raw(operators_table(r));
+    page.note("One transformer layer on one GPU for one micro-batch (Report.compute.layer; JSON compute.layer).");
+  }
 
   page.section("comm", "Communication per GPU per step");
   page.raw(comm_table(r));

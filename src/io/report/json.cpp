@@ -76,6 +76,16 @@ void report_json_walk(const core::Report& r, JsonVisitor& v) {
     if (!r.compute.moe_layer.empty()) operators(v, "compute.moe_layer", r.compute.moe_layer);
     operators(v, "compute.other", r.compute.other);
   }
+  // the critical path's parts with their stage, in the table's order (they add up to time.step_s)
+  v.begin_rows("time.critical_path_parts");
+  for (const auto& p : r.critical_path) {
+    v.begin_row();
+    v.string("cause", core::path_key(core::PathPart{p.cause, -1, 0}));
+    if (p.stage >= 0) v.integer("stage", p.stage);
+    v.number("seconds", p.seconds);
+    v.string("what", core::path_words(p));
+  }
+  v.end_rows();
   v.begin_rows("memory.by_stage");
   for (const auto& m : r.stages) {
     v.begin_row();

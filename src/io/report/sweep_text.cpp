@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "ptdsim/core/names.hpp"
@@ -122,12 +124,43 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
                      objective == "memory"   ? "uses more than #1 for"
                      : objective == "energy" ? "energy per step vs #1"
                                              : "slower than #1 because");
+  // Near-ties folded: a layout that differs from a row above in its vpp or micro-batch alone, with a
+  // step within kNearTie of that row's, is not a different answer; the row says "also vpp 16, 27".
+  constexpr double kNearTie = 0.005;
+  std::vector<int> folded_into(r.results.size(), -1);
+  std::vector<std::string> also(r.results.size());
+  int folded = 0;
+  if (objective != "memory") {
+    for (std::size_t i = 1; i < r.results.size(); ++i) {
+      const auto& c = r.results[i].candidate;
+      for (std::size_t j = 0; j < i; ++j) {
+        if (folded_into[j] >= 0) continue;
+        const auto& d = r.results[j].candidate;
+        const bool same_but_vpp = c.vpp != d.vpp && c.micro_batch == d.micro_batch;
+        const bool same_but_mb = c.micro_batch != d.micro_batch && c.vpp == d.vpp;
+        const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep &&
+                          c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
+                          c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
+                          c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp;
+        const double dj = r.results[j].report.step_s, di = r.results[i].report.step_s;
+        if (rest && (same_but_vpp || same_but_mb) && std::abs(di - dj) <= kNearTie * dj) {
+          folded_into[i] = static_cast<int>(j);
+          also[j] += fmt::format("{}{} {} ({:+.2f}%)", also[j].empty() ? "; also " : ", ",
+                                 same_but_vpp ? "vpp" : "mb", same_but_vpp ? c.vpp : c.micro_batch,
+                                 100 * (di / dj - 1));
+          ++folded;
+          break;
+        }
+      }
+    }
+  }
   int rank = 0;
   for (const auto& x : r.results) {
     const auto& rep = x.report;
     const auto& tt = rep.to_train;
     ++rank;
-    out += fmt::format("{:>4} {}{} {:>9.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}{}{}{}  {}\n", rank,
+    if (folded_into[static_cast<std::size_t>(rank - 1)] >= 0) continue;
+    out += fmt::format("{:>4} {}{} {:>9.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}{}{}{}  {}{}\n", rank,
                        degrees(x.candidate, moe),
                        switches ? fmt::format(" {:<22}", planner::switches(x.candidate)) : std::string(),
                        rep.step_s, 100 * rep.mfu, rep.tokens_per_s, rep.peak_bytes / kGiB,
@@ -139,13 +172,18 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
                        : objective == "energy"   ? fmt::format("{:+.2f}%", 100 * (planner::step_energy_j(rep) /
                                                                                     planner::step_energy_j(first) - 1))
                        : x.slower_because.empty() ? std::string("tie")
-                                                 : x.slower_because);
+                                                 : x.slower_because,
+                       also[static_cast<std::size_t>(rank - 1)]);
   }
+  if (folded > 0)
+    out += fmt::format("({} near-tie{} folded into an earlier row: the same layout but for its vpp or micro-batch, "
+                       "within {:g}% of that row's step; the rank column skips them; a larger --top ranks more)\n",
+                       folded, folded == 1 ? "" : "s", 100 * kNearTie);
   const auto& best = r.results.front().report;
   out += '\n';
   out += scenario_line_of(r, objective);
-  out += fmt::format("best: step {:.3f} s, bounded by {}; run `ptdsim evaluate` with these degrees for "
-                     "the full breakdown\n",
+  out += fmt::format("best: step {:.3f} s, bounded by {}; `--emit FILE` writes it as a scenario, "
+                     "`ptdsim evaluate FILE` gives the full breakdown\n",
                      best.step_s, best.bounded_by.empty() ? std::string("-") : core::describe(best.bounded_by));
   return out;
 }
@@ -197,9 +235,16 @@ std::string sweep_table(const core::Scenario& base, const planner::Space& space,
   return table_of(base, space, r, objective, min_free_gib);
 }
 std::string sweep_json(const planner::SweepResult& r, std::string_view objective) { return json_of(r, objective); }
-std::string sweep_csv_header() { return "index,status,lower_bound_s," + report_csv_header(); }
+std::string sweep_csv_header() { return "rank,index,status,lower_bound_s," + report_csv_header(); }
+std::string sweep_csv_ranked(const planner::SweepResult& r) {
+  std::string out;
+  for (std::size_t i = 0; i < r.results.size(); ++i)
+    out += fmt::format("{},{},ranked,,", i + 1, r.results[i].candidate.index) + report_csv_row(r.results[i].report);
+  return out;
+}
 std::string sweep_csv_row(const planner::Row& row) {
-  return fmt::format("{},{},{:.9g},", row.candidate.index, row.status, row.lower_bound_s) + report_csv_row(row.report);
+  // every digit: the shortest text that reads back as the same double
+  return fmt::format(",{},{},{},", row.candidate.index, row.status, row.lower_bound_s) + report_csv_row(row.report);
 }
 std::string sweep_counts_line(const planner::SweepResult& r) { return counts_line_of(r); }
 std::string sweep_scenario_line(const planner::SweepResult& r, std::string_view objective) {

@@ -66,26 +66,46 @@ void memory_section(std::string& out, const core::Report& r) {
                                           (r.capacity_bytes - r.peak_bytes) / kGiB)
                             : fmt::format("DOES NOT FIT, {:.2f} GiB over",
                                           (r.peak_bytes - r.capacity_bytes) / kGiB));
+  if (r.fit_micro_batch >= 0 && r.fit_seq_len >= 0) {
+    auto said = [](int x, const char* what) {
+      return x > 0 ? fmt::format("{} {}", what, x) : fmt::format("no {}", what);
+    };
+    out += fmt::format("fits on this layout at most: {} (global batch kept), {} (multiples of 256, this "
+                       "micro-batch)\n",
+                       said(r.fit_micro_batch, "micro-batch"), said(r.fit_seq_len, "sequence"));
+  }
 }
 
 void time_section(std::string& out, const core::Report& r) {
   auto pct = [&](double x) { return r.step_s > 0 ? 100 * x / r.step_s : 0.0; };
   out += fmt::format("\nStep time ({})\n", core::name(r.engine));
-  out += fmt::format("  {:<22} {:>10}\n", "step", seconds(r.step_s));
-  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "compute", seconds(r.compute_s), pct(r.compute_s));
+  out += fmt::format("  {:<30} {:>10}\n", "step", seconds(r.step_s));
+  // the critical path's parts: one cause per instant, so they add up to the step
+  if (!r.critical_path.empty()) {
+    out += "  where it goes (the critical path; these parts add up to the step):\n";
+    for (const auto& p : r.critical_path)
+      out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", core::path_words(p), seconds(p.seconds), pct(p.seconds));
+  }
+  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", core::describe(r.bounded_by));
+  // totals per kind, each on its own: compute and communication run at the same time, so these
+  // overlap one another and do not add up to the step
+  out += "  totals per kind (they overlap one another; they do not add up to the step):\n";
+  out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", "compute, busiest stage", seconds(r.compute_s), pct(r.compute_s));
   if (r.contention_s > 0)
-    out += fmt::format("    {:<20} {:>10} {:>5.1f}%  (SMs held by collectives beside it)\n",
+    out += fmt::format("      {:<26} {:>10} {:>5.1f}%  (SMs held by collectives beside it)\n",
                        "of which slowed", seconds(r.contention_s), pct(r.contention_s));
-  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "pipeline bubble", seconds(r.bubble_s),
-                     pct(r.bubble_s));
-  out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
+  // the simulation's is every idle instant of the busiest stage, whatever it waited for; the closed
+  // form's is the schedule's fill and drain
+  out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n",
+                     r.engine == core::EngineKind::simulation ? "idle, busiest stage (all waits)" : "pipeline bubble",
+                     seconds(r.bubble_s), pct(r.bubble_s));
+  out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
                      pct(r.optimizer_s));
   for (int k = 0; k < core::kCommKindCount; ++k)
     if (r.comm[k].exposed_s > 0)
-      out += fmt::format("  {:<22} {:>10} {:>5.1f}%\n",
+      out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n",
                          fmt::format("exposed {} comm", core::kCommKindNames[k]),
                          seconds(r.comm[k].exposed_s), pct(r.comm[k].exposed_s));
-  if (!r.bounded_by.empty()) out += fmt::format("  bounded by: {}\n", core::describe(r.bounded_by));
 }
 
 // Where the compute goes: the share of each kind over the whole model's step, then one layer's
@@ -110,10 +130,32 @@ void compute_section(std::string& out, const core::Report& r) {
   for (const auto& o : c.layer)
     out += fmt::format("  {:<22} {:>26} {:>10} {:>10}  {}\n", core::name(o.op), shape(o), seconds(o.forward_s),
                        seconds(o.backward_input_s + o.backward_weight_s), core::name(o.source));
+  // the same layer by module, forward + backward, and its TP communication (an average layer's share
+  // of the busiest stage's, time alone)
+  double attention = 0, mlp = 0, norms = 0;
+  for (const auto& o : c.layer) {
+    switch (o.op) {
+      case core::Operator::qkv:
+      case core::Operator::attention:
+      case core::Operator::proj:
+      case core::Operator::attention_dropout_add: attention += o.total_s(); break;
+      case core::Operator::input_norm:
+      case core::Operator::mlp_norm: norms += o.total_s(); break;
+      default: mlp += o.total_s(); break;
+    }
+  }
+  const auto& s = r.scenario;
+  const double layer_tp = s.num_microbatches() > 0 && s.model.layers > 0
+                              ? r.of(core::CommKind::tp).time_s / s.num_microbatches() /
+                                    (static_cast<double>(s.model.layers) / std::max(1, s.parallel.pp))
+                              : 0.0;
+  out += fmt::format("  by module (forward + backward): attention {}, MLP {}, norms {}; TP communication {} "
+                     "(alone, an average layer)\n",
+                     seconds(attention), seconds(mlp), seconds(norms), seconds(layer_tp));
 }
 
 void comm_section(std::string& out, const core::Report& r) {
-  out += "\nCommunication per GPU per step\n";
+  out += "\nCommunication per GPU per step (the busiest GPU)\n";
   out += fmt::format("  {:<5} {:>10} {:>10} {:>8} {:>10}  {}\n", "kind", "volume", "time",
                      "overlap", "exposed", "verdict");
   for (int k = 0; k < core::kCommKindCount; ++k) {
@@ -123,6 +165,9 @@ void comm_section(std::string& out, const core::Report& r) {
                        bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
                        verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
   }
+  if (r.pp_end_bytes > 0 && r.pp_end_bytes != r.of(core::CommKind::pp).bytes)
+    out += fmt::format("  pp above is a middle stage's GPU; the first and last stage's send {} (no gradient back from the\n"
+                       "   first virtual stage, no activation forward from the last)\n", bytes(r.pp_end_bytes));
   if (const std::string z = core::zero3_verdict(r); !z.empty())
     out += fmt::format("  ZeRO-3 per unit: all-gather / forward {:.2f}, collectives / backward {:.2f}: {}\n",
                        r.zero3_overlap_ratio, r.zero3_backward_ratio, z);
