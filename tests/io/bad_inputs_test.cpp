@@ -368,10 +368,16 @@ const Case kCases[] = {
     {"scenario_framework_unknown.yaml",
      "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
      "megatron-core-0.8, nemo-24.07, megatron-core-0.8-distopt, megatron-fsdp, deepspeed, deepspeed-0.3, "
-     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, got \"megatron-core-08\"; did you mean "
+     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, torchtitan, torchtitan-compile, got \"megatron-core-08\"; did "
+     "you mean "
      "'megatron-core-0.8'?\n"
      "  framework: megatron-core-08\n"
      "             ^"},
+    {"scenario_fusion_unknown.yaml",
+     "{data}/bad/scenario_fusion_unknown.yaml:7:40: error: training.fusion.cross_entropy must be one of eager, "
+     "vocab_parallel, fused, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"
+     "  fusion: {norm: fused, cross_entropy: vocab-parallel}\n"
+     "                                       ^"},
     {"scenario_gpu_count.yaml",
      "{data}/bad/scenario_gpu_count.yaml:6:3: error: tp*cp*pp*dp = 16 but the cluster has 8 GPUs (dp would be 4)\n"
      "  dp: 8\n"
