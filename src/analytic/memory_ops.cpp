@@ -107,7 +107,7 @@ MeasuredBytes measured_bytes(StreamKind k) {
   return {22, 28};
 }
 
-KindRates kind_rates(const core::KernelTables& k, core::Norm norm) {
+KindRates kind_rates(const core::KernelTables& k, core::Norm norm, double hbm_scale) {
   KindRates r;
   const core::MemoryOp norm_op = norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
   const auto rate = [&](core::MemoryOp op) { return k.memory_bound[static_cast<std::size_t>(op)]; };
@@ -128,8 +128,8 @@ KindRates kind_rates(const core::KernelTables& k, core::Norm norm) {
     }
     // a rate stated over nominal bytes, times the real bytes over the nominal ones: the same time
     const MeasuredBytes real = measured_bytes(static_cast<StreamKind>(i));
-    r.forward[i] = s.forward_Bps * real.forward / nominal.forward;
-    r.backward[i] = s.backward_Bps * real.backward / nominal.backward;
+    r.forward[i] = hbm_scale * s.forward_Bps * real.forward / nominal.forward;
+    r.backward[i] = hbm_scale * s.backward_Bps * real.backward / nominal.backward;
   }
   return r;
 }

@@ -53,7 +53,7 @@ Timing timing(const core::Scenario& s) {
           tables,
           tables ? g.memory_bound_factor : 1.0,
           full_width(p) ? 2.0 : 1.0,
-          tables ? kind_rates(*g.kernels, s.model.norm) : KindRates{},
+          tables ? kind_rates(*g.kernels, s.model.norm, g.tables_hbm_scale()) : KindRates{},
           s.training.fusion};
 }
 
@@ -328,8 +328,10 @@ EndOps end_ops(const core::Scenario& s) {
   const core::StreamRate* copy = t.tables ? rate_of(g, core::MemoryOp::residual_add) : nullptr;
   const core::StreamRate* dropout = t.tables ? rate_of(g, core::MemoryOp::dropout) : nullptr;
   if (copy && copy->valid() && dropout && dropout->valid()) {
-    e.embedding.forward_s = t.factor * (4 * sbh / copy->forward_Bps + 5 * sbh / sp / dropout->forward_Bps);
-    e.embedding.backward_weight_s = t.factor * 10 * sbh / copy->backward_Bps;
+    const double hbm = g.tables_hbm_scale();
+    e.embedding.forward_s =
+        t.factor * (4 * sbh / copy->forward_Bps + 5 * sbh / sp / dropout->forward_Bps) / hbm;
+    e.embedding.backward_weight_s = t.factor * 10 * sbh / copy->backward_Bps / hbm;
     e.embedding.source = TimeSource::model;
   } else {
     e.embedding.forward_s = memory_time(g, 4 * sbh + 5 * sbh / sp);

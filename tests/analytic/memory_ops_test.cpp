@@ -162,3 +162,20 @@ TEST_CASE("analytic: FP8 adds the casts around the layer's FP8 GEMMs", "[analyti
   const double backward = 4.0 * 2048 * (4608 + 12288 + 6144 + 12288);
   CHECK(c->backward_input_s == Approx(backward / 1e12));
 }
+
+TEST_CASE("analytic: another GPU's tables: GEMM and attention at its sustained clock, memory-bound at its HBM",
+          "[analytic][memory_ops]") {
+  auto s = testing::gpt3_1024();
+  s.hardware = testing::h100_with_tables();
+  const LayerOps base = layer_ops(s, false);
+  s.hardware.gpu.sustained_clock = 0.8;
+  s.hardware.gpu.tables_hbm_Bps = 2 * s.hardware.gpu.hbm_Bps;  // tables from a GPU with twice the HBM
+  const LayerOps carried = layer_ops(s, false);
+  // a GEMM and the attention core take 1/0.8 as long; a norm twice as long (half the bandwidth)
+  CHECK(carried.find(Operator::fc1)->forward_s == Approx(base.find(Operator::fc1)->forward_s / 0.8));
+  CHECK(carried.find(Operator::attention)->backward_input_s ==
+        Approx(base.find(Operator::attention)->backward_input_s / 0.8));
+  CHECK(carried.find(Operator::input_norm)->forward_s == Approx(2 * base.find(Operator::input_norm)->forward_s));
+  CHECK(carried.find(Operator::mlp_dropout_add)->backward_input_s ==
+        Approx(2 * base.find(Operator::mlp_dropout_add)->backward_input_s));
+}

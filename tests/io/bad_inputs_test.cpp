@@ -206,6 +206,11 @@ const Case kCases[] = {
      "{data}/bad/hardware_idle_above_tdp.yaml:7:11: error: hardware.gpu.idle_w must be below hardware.gpu.tdp_w (400)\n"
      "  idle_w: 450\n"
      "          ^"},
+    {"hardware_sustained_clock_above_one.yaml",
+     "{data}/bad/hardware_sustained_clock_above_one.yaml:6:20: error: hardware.gpu.sustained_clock must be a number in "
+     "(0, 1], got \"1.2\"\n"
+     "  sustained_clock: 1.2\n"
+     "                   ^"},
     {"hf_bad_values.json",
      "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
      "  \"num_attention_heads\": 32.5,\n"
@@ -299,7 +304,7 @@ const Case kCases[] = {
      "cost: {gpu_hours: 2.5}\n"
      "       ^"},
     {"scenario_hardware_name_unknown.yaml",
-     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72; a path with '/' or ending in .yaml names any file)\n"
+     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
      "hardware: dgx-h10\n"
      "          ^"},
     {"scenario_attention_kernel_unknown.yaml",

@@ -48,13 +48,14 @@ struct MeasuredBytes {
 };
 MeasuredBytes measured_bytes(StreamKind k);
 
-// Each kind's bandwidth, bytes per second of real traffic, forward and backward, from the tables;
-// valid only when every rate the layer needs was measured.
+// Each kind's bandwidth, bytes per second of real traffic, forward and backward, from the tables
+// (times `hbm_scale`, core::GpuSpec::tables_hbm_scale: tables carried to another HBM); valid only
+// when every rate the layer needs was measured.
 struct KindRates {
   std::array<double, kStreamKinds> forward{}, backward{};
   bool valid = false;
 };
-KindRates kind_rates(const core::KernelTables& k, core::Norm norm);
+KindRates kind_rates(const core::KernelTables& k, core::Norm norm, double hbm_scale = 1.0);
 
 // Seconds of one pass over `elements` elements, each byte scaled by `width` (2 for fp32 activations).
 double pass_seconds(const PassBytes& b, const std::array<double, kStreamKinds>& rate, double elements,
