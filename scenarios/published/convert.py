@@ -314,10 +314,12 @@ def convert(r):
         if asynctp:
             training["overlap"] = {"tp": True}
         if float8:
-            recipe = "rowwise" if "rowwise" in rid else "tensorwise (dynamic)"
-            notes.append(f"precision fp8 for torchao Float8 linears, {recipe} scaling: timed with the FP8 GEMM tables and "
-                         "TransformerEngine-style cast-transposes (training.fp8_recipe is not built: the recipe's own "
-                         "amax passes and rowwise GEMM rate are not modelled)")
+            if "rowwise" in rid:
+                training["fp8_recipe"] = "rowwise"
+            notes.append("precision fp8 for torchao Float8 linears, fp8_recipe " + ("rowwise" if "rowwise" in rid else
+                         "current (torchao's tensorwise dynamic scaling, the framework row's)") +
+                         ": its quantise passes are counted; the GEMMs run at the tensorwise FP8 tables' rate (no "
+                         "rowwise GEMM table was measured)")
         notes += ["hardware grand-teton-h100 (the source's Grand Teton H100: 96 GB HBM2e, 500 W)",
                   "sequence_parallel with tp > 1 (torchtitan's TP plan shards the norms' activations)" if p["tp"] > 1
                   else "no tensor parallelism",

@@ -88,6 +88,13 @@ OpBytes cross_entropy_bytes(core::LossFusion f) {
   return {one(StreamKind::softmax, 6), one(StreamKind::pointwise, 4)};
 }
 
+// Delayed tensorwise scaling (TransformerEngine's cast_transpose): read 2, write the FP8 copy and
+// its transpose (1 + 1), the amax taken on the way. Current tensorwise scaling reads the tensor once
+// more for its amax first (2 + 4). Rowwise, blockwise (1x128) and MXFP8 (1x32) scale along the
+// GEMM's reduction dimension, which differs for the transposed copy: each copy is its own pass (read 2,
+// write 1), 3 + 3.
+double fp8_cast_bytes(core::Fp8Recipe r) { return r == core::Fp8Recipe::delayed ? 4 : 6; }
+
 // What calibrate/data/h100's measuring script ran per element (its rows time forward, and forward +
 // backward with the input a leaf whose .grad accumulates): residual_add (x + g: 6; backward only the
 // accumulation, 6); a norm (4; backward dx 6, weight gradient 4, accumulation 6: 16); dropout (5;

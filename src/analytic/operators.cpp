@@ -148,15 +148,21 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // the inputs of QKV and fc1, which the fused norm writes in FP8 (1 byte less) and transposes (read 1,
 // write 1): 1 byte more per norm element (`norm_elements`, both norms); backward, each GEMM's output
 // gradient is cast and transposed the same way (4 per element of its output). Pointwise kernels.
-core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements) {
-  const bool norm_fused = t.fusion.norm == core::Fusion::fused;
+// The recipe (training.fp8_recipe) sets the bytes per element: delayed 4; current 6 (an amax pass
+// reads the tensor first, and the norm can no longer write FP8 itself); rowwise, blockwise and mxfp8 6
+// (each direction quantised in its own pass, scales along rows for the forward GEMM and along columns
+// for the weight-gradient GEMM: read 2, write 1, twice; their scales, 4 bytes per 128 or 1 per 32
+// elements, are left out).
+core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, core::Fp8Recipe recipe) {
+  const double per = fp8_cast_bytes(recipe);
+  const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
   double forward = 0, backward = 0;  // bytes
   for (const auto& o : ops) {
     if (o.kind != OperatorKind::gemm || o.op == Operator::router) continue;
     const bool after_norm = o.op == Operator::qkv || ((o.op == Operator::fc1 || o.op == Operator::fc1_gated) &&
                                                        o.count == 1 && ops.find(Operator::router) == nullptr);
-    if (!(after_norm && norm_fused)) forward += 4 * o.m * o.k * o.count;
-    backward += 4 * o.m * o.n * o.count;
+    if (!(after_norm && norm_fused)) forward += per * o.m * o.k * o.count;
+    backward += per * o.m * o.n * o.count;
   }
   if (norm_fused) forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
   core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);
@@ -298,7 +304,8 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     add(out, gemm_op(t, Operator::fc2, t.layer, tokens, h, f / tp));
   }
   add(out, dropout_add(Operator::mlp_dropout_add));
-  if (by_bytes && t.layer == core::Precision::fp8) add(out, fp8_casts(t, out, tokens / sp * h));
+  if (by_bytes && t.layer == core::Precision::fp8)
+    add(out, fp8_casts(t, out, tokens / sp * h, s.training.fp8_recipe));
 
   if (t.tables && t.g.kernel_launch_s > 0)  // (nothing to raise otherwise: the sweep's hot path)
     for (int i = 0; i < out.count; ++i) at_least_one_launch(t, out.ops[static_cast<std::size_t>(i)]);

@@ -191,7 +191,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "eager"},      // F.silu(self.w1(x)) * self.w3(x)
         {"training.fusion.dropout_add", "eager"},     // h = x + attention(...): no dropout, the add
         {"training.fusion.rope", "eager"},            // apply_rotary_emb: view_as_complex product
-        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
+        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
+        {"training.fp8_recipe", "current"}}},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
       // torchtitan with compile.enable = true: apply_compile wraps each TransformerBlock in
       // torch.compile (fullgraph), so Inductor fuses the norm, RoPE, SwiGLU and residual chains of a
       // block; the final norm, output layer and loss stay outside the compiled blocks.
@@ -207,7 +208,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "fused"},      // silu * mul in one kernel
         {"training.fusion.dropout_add", "fused"},     // the residual add joins its neighbours
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
-        {"training.fusion.cross_entropy", "eager"}}},  // the loss is not compiled at this commit
+        {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
+        {"training.fp8_recipe", "current"}}},           // as torchtitan
   };
   return table;
 }

@@ -44,6 +44,11 @@ constexpr Table<AttentionKernel, 2> kAttentionKernel{
 constexpr Table<Fusion, 2> kFusion{{{Fusion::eager, "eager"}, {Fusion::fused, "fused"}}};
 constexpr Table<LossFusion, 3> kLossFusion{
     {{LossFusion::eager, "eager"}, {LossFusion::vocab_parallel, "vocab_parallel"}, {LossFusion::fused, "fused"}}};
+constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
+                                         {Fp8Recipe::current, "current"},
+                                         {Fp8Recipe::rowwise, "rowwise"},
+                                         {Fp8Recipe::blockwise, "blockwise"},
+                                         {Fp8Recipe::mxfp8, "mxfp8"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
 constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::bubble, "bubble"},
@@ -127,6 +132,7 @@ std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
 std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
 std::string_view name(Fusion e) { return lookup(kFusion, e); }
 std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
+std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
 
 std::string placement_text(const ParallelSpec& p) {
   std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
@@ -176,6 +182,7 @@ template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(
 template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }
 template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFusion, s); }
 template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
+template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
 
 namespace {
 template <class E, std::size_t N>

@@ -179,3 +179,20 @@ TEST_CASE("analytic: another GPU's tables: GEMM and attention at its sustained c
   CHECK(carried.find(Operator::mlp_dropout_add)->backward_input_s ==
         Approx(2 * base.find(Operator::mlp_dropout_add)->backward_input_s));
 }
+
+TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 GEMMs", "[analytic][memory_ops]") {
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::delayed) == 4);  // read 2, write the copy and its transpose
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::current) == 6);  // an amax pass (read 2) first
+  for (auto r : {core::Fp8Recipe::rowwise, core::Fp8Recipe::blockwise, core::Fp8Recipe::mxfp8})
+    CHECK(fp8_cast_bytes(r) == 6);  // each direction its own pass: read 2, write 1, twice
+  auto s = testing::gpt3_1024();  // tp 8, SP, 2048 tokens, h 12288, ffn 49152
+  s.hardware = testing::h100_with_tables();
+  s.training.precision = core::Precision::fp8;
+  s.training.fp8_recipe = core::Fp8Recipe::current;
+  const auto* c = layer_ops(s, false).find(Operator::fp8_cast);
+  REQUIRE(c != nullptr);
+  // every GEMM input at 6 bytes (the norm no longer writes FP8 itself): QKV and fc1 2048 x 12288,
+  // proj 2048 x 1536, fc2 2048 x 6144, at 2 TB/s; every output gradient at 6 bytes, at 1 TB/s
+  CHECK(c->forward_s == Approx(6.0 * 2048 * (12288 + 1536 + 12288 + 6144) / 2e12));
+  CHECK(c->backward_input_s == Approx(6.0 * 2048 * (4608 + 12288 + 6144 + 12288) / 1e12));
+}

@@ -378,6 +378,11 @@ const Case kCases[] = {
      "'megatron-core-0.8'?\n"
      "  framework: megatron-core-08\n"
      "             ^"},
+    {"scenario_fp8_recipe_mxfp8_hopper.yaml",
+     "{data}/bad/scenario_fp8_recipe_mxfp8_hopper.yaml:11:3: error: fp8_recipe mxfp8 needs Blackwell's MX tensor "
+     "cores; H has none (no fp4 peak): use delayed, current, rowwise or blockwise\n"
+     "  fp8_recipe: mxfp8\n"
+     "  ^"},
     {"scenario_fusion_unknown.yaml",
      "{data}/bad/scenario_fusion_unknown.yaml:7:40: error: training.fusion.cross_entropy must be one of eager, "
      "vocab_parallel, fused, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"

@@ -135,3 +135,25 @@ TEST_CASE("io: every framework row names scenario keys and loads", "[io][framewo
   CHECK(core::find_framework("nemo-24.07") != nullptr);
   CHECK(core::find_framework("nemo") == nullptr);
 }
+
+TEST_CASE("io: the torchtitan rows set its fusions and torchao's Float8 recipe", "[io][framework]") {
+  const auto eager = load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan\n");
+  CHECK(eager.training.fusion.norm == core::Fusion::eager);
+  CHECK(eager.training.fusion.activation == core::Fusion::eager);
+  CHECK(eager.training.fusion.rope == core::Fusion::eager);
+  CHECK(eager.training.fusion.cross_entropy == core::LossFusion::eager);
+  CHECK(eager.training.fp8_recipe == core::Fp8Recipe::current);
+  CHECK(eager.parallel.zero == 3);
+  const auto compiled = load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan-compile\n");
+  CHECK(compiled.training.fusion.norm == core::Fusion::fused);
+  CHECK(compiled.training.fusion.rope == core::Fusion::fused);
+  CHECK(compiled.training.fusion.cross_entropy == core::LossFusion::eager);  // the loss is outside the blocks
+  const auto nemo = load("  seq_len: 512\n  global_batch: 8\n  framework: nemo-24.07\n");
+  CHECK(nemo.training.fusion.cross_entropy == core::LossFusion::fused);
+  CHECK(nemo.training.fp8_recipe == core::Fp8Recipe::delayed);  // TransformerEngine's default, the tool's
+  const auto mcore = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8\n");
+  CHECK(mcore.training.fusion.cross_entropy == core::LossFusion::vocab_parallel);
+  // an explicit value wins
+  CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan\n  fusion: {norm: fused}\n")
+            .training.fusion.norm == core::Fusion::fused);
+}

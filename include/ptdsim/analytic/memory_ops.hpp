@@ -37,6 +37,9 @@ OpBytes swiglu_bytes(core::Fusion f);
 OpBytes dropout_add_bytes(core::Fusion f);
 OpBytes rope_bytes(core::Fusion f);
 OpBytes cross_entropy_bytes(core::LossFusion f);
+// FP8: bytes per element to quantise one GEMM operand for both its GEMMs (the forward's and the
+// weight gradient's, transposed) under the recipe: delayed 4, every other recipe 6.
+double fp8_cast_bytes(core::Fp8Recipe r);
 
 // The bytes the kernel tables' measured sequences really moved per element, against the bytes their
 // rates are stated over (core::kMemoryOpBytes, core::kCrossEntropyBytes): the backward rows also
