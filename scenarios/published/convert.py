@@ -24,6 +24,8 @@ MODELS = "../../models/"
 HW_A100_40 = "../../hardware/dgx-a100-40g.yaml"
 HW_A100_80 = "../../hardware/dgx-a100-80g.yaml"
 HW_H100 = "../../hardware/dgx-h100.yaml"
+HW_GRAND_TETON = "../../hardware/grand-teton-h100.yaml"
+TORCHTITAN_MODELS = {"Llama 3.1 8B": "llama3-8b.yaml", "Llama 3.1 70B": "llama3-70b.yaml", "Llama 3.1 405B": "llama3-405b.yaml"}
 
 # The framework each source group ran (core/framework.hpp): its documented defaults fill the switches
 # the record leaves unset, and `ptdsim evaluate` says which.
@@ -281,12 +283,59 @@ def convert(r):
                      if hw["inter_node_interconnect"] else "not stated: the DGX H100 file's NDR)"),
                   f"step_s = global batch {t['global_batch_size']} x seq {m['seq_len']} / {me['tokens_per_s']} tokens/s "
                   "(the source gives throughput only)"]
+    elif g.startswith("torchtitan"):
+        # PyTorch-native runs on Meta's Grand Teton H100s (96 GB HBM2e, 500 W): FSDP2 with TP, PP, CP.
+        hardware = HW_GRAND_TETON
+        other = me.get("other") or {}
+        fw_text = t.get("framework") or ""
+        compiled = "compile" in fw_text or "compile" in rid
+        framework = "torchtitan-compile" if compiled else "torchtitan"
+        model = MODELS + TORCHTITAN_MODELS[m["name"]]
+        seq = m["seq_len"]
+        local = other["local_batch_size"]
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"] or 1)
+        if p["tp"] > 1:
+            parallel["sequence_parallel"] = True
+        asynctp = "AsyncTP" in fw_text or "asynctp" in rid.split("_")[-1] or "AsyncTP" in (other.get("technique") or "")
+        micro = local
+        if p["pp"] > 1:
+            micro = max(1, local // p["pp"])
+            parallel["schedule"] = "1f1b"
+            notes.append(f"micro_batch {micro} ASSUMED: local batch {local} in pp {p['pp']} micro-batches "
+                         "(torchtitan's default pipeline_parallel_microbatches = pp degree; the source does not say)")
+        rec = t["recompute"] or ""
+        recompute = "full" if rec.startswith("full") else "none"
+        if recompute == "none":
+            notes.append("recompute none for torchtitan's op-level selective checkpointing: it saves the matmul and "
+                         "attention outputs and recomputes only elementwise work, which the tool does not count")
+        float8 = "float8" in rid or "fp8" in rid or "Float8" in (t.get("precision") or "")
+        training = dict(seq_len=seq, micro_batch=micro, global_batch=t["global_batch_size"],
+                        precision="fp8" if float8 else "bf16", recompute=recompute)
+        if asynctp:
+            training["overlap"] = {"tp": True}
+        if float8:
+            if "rowwise" in rid:
+                training["fp8_recipe"] = "rowwise"
+            notes.append("precision fp8 for torchao Float8 linears, fp8_recipe " + ("rowwise" if "rowwise" in rid else
+                         "current (torchao's tensorwise dynamic scaling, the framework row's)") +
+                         ": its quantise passes are counted; the GEMMs run at the tensorwise FP8 tables' rate (no "
+                         "rowwise GEMM table was measured)")
+        notes += ["hardware grand-teton-h100 (the source's Grand Teton H100: 96 GB HBM2e, 500 W)",
+                  "sequence_parallel with tp > 1 (torchtitan's TP plan shards the norms' activations)" if p["tp"] > 1
+                  else "no tensor parallelism",
+                  f"step_s = global batch {t['global_batch_size']} x seq {seq} / ({me['tokens_per_s_per_gpu']} "
+                  f"tokens/s/GPU x {gpus} GPUs)"]
+        if asynctp:
+            notes.append("overlap.tp for AsyncTP (TP communication overlapped with the GEMMs)")
+        if other.get("peak_memory_gib") is not None:
+            notes.append(f"peak_memory_gib = the source's {other['peak_memory_gib']} GiB, the caching allocator's peak "
+                         "reserved memory; the tool predicts its tensors (allocated), not the reserve")
     else:
         raise SystemExit(f"unknown source group {g} in {rid}")
 
     if framework:
         notes.append(FRAMEWORK_NOTE.format(framework))
-    if me.get("peak_memory_gb") is not None:
+    if me.get("peak_memory_gb") is not None and not g.startswith("torchtitan"):
         notes.append("peak_memory_gib = the source's 'GB', read as GiB (nvidia-smi-style MiB/1024 on 80 GiB cards; "
                      f"{me.get('memory_kind')})")
     if r.get("notes"):
@@ -298,13 +347,18 @@ def convert(r):
         measured["step_s"] = me["iteration_time_s"]
     elif g.startswith("MosaicML") and me.get("tokens_per_s") is not None:
         measured["step_s"] = round(t["global_batch_size"] * m["seq_len"] / me["tokens_per_s"], 4)
+    elif g.startswith("torchtitan") and me.get("tokens_per_s_per_gpu"):
+        measured["step_s"] = round(t["global_batch_size"] * m["seq_len"] / (me["tokens_per_s_per_gpu"] * gpus), 4)
     if me.get("tflops_per_gpu") is not None:
         measured["tflops_per_gpu"] = me["tflops_per_gpu"]
-    elif me.get("mfu") is not None and not g.startswith("MosaicML"):
+    elif me.get("mfu") is not None and not g.startswith("MosaicML") and not g.startswith("torchtitan"):
+        # (torchtitan's MFU is against an H100 SXM peak its own 500 W parts do not reach: compare step_s)
         # (llm-foundry's MFU counts 6N + 12 l d s per token, a convention of its own: compare step_s)
         peak = 989 if g.startswith("Megatron-LM") else 312
         measured["tflops_per_gpu"] = round(me["mfu"] * peak, 1)
-    if me.get("peak_memory_gb") is not None:
+    if g.startswith("torchtitan") and (me.get("other") or {}).get("peak_memory_gib") is not None:
+        measured["peak_memory_gib"] = me["other"]["peak_memory_gib"]
+    elif me.get("peak_memory_gb") is not None:
         measured["peak_memory_gib"] = me["peak_memory_gb"]
     if me.get("tokens_per_s") is not None:
         measured["tokens_per_s"] = me["tokens_per_s"]
@@ -396,11 +450,19 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HERE = os.path.join(REPO, "scenarios", "published")
 
 
-def dataset_text(source_path):
+HEAD_TORCHTITAN = """# ptdsim validation dataset of the PyTorch-native runs: every record of
+# scenarios/published/sources/published_runs_torchtitan.yaml ({n} records, torchtitan on Grand Teton H100s)
+# converted by scenarios/published/convert.py --torchtitan. Do not edit by hand; change convert.py and
+# regenerate. Rules and assumptions: docs/data.md and each record's notes. Run: ptdsim validate
+# scenarios/published/torchtitan.yaml. Units as dataset.yaml.
+"""
+
+
+def dataset_text(source_path, head=HEAD):
     src = yaml.safe_load(open(source_path, encoding="utf-8"))
     recs = [convert(r) for r in src]
     assign_splits(recs, [r["source_group"] for r in src])
-    return emit(recs, HEAD.format(n=len(src)))
+    return emit(recs, head.format(n=len(src)))
 
 
 if __name__ == "__main__":
@@ -409,17 +471,26 @@ if __name__ == "__main__":
                     help="published-runs YAML (default: the copy in scenarios/published/sources)")
     ap.add_argument("--check", action="store_true",
                     help="compare with scenarios/published/dataset.yaml instead of printing; exit 1 on a difference")
+    ap.add_argument("--torchtitan", action="store_true",
+                    help="convert sources/published_runs_torchtitan.yaml into torchtitan.yaml instead")
     args = ap.parse_args()
-    text = dataset_text(args.source)
+    target = "dataset.yaml"
+    if args.torchtitan:
+        target = "torchtitan.yaml"
+        if args.source == os.path.join(HERE, "sources", "published_runs.yaml"):
+            args.source = os.path.join(HERE, "sources", "published_runs_torchtitan.yaml")
+        text = dataset_text(args.source, HEAD_TORCHTITAN)
+    else:
+        text = dataset_text(args.source)
     if not args.check:
         sys.stdout.write(text)
         sys.exit(0)
-    shipped_path = os.path.join(HERE, "dataset.yaml")
+    shipped_path = os.path.join(HERE, target)
     shipped = open(shipped_path, encoding="utf-8").read()
     if shipped == text:
         print(f"{shipped_path}: regenerated byte for byte from {args.source}")
         sys.exit(0)
     sys.stdout.writelines(difflib.unified_diff(shipped.splitlines(True), text.splitlines(True),
-                                               "dataset.yaml (shipped)", "dataset.yaml (regenerated)"))
+                                               f"{target} (shipped)", f"{target} (regenerated)"))
     print(f"{shipped_path} differs from what convert.py makes of {args.source}; regenerate it")
     sys.exit(1)

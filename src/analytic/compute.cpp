@@ -171,7 +171,7 @@ EndTimes logits_times(const core::Scenario& s, const EndOps& e) {
 double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated) {
   const double bytes = optimizer_step_bytes_per_param(t);
   if (g.kernels && g.kernels->optimizer_Bps > 0)
-    return launch_floor(g, g.memory_bound_factor * bytes * params_updated / g.kernels->optimizer_Bps,
+    return launch_floor(g, g.memory_bound_factor * bytes * params_updated / (g.kernels->optimizer_Bps * g.tables_hbm_scale()),
                         core::TimeSource::model);
   return memory_time(g, bytes * params_updated);
 }

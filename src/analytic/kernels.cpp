@@ -28,9 +28,9 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
   core::Precision cls;
   if (g.kernels && core::gemm_class(p, cls)) {
     if (const core::GemmTime* row = find_gemm_row(*g.kernels, cls, m, n, k))
-      return {row->time_s, core::TimeSource::measured};
+      return {row->time_s / g.sustained_clock, core::TimeSource::measured};
     const core::GemmModel& model = g.kernels->gemm_model[static_cast<std::size_t>(core::index(cls))];
-    if (model.valid() && g.sms > 0) return {model.time(g.sms, m, n, k), core::TimeSource::model};
+    if (model.valid() && g.sms > 0) return {model.time(g.sms, m, n, k) / g.sustained_clock, core::TimeSource::model};
   }
   return {gemm_time(g, p, m, n, k), core::TimeSource::scalar_efficiency};
 }
@@ -38,7 +38,9 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
 AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a,
                                core::AttentionKernel kernel) {
   const core::AttentionTables t = core::attention_tables(g, p, kernel);
-  if (t.forward) return {t.forward->time(a, false), t.backward->time(a, true), core::TimeSource::model};
+  if (t.forward)
+    return {t.forward->time(a, false) / g.sustained_clock, t.backward->time(a, true) / g.sustained_clock,
+            core::TimeSource::model};
   return attention_gemms(g, p, a);
 }
 

@@ -4,6 +4,7 @@
 
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/memory_ops.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -25,9 +26,9 @@ constexpr Bytes kResidualGradient{0, 6};
 constexpr Bytes kPermute{4, 4};  // a token gather (or scatter): read and write each row once
 
 // What one layer is timed with: the GpuSpec, the precision of the layer GEMMs and of the GEMMs
-// TransformerEngine leaves in 16 bits (attention, router, logits), whether tables are in use, and
-// the fitted factor on the memory-bound kernels' times (gpu.kernels.overhead.memory_bound_factor:
-// the elementwise work the tables do not time scales with the work they do).
+// TransformerEngine leaves in 16 bits (attention, router, logits), whether tables are in use, the
+// fitted factor on the memory-bound kernels' times (gpu.kernels.overhead.memory_bound_factor), the
+// bandwidth of each kind of memory-bound kernel the tables measure, and the framework's fusions.
 struct Timing {
   const core::GpuSpec& g;
   core::Precision layer;
@@ -35,6 +36,8 @@ struct Timing {
   bool tables;
   double factor;
   double width_bytes;  // 1, or 2 for fp32 / tf32 activations
+  KindRates rates;     // valid: the memory-bound operators are timed from their bytes
+  core::FusionSpec fusion;
 };
 
 Timing timing(const core::Scenario& s) {
@@ -44,7 +47,14 @@ Timing timing(const core::Scenario& s) {
   // TransformerEngine runs the layers' linear GEMMs in FP8; attention, the router and the output
   // layer stay in bf16. The scalar model keeps timing everything at the training precision.
   const core::Precision wide = tables && p == core::Precision::fp8 ? core::Precision::bf16 : p;
-  return {g, p, wide, tables, tables ? g.memory_bound_factor : 1.0, full_width(p) ? 2.0 : 1.0};
+  return {g,
+          p,
+          wide,
+          tables,
+          tables ? g.memory_bound_factor : 1.0,
+          full_width(p) ? 2.0 : 1.0,
+          tables ? kind_rates(*g.kernels, s.model.norm, g.tables_hbm_scale()) : KindRates{},
+          s.training.fusion};
 }
 
 core::OperatorTime op_of(Operator op, OperatorKind kind, double m, double n, double k, double count = 1) {
@@ -104,6 +114,18 @@ core::OperatorTime stream_op(const Timing& t, Operator op, core::MemoryOp cls, B
   return o;
 }
 
+// A memory-bound operator from the bytes its kernels move (memory_ops.hpp) at the bandwidth the
+// tables measure for each kind, times the fitted factor; `width` elements of `rows` rows.
+core::OperatorTime bytes_op(const Timing& t, Operator op, const OpBytes& b, double rows, double width,
+                            double act_width = -1) {
+  core::OperatorTime o = op_of(op, OperatorKind::memory_bound, rows, width, 0);
+  const double w = act_width < 0 ? t.width_bytes : act_width;
+  o.forward_s = t.factor * pass_seconds(b.forward, t.rates.forward, rows * width, w);
+  o.backward_input_s = t.factor * pass_seconds(b.backward, t.rates.backward, rows * width, w);
+  o.source = TimeSource::model;
+  return o;
+}
+
 // Megatron's fused bias-dropout-add at dropout's measured bandwidth, and in the backward the sum of
 // the two branches' gradients at residual_add's. The scalar model: 7 bytes forward (read 2 + 2,
 // write 2, mask 1) at hbm_efficiency, twice that backward.
@@ -118,6 +140,38 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
     o.backward_input_s += memory_time(t.g, rows * width * t.width_bytes * kResidualGradient.backward);
   }
   return o;
+}
+
+// The FP8 work TransformerEngine adds around the layer's FP8 GEMMs (delayed tensorwise scaling, its
+// default recipe; the amax is taken inside the cast): forward, each GEMM input is cast to FP8 with a
+// transposed copy for the weight-gradient GEMM (read 2, write 1 + 1: 4 bytes per element), except
+// the inputs of QKV and fc1, which the fused norm writes in FP8 (1 byte less) and transposes (read 1,
+// write 1): 1 byte more per norm element (`norm_elements`, both norms); backward, each GEMM's output
+// gradient is cast and transposed the same way (4 per element of its output). Pointwise kernels.
+// The recipe (training.fp8_recipe) sets the bytes per element: delayed 4; current 6 (an amax pass
+// reads the tensor first, and the norm can no longer write FP8 itself); rowwise, blockwise and mxfp8 6
+// (each direction quantised in its own pass, scales along rows for the forward GEMM and along columns
+// for the weight-gradient GEMM: read 2, write 1, twice; their scales, 4 bytes per 128 or 1 per 32
+// elements, are left out).
+core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, core::Fp8Recipe recipe) {
+  const double per = fp8_cast_bytes(recipe);
+  const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
+  double forward = 0, backward = 0;  // bytes
+  for (const auto& o : ops) {
+    if (o.kind != OperatorKind::gemm || o.op == Operator::router) continue;
+    const bool after_norm = o.op == Operator::qkv || ((o.op == Operator::fc1 || o.op == Operator::fc1_gated) &&
+                                                       o.count == 1 && ops.find(Operator::router) == nullptr);
+    if (!(after_norm && norm_fused)) forward += per * o.m * o.k * o.count;
+    backward += per * o.m * o.n * o.count;
+  }
+  if (norm_fused) forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
+  core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);
+  const double rate_f = t.rates.forward[static_cast<std::size_t>(StreamKind::pointwise)];
+  const double rate_b = t.rates.backward[static_cast<std::size_t>(StreamKind::pointwise)];
+  c.forward_s = t.factor * forward / rate_f;
+  c.backward_input_s = t.factor * backward / rate_b;
+  c.source = TimeSource::model;
+  return c;
 }
 
 void add(LayerOps& out, const core::OperatorTime& o) { out.ops[static_cast<std::size_t>(out.count++)] = o; }
@@ -168,8 +222,31 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   out.tables = t.tables;
   // norms and dropout-adds run on the full hidden width of the tokens this rank holds (all of
   // them without sequence parallelism, 1/t with it)
-  add(out, stream_op(t, Operator::input_norm, norm, core::memory_op_bytes(norm), tokens / sp, h));
+  const bool by_bytes = t.rates.valid;
+  const auto norm_op = [&](Operator op) {
+    return by_bytes ? bytes_op(t, op, norm_bytes(t.fusion.norm), tokens / sp, h)
+                    : stream_op(t, op, norm, core::memory_op_bytes(norm), tokens / sp, h);
+  };
+  const auto dropout_add = [&](Operator op) {
+    return by_bytes ? bytes_op(t, op, dropout_add_bytes(t.fusion.dropout_add), tokens / sp, h)
+                    : dropout_add_op(t, op, tokens / sp, h);
+  };
+  add(out, norm_op(Operator::input_norm));
   add(out, gemm_op(t, Operator::qkv, t.layer, tokens, (h + 2 * kv) / tp, h));
+  if (m.position == core::Position::rope) {
+    // on this rank's query and key heads, after the QKV GEMM (the scalar model: the fused bytes)
+    const double qk = (m.heads + std::max(1.0, m.kv_heads / tp) * tp) * d / tp;
+    if (by_bytes) {
+      add(out, bytes_op(t, Operator::rope, rope_bytes(t.fusion.rope), tokens, qk));
+    } else {
+      core::OperatorTime r = op_of(Operator::rope, OperatorKind::memory_bound, tokens, qk, 0);
+      const OpBytes rb = rope_bytes(t.fusion.rope);
+      r.forward_s = memory_time(t.g, tokens * qk * t.width_bytes * rb.forward.total());
+      r.backward_input_s = memory_time(t.g, tokens * qk * t.width_bytes * rb.backward.total());
+      r.source = TimeSource::hbm_efficiency;
+      add(out, r);
+    }
+  }
 
   // attention core over the local heads: s/c query rows of each sequence against all s keys
   AttentionShape a;
@@ -200,11 +277,15 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   add(out, att);
 
   add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, h / tp));
-  add(out, dropout_add_op(t, Operator::attention_dropout_add, tokens / sp, h));
-  add(out, stream_op(t, Operator::mlp_norm, norm, core::memory_op_bytes(norm), tokens / sp, h));
+  add(out, dropout_add(Operator::attention_dropout_add));
+  add(out, norm_op(Operator::mlp_norm));
   const core::MemoryOp act = swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu;
   const Operator act_op = swiglu ? Operator::swiglu : Operator::gelu;
   const Bytes act_bytes = core::memory_op_bytes(act);
+  const OpBytes act_real = swiglu ? swiglu_bytes(t.fusion.activation) : gelu_bytes(t.fusion.activation);
+  const auto activation = [&](double rows, double width) {
+    return by_bytes ? bytes_op(t, act_op, act_real, rows, width) : stream_op(t, act_op, act, act_bytes, rows, width);
+  };
   const Operator fc1 = swiglu ? Operator::fc1_gated : Operator::fc1;
   if (moe_layer) {
     const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
@@ -213,16 +294,18 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     add(out, gemm_op(t, Operator::router, t.wide, tokens, experts, h));
     add(out, stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
     add(out, gemm_op(t, fc1, t.layer, per_expert, mats * f / tp, h, local));
-    add(out, stream_op(t, act_op, act, act_bytes, top_k * tokens, f / tp));
+    add(out, activation(top_k * tokens, f / tp));
     add(out, gemm_op(t, Operator::fc2, t.layer, per_expert, h, f / tp, local));
     add(out, stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
   } else {
     const double f = m.ffn_hidden;
     add(out, gemm_op(t, fc1, t.layer, tokens, mats * f / tp, h));
-    add(out, stream_op(t, act_op, act, act_bytes, tokens, f / tp));
+    add(out, activation(tokens, f / tp));
     add(out, gemm_op(t, Operator::fc2, t.layer, tokens, h, f / tp));
   }
-  add(out, dropout_add_op(t, Operator::mlp_dropout_add, tokens / sp, h));
+  add(out, dropout_add(Operator::mlp_dropout_add));
+  if (by_bytes && t.layer == core::Precision::fp8)
+    add(out, fp8_casts(t, out, tokens / sp * h, s.training.fp8_recipe));
 
   if (t.tables && t.g.kernel_launch_s > 0)  // (nothing to raise otherwise: the sweep's hot path)
     for (int i = 0; i < out.count; ++i) at_least_one_launch(t, out.ops[static_cast<std::size_t>(i)]);
@@ -252,8 +335,10 @@ EndOps end_ops(const core::Scenario& s) {
   const core::StreamRate* copy = t.tables ? rate_of(g, core::MemoryOp::residual_add) : nullptr;
   const core::StreamRate* dropout = t.tables ? rate_of(g, core::MemoryOp::dropout) : nullptr;
   if (copy && copy->valid() && dropout && dropout->valid()) {
-    e.embedding.forward_s = t.factor * (4 * sbh / copy->forward_Bps + 5 * sbh / sp / dropout->forward_Bps);
-    e.embedding.backward_weight_s = t.factor * 10 * sbh / copy->backward_Bps;
+    const double hbm = g.tables_hbm_scale();
+    e.embedding.forward_s =
+        t.factor * (4 * sbh / copy->forward_Bps + 5 * sbh / sp / dropout->forward_Bps) / hbm;
+    e.embedding.backward_weight_s = t.factor * 10 * sbh / copy->backward_Bps / hbm;
     e.embedding.source = TimeSource::model;
   } else {
     e.embedding.forward_s = memory_time(g, 4 * sbh + 5 * sbh / sp);
@@ -267,7 +352,14 @@ EndOps end_ops(const core::Scenario& s) {
   // writes fp32 (4), reads them for the max and the sum (4 + 4); backward reads 4, writes 2, reads 4
   e.cross_entropy = op_of(core::Operator::cross_entropy, OperatorKind::loss, tokens, V / tp, 0);
   const core::StreamRate* ce = t.tables ? &g.kernels->cross_entropy : nullptr;
-  if (ce && ce->valid()) {
+  if (t.rates.valid) {
+    // fp32 work whatever the activations' width
+    const core::OperatorTime c = bytes_op(t, core::Operator::cross_entropy, cross_entropy_bytes(t.fusion.cross_entropy),
+                                          tokens, V / tp, 1.0);
+    e.cross_entropy.forward_s = c.forward_s;
+    e.cross_entropy.backward_input_s = c.backward_input_s;
+    e.cross_entropy.source = TimeSource::model;
+  } else if (ce && ce->valid()) {
     const double logits = tokens * V / tp;
     e.cross_entropy.forward_s = t.factor * core::kCrossEntropyBytes.forward * logits / ce->forward_Bps;
     e.cross_entropy.backward_input_s = t.factor * core::kCrossEntropyBytes.backward * logits / ce->backward_Bps;

@@ -170,6 +170,14 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
   if (!precision_ok(s.hardware.gpu, t.precision) &&
       sink.fail("training.precision", "unsupported", [&] { return precision_problem(s.hardware.gpu, t.precision); }))
     return;
+  // MXFP8's block scales are a Blackwell tensor-core format (the generation with FP4 peaks)
+  if (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::mxfp8 &&
+      !(s.hardware.gpu.peak_flops[static_cast<std::size_t>(Precision::fp4)] > 0) &&
+      sink.fail("training.fp8_recipe", "unsupported", [&] {
+        return "fp8_recipe mxfp8 needs Blackwell's MX tensor cores; " + s.hardware.gpu.name +
+               " has none (no fp4 peak): use delayed, current, rowwise or blockwise";
+      }))
+    return;
 }
 
 }  // namespace

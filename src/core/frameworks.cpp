@@ -21,7 +21,11 @@ const std::vector<Framework>& frameworks() {
         {"training.recompute", "none"},           // --checkpoint-activations / --recompute-granularity: off
         {"training.flash_attention", "false"},    // --use-flash-attn arrived in 2023
         {"training.overlap.tp", "false"},         // no TP communication overlap before TE userbuffers
-        {"training.overlap.dp", "false"}}},       // train_step: allreduce_gradients() after the backward
+        {"training.overlap.dp", "false"},         // train_step: allreduce_gradients() after the backward
+        {"training.fusion.norm", "eager"},        // Apex FusedLayerNorm: its backward reads dy and x twice
+        {"training.fusion.activation", "fused"},  // --bias-gelu-fusion (on unless --no-bias-gelu-fusion)
+        {"training.fusion.dropout_add", "fused"},  // --bias-dropout-fusion (on unless --no-bias-dropout-fusion)
+        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // mpu/cross_entropy.py, unfused
       // Megatron-Core r0.8.0 (Megatron-LM arguments.py and DistributedDataParallelConfig, 2024).
       // The DP bucket is left to the engine, whose rule is Megatron's max(40M, 1M*dp) parameters.
       {"megatron-core-0.8",
@@ -32,7 +36,12 @@ const std::vector<Framework>& frameworks() {
         {"training.flash_attention", "true"},     // --transformer-impl transformer_engine: fused/flash attention
         {"training.overlap.tp", "false"},         // --tp-comm-overlap: store_true
         {"training.overlap.dp", "false"},         // overlap_grad_reduce = False
-        {"training.overlap.pp", "true"}}},        // --no-overlap-p2p-communication: overlap_p2p_comm = True
+        {"training.overlap.pp", "true"},        // --no-overlap-p2p-communication: overlap_p2p_comm = True
+        {"training.fusion.norm", "fused"},        // --transformer-impl transformer_engine: TE's norms
+        {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
+        {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
+        {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
+        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // --cross-entropy-loss-fusion: store_true
       // NeMo 24.07's performance recipes (NeMo-Framework-Launcher conf/training: llama3_70b.yaml,
       // nemotron_340b.yaml, gpt3/175b.yaml), the configurations of its performance summary.
       {"nemo-24.07",
@@ -43,7 +52,12 @@ const std::vector<Framework>& frameworks() {
         {"training.flash_attention", "true"},     // use_flash_attention: true
         {"training.overlap.tp", "true"},          // ub_tp_comm_overlap: true
         {"training.overlap.dp", "true"},          // optim.overlap_grad_sync / overlap_param_sync: true
-        {"training.overlap.pp", "true"}}},        // overlap_p2p_comm: true
+        {"training.overlap.pp", "true"},        // overlap_p2p_comm: true
+        {"training.fusion.norm", "fused"},        // transformer_engine: true (TE's norms)
+        {"training.fusion.activation", "fused"},  // bias_activation_fusion: true
+        {"training.fusion.dropout_add", "fused"},  // bias_dropout_add_fusion: true
+        {"training.fusion.rope", "fused"},        // apply_rope_fusion: true
+        {"training.fusion.cross_entropy", "fused"}}},  // cross_entropy_loss_fusion: true
       // Megatron-Core r0.8.0 with its distributed optimizer (--use-distributed-optimizer): gradients
       // reduce-scattered and parameters all-gathered over the data-parallel group, overlaps opt-in.
       {"megatron-core-0.8-distopt",
@@ -54,7 +68,12 @@ const std::vector<Framework>& frameworks() {
         {"training.flash_attention", "true"},     // transformer_engine attention
         {"training.overlap.tp", "false"},         // --tp-comm-overlap: store_true
         {"training.overlap.dp", "false"},         // --overlap-grad-reduce / --overlap-param-gather: store_true
-        {"training.overlap.pp", "true"}}},        // overlap_p2p_comm = True
+        {"training.overlap.pp", "true"},        // overlap_p2p_comm = True
+        {"training.fusion.norm", "fused"},        // --transformer-impl transformer_engine: TE's norms
+        {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
+        {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
+        {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
+        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // --cross-entropy-loss-fusion: store_true
       // Megatron-FSDP (Megatron-Core's own FSDP, --use-custom-fsdp with
       // --data-parallel-sharding-strategy optim_grads_params, core_r0.12.0).
       {"megatron-fsdp",
@@ -65,7 +84,12 @@ const std::vector<Framework>& frameworks() {
         {"training.recompute", "none"},                  // --recompute-granularity: None
         {"training.flash_attention", "true"},            // transformer_engine attention
         {"training.overlap.dp", "true"},                 // overlap_grad_reduce: required by custom FSDP
-        {"training.overlap.zero3_prefetch", "true"}}},   // overlap_param_gather: the next unit prefetched
+        {"training.overlap.zero3_prefetch", "true"},   // overlap_param_gather: the next unit prefetched
+        {"training.fusion.norm", "fused"},        // --transformer-impl transformer_engine: TE's norms
+        {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
+        {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
+        {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
+        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // --cross-entropy-loss-fusion: store_true
       // DeepSpeed ZeRO (deepspeed/runtime/zero/config.py) and its pipeline engine. At stage 3 it
       // fetches each submodule's weights with its own all-gather (parameter_offload.py hooks).
       {"deepspeed",
@@ -79,7 +103,12 @@ const std::vector<Framework>& frameworks() {
                                                     // engine reduces after the last micro-batch
         {"training.overlap.zero3_prefetch", "true"},  // stage 3: overlap_comm true, prefetch 5e7
         {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
-        {"training.main_grads", "16bit"}}},         // 16-bit .grad, an fp32 copy of the shard at the
+        {"training.main_grads", "16bit"},         // 16-bit .grad, an fp32 copy of the shard at the
+        {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
+        {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
+        {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
+        {"training.fusion.rope", "eager"},        // the model's rotary code
+        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
                                                     // step (stage_1_and_2.py step)
       // DeepSpeed v0.3.16 (May 2021), the ZeRO-3 Narayanan et al. 2021 compared against: the same
       // config defaults, but each parameter's all-gather synchronised the device and built its
@@ -97,7 +126,12 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.dp", "false"},
         {"training.overlap.zero3_prefetch", "true"},
         {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
-        {"training.main_grads", "16bit"}}},         // as the deepspeed row
+        {"training.main_grads", "16bit"},         // as the deepspeed row
+        {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
+        {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
+        {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
+        {"training.fusion.rope", "eager"},        // the model's rotary code
+        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
       // PyTorch FSDP (FSDP1) constructor defaults, torch 2.0.
       {"pytorch-fsdp",
        "PyTorch 2.0 FullyShardedDataParallel",
@@ -106,7 +140,12 @@ const std::vector<Framework>& frameworks() {
         {"parallel.sharding.reduce_dtype", "bf16"},   // MixedPrecision.reduce_dtype None: param_dtype
         {"training.overlap.dp", "true"},              // reduce-scatter per unit in its post-backward hook
         {"training.overlap.zero3_prefetch", "true"},  // backward_prefetch = BACKWARD_PRE
-        {"training.attention_kernel", "flash2"}}},    // SDPA's flash backend (FlashAttention-1 in 2.0)
+        {"training.attention_kernel", "flash2"},    // SDPA's flash backend (FlashAttention-1 in 2.0)
+        {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
+        {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
+        {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
+        {"training.fusion.rope", "eager"},        // the model's rotary code
+        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
       // PyTorch FSDP2 (torch.distributed.fsdp.fully_shard), torch 2.6.
       {"pytorch-fsdp2",
        "PyTorch 2.6 fully_shard (FSDP2)",
@@ -115,7 +154,12 @@ const std::vector<Framework>& frameworks() {
         {"parallel.sharding.reduce_dtype", "bf16"},   // MixedPrecisionPolicy.reduce_dtype None: param_dtype
         {"training.overlap.dp", "true"},              // reduce-scatter per unit on its own stream
         {"training.overlap.zero3_prefetch", "true"},  // implicit prefetch, forward and backward
-        {"training.attention_kernel", "flash2"}}},    // SDPA picks FlashAttention-2 first (pytorch#142132)
+        {"training.attention_kernel", "flash2"},    // SDPA picks FlashAttention-2 first (pytorch#142132)
+        {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
+        {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
+        {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
+        {"training.fusion.rope", "eager"},        // the model's rotary code
+        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
       // MosaicML llm-foundry MPT pretraining and benchmark settings (Composer on FSDP).
       {"llm-foundry",
        "llm-foundry MPT pretrain yamls and benchmark sweep (2023)",
@@ -127,7 +171,45 @@ const std::vector<Framework>& frameworks() {
         {"training.flash_attention", "true"},         // attn_config.attn_impl: triton
         {"training.attention_kernel", "flash2"},      // triton / flash-attn kernels, not cuDNN's
         {"training.overlap.dp", "true"},              // FSDP reduce-scatter per unit
-        {"training.overlap.zero3_prefetch", "true"}}},  // limit_all_gathers: true, one unit ahead
+        {"training.overlap.zero3_prefetch", "true"},  // limit_all_gathers: true, one unit ahead
+        {"training.fusion.norm", "eager"},            // low_precision_layernorm: F.layer_norm
+        {"training.fusion.activation", "eager"},      // ffn_act_fn: nn.GELU
+        {"training.fusion.dropout_add", "eager"},     // resid_pdrop dropout, then the residual add
+        {"training.fusion.cross_entropy", "fused"}}},   // loss_fn: fused_crossentropy (flash-attn's Triton loss)
+      // torchtitan (pytorch/torchtitan at 9dec370, December 2024, the commit of its Llama 3.1 H100
+      // benchmarks): FSDP2 on every TransformerBlock, the model written in plain PyTorch
+      // (torchtitan/models/llama/model.py), no torch.compile (compile.enable = false).
+      {"torchtitan",
+       "torchtitan (FSDP2, eager), 9dec370 (2024-12)",
+       {{"parallel.zero", "3"},                       // data_parallel_shard_degree: FSDP2 fully_shard
+        {"parallel.sharding.unit_layers", "1"},       // apply_fsdp: fully_shard per TransformerBlock
+        {"parallel.sharding.reduce_dtype", "fp32"},   // training.mixed_precision_reduce = float32
+        {"training.attention_kernel", "flash2"},      // F.scaled_dot_product_attention: FlashAttention-2
+        {"training.overlap.dp", "true"},              // FSDP2 reduce-scatter per unit
+        {"training.overlap.zero3_prefetch", "true"},  // FSDP2 implicit prefetch
+        {"training.fusion.norm", "eager"},            // RMSNorm: x * rsqrt(mean(x^2) + eps) * w (norm_type rmsnorm)
+        {"training.fusion.activation", "eager"},      // F.silu(self.w1(x)) * self.w3(x)
+        {"training.fusion.dropout_add", "eager"},     // h = x + attention(...): no dropout, the add
+        {"training.fusion.rope", "eager"},            // apply_rotary_emb: view_as_complex product
+        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
+        {"training.fp8_recipe", "current"}}},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
+      // torchtitan with compile.enable = true: apply_compile wraps each TransformerBlock in
+      // torch.compile (fullgraph), so Inductor fuses the norm, RoPE, SwiGLU and residual chains of a
+      // block; the final norm, output layer and loss stay outside the compiled blocks.
+      {"torchtitan-compile",
+       "torchtitan (FSDP2, torch.compile per block), 9dec370 (2024-12)",
+       {{"parallel.zero", "3"},
+        {"parallel.sharding.unit_layers", "1"},
+        {"parallel.sharding.reduce_dtype", "fp32"},
+        {"training.attention_kernel", "flash2"},
+        {"training.overlap.dp", "true"},
+        {"training.overlap.zero3_prefetch", "true"},
+        {"training.fusion.norm", "fused"},            // Inductor: one reduction kernel each way
+        {"training.fusion.activation", "fused"},      // silu * mul in one kernel
+        {"training.fusion.dropout_add", "fused"},     // the residual add joins its neighbours
+        {"training.fusion.rope", "fused"},            // the complex product in one kernel
+        {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
+        {"training.fp8_recipe", "current"}}},           // as torchtitan
   };
   return table;
 }

@@ -41,6 +41,14 @@ constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer:
 constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads::bit16, "16bit"}}};
 constexpr Table<AttentionKernel, 2> kAttentionKernel{
     {{AttentionKernel::cudnn, "cudnn"}, {AttentionKernel::flash2, "flash2"}}};
+constexpr Table<Fusion, 2> kFusion{{{Fusion::eager, "eager"}, {Fusion::fused, "fused"}}};
+constexpr Table<LossFusion, 3> kLossFusion{
+    {{LossFusion::eager, "eager"}, {LossFusion::vocab_parallel, "vocab_parallel"}, {LossFusion::fused, "fused"}}};
+constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
+                                         {Fp8Recipe::current, "current"},
+                                         {Fp8Recipe::rowwise, "rowwise"},
+                                         {Fp8Recipe::blockwise, "blockwise"},
+                                         {Fp8Recipe::mxfp8, "mxfp8"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
 constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::bubble, "bubble"},
@@ -79,7 +87,9 @@ constexpr Table<Operator, kOperatorCount> kOperator{{{Operator::embedding, "embe
                                                      {Operator::logits, "logits"},
                                                      {Operator::cross_entropy, "cross_entropy"},
                                                      {Operator::optimizer, "optimizer"},
-                                                     {Operator::overhead, "overhead"}}};
+                                                     {Operator::overhead, "overhead"},
+                                                     {Operator::rope, "rope"},
+                                                     {Operator::fp8_cast, "fp8_cast"}}};
 constexpr Table<OperatorKind, kOperatorKindCount> kOperatorKind{{{OperatorKind::gemm, "gemm"},
                                                                  {OperatorKind::attention, "attention"},
                                                                  {OperatorKind::memory_bound, "memory_bound"},
@@ -120,6 +130,9 @@ std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
 std::string_view name(Topology e) { return lookup(kTopology, e); }
 std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
 std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
+std::string_view name(Fusion e) { return lookup(kFusion, e); }
+std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
+std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
 
 std::string placement_text(const ParallelSpec& p) {
   std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
@@ -167,6 +180,9 @@ template <> std::optional<Topology> parse(std::string_view s) { return reverse(k
 template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
 template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
 template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }
+template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFusion, s); }
+template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
+template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
 
 namespace {
 template <class E, std::size_t N>

@@ -132,6 +132,8 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
                                        : std::string("hardware.gpu.comm_sms needs hardware.gpu.sms"));
   }
   if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, h.gpu);
+  h.gpu.sustained_clock = gpu.number("sustained_clock", 1.0);
+  h.gpu.tables_hbm_Bps = gpu.number("tables_hbm_gbs", 0.0) * core::kGB;
 
   h.gpu.tdp_w = gpu.number("tdp_w", 0.0);
   h.gpu.idle_w = gpu.number("idle_w", 0.0);

@@ -30,13 +30,14 @@ const std::vector<std::string> kValueFlags{
     "--micro-batch-size", "--global-batch-size", "--fp8-format", "--recompute-granularity", "--normalization",
     "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
     "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--vocab-size",
-    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl"};
+    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
     "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
     "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
-    "--use-flash-attn"};
+    "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
+    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
@@ -538,6 +539,27 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       lines.training.push_back({"flash_attention: false", "--transformer-impl local without --use-flash-attn"});
     } else if (a.has("--use-flash-attn")) {
       lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+    }
+    // the fusions Megatron-Core's switches turn off (or, for the loss, on); the rest the framework sets
+    {
+      std::string fusion, from;
+      const auto add_fusion = [&](const char* flag, const std::string& entry) {
+        if (!a.has(flag)) return;
+        if (fusion.find(entry) == std::string::npos)  // (both activation switches set one key)
+          fusion += (fusion.empty() ? "" : ", ") + entry;
+        from += (from.empty() ? "" : "; ") + std::string(flag);
+      };
+      add_fusion("--no-rope-fusion", "rope: eager");
+      add_fusion("--no-bias-swiglu-fusion", "activation: eager");
+      add_fusion("--no-bias-gelu-fusion", "activation: eager");
+      add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
+      add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
+      if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
+    }
+    if (a.has("--fp8-recipe")) {
+      // Megatron's names: tensorwise is current scaling
+      const std::string r = a.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed");
+      lines.training.push_back({"fp8_recipe: " + (r == "tensorwise" ? std::string("current") : r), "--fp8-recipe"});
     }
     lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
                                   ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",

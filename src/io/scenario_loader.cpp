@@ -191,6 +191,15 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.tp = ov.boolean("tp", false);
   t.overlap.pp = ov.boolean("pp", true);
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
+  Mark fwhere = te.key_mark;
+  Fields fu(section_or_empty(tr, "fusion", fwhere), fwhere, "training.fusion", "training.fusion",
+            section_keys("training.fusion"));
+  t.fusion.norm = fu.enumeration<core::Fusion>("norm", 2).value_or(core::Fusion::fused);
+  t.fusion.activation = fu.enumeration<core::Fusion>("activation", 2).value_or(core::Fusion::fused);
+  t.fusion.dropout_add = fu.enumeration<core::Fusion>("dropout_add", 2).value_or(core::Fusion::fused);
+  t.fusion.rope = fu.enumeration<core::Fusion>("rope", 2).value_or(core::Fusion::fused);
+  t.fusion.cross_entropy = fu.enumeration<core::LossFusion>("cross_entropy", 3).value_or(core::LossFusion::eager);
+  t.fp8_recipe = tr.enumeration<core::Fp8Recipe>("fp8_recipe", 5).value_or(core::Fp8Recipe::delayed);
   t.dp_bucket_params = tr.number("dp_bucket_params", 0.0);
   t.framework = tr.choice("framework", core::framework_names()).value_or("");
   t.main_grads = tr.enumeration<core::MainGrads>("main_grads", 2).value_or(core::MainGrads::fp32);

@@ -36,8 +36,9 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "attention_kernel", "optimizer", "overlap", "framework", "dp_bucket_params", "main_grads", "tokens"}},
+        "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
+      {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
         "position", "max_seq_len", "tied_embeddings", "bias", "moe"}},
@@ -45,7 +46,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "kernels"}},
+        "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "sustained_clock", "tables_hbm_gbs", "kernels"}},
       {"hardware.gpu.kernels",
        {"source", "gemm", "attention", "attention_flash2", "memory_bound", "cross_entropy", "optimizer", "contention",
         "overhead"}},
@@ -153,6 +154,8 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["hardware.gpu.kernel_launch_us"] = latency;
   // power: a GPU's board power (docs/inputs.md; hardware/FACTS.md)
   t["hardware.gpu.tdp_w"] = rate(Kind::positive, 0, kMaxWatts, "W");
+  t["hardware.gpu.sustained_clock"] = rate(Kind::fraction, 0.1, 1, "");
+  t["hardware.gpu.tables_hbm_gbs"] = bandwidth;
   t["hardware.gpu.idle_w"] = rate(Kind::positive, 0, kMaxWatts, "W");
   // gpu.kernels (docs/inputs.md "Kernel tables")
   const std::string kern = "hardware.gpu.kernels.";

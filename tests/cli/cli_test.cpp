@@ -325,14 +325,20 @@ TEST_CASE("cli: evaluate says which switches came from the framework", "[cli][ev
   REQUIRE(j.status == 0);
   auto doc = nlohmann::json::parse(j.out);
   CHECK(doc["training"]["framework"] == "megatron-core-0.8");
-  // default.yaml sets sequence parallel, ZeRO, recompute, FlashAttention and every overlap itself
-  CHECK(doc["training"]["resolved_from_framework"].empty());
+  // default.yaml sets sequence parallel, ZeRO, recompute, FlashAttention and every overlap itself;
+  // Megatron-Core's fusions fill the rest
+  const auto fusions = nlohmann::json::array({"training.fusion.norm", "training.fusion.activation",
+                                              "training.fusion.dropout_add", "training.fusion.rope",
+                                              "training.fusion.cross_entropy"});
+  CHECK(doc["training"]["resolved_from_framework"] == fusions);
   // without its overlap mapping, Megatron-Core's defaults fill it (no TP or DP overlap, PP overlap)
   auto bare = ptdsim("evaluate scenarios/default.yaml --format json --set training.framework=megatron-core-0.8 "
                      "--set training.overlap={}");
   REQUIRE(bare.status == 0);
   CHECK(nlohmann::json::parse(bare.out)["training"]["resolved_from_framework"] ==
-        nlohmann::json::array({"training.overlap.tp", "training.overlap.dp", "training.overlap.pp"}));
+        nlohmann::json::array({"training.overlap.tp", "training.overlap.dp", "training.overlap.pp",
+                               "training.fusion.norm", "training.fusion.activation", "training.fusion.dropout_add",
+                               "training.fusion.rope", "training.fusion.cross_entropy"}));
   auto plain = nlohmann::json::parse(ptdsim("evaluate scenarios/default.yaml --format json").out);
   CHECK(plain["training"]["framework"] == "");
   CHECK(plain["training"]["resolved_from_framework"].empty());

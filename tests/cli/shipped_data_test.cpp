@@ -93,6 +93,28 @@ TEST_CASE("shipped data: every hardware file loads", "[data]") {
   }
 }
 
+TEST_CASE("shipped data: the Grand Teton and H800 files carry the H100 tables to their GPUs", "[data]") {
+  const std::string dir = std::string(PTDSIM_SOURCE_DIR) + "/hardware/";
+  const auto h100 = ptdsim::io::load_hardware(dir + "dgx-h100.yaml");
+  const auto gt = ptdsim::io::load_hardware(dir + "grand-teton-h100.yaml");
+  const auto h800 = ptdsim::io::load_hardware(dir + "hgx-h800.yaml");
+  // torchtitan's Grand Teton: 96 GB HBM2e at 2.4 TB/s, 500 W; the tables' H100 had 3.35 TB/s
+  CHECK(gt.gpu.memory_bytes == Approx(96.0 * 1024 * 1024 * 1024));
+  CHECK(gt.gpu.hbm_Bps == Approx(2400e9));
+  CHECK(gt.gpu.tdp_w == 500);
+  CHECK(gt.gpu.tables_hbm_scale() == Approx(2400.0 / 3350));
+  CHECK(gt.gpu.sustained_clock == Approx(0.92));  // between the NVL's 835/989 and 1 (hardware/FACTS.md)
+  REQUIRE(gt.gpu.kernels != nullptr);
+  CHECK(gt.gpu.kernels->gemm_rows.size() == h100.gpu.kernels->gemm_rows.size());
+  // H800: the H100 SXM5 with NVLink at 400 GB/s both ways, DeepSeek-V3's 160 GB/s achieved
+  CHECK(h800.intra.bandwidth_Bps == Approx(200e9));
+  CHECK(h800.intra.bandwidth_Bps * h800.intra.efficiency == Approx(160e9));
+  CHECK(h800.gpu.tables_hbm_scale() == 1.0);
+  CHECK(h800.gpu.sustained_clock == 1.0);
+  CHECK(h800.gpu.layer_overhead_s == h100.gpu.layer_overhead_s);
+  CHECK(h800.gpu.memory_bound_factor == h100.gpu.memory_bound_factor);
+}
+
 TEST_CASE("shipped data: hardware figures are converted to SI", "[data]") {
   // dgx-h100: 80 GiB, 3350 GB/s, 989 TFLOP/s bf16, NVLink 450 GB/s, NDR 50 GB/s, 20 us / 50 us
   auto hw = ptdsim::io::load_hardware(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml");

@@ -262,6 +262,11 @@ const Case kCases[] = {
      "{data}/bad/hardware_idle_above_tdp.yaml:7:11: error: hardware.gpu.idle_w must be below hardware.gpu.tdp_w (400)\n"
      "  idle_w: 450\n"
      "          ^"},
+    {"hardware_sustained_clock_above_one.yaml",
+     "{data}/bad/hardware_sustained_clock_above_one.yaml:6:20: error: hardware.gpu.sustained_clock must be a number in "
+     "(0, 1], got \"1.2\"\n"
+     "  sustained_clock: 1.2\n"
+     "                   ^"},
     {"hf_bad_values.json",
      "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
      "  \"num_attention_heads\": 32.5,\n"
@@ -355,7 +360,7 @@ const Case kCases[] = {
      "cost: {gpu_hours: 2.5}\n"
      "       ^"},
     {"scenario_hardware_name_unknown.yaml",
-     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72; a path with '/' or ending in .yaml names any file)\n"
+     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
      "hardware: dgx-h10\n"
      "          ^"},
     {"scenario_attention_kernel_unknown.yaml",
@@ -424,10 +429,21 @@ const Case kCases[] = {
     {"scenario_framework_unknown.yaml",
      "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
      "megatron-core-0.8, nemo-24.07, megatron-core-0.8-distopt, megatron-fsdp, deepspeed, deepspeed-0.3, "
-     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, got \"megatron-core-08\"; did you mean "
+     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, torchtitan, torchtitan-compile, got \"megatron-core-08\"; did "
+     "you mean "
      "'megatron-core-0.8'?\n"
      "  framework: megatron-core-08\n"
      "             ^"},
+    {"scenario_fp8_recipe_mxfp8_hopper.yaml",
+     "{data}/bad/scenario_fp8_recipe_mxfp8_hopper.yaml:11:3: error: fp8_recipe mxfp8 needs Blackwell's MX tensor "
+     "cores; H has none (no fp4 peak): use delayed, current, rowwise or blockwise\n"
+     "  fp8_recipe: mxfp8\n"
+     "  ^"},
+    {"scenario_fusion_unknown.yaml",
+     "{data}/bad/scenario_fusion_unknown.yaml:7:40: error: training.fusion.cross_entropy must be one of eager, "
+     "vocab_parallel, fused, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"
+     "  fusion: {norm: fused, cross_entropy: vocab-parallel}\n"
+     "                                       ^"},
     {"scenario_gpu_count.yaml",
      "{data}/bad/scenario_gpu_count.yaml:6:3: error: tp*cp*pp*dp = 16 but the cluster has 8 GPUs (dp would be 4)\n"
      "  dp: 8\n"

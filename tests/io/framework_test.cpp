@@ -45,7 +45,9 @@ TEST_CASE("io: a framework fills the switches the scenario leaves unset", "[io][
   CHECK(s.training.from_framework ==
         std::vector<std::string>{"parallel.sequence_parallel", "parallel.zero", "training.recompute",
                                  "training.flash_attention", "training.overlap.tp", "training.overlap.dp",
-                                 "training.overlap.pp"});
+                                 "training.overlap.pp", "training.fusion.norm", "training.fusion.activation",
+                                 "training.fusion.dropout_add", "training.fusion.rope",
+                                 "training.fusion.cross_entropy"});
 
   // without a framework: the tool's defaults, and nothing is said to come from a framework
   const auto plain = load("  seq_len: 512\n  global_batch: 8\n");
@@ -78,7 +80,9 @@ TEST_CASE("io: an explicit value always wins over the framework's", "[io][framew
           std::vector<std::string>{"parallel.zero", "parallel.sharding.unit_layers",
                                    "parallel.sharding.regather_on_recompute", "parallel.sharding.reduce_dtype",
                                    "parallel.sharding.max_live_params", "training.overlap.zero3_prefetch",
-                                   "training.dp_bucket_params", "training.main_grads"});
+                                   "training.dp_bucket_params", "training.main_grads", "training.fusion.norm",
+                                   "training.fusion.activation", "training.fusion.dropout_add",
+                                   "training.fusion.rope", "training.fusion.cross_entropy"});
     CHECK(s.parallel.sharding.unit_layers == Approx(0.25));  // a fetch per submodule, four a GPT layer
     CHECK(s.parallel.sharding.reduce_bytes == 2);           // the model's 16 bits
     CHECK(s.parallel.sharding.max_live_params == Approx(1e9));
@@ -130,4 +134,26 @@ TEST_CASE("io: every framework row names scenario keys and loads", "[io][framewo
   }
   CHECK(core::find_framework("nemo-24.07") != nullptr);
   CHECK(core::find_framework("nemo") == nullptr);
+}
+
+TEST_CASE("io: the torchtitan rows set its fusions and torchao's Float8 recipe", "[io][framework]") {
+  const auto eager = load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan\n");
+  CHECK(eager.training.fusion.norm == core::Fusion::eager);
+  CHECK(eager.training.fusion.activation == core::Fusion::eager);
+  CHECK(eager.training.fusion.rope == core::Fusion::eager);
+  CHECK(eager.training.fusion.cross_entropy == core::LossFusion::eager);
+  CHECK(eager.training.fp8_recipe == core::Fp8Recipe::current);
+  CHECK(eager.parallel.zero == 3);
+  const auto compiled = load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan-compile\n");
+  CHECK(compiled.training.fusion.norm == core::Fusion::fused);
+  CHECK(compiled.training.fusion.rope == core::Fusion::fused);
+  CHECK(compiled.training.fusion.cross_entropy == core::LossFusion::eager);  // the loss is outside the blocks
+  const auto nemo = load("  seq_len: 512\n  global_batch: 8\n  framework: nemo-24.07\n");
+  CHECK(nemo.training.fusion.cross_entropy == core::LossFusion::fused);
+  CHECK(nemo.training.fp8_recipe == core::Fp8Recipe::delayed);  // TransformerEngine's default, the tool's
+  const auto mcore = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8\n");
+  CHECK(mcore.training.fusion.cross_entropy == core::LossFusion::vocab_parallel);
+  // an explicit value wins
+  CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan\n  fusion: {norm: fused}\n")
+            .training.fusion.norm == core::Fusion::fused);
 }

@@ -249,6 +249,29 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(fa.attention_kernel == core::AttentionKernel::flash2);
     CHECK_FALSE(load("--transformer-impl local").flash_attention);
   }
+  SECTION("the fusion switches and --fp8-recipe; what they leave unset, Megatron-Core's row fills") {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 8;
+    const std::string base = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 "
+                             "--seq-length 4096 --global-batch-size 64 --bf16 --swiglu ";
+    auto load = [&](const std::string& more) {
+      return io::load_scenario_from_string(io::import_megatron(base + more, "", s).yaml, "plan.yaml").training;
+    };
+    const auto plain = load("");
+    CHECK(plain.fusion.rope == core::Fusion::fused);                         // --no-rope-fusion: store_false
+    CHECK(plain.fusion.cross_entropy == core::LossFusion::vocab_parallel);  // the loss fusion is opt-in
+    CHECK(plain.fp8_recipe == core::Fp8Recipe::delayed);
+    const auto t = load("--no-rope-fusion --no-bias-swiglu-fusion --no-bias-gelu-fusion --no-bias-dropout-fusion "
+                        "--cross-entropy-loss-fusion --fp8-format hybrid --fp8-recipe tensorwise");
+    CHECK(t.fusion.rope == core::Fusion::eager);
+    CHECK(t.fusion.activation == core::Fusion::eager);
+    CHECK(t.fusion.dropout_add == core::Fusion::eager);
+    CHECK(t.fusion.norm == core::Fusion::fused);
+    CHECK(t.fusion.cross_entropy == core::LossFusion::fused);
+    CHECK(t.fp8_recipe == core::Fp8Recipe::current);  // Megatron's "tensorwise" is current scaling
+    CHECK(load("--fp8-format hybrid --fp8-recipe blockwise").fp8_recipe == core::Fp8Recipe::blockwise);
+  }
 }
 
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
@@ -261,6 +284,15 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
         "megatron:1:73: error: --normalization must be one of LayerNorm, RMSNorm, got \"BatchNorm\"\n"
         "--num-layers 8 --hidden-size 64 --num-attention-heads 8 --normalization BatchNorm --vocab-size 100\n"
         "                                                                        ^");
+  {  // the training flags are read when the import writes a scenario
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 8;
+    const std::string args = "--num-layers 8 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 --seq-length 512 --global-batch-size 8 --fp8-recipe rowwise";
+    CHECK(error_of([&] { io::import_megatron(args, "", s); }) ==
+          "megatron:1:126: error: --fp8-recipe must be one of delayed, tensorwise, blockwise, mxfp8, got \"rowwise\"\n" +
+              args + "\n" + std::string(125, ' ') + "^");
+  }
   CHECK(mg("--num-layers 8 --hidden-size 64 --num-attention-heads 8") ==
         "megatron: error: missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: give its size "
         "with --vocab-size N)");

@@ -194,6 +194,14 @@ struct GpuSpec {
   // grows with the same activations. Used only with kernel tables.
   double layer_overhead_s = 0;
   double memory_bound_factor = 1.0;
+  // What the tables measured, carried to this GPU (hardware.gpu.sustained_clock, tables_hbm_gbs;
+  // docs/analytic.md "Another GPU's tables"): the fraction of the tables' SM clock this GPU sustains
+  // in training (a lower power cap), which divides every GEMM and attention rate the tables give;
+  // and the HBM bandwidth of the GPU they were measured on (0: this GPU's), whose ratio to this
+  // GPU's scales every memory-bound rate.
+  double sustained_clock = 1.0;
+  double tables_hbm_Bps = 0;
+  double tables_hbm_scale() const { return tables_hbm_Bps > 0 && hbm_Bps > 0 ? hbm_Bps / tables_hbm_Bps : 1.0; }
   // Board power, watts: the datasheet's maximum (TDP) and what the GPU draws with a process on it
   // but no kernel running (P0 idle). 0: not known, and the report has no energy.
   double tdp_w = 0;

@@ -26,6 +26,9 @@ std::string_view name(Optimizer);
 std::string_view name(Topology);
 std::string_view name(MainGrads);
 std::string_view name(AttentionKernel);
+std::string_view name(Fusion);
+std::string_view name(LossFusion);
+std::string_view name(Fp8Recipe);
 std::string_view name(EngineKind);
 std::string_view name(BoundKind);
 

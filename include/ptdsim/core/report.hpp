@@ -102,9 +102,10 @@ std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts);
 // in the order a layer runs them. Names are built only when rendering (core::name).
 enum class Operator {
   embedding, input_norm, qkv, attention, proj, attention_dropout_add, mlp_norm, fc1, fc1_gated, gelu,
-  swiglu, fc2, router, permute, unpermute, mlp_dropout_add, logits, cross_entropy, optimizer, overhead
+  swiglu, fc2, router, permute, unpermute, mlp_dropout_add, logits, cross_entropy, optimizer, overhead,
+  rope, fp8_cast
 };
-inline constexpr int kOperatorCount = 20;
+inline constexpr int kOperatorCount = 22;
 enum class OperatorKind { gemm, attention, memory_bound, loss, optimizer, overhead };
 inline constexpr int kOperatorKindCount = 6;
 // Where an operator's time came from: a measured row, a model fitted to measured rows, the scalar

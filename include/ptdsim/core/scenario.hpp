@@ -17,6 +17,32 @@ struct Overlap {
 
 enum class Optimizer { adam, sgd };
 
+// How a memory-bound operator runs (training.fusion, docs/analytic.md "Memory-bound operators from
+// bytes"): eager, PyTorch's own kernels one after another (each reads its inputs from and writes its
+// output to HBM); fused, one kernel for the chain (TransformerEngine's and Megatron's fused kernels,
+// or torch.compile's generated ones).
+enum class Fusion { eager, fused };
+// How the loss runs: eager, F.cross_entropy on fp32 logits (the measured kernel); vocab_parallel,
+// Megatron's unfused vocabulary-parallel cross-entropy (cast, max, subtract, exp, sum, divide);
+// fused, one pass that writes the gradient in the forward (Megatron's --cross-entropy-loss-fusion).
+enum class LossFusion { eager, vocab_parallel, fused };
+
+// How FP8 training scales its tensors (training.fp8_recipe; docs/analytic.md "FP8 recipes"):
+// delayed, tensorwise with the scale from past steps' amax (TransformerEngine's default: the amax is
+// taken inside the cast); current, tensorwise from this tensor's own amax (torchao's tensorwise
+// default, TE's Float8CurrentScaling: an amax pass before the cast); rowwise, a scale per row
+// (torchao); blockwise, 1x128 activation and 128x128 weight tiles (DeepSeek-V3); mxfp8, 1x32 blocks
+// with E8M0 scales (Blackwell's tensor cores).
+enum class Fp8Recipe { delayed, current, rowwise, blockwise, mxfp8 };
+
+struct FusionSpec {
+  Fusion norm = Fusion::fused;         // norm (and, in FP8, its cast) in one kernel each way
+  Fusion activation = Fusion::fused;   // bias + GeLU or SwiGLU
+  Fusion dropout_add = Fusion::fused;  // bias + dropout + residual add
+  Fusion rope = Fusion::fused;         // rotary embedding of q and k
+  LossFusion cross_entropy = LossFusion::eager;
+};
+
 // How the framework holds gradients (training.main_grads), which sets their memory:
 // fp32: Megatron-LM's contiguous fp32 main-gradient buffer (--accumulate-allreduce-grads-in-fp32),
 //   the data-parallel buckets being views into it;
@@ -35,6 +61,8 @@ struct TrainingSpec {
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
   Optimizer optimizer = Optimizer::adam;
   Overlap overlap;
+  FusionSpec fusion;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   // Gradient bucket of data-parallel reduction, in parameters (elements); 0: Megatron's rule,
   // max(40M, 1M * dp). DeepSpeed's reduce_bucket_size is 5e8. Read by ZeRO-3's memory (DeepSpeed's
   // contiguous reduce bucket); the ZeRO-0/1/2 bucket count follows Megatron's rule.

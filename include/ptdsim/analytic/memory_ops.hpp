@@ -1,0 +1,67 @@
+#pragma once
+#include <array>
+
+#include "ptdsim/core/hardware.hpp"
+#include "ptdsim/core/model.hpp"
+#include "ptdsim/core/scenario.hpp"
+
+// Memory-bound operators from the bytes their kernels move (docs/analytic.md "Memory-bound operators
+// from bytes"): each operator, under the framework's fusion setting (training.fusion), is a list of
+// bytes per element by kind of kernel, and each kind runs at the bandwidth the kernel tables measure
+// for it, read back from the measured sequences' real bytes.
+namespace ptdsim::analytic {
+
+// The kinds of memory-bound kernel the tables time (elementwise.csv, cross_entropy.csv):
+// pointwise, a streaming kernel (residual_add's rows); norm, a row reduction (the model's norm
+// class); dropout, a pointwise kernel drawing random numbers; gelu; swiglu_chunked, PyTorch's silu
+// and mul over the two halves of one chunked tensor (strided); softmax, a row reduction over the
+// vocabulary in fp32 (cross-entropy).
+enum class StreamKind { pointwise, norm, dropout, gelu, swiglu_chunked, softmax };
+inline constexpr int kStreamKinds = 6;
+
+// Bytes per element one pass moves, by kind of kernel.
+struct PassBytes {
+  std::array<double, kStreamKinds> bytes{};
+  double total() const;
+};
+struct OpBytes {
+  PassBytes forward, backward;
+};
+
+// The operators' bytes per element of their tensor (16-bit activations; docs/analytic.md's table):
+// a norm per element of [tokens, hidden]; GeLU and SwiGLU per output element of [tokens, ffn];
+// dropout-add per element of [tokens, hidden]; RoPE per element of q and k; cross-entropy per logit.
+OpBytes norm_bytes(core::Fusion f);
+OpBytes gelu_bytes(core::Fusion f);
+OpBytes swiglu_bytes(core::Fusion f);
+OpBytes dropout_add_bytes(core::Fusion f);
+OpBytes rope_bytes(core::Fusion f);
+OpBytes cross_entropy_bytes(core::LossFusion f);
+// FP8: bytes per element to quantise one GEMM operand for both its GEMMs (the forward's and the
+// weight gradient's, transposed) under the recipe: delayed 4, every other recipe 6.
+double fp8_cast_bytes(core::Fp8Recipe r);
+
+// The bytes the kernel tables' measured sequences really moved per element, against the bytes their
+// rates are stated over (core::kMemoryOpBytes, core::kCrossEntropyBytes): the backward rows also
+// accumulate into the leaf's .grad (read 2 + 2, write 2), a norm's backward reads dy and x twice
+// (dx, then the weight gradient), the chunked SwiGLU writes silu(a) before the product and
+// concatenates the halves' gradients. Forward and backward, per kind.
+struct MeasuredBytes {
+  double forward, backward;
+};
+MeasuredBytes measured_bytes(StreamKind k);
+
+// Each kind's bandwidth, bytes per second of real traffic, forward and backward, from the tables
+// (times `hbm_scale`, core::GpuSpec::tables_hbm_scale: tables carried to another HBM); valid only
+// when every rate the layer needs was measured.
+struct KindRates {
+  std::array<double, kStreamKinds> forward{}, backward{};
+  bool valid = false;
+};
+KindRates kind_rates(const core::KernelTables& k, core::Norm norm, double hbm_scale = 1.0);
+
+// Seconds of one pass over `elements` elements, each byte scaled by `width` (2 for fp32 activations).
+double pass_seconds(const PassBytes& b, const std::array<double, kStreamKinds>& rate, double elements,
+                    double width = 1.0);
+
+}  // namespace ptdsim::analytic
