@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/calibrate/kernels.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
@@ -88,17 +89,6 @@ std::string trim(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t") - a + 1);
 }
 
-// A control character shown as \xNN, so that a message never carries one to the terminal.
-std::string visible(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += c;
-  }
-  return out;
-}
-
 class Csv {
  public:
   Csv(const std::string& input, std::string file) : file_(std::move(file)) {
@@ -115,7 +105,7 @@ class Csv {
       const auto [it, fresh] = index_.emplace(c.text, i);
       if (!fresh)
         fail(header_.line, c.column,
-             fmt::format("column '{}' appears twice (first at column {}): which one holds the values?", visible(c.text),
+             fmt::format("column '{}' appears twice (first at column {}): which one holds the values?", core::printable(c.text),
                          header_.cells[it->second].column));
     }
     for (const auto& row : rows_) {
@@ -147,12 +137,12 @@ class Csv {
     const bool number = !c.text.empty() && end == c.text.data() + c.text.size() &&
                         (ec == std::errc() || ec == std::errc::result_out_of_range);
     if (!number || std::isnan(v) || v <= 0)
-      fail(r.line, c.column, name + " must be a positive number, got '" + visible(c.text) + "'");
+      fail(r.line, c.column, name + " must be a positive number, got '" + core::printable(c.text) + "'");
     if (range.integer && v != std::floor(v))
-      fail(r.line, c.column, name + " must be a positive integer, got '" + visible(c.text) + "'");
+      fail(r.line, c.column, name + " must be a positive integer, got '" + core::printable(c.text) + "'");
     if (ec != std::errc() || v < range.min || v > range.max)
       fail(r.line, c.column,
-           fmt::format("{} must be from {:g} to {:g}, got '{}'", name, range.min, range.max, visible(c.text)));
+           fmt::format("{} must be from {:g} to {:g}, got '{}'", name, range.min, range.max, core::printable(c.text)));
     return v;
   }
   // One of `choices` (given as the spelling in the file and the value it stands for).
@@ -164,7 +154,7 @@ class Csv {
       if (text == c.text) return value;
       list += (list.empty() ? "" : ", ") + text;
     }
-    fail(r.line, c.column, name + " must be one of " + list + ", got '" + visible(c.text) + "'");
+    fail(r.line, c.column, name + " must be one of " + list + ", got '" + core::printable(c.text) + "'");
   }
   // `later` minus `earlier` of one row, which must be positive (a backward time from fwd_bwd - fwd).
   double difference(const Row& r, const std::string& later, const std::string& earlier) const {

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "commands.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/core/version.hpp"
@@ -61,22 +62,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 
 // An error as printed: control characters other than line breaks and tabs as \xNN, since a message
 // may quote the input (a source line, a name) and an escape sequence there would drive the terminal.
-std::string shown(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string shown(const std::string& text) { return ptdsim::core::printable(text, true); }
 
 // The deepest command the parse selected, whose options an unexpected argument is compared with.
 const CLI::App* selected(const CLI::App& app) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/error.hpp"
 #include <iostream>
 
@@ -116,15 +117,7 @@ std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, con
 
 void print_warnings(const std::vector<std::string>& warnings) {
   // a warning may quote a name or a flag from the input: its control characters are shown, not sent
-  for (const auto& w : warnings) {
-    std::string shown;
-    for (char c : w) {
-      const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u == 0x7f) shown += fmt::format("\\x{:02x}", u);
-      else shown += c;
-    }
-    std::cerr << "ptdsim: warning: " << shown << "\n";
-  }
+  for (const auto& w : warnings) std::cerr << "ptdsim: warning: " << core::printable(w) << "\n";
 }
 
 void emit(const OutputOptions& out, const std::string& text) {

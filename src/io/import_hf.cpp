@@ -11,6 +11,7 @@
 #include "fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/io/import.hpp"
 
 namespace ptdsim::io {
@@ -217,7 +218,7 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
       if (!near.empty() && !f.get(near))
         out.warnings.push_back(fmt::format("{}:{}:{}: config.json key '{}' is not read: did you mean '{}'? (its default "
                                            "was taken)",
-                                           file, e.key_mark.line, e.key_mark.column, detail::comment_text(e.key), near));
+                                           file, e.key_mark.line, e.key_mark.column, core::printable(e.key), near));
     }
   }
   std::string model_name = name;
@@ -226,7 +227,7 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     model_name = dir.empty() || dir == "." ? "hf-model" : dir;
   }
   m.name = model_name;
-  const std::string header = "# Imported by `ptdsim import hf` from " + detail::comment_text(file) + " (" + detail::comment_text(arch) +
+  const std::string header = "# Imported by `ptdsim import hf` from " + core::printable(file) + " (" + core::printable(arch) +
                              "): each key names the config.json field it came from.\n";
   const std::string source = "Hugging Face config.json (" + arch + "), " + file;
   if (scenario.hardware.empty()) {

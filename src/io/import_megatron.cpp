@@ -13,6 +13,7 @@
 #include "fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/io/import.hpp"
 
@@ -302,7 +303,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
                    "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
     for (const auto& u : a.unknown()) {
       const std::string near = core::closest_match(u.word, megatron_flags());
-      out.warnings.push_back(fmt::format("megatron:1:{}: unknown flag {}{}", u.at.column, detail::comment_text(u.word),
+      out.warnings.push_back(fmt::format("megatron:1:{}: unknown flag {}{}", u.at.column, core::printable(u.word),
                                          near.empty() ? ": not read by ptdsim; if it changes the model or the step, "
                                                         "the imported file does not show it"
                                                       : ": did you mean " + near + "? (not read)"));

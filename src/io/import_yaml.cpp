@@ -9,18 +9,20 @@
 
 #include "fields.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/io/load.hpp"
 
 namespace ptdsim::io::detail {
 namespace {
 
-// "  key: value" padded so the comments line up, then "# from"
+// "  key: value" padded so the comments line up, then "# from" (control characters shown as \\xNN, so a
+// path holding a line break cannot start a line of YAML)
 std::string commented(const std::string& indent, const std::string& kv, const std::string& from) {
   std::string line = indent + kv;
   if (from.empty()) return line + "\n";
   if (line.size() < 36) line.append(36 - line.size(), ' ');
-  return line + " # " + comment_text(from) + "\n";
+  return line + " # " + core::printable(from) + "\n";
 }
 
 struct Layout {
@@ -137,16 +139,6 @@ std::string yaml_scalar(const std::string& s) {
                               c == '+' || c == '-';
                      });
   return plain ? s : yaml_string(s);
-}
-
-std::string comment_text(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += c;
-  }
-  return out;
 }
 
 std::string model_file(const std::string& header, const std::string& name, const std::string& source,

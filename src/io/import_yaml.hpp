@@ -51,9 +51,6 @@ std::string yaml_string(const std::string& s);
 // `s` as a plain scalar where it reads back as the same text (a shipped name, a path of letters,
 // digits and _ . / + -), else quoted as yaml_string does.
 std::string yaml_scalar(const std::string& s);
-// Text for a "# ..." comment: control characters shown as \xNN, so a path holding a line break
-// cannot start a line of YAML.
-std::string comment_text(const std::string& s);
 
 // The one of `known` within two edits of `word` (a likely misspelling), or "" (a word that is simply
 // another field: config.json holds dozens ptdsim does not read).

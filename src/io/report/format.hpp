@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
@@ -37,20 +38,6 @@ inline std::string bytes(double b) {
   if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
   if (b > 0) return fmt::format("{:.0f} B", b);
   return "0";
-}
-
-// A name as the text outputs print it: control characters (ESC, BEL, line breaks, DEL) as \xNN, so
-// that a model called "ESC]0;...BEL" cannot retitle or drive the terminal it is printed on (the JSON
-// escapes them as \u001b; docs/architecture.md "How outputs are written").
-inline std::string printable(const std::string& x) {
-  std::string out;
-  out.reserve(x.size());
-  for (char c : x) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out += c;
-  }
-  return out;
 }
 
 // A CSV cell by RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/io/report.hpp"
@@ -96,8 +97,8 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
   const bool moe = base.model.moe.has_value();
   const bool switches = space.overlap_tp().size() > 1 || space.overlap_dp().size() > 1 || space.overlap_pp().size() > 1;
   std::string out = fmt::format(
-      "sweep: {} on {} x {}, global batch {}, seq {}, objective {}{}\n", report::printable(base.model.name), r.gpus,
-      report::printable(base.hardware.gpu.name.empty() ? base.hardware.name : base.hardware.gpu.name),
+      "sweep: {} on {} x {}, global batch {}, seq {}, objective {}{}\n", core::printable(base.model.name), r.gpus,
+      core::printable(base.hardware.gpu.name.empty() ? base.hardware.name : base.hardware.gpu.name),
       base.training.global_batch, base.training.seq_len, objective,
       min_free_gib > 0 ? fmt::format(", at least {:g} GiB left free per GPU", min_free_gib) : std::string());
   out += fixed_line(base, space);

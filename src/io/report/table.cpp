@@ -5,6 +5,7 @@
 
 #include "fields.hpp"
 #include "format.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/core/units.hpp"
@@ -224,12 +225,12 @@ std::string report_table(const core::Report& r) {
   const auto& s = r.scenario;
   const auto& p = s.parallel;
   const auto& t = s.training;
-  std::string out = banner(r) + fmt::format("ptdsim {} evaluate: {}\n", core::kVersion, report::printable(s.name));
+  std::string out = banner(r) + fmt::format("ptdsim {} evaluate: {}\n", core::kVersion, core::printable(s.name));
   out += fmt::format("  model     {}: {:.2f} B parameters, {} layers, hidden {}, heads {}/{}\n",
-                     report::printable(s.model.name), r.params / 1e9, s.model.layers, s.model.hidden, s.model.heads,
+                     core::printable(s.model.name), r.params / 1e9, s.model.layers, s.model.hidden, s.model.heads,
                      s.model.kv_heads);
   out += fmt::format("  hardware  {}: {}, {:.0f} GiB, {:.0f} TFLOP/s {}, {} GPUs per node\n",
-                     report::printable(s.hardware.name), report::printable(s.hardware.gpu.name), s.hardware.gpu.memory_bytes / kGiB,
+                     core::printable(s.hardware.name), core::printable(s.hardware.gpu.name), s.hardware.gpu.memory_bytes / kGiB,
                      s.hardware.gpu.peak_flops[core::index(t.precision)] / 1e12,
                      core::name(t.precision), s.hardware.gpus_per_node);
   out += fmt::format(

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "format.hpp"
+#include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/version.hpp"
 #include "ptdsim/io/validate_report.hpp"
 
@@ -33,13 +34,13 @@ std::string table_of(const validation::Summary& s, const std::string& dataset) {
                      "error", "GiB", "meas.", "error");
   for (const auto& r : s.records) {
     if (!r.predicted()) {
-      out += fmt::format("{:<44} {:<7} not modelled: {}\n", report::printable(r.name), r.split,
-                         report::printable(r.not_modelled));
+      out += fmt::format("{:<44} {:<7} not modelled: {}\n", core::printable(r.name), r.split,
+                         core::printable(r.not_modelled));
       continue;
     }
     const std::string flag = r.memory_flag();
     out += fmt::format("{:<44} {:<7} {:>9} {:>9} {:>8}  {:>7} {:>7} {:>8}  {:>6} {:>6} {:>8}{}\n",
-                       report::printable(r.name), r.split, num(r.step_s.predicted, "{:.2f}"),
+                       core::printable(r.name), r.split, num(r.step_s.predicted, "{:.2f}"),
                        num(r.step_s.measured, "{:.2f}"), pct(r.step_s),
                        num(r.tflops_per_gpu.predicted, "{:.1f}"),
                        num(r.tflops_per_gpu.measured, "{:.1f}"), pct(r.tflops_per_gpu),
