@@ -16,7 +16,7 @@
 namespace ptdsim::io::detail {
 namespace {
 
-// "  key: value" padded so the comments line up, then "# from" (control characters shown as \\xNN, so a
+// "  key: value" padded so the comments line up, then "# from" (control characters shown as \xNN, so a
 // path holding a line break cannot start a line of YAML)
 std::string commented(const std::string& indent, const std::string& kv, const std::string& from) {
   std::string line = indent + kv;
