@@ -34,12 +34,21 @@ using namespace ptdsim;
 
 namespace {
 
+// The shipped models' files, found as `ptdsim` finds them ($PTDSIM_DATA, the install's share/ptdsim,
+// the source tree: docs/inputs.md "Models and hardware by name"), so an installed calibrator needs no
+// source tree.
+std::vector<std::string> shipped_models() {
+  std::vector<std::string> files;
+  for (const auto& name : io::shipped_names("model")) files.push_back(io::shipped_file("models/" + name + ".yaml"));
+  return files;
+}
+
 struct Args {
   ct::SizeSweep sweep;
   ct::Timing timing;
   std::vector<std::string> ops{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv"};
   std::vector<std::string> shapes;  // "2x8"; empty: default_shapes
-  std::vector<std::string> models{PTDSIM_MODELS_DIR};
+  std::vector<std::string> models = shipped_models();
   std::vector<int> hidden;  // when given: the classic shapes of these widths instead of the models
   std::vector<int> tp{1, 2, 4, 8};
   std::vector<long long> tokens{1024, 2048, 4096, 8192, 16384};
@@ -290,8 +299,7 @@ int main(int argc, char** argv) {
   app.add_option("--ops", a.ops, "collectives to measure")->capture_default_str();
   app.add_option("--shapes", a.shapes,
                  "groups as NODESxGPUS_PER_NODE (default: 1x2 1x4 .. 1xall, then 2xall 2x1 ..; 1x1 on one GPU)");
-  app.add_option("--models", a.models, "model files or directories whose layers give the GEMM shapes")
-      ->capture_default_str();
+  app.add_option("--models", a.models, "model files or directories whose layers give the GEMM shapes (default: the shipped models)");
   app.add_option("--hidden", a.hidden, "instead of --models: hidden sizes of plain layers (qkv 3h/t, fc1 4h/t)");
   app.add_option("--tp", a.tp, "tensor-parallel degrees for the GEMM shapes")->capture_default_str();
   app.add_option("--tokens", a.tokens, "tokens per micro-batch (micro_batch x seq_len) for the GEMM shapes")
