@@ -20,6 +20,7 @@
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/check.hpp"
+#include "ptdsim/core/framework.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
@@ -320,6 +321,11 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
           place(c, ctx.base, s);
           if (const std::string why = core::first_problem(s, w.split(s)); !why.empty()) {
             ++res.rejected[why];  // the first problem in check()'s order
+            return;
+          }
+          // a layout the named framework cannot be told to run (Megatron's interleaved split) is not offered
+          if (!core::framework_expresses(s, w.split(s))) {
+            ++res.rejected["framework"];
             return;
           }
           // the analytic engine's memory (the same as evaluate()'s) and the plan's bounds: all tier 2 needs

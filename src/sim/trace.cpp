@@ -82,21 +82,45 @@ std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory
       label += " c" + std::to_string(sp.chunk);
       args += fmt::format(",\"chunk\":{}", sp.chunk);
     }
-    if (sp.layer_count > 0) {
-      const int last = sp.layer_first + sp.layer_count - 1;
-      const std::string layers = sp.layer_count == 1
-                                     ? std::to_string(sp.layer_first)
-                                     : std::to_string(sp.layer_first) + "-" + std::to_string(last);
-      label += " L" + layers;
-      args += fmt::format(",\"layers\":\"{}\"", layers);
-    }
+    // " L12-17" and its member: the layers a slice covers
+    auto layer_range = [](int first, int count, std::string& lab, std::string& members) {
+      if (count <= 0) return;
+      const std::string layers =
+          count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
+      lab += " L" + layers;
+      members += fmt::format(",\"layers\":\"{}\"", layers);
+    };
     auto complete = [&](const std::string& nm, std::string_view cat, int tid, double ts, double dur,
                         const std::string& members) {
       return fmt::format("{{\"ph\":\"X\",\"name\":\"{}\",\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
                          "\"args\":{{{}}}}}",
                          nm, cat, sp.rank, tid, ts * 1e6, dur * 1e6, members.empty() ? members : members.substr(1));
     };
+    const double start = e.start(t);
     const double end = e.finish(t) - sp.folded_tp_s;
+    if (sp.folded_tp_s > 0 && sp.layer_count > 1) {
+      // A pass of many layers with its serial TP collectives folded in runs, layer by layer, a
+      // layer's compute then its TP: drawn so, each layer an equal share of the pass's compute and of
+      // its TP (the layers of a stage are alike; the ends' embedding and logits are spread over
+      // them). Drawing only: the task is one task to the simulation, start to finish.
+      const int n = sp.layer_count;
+      const double compute_s = (end - start) / n, tp_s = sp.folded_tp_s / n;
+      for (int j = 0; j < n; ++j) {
+        std::string lab = label, members = args;
+        layer_range(sp.layer_first + j, 1, lab, members);
+        members += fmt::format(",\"share\":\"layer {} of {}\"", j + 1, n);
+        const double at = start + j * (compute_s + tp_s);
+        timed.emplace_back(at + compute_s,
+                           complete(std::string(name(TaskKind::tp)) + " " + lab, name(TaskKind::tp),
+                                    static_cast<int>(StreamKind::tp), at + compute_s, tp_s,
+                                    members + fmt::format(",\"bytes\":{}", sp.folded_tp_bytes / n)));
+        if (sp.flops > 0) members += fmt::format(",\"flops\":{}", sp.flops / n);
+        if (sp.bytes > 0) members += fmt::format(",\"bytes\":{}", sp.bytes / n);
+        timed.emplace_back(at, complete(lab, name(sp.kind), static_cast<int>(sp.stream), at, compute_s, members));
+      }
+      continue;
+    }
+    layer_range(sp.layer_first, sp.layer_count, label, args);
     if (sp.folded_tp_s > 0) {
       // the serial TP collectives folded into this task, drawn on the TP track after it
       timed.emplace_back(end, complete(std::string(name(TaskKind::tp)) + " " + label, name(TaskKind::tp),
@@ -105,8 +129,7 @@ std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory
     }
     if (sp.flops > 0) args += fmt::format(",\"flops\":{}", sp.flops);
     if (sp.bytes > 0) args += fmt::format(",\"bytes\":{}", sp.bytes);
-    timed.emplace_back(e.start(t), complete(label, name(sp.kind), static_cast<int>(sp.stream), e.start(t),
-                                            end - e.start(t), args));
+    timed.emplace_back(start, complete(label, name(sp.kind), static_cast<int>(sp.stream), start, end - start, args));
   }
   // Flow arrows for what a transfer hands on: a pipeline send to the pass that waits for it on the
   // next stage, a collective to the task on another stream that waits for it. Each starts inside

@@ -91,6 +91,35 @@ TEST_CASE("planner: rejections are counted by core::check's first reason", "[pla
   }
 }
 
+TEST_CASE("planner: layouts the named framework cannot express are not offered", "[planner][sweep]") {
+  auto s = test::tiny(4);  // 4 layers, global batch 16
+  const Space space(s, degrees_only());
+  SweepOptions o;
+  o.threads = 2;
+  const auto plain = sweep(s, space, o);
+  // 34 candidates (space_test); pp4 with vpp 2 or 3 -> divisibility (2); dp 4 divides 16, and every
+  // interleaved m (16 or 8) is a multiple of pp 2: nothing else is rejected.
+  CHECK(plain.rejected.at("divisibility") == 2);
+  CHECK(plain.rejected.count("framework") == 0);
+  // pp2 vpp3 splits 4 layers as 1, 1, 1, 1, 1, 1 with the embedding and the loss in the ends' slots:
+  // Megatron-Core r0.8's --num-layers-per-virtual-pipeline-stage cannot say so. The pp2 layouts are
+  // [pp2 dp2], [tp2 pp2] with sp off and on, [pp2 cp2]: 4 of them with vpp 3. pp2 vpp2 (1 layer per
+  // virtual stage) stays, its p2p overlapped (training.overlap.pp, the fixture's default).
+  // Megatron has no gpipe and no zb-h1 schedule: each of the 4 pp2 layouts and the one pp4 layout
+  // (tp1 cp1 dp1) loses those 2, which all fit otherwise: 5 * 2 = 10 more.
+  s.training.framework = "megatron-core-0.8";
+  const auto megatron = sweep(s, space, o);
+  CHECK(megatron.rejected.at("framework") == 4 + 10);
+  CHECK(megatron.feasible == plain.feasible - 14);
+  for (const auto& x : megatron.results) {
+    CHECK_FALSE((x.candidate.pp == 2 && x.candidate.vpp == 3));
+    CHECK((x.candidate.schedule == core::Schedule::one_f_one_b || x.candidate.schedule == core::Schedule::interleaved));
+  }
+  // without the p2p overlap, pp 2 interleaves not at all: the 4 vpp 2 layouts go too
+  s.training.overlap.pp = false;
+  CHECK(sweep(s, Space(s, degrees_only()), o).rejected.at("framework") == 8 + 10);  // the space reads the switch
+}
+
 TEST_CASE("planner: the ranking does not depend on the thread count", "[planner][sweep]") {
   const auto s = test::tiny(8);
   SearchSpace b;

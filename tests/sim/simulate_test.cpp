@@ -54,9 +54,9 @@ TEST_CASE("sim: simulate() of GPT-3 175B on 1024 A100s", "[sim][simulate]") {
   CHECK(complete >= 4u * 192 * 16);
   std::size_t tp_events = 0;
   for (const auto& ev : doc["traceEvents"]) tp_events += ev["ph"] == "X" && ev["cat"] == "TP";
-  // one per pass, plus one per extra DP bucket segment of the last backward (<= 96/16 buckets)
-  CHECK(tp_events >= 2u * 192 * 16);
-  CHECK(tp_events <= 2u * 192 * 16 + 16 * 6);
+  // the serial TP folded into every F and B (192 micro-batches, 16 stages), drawn per layer: 96 / 16
+  // = 6 layers a pass, so 2 * 192 * 16 * 6 = 36,864 (one per pass before the per-layer drawing)
+  CHECK(tp_events == 2u * 192 * 16 * 6);
 
   SECTION("deterministic") {
     std::string again;
@@ -213,6 +213,32 @@ TEST_CASE("sim: the Chrome trace is what Perfetto's JSON importer expects", "[si
     }
     CHECK(sorted);
     CHECK(named);
+    // A stage's serial TP drawn per layer: 96 layers over 16 virtual stages is 6 a chunk (pp 16, or
+    // pp 8 x vpp 2), and tp 8 without TP overlap folds the TP into the pass. Stage 0's forward of
+    // micro-batch 0 (chunk 0) is 12 slices, a layer's compute then its TP, for layers 0..5, each
+    // starting where the one before ends, the TP slices alike (the send to stage 1 is not counted).
+    std::vector<const nlohmann::json*> pass;
+    for (const auto& ev : events)
+      if (ev["ph"] == "X" && ev["pid"] == 0 && (ev["cat"] == "TP" || ev["cat"] == sim::name(sim::TaskKind::forward)) &&
+          ev["args"].value("pass", "") == "forward" &&
+          ev["args"].value("microbatch", -1) == 0 && ev["args"].value("chunk", 0) == 0)
+        pass.push_back(&ev);
+    std::sort(pass.begin(), pass.end(), [](const nlohmann::json* x, const nlohmann::json* y) { return (*x)["ts"].get<double>() < (*y)["ts"].get<double>(); });
+    REQUIRE(pass.size() == 12);
+    for (std::size_t j = 0; j < pass.size(); ++j) {
+      const auto& ev = *pass[j];
+      const int layer = static_cast<int>(j / 2);
+      INFO("slice " << j << ": " << ev["name"].get<std::string>());
+      CHECK(ev["cat"] == (j % 2 ? "TP" : std::string(sim::name(sim::TaskKind::forward))));
+      CHECK(ev["args"]["layers"] == std::to_string(layer));
+      CHECK(ev["args"]["share"] == "layer " + std::to_string(layer + 1) + " of 6");
+      if (j % 2) CHECK(ev["name"] == "TP F mb0" + std::string(s.parallel.vpp > 1 ? " c0" : "") + " L" + std::to_string(layer));
+      if (j % 2 && j > 1) CHECK(ev["dur"].get<double>() == Approx((*pass[1])["dur"].get<double>()).epsilon(1e-12));
+      if (j > 0) {
+        const auto& prev = *pass[j - 1];
+        CHECK(ev["ts"].get<double>() == Approx(prev["ts"].get<double>() + prev["dur"].get<double>()).margin(1e-3));
+      }
+    }
     // inside a slice of its track (microseconds written as doubles: a nanosecond's slack)
     auto inside = [&](const nlohmann::json& ev) {
       const auto& v = slices[{ev["pid"].get<int>(), ev["tid"].get<int>()}];

@@ -28,4 +28,14 @@ const std::vector<Framework>& frameworks();
 const Framework* find_framework(std::string_view name);
 std::vector<std::string> framework_names();
 
+struct Scenario;
+struct PipelineSplit;
+// Why the framework named by s.training.framework cannot run s's layout as the scenario lays it
+// out ("" when it can, or when no framework is named or the framework has no such limit); `split`
+// is pipeline_split(s). The sweep offers no layout with a problem here (rejection `framework`);
+// `evaluate` still runs one, since the scenario asked for it. docs/planner.md "Rejections".
+std::string framework_layout_problem(const Scenario& s, const PipelineSplit& split);
+// framework_layout_problem(s, split).empty(), building no message: what the sweep asks per candidate.
+bool framework_expresses(const Scenario& s, const PipelineSplit& split);
+
 }  // namespace ptdsim::core
