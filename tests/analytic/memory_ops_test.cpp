@@ -189,7 +189,8 @@ TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 
   s.hardware = testing::h100_with_tables();
   s.training.precision = core::Precision::fp8;
   s.training.fp8_recipe = core::Fp8Recipe::current;
-  const auto* c = layer_ops(s, false).find(Operator::fp8_cast);
+  const auto ops = layer_ops(s, false);  // kept: find() points into it
+  const auto* c = ops.find(Operator::fp8_cast);
   REQUIRE(c != nullptr);
   // every GEMM input at 6 bytes (the norm no longer writes FP8 itself): QKV and fc1 2048 x 12288,
   // proj 2048 x 1536, fc2 2048 x 6144, at 2 TB/s; every output gradient at 6 bytes, at 1 TB/s
