@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -56,27 +57,9 @@ std::string encode_record(const StudyRecord& r) {
   if (!r.failed.empty()) j["failed"] = r.failed;
   json layouts = json::array();
   for (const auto& l : r.layouts) {
-    layouts.push_back(json{{"tp", l.tp},
-                           {"pp", l.pp},
-                           {"dp", l.dp},
-                           {"cp", l.cp},
-                           {"ep", l.ep},
-                           {"vpp", l.vpp},
-                           {"mb", l.micro_batch},
-                           {"zero", l.zero},
-                           {"recompute", l.recompute},
-                           {"sp", l.sequence_parallel},
-                           {"schedule", l.schedule},
-                           {"step_s", l.step_s},
-                           {"mfu", l.mfu},
-                           {"tokens_per_s", l.tokens_per_s},
-                           {"days", l.days},
-                           {"gpu_hours", l.gpu_hours},
-                           {"energy_mwh", l.energy_mwh},
-                           {"cost", l.cost},
-                           {"peak_gib", l.peak_gib},
-                           {"capacity_gib", l.capacity_gib},
-                           {"bounded_by", l.bounded_by}});
+    json x;
+    visit_layout(l, [&](const char* key, const auto& value) { x[key] = value; });
+    layouts.push_back(std::move(x));
   }
   j["layouts"] = std::move(layouts);
   return j.dump();
@@ -90,27 +73,7 @@ std::optional<StudyRecord> decode_record(const std::string& line) {
     if (j.contains("failed")) r.failed = j.at("failed").get<std::string>();
     for (const auto& x : j.at("layouts")) {
       StudyLayout l;
-      l.tp = x.at("tp").get<int>();
-      l.pp = x.at("pp").get<int>();
-      l.dp = x.at("dp").get<int>();
-      l.cp = x.at("cp").get<int>();
-      l.ep = x.at("ep").get<int>();
-      l.vpp = x.at("vpp").get<int>();
-      l.micro_batch = x.at("mb").get<int>();
-      l.zero = x.at("zero").get<int>();
-      l.recompute = x.at("recompute").get<std::string>();
-      l.sequence_parallel = x.at("sp").get<bool>();
-      l.schedule = x.at("schedule").get<std::string>();
-      l.step_s = x.at("step_s").get<double>();
-      l.mfu = x.at("mfu").get<double>();
-      l.tokens_per_s = x.at("tokens_per_s").get<double>();
-      l.days = x.at("days").get<double>();
-      l.gpu_hours = x.at("gpu_hours").get<double>();
-      l.energy_mwh = x.at("energy_mwh").get<double>();
-      l.cost = x.at("cost").get<double>();
-      l.peak_gib = x.at("peak_gib").get<double>();
-      l.capacity_gib = x.at("capacity_gib").get<double>();
-      l.bounded_by = x.at("bounded_by").get<std::string>();
+      visit_layout(l, [&](const char* key, auto& value) { value = x.at(key).get<std::decay_t<decltype(value)>>(); });
       r.layouts.push_back(std::move(l));
     }
     return r;

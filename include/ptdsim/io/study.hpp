@@ -76,6 +76,18 @@ struct StudyLayout {
   std::string bounded_by;  // core::describe of the report's bounded_by
 };
 
+// Every field of a layout as (name, member), in the order the outputs print them: the one list the
+// journal's encoder and decoder and the JSON output read. `L` is StudyLayout or const StudyLayout.
+template <class L, class F>
+void visit_layout(L& l, F&& f) {
+  f("tp", l.tp), f("pp", l.pp), f("dp", l.dp), f("cp", l.cp), f("ep", l.ep), f("vpp", l.vpp);
+  f("micro_batch", l.micro_batch), f("zero", l.zero), f("recompute", l.recompute);
+  f("sequence_parallel", l.sequence_parallel), f("schedule", l.schedule);
+  f("step_s", l.step_s), f("mfu", l.mfu), f("tokens_per_s", l.tokens_per_s), f("days", l.days);
+  f("gpu_hours", l.gpu_hours), f("energy_mwh", l.energy_mwh), f("cost", l.cost);
+  f("peak_gib", l.peak_gib), f("capacity_gib", l.capacity_gib), f("bounded_by", l.bounded_by);
+}
+
 // A finished point: its best layouts, best first, or why it has none.
 struct StudyRecord {
   std::uint64_t point = 0;

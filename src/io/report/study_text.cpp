@@ -100,28 +100,11 @@ std::string study_json(const StudySpec& spec, const std::vector<StudyRecord>& re
     p["values"] = std::move(values);
     if (!r.failed.empty()) p["failed"] = r.failed;
     auto layouts = nlohmann::ordered_json::array();
-    for (const auto& l : r.layouts)
-      layouts.push_back(nlohmann::ordered_json{{"tp", l.tp},
-                                               {"pp", l.pp},
-                                               {"dp", l.dp},
-                                               {"cp", l.cp},
-                                               {"ep", l.ep},
-                                               {"vpp", l.vpp},
-                                               {"micro_batch", l.micro_batch},
-                                               {"zero", l.zero},
-                                               {"recompute", l.recompute},
-                                               {"sequence_parallel", l.sequence_parallel},
-                                               {"schedule", l.schedule},
-                                               {"step_s", l.step_s},
-                                               {"mfu", l.mfu},
-                                               {"tokens_per_s", l.tokens_per_s},
-                                               {"days", l.days},
-                                               {"gpu_hours", l.gpu_hours},
-                                               {"energy_mwh", l.energy_mwh},
-                                               {"cost", l.cost},
-                                               {"peak_gib", l.peak_gib},
-                                               {"capacity_gib", l.capacity_gib},
-                                               {"bounded_by", l.bounded_by}});
+    for (const auto& l : r.layouts) {
+      nlohmann::ordered_json x;
+      visit_layout(l, [&](const char* key, const auto& value) { x[key] = value; });
+      layouts.push_back(std::move(x));
+    }
     p["layouts"] = std::move(layouts);
     points.push_back(std::move(p));
   }
