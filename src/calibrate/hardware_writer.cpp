@@ -1,4 +1,4 @@
-#include "ptdsim/io/hardware_writer.hpp"
+#include "ptdsim/calibrate/hardware_writer.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -14,11 +14,11 @@
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::calibrate {
 namespace {
 
 // Numbers as the shipped files write them: enough digits for the fit, no float noise.
-// (snprintf, not fmt: the io target links only yaml-cpp besides core)
+// (snprintf, as the shipped files were written)
 std::string printed(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
@@ -335,7 +335,7 @@ void write_calibrated_hardware(const std::string& out_path, const std::optional<
     text = merge_calibration(ss.str(), *base_path, c);
     // what is written must load as a hardware file; a problem is the calibration's (the base loads),
     // and the output is not written: the message must not send the user to it
-    load_hardware_from_string(text, "the calibrated hardware (from " + *base_path + "; " + out_path + " not written)");
+    io::load_hardware_from_string(text, "the calibrated hardware (from " + *base_path + "; " + out_path + " not written)");
   } else if (gpu_sections(c).empty()) {
     text = "# A \"collectives only\" fragment written by ptdsim calibration: it is not a loadable hardware\n"
            "# file (no gpu/node/network). Merge it into one with --base HARDWARE.yaml.\n" +
@@ -345,7 +345,7 @@ void write_calibrated_hardware(const std::string& out_path, const std::optional<
            "# holds only what was measured; no node/network). Merge it into one with --base HARDWARE.yaml.\n" +
            comment_block(c) + calibration_yaml(c);
   }
-  write_output(out_path, text);
+  io::write_output(out_path, text);
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::calibrate

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/printable.hpp"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "schema.hpp"
 #include "ptdsim/core/version.hpp"

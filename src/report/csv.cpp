@@ -1,10 +1,10 @@
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "report_fields.hpp"
 #include "format.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 std::string cell(const report::Value& v) {
@@ -12,7 +12,7 @@ std::string cell(const report::Value& v) {
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          return report::csv_quote(x);
+          return csv_quote(x);
         } else if constexpr (std::is_same_v<T, bool>) {
           return x ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {
@@ -34,7 +34,7 @@ std::string cell(const report::Value& v) {
 
 std::string report_csv_header() {
   std::string line;
-  report::visit_scalars(core::Report{}, [&](const std::string& path, const report::Value&) {
+  visit_scalars(core::Report{}, [&](const std::string& path, const report::Value&) {
     line += (line.empty() ? "" : ",") + path;
   });
   return line + "\n";
@@ -43,7 +43,7 @@ std::string report_csv_header() {
 std::string report_csv_row(const core::Report& r) {
   std::string line;
   bool first = true;
-  report::visit_scalars(r, [&](const std::string&, const report::Value& v) {
+  visit_scalars(r, [&](const std::string&, const report::Value& v) {
     if (!first) line += ",";
     first = false;
     line += cell(v);
@@ -51,4 +51,4 @@ std::string report_csv_row(const core::Report& r) {
   return line + "\n";
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -1,9 +1,9 @@
 #include <cmath>
 
-#include "fields.hpp"
-#include "ptdsim/io/report.hpp"
+#include "report_fields.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 
 // Every number of a report is a time, a size, a count, a rate or a ratio: finite and not negative,
 // but for the memory left free, which a layout that does not fit has below zero. Visits the same
@@ -16,12 +16,12 @@ std::string report_problem(const core::Report& r) {
     if (const double* x = std::get_if<double>(&v); x && !(std::isfinite(*x) && (*x >= 0 || signed_quantity)))
       bad = path + " = " + std::to_string(*x);
   };
-  report::visit_scalars(r, check);
+  visit_scalars(r, check);
   for (const auto& st : r.stages)
-    report::visit_stage(st, [&](const std::string& key, const report::Value& v) {
+    visit_stage(st, [&](const std::string& key, const report::Value& v) {
       check("memory.by_stage[" + std::to_string(st.stage) + "]." + key, v);
     });
   return bad;
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

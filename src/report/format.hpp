@@ -9,7 +9,7 @@
 #include "ptdsim/core/scenario.hpp"
 
 // Numbers as people read them, shared by the table and the HTML report.
-namespace ptdsim::io::report {
+namespace ptdsim::report {
 
 // "0", "12.5 us", "3.4 ms", "1.234 s"
 inline std::string seconds(double s) {
@@ -59,4 +59,4 @@ inline std::string csv_quote(const std::string& cell) {
 // (table.cpp; the HTML evaluate page shows the same line).
 std::string to_train_line(const core::Report& r);
 
-}  // namespace ptdsim::io::report
+}  // namespace ptdsim::report

@@ -8,14 +8,13 @@
 #include <cmath>
 #include <map>
 
-#include "fields.hpp"
+#include "report_fields.hpp"
 #include "format.hpp"
 #include "html_page.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
-#include "ptdsim/sim/engine.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 using core::kGiB;
@@ -58,7 +57,7 @@ std::string operators_table(const core::Report& r) {
   Table tab("operators", {"operator", "forward", "backward", "source"}, {false, true, true, false});
   for (const auto& o : r.compute.layer)
     tab.row({std::string(core::name(o.op)), report::seconds(o.forward_s),
-             report::seconds(o.backward_input_s + o.backward_weight_s), std::string(core::name(o.source))});
+             seconds(o.backward_input_s + o.backward_weight_s), std::string(core::name(o.source))});
   return tab.str();
 }
 
@@ -121,20 +120,12 @@ std::string comm_table(const core::Report& r) {
     const auto& c = r.comm[k];
     if (c.bytes <= 0 && c.time_s <= 0) continue;
     tab.row({core::kCommKindNames[k], report::bytes(c.bytes), report::seconds(c.time_s),
-             report::seconds(c.exposed_s), fmt::format("{:.2f}", c.overlap_ratio), c.crosses_nodes ? "yes" : "no"});
+             seconds(c.exposed_s), fmt::format("{:.2f}", c.overlap_ratio), c.crosses_nodes ? "yes" : "no"});
   }
   return tab.str();
 }
 
 // ---- charts ------------------------------------------------------------------------------------
-
-// The simulator's task kinds, in its order: the order their colours are given in (those present).
-std::vector<std::string> task_kinds() {
-  std::vector<std::string> out;
-  for (int k = 0; k <= static_cast<int>(sim::TaskKind::zero3_reduce); ++k)
-    out.emplace_back(sim::name(static_cast<sim::TaskKind>(k)));
-  return out;
-}
 
 std::string kind_class(std::string_view kind) {
   std::string c = "k-";
@@ -209,11 +200,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
   }
   chart.close_group();
 
-  std::vector<std::string> present;
-  for (const auto& k : task_kinds())
-    if (std::any_of(t.spans.begin(), t.spans.end(), [&](const core::TimelineSpan& s) { return s.kind == k; }))
-      present.push_back(k);
-  svg::Colours colours(present);
+  svg::Colours colours(t.kinds);
   chart.open_group("spans");
   for (const auto& s : t.spans) {
     const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
@@ -224,7 +211,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
     if (!place(s, x0, w)) continue;
     w = std::max(0.4, w);
     const std::string when = fmt::format("{} to {} ({})", report::seconds(s.start_s),
-                                         report::seconds(s.start_s + s.dur_s), report::seconds(s.dur_s));
+                                         seconds(s.start_s + s.dur_s), report::seconds(s.dur_s));
     if (s.kind == "bubble") {
       chart.rect(x0, y + 1, w, row_h - 2, "span bubble", "url(#" + hatch + ")",
                  fmt::format("stage {} idle: {}", s.stage, when));
@@ -254,7 +241,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
   chart.close_group();
 
   std::vector<std::pair<std::string, std::string>> legend;
-  for (const auto& k : present) legend.emplace_back(k, std::string(colours.of(k)));
+  for (const auto& k : t.kinds) legend.emplace_back(k, std::string(colours.of(k)));
   auto any = [&](auto pred) { return std::any_of(t.spans.begin(), t.spans.end(), pred); };
   if (any([](const core::TimelineSpan& s) { return s.kind == "summary"; }))
     legend.emplace_back("several tasks (summary)", "#c8c8c8");
@@ -384,7 +371,7 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
                             "graph): one row per stage and stream; colour by task kind; black edges mark the "
                             "critical path; hatched gaps are pipeline bubbles (idle before the last pipeline "
                             "pass ends at {}; gaps under {} not drawn). Hover a bar for its task.",
-                            report::seconds(t.pipeline_end_s), report::seconds(t.min_bubble_s)));
+                            seconds(t.pipeline_end_s), report::seconds(t.min_bubble_s)));
     if (!t.sampling.empty()) page.note("Sampled: " + t.sampling + ".");
     // The pipeline's fill, enlarged: until the first backward pass of stage 0 ends (1F1B's
     // warm-up and the first micro-batch's round trip), when there is a pipeline and that is
@@ -398,7 +385,7 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
     if (t.stages > 1 && fill > 0 && fill < 0.5 * t.step_s)
       page.figure(timeline_chart(t, "timeline-fill", "The pipeline filling: the step's first moments", 0, 1.05 * fill),
                   fmt::format("The same bars from 0 to {}: until the first backward pass of stage 0 ends.",
-                              report::seconds(1.05 * fill)));
+                              seconds(1.05 * fill)));
   }
 
   page.section("memory-per-stage", "Memory per stage");
@@ -434,4 +421,4 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   return page.str();
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

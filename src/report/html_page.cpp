@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace ptdsim::io::html {
+namespace ptdsim::report::html {
 namespace {
 
 // One stylesheet for every page: system fonts (nothing to fetch), charts as wide as the page,
@@ -156,4 +156,4 @@ std::string count(double n) {
   return fmt::format("{:.0f}", n);
 }
 
-}  // namespace ptdsim::io::html
+}  // namespace ptdsim::report::html

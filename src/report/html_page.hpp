@@ -3,12 +3,12 @@
 #include <string_view>
 #include <vector>
 
-#include "ptdsim/io/html.hpp"
+#include "ptdsim/report/html.hpp"
 #include "svg.hpp"
 
 // The frame every HTML page shares: document head with the inline stylesheet (screen and print),
 // headings, paragraphs, tables and figures. Text given here is escaped here (svg::escape).
-namespace ptdsim::io::html {
+namespace ptdsim::report::html {
 
 class Page {
  public:
@@ -57,4 +57,4 @@ std::string signed_percent(double fraction, int digits = 1);
 // "1.50 B", "175 B", "70.0 M": a parameter count.
 std::string count(double n);
 
-}  // namespace ptdsim::io::html
+}  // namespace ptdsim::report::html

@@ -8,9 +8,9 @@
 #include <map>
 
 #include "html_page.hpp"
-#include "ptdsim/io/study_report.hpp"
+#include "ptdsim/report/study.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 using html::Page;
@@ -18,16 +18,16 @@ using html::Table;
 
 struct Ok {
   std::uint64_t point;
-  StudySpec::Point at;
-  const StudyLayout* best;
+  io::StudySpec::Point at;
+  const io::StudyLayout* best;
   double objective;
 };
 
-std::string value_of(const StudySpec& spec, const StudySpec::Point& p, std::size_t knob) {
+std::string value_of(const io::StudySpec& spec, const io::StudySpec::Point& p, std::size_t knob) {
   return spec.vary[knob].values[p.value[knob]].value;
 }
 
-std::string point_text(const StudySpec& spec, const StudySpec::Point& p) {
+std::string point_text(const io::StudySpec& spec, const io::StudySpec::Point& p) {
   std::string out;
   if (spec.bases.size() > 1) out = "base " + spec.base_names[p.base];
   for (std::size_t k = 0; k < spec.vary.size(); ++k)
@@ -37,7 +37,7 @@ std::string point_text(const StudySpec& spec, const StudySpec::Point& p) {
 
 // Sensitivity as main effects: for each knob, the objective's mean over the points at each of its
 // values (the other knobs averaged out); the bar spans the lowest mean to the highest.
-svg::Svg tornado(const StudySpec& spec, const std::vector<Ok>& ok) {
+svg::Svg tornado(const io::StudySpec& spec, const std::vector<Ok>& ok) {
   struct Bar {
     std::string key, lo_value, hi_value;
     double lo = 0, hi = 0;
@@ -91,15 +91,15 @@ svg::Svg tornado(const StudySpec& spec, const std::vector<Ok>& ok) {
 
 // Time against what it costs: days and cost with a budget and a price, else GPU-hours, else the
 // step time and the GPU-seconds of one step. The front: no other point is both faster and cheaper.
-svg::Svg pareto(const StudySpec& spec, const std::vector<Ok>& ok, std::string& axes) {
+svg::Svg pareto(const io::StudySpec& spec, const std::vector<Ok>& ok, std::string& axes) {
   bool days = !ok.empty(), cost = !ok.empty(), hours = !ok.empty();
   for (const auto& o : ok) {
     days = days && o.best->days > 0;
     cost = cost && o.best->cost > 0;
     hours = hours && o.best->gpu_hours > 0;
   }
-  auto xv = [&](const StudyLayout& l) { return days ? l.days : l.step_s; };
-  auto yv = [&](const StudyLayout& l) {
+  auto xv = [&](const io::StudyLayout& l) { return days ? l.days : l.step_s; };
+  auto yv = [&](const io::StudyLayout& l) {
     const double gpus = static_cast<double>(l.tp) * l.pp * l.dp * l.cp;
     return days && cost ? l.cost : days && hours ? l.gpu_hours : l.step_s * gpus;
   };
@@ -148,7 +148,7 @@ svg::Svg pareto(const StudySpec& spec, const std::vector<Ok>& ok, std::string& a
 
 // The best objective over the other knobs at each pair of values of two knobs: a's values across,
 // b's down.
-svg::Svg heat(const StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, std::size_t b) {
+svg::Svg heat(const io::StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, std::size_t b) {
   const auto& ka = spec.vary[a];
   const auto& kb = spec.vary[b];
   const std::size_t na = ka.values.size(), nb = kb.values.size();
@@ -195,7 +195,7 @@ svg::Svg heat(const StudySpec& spec, const std::vector<Ok>& ok, std::size_t a, s
 
 }  // namespace
 
-std::string study_html(const StudySpec& spec, const std::vector<StudyRecord>& records, const PageInfo& info) {
+std::string study_html(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records, const PageInfo& info) {
   Page page("study", spec.file, info);
   std::vector<Ok> ok;
   for (const auto& r : records)
@@ -280,4 +280,4 @@ std::string study_html(const StudySpec& spec, const std::vector<StudyRecord>& re
   return page.str();
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

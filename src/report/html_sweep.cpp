@@ -13,7 +13,7 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 
 // ---- the collector -----------------------------------------------------------------------------
 
@@ -386,4 +386,4 @@ std::string sweep_html(const core::Scenario& base, const planner::SweepResult& r
   return page.str();
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -9,7 +9,7 @@
 #include "html_page.hpp"
 #include "ptdsim/analytic/params.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 using html::Page;
@@ -24,7 +24,7 @@ std::string size_bucket(double params) {
 
 // Each record's parameter count (analytic::total_params of its model), by record name; records
 // without a scenario have none.
-std::map<std::string, double> params_by_name(const std::vector<Record>& records) {
+std::map<std::string, double> params_by_name(const std::vector<io::Record>& records) {
   std::map<std::string, double> out;
   for (const auto& r : records)
     if (r.scenario) out.emplace(r.name, analytic::total_params(r.scenario->model));
@@ -148,7 +148,7 @@ svg::Svg error_bars(std::string_view id, std::string_view title,
 
 }  // namespace
 
-std::string validate_html(const validation::Summary& s, const std::vector<Record>& records, const PageInfo& info) {
+std::string validate_html(const validation::Summary& s, const std::vector<io::Record>& records, const PageInfo& info) {
   Page page("validate", "predictions against published runs", info);
   page.raw(
       "<nav><a href=\"#answer\">answer</a><a href=\"#predicted\">predicted vs measured</a>"
@@ -233,4 +233,4 @@ std::string validate_html(const validation::Summary& s, const std::vector<Record
   return page.str();
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -1,10 +1,10 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-#include "fields.hpp"
-#include "ptdsim/io/report.hpp"
+#include "report_fields.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 
 namespace {
 
@@ -27,7 +27,7 @@ void operators(JsonVisitor& v, std::string_view path, const std::vector<core::Op
   v.begin_rows(path);
   for (const auto& o : ops) {
     v.begin_row();
-    report::visit_operator(o, [&](std::string_view k, const report::Value& x) { emit(v, k, x); });
+    visit_operator(o, [&](std::string_view k, const report::Value& x) { emit(v, k, x); });
   }
   v.end_rows();
 }
@@ -67,7 +67,7 @@ class TreeWriter final : public JsonVisitor {
 }  // namespace
 
 void report_json_walk(const core::Report& r, JsonVisitor& v) {
-  report::visit_scalars(r, [&](std::string_view path, const report::Value& x) { emit(v, path, x); });
+  visit_scalars(r, [&](std::string_view path, const report::Value& x) { emit(v, path, x); });
   // the keys training.framework filled because the scenario left them unset (a list: JSON only)
   v.strings("training.resolved_from_framework", r.scenario.training.from_framework);
   // where the compute goes: one layer's operators (and an MoE layer's), the ends of the model
@@ -89,7 +89,7 @@ void report_json_walk(const core::Report& r, JsonVisitor& v) {
   v.begin_rows("memory.by_stage");
   for (const auto& m : r.stages) {
     v.begin_row();
-    report::visit_stage(m, [&](std::string_view k, const report::Value& x) { emit(v, k, x); });
+    visit_stage(m, [&](std::string_view k, const report::Value& x) { emit(v, k, x); });
   }
   v.end_rows();
 }
@@ -100,4 +100,4 @@ std::string report_json(const core::Report& r, int indent) {
   return w.root.dump(indent) + "\n";
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -15,7 +15,7 @@
 // writer uses the paths as column names. Per-stage memory is visited separately (an array).
 // Every row carries the inputs it was computed from (model, hardware, precision, batch, every
 // switch, the framework) and the tool's version, so a saved row stands on its own.
-namespace ptdsim::io::report {
+namespace ptdsim::report {
 
 // Absent: a value the inputs do not give (JSON leaves the key out, CSV leaves the cell empty).
 struct Absent {};
@@ -158,4 +158,4 @@ void visit_stage(const core::StageMemory& m, F&& f) {
   f("total_gib", Value{m.total() / core::kGiB});
 }
 
-}  // namespace ptdsim::io::report
+}  // namespace ptdsim::report

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ptdsim/io/study_report.hpp"
+#include "ptdsim/report/study.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 std::string csv_field(const std::string& s) {
@@ -16,13 +16,13 @@ std::string csv_field(const std::string& s) {
 }
 
 // The columns that say which point a row is: the base when there are several, then each knob.
-std::vector<std::string> point_columns(const StudySpec& spec) {
+std::vector<std::string> point_columns(const io::StudySpec& spec) {
   std::vector<std::string> out;
   if (spec.bases.size() > 1) out.push_back("base");
   for (const auto& k : spec.vary) out.push_back(k.key);
   return out;
 }
-std::vector<std::string> point_values(const StudySpec& spec, std::uint64_t point) {
+std::vector<std::string> point_values(const io::StudySpec& spec, std::uint64_t point) {
   const auto p = spec.point(point);
   std::vector<std::string> out;
   if (spec.bases.size() > 1) out.push_back(spec.base_names[p.base]);
@@ -32,7 +32,7 @@ std::vector<std::string> point_values(const StudySpec& spec, std::uint64_t point
 
 }  // namespace
 
-double study_objective(const std::string& objective, const StudyLayout& l) {
+double study_objective(const std::string& objective, const io::StudyLayout& l) {
   if (objective == "memory") return l.peak_gib;
   if (objective == "mfu") return -l.mfu;
   if (objective == "days") return l.days;
@@ -52,7 +52,7 @@ std::string study_objective_label(const std::string& objective) {
   return "step time (s)";
 }
 
-std::string study_csv(const StudySpec& spec, const std::vector<StudyRecord>& records) {
+std::string study_csv(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records) {
   std::string out = "point";
   for (const auto& c : point_columns(spec)) {
     out += ',';
@@ -82,7 +82,7 @@ std::string study_csv(const StudySpec& spec, const std::vector<StudyRecord>& rec
   return out;
 }
 
-std::string study_json(const StudySpec& spec, const std::vector<StudyRecord>& records) {
+std::string study_json(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records) {
   nlohmann::ordered_json j;
   j["study"] = spec.file;
   j["hash"] = spec.hash;
@@ -112,7 +112,7 @@ std::string study_json(const StudySpec& spec, const std::vector<StudyRecord>& re
   return j.dump(2) + "\n";
 }
 
-std::string study_table(const StudySpec& spec, const std::vector<StudyRecord>& records) {
+std::string study_table(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records) {
   const auto columns = point_columns(spec);
   std::vector<std::size_t> width;
   for (const auto& c : columns) width.push_back(c.size());
@@ -146,4 +146,4 @@ std::string study_table(const StudySpec& spec, const std::vector<StudyRecord>& r
   return out;
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

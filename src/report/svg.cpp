@@ -6,7 +6,7 @@
 #include <array>
 #include <cmath>
 
-namespace ptdsim::io::svg {
+namespace ptdsim::report::svg {
 
 // ---- scales and ticks -------------------------------------------------------------------------
 
@@ -367,4 +367,4 @@ void Svg::legend(double x, double y, const std::vector<std::pair<std::string, st
   close_group();
 }
 
-}  // namespace ptdsim::io::svg
+}  // namespace ptdsim::report::svg

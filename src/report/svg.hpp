@@ -8,7 +8,7 @@
 // The small SVG writer behind the HTML report (docs/report.md): scales, nice ticks, log axes,
 // colours by category, text escaping and an element builder. No third-party type; every chart of
 // html_*.cpp is drawn with it, so the pages need no script and no external file.
-namespace ptdsim::io::svg {
+namespace ptdsim::report::svg {
 
 // ---- scales and ticks -------------------------------------------------------------------------
 
@@ -128,4 +128,4 @@ class Svg {
   std::string out_;
 };
 
-}  // namespace ptdsim::io::svg
+}  // namespace ptdsim::report::svg

@@ -1,4 +1,4 @@
-// The sweep's table, JSON and CSV (include/ptdsim/io/sweep_report.hpp).
+// The sweep's table, JSON and CSV (include/ptdsim/report/sweep.hpp).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -10,10 +10,10 @@
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
-#include "ptdsim/io/report.hpp"
-#include "ptdsim/io/sweep_report.hpp"
+#include "ptdsim/report/evaluate.hpp"
+#include "ptdsim/report/sweep.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 using core::kGiB;
@@ -203,7 +203,7 @@ nlohmann::ordered_json scenario_json(const planner::SweepResult& r) {
   j["of"] = r.feasible;
   j["simulated"] = sr.simulated;
   j["slower_because"] = sr.slower_because;
-  j["result"] = nlohmann::ordered_json::parse(io::report_json(sr.report));
+  j["result"] = nlohmann::ordered_json::parse(report::report_json(sr.report));
   return j;
 }
 
@@ -220,7 +220,7 @@ std::string json_of(const planner::SweepResult& r, std::string_view objective) {
   j["results"] = nlohmann::ordered_json::array();
   int rank = 0;
   for (const auto& x : r.results) {
-    auto e = nlohmann::ordered_json::parse(io::report_json(x.report));
+    auto e = nlohmann::ordered_json::parse(report::report_json(x.report));
     e["rank"] = ++rank;
     e["slower_because"] = x.slower_because;
     j["results"].push_back(std::move(e));
@@ -252,4 +252,4 @@ std::string sweep_scenario_line(const planner::SweepResult& r, std::string_view 
   return scenario_line_of(r, objective);
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

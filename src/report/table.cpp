@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
-#include "fields.hpp"
+#include "report_fields.hpp"
 #include "format.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/core/version.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 using core::kGiB;
@@ -200,7 +200,7 @@ std::string mfu_line(const core::Report& r) {
 
 }  // namespace
 
-std::string report::to_train_line(const core::Report& r) {
+std::string to_train_line(const core::Report& r) {
   const auto& t = r.to_train;
   const auto& s = r.scenario;
   if (!t.known()) return "not known: give training.tokens (or --tokens 15T)";
@@ -273,4 +273,4 @@ std::string report_table(const core::Report& r) {
   return out;
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -1,4 +1,4 @@
-// validate's table, JSON, CSV and fit tables (include/ptdsim/io/validate_report.hpp).
+// validate's table, JSON, CSV and fit tables (include/ptdsim/report/validate.hpp).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -7,9 +7,9 @@
 #include "format.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/version.hpp"
-#include "ptdsim/io/validate_report.hpp"
+#include "ptdsim/report/validate.hpp"
 
-namespace ptdsim::io {
+namespace ptdsim::report {
 namespace {
 
 std::string pct(const validation::Quantity& q) {
@@ -195,4 +195,4 @@ std::string validate_fit_tables(const std::vector<validation::EfficiencyFit>& ef
   return fit_table_of(efficiencies) + overhead_table_of(overheads);
 }
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

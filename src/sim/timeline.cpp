@@ -182,6 +182,11 @@ core::Timeline timeline(const StepGraph& g, const TimelineOptions& o) {
   }
   for (int q = 0; q < kStreamKinds; ++q)
     if (used[q]) out.streams.emplace_back(name(kOrder[q]));
+  for (int k = 0; k <= static_cast<int>(TaskKind::zero3_reduce); ++k) {
+    const std::string_view kind = name(static_cast<TaskKind>(k));
+    if (std::any_of(out.spans.begin(), out.spans.end(), [&](const core::TimelineSpan& s) { return s.kind == kind; }))
+      out.kinds.emplace_back(kind);
+  }
   if (sample) {
     out.sampling = "the step has " + std::to_string(e.size()) + " tasks: every task of micro-batches 0-" +
                    std::to_string(k - 1) + " and " + std::to_string(m - k) + "-" + std::to_string(m - 1) +

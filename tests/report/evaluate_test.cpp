@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ptdsim/core/units.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
 using namespace ptdsim;
 
@@ -45,7 +45,7 @@ core::Report sample() {
 }  // namespace
 
 TEST_CASE("io: the evaluate JSON has interface.md's keys and values", "[io][report]") {
-  auto j = nlohmann::json::parse(io::report_json(sample()));
+  auto j = nlohmann::json::parse(report::report_json(sample()));
   CHECK(j["scenario"] == "toy");
   CHECK(j["parallel"]["num_microbatches"] == 8);  // 64 / (2*4)
   CHECK(j["parallel"]["schedule"] == "1f1b");
@@ -78,12 +78,12 @@ TEST_CASE("io: ZeRO-3's per-unit overlap ratios and verdict in the table and the
   r.zero3_backward_prefetch = true;
   const std::string verdict = "forward hidden, backward partly exposed (ratio above 1)";
   CHECK(core::zero3_verdict(r) == verdict);
-  auto j = nlohmann::json::parse(io::report_json(r));
+  auto j = nlohmann::json::parse(report::report_json(r));
   CHECK(j["communication"]["overlap_ratio"]["zero3"].get<double>() == 0.35);
   CHECK(j["communication"]["overlap_ratio"]["zero3_backward"].get<double>() == 1.25);
   CHECK(j["communication"]["overlap_ratio"]["cp"].get<double>() == 0.6);
   CHECK(j["communication"]["zero3_verdict"] == verdict);
-  CHECK(io::report_table(r).find("  ZeRO-3 per unit: all-gather / forward 0.35, collectives / backward 1.25: " +
+  CHECK(report::report_table(r).find("  ZeRO-3 per unit: all-gather / forward 0.35, collectives / backward 1.25: " +
                                  verdict + "\n") != std::string::npos);
   r.zero3_prefetch = false;  // no prefetch: each unit waits for its gather whatever the ratio
   CHECK(core::zero3_verdict(r) == "forward exposed (no prefetch), backward partly exposed (ratio above 1)");
@@ -101,8 +101,8 @@ TEST_CASE("io: CSV header and row have the same columns", "[io][report]") {
   };
   auto r = sample();
   r.scenario.name = "a,\"quoted\" name";  // must be quoted and escaped, not split
-  std::string header = io::report_csv_header();
-  std::string row = io::report_csv_row(r);
+  std::string header = report::report_csv_header();
+  std::string row = report::report_csv_row(r);
   CHECK(count(header) == count(row));
   CHECK(header.rfind("scenario,parallel.gpus,parallel.tp,", 0) == 0);
   CHECK(row.rfind("\"a,\"\"quoted\"\" name\",16,2,", 0) == 0);
@@ -110,7 +110,7 @@ TEST_CASE("io: CSV header and row have the same columns", "[io][report]") {
 
 TEST_CASE("io: the table shows memory against capacity and a verdict per communication kind",
           "[io][report]") {
-  std::string t = io::report_table(sample());
+  std::string t = report::report_table(sample());
   CHECK(t.find("peak 11.50 GiB on stage 1 of 80.0 GiB: fits, 68.50 GiB headroom") != std::string::npos);
   // dp: 0.1 s of 0.4 s exposed, overlappable -> partly exposed
   CHECK(t.find("partly exposed") != std::string::npos);
@@ -120,7 +120,7 @@ TEST_CASE("io: the table shows memory against capacity and a verdict per communi
 TEST_CASE("io: the switches say what times the flash-attention core", "[io][report]") {
   auto r = sample();
   auto line = [&] {
-    const std::string t = io::report_table(r);
+    const std::string t = report::report_table(r);
     const auto at = t.find("flash attention ");
     REQUIRE(at != std::string::npos);
     return t.substr(at, t.find(", optimizer", at) - at);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ptdsim/core/units.hpp"
-#include "ptdsim/io/html.hpp"
+#include "ptdsim/report/html.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -18,7 +18,7 @@ using namespace ptdsim;
 
 namespace {
 
-const io::PageInfo kInfo{"0.0-test", "in.yaml"};
+const report::PageInfo kInfo{"0.0-test", "in.yaml"};
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -80,7 +80,7 @@ FakeRow fake(int tp, int pp, double step_s, double peak_gib, bool fits = true, b
 }  // namespace
 
 TEST_CASE("io: the sweep collector keeps the best step per (tp, pp)", "[io][html]") {
-  io::SweepCollector c;
+  report::SweepCollector c;
   for (const auto& f : {fake(1, 2, 10.0, 50), fake(1, 2, 8.0, 70, true, true), fake(1, 2, 6.0, 90, false),
                         fake(2, 1, 5.0, 100, false), fake(2, 1, 7.0, 120, false)})
     c.add(f.row());
@@ -121,7 +121,7 @@ TEST_CASE("io: the sweep collector's front is the Pareto front of every fitting 
   std::uniform_int_distribution<int> peak(10, 80), step(1, 60), fit(0, 3);
   std::vector<FakeRow> rows;
   for (int i = 0; i < 3000; ++i) rows.push_back(fake(1, 1, step(rng) / 4.0, peak(rng), fit(rng) != 0));
-  io::SweepCollector c;
+  report::SweepCollector c;
   for (const auto& f : rows) c.add(f.row());
   std::vector<std::pair<double, double>> expected;  // (peak, step)
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -147,7 +147,7 @@ TEST_CASE("io: the sweep collector's front is the Pareto front of every fitting 
 TEST_CASE("io: a million rows cost the collector no more than a few", "[io][html]") {
   // memory is fixed by the grid and the (tp, pp) cells; the front holds at most one point per
   // distinct peak (here 200 values)
-  io::SweepCollector c;
+  report::SweepCollector c;
   const auto grid_size = c.cloud(true).size();
   FakeRow f = fake(1, 1, 1, 1);
   std::mt19937_64 rng(7);
@@ -168,7 +168,7 @@ TEST_CASE("io: the evaluate page draws the step, the memory and where the time g
   const core::Scenario s = io::load_scenario(PTDSIM_SOURCE_DIR "/scenarios/default.yaml");
   core::Timeline t;
   const core::Report r = sim::simulate(s, nullptr, &t);
-  const std::string page = io::evaluate_html(r, t, kInfo);
+  const std::string page = report::evaluate_html(r, t, kInfo);
   check_self_contained(page);
   for (const char* id : {"id=\"timeline\"", "id=\"memory\"", "id=\"shares\"", "id=\"inputs\"", "id=\"facts\"",
                          "id=\"communication\""})
@@ -195,13 +195,13 @@ TEST_CASE("io: the evaluate page draws the step, the memory and where the time g
 TEST_CASE("io: the sweep page draws a cell per (tp, pp) and the front", "[io][html]") {
   const core::Scenario base = io::load_scenario(PTDSIM_TEST_DATA "/good/tiny.yaml");
   const planner::Space space(base, planner::SearchSpace{});
-  io::SweepCollector rows;
+  report::SweepCollector rows;
   planner::SweepOptions opt;
   opt.threads = 1;
   opt.on_row = [&](const planner::Row& row) { rows.add(row); };
   const planner::SweepResult result = planner::sweep(base, space, opt);
   REQUIRE(!result.results.empty());
-  const std::string page = io::sweep_html(base, result, rows, "time", kInfo);
+  const std::string page = report::sweep_html(base, result, rows, "time", kInfo);
   check_self_contained(page);
   std::set<int> tp, pp;
   for (const auto& [key, cell] : rows.cells()) tp.insert(key.first), pp.insert(key.second);
@@ -219,12 +219,12 @@ TEST_CASE("io: the sweep page of an empty space says why it has no candidate", "
   planner::SearchSpace b;
   b.tp = planner::Choice{3};  // divides no power-of-two GPU count
   const planner::Space space(base, b);
-  io::SweepCollector rows;
+  report::SweepCollector rows;
   planner::SweepOptions opt;
   opt.threads = 1;
   const planner::SweepResult result = planner::sweep(base, space, opt);
   REQUIRE(result.evaluated == 0);
-  const std::string page = io::sweep_html(base, result, rows, "time", kInfo);
+  const std::string page = report::sweep_html(base, result, rows, "time", kInfo);
   check_self_contained(page);
   CHECK(page.find("No candidate: --tp: no value of 3 divides both the ") != std::string::npos);
   CHECK(page.find("No layout fits") == std::string::npos);
@@ -248,7 +248,7 @@ TEST_CASE("io: the validate page scores each record and lists those not modelled
 )",
                                                     "in.yaml", PTDSIM_TEST_DATA "/good");
   const auto summary = validation::validate(records);
-  const std::string page = io::validate_html(summary, records, kInfo);
+  const std::string page = report::validate_html(summary, records, kInfo);
   check_self_contained(page);  // the source's URL included: its scheme is a character reference
   CHECK(occurrences(page, "class=\"point split-fit\"") == 1 + 1);  // one record, one legend marker
   CHECK(occurrences(page, "class=\"point split-holdout\"") == 1 + 1);
@@ -266,7 +266,7 @@ TEST_CASE("io: names from the input cannot add markup to a page", "[io][html]") 
   s.name = "<script>alert(1)</script> \"quoted\" HTTPS://evil.example";
   core::Timeline t;
   const core::Report r = sim::simulate(s, nullptr, &t);
-  const std::string page = io::evaluate_html(r, t, io::PageInfo{"1", "x\" onload=\"y"});
+  const std::string page = report::evaluate_html(r, t, report::PageInfo{"1", "x\" onload=\"y"});
   check_self_contained(page);
   CHECK(page.find("&lt;script&gt;alert(1)&lt;/script&gt; &quot;quoted&quot; &#72;TTPS://evil.example") !=
         std::string::npos);

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-using namespace ptdsim::io;
+using namespace ptdsim::report;
 
 namespace {
 std::size_t occurrences(const std::string& text, const std::string& what) {

@@ -9,7 +9,7 @@
 // text is kept as it is, comments and key order included; only the calibrated sections are replaced
 // (or added when absent): `collectives:`, `gpu.matmul_efficiency` (as the table of rows),
 // `gpu.kernel_launch_us`, `gpu.hbm_efficiency` and `gpu.kernels` (measured kernel tables).
-namespace ptdsim::io {
+namespace ptdsim::calibrate {
 
 struct HardwareCalibration {
   std::vector<core::CollectiveFit> collectives;    // replaces `collectives:` when non-empty
@@ -48,4 +48,4 @@ std::string merge_calibration(const std::string& base_text, const std::string& b
 void write_calibrated_hardware(const std::string& out_path, const std::optional<std::string>& base_path,
                                const HardwareCalibration& c);
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::calibrate

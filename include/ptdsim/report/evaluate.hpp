@@ -6,8 +6,8 @@
 #include "ptdsim/core/report.hpp"
 
 // Reports out: the table a person reads, and the JSON and CSV programs read. The JSON and CSV
-// share one declaration of the fields (src/io/report/fields.hpp), so they never drift apart.
-namespace ptdsim::io {
+// share one declaration of the fields (src/report/report_fields.hpp), so they never drift apart.
+namespace ptdsim::report {
 
 std::string report_table(const core::Report& r);
 std::string report_json(const core::Report& r, int indent = 2);  // interface.md "JSON output of evaluate"
@@ -38,4 +38,4 @@ std::string report_csv_row(const core::Report& r);                 // one line, 
 // ranges cannot produce one; a printed inf or negative time would be nonsense with exit 0).
 std::string report_problem(const core::Report& r);
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -13,9 +13,9 @@
 #include "ptdsim/validation/validate.hpp"
 
 // `--format html`: one self-contained page per command (docs/report.md). Inline SVG drawn by
-// src/io/report/svg.cpp, inline CSS, no script, no external file, nothing fetched. Each page is
+// src/report/svg.cpp, inline CSS, no script, no external file, nothing fetched. Each page is
 // drawn from the same structures the table, JSON and CSV writers read.
-namespace ptdsim::io {
+namespace ptdsim::report {
 
 // What a page says about where it came from.
 struct PageInfo {
@@ -85,7 +85,7 @@ std::string sweep_html(const core::Scenario& base, const planner::SweepResult& r
 // validate: predicted against measured step time, the error per source group and per model size,
 // every record, the records not modelled with their reasons. `records` are the dataset's, in the
 // order validate() took them (for each record's parameter count).
-std::string validate_html(const validation::Summary& summary, const std::vector<Record>& records,
+std::string validate_html(const validation::Summary& summary, const std::vector<io::Record>& records,
                           const PageInfo& info);
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

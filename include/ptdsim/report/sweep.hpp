@@ -9,7 +9,7 @@
 // The sweep's outputs (docs/planner.md "Output"): the ranked table a person reads, the JSON, the CSV
 // rows streamed per candidate, and the two summary lines CSV writes to stderr. The HTML page is
 // html.hpp's sweep_html.
-namespace ptdsim::io {
+namespace ptdsim::report {
 
 // The ranked table. `min_free_gib`: the --min-free-gib the sweep ran with (0: none).
 std::string sweep_table(const core::Scenario& base, const planner::Space& space, const planner::SweepResult& r,
@@ -26,4 +26,4 @@ std::string sweep_csv_row(const planner::Row& row);
 std::string sweep_counts_line(const planner::SweepResult& r);
 std::string sweep_scenario_line(const planner::SweepResult& r, std::string_view objective);
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report

@@ -7,7 +7,7 @@
 // validate's outputs (docs/validation.md "What validate reports"): the table, the JSON, the CSV (one
 // row per record), the counts line CSV writes to stderr, and --fit's tables. The HTML page is
 // html.hpp's validate_html.
-namespace ptdsim::io {
+namespace ptdsim::report {
 
 std::string validate_table(const validation::Summary& s, const std::string& dataset);
 std::string validate_json(const validation::Summary& s);
@@ -16,4 +16,4 @@ std::string validate_counts_line(const validation::Summary& s);  // "68 records:
 std::string validate_fit_tables(const std::vector<validation::EfficiencyFit>& efficiencies,
                                 const std::vector<validation::OverheadFit>& overheads);
 
-}  // namespace ptdsim::io
+}  // namespace ptdsim::report
