@@ -12,20 +12,6 @@
 
 namespace ptdsim::analytic {
 
-double bus_factor(core::Collective op, int ranks) {
-  const double n = ranks;
-  switch (op) {
-    case core::Collective::all_reduce: return 2 * (n - 1) / n;
-    case core::Collective::all_gather:
-    case core::Collective::reduce_scatter:
-    case core::Collective::all_to_all: return (n - 1) / n;
-    case core::Collective::broadcast:
-    case core::Collective::reduce:
-    case core::Collective::send_recv: return 1;
-  }
-  return 1;
-}
-
 int dim_size(const core::Scenario& s, core::Dim d) {
   const auto& p = s.parallel;
   switch (d) {
@@ -145,7 +131,7 @@ const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Colle
 }
 
 // Of the nearest measurement's rows, the one whose size range holds `bytes`, else the one whose
-// range is closest to it.
+// range is closest to it (core::piece_miss).
 AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
                      int* found_ranks) {
   const core::CollectiveFit* m = measurement(hw, op, g);
@@ -155,7 +141,7 @@ AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double b
   double best_size_dist = INFINITY;
   for (const auto& r : hw.collectives) {
     if (!same_measurement(r, *m)) continue;
-    const double dist = bytes < r.min_bytes ? r.min_bytes - bytes : bytes > r.max_bytes ? bytes - r.max_bytes : 0;
+    const double dist = core::piece_miss(r.min_bytes, r.max_bytes, bytes);
     if (dist < best_size_dist) {
       best_size_dist = dist;
       out = AlphaBeta{r.alpha_s, r.busbw_Bps};

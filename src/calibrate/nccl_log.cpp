@@ -873,20 +873,6 @@ double NcclRow::time_s() const {
   return std::min(out_of_place.time_s, in_place.time_s);
 }
 
-double bus_factor(Collective op, int ranks) {
-  double n = ranks;
-  switch (op) {
-    case Collective::all_reduce: return 2 * (n - 1) / n;
-    case Collective::all_gather:
-    case Collective::reduce_scatter:
-    case Collective::all_to_all: return (n - 1) / n;
-    case Collective::broadcast:
-    case Collective::reduce:
-    case Collective::send_recv: return 1;
-  }
-  return 1;
-}
-
 const std::vector<std::string>& nccl_tests_names() {
   static const std::vector<std::string> names{"all_reduce", "all_gather", "reduce_scatter", "alltoall",
                                               "broadcast",  "reduce",     "sendrecv"};

@@ -2,15 +2,12 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/core/alpha_beta.hpp"
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/parallel.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 namespace ptdsim::analytic {
-
-// NCCL's bus-bandwidth factor: busbw = algbw * factor (formulas.md "Collectives").
-// all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
-double bus_factor(core::Collective op, int ranks);
 
 // A communication group of one parallel dimension under the scenario's rank placement.
 struct Group {
