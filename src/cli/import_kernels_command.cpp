@@ -10,7 +10,7 @@
 
 #include "commands.hpp"
 #include "options.hpp"
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 #include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
 
