@@ -435,6 +435,15 @@ bool FastForward::order_new_keys(double cut, double& ambiguous) {
 // The loop's state after every event before `cut`, from the walk (order_new_keys() has placed the
 // lanes and ordered the new events).
 std::size_t FastForward::commit(double cut) {
+  const std::size_t done = commit_lanes(cut);
+  release_waiting();
+  resume_sharing();
+  requeue();
+  return done;
+}
+
+// Each lane's tasks done by the cut, its cursor and its running task.
+std::size_t FastForward::commit_lanes(double cut) {
   Kernel& k = *k_;
   const int lanes = lanes_n_;
   // A lane's walked tasks that started before the cut are those before its cut_end_, and the one
@@ -482,6 +491,11 @@ std::size_t FastForward::commit(double cut) {
   }
   k.events_ = events;
   k.makespan_ = makespan;
+  return done;
+}
+
+void FastForward::release_waiting() {
+  const int lanes = lanes_n_;
   // The tasks that a walked task's end was propagated to (reached_: every successor of a task
   // done by the cut, so each one the loop's completions would have touched) and that do not start
   // before the cut wait on the loop: each keeps its dependencies not done by the cut (those not
@@ -503,6 +517,12 @@ std::size_t FastForward::commit(double cut) {
       n.binding = v.dep;
     }
   }
+}
+
+// What the sharing model and the devices' loads hold at the cut.
+void FastForward::resume_sharing() {
+  Kernel& k = *k_;
+  const int lanes = lanes_n_;
   // the flows still moving at the cut, one per resource at most (else an overlap before it): those
   // moving before the walk that are not done, and those the walk began
   begun_.clear();
@@ -535,6 +555,11 @@ std::size_t FastForward::commit(double cut) {
       }
     }
   }
+}
+
+void FastForward::requeue() {
+  Kernel& k = *k_;
+  const int lanes = lanes_n_;
   // the queue: the events still pending before the walk keep their keys; the walk's get theirs in
   // the loop's order, after every earlier one
   for (int l = 0; l < lanes; ++l) {
@@ -544,7 +569,6 @@ std::size_t FastForward::commit(double cut) {
   for (const NewKey& nk : new_keys_) k.key_[nk.lane] = key_of(nk.at, k.seq_++);
   for (int l = lanes; l < k.leaves_; ++l) k.key_[l] = kIdle;
   k.build_queue();
-  return done;
 }
 
 }  // namespace ptdsim::sim

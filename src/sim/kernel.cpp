@@ -214,14 +214,30 @@ void Kernel::complete(TaskId id, double t) {
   try_start(x.lane, t);
 }
 
-// The run's data: lanes (the streams with tasks, in stream order: rank, then kind), each task's
-// slot, the stream program order and the successors in CSR form.
+// The run's data: the sharing model's, the lanes, slots and successors, the counters.
 void Kernel::prepare() {
   model_ = custom_ ? custom_.get() : &fair_;
   model_->prepare(capacity_);
   slows_ = model_->slows_compute();
+  // (a table: the loop asks for a rate at every contending task's start and end)
   rate_.resize(static_cast<std::size_t>(streams_) + 1);  // a stream runs one task at a time
   for (int k = 0; k <= streams_; ++k) rate_[k] = model_->compute_rate(k);
+  lay_out();
+  link_successors();
+  makespan_ = 0;
+  seq_ = 0;
+  events_ = 0;
+  contending_ = 0;
+  now_ = 0;
+  load_.assign(slows_ ? devices_ : 0, Load{});
+  leaves_ = 2;
+  while (leaves_ < static_cast<int>(lanes_.size())) leaves_ <<= 1;
+  ff_.prepare(*this);
+}
+
+// Lanes (the streams with tasks, in stream order: device, then stream), the run order (lane by
+// lane, each in program order) and each task's slot.
+void Kernel::lay_out() {
   const std::size_t n = job_of_.size();
   const int nstreams = devices_ * streams_;
   std::vector<std::int32_t> count(static_cast<std::size_t>(nstreams) + 1, 0);
@@ -277,8 +293,12 @@ void Kernel::prepare() {
   slot_.reserve(n);
   for (std::size_t k = 0; k < n; ++k) slot_.push_back(proto[job_of_[stream_tasks_[k]]]);
   start_.assign(n, 0.0);
+}
 
-  // successors in CSR form (a counting sort by source, stable in the order the edges were added)
+// Successors in CSR form (a counting sort by source, stable in the order the edges were added),
+// and each task's dependencies counted.
+void Kernel::link_successors() {
+  const std::size_t n = job_of_.size();
   succ_begin_.assign(n + 1, 0);
   for (const Edge& e : edges_) {
     ++succ_begin_[run_of_[e.from] + 1];
@@ -292,16 +312,6 @@ void Kernel::prepare() {
     std::vector<std::int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
     for (const Edge& e : edges_) succ_[fill[run_of_[e.from]]++] = run_of_[e.to];
   }
-
-  makespan_ = 0;
-  seq_ = 0;
-  events_ = 0;
-  contending_ = 0;
-  now_ = 0;
-  load_.assign(slows_ ? devices_ : 0, Load{});
-  leaves_ = 2;
-  while (leaves_ < static_cast<int>(lanes_.size())) leaves_ <<= 1;
-  ff_.prepare(*this);
 }
 
 // The queue with every lane's pending event (kIdle: none), each node's winner a lane below it.

@@ -1,5 +1,5 @@
-// The fast-forward's walks (docs/simulator.md "Fast-forward") must leave every result of a run as the event loop alone finds
-// it: random graphs full of ties, shared links and SM contention, run both ways, compared bit for bit.
+// The fast-forward's walks (docs/simulator.md "Fast-forward") must leave every result of a run as the event
+// loop alone finds it: random graphs full of ties, shared links and SM contention, run both ways, compared bit for bit.
 #include <algorithm>
 #include <array>
 #include <memory>

@@ -88,7 +88,12 @@ class FastForward {
   double first_overlap(int a, int b, std::int32_t resource, double cut) const;
   double transfer_begin(std::int32_t x) const;
   bool order_new_keys(double cut, double& ambiguous);
+  // everything before the cut into the kernel's state, as the loop would have left it
   std::size_t commit(double cut);
+  std::size_t commit_lanes(double cut);
+  void release_waiting();
+  void resume_sharing();
+  void requeue();
 
   bool on_ = true;
   bool far_ = false;

@@ -117,6 +117,8 @@ class Kernel : private Flows {
 
   // The run (docs/simulator.md "Data structures"): prepare() lays out lanes, slots and successors.
   void prepare();
+  void lay_out();
+  void link_successors();
   void build_queue();
   // event loop
   void schedule(int lane, double t);
