@@ -159,7 +159,7 @@ void FastForward::pair_lanes() {
 // `x` ends at `f`: its successors' latest dependency. Of two walked ones ending together, the one
 // the loop completes last binds (completes_later()); where only the loop knows, a tie (a cut,
 // unless the stream predecessor binds instead).
-// (inlined into advance(), which calls it once per walked task: the GPT-3 step's run 5% faster)
+// (inlined into advance(), which calls it once per walked task: a call per task showed in the run's time)
 [[gnu::always_inline]] inline void FastForward::propagate(std::int32_t x, double f) {
   for (std::int32_t e = succ_begin_[x]; e < succ_begin_[x + 1]; ++e) {
     const std::int32_t y = succ_[e];
@@ -235,8 +235,8 @@ bool FastForward::follows(std::int32_t a, std::int32_t b, double f) const {
       }
     // and, in a step larger than the cache, this lane's own state a few tasks ahead: a walk moves
     // among hundreds of lanes (the 1T step's), each in five arrays, more streams than the hardware
-    // prefetchers follow, and a task's first touch in each array missed (the 1T step's run 20%
-    // faster; in a step that fits the cache the hints only cost, GPT-3's run 3-6%)
+    // prefetchers follow, so a task's first touch in each array misses; in a step that fits the
+    // cache the hints only cost instructions (measured: docs/performance.md)
     if (far_) {
       const std::int32_t a = std::min(x + 4, st.end - 1);
       __builtin_prefetch(walk_ + a, 1);
@@ -501,8 +501,8 @@ void FastForward::release_waiting() {
   // before the cut wait on the loop: each keeps its dependencies not done by the cut (those not
   // walked, and those walked that end at or after the cut), and one with none left is ready,
   // released by its latest dependency. (A task still waiting keeps its binding: nothing reads it
-  // before a completion or a walk sets it anew, when its last dependency is done.) This replaces a
-  // pass over the successors of every task done, which read each one's walk state again.
+  // before a completion or a walk sets it anew, when its last dependency is done.) The list, not a
+  // pass over the successors of every task done, which would read each one's walk state again.
   for (int l = 0; l < lanes; ++l)
     for (std::int32_t x = cut_end_[l]; x < walk_end_[l]; ++x)
       for (std::int32_t e = succ_begin_[x]; e < succ_begin_[x + 1]; ++e) ++walk_[succ_[e]].late;

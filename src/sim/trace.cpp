@@ -62,7 +62,7 @@ std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory
   }
   // the timed events, sorted by time below (Perfetto's importer and chrome://tracing read them in
   // any order, but a reader of the file expects time order). Written with fmt, not as JSON objects:
-  // the 1T step has 360k of them, and building each as an object took most of the trace's time. Their
+  // the 1T step has 360k of them, and a JSON object each would cost most of the trace's time. Their
   // strings are the program's own (kinds, numbers, layer ranges): nothing to escape.
   std::vector<std::pair<double, std::string>> timed;
   timed.reserve(e.size() + e.size() / 2);

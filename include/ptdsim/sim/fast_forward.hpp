@@ -39,8 +39,8 @@ class FastForward {
   static constexpr int kMaxShort = 3;
   static constexpr std::size_t kMinWalkTasks = 64;
   // Tasks beyond which the walk prefetches each lane's state ahead (far_): about 120 bytes of run
-  // state a task, 2 MB at this count, twice a core's L2 on the machine of docs/performance.md (the
-  // GPT-3 step, 12k tasks, gained nothing from the hints and paid 3-6% for them; the 1T, 130k, gained 20%).
+  // state a task, 2 MB at this count, twice a core's L2 on the machine of docs/performance.md;
+  // below it the lanes' state stays cached and the hints only cost.
   static constexpr std::size_t kCacheTasks = 16384;
 
   // What the walk reads of a task it reaches from another lane (32 bytes, one cache line)...
