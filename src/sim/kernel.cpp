@@ -183,7 +183,7 @@ void Kernel::try_start(int lane, double t) {
   } else if (x.flags & kLatency) {
     schedule(lane, t + jobs_[job_of_[stream_tasks_[id]]].duration);
   } else {
-    model_->start(*this, id, x.resource, t);
+    start_flow(id, x.resource, t);
   }
 }
 
@@ -369,9 +369,9 @@ void Kernel::run() {
       ++done;
     } else if (x.flags & kLatency) {
       x.flags &= static_cast<std::uint8_t>(~kLatency);
-      model_->start(*this, id, x.resource, t);  // latency over, the bytes start to move
+      start_flow(id, x.resource, t);  // latency over, the bytes start to move
     } else {
-      model_->end(*this, id, x.resource, t);
+      end_flow(id, x.resource, t);
       complete(id, t);
       ++done;
     }

@@ -114,6 +114,24 @@ class Kernel : private Flows {
   double& left(std::int32_t flow) override { return slot_[flow].amount; }
   void end_at(std::int32_t flow, double t) override { schedule(slot_[flow].lane, t); }
   bool done(std::int32_t flow) const override { return slot_[flow].state == TaskState::done; }
+  // the same without a virtual call, for the default model (FairShare::start_on)
+  struct Direct {
+    Kernel& k;
+    double& left(std::int32_t flow) { return k.slot_[flow].amount; }
+    void end_at(std::int32_t flow, double t) { k.schedule(k.slot_[flow].lane, t); }
+  };
+  void start_flow(TaskId id, std::int32_t r, double t) {
+    if (model_ == &fair_)
+      fair_.start_on(Direct{*this}, id, r, t);
+    else
+      model_->start(*this, id, r, t);
+  }
+  void end_flow(TaskId id, std::int32_t r, double t) {
+    if (model_ == &fair_)
+      fair_.end_on(Direct{*this}, id, r, t);
+    else
+      model_->end(*this, id, r, t);
+  }
 
   // The run (docs/simulator.md "Data structures"): prepare() lays out lanes, slots and successors.
   void prepare();

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -77,8 +78,14 @@ class FairShare final : public SharingModel {
   double comm_share() const { return share_; }
 
   void prepare(std::span<const double> capacity) override;
-  void start(Flows& flows, std::int32_t flow, std::int32_t r, double t) override;
-  void end(Flows& flows, std::int32_t flow, std::int32_t r, double t) override;
+  void start(Flows& flows, std::int32_t flow, std::int32_t r, double t) override { start_on(flows, flow, r, t); }
+  void end(Flows& flows, std::int32_t flow, std::int32_t r, double t) override { end_on(flows, flow, r, t); }
+  // The same over any type with Flows' left() and end_at(): the kernel calls these with its own
+  // accessors when this is its model, so the default model costs the loop no virtual call per flow.
+  template <class F>
+  void start_on(F&& flows, std::int32_t flow, std::int32_t r, double t);
+  template <class F>
+  void end_on(F&& flows, std::int32_t flow, std::int32_t r, double t);
   bool slows_compute() const override { return share_ > 0; }
   double compute_rate(int n) const override;
   bool fast_forward_exact() const override { return true; }
@@ -94,5 +101,40 @@ class FairShare final : public SharingModel {
   std::vector<Link> links_;
   double share_ = 0;
 };
+
+// When a flow joins or leaves a link, every active flow's work left is brought up to now at its
+// old share (capacity / k), then each end is rescheduled at the new share.
+template <class F>
+void FairShare::start_on(F&& flows, std::int32_t flow, std::int32_t r, double t) {
+  Link& link = links_[r];
+  const double k = static_cast<double>(link.active.size());
+  if (k > 0) {
+    const double done = (t - link.last_t) * link.capacity / k;
+    for (std::int32_t a : link.active) flows.left(a) = std::max(0.0, flows.left(a) - done);
+  }
+  link.last_t = t;
+  link.active.push_back(flow);
+  if (link.active.size() == 2) ++crowded_;
+  const double rate = link.capacity / static_cast<double>(link.active.size());
+  for (std::int32_t a : link.active) flows.end_at(a, t + flows.left(a) / rate);
+}
+
+template <class F>
+void FairShare::end_on(F&& flows, std::int32_t flow, std::int32_t r, double t) {
+  Link& link = links_[r];
+  const double k = static_cast<double>(link.active.size());
+  const double done = (t - link.last_t) * link.capacity / k;
+  link.last_t = t;
+  if (link.active.size() == 2) --crowded_;
+  link.active.erase(std::find(link.active.begin(), link.active.end(), flow));
+  flows.left(flow) = 0;
+  if (link.active.empty()) return;
+  const double rate = link.capacity / static_cast<double>(link.active.size());
+  for (std::int32_t a : link.active) {
+    double& left = flows.left(a);
+    left = std::max(0.0, left - done);
+    flows.end_at(a, t + left / rate);
+  }
+}
 
 }  // namespace ptdsim::sim
