@@ -1,11 +1,13 @@
-// Walks (docs/simulator.md "Walks") must leave every result of a run as the event loop alone finds
-// it: random graphs full of ties, shared links and SM contention, run both ways, compared bit for bit.
+// The fast-forward's walks (docs/simulator.md "Fast-forward") must leave every result of a run as the event
+// loop alone finds it: random graphs full of ties, shared links and SM contention, run both ways, compared bit for bit.
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <catch2/catch.hpp>
 #include <random>
 #include <vector>
 
+#include "fixed_rate.hpp"
 #include "ptdsim/sim/engine.hpp"
 #include "ptdsim/sim/schedule.hpp"
 #include "../common/scenarios.hpp"
@@ -146,6 +148,40 @@ TEST_CASE("sim: walks leave every start, end and binding as the event loop alone
   CHECK(cut_runs > 1000);
   CHECK(walked > tasks / 10);
   WARN("walked " << walked << " of " << tasks << " tasks; runs walked " << walked_runs << ", cut " << cut_runs);
+}
+
+TEST_CASE("sim: under a second sharing model the walks leave every result as the loop finds it", "[sim][walk][sharing]") {
+  using ptdsim::sim_test::FixedRate;
+  std::size_t walked = 0;
+  for (std::uint32_t seed = 1; seed <= 1000; ++seed) {
+    INFO("seed " << seed);
+    const Drawn d = draw(seed);
+    Engine loop, walks, never;
+    build(d, loop);
+    build(d, walks);
+    build(d, never);
+    loop.set_sharing(std::make_unique<FixedRate>());
+    walks.set_sharing(std::make_unique<FixedRate>());
+    never.set_sharing(std::make_unique<FixedRate>(false));  // not exact: the kernel must not walk
+    loop.set_walks(false);
+    bool threw = false;
+    try {
+      loop.run();
+    } catch (const std::logic_error&) {
+      threw = true;
+    }
+    if (threw) {
+      CHECK_THROWS_AS(walks.run(), std::logic_error);
+      continue;
+    }
+    walks.run();
+    never.run();
+    same_run(loop, walks);
+    same_run(loop, never);
+    CHECK(never.walked_tasks() == 0);
+    walked += walks.walked_tasks();
+  }
+  CHECK(walked > 0);
 }
 
 TEST_CASE("sim: walks on a whole step: the same run, most of it walked", "[sim][walk]") {
