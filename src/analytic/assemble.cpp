@@ -17,9 +17,12 @@ namespace ptdsim::analytic {
 
 namespace detail {
 
-core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t,
-                      const PipelineLayers& split, const LayerCosts& costs) {
+core::Report assemble(const Step& step, const Folds& folds,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t) {
+  const core::Scenario& s = *step.scenario;
+  const StepPlan& plan = step.plan;
+  const PipelineLayers& split = *step.split;
+  const LayerCosts& costs = *step.costs;
   core::Report r;
   r.scenario = s;
   r.engine = t.engine;
@@ -50,7 +53,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   }
   // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
   if (!s.hardware.collectives.empty())
-    for (auto& w : collective_warnings(s)) r.warnings.push_back(std::move(w));
+    for (auto& w : collective_warnings(s, step.groups)) r.warnings.push_back(std::move(w));
 
   r.step_s = t.step_s;
   r.compute_s = t.compute_s;
@@ -101,10 +104,9 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
 
 }  // namespace detail
 
-core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, StepTiming t) {
-  const auto folds = detail::fold_stages(plan);
-  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), std::move(t), pipeline_layers(s),
-                          layer_costs(s));
+core::Report assemble_report(const Step& step, StepTiming t) {
+  const auto folds = detail::fold_stages(step.plan);
+  return detail::assemble(step, folds, detail::comm_stats(step.plan, folds), std::move(t));
 }
 
 }  // namespace ptdsim::analytic

@@ -2,8 +2,8 @@
 #include <array>
 #include <vector>
 
-#include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/schedule.hpp"
 #include "ptdsim/planner/sweep.hpp"
 
@@ -355,19 +355,21 @@ double pass_floor(double units, double compute, double chained, double gather, d
 // so is the drain of a schedule that splits W (its term subtracts W passes). The sums here are not
 // the plan's sums in the plan's order, so the result is lowered by a relative margin far above
 // their rounding (a few hundred additions of positive terms, ~1e-13).
-WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& work) {
+WorkBound work_lower_bound(const analytic::Step& step) {
   constexpr double kMargin = 1 - 1e-9;
   WorkBound out;
+  const analytic::StepWork& work = step.work;
+  const analytic::PlanOptions& o = step.options;
   const auto p = static_cast<int>(work.stages.size());
   if (p == 0) return out;
   const int v = static_cast<int>(work.chunks.size()) / p;
-  const bool split = core::schedule_rules(s.parallel.schedule).splits_weight_grad;
-  const double m = s.num_microbatches();
-  const bool overlap_tp = analytic::tp_overlaps(s);
-  const core::Sharding& sh = s.parallel.sharding;
-  const bool zero3 = s.parallel.zero >= 3;
-  const bool prefetch = s.training.overlap.zero3_prefetch;
-  const bool recompute_full = s.training.recompute == core::Recompute::full;
+  const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
+  const double m = o.microbatches;
+  const bool overlap_tp = o.overlap_tp;
+  const core::Sharding& sh = o.sharding;
+  const bool zero3 = o.zero >= 3;
+  const bool prefetch = o.zero3_prefetch;
+  const bool recompute_full = o.recompute_full;
   // a chunk's forward and backward floors; the backward includes W unless the schedule splits it
   auto floors = [&](const analytic::ChunkWork& c) {
     const bool units3 = zero3 && c.zero3_units > 0;

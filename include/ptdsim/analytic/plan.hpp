@@ -4,12 +4,13 @@
 #include <vector>
 
 #include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/schedule.hpp"
 
 // The step plan: one description of a training step that every engine reads (docs/architecture.md
-// "The step plan"). plan_step() is the single place that knows how DP, ZeRO-1/2/3, TP/SP, CP, EP and
+// "The step: who builds what, who reads it"). plan_from_work() is the single place that knows how DP, ZeRO-1/2/3, TP/SP, CP, EP and
 // PP turn into work: per pipeline stage and virtual chunk, each pass (F, B, W) is an ordered list of
 // compute segments, and each segment carries its collectives with how they relate to its compute.
 // The analytic engine folds the plan in closed form (evaluate.cpp), the discrete-event scheduler
@@ -216,17 +217,23 @@ struct Zero3Pass {
 Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
                      double unit_params);
 
+// The step's work from the scenario alone (tests; a Step builds it once, analytic/step.hpp).
 StepWork step_work(const core::Scenario& s);
-// The same from the layout's split and layer costs (pipeline_layers(s), layer_costs(s)), into
-// `out`, whose storage is reused (the sweep works one candidate after another).
-void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split, StepWork& out);
+// The same from the layout's groups, layer costs and split (step_groups(s), layer_costs(s),
+// pipeline_layers(s)), into `out`, whose storage is reused (the sweep works one candidate after
+// another).
+void step_work(const core::Scenario& s, const StepGroups& groups, const LayerCosts& costs,
+               const PipelineLayers& split, StepWork& out);
+// The switches of the scenario, with its groups (step_groups(s)).
+PlanOptions plan_options(const core::Scenario& s, const StepGroups& groups);
+// The same, resolving the groups (tests).
 PlanOptions plan_options(const core::Scenario& s);
 // The rules: how the step's work becomes passes, segments and collectives. Every engine's reading
 // of a step starts here.
 StepPlan plan_from_work(const StepWork& work, const PlanOptions& options);
 // The same into `out`, whose storage is reused.
 void plan_from_work(const StepWork& work, const PlanOptions& options, StepPlan& out);
-// plan_from_work(step_work(s), plan_options(s)). Assumes core::check(s) is empty.
+// The plan of analytic::Step(s) (step.hpp), on its own. Assumes core::check(s) is empty.
 StepPlan plan_step(const core::Scenario& s);
 
 }  // namespace ptdsim::analytic
