@@ -56,6 +56,41 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
   return z;
 }
 
+std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o) {
+  const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
+  const bool zero3 = o.zero >= 3 && c.zero3_units > 0;
+  std::array<PassMakeup, 3> out;
+  auto fill = [&](PassMakeup& m, core::Pass pass, double compute, double flops, double gemm, double attention,
+                  double tp, double cp, double ep, double share) {
+    m.pass = pass;
+    m.units = zero3 ? c.zero3_units : 1;  // ZeRO-3: a segment per unit
+    m.compute_s = compute;
+    m.flops = flops;
+    m.tp_s = tp;
+    m.tp_bytes = c.tp_bytes * share;
+    m.tp_beside = o.overlap_tp;
+    m.tp_window_s = gemm;
+    m.cp_s = cp;
+    m.cp_bytes = c.cp_bytes * share;
+    // Ring attention hides CP's key/value exchange behind the attention core only: the
+    // projections before it produce the keys and values, the ones after need its output.
+    m.cp_window_s = std::min(compute, attention);
+    m.ep_s = ep;
+    m.ep_bytes = c.ep_bytes * share;
+    m.zero3 = zero3 ? zero3_pass(o.sharding, o.zero3_prefetch, o.recompute_full, pass, c.zero3_unit_params)
+                    : Zero3Pass{};
+  };
+  fill(out[0], core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.attention_core_s, c.tp_forward_s,
+       c.cp_forward_s, c.ep_forward_s, 0.5);
+  // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
+  // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
+  fill(out[1], core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s),
+       c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, 2 * c.attention_core_s, c.tp_backward_s,
+       c.cp_backward_s, c.ep_backward_s, 0.5);
+  fill(out[2], core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0);
+  return out;
+}
+
 namespace {
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
@@ -178,19 +213,10 @@ class Planner {
   }
 
   // One pass of one chunk: `nseg` equal segments of its compute, each with its collectives.
-  struct PassWork {
-    core::Pass pass;
-    double compute_s, flops;
-    double gemm_s;       // weight-GEMM part (TP's window)
-    double attention_s;  // attention-core part (CP's window)
-    double tp_s, tp_bytes, cp_s, cp_bytes, ep_s, ep_bytes;
-  };
-  PassPlan add_pass(const PassWork& w, const ChunkWork& c, int nseg, double bucket_s, double bucket_bytes) {
+  PassPlan add_pass(const PassMakeup& w, const ChunkWork& c, int nseg, double bucket_s, double bucket_bytes) {
     const bool zero3 = o_.zero >= 3 && c.zero3_units > 0;
     const bool makes_grads = w.pass == core::Pass::W || (w.pass == core::Pass::B && !split_);
-    const Zero3Pass z = zero3 ? zero3_pass(o_.sharding, o_.zero3_prefetch, o_.recompute_full, w.pass,
-                                           c.zero3_unit_params)
-                              : Zero3Pass{};
+    const Zero3Pass& z = w.zero3;
     // one segment's share (x / 1 is x exactly: most passes are one segment)
     auto per = [nseg](double x) { return nseg == 1 ? x : x / nseg; };
     PassPlan pp;
@@ -213,13 +239,11 @@ class Planner {
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
       // (Megatron's tp-comm-overlap), hiding behind the GEMMs
-      add_comm(CommTask::tp, Stream::tp, o_.overlap_tp ? Overlap::beside : Overlap::serial, GroupId::tp,
-               per(w.tp_s), per(w.tp_bytes), per(w.gemm_s), 0);
+      add_comm(CommTask::tp, Stream::tp, w.tp_beside ? Overlap::beside : Overlap::serial, GroupId::tp, per(w.tp_s),
+               per(w.tp_bytes), per(w.tp_window_s), 0);
     }
-    if (w.cp_s > 0) {
-      // Ring attention hides CP's key/value exchange behind the attention core only: the
-      // projections before it produce the keys and values, the ones after need its output.
-      const double window = per(std::min(w.compute_s, w.attention_s));
+    if (w.cp_s > 0) {  // beside the attention core (PassMakeup::cp_window_s), serial without one
+      const double window = per(w.cp_window_s);
       add_comm(CommTask::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp, per(w.cp_s),
                per(w.cp_bytes), window, 0);
     }
@@ -268,29 +292,14 @@ class Planner {
       sp.layers += cw.layers;
       forward_s += cw.forward_s;
       backward_s += cw.backward_input_s + cw.backward_weight_s + cw.recompute_s;
-      const PassWork f{core::Pass::F,   cw.forward_s,       cw.forward_flops,   cw.gemm_forward_s,
-                       cw.attention_core_s, cw.tp_forward_s, cw.tp_bytes * 0.5, cw.cp_forward_s,
-                       cw.cp_bytes * 0.5, cw.ep_forward_s,  cw.ep_bytes * 0.5};
-      // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
-      // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
-      const PassWork b{core::Pass::B,
-                       cw.recompute_s + cw.backward_input_s + (split_ ? 0 : cw.backward_weight_s),
-                       cw.forward_flops * (split_ ? 1 : 2),
-                       (split_ ? 1 : 2) * cw.gemm_forward_s,
-                       2 * cw.attention_core_s,
-                       cw.tp_backward_s,
-                       cw.tp_bytes * 0.5,
-                       cw.cp_backward_s,
-                       cw.cp_bytes * 0.5,
-                       cw.ep_backward_s,
-                       cw.ep_bytes * 0.5};
-      const PassWork w{core::Pass::W, cw.backward_weight_s, cw.forward_flops, cw.gemm_forward_s, 0, 0, 0, 0, 0, 0, 0};
+      const std::array<PassMakeup, 3> mk = chunk_passes(cw, o_);
+      const PassMakeup &f = mk[0], &b = mk[1], &w = mk[2];
 
       ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
       c = kFreshChunk;
       c.layer_first = cw.layer_first;
       c.layers = cw.layers;
-      const int units = zero3 && cw.zero3_units > 0 ? cw.zero3_units : 1;  // ZeRO-3: a segment per unit
+      const int units = f.units;
       c.pass[0] = add_pass(f, cw, units, 0, 0);
       c.pass[1] = add_pass(b, cw, units, 0, 0);
       if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);

@@ -217,6 +217,25 @@ struct Zero3Pass {
 Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
                      double unit_params);
 
+// One pass of one chunk as the rules make it up, per micro-batch, before it is cut into segments:
+// its compute, the collectives it carries, what each may hide behind and ZeRO-3's gathers. The
+// planner cuts it into segments (plan_from_work) and the sweep's work bound takes each pass's
+// floor from it (planner::work_lower_bound), so neither derives the makeup on its own.
+struct PassMakeup {
+  core::Pass pass = core::Pass::F;
+  int units = 1;  // equal segments: ZeRO-3's sharding units, else 1
+  double compute_s = 0, flops = 0;
+  double tp_s = 0, tp_bytes = 0;
+  bool tp_beside = false;   // TP beside the GEMMs (overlap_tp), else serial between them
+  double tp_window_s = 0;   // the weight GEMMs, which TP beside them hides behind
+  double cp_s = 0, cp_bytes = 0;
+  double cp_window_s = 0;   // the attention core within the pass, which CP's ring hides behind (0: serial)
+  double ep_s = 0, ep_bytes = 0;
+  Zero3Pass zero3;          // the unit's gathers before it runs and how far ahead (none below ZeRO-3)
+};
+// A chunk's F, B (with W unless the schedule splits it) and W (split only) passes.
+std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o);
+
 // The step's work from the scenario alone (tests; a Step builds it once, analytic/step.hpp).
 StepWork step_work(const core::Scenario& s);
 // The same from the layout's groups, layer costs and split (step_groups(s), layer_costs(s),
