@@ -15,22 +15,14 @@
 
 namespace ptdsim::analytic {
 
-namespace detail {
+namespace {
 
-core::Report assemble(const Step& step, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t) {
+// Memory per stage with the engine's in-flight counts, the peak, whether it fits, and the warnings
+// about the inputs: a layout that does not fit, an attention kernel timed from another one's
+// table, calibrated collective rows used on groups they were not measured on.
+void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r) {
   const core::Scenario& s = *step.scenario;
-  const StepPlan& plan = step.plan;
-  const PipelineLayers& split = *step.split;
-  const LayerCosts& costs = *step.costs;
-  core::Report r;
-  r.scenario = s;
-  r.engine = t.engine;
-  r.params = total_params(s.model);
-  r.model_flops_per_step = model_flops_per_step(s);
-  r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
-
-  r.stages = stage_memory(s, split, costs, t.in_flight.empty() ? nullptr : &t.in_flight);
+  r.stages = stage_memory(s, *step.split, *step.costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
   for (const auto& st : r.stages)
     if (const double total = st.total(); total > r.peak_bytes) {
@@ -54,6 +46,26 @@ core::Report assemble(const Step& step, const Folds& folds,
   // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
   if (!s.hardware.collectives.empty())
     for (auto& w : collective_warnings(s, step.groups)) r.warnings.push_back(std::move(w));
+}
+
+}  // namespace
+
+namespace detail {
+
+core::Report assemble(const Step& step, const Folds& folds,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t) {
+  const core::Scenario& s = *step.scenario;
+  const StepPlan& plan = step.plan;
+  const PipelineLayers& split = *step.split;
+  const LayerCosts& costs = *step.costs;
+  core::Report r;
+  r.scenario = s;
+  r.engine = t.engine;
+  r.params = total_params(s.model);
+  r.model_flops_per_step = model_flops_per_step(s);
+  r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
+
+  memory_and_warnings(step, t, r);
 
   r.step_s = t.step_s;
   r.compute_s = t.compute_s;

@@ -266,16 +266,15 @@ class Planner {
     return pp;
   }
 
+  // Stage r: its chunks' passes and sends, then the collectives it runs once per step.
   void add_stage(int r) {
     const int p = plan_.shape.p, v = plan_.shape.v;
     const StageWork& st = work_.stages[r];
-    const bool zero3 = o_.zero >= 3;
-    const bool buckets = !zero3 && o_.overlap_dp && st.dp_reduce_s > 0;
+    const bool buckets = o_.zero < 3 && o_.overlap_dp && st.dp_reduce_s > 0;
 
     // Stages and chunks start as copies of a default one, a constant: copies of a temporary on the
     // stack made GCC store and reload it per element, stalling on the reload.
     static const StagePlan kFreshStage{};
-    static const ChunkPlan kFreshChunk{};
     StagePlan& sp = plan_.stages[r];
     sp = kFreshStage;
     sp.stage = r;
@@ -285,51 +284,64 @@ class Planner {
     sp.grad_bytes = st.grad_bytes;
     sp.dp_bucket_count = 0;
     double forward_s = 0, backward_s = 0;  // the stage's, per micro-batch (the DP collectives' windows)
-
     for (int k = 0; k < v; ++k) {
-      const int vs = k * p + r;  // virtual stage
-      const ChunkWork& cw = work_.chunks[vs];
+      const ChunkWork& cw = work_.chunks[k * p + r];
       sp.layers += cw.layers;
       forward_s += cw.forward_s;
       backward_s += cw.backward_input_s + cw.backward_weight_s + cw.recompute_s;
-      const std::array<PassMakeup, 3> mk = chunk_passes(cw, o_);
-      const PassMakeup &f = mk[0], &b = mk[1], &w = mk[2];
-
-      ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
-      c = kFreshChunk;
-      c.layer_first = cw.layer_first;
-      c.layers = cw.layers;
-      const int units = f.units;
-      c.pass[0] = add_pass(f, cw, units, 0, 0);
-      c.pass[1] = add_pass(b, cw, units, 0, 0);
-      if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);
-      else c.pass[2].seg_begin = static_cast<int>(plan_.segments.size());
-      if (buckets) {
-        // Megatron-LM's DDP: the chunk's gradients in buckets of dp_bucket_bytes, at most one per
-        // layer, each reduced as soon as the last micro-batch's backward completes it
-        const double bytes = st.grad_bytes * cw.grad_share;
-        const int nb = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, o_.dp_bucket_bytes))), 1,
-                                  std::max(1, cw.layers));
-        sp.dp_bucket_count += nb;
-        c.last_grad = add_pass(split_ ? w : b, cw, nb, st.dp_reduce_s * cw.grad_share,
-                               st.dp_reduce_bytes * cw.grad_share);
-      } else {
-        c.last_grad = c.pass[split_ ? 2 : 1];
-      }
-      if (st.p2p_s > 0) {
-        // activations forward and gradients backward; window: the receiver's forward
-        const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
-        if (vs < p * v - 1)
-          c.send_forward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
-                                    st.p2p_bytes, recv_forward, 0);
-        if (vs > 0)
-          c.send_backward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
-                                     st.p2p_bytes, recv_forward, 0);
-      }
+      add_chunk(r, k, st, buckets, sp);
     }
     if (sp.dp_bucket_count == 0) sp.dp_bucket_count = 1;
+    add_step_collectives(st, buckets, forward_s, backward_s, sp);
+  }
 
-    // once per step
+  // Chunk k of stage r: its passes cut into segments (the last micro-batch's gradient pass cut
+  // where the DP buckets complete) and its sends to the neighbouring virtual stages.
+  void add_chunk(int r, int k, const StageWork& st, bool buckets, StagePlan& sp) {
+    const int p = plan_.shape.p, v = plan_.shape.v;
+    const int vs = k * p + r;  // virtual stage
+    const ChunkWork& cw = work_.chunks[vs];
+    const std::array<PassMakeup, 3> mk = chunk_passes(cw, o_);
+    const PassMakeup &f = mk[0], &b = mk[1], &w = mk[2];
+
+    static const ChunkPlan kFreshChunk{};  // (a constant, as kFreshStage)
+    ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
+    c = kFreshChunk;
+    c.layer_first = cw.layer_first;
+    c.layers = cw.layers;
+    const int units = f.units;
+    c.pass[0] = add_pass(f, cw, units, 0, 0);
+    c.pass[1] = add_pass(b, cw, units, 0, 0);
+    if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);
+    else c.pass[2].seg_begin = static_cast<int>(plan_.segments.size());
+    if (buckets) {
+      // Megatron-LM's DDP: the chunk's gradients in buckets of dp_bucket_bytes, at most one per
+      // layer, each reduced as soon as the last micro-batch's backward completes it
+      const double bytes = st.grad_bytes * cw.grad_share;
+      const int nb = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, o_.dp_bucket_bytes))), 1,
+                                std::max(1, cw.layers));
+      sp.dp_bucket_count += nb;
+      c.last_grad = add_pass(split_ ? w : b, cw, nb, st.dp_reduce_s * cw.grad_share,
+                             st.dp_reduce_bytes * cw.grad_share);
+    } else {
+      c.last_grad = c.pass[split_ ? 2 : 1];
+    }
+    if (st.p2p_s > 0) {
+      // activations forward and gradients backward; window: the receiver's forward
+      const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
+      if (vs < p * v - 1)
+        c.send_forward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+                                  st.p2p_bytes, recv_forward, 0);
+      if (vs > 0)
+        c.send_backward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+                                   st.p2p_bytes, recv_forward, 0);
+    }
+  }
+
+  // The stage's collectives once per step: at its start, after its last pass, after the optimizer.
+  // `forward_s` and `backward_s`: the stage's per micro-batch, the windows they may hide behind.
+  void add_step_collectives(const StageWork& st, bool buckets, double forward_s, double backward_s, StagePlan& sp) {
+    const bool zero3 = o_.zero >= 3;
     const bool gathers = o_.zero >= 1 && st.dp_gather_s > 0;
     auto gather = [&] {
       add_comm(CommTask::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp, st.dp_gather_s,

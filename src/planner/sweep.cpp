@@ -482,6 +482,35 @@ class KeyOrder {
 // counted into `ahead` on the way; the spared ones that still could are left in `for_rank`. For
 // CSV, the simulated reports and the schedule bounds that spared are kept.
 // Returns how many of `feasible` it took (a prefix of the key order).
+enum Fate : char { kSimulated, kSpared, kSparedForRank };
+
+// One candidate of a simulation batch, placed in `s`: spared when its key, or else its schedule
+// bound, puts it beyond the K-th best `kth` (null: fewer than K so far), else simulated into
+// `report`. `spared_by` receives the schedule bound that spared it. Its step is built once, when
+// first needed: the schedule bound and the simulation read the same one.
+Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, const Entry& e, const core::Report* kth,
+            const ScenarioRank* sr, core::Report& report, double& spared_by) {
+  const analytic::Step* built = nullptr;
+  auto step = [&]() -> const analytic::Step& {
+    return built ? *built : *(built = &w.step(s, analytic::StepParts::plan));
+  };
+  if (kth) {
+    // each key only where the cheaper one cannot tell (a batch may reach past the first key
+    // beyond the K-th best: no schedule bound is needed there)
+    const double k0 = key(o, e);
+    std::optional<ScheduleKey> sk;
+    auto tighter = [&] { return (sk ? *sk : sk.emplace(schedule_key(o, step()))).key; };
+    const bool by_key = beyond(o, k0, *kth);
+    if (by_key || beyond(o, tighter(), *kth)) {
+      const bool may_lead = sr && !beyond(o, k0, sr->report) && !beyond(o, tighter(), sr->report);
+      if (!by_key) spared_by = sk->bound_s;
+      return may_lead ? kSparedForRank : kSpared;
+    }
+  }
+  report = sim::simulate(step());
+  return kSimulated;
+}
+
 std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& feasible, const ScenarioRank* sr,
                             std::uint64_t& ahead, std::vector<Entry>& for_rank,
                             std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
@@ -515,7 +544,6 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
     // A spared candidate whose schedule bound does not put it beyond the scenario's layout may
     // still order before it: the rank settles it (rank_scenario()).
     const core::Report* kth = best.size() >= top && o != Objective::memory ? &best.back().report : nullptr;
-    enum Fate : char { kSimulated, kSpared, kSparedForRank };
     std::vector<char> fate(n, kSimulated);
     std::vector<double> spared_by(n, -1.0);  // the schedule bound that spared it (-1: its key did)
     parallel_claim(
@@ -525,26 +553,7 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
           ++done;
           auto& s = ctx.scratch[worker];
           place(batch[k].candidate, ctx.base, s);
-          // built once, when first needed: the schedule bound and the simulation read the same step
-          const analytic::Step* built = nullptr;
-          auto step = [&]() -> const analytic::Step& {
-            return built ? *built : *(built = &workers[worker].step(s, analytic::StepParts::plan));
-          };
-          if (kth) {
-            // each key only where the cheaper one cannot tell (a batch may reach past the first key
-            // beyond the K-th best: no schedule bound is needed there)
-            const double k0 = key(o, entry[k]);
-            std::optional<ScheduleKey> sk;
-            auto tighter = [&] { return (sk ? *sk : sk.emplace(schedule_key(o, step()))).key; };
-            const bool by_key = beyond(o, k0, *kth);
-            if (by_key || beyond(o, tighter(), *kth)) {
-              const bool may_lead = sr && !beyond(o, k0, sr->report) && !beyond(o, tighter(), sr->report);
-              fate[k] = may_lead ? kSparedForRank : kSpared;
-              if (!by_key) spared_by[k] = sk->bound_s;
-              return;
-            }
-          }
-          batch[k].report = sim::simulate(step());
+          fate[k] = settle(o, s, workers[worker], entry[k], kth, sr, batch[k].report, spared_by[k]);
         });
     for (std::size_t k = 0; k < n; ++k) {
       if (fate[k] != kSimulated) {
