@@ -7,6 +7,7 @@
 
 #include "ptdsim/analytic/capacity.hpp"
 #include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
@@ -98,7 +99,8 @@ void check_printable(const core::Report& r, const std::string& file) {
 }
 
 core::Report evaluate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline) {
-  core::Report r = sim::simulate(s, trace_json, timeline);
+  const analytic::Step step(s);
+  core::Report r = sim::simulate(step, trace_json, timeline);
   // the largest micro-batch and sequence that fit this layout (the analytic memory model)
   const analytic::Capacity cap = analytic::capacity(s);
   r.fit_micro_batch = cap.micro_batch;

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/core/alpha_beta.hpp"
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/parallel.hpp"
@@ -9,13 +10,6 @@
 
 namespace ptdsim::analytic {
 
-// A communication group of one parallel dimension under the scenario's rank placement.
-struct Group {
-  int ranks = 1;
-  core::Scope scope = core::Scope::intra;
-  int ranks_per_node = 1;  // how many of the group's ranks share a node
-};
-Group group_of(const core::Scenario& s, core::Dim dim);
 
 // The alpha-beta line a collective follows: time = alpha_s + bytes * bus_factor / busbw_Bps.
 // From the calibrated `collectives:` table when the hardware has a row for the op and the group's
@@ -39,6 +33,8 @@ double collective_time(const core::HardwareSpec& hw, core::Collective op, double
 // dp gradient groups, the pp neighbours) uses although it was measured on another rank count
 // (saying what was extrapolated), another number of GPUs per node, or another GPU. Empty when the
 // hardware has no calibrated rows or every group matches its rows (docs/calibration.md).
+std::vector<std::string> collective_warnings(const core::Scenario& s, const StepGroups& groups);
+// The same, resolving the groups (one-off callers and tests; a step passes its Step's).
 std::vector<std::string> collective_warnings(const core::Scenario& s);
 
 }  // namespace ptdsim::analytic
