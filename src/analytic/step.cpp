@@ -8,7 +8,7 @@ Step::Step(const core::Scenario& s) { make_step(s, *this); }
 
 void make_step(const core::Scenario& s, Step& out, StepParts parts, const StepLent& lent) {
   out.scenario = &s;
-  out.groups = step_groups(s);
+  out.groups = lent.groups ? *lent.groups : step_groups(s);
   if (lent.split) {
     out.split = lent.split;
   } else {

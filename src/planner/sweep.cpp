@@ -285,12 +285,31 @@ class Tier1Worker {
   // lent, into storage kept from the previous candidate: valid until the next call.
   const analytic::Step& step(const core::Scenario& s, analytic::StepParts parts) {
     const analytic::LayerCosts& c = costs(s);
-    analytic::make_step(s, step_, parts, analytic::StepLent{&layers(s), &c});
+    analytic::make_step(s, step_, parts, analytic::StepLent{&layers(s), &c, &groups(s)});
     return step_;
+  }
+  // step_groups(s), the last kGroups keys kept: the groups read the degrees, ZeRO-3 and its shard
+  // group, and what a sweep holds fixed (the placement, the GPUs per node, the model's experts)
+  const analytic::StepGroups& groups(const core::Scenario& s) {
+    const auto& p = s.parallel;
+    const GroupsKey key{p.tp, p.pp, p.dp, p.cp, p.ep, p.zero >= 3 ? p.sharding.shard_ranks : -1};
+    for (const auto& [k, g] : groups_)
+      if (k == key) return g;
+    if (groups_.size() < kGroups) return groups_.emplace_back(key, analytic::step_groups(s)).second;
+    auto& slot = groups_[next_group_];
+    next_group_ = (next_group_ + 1) % kGroups;
+    slot = {key, analytic::step_groups(s)};
+    return slot.second;
   }
 
  private:
-  static constexpr std::size_t kCosts = 8;
+  static constexpr std::size_t kCosts = 8, kGroups = 8;
+  struct GroupsKey {
+    int tp, pp, dp, cp, ep, shard;  // shard: ZeRO-3's shard_ranks, -1 below ZeRO-3
+    bool operator==(const GroupsKey&) const = default;
+  };
+  std::vector<std::pair<GroupsKey, analytic::StepGroups>> groups_;
+  std::size_t next_group_ = 0;
   bool have_split_ = false, have_layers_ = false;
   int pp_ = 0, vpp_ = 0;
   core::PipelineSplit split_;

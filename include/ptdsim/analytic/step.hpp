@@ -37,11 +37,13 @@ struct Step {
 enum class StepParts { work, plan };
 
 // What a caller already holds for the scenario, to be lent instead of computed again: the sweep
-// keeps splits and layer costs across the candidates that share them (equal to pipeline_layers(s)
-// and layer_costs(s) to the last bit, planner/sweep.cpp). They must outlive the Step.
+// keeps splits, layer costs and groups across the candidates that share them (equal to
+// pipeline_layers(s), layer_costs(s) and step_groups(s) to the last bit, planner/sweep.cpp). The
+// split and costs must outlive the Step.
 struct StepLent {
   const PipelineLayers* split = nullptr;
   const LayerCosts* costs = nullptr;
+  const StepGroups* groups = nullptr;  // copied into the step (equal to step_groups(s))
 };
 
 // Builds the step of `s` into `out`, whose storage is reused (nothing of what it held is read):
