@@ -13,6 +13,7 @@
 #include "kernels.hpp"
 #include "ptdsim/calibrate/collective_check.hpp"
 #include "ptdsim/calibrate/nccl_log.hpp"
+#include "ptdsim/core/alpha_beta.hpp"
 #include "ptdsim/core/names.hpp"
 
 namespace ptdsim::calibrate_tool {
@@ -209,7 +210,7 @@ CollectiveResult measure_collective(World& w, Group& g, Collective op, const Siz
   run.listed_ranks = n;
   run.ranks_per_node = g.shape.per_node;
   run.gpu = w.members[static_cast<std::size_t>(g.world_ranks.front())].gpu;
-  const double F = calibrate::bus_factor(op, n);
+  const double F = core::bus_factor(op, n);
   const bool rooted = op == Collective::broadcast || op == Collective::reduce;
   const bool reduces = op == Collective::all_reduce || op == Collective::reduce_scatter || op == Collective::reduce;
 
