@@ -53,7 +53,7 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
 namespace detail {
 
 core::Report assemble(const Step& step, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t) {
+                      const std::array<core::CommStats, core::kCommBucketCount>& comm, StepTiming t) {
   const core::Scenario& s = *step.scenario;
   const StepPlan& plan = step.plan;
   const PipelineLayers& split = *step.split;
@@ -80,10 +80,10 @@ core::Report assemble(const Step& step, const Folds& folds,
   r.comm = comm;
   if (plan.shape.p > 1) {  // the first and last stage send one transfer a micro-batch and chunk fewer (comm_stats)
     const double v = plan.shape.v;
-    r.pp_end_bytes = comm[static_cast<int>(core::CommKind::pp)].bytes * (2 * v - 1) / (plan.shape.p > 2 ? 2 * v : 2 * v - 1);
+    r.pp_end_bytes = comm[static_cast<int>(core::CommBucket::pp)].bytes * (2 * v - 1) / (plan.shape.p > 2 ? 2 * v : 2 * v - 1);
   }
   r.compute = compute_breakdown(s, plan, split.stages, costs);
-  for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
+  for (int k = 0; k < core::kCommBucketCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for
     if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {

@@ -11,11 +11,11 @@ namespace ptdsim::analytic {
 namespace detail {
 
 StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
-                       const std::array<core::CommStats, core::kCommKindCount>& comm) {
-  using core::CommKind;
+                       const std::array<core::CommStats, core::kCommBucketCount>& comm) {
+  using core::CommBucket;
   const StageFold& c = folds.slowest_fold();
   const double m = plan.shape.m, p = plan.shape.p, v = plan.shape.v;
-  auto k_of = [](CommKind k) { return static_cast<int>(k); };
+  auto k_of = [](CommBucket k) { return static_cast<int>(k); };
 
   // The slowest stage's compute, m times, plus its pipeline bubble: the schedule's closed form in
   // units of that stage's micro-batch (formulas.md "Pipeline schedules"; Narayanan et al. 2021
@@ -28,11 +28,11 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   const double slots = m + (compute > 0 ? t.bubble_s / compute : 0.0);
 
   // In-pass communication that cannot hide, in every slot of the pipeline (micro-batches and bubble)
-  for (CommKind k : {CommKind::tp, CommKind::cp, CommKind::ep})
+  for (CommBucket k : {CommBucket::tp, CommBucket::cp, CommBucket::ep})
     t.exposed_s[k_of(k)] = slots * c.per_mb.exposed[k_of(k)];
   // PP: when overlapped only the fill and drain hops (2(p-1)) stay on the critical path
   if (p > 1)
-    t.exposed_s[k_of(CommKind::pp)] =
+    t.exposed_s[k_of(CommBucket::pp)] =
         plan.overlap_pp ? 2 * (p - 1) * c.p2p_s : 2 * (m * v + p - 1) * c.p2p_s;
   // DP: every stage reduces its gradients at the end of the step, in parallel; the step waits for
   // the slowest. ZeRO-3's per-unit collectives add what each micro-batch cannot hide, and the
@@ -40,17 +40,17 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   double dp_step = 0, dp_units = 0;
   for (const auto& f : folds.distinct) {  // (a stage that repeats another has its numbers)
     dp_step = std::max(dp_step, f.dp_step_exposed);
-    dp_units = std::max(dp_units, m * f.per_mb.exposed[k_of(CommKind::dp)] + f.zero3_edges_s);
+    dp_units = std::max(dp_units, m * f.per_mb.exposed[k_of(CommBucket::dp)] + f.zero3_edges_s);
   }
-  t.exposed_s[k_of(CommKind::dp)] = dp_step + dp_units;
+  t.exposed_s[k_of(CommBucket::dp)] = dp_step + dp_units;
   for (const auto& st : plan.stages) t.optimizer_s = std::max(t.optimizer_s, st.optimizer_s);
 
   // Collectives hidden behind compute still hold SMs (one thread block per NCCL channel): the
   // compute beside them runs at 1 - share of its speed, so it takes share x the hidden time
   // longer. Pipeline sends hold one or two SMs and are left out, as in the scheduler.
   double hidden = 0;
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    if (k != k_of(CommKind::pp)) hidden += std::max(0.0, comm[k].time_s - t.exposed_s[k]);
+  for (int k = 0; k < core::kCommBucketCount; ++k)
+    if (k != k_of(CommBucket::pp)) hidden += std::max(0.0, comm[k].time_s - t.exposed_s[k]);
   t.contention_s = plan.comm_share * std::min(hidden, t.compute_s);
   t.compute_s += t.contention_s;
 
@@ -67,11 +67,11 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
     };
     part(PathCause::compute, t.compute_s, folds.slowest);
     part(PathCause::fill_drain, t.bubble_s);
-    part(PathCause::tp, t.exposed_s[k_of(CommKind::tp)]);
-    part(PathCause::cp, t.exposed_s[k_of(CommKind::cp)]);
-    part(PathCause::ep, t.exposed_s[k_of(CommKind::ep)]);
-    part(PathCause::pp, t.exposed_s[k_of(CommKind::pp)]);
-    part(PathCause::dp_reduce, t.exposed_s[k_of(CommKind::dp)]);
+    part(PathCause::tp, t.exposed_s[k_of(CommBucket::tp)]);
+    part(PathCause::cp, t.exposed_s[k_of(CommBucket::cp)]);
+    part(PathCause::ep, t.exposed_s[k_of(CommBucket::ep)]);
+    part(PathCause::pp, t.exposed_s[k_of(CommBucket::pp)]);
+    part(PathCause::dp_reduce, t.exposed_s[k_of(CommBucket::dp)]);
     part(PathCause::optimizer, t.optimizer_s);
   }
 
@@ -79,20 +79,25 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   if (t.step_s > 0) {
     std::vector<core::BoundPart> parts;
     parts.reserve(8);
-    auto part = [&](core::BoundKind kind, double seconds, int stage = core::BoundPart::kAllStages) {
+    auto part = [&](core::BoundKind kind, double seconds, int stage = core::BoundPart::kAllStages,
+                    core::CommKind comm = core::CommKind::tp) {
       core::BoundPart b;
       b.kind = kind;
+      b.comm = comm;
       b.stage = stage;
       b.share = seconds / t.step_s;
       parts.push_back(b);
     };
+    auto comm_part = [&](core::CommKind k) {
+      part(core::BoundKind::comm, t.exposed_s[k_of(core::bucket(k))], core::BoundPart::kAllStages, k);
+    };
     part(core::BoundKind::compute, t.compute_s, folds.slowest);
     part(core::BoundKind::bubble, t.bubble_s);
-    part(core::BoundKind::tp, t.exposed_s[k_of(CommKind::tp)]);
-    part(core::BoundKind::cp, t.exposed_s[k_of(CommKind::cp)]);
-    part(core::BoundKind::ep, t.exposed_s[k_of(CommKind::ep)]);
-    part(core::BoundKind::pp, t.exposed_s[k_of(CommKind::pp)]);
-    part(core::BoundKind::dp, t.exposed_s[k_of(CommKind::dp)]);
+    comm_part(core::CommKind::tp);
+    comm_part(core::CommKind::cp);
+    comm_part(core::CommKind::ep);
+    comm_part(core::CommKind::p2p);
+    part(core::BoundKind::dp, t.exposed_s[k_of(CommBucket::dp)]);
     part(core::BoundKind::optimizer, t.optimizer_s);
     t.bounded_by = core::largest_parts(std::move(parts));
   }

@@ -6,11 +6,11 @@
 namespace ptdsim::analytic::detail {
 namespace {
 
-constexpr int kTp = static_cast<int>(core::CommKind::tp);
-constexpr int kCp = static_cast<int>(core::CommKind::cp);
-constexpr int kEp = static_cast<int>(core::CommKind::ep);
-constexpr int kPp = static_cast<int>(core::CommKind::pp);
-constexpr int kDp = static_cast<int>(core::CommKind::dp);
+constexpr int kTp = static_cast<int>(core::CommBucket::tp);
+constexpr int kCp = static_cast<int>(core::CommBucket::cp);
+constexpr int kEp = static_cast<int>(core::CommBucket::ep);
+constexpr int kPp = static_cast<int>(core::CommBucket::pp);
+constexpr int kDp = static_cast<int>(core::CommBucket::dp);
 
 double exposed(const PlanComm& c, double after_same_group) {
   switch (c.overlap) {
@@ -33,7 +33,7 @@ void fold_pass(const StepPlan& plan, const PassPlan& pass, PassSums& out) {
       if (plan.comms[j].overlap == Overlap::after) after[static_cast<int>(plan.comms[j].group)] += plan.comms[j].time_s;
     for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
       const PlanComm& c = plan.comms[j];
-      const int k = static_cast<int>(comm_kind(c.task));
+      const int k = static_cast<int>(core::bucket(c.kind));
       out.time[k] += n * c.time_s;
       out.window[k] += n * c.window_s;
       out.sent[k] += n * c.sent_bytes;
@@ -56,7 +56,7 @@ UnitComms unit_comms(const StepPlan& plan, const PassPlan& pass) {
   const Segment& seg = plan.segments[pass.seg_begin];
   const PlanComm* gather = nullptr;
   for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-    if (plan.comms[j].task == CommTask::zero3_gather) gather = &plan.comms[j];
+    if (plan.comms[j].kind == core::CommKind::zero3_gather) gather = &plan.comms[j];
   if (gather) {
     u.gather = gather->time_s;
     u.window = gather->window_s;
@@ -64,7 +64,7 @@ UnitComms unit_comms(const StepPlan& plan, const PassPlan& pass) {
   }
   for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
     const PlanComm& c = plan.comms[j];
-    if (c.task != CommTask::zero3_reduce) continue;
+    if (c.kind != core::CommKind::zero3_reduce) continue;
     u.reduce += c.time_s;
     if (c.overlap != Overlap::after) continue;
     u.after += c.time_s;
@@ -117,7 +117,7 @@ void fold_stage(const StepPlan& plan, const StagePlan& st, StageFold& out) {
       for (int i = ch.last_grad.seg_begin; i < ch.last_grad.seg_begin + ch.last_grad.seg_count; ++i) {
         const Segment& seg = plan.segments[i];
         for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-          if (plan.comms[j].task == CommTask::dp_reduce) {
+          if (plan.comms[j].kind == core::CommKind::dp_reduce) {
             bucket_time += seg.repeat * plan.comms[j].time_s;
             bucket_sent += seg.repeat * plan.comms[j].sent_bytes;
           }
@@ -188,8 +188,8 @@ void fold_stages(const StepPlan& plan, Folds& out) {
   }
 }
 
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan, const Folds& folds) {
-  std::array<core::CommStats, core::kCommKindCount> out{};
+std::array<core::CommStats, core::kCommBucketCount> comm_stats(const StepPlan& plan, const Folds& folds) {
+  std::array<core::CommStats, core::kCommBucketCount> out{};
   const StageFold& c = folds.slowest_fold();
   const double m = plan.shape.m, v = plan.shape.v;
   auto inter = [&](GroupId g) { return plan.group(g).scope == core::Scope::inter; };

@@ -21,7 +21,7 @@ namespace ptdsim::analytic::detail {
 
 struct PassSums {
   double compute = 0;
-  std::array<double, core::kCommKindCount> time{}, exposed{}, window{}, sent{};
+  std::array<double, core::kCommBucketCount> time{}, exposed{}, window{}, sent{};
 };
 
 // One pipeline stage per micro-batch (all its chunks' passes) and once per step.
@@ -70,15 +70,15 @@ void fold_stages(const StepPlan& plan, Folds& out);
 // Volume, time alone, overlap ratio, overlappable and crosses_nodes per kind (exposed_s left 0):
 // in-pass kinds from the slowest stage over m micro-batches; pp every send of the step; dp the
 // stage with the most data-parallel traffic.
-std::array<core::CommStats, core::kCommKindCount> comm_stats(const StepPlan& plan, const Folds& folds);
+std::array<core::CommStats, core::kCommBucketCount> comm_stats(const StepPlan& plan, const Folds& folds);
 
 // The analytic engine's timing of a plan (evaluate.cpp), with its comm_stats.
 StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
-                       const std::array<core::CommStats, core::kCommKindCount>& comm);
+                       const std::array<core::CommStats, core::kCommBucketCount>& comm);
 
 // assemble_report with the folds and their comm_stats already computed (the analytic engine has
 // them).
 core::Report assemble(const Step& step, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t);
+                      const std::array<core::CommStats, core::kCommBucketCount>& comm, StepTiming t);
 
 }  // namespace ptdsim::analytic::detail

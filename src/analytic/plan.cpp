@@ -13,20 +13,6 @@
 
 namespace ptdsim::analytic {
 
-core::CommKind comm_kind(CommTask t) {
-  switch (t) {
-    case CommTask::tp: return core::CommKind::tp;
-    case CommTask::cp: return core::CommKind::cp;
-    case CommTask::ep: return core::CommKind::ep;
-    case CommTask::p2p: return core::CommKind::pp;
-    case CommTask::dp_reduce:
-    case CommTask::dp_gather:
-    case CommTask::zero3_gather:
-    case CommTask::zero3_reduce: return core::CommKind::dp;
-  }
-  return core::CommKind::dp;
-}
-
 Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
                      double unit_params) {
   // Prefetch: none when switched off or when the framework synchronises around every collective; at
@@ -198,10 +184,10 @@ class Planner {
 
   // Every element is written in place in the plan's storage (no temporary copied in: building a
   // plan is most of what the sweep does per candidate).
-  int add_comm(CommTask task, Stream stream, Overlap overlap, GroupId group, double time_s, double sent_bytes,
+  int add_comm(core::CommKind kind, Stream stream, Overlap overlap, GroupId group, double time_s, double sent_bytes,
                double window_s, int depth) {
     PlanComm& c = plan_.comms.emplace_back();
-    c.task = task;
+    c.kind = kind;
     c.stream = stream;
     c.overlap = overlap;
     c.group = group;
@@ -232,35 +218,35 @@ class Planner {
     if (z.gathers > 0 && c.zero3_gather_s > 0) {
       // the unit's parameters, gathered before it runs (twice when the backward first recomputes
       // its forward and the framework re-gathers for it), issued up to `depth` units ahead
-      add_comm(CommTask::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::shard,
+      add_comm(core::CommKind::zero3_gather, Stream::dp_gather, Overlap::prefetch, GroupId::shard,
                z.gathers * c.zero3_gather_s, z.gathers * c.zero3_gather_bytes, z.depth > 0 ? seg.compute_s : 0.0,
                z.depth);
     }
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
       // (Megatron's tp-comm-overlap), hiding behind the GEMMs
-      add_comm(CommTask::tp, Stream::tp, w.tp_beside ? Overlap::beside : Overlap::serial, GroupId::tp, per(w.tp_s),
+      add_comm(core::CommKind::tp, Stream::tp, w.tp_beside ? Overlap::beside : Overlap::serial, GroupId::tp, per(w.tp_s),
                per(w.tp_bytes), per(w.tp_window_s), 0);
     }
     if (w.cp_s > 0) {  // beside the attention core (PassMakeup::cp_window_s), serial without one
       const double window = per(w.cp_window_s);
-      add_comm(CommTask::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp, per(w.cp_s),
+      add_comm(core::CommKind::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp, per(w.cp_s),
                per(w.cp_bytes), window, 0);
     }
     if (w.ep_s > 0) {  // EP's all-to-all feeds the experts: serial
-      add_comm(CommTask::ep, Stream::ep, Overlap::serial, GroupId::ep, per(w.ep_s), per(w.ep_bytes), seg.compute_s, 0);
+      add_comm(core::CommKind::ep, Stream::ep, Overlap::serial, GroupId::ep, per(w.ep_s), per(w.ep_bytes), seg.compute_s, 0);
     }
     if (zero3 && makes_grads && c.zero3_reduce_s > 0) {
       // the unit's gradients, reduce-scattered once its gradient pass made them (per micro-batch:
       // ZeRO-3 keeps no unsharded gradients), then, with hybrid sharding, all-reduced across replicas
       const Overlap o = o_.sharding.sync ? Overlap::serial : Overlap::after;
-      add_comm(CommTask::zero3_reduce, Stream::dp, o, GroupId::shard, c.zero3_reduce_s, c.zero3_reduce_bytes, 0, 0);
+      add_comm(core::CommKind::zero3_reduce, Stream::dp, o, GroupId::shard, c.zero3_reduce_s, c.zero3_reduce_bytes, 0, 0);
       if (c.zero3_replica_s > 0)
-        add_comm(CommTask::zero3_reduce, Stream::dp, o, GroupId::replica, c.zero3_replica_s, c.zero3_replica_bytes,
+        add_comm(core::CommKind::zero3_reduce, Stream::dp, o, GroupId::replica, c.zero3_replica_s, c.zero3_replica_bytes,
                  0, 0);
     }
     if (bucket_s > 0) {  // a DP gradient bucket, reduced as soon as its gradients are complete
-      add_comm(CommTask::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, per(bucket_s), per(bucket_bytes), 0, 0);
+      add_comm(core::CommKind::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, per(bucket_s), per(bucket_bytes), 0, 0);
     }
     seg.comm_count = static_cast<int>(plan_.comms.size()) - seg.comm_begin;
     return pp;
@@ -330,10 +316,10 @@ class Planner {
       // activations forward and gradients backward; window: the receiver's forward
       const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
       if (vs < p * v - 1)
-        c.send_forward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+        c.send_forward = add_comm(core::CommKind::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
                                   st.p2p_bytes, recv_forward, 0);
       if (vs > 0)
-        c.send_backward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+        c.send_backward = add_comm(core::CommKind::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
                                    st.p2p_bytes, recv_forward, 0);
     }
   }
@@ -344,7 +330,7 @@ class Planner {
     const bool zero3 = o_.zero >= 3;
     const bool gathers = o_.zero >= 1 && st.dp_gather_s > 0;
     auto gather = [&] {
-      add_comm(CommTask::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp, st.dp_gather_s,
+      add_comm(core::CommKind::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp, st.dp_gather_s,
                st.dp_gather_bytes, forward_s, 0);
     };
     sp.start_begin = static_cast<int>(plan_.comms.size());
@@ -355,7 +341,7 @@ class Planner {
     if (gathers && o_.overlap_dp && !zero3) gather();
     sp.start_end = sp.end_begin = static_cast<int>(plan_.comms.size());
     if (st.dp_reduce_s > 0 && !buckets)
-      add_comm(CommTask::dp_reduce, Stream::dp, Overlap::serial, GroupId::dp, st.dp_reduce_s, st.dp_reduce_bytes,
+      add_comm(core::CommKind::dp_reduce, Stream::dp, Overlap::serial, GroupId::dp, st.dp_reduce_s, st.dp_reduce_bytes,
                backward_s, 0);
     sp.end_end = sp.post_begin = static_cast<int>(plan_.comms.size());
     if (gathers && (!o_.overlap_dp || zero3)) gather();

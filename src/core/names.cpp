@@ -50,18 +50,19 @@ constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
                                          {Fp8Recipe::blockwise, "blockwise"},
                                          {Fp8Recipe::mxfp8, "mxfp8"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
-constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
-                                       {BoundKind::bubble, "bubble"},
-                                       {BoundKind::optimizer, "optimizer"},
-                                       {BoundKind::tp, "TP"},
-                                       {BoundKind::cp, "CP"},
-                                       {BoundKind::ep, "EP"},
-                                       {BoundKind::pp, "PP p2p"},
-                                       {BoundKind::dp, "DP"},
-                                       {BoundKind::dp_reduce, "DP reduce"},
-                                       {BoundKind::dp_gather, "DP all-gather"},
-                                       {BoundKind::zero3_gather, "ZeRO-3 all-gather"},
-                                       {BoundKind::zero3_reduce, "ZeRO-3 reduce-scatter"}}};
+constexpr Table<CommKind, kCommKindCount> kCommKind{{{CommKind::tp, "TP"},
+                                                    {CommKind::cp, "CP"},
+                                                    {CommKind::ep, "EP"},
+                                                    {CommKind::p2p, "PP p2p"},
+                                                    {CommKind::dp_reduce, "DP reduce"},
+                                                    {CommKind::dp_gather, "DP all-gather"},
+                                                    {CommKind::zero3_gather, "ZeRO-3 all-gather"},
+                                                    {CommKind::zero3_reduce, "ZeRO-3 reduce-scatter"}}};
+constexpr Table<BoundKind, 5> kBound{{{BoundKind::compute, "compute"},
+                                      {BoundKind::bubble, "bubble"},
+                                      {BoundKind::optimizer, "optimizer"},
+                                      {BoundKind::comm, "communication"},
+                                      {BoundKind::dp, "DP"}}};
 constexpr Table<MemoryOp, kMemoryOpCount> kMemoryOp{{{MemoryOp::layernorm, "layernorm"},
                                                      {MemoryOp::rmsnorm, "rmsnorm"},
                                                      {MemoryOp::gelu, "gelu"},
@@ -143,6 +144,7 @@ std::string placement_text(const ParallelSpec& p) {
   return out;
 }
 std::string_view name(EngineKind e) { return lookup(kEngine, e); }
+std::string_view name(CommKind e) { return lookup(kCommKind, e); }
 std::string_view name(BoundKind e) { return lookup(kBound, e); }
 
 std::string describe(const std::vector<BoundPart>& parts) {
@@ -153,7 +155,7 @@ std::string describe(const std::vector<BoundPart>& parts) {
       words += p.stage == BoundPart::kAllStages ? "compute across stages"
                                                 : "stage " + std::to_string(p.stage) + " compute";
     else
-      words += name(p.kind);
+      words += p.kind == BoundKind::comm ? name(p.comm) : name(p.kind);
     if (p.beside_compute) words += " beside compute";
     char pct[32];
     std::snprintf(pct, sizeof pct, " (%.0f%%)", 100 * p.share);

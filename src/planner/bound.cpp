@@ -61,7 +61,7 @@ struct Totals {
     // (each sum in the same order as ever; branches, not a variable index, so the compiler keeps
     // the two links apart instead of chaining every sum through one load and store)
     const double t = times * c.time_s;
-    const bool held_sms = c.task != analytic::CommTask::p2p;
+    const bool held_sms = core::holds_sms(c.kind);
     if (plan.group(c.group).scope == core::Scope::inter) {
       link[1] += t;
       if (held_sms) held[1] += t;
@@ -113,7 +113,7 @@ StageBound stage_bound(const analytic::StepPlan& plan, const analytic::StagePlan
       for (int i = ch.last_grad.seg_begin; i < ch.last_grad.seg_begin + ch.last_grad.seg_count; ++i) {
         const analytic::Segment& seg = plan.segments[i];
         for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-          if (plan.comms[j].task == analytic::CommTask::dp_reduce) o.last_buckets += seg.repeat * plan.comms[j].time_s;
+          if (plan.comms[j].kind == core::CommKind::dp_reduce) o.last_buckets += seg.repeat * plan.comms[j].time_s;
       }
     }
     for (int send : {ch.send_forward, ch.send_backward}) {

@@ -49,10 +49,10 @@ std::string why_slower(const core::Report& best, const core::Report& r) {
                 (r.compute_s - r.contention_s) - (best.compute_s - best.contention_s)});
   ds.push_back({"comm beside compute", r.contention_s - best.contention_s});
   ds.push_back({"optimizer step", r.optimizer_s - best.optimizer_s});
-  static const char* kNames[core::kCommKindCount] = {"TP", "CP", "EP", "PP", "DP"};
-  for (int k = 0; k < core::kCommKindCount; ++k) {
+  static const char* kNames[core::kCommBucketCount] = {"TP", "CP", "EP", "PP", "DP"};
+  for (int k = 0; k < core::kCommBucketCount; ++k) {
     std::string what = std::string("exposed ") + kNames[k] + " comm";
-    if (r.comm[k].crosses_nodes && !best.comm[k].crosses_nodes && k != static_cast<int>(core::CommKind::dp))
+    if (r.comm[k].crosses_nodes && !best.comm[k].crosses_nodes && k != static_cast<int>(core::CommBucket::dp))
       what += " across nodes";
     ds.push_back({what, r.comm[k].exposed_s - best.comm[k].exposed_s});
   }

@@ -47,8 +47,8 @@ std::string totals_table(const core::Report& r) {
   if (r.contention_s > 0) row("of which slowed by collectives beside it", r.contention_s);
   row(r.engine == core::EngineKind::simulation ? "idle, busiest stage (all waits)" : "pipeline bubble", r.bubble_s);
   row("optimizer step", r.optimizer_s);
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    if (r.comm[k].exposed_s > 0) row(fmt::format("exposed {} comm", core::kCommKindNames[k]), r.comm[k].exposed_s);
+  for (int k = 0; k < core::kCommBucketCount; ++k)
+    if (r.comm[k].exposed_s > 0) row(fmt::format("exposed {} comm", core::kCommBucketNames[k]), r.comm[k].exposed_s);
   return tab.str();
 }
 
@@ -116,10 +116,10 @@ std::string inputs_table(const core::Report& r, const PageInfo& info) {
 std::string comm_table(const core::Report& r) {
   Table tab("communication", {"kind", "volume per GPU", "time alone", "exposed", "overlap ratio", "crosses nodes"},
             {false, true, true, true, true, false});
-  for (int k = 0; k < core::kCommKindCount; ++k) {
+  for (int k = 0; k < core::kCommBucketCount; ++k) {
     const auto& c = r.comm[k];
     if (c.bytes <= 0 && c.time_s <= 0) continue;
-    tab.row({core::kCommKindNames[k], report::bytes(c.bytes), report::seconds(c.time_s),
+    tab.row({core::kCommBucketNames[k], report::bytes(c.bytes), report::seconds(c.time_s),
              seconds(c.exposed_s), fmt::format("{:.2f}", c.overlap_ratio), c.crosses_nodes ? "yes" : "no"});
   }
   return tab.str();

@@ -87,8 +87,8 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("time.contention_s", Value{r.contention_s});
   f("time.bubble_s", Value{r.bubble_s});
   f("time.optimizer_s", Value{r.optimizer_s});
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    f(std::string("time.exposed_comm_s.") + core::kCommKindNames[k], Value{r.comm[k].exposed_s});
+  for (int k = 0; k < core::kCommBucketCount; ++k)
+    f(std::string("time.exposed_comm_s.") + core::kCommBucketNames[k], Value{r.comm[k].exposed_s});
   // where the step goes: the critical path's parts by cause (stages summed), adding up to step_s
   {
     const auto by_cause = core::path_by_cause(r.critical_path);
@@ -106,13 +106,13 @@ void visit_scalars(const core::Report& r, F&& f) {
   // MFU against the bf16 peak: the MFU itself for a bf16 run; absent when the hardware gives no bf16 peak
   f("throughput.mfu_bf16", t.precision == core::Precision::bf16 ? Value{r.mfu}
                                                                  : known_if(r.mfu_bf16 > 0, r.mfu_bf16));
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    f(std::string("communication.bytes_per_gpu.") + core::kCommKindNames[k], Value{r.comm[k].bytes});
+  for (int k = 0; k < core::kCommBucketCount; ++k)
+    f(std::string("communication.bytes_per_gpu.") + core::kCommBucketNames[k], Value{r.comm[k].bytes});
   f("communication.pp_end_stage_bytes", Value{r.pp_end_bytes});  // what a first or last stage's GPU sends
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    f(std::string("communication.time_s.") + core::kCommKindNames[k], Value{r.comm[k].time_s});
-  for (int k = 0; k < core::kCommKindCount; ++k)
-    f(std::string("communication.overlap_ratio.") + core::kCommKindNames[k], Value{r.comm[k].overlap_ratio});
+  for (int k = 0; k < core::kCommBucketCount; ++k)
+    f(std::string("communication.time_s.") + core::kCommBucketNames[k], Value{r.comm[k].time_s});
+  for (int k = 0; k < core::kCommBucketCount; ++k)
+    f(std::string("communication.overlap_ratio.") + core::kCommBucketNames[k], Value{r.comm[k].overlap_ratio});
   f("communication.overlap_ratio.zero3", Value{r.zero3_overlap_ratio});
   f("communication.overlap_ratio.zero3_backward", Value{r.zero3_backward_ratio});
   f("communication.zero3_verdict", Value{core::zero3_verdict(r)});

@@ -102,10 +102,10 @@ void time_section(std::string& out, const core::Report& r) {
                      seconds(r.bubble_s), pct(r.bubble_s));
   out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
                      pct(r.optimizer_s));
-  for (int k = 0; k < core::kCommKindCount; ++k)
+  for (int k = 0; k < core::kCommBucketCount; ++k)
     if (r.comm[k].exposed_s > 0)
       out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n",
-                         fmt::format("exposed {} comm", core::kCommKindNames[k]),
+                         fmt::format("exposed {} comm", core::kCommBucketNames[k]),
                          seconds(r.comm[k].exposed_s), pct(r.comm[k].exposed_s));
 }
 
@@ -147,7 +147,7 @@ void compute_section(std::string& out, const core::Report& r) {
   }
   const auto& s = r.scenario;
   const double layer_tp = s.num_microbatches() > 0 && s.model.layers > 0
-                              ? r.of(core::CommKind::tp).time_s / s.num_microbatches() /
+                              ? r.of(core::CommBucket::tp).time_s / s.num_microbatches() /
                                     (static_cast<double>(s.model.layers) / std::max(1, s.parallel.pp))
                               : 0.0;
   out += fmt::format("  by module (forward + backward): attention {}, MLP {}, norms {}; TP communication {} "
@@ -159,14 +159,14 @@ void comm_section(std::string& out, const core::Report& r) {
   out += "\nCommunication per GPU per step (the busiest GPU)\n";
   out += fmt::format("  {:<5} {:>10} {:>10} {:>8} {:>10}  {}\n", "kind", "volume", "time",
                      "overlap", "exposed", "verdict");
-  for (int k = 0; k < core::kCommKindCount; ++k) {
+  for (int k = 0; k < core::kCommBucketCount; ++k) {
     const auto& c = r.comm[k];
     if (c.bytes <= 0 && c.time_s <= 0) continue;
-    out += fmt::format("  {:<5} {:>10} {:>10} {:>8.2f} {:>10}  {}{}\n", core::kCommKindNames[k],
+    out += fmt::format("  {:<5} {:>10} {:>10} {:>8.2f} {:>10}  {}{}\n", core::kCommBucketNames[k],
                        bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
                        verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
   }
-  if (r.pp_end_bytes > 0 && r.pp_end_bytes != r.of(core::CommKind::pp).bytes)
+  if (r.pp_end_bytes > 0 && r.pp_end_bytes != r.of(core::CommBucket::pp).bytes)
     out += fmt::format("  pp above is a middle stage's GPU; the first and last stage's send {} (no gradient back from the\n"
                        "   first virtual stage, no activation forward from the last)\n", bytes(r.pp_end_bytes));
   if (const std::string z = core::zero3_verdict(r); !z.empty())

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "ptdsim/core/names.hpp"
+
 namespace ptdsim::sim {
 
 std::string_view name(StreamKind k) {
@@ -18,27 +20,15 @@ std::string_view name(StreamKind k) {
 }
 
 std::string_view name(TaskKind k) {
+  if (!is_compute(k)) return core::name(comm_kind(k));
   switch (k) {
     case TaskKind::forward: return "F";
     case TaskKind::backward: return "B";
     case TaskKind::backward_input: return "B(input)";
     case TaskKind::backward_weight: return "W";
     case TaskKind::optimizer: return "optimizer";
-    case TaskKind::tp: return "TP";
-    case TaskKind::cp: return "CP";
-    case TaskKind::ep: return "EP";
-    case TaskKind::p2p: return "PP p2p";
-    case TaskKind::dp_reduce: return "DP reduce";
-    case TaskKind::dp_gather: return "DP all-gather";
-    case TaskKind::zero3_gather: return "ZeRO-3 all-gather";
-    case TaskKind::zero3_reduce: return "ZeRO-3 reduce-scatter";
   }
   return "?";
-}
-
-bool is_compute(TaskKind k) {
-  return k == TaskKind::forward || k == TaskKind::backward || k == TaskKind::backward_input ||
-         k == TaskKind::backward_weight || k == TaskKind::optimizer;
 }
 
 Engine::Engine(int ranks) : Kernel(ranks, kStreamKinds, static_cast<int>(StreamKind::compute)) {}

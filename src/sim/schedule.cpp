@@ -18,20 +18,6 @@ using analytic::Overlap;
 using analytic::PlanComm;
 using core::Pass;
 
-TaskKind task_kind(analytic::CommTask t) {
-  switch (t) {
-    case analytic::CommTask::tp: return TaskKind::tp;
-    case analytic::CommTask::cp: return TaskKind::cp;
-    case analytic::CommTask::ep: return TaskKind::ep;
-    case analytic::CommTask::p2p: return TaskKind::p2p;
-    case analytic::CommTask::dp_reduce: return TaskKind::dp_reduce;
-    case analytic::CommTask::dp_gather: return TaskKind::dp_gather;
-    case analytic::CommTask::zero3_gather: return TaskKind::zero3_gather;
-    case analytic::CommTask::zero3_reduce: return TaskKind::zero3_reduce;
-  }
-  return TaskKind::tp;
-}
-
 // A few tasks: those whose end means a pass is done, or that need its input.
 template <class T>
 struct Few {
@@ -153,7 +139,7 @@ class Builder {
   }
   TaskSpec comm_spec(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) const {
     TaskSpec t;
-    t.kind = task_kind(c.task);
+    t.kind = task_kind(c.kind);
     t.stream = c.stream;
     t.rank = rank;
     t.work = c.time_s;
@@ -253,7 +239,7 @@ class Builder {
       const PlanComm* comms = plan_->comms.data() + seg.comm_begin;
       double serial_tp_s = 0, serial_tp_bytes = 0, window = 0;
       for (int q = 0; q < seg.comm_count; ++q) {
-        if (comms[q].task == analytic::CommTask::tp && comms[q].overlap == Overlap::serial) {
+        if (comms[q].kind == core::CommKind::tp && comms[q].overlap == Overlap::serial) {
           serial_tp_s += comms[q].time_s;
           serial_tp_bytes += comms[q].sent_bytes;
         }
@@ -307,7 +293,7 @@ class Builder {
             prog.dp_tail.push_back(a.i);
             continue;
           }
-          if (fold && x.task == analytic::CommTask::tp && x.overlap == Overlap::serial) continue;
+          if (fold && x.kind == core::CommKind::tp && x.overlap == Overlap::serial) continue;
           const Ref t = task(comm_spec(r, x, &op, l0, l1 - l0));
           if (x.overlap == Overlap::window && split_off) {
             depend(before, t);  // starts with the last `window` of the compute
@@ -342,7 +328,7 @@ class Builder {
     bool tp = false;
     for (int j = st.comm_begin; j < st.comm_end; ++j) {
       const PlanComm& c = plan_->comms[j];
-      if (c.task == analytic::CommTask::tp) {
+      if (c.kind == core::CommKind::tp) {
         if (c.overlap != Overlap::serial) return false;
         tp = true;
       } else if (c.time_s > 0 && plan_->group(c.group).scope == tp_scope) {

@@ -8,16 +8,6 @@
 
 namespace ptdsim::sim {
 
-core::CommKind comm_kind_of(TaskKind k) {
-  switch (k) {
-    case TaskKind::tp: return core::CommKind::tp;
-    case TaskKind::cp: return core::CommKind::cp;
-    case TaskKind::ep: return core::CommKind::ep;
-    case TaskKind::p2p: return core::CommKind::pp;
-    default: return core::CommKind::dp;
-  }
-}
-
 namespace {
 
 using Interval = std::pair<double, double>;
@@ -52,23 +42,10 @@ std::vector<Interval> merged(std::vector<Interval> v, const std::vector<std::siz
   return out;
 }
 
-core::BoundKind bound_kind(TaskKind k) {
-  switch (k) {
-    case TaskKind::tp: return core::BoundKind::tp;
-    case TaskKind::cp: return core::BoundKind::cp;
-    case TaskKind::ep: return core::BoundKind::ep;
-    case TaskKind::p2p: return core::BoundKind::pp;
-    case TaskKind::dp_reduce: return core::BoundKind::dp_reduce;
-    case TaskKind::dp_gather: return core::BoundKind::dp_gather;
-    case TaskKind::zero3_gather: return core::BoundKind::zero3_gather;
-    case TaskKind::zero3_reduce: return core::BoundKind::zero3_reduce;
-    case TaskKind::optimizer: return core::BoundKind::optimizer;
-    case TaskKind::forward:
-    case TaskKind::backward:
-    case TaskKind::backward_input:
-    case TaskKind::backward_weight: return core::BoundKind::compute;
-  }
-  return core::BoundKind::compute;
+// The report's part for time spent in a task of kind k (a transfer or the optimizer step).
+void set_kind(core::BoundPart& b, TaskKind k) {
+  if (!is_compute(k)) b.kind = core::BoundKind::comm, b.comm = comm_kind(k);
+  else b.kind = k == TaskKind::optimizer ? core::BoundKind::optimizer : core::BoundKind::compute;
 }
 
 // Where the step goes (docs/simulator.md "Where the step goes"): every instant of the critical path
@@ -120,26 +97,15 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
     cursor = b;
     const TaskKind k = e.kind(t);
     const int rank = e.rank(t);
-    switch (k) {
-      case TaskKind::optimizer: add(core::PathCause::optimizer, b - a); break;
-      case TaskKind::forward:
-      case TaskKind::backward:
-      case TaskKind::backward_input:
-      case TaskKind::backward_weight: {
-        const double tp = std::min(b - a, e.folded_tp_s(t));  // folded serial TP ends the task
-        add(core::PathCause::tp, tp);
-        if (rank == ref) compute[rank] += (b - tp) - a;
-        else split(rank, a, b - tp);
-        break;
-      }
-      case TaskKind::tp: add(core::PathCause::tp, b - a); break;
-      case TaskKind::cp: add(core::PathCause::cp, b - a); break;
-      case TaskKind::ep: add(core::PathCause::ep, b - a); break;
-      case TaskKind::p2p: add(core::PathCause::pp, b - a); break;
-      case TaskKind::dp_reduce:
-      case TaskKind::zero3_reduce: add(core::PathCause::dp_reduce, b - a); break;
-      case TaskKind::dp_gather:
-      case TaskKind::zero3_gather: add(core::PathCause::dp_gather_wait, b - a); break;
+    if (!is_compute(k)) {
+      add(core::path_cause(comm_kind(k)), b - a);
+    } else if (k == TaskKind::optimizer) {
+      add(core::PathCause::optimizer, b - a);
+    } else {
+      const double tp = std::min(b - a, e.folded_tp_s(t));  // folded serial TP ends the task
+      add(core::PathCause::tp, tp);
+      if (rank == ref) compute[rank] += (b - tp) - a;
+      else split(rank, a, b - tp);
     }
   }
   // several ranks may hold one stage (build_step takes any rank list): a stage's parts are summed
@@ -213,7 +179,7 @@ double pipeline_bubble(const StepGraph& g, int rank) {
     runs.push_back(serial.size());
     for (TaskId t : e.stream_tasks(rank, k)) {
       const TaskKind kind = e.kind(t);
-      const bool zero3 = kind == TaskKind::zero3_gather || kind == TaskKind::zero3_reduce;
+      const bool zero3 = !is_compute(kind) && core::is_zero3(comm_kind(kind));
       if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
       if (kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
     }
@@ -247,14 +213,14 @@ std::vector<std::pair<int, double>> path_labels(const StepGraph& g, const std::v
       credit(sp.kind == TaskKind::optimizer ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
              dur - sp.folded_tp_s);
       // folded serial TP stalls the compute stream: all of it is exposed
-      out.exposed_s[static_cast<int>(core::CommKind::tp)] += sp.folded_tp_s;
-      credit(kind_key(TaskKind::tp), sp.folded_tp_s);
+      out.exposed_s[static_cast<int>(core::CommBucket::tp)] += sp.folded_tp_s;
+      credit(kind_key(task_kind(core::CommKind::tp)), sp.folded_tp_s);
       continue;
     }
     // the rank that waits for this transfer: the next task's on the path
     const int waiting = k + 1 < path.size() ? e.rank(path[k + 1]) : sp.rank;
     const double exposed = uncovered(compute[waiting], e.start(t), e.finish(t));
-    out.exposed_s[static_cast<int>(comm_kind_of(sp.kind))] += exposed;
+    out.exposed_s[static_cast<int>(core::bucket(comm_kind(sp.kind)))] += exposed;
     credit(kind_key(sp.kind), exposed);
     // the rest of a path transfer ran beside compute, yet it still set the pace: the step waits
     // on this chain of transfers, not on the compute that hid it
@@ -290,7 +256,7 @@ std::vector<core::BoundPart> bound_parts(std::vector<std::pair<int, double>> lab
       b.stage = key;
     } else {
       b.beside_compute = key <= kOverlappedBase;
-      b.kind = bound_kind(static_cast<TaskKind>(b.beside_compute ? kOverlappedBase - key : -1 - key));
+      set_kind(b, static_cast<TaskKind>(b.beside_compute ? kOverlappedBase - key : -1 - key));
     }
     parts.push_back(b);
   }

@@ -24,7 +24,7 @@ struct Item {
 };
 
 std::string label_of(const StepGraph& g, const TaskSpec& sp, bool folded_tp) {
-  std::string label(name(folded_tp ? TaskKind::tp : sp.kind));
+  std::string label(name(folded_tp ? task_kind(core::CommKind::tp) : sp.kind));
   if (sp.microbatch >= 0) {
     label += " mb" + std::to_string(sp.microbatch);
     if (g.vpp > 1) label += " c" + std::to_string(sp.chunk);
@@ -127,7 +127,7 @@ std::size_t rank_spans(const StepGraph& g, int stage, const std::vector<Item>& i
     core::TimelineSpan s;
     s.stage = stage;
     s.stream = std::string(name(stream));
-    s.kind = std::string(name(it.folded_tp ? TaskKind::tp : sp.kind));
+    s.kind = std::string(name(it.folded_tp ? task_kind(core::CommKind::tp) : sp.kind));
     s.label = label_of(g, sp, it.folded_tp);
     s.start_s = it.start;
     s.dur_s = it.end - it.start;
@@ -209,7 +209,7 @@ core::Timeline timeline(const StepGraph& g, const TimelineOptions& o) {
   }
   for (int q = 0; q < kStreamKinds; ++q)
     if (used[q]) out.streams.emplace_back(name(kOrder[q]));
-  for (int k = 0; k <= static_cast<int>(TaskKind::zero3_reduce); ++k) {
+  for (int k = 0; k < kTaskKinds; ++k) {
     const std::string_view kind = name(static_cast<TaskKind>(k));
     if (std::any_of(out.spans.begin(), out.spans.end(), [&](const core::TimelineSpan& s) { return s.kind == kind; }))
       out.kinds.emplace_back(kind);

@@ -41,7 +41,7 @@ nlohmann::json track_names(const StepGraph& g) {
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskSpec sp = e.spec(static_cast<TaskId>(i));
     auto& u = used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(sp.stream)];
-    const bool zero3 = sp.kind == TaskKind::zero3_gather || sp.kind == TaskKind::zero3_reduce;
+    const bool zero3 = !is_compute(sp.kind) && core::is_zero3(comm_kind(sp.kind));
     u = std::max<std::uint8_t>(u, zero3 ? 2 : 1);
     if (sp.folded_tp_s > 0)
       used[static_cast<std::size_t>(sp.rank) * kStreamKinds + static_cast<int>(StreamKind::tp)] = 1;
@@ -113,7 +113,7 @@ void task_slices(const StepGraph& g, Timed& timed) {
         members += fmt::format(",\"share\":\"layer {} of {}\"", j + 1, n);
         const double at = start + j * (compute_s + tp_s);
         timed.emplace_back(at + compute_s,
-                           complete(std::string(name(TaskKind::tp)) + " " + lab, name(TaskKind::tp),
+                           complete(std::string(name(task_kind(core::CommKind::tp))) + " " + lab, name(task_kind(core::CommKind::tp)),
                                     static_cast<int>(StreamKind::tp), at + compute_s, tp_s,
                                     members + fmt::format(",\"bytes\":{}", sp.folded_tp_bytes / n)));
         if (sp.flops > 0) members += fmt::format(",\"flops\":{}", sp.flops / n);
@@ -125,7 +125,7 @@ void task_slices(const StepGraph& g, Timed& timed) {
     layer_range(sp.layer_first, sp.layer_count, label, args);
     if (sp.folded_tp_s > 0) {
       // the serial TP collectives folded into this task, drawn on the TP track after it
-      timed.emplace_back(end, complete(std::string(name(TaskKind::tp)) + " " + label, name(TaskKind::tp),
+      timed.emplace_back(end, complete(std::string(name(task_kind(core::CommKind::tp))) + " " + label, name(task_kind(core::CommKind::tp)),
                                        static_cast<int>(StreamKind::tp), end, sp.folded_tp_s,
                                        args + fmt::format(",\"bytes\":{}", sp.folded_tp_bytes)));
     }
@@ -149,7 +149,7 @@ void flow_arrows(const Engine& e, Timed& timed) {
     const int ra = e.rank(from), rb = e.rank(to);
     const TaskSpec a = e.spec(from), b = e.spec(to);
     if (is_compute(ka) || (ra == rb && a.stream == b.stream)) continue;
-    const char* cat = ka == TaskKind::p2p ? "p2p" : "collective";
+    const char* cat = ka == task_kind(core::CommKind::p2p) ? "p2p" : "collective";
     const double at = e.start(from), until = e.start(to);
     ++id;
     timed.emplace_back(at, fmt::format("{{\"ph\":\"s\",\"id\":{},\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},"

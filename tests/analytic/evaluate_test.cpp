@@ -117,10 +117,10 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
   SECTION("TP: 4 all-reduces of 2sbh bytes against the 72 s h^2 / t FLOPs of the layer's GEMMs") {
     // ratio = (4 * 1.75 * 2 sbh / 300e9) / (3 * 24 s h^2 / t / rate) = 14 t rate / (72 h 300e9)
     const auto r = evaluate(s);
-    CHECK(r.of(core::CommKind::tp).overlap_ratio == Approx(14 * t * rate / (72 * h * 300e9)).epsilon(1e-9));
-    CHECK(r.of(core::CommKind::tp).exposed_s > 0);  // overlap.tp is off: all of it is exposed
+    CHECK(r.of(core::CommBucket::tp).overlap_ratio == Approx(14 * t * rate / (72 * h * 300e9)).epsilon(1e-9));
+    CHECK(r.of(core::CommBucket::tp).exposed_s > 0);  // overlap.tp is off: all of it is exposed
     s.training.overlap.tp = true;
-    CHECK(evaluate(s).of(core::CommKind::tp).exposed_s == 0);  // ratio 0.16 < 1: it hides
+    CHECK(evaluate(s).of(core::CommBucket::tp).exposed_s == 0);  // ratio 0.16 < 1: it hides
     (void)sbh;
   }
   SECTION("TP at any degree: 16 (t-1) rate / (72 h busbw), which is 14 t ... only at t = 8") {
@@ -128,34 +128,34 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
     s.parallel.tp = 4;
     s.parallel.dp = 16;
     const auto r = evaluate(s);
-    CHECK(r.of(core::CommKind::tp).overlap_ratio == Approx(16 * 3 * rate / (72 * h * 300e9)).epsilon(1e-9));
-    CHECK(r.of(core::CommKind::tp).overlap_ratio != Approx(14 * 4 * rate / (72 * h * 300e9)).epsilon(1e-3));
+    CHECK(r.of(core::CommBucket::tp).overlap_ratio == Approx(16 * 3 * rate / (72 * h * 300e9)).epsilon(1e-9));
+    CHECK(r.of(core::CommBucket::tp).overlap_ratio != Approx(14 * 4 * rate / (72 * h * 300e9)).epsilon(1e-3));
   }
   SECTION("TP overlap needs the TP group inside a node: tp 16 over two nodes stays serial") {
     s.training.overlap.tp = true;
     s.parallel.tp = 16;
     s.parallel.pp = 8;
     const auto r = evaluate(s);
-    const auto& tp = r.of(core::CommKind::tp);
+    const auto& tp = r.of(core::CommBucket::tp);
     CHECK(tp.crosses_nodes);
     CHECK_FALSE(tp.overlappable);
     CHECK(tp.exposed_s > tp.time_s);  // all of it, in every slot of the pipeline (m + p - 1)
     s.parallel.tp = 8;  // one node: the same switch hides it
     s.parallel.pp = 16;
-    CHECK(evaluate(s).of(core::CommKind::tp).exposed_s == 0);
+    CHECK(evaluate(s).of(core::CommBucket::tp).exposed_s == 0);
   }
   SECTION("DP: without overlap the whole reduce-scatter and all-gather are exposed") {
     s.training.overlap.dp = false;
     const auto r = evaluate(s);
-    const auto& dp = r.of(core::CommKind::dp);
+    const auto& dp = r.of(core::CommBucket::dp);
     CHECK(dp.exposed_s == Approx(dp.time_s).epsilon(1e-9));
     CHECK(dp.crosses_nodes);
   }
   SECTION("PP: fill and drain only when overlapped, every transfer otherwise") {
     const double hop = 6291456.0 / 25e9;
-    CHECK(evaluate(s).of(core::CommKind::pp).exposed_s == Approx(2 * 15 * hop).epsilon(1e-9));
+    CHECK(evaluate(s).of(core::CommBucket::pp).exposed_s == Approx(2 * 15 * hop).epsilon(1e-9));
     s.training.overlap.pp = false;
-    CHECK(evaluate(s).of(core::CommKind::pp).exposed_s == Approx(2 * (192 + 15) * hop).epsilon(1e-9));
+    CHECK(evaluate(s).of(core::CommBucket::pp).exposed_s == Approx(2 * (192 + 15) * hop).epsilon(1e-9));
   }
   SECTION("ZeRO-3: a layer's bf16 weights gathered over dp against its forward") {
     s.parallel.zero = 3;

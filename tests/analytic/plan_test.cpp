@@ -36,8 +36,8 @@ TEST_CASE("analytic: the step plan of GPT-3 175B on 1024 A100s", "[analytic][pla
   }
   SECTION("serial TP: two collectives forward and two backward per layer, after the GEMMs") {
     // overlap.tp is off: the TP collectives are serial, their time the layers' sum
-    CHECK(pass_comm(plan, mid.pass[0], CommTask::tp) == Approx(work.chunks[7].tp_forward_s).epsilon(1e-12));
-    CHECK(pass_comm(plan, mid.pass[1], CommTask::tp) == Approx(work.chunks[7].tp_backward_s).epsilon(1e-12));
+    CHECK(pass_comm(plan, mid.pass[0], core::CommKind::tp) == Approx(work.chunks[7].tp_forward_s).epsilon(1e-12));
+    CHECK(pass_comm(plan, mid.pass[1], core::CommKind::tp) == Approx(work.chunks[7].tp_backward_s).epsilon(1e-12));
     const Segment& seg = plan.segments[mid.pass[0].seg_begin];
     REQUIRE(seg.comm_count == 1);
     CHECK(plan.comms[seg.comm_begin].overlap == Overlap::serial);
@@ -49,8 +49,8 @@ TEST_CASE("analytic: the step plan of GPT-3 175B on 1024 A100s", "[analytic][pla
     const double gather = 94e-6 + 0.875 * 2 * 1463270400.0 / 25e9;  // 0.1025 s
     CHECK(plan.stages[0].grad_bytes == Approx(4 * 1463270400.0).epsilon(1e-12));
     // overlap.dp: reduced in buckets of max(40M, 1M * dp) fp32 gradients as the last backward makes them
-    CHECK(pass_comm(plan, first.last_grad, CommTask::dp_reduce) == Approx(reduce).epsilon(1e-12));
-    CHECK(pass_comm(plan, first.pass[1], CommTask::dp_reduce) == 0);
+    CHECK(pass_comm(plan, first.last_grad, core::CommKind::dp_reduce) == Approx(reduce).epsilon(1e-12));
+    CHECK(pass_comm(plan, first.pass[1], core::CommKind::dp_reduce) == 0);
     CHECK(plan.stages[0].dp_bucket_count == 6);  // 5.85 GB / 160 MB = 37, at most one per layer
     // the updated parameters' all-gather is issued at the step's start, hidden behind the forwards
     REQUIRE(plan.stages[0].start_end - plan.stages[0].start_begin == 1);
@@ -95,10 +95,10 @@ TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan
     const Segment& f = plan.segments[c.pass[0].seg_begin];
     CHECK(f.repeat == 8);
     CHECK(f.compute_s == Approx(1.0 / 8).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.pass[0], CommTask::zero3_gather) == Approx(0.08).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.pass[1], CommTask::zero3_gather) == Approx(0.08).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.pass[1], CommTask::zero3_reduce) == Approx(0.16).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.pass[0], CommTask::zero3_reduce) == 0);
+    CHECK(pass_comm(plan, c.pass[0], core::CommKind::zero3_gather) == Approx(0.08).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.pass[1], core::CommKind::zero3_gather) == Approx(0.08).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.pass[1], core::CommKind::zero3_reduce) == Approx(0.16).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.pass[0], core::CommKind::zero3_reduce) == 0);
     CHECK(plan.comms[f.comm_begin].overlap == Overlap::prefetch);
     CHECK(plan.comms[f.comm_begin].depth == 1);
   }
@@ -119,7 +119,7 @@ TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan
     const auto& c = plan.chunk(plan.stages[0], 0);
     CHECK(c.pass[1].compute_s == Approx(2.0).epsilon(1e-12));
     CHECK(c.pass[2].compute_s == Approx(0.5).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.last_grad, CommTask::dp_reduce) == Approx(0.3).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.last_grad, core::CommKind::dp_reduce) == Approx(0.3).epsilon(1e-12));
     CHECK(c.last_grad.compute_s == Approx(0.5).epsilon(1e-12));
   }
 }

@@ -52,10 +52,10 @@ StepWork hand_units() {
   return w;
 }
 
-const PlanComm* first_comm(const StepPlan& plan, const PassPlan& pass, CommTask task) {
+const PlanComm* first_comm(const StepPlan& plan, const PassPlan& pass, core::CommKind kind) {
   const Segment& seg = plan.segments[pass.seg_begin];
   for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
-    if (plan.comms[j].task == task) return &plan.comms[j];
+    if (plan.comms[j].kind == kind) return &plan.comms[j];
   return nullptr;
 }
 
@@ -122,55 +122,55 @@ TEST_CASE("analytic: ZeRO-3's rules per pass", "[analytic][zero3]") {
   SECTION("FSDP FULL_SHARD: a gather before each unit's forward and backward, one unit ahead") {
     const auto plan = plan_of(o);
     const auto& c = plan.chunk(plan.stages[0], 0);
-    CHECK(pass_comm(plan, c.pass[0], CommTask::zero3_gather) == Approx(0.8).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.pass[1], CommTask::zero3_gather) == Approx(0.8).epsilon(1e-12));
-    CHECK(pass_comm(plan, c.pass[1], CommTask::zero3_reduce) == Approx(0.4).epsilon(1e-12));
-    CHECK(first_comm(plan, c.pass[0], CommTask::zero3_gather)->depth == 1);
-    CHECK(first_comm(plan, c.pass[0], CommTask::zero3_gather)->group == GroupId::shard);
-    CHECK(first_comm(plan, c.pass[1], CommTask::zero3_reduce)->overlap == Overlap::after);
+    CHECK(pass_comm(plan, c.pass[0], core::CommKind::zero3_gather) == Approx(0.8).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.pass[1], core::CommKind::zero3_gather) == Approx(0.8).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.pass[1], core::CommKind::zero3_reduce) == Approx(0.4).epsilon(1e-12));
+    CHECK(first_comm(plan, c.pass[0], core::CommKind::zero3_gather)->depth == 1);
+    CHECK(first_comm(plan, c.pass[0], core::CommKind::zero3_gather)->group == GroupId::shard);
+    CHECK(first_comm(plan, c.pass[1], core::CommKind::zero3_reduce)->overlap == Overlap::after);
   }
   SECTION("kept gathered after the forward (SHARD_GRAD_OP, ZeRO++): no backward gather") {
     o.sharding.reshard_after_forward = false;
     const auto plan = plan_of(o);
-    CHECK(pass_comm(plan, plan.chunk(plan.stages[0], 0).pass[1], CommTask::zero3_gather) == 0);
+    CHECK(pass_comm(plan, plan.chunk(plan.stages[0], 0).pass[1], core::CommKind::zero3_gather) == 0);
   }
   SECTION("re-gathered for the recomputed forward under full recomputation (DeepSpeed)") {
     o.sharding.regather_on_recompute = true;
     o.recompute_full = true;
     const auto plan = plan_of(o);
-    CHECK(pass_comm(plan, plan.chunk(plan.stages[0], 0).pass[1], CommTask::zero3_gather) == Approx(1.6).epsilon(1e-12));
+    CHECK(pass_comm(plan, plan.chunk(plan.stages[0], 0).pass[1], core::CommKind::zero3_gather) == Approx(1.6).epsilon(1e-12));
     o.recompute_full = false;  // selective recomputation re-runs no weight-bearing module
     const auto sel = plan_of(o);
-    CHECK(pass_comm(sel, sel.chunk(sel.stages[0], 0).pass[1], CommTask::zero3_gather) == Approx(0.8).epsilon(1e-12));
+    CHECK(pass_comm(sel, sel.chunk(sel.stages[0], 0).pass[1], core::CommKind::zero3_gather) == Approx(0.8).epsilon(1e-12));
   }
   SECTION("prefetch depth: the limit, the backward switch, max live parameters, no prefetch") {
     o.sharding.prefetch_units = 3;
     o.sharding.backward_prefetch = false;
     auto plan = plan_of(o);
     auto c = plan.chunk(plan.stages[0], 0);
-    CHECK(first_comm(plan, c.pass[0], CommTask::zero3_gather)->depth == 3);
-    CHECK(first_comm(plan, c.pass[1], CommTask::zero3_gather)->depth == 0);
-    CHECK(first_comm(plan, c.pass[1], CommTask::zero3_gather)->window_s == 0);
+    CHECK(first_comm(plan, c.pass[0], core::CommKind::zero3_gather)->depth == 3);
+    CHECK(first_comm(plan, c.pass[1], core::CommKind::zero3_gather)->depth == 0);
+    CHECK(first_comm(plan, c.pass[1], core::CommKind::zero3_gather)->window_s == 0);
     // DeepSpeed prefetches while fewer than max_live_params are live: with 2.5e6 and 1e6 a unit,
     // 1e6 (computing) and 2e6 are below it, 3e6 is not: two ahead, ceil(2.5) - 1
     o.sharding.max_live_params = 2.5e6;
     plan = plan_of(o);
-    CHECK(first_comm(plan, plan.chunk(plan.stages[0], 0).pass[0], CommTask::zero3_gather)->depth == 2);
+    CHECK(first_comm(plan, plan.chunk(plan.stages[0], 0).pass[0], core::CommKind::zero3_gather)->depth == 2);
     // fewer than one unit: nothing ahead (DeepSpeed's 530B layer against 1e9)
     o.sharding.max_live_params = 0.9e6;
     plan = plan_of(o);
-    CHECK(first_comm(plan, plan.chunk(plan.stages[0], 0).pass[0], CommTask::zero3_gather)->depth == 0);
+    CHECK(first_comm(plan, plan.chunk(plan.stages[0], 0).pass[0], core::CommKind::zero3_gather)->depth == 0);
     o.sharding.max_live_params = 0;
     o.zero3_prefetch = false;
     plan = plan_of(o);
-    CHECK(first_comm(plan, plan.chunk(plan.stages[0], 0).pass[0], CommTask::zero3_gather)->depth == 0);
+    CHECK(first_comm(plan, plan.chunk(plan.stages[0], 0).pass[0], core::CommKind::zero3_gather)->depth == 0);
   }
   SECTION("synchronised collectives (DeepSpeed 0.3): nothing ahead, the reduce-scatter serial") {
     o.sharding.sync = true;
     const auto plan = plan_of(o);
     const auto& c = plan.chunk(plan.stages[0], 0);
-    CHECK(first_comm(plan, c.pass[0], CommTask::zero3_gather)->depth == 0);
-    CHECK(first_comm(plan, c.pass[1], CommTask::zero3_reduce)->overlap == Overlap::serial);
+    CHECK(first_comm(plan, c.pass[0], core::CommKind::zero3_gather)->depth == 0);
+    CHECK(first_comm(plan, c.pass[1], core::CommKind::zero3_reduce)->overlap == Overlap::serial);
   }
   SECTION("hybrid sharding: the replica all-reduce follows each unit's reduce-scatter") {
     StepWork h = hand_units();
@@ -181,7 +181,7 @@ TEST_CASE("analytic: ZeRO-3's rules per pass", "[analytic][zero3]") {
     REQUIRE(seg.comm_count == 3);  // gather, reduce-scatter, all-reduce
     CHECK(plan.comms[seg.comm_begin + 2].group == GroupId::replica);
     CHECK(plan.comms[seg.comm_begin + 2].overlap == Overlap::after);
-    CHECK(pass_comm(plan, c.pass[1], CommTask::zero3_reduce) == Approx(4 * 0.15).epsilon(1e-12));
+    CHECK(pass_comm(plan, c.pass[1], core::CommKind::zero3_reduce) == Approx(4 * 0.15).epsilon(1e-12));
   }
 }
 
@@ -197,7 +197,7 @@ TEST_CASE("analytic: the exposed time of ZeRO-3's units with and without prefetc
     const auto plan = plan_from_work(hand_units(), o);
     const StepTiming t = analytic_timing(plan);
     CHECK(t.step_s == Approx(3.3).epsilon(1e-12));
-    CHECK(t.exposed_s[static_cast<int>(core::CommKind::dp)] == Approx(0.3).epsilon(1e-12));
+    CHECK(t.exposed_s[static_cast<int>(core::CommBucket::dp)] == Approx(0.3).epsilon(1e-12));
   }
   SECTION("no prefetch: every gather waits for the compute before it") {
     // F: 4 x (0.2 + 0.25) = 1.8; B: the first unit 0.2 + 0.5, then each gather shares the link with
@@ -207,7 +207,7 @@ TEST_CASE("analytic: the exposed time of ZeRO-3's units with and without prefetc
     const auto plan = plan_from_work(hand_units(), o);
     const StepTiming t = analytic_timing(plan);
     CHECK(t.step_s == Approx(5.0).epsilon(1e-12));
-    CHECK(t.exposed_s[static_cast<int>(core::CommKind::dp)] == Approx(2.0).epsilon(1e-12));
+    CHECK(t.exposed_s[static_cast<int>(core::CommBucket::dp)] == Approx(2.0).epsilon(1e-12));
   }
 }
 
@@ -253,5 +253,5 @@ TEST_CASE("analytic: ZeRO-3's data-parallel bytes add the units' and the ends'",
   const auto r = evaluate(s);
   const double units = 12 * 96 * (2 * 453153792.0 + 906307584.0) * 127 / 128;
   const double ends = 6 * 182476800.0 * 127 / 128;
-  CHECK(r.of(core::CommKind::dp).bytes == Approx(units + ends).epsilon(1e-12));
+  CHECK(r.of(core::CommBucket::dp).bytes == Approx(units + ends).epsilon(1e-12));
 }

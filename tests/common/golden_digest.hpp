@@ -65,7 +65,7 @@ inline std::string report_text(const core::Report& r) {
   std::ostringstream o;
   o << j;
   for (const auto& b : r.bounded_by)
-    o << '\n' << core::name(b.kind) << ' ' << b.stage << ' ' << b.beside_compute << ' ' << exact(b.share);
+    o << '\n' << (b.kind == core::BoundKind::comm ? core::name(b.comm) : core::name(b.kind)) << ' ' << b.stage << ' ' << b.beside_compute << ' ' << exact(b.share);
   return o.str();
 }
 
@@ -83,7 +83,7 @@ inline std::string plan_text(const analytic::StepPlan& p) {
   for (const auto& g : p.groups) o << g.ranks << ':' << static_cast<int>(g.scope) << ':' << g.ranks_per_node << ' ';
   o << '\n';
   auto comm = [&](const analytic::PlanComm& c) {
-    o << "M " << static_cast<int>(c.task) << ' ' << static_cast<int>(c.stream) << ' ' << static_cast<int>(c.overlap)
+    o << "M " << static_cast<int>(c.kind) << ' ' << static_cast<int>(c.stream) << ' ' << static_cast<int>(c.overlap)
       << ' ' << static_cast<int>(c.group) << ' ' << exact(c.time_s) << ' ' << exact(c.sent_bytes) << ' '
       << exact(c.window_s) << ' ' << c.depth << '\n';
   };

@@ -16,13 +16,13 @@ TEST_CASE("planner: the reason a layout is slower is its largest extra cost", "[
   SECTION("bubble") {
     r.step_s = 10.5;
     r.bubble_s = 1.4;  // +0.4 s, the largest difference
-    r.of(core::CommKind::dp).exposed_s = 0.1;
+    r.of(core::CommBucket::dp).exposed_s = 0.1;
     CHECK(why_slower(best, r) == "bigger bubble +0.4 s");
   }
   SECTION("TP across nodes") {
     r.step_s = 12;
-    r.of(core::CommKind::tp).exposed_s = 2;
-    r.of(core::CommKind::tp).crosses_nodes = true;
+    r.of(core::CommBucket::tp).exposed_s = 2;
+    r.of(core::CommBucket::tp).crosses_nodes = true;
     CHECK(why_slower(best, r) == "exposed TP comm across nodes +2 s");
   }
   SECTION("more hardware FLOPs on the busiest stage is recomputation") {

@@ -14,7 +14,7 @@
 // The three readers of a step plan (issue "One description of a training step"): the analytic
 // fold, the scheduler and the sweep's bound, on the same plan.
 using namespace ptdsim;
-using analytic::CommTask;
+using core::CommKind;
 using analytic::GroupId;
 using analytic::Overlap;
 using analytic::PlanComm;
@@ -35,14 +35,14 @@ analytic::StepPlan hand_plan(int p, int m, double tf, double tb, double tp_f, do
   plan.groups[static_cast<int>(GroupId::dp)].scope = core::Scope::inter;
   plan.overlap_dp = false;
   plan.overlap_pp = true;
-  auto comm = [&](CommTask task, Stream stream, GroupId g, double t) {
-    plan.comms.push_back(PlanComm{task, stream, Overlap::serial, g, t, 1e6, 0, 0});
+  auto comm = [&](core::CommKind kind, Stream stream, GroupId g, double t) {
+    plan.comms.push_back(PlanComm{kind, stream, Overlap::serial, g, t, 1e6, 0, 0});
     return static_cast<int>(plan.comms.size()) - 1;
   };
   auto pass = [&](double compute, double tp) {
     analytic::Segment seg;
     seg.compute_s = compute;
-    seg.comm_begin = comm(CommTask::tp, Stream::tp, GroupId::tp, tp);
+    seg.comm_begin = comm(core::CommKind::tp, Stream::tp, GroupId::tp, tp);
     seg.comm_count = 1;
     plan.segments.push_back(seg);
     analytic::PassPlan pp;
@@ -64,11 +64,11 @@ analytic::StepPlan hand_plan(int p, int m, double tf, double tb, double tp_f, do
     c.pass[1] = pass(tb, tp_b);
     c.pass[2].seg_begin = static_cast<int>(plan.segments.size());  // no W: B holds it
     c.last_grad = c.pass[1];
-    if (r < p - 1) c.send_forward = comm(CommTask::p2p, Stream::pp_send, GroupId::pp, p2p);
-    if (r > 0) c.send_backward = comm(CommTask::p2p, Stream::pp_send, GroupId::pp, p2p);
+    if (r < p - 1) c.send_forward = comm(core::CommKind::p2p, Stream::pp_send, GroupId::pp, p2p);
+    if (r > 0) c.send_backward = comm(core::CommKind::p2p, Stream::pp_send, GroupId::pp, p2p);
     plan.chunks.push_back(c);
     st.start_begin = st.start_end = st.end_begin = static_cast<int>(plan.comms.size());
-    comm(CommTask::dp_reduce, Stream::dp, GroupId::dp, reduce);
+    comm(core::CommKind::dp_reduce, Stream::dp, GroupId::dp, reduce);
     st.end_end = st.post_begin = st.post_end = st.comm_end = static_cast<int>(plan.comms.size());
     st.optimizer_s = opt;
     plan.stages.push_back(st);

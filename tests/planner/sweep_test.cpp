@@ -35,7 +35,7 @@ void require_same(const core::Report& a, const core::Report& b) {
   CHECK(a.model_flops_per_step == b.model_flops_per_step);
   CHECK(a.hardware_flops_per_step == b.hardware_flops_per_step);
   CHECK(a.bounded_by == b.bounded_by);
-  for (int k = 0; k < core::kCommKindCount; ++k) {
+  for (int k = 0; k < core::kCommBucketCount; ++k) {
     CHECK(a.comm[k].bytes == b.comm[k].bytes);
     CHECK(a.comm[k].exposed_s == b.comm[k].exposed_s);
   }

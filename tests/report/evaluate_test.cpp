@@ -34,11 +34,11 @@ core::Report sample() {
   r.peak_bytes = r.stages[1].total();  // 1+2+3+5+0.5 = 11.5 GiB
   r.peak_stage = 1;
   r.step_s = 2.5;
-  r.of(core::CommKind::dp).bytes = 3e9;
-  r.of(core::CommKind::dp).time_s = 0.4;
-  r.of(core::CommKind::dp).exposed_s = 0.1;
-  r.of(core::CommKind::dp).overlap_ratio = 0.3;
-  r.of(core::CommKind::dp).overlappable = true;
+  r.of(core::CommBucket::dp).bytes = 3e9;
+  r.of(core::CommBucket::dp).time_s = 0.4;
+  r.of(core::CommBucket::dp).exposed_s = 0.1;
+  r.of(core::CommBucket::dp).overlap_ratio = 0.3;
+  r.of(core::CommBucket::dp).overlappable = true;
   r.mfu = 0.42;
   return r;
 }
@@ -71,7 +71,7 @@ TEST_CASE("io: the evaluate JSON has interface.md's keys and values", "[io][repo
 TEST_CASE("io: ZeRO-3's per-unit overlap ratios and verdict in the table and the JSON", "[io][report]") {
   auto r = sample();
   r.scenario.parallel.zero = 3;
-  r.of(core::CommKind::cp).overlap_ratio = 0.6;
+  r.of(core::CommBucket::cp).overlap_ratio = 0.6;
   r.zero3_overlap_ratio = 0.35;    // the unit's gather over its forward: can hide
   r.zero3_backward_ratio = 1.25;   // its collectives over its backward: cannot all hide
   r.zero3_prefetch = true;

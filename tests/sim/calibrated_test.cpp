@@ -45,8 +45,8 @@ TEST_CASE("sim: a calibrated collectives table sets the DP time and moves the st
   CHECK(cs.stages[1].dp_gather_s == Approx(4 * st.dp_gather_s).epsilon(1e-9));
   const auto rf = sim::simulate(fast);
   const auto rs = sim::simulate(slow);
-  CHECK(rs.of(core::CommKind::dp).time_s == Approx(4 * rf.of(core::CommKind::dp).time_s).epsilon(1e-6));
-  CHECK(rs.of(core::CommKind::dp).exposed_s > rf.of(core::CommKind::dp).exposed_s);
+  CHECK(rs.of(core::CommBucket::dp).time_s == Approx(4 * rf.of(core::CommBucket::dp).time_s).epsilon(1e-6));
+  CHECK(rs.of(core::CommBucket::dp).exposed_s > rf.of(core::CommBucket::dp).exposed_s);
   CHECK(rs.step_s > rf.step_s);
 }
 

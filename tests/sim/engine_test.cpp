@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <stdexcept>
 
+#include "ptdsim/core/names.hpp"
 #include "ptdsim/sim/graph_check.hpp"
 
 using namespace ptdsim::sim;
@@ -20,7 +21,7 @@ TaskSpec compute(double s, int rank = 0) {
 
 TaskSpec transfer(double bytes, int link, StreamKind stream, double alpha_s = 0, int rank = 0) {
   TaskSpec t;
-  t.kind = TaskKind::dp_reduce;
+  t.kind = task_kind(ptdsim::core::CommKind::dp_reduce);
   t.stream = stream;
   t.rank = rank;
   t.duration_s = alpha_s;
@@ -264,8 +265,27 @@ TEST_CASE("sim: a pipeline send does not slow the compute beside it", "[sim][eng
   const int nic = e.add_link(1.0);
   const TaskId c = e.add(compute(1.0));
   TaskSpec send = transfer(0.5, nic, StreamKind::pp_send);
-  send.kind = TaskKind::p2p;
+  send.kind = task_kind(ptdsim::core::CommKind::p2p);
   e.add(send);
   e.run();
   CHECK(e.finish(c) == Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE("sim: a communication task's kind is its core::CommKind, named as core names it", "[sim][engine]") {
+  using ptdsim::core::CommKind;
+  for (int k = 0; k < ptdsim::core::kCommKindCount; ++k) {
+    const auto c = static_cast<CommKind>(k);
+    const TaskKind t = task_kind(c);
+    CHECK(!is_compute(t));
+    CHECK(comm_kind(t) == c);
+    CHECK(name(t) == ptdsim::core::name(c));
+  }
+  for (TaskKind t : {TaskKind::forward, TaskKind::backward, TaskKind::backward_input, TaskKind::backward_weight,
+                     TaskKind::optimizer})
+    CHECK(is_compute(t));
+  CHECK(name(task_kind(CommKind::p2p)) == "PP p2p");
+  // a pipeline send holds no SMs; a TP collective on its stream does
+  CHECK(!is_collective(StreamKind::pp_send, task_kind(CommKind::p2p)));
+  CHECK(is_collective(StreamKind::tp, task_kind(CommKind::tp)));
+  CHECK(!is_collective(StreamKind::compute, TaskKind::forward));
 }

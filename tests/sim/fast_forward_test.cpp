@@ -58,7 +58,7 @@ Drawn draw(std::uint32_t seed) {
       t.kind = TaskKind::forward;
       t.duration_s = time(6);
     } else {
-      t.kind = t.stream == StreamKind::pp_send ? TaskKind::p2p : TaskKind::dp_reduce;
+      t.kind = task_kind(t.stream == StreamKind::pp_send ? ptdsim::core::CommKind::p2p : ptdsim::core::CommKind::dp_reduce);
       t.duration_s = pick(3) == 0 ? (grid == 1 ? 0.25 : 0.1) + time(2) : 0.0;
       t.work = pick(5) == 0 ? 0.0 : 0.5 + time(4);
       t.link = pick(4) == 0 ? nlinks - 1 : 2 * t.rank + pick(2);

@@ -143,17 +143,17 @@ TEST_CASE("sim: PP bytes per GPU equal the trace's sends, per stage", "[sim][sim
       std::vector<double> sent(static_cast<std::size_t>(pp), 0.0);
       int sends = 0;
       for (const auto& ev : doc["traceEvents"])
-        if (ev["ph"] == "X" && ev["cat"] == std::string(sim::name(sim::TaskKind::p2p))) {
+        if (ev["ph"] == "X" && ev["cat"] == std::string(sim::name(sim::task_kind(core::CommKind::p2p)))) {
           sent[ev["pid"].get<std::size_t>()] += ev["args"]["bytes"].get<double>();
           ++sends;
         }
       CHECK(sends == 8 * (2 * vpp * pp - 2));  // every chunk boundary, both ways, every micro-batch
       const double busiest = *std::max_element(sent.begin(), sent.end());
-      CHECK(r.of(core::CommKind::pp).bytes == Approx(busiest).epsilon(1e-12));
+      CHECK(r.of(core::CommBucket::pp).bytes == Approx(busiest).epsilon(1e-12));
       CHECK(r.pp_end_bytes == Approx(sent.front()).epsilon(1e-12));
       CHECK(r.pp_end_bytes == Approx(sent.back()).epsilon(1e-12));
       // the analytic report reads the same plan
-      CHECK(analytic::evaluate(s).of(core::CommKind::pp).bytes == Approx(busiest).epsilon(1e-12));
+      CHECK(analytic::evaluate(s).of(core::CommBucket::pp).bytes == Approx(busiest).epsilon(1e-12));
     }
 }
 
@@ -203,7 +203,7 @@ TEST_CASE("sim: the Chrome trace is what Perfetto's JSON importer expects", "[si
         REQUIRE(ev["dur"].get<double>() >= 0);
         const std::string name = ev["name"];
         if (ev["cat"] == "TP") named = named && (name.rfind("TP F ", 0) == 0 || name.rfind("TP B ", 0) == 0);
-        if (ev["cat"] == std::string(sim::name(sim::TaskKind::p2p))) ++sends;
+        if (ev["cat"] == std::string(sim::name(sim::task_kind(core::CommKind::p2p)))) ++sends;
         slices[{ev["pid"].get<int>(), ev["tid"].get<int>()}].emplace_back(ts, ts + ev["dur"].get<double>());
       } else if (ph == "C") {
         peak[ev["pid"].get<int>()] = std::max(peak[ev["pid"].get<int>()], ev["args"]["GiB"].get<double>());

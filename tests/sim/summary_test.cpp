@@ -16,7 +16,7 @@ using testing::with;
 
 namespace {
 
-double exposed(const sim::StepSummary& s, core::CommKind k) { return s.exposed_s[static_cast<int>(k)]; }
+double exposed(const sim::StepSummary& s, core::CommBucket k) { return s.exposed_s[static_cast<int>(k)]; }
 
 // Every communication and every feature on, for the graph checks.
 testing::HandWork everything(int p, int m, int v) {
@@ -75,7 +75,7 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(6.25).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::dp) == Approx(0.25).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::dp) == Approx(0.25).epsilon(1e-12));
   }
   SECTION("overlap ratio 1.5: exposed by the difference r - t_b plus the first bucket's lead t_b/4") {
     c.stages[0].dp_reduce_s = 3.0;  // reductions [4.5,5.25] .. [6.75,7.5]
@@ -83,7 +83,7 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(7.5).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::dp) == Approx(3.0 - 2.0 + 0.5).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::dp) == Approx(3.0 - 2.0 + 0.5).epsilon(1e-12));
     CHECK(core::describe(s.bounded_by).find("DP reduce") != std::string::npos);
   }
   SECTION("without overlap the whole reduction is exposed") {
@@ -94,7 +94,7 @@ TEST_CASE("sim: DP reduction hides behind the last backward except the last buck
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(7.0).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::dp) == Approx(1.0).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::dp) == Approx(1.0).epsilon(1e-12));
   }
 }
 
@@ -108,7 +108,7 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.6).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::tp) == Approx(0.6).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::tp) == Approx(0.6).epsilon(1e-12));
     CHECK(s.bubble_s == Approx(0.0).margin(1e-12));  // TP time is not idle
   }
   SECTION("overlapped and shorter than the compute: hidden") {
@@ -118,7 +118,7 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.0).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::tp) == Approx(0.0).margin(1e-12));
+    CHECK(exposed(s, core::CommBucket::tp) == Approx(0.0).margin(1e-12));
   }
   SECTION("overlapped and longer than the forward: exposed by the difference, 1.5 - 1") {
     c.stages[0].tp_forward_s = 1.5;
@@ -128,7 +128,7 @@ TEST_CASE("sim: TP collectives are serial unless overlapped", "[sim][summary][tp
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.5).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::tp) == Approx(0.5).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::tp) == Approx(0.5).epsilon(1e-12));
   }
 }
 
@@ -144,7 +144,7 @@ TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summ
     g.engine.run();
     const auto s = sim::summarize(g);
     CHECK(s.step_s == Approx(3.3).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::cp) == Approx(0.3).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::cp) == Approx(0.3).epsilon(1e-12));
     CHECK(s.compute_s == Approx(3.0).epsilon(1e-12));  // the split pass still computes 3 s
   }
   SECTION("the exchange holds SMs: share 0.2 slows the attention core beside it") {
@@ -161,7 +161,7 @@ TEST_CASE("sim: CP's exchange hides behind the attention core only", "[sim][summ
     CHECK(s.step_s == Approx(3.36).epsilon(1e-12));
     CHECK(s.contention_s == Approx(0.11).epsilon(1e-12));
     CHECK(s.compute_s == Approx(3.11).epsilon(1e-12));
-    CHECK(exposed(s, core::CommKind::cp) == Approx(0.25).epsilon(1e-12));
+    CHECK(exposed(s, core::CommBucket::cp) == Approx(0.25).epsilon(1e-12));
   }
   SECTION("without an attention core to hide behind, the exchange is serial") {
     c.stages[0].attention_core_s = 0;
@@ -265,7 +265,7 @@ TEST_CASE("sim: ZeRO-3's collectives on their own named tracks, stalls counted a
   const auto sum = sim::summarize(g);
   CHECK(sum.step_s == Approx(5.0).epsilon(1e-12));
   CHECK(sum.bubble_s == Approx(0).margin(1e-12));
-  CHECK(sum.exposed_s[static_cast<int>(core::CommKind::dp)] == Approx(2.0).epsilon(1e-12));
+  CHECK(sum.exposed_s[static_cast<int>(core::CommBucket::dp)] == Approx(2.0).epsilon(1e-12));
 }
 
 TEST_CASE("sim: a rank list with two replicas simulates both alike", "[sim][schedule]") {

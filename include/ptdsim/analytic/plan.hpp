@@ -27,10 +27,6 @@ struct PipelineLayers;
 enum class Stream : std::uint8_t { compute, tp, cp, ep, dp, dp_gather, pp_send };
 inline constexpr int kStreamCount = 7;
 
-// What a collective does, for the report's buckets (comm_kind) and the trace's names.
-enum class CommTask : std::uint8_t { tp, cp, ep, p2p, dp_reduce, dp_gather, zero3_gather, zero3_reduce };
-core::CommKind comm_kind(CommTask t);
-
 // How a collective relates to the compute of the segment it belongs to.
 enum class Overlap : std::uint8_t {
   // After the segment's compute, and before anything that follows it in the pass: NCCL between
@@ -57,7 +53,7 @@ enum class GroupId : std::uint8_t { tp, cp, ep, dp, pp, shard, replica };
 inline constexpr int kGroupCount = 7;
 
 struct PlanComm {
-  CommTask task = CommTask::tp;
+  core::CommKind kind = core::CommKind::tp;
   Stream stream = Stream::tp;
   Overlap overlap = Overlap::serial;
   GroupId group = GroupId::tp;

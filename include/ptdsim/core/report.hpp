@@ -3,14 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/core/comm_kind.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 namespace ptdsim::core {
-
-// The kinds of communication a step does, in report order.
-enum class CommKind { tp, cp, ep, pp, dp };
-inline constexpr int kCommKindCount = 5;
-inline constexpr std::array<const char*, kCommKindCount> kCommKindNames{"tp", "cp", "ep", "pp", "dp"};
 
 // Memory of one GPU of one pipeline stage, bytes.
 struct StageMemory {
@@ -49,18 +45,17 @@ enum class EngineKind { analytic, simulation };
 
 // One part of what set the pace of a step (Report::bounded_by), largest first.
 enum class BoundKind {
-  compute,        // a stage's compute (stage >= 0) or every stage's together (stage == kAllStages)
-  bubble,         // pipeline idle time (analytic engine)
+  compute,    // a stage's compute (stage >= 0) or every stage's together (stage == kAllStages)
+  bubble,     // pipeline idle time (analytic engine)
   optimizer,
-  tp, cp, ep,     // communication inside the passes
-  pp,             // pipeline sends
-  dp,             // data-parallel communication as a whole (analytic engine)
-  dp_reduce, dp_gather, zero3_gather, zero3_reduce,
+  comm,       // one kind of communication (BoundPart::comm)
+  dp,         // data-parallel communication as a whole (analytic engine)
 };
 struct BoundPart {
   static constexpr int kAllStages = -1;
   BoundKind kind = BoundKind::compute;
-  int stage = kAllStages;       // compute only
+  CommKind comm = CommKind::tp;  // comm only
+  int stage = kAllStages;        // compute only
   bool beside_compute = false;  // a transfer that ran beside compute yet set the pace
   double share = 0;             // of the step
   bool operator==(const BoundPart&) const = default;
@@ -81,6 +76,21 @@ enum class PathCause {
   optimizer,
 };
 inline constexpr int kPathCauseCount = 10;
+// The cause a transfer of kind k on the path is given: ZeRO-3's reduce-scatters count as gradient
+// reductions and its all-gathers as waits for parameters (the CSV's fixed columns group them).
+constexpr PathCause path_cause(CommKind k) {
+  switch (k) {
+    case CommKind::tp: return PathCause::tp;
+    case CommKind::cp: return PathCause::cp;
+    case CommKind::ep: return PathCause::ep;
+    case CommKind::p2p: return PathCause::pp;
+    case CommKind::dp_reduce:
+    case CommKind::zero3_reduce: return PathCause::dp_reduce;
+    case CommKind::dp_gather:
+    case CommKind::zero3_gather: return PathCause::dp_gather_wait;
+  }
+  return PathCause::dp_reduce;
+}
 struct PathPart {
   PathCause cause = PathCause::compute;
   int stage = -1;    // compute and wait_stage: the stage whose compute it is; else -1
@@ -181,7 +191,7 @@ struct Report {
   double optimizer_s = 0;
   double stage_forward_s = 0;   // per micro-batch, the slowest stage
   double stage_backward_s = 0;
-  std::array<CommStats, kCommKindCount> comm{};  // per GPU: the busiest GPU's (a middle stage's for pp)
+  std::array<CommStats, kCommBucketCount> comm{};  // per GPU: the busiest GPU's (a middle stage's for pp)
   // PP bytes one GPU of the first or the last stage sends: no gradient goes back from the first
   // virtual stage and no activation forward from the last, so they send less than comm[pp] (0: pp 1)
   double pp_end_bytes = 0;
@@ -214,8 +224,8 @@ struct Report {
   // What a reader must not miss: a layout that does not fit, inputs used outside what they describe.
   std::vector<std::string> warnings;
 
-  const CommStats& of(CommKind k) const { return comm[static_cast<int>(k)]; }
-  CommStats& of(CommKind k) { return comm[static_cast<int>(k)]; }
+  const CommStats& of(CommBucket k) const { return comm[static_cast<int>(k)]; }
+  CommStats& of(CommBucket k) { return comm[static_cast<int>(k)]; }
 };
 
 // ZeRO-3's per-unit overlap in words ("" without ZeRO-3), forward and backward: hidden (gathers

@@ -17,9 +17,9 @@ struct StepSummary {
   double bubble_s = 0;      // that rank's idle time until the last pipeline pass of any rank
                             // ends: neither compute nor its TP/CP/EP collectives running
   double optimizer_s = 0;   // the longest optimizer step
-  // Per core::CommKind: the time of that kind's transfers on the critical path during which the
+  // Per core::CommBucket: the time of that kind's transfers on the critical path during which the
   // rank waiting for them computes nothing.
-  std::array<double, core::kCommKindCount> exposed_s{};
+  std::array<double, core::kCommBucketCount> exposed_s{};
   std::vector<double> in_flight;  // per rank: peak micro-batches whose activations it holds
   std::vector<core::BoundPart> bounded_by;  // the critical path, largest parts first
   // the critical path cut into causes that add up to step_s (core::Report::critical_path)
@@ -27,7 +27,5 @@ struct StepSummary {
 };
 
 StepSummary summarize(const StepGraph& g);
-
-core::CommKind comm_kind_of(TaskKind k);  // for communication tasks
 
 }  // namespace ptdsim::sim

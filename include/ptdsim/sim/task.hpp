@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/core/comm_kind.hpp"
 
 // The simulator's domain side: what a task of a training step stands for. The event kernel
 // (kernel.hpp) knows none of this; sim::Engine (engine.hpp) maps it onto the kernel's ids.
@@ -16,28 +17,30 @@ inline constexpr int kStreamKinds = analytic::kStreamCount;
 std::string_view name(StreamKind);
 
 // What a task stands for; used by the trace, the critical-path summary and the exposed-time
-// accounting of simulate().
+// accounting of simulate(). The compute kinds come first; a communication task's kind follows them,
+// one per core::CommKind in its order (task_kind), so the collective kinds are listed only there.
 enum class TaskKind : std::uint8_t {
   forward,
   backward,         // B and W together (GPipe, 1F1B, interleaved)
   backward_input,   // ZB-H1's B
   backward_weight,  // ZB-H1's W
   optimizer,
-  tp,
-  cp,
-  ep,
-  p2p,
-  dp_reduce,
-  dp_gather,
-  zero3_gather,
-  zero3_reduce,
 };
+inline constexpr int kComputeTaskKinds = 5;
+inline constexpr int kTaskKinds = kComputeTaskKinds + core::kCommKindCount;
+constexpr TaskKind task_kind(core::CommKind c) {
+  return static_cast<TaskKind>(kComputeTaskKinds + static_cast<int>(c));
+}
+constexpr bool is_compute(TaskKind k) { return static_cast<int>(k) < kComputeTaskKinds; }
+// The communication a task does (a communication task only).
+constexpr core::CommKind comm_kind(TaskKind k) {
+  return static_cast<core::CommKind>(static_cast<int>(k) - kComputeTaskKinds);
+}
 std::string_view name(TaskKind);
-bool is_compute(TaskKind);
 // A collective (any communication but a pipeline send): it holds SMs of its rank while it runs
-// (docs/simulator.md "SM contention"); NCCL gives a p2p peer one or two channels, too few to count.
+// (docs/simulator.md "SM contention"; core::holds_sms).
 inline bool is_collective(StreamKind stream, TaskKind kind) {
-  return stream != StreamKind::compute && kind != TaskKind::p2p;
+  return stream != StreamKind::compute && core::holds_sms(comm_kind(kind));
 }
 
 // What the builder says about a task. A compute task lasts `duration_s`. A communication task
