@@ -331,7 +331,8 @@ void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines
       }
       if (dense_first) {
         moe.first_k_dense = k;
-        every_from = "--moe-layer-freq: the layers after the first " + itext(k) + " are MoE";
+        every_from = k == 0 ? std::string("--moe-layer-freq: every layer is an MoE layer")
+                            : "--moe-layer-freq: the layers after the first " + itext(k) + " are MoE";
       } else if (every > 0) {
         moe.every = every;
         every_from = "--moe-layer-freq: MoE where (i + 1) % " + itext(every) + " == 0";
