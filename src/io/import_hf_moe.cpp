@@ -96,9 +96,11 @@ void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
   lines.add_moe("first_k_dense", int_text(e.first_k_dense), from(f, "first_k_dense_replace", "0"),
                 at(f, "first_k_dense_replace"));
   add_router(lines, e.router, from(f, "scoring_func", std::string(core::name(e.router))), at(f, "scoring_func"));
-  lines.add_moe("router_groups", int_text(e.router_groups), "topk_method " + method + ": n_group", at(f, "n_group"));
-  lines.add_moe("router_group_topk", int_text(e.router_group_topk), "topk_method " + method + ": topk_group",
-                at(f, "topk_group"));
+  const bool grouped = e.router_groups > 0;
+  lines.add_moe("router_groups", int_text(e.router_groups),
+                "topk_method " + method + (grouped ? ": n_group" : ": no groups"), grouped ? at(f, "n_group") : Mark{});
+  lines.add_moe("router_group_topk", int_text(e.router_group_topk),
+                "topk_method " + method + (grouped ? ": topk_group" : ": no groups"), grouped ? at(f, "topk_group") : Mark{});
   if (f.get("routed_scaling_factor"))
     warnings.push_back("routed_scaling_factor scales the experts' output: no cost of its own");
 

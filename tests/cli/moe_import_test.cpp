@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -71,7 +72,7 @@ TEST_CASE("cli: the imported DeepSeek-V3 is the shipped model", "[cli][import][m
     CHECK(text.find(line) != std::string::npos);
   }
   // the same parameters as models/deepseek-v3.yaml, through evaluate
-  const auto shipped = ptdsim("evaluate scenarios/bridge-deepseek-v3-h100.yaml --format json");
+  const auto shipped = ptdsim("evaluate scenarios/dgxc-deepseek-v3-h100.yaml --format json");
   REQUIRE(shipped.status == 0);
   CHECK(nlohmann::json::parse(shipped.out)["model"]["params"].get<double>() == Approx(682636472320.0).epsilon(1e-12));
 }
@@ -129,4 +130,39 @@ TEST_CASE("cli: import megatron reads the MoE and MLA flags", "[cli][import][moe
     CHECK(bad.status == 2);
     CHECK(bad.err.find("--kv-lora-rank is read with --multi-latent-attention only") != std::string::npos);
   }
+}
+
+TEST_CASE("cli: import hf of DeepSeek-V2-Lite: no query bottleneck, greedy softmax routing", "[cli][import][moe][mla]") {
+  // the shape fields of deepseek-ai/DeepSeek-V2-Lite's config.json (q_lora_rank null, topk_method
+  // greedy, scoring_func softmax: DeepseekV2Config's defaults)
+  const auto dir = cli_testing::scratch_dir();
+  const std::string config = (dir / "v2-lite.json").string();
+  std::ofstream(config) << R"({"architectures": ["DeepseekV2ForCausalLM"], "vocab_size": 102400, "hidden_size": 2048,
+    "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "n_shared_experts": 2, "n_routed_experts": 64, "num_experts_per_tok": 6,
+    "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": null, "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "topk_method": "greedy",
+    "scoring_func": "softmax", "tie_word_embeddings": false})";
+  const std::string file = (dir / "v2-lite.yaml").string();
+  const auto r = ptdsim("import hf " + config + " --hardware dgx-h100 --gpus 8 --seq-len 4096 --global-batch 64 -o " + file);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string text = slurp(file);
+  CHECK(text.find("q_lora_rank: 0") != std::string::npos);
+  CHECK(text.find("router: softmax") != std::string::npos);
+  CHECK(text.find("router_groups: 0") != std::string::npos);
+  const auto ev = ptdsim("evaluate " + file + " --format json");
+  REQUIRE(ev.status == 0);
+  // attention: W_q 2048*16*192 = 6,291,456; W_kva 2048*576 = 1,179,648; kv norm 512; W_kvb
+  // 512*16*256 = 2,097,152; W_o 16*128*2048 = 4,194,304 -> 13,763,072. Layer 0 dense: + 3*2048*10944
+  // = 67,239,936 + norms 4,096 = 81,007,104. MoE layers: 66 experts (64 routed, 2 shared) of
+  // 3*2048*1408 = 8,650,752 = 570,949,632, router 131,072, attention, norms -> 584,847,872 x 26 =
+  // 15,206,044,672.
+  // Embedding and head 2*102400*2048 = 419,430,400, final norm 2048: 15,706,484,224 (the card: 15.7B)
+  const auto j = nlohmann::json::parse(ev.out);
+  CHECK(j["model"]["params"].get<double>() == Approx(15706484224.0).epsilon(1e-12));
+  CHECK(j["model"]["params"].get<double>() == Approx(15.7e9).epsilon(0.005));
+  // active: 58 unchosen experts x 8,650,752 x 26 layers fewer = 2,661,150,208; without the 0.21B
+  // input embedding 2.45B (the card: 2.4B activated)
+  CHECK(j["model"]["active_params"].get<double>() == Approx(2661150208.0).epsilon(1e-12));
 }
