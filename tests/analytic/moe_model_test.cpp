@@ -220,3 +220,45 @@ TEST_CASE("moe model: the checks refuse what the router and MLA cannot be", "[co
   s.model.bias = true;
   CHECK(keys() == std::vector<std::string>{"model.bias"});
 }
+
+TEST_CASE("moe model: sliding-window layers' attention FLOPs by hand", "[analytic][flops][window]") {
+  // gpt-oss-120b's attention: 64 heads of 64 (head_dim), window 128 on every other layer
+  core::ModelSpec m = llama(4, 2880, 64, 8, 2880, 1000);
+  m.attention_head_dim = 64;
+  m.sliding_window = core::SlidingWindow{128, 2};
+  CHECK(m.is_windowed_layer(0));
+  CHECK(!m.is_windowed_layer(1));
+  CHECK(m.windowed_fraction() == 0.5);
+  // one sequence of 4096: a full layer's core 2*4096*4096*64*(64+64) = 274,877,906,944; a windowed
+  // one's 2*4096*128*64*128 = 8,589,934,592
+  CHECK(layer_forward_flops(m, false, false, 1, 4096).attention_core == Approx(274877906944.0).epsilon(1e-12));
+  CHECK(layer_forward_flops(m, false, true, 1, 4096).attention_core == Approx(8589934592.0).epsilon(1e-12));
+  // the four layers: QKV 2*4096*2880*(4096 + 2*512) = 120,795,955,200 and the output 2*4096*4096*2880
+  // = 96,636,764,160 each, the MLP 6*4096*2880*2880 = 203,843,174,400 each, the cores 2 x each kind
+  const double per_layer = 120795955200.0 + 96636764160.0 + 203843174400.0;
+  CHECK(layers_forward_flops(m, 1, 4096) ==
+        Approx(4 * per_layer + 2 * 274877906944.0 + 2 * 8589934592.0).epsilon(1e-12));
+  // a window at least the sequence is no window
+  CHECK(layer_forward_flops(m, false, true, 1, 64).attention_core == Approx(layer_forward_flops(m, false, false, 1, 64).attention_core).epsilon(1e-12));
+}
+
+TEST_CASE("moe model: a layer's attention time is the mean over windowed and full layers", "[analytic][operators][window]") {
+  core::Scenario s;
+  s.model = llama(4, 2880, 64, 8, 2880, 1000);
+  s.model.attention_head_dim = 64;
+  s.hardware = testing::dgx_a100_80g();
+  s.gpus = 1;
+  s.training.seq_len = 4096;
+  s.training.micro_batch = 1;
+  s.training.global_batch = 1;
+  s.training.flash_attention = true;
+  auto attention = [&](std::optional<core::SlidingWindow> w) {
+    s.model.sliding_window = w;
+    return layer_ops(s, false).find(core::Operator::attention)->forward_s;
+  };
+  const double full = attention(std::nullopt);
+  const double windowed = attention(core::SlidingWindow{128, 0});  // every layer windowed
+  const double half = attention(core::SlidingWindow{128, 2});      // gpt-oss: every other layer
+  CHECK(windowed < full / 8);  // 128 keys a query against 4096 (causal: 2048 on average)
+  CHECK(half == Approx(0.5 * full + 0.5 * windowed).epsilon(1e-12));
+}
