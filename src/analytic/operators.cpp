@@ -5,6 +5,7 @@
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/memory_ops.hpp"
+#include "ptdsim/core/layer_gemms.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -232,7 +233,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   const double tp = s.parallel.tp, c = s.parallel.cp;
   const double sp = s.parallel.sequence_parallel ? tp : 1.0;
   const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
-  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), d = m.head_dim();
+  const double h = m.hidden, d = m.head_dim();
   const core::MemoryOp norm = m.norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
   const bool swiglu = m.mlp == core::Mlp::swiglu;
   const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
@@ -251,16 +252,16 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
                     : dropout_add_op(t, op, tokens / sp, h);
   };
   add(out, norm_op(Operator::input_norm));
+  const double kv_local = core::kv_heads_per_rank(m, s.parallel.tp);  // KV heads on this rank
   if (m.mla) {
     mla_projections(t, m, tokens, tp, sp, by_bytes, out);
   } else {
-    add(out, gemm_op(t, Operator::qkv, t.layer, tokens, (q + 2 * kv) / tp, h));
+    add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
   }
   if (m.position == core::Position::rope) {
     // on this rank's query and key heads, after the QKV GEMM (the scalar model: the fused bytes);
     // MLA ropes its heads' qk_rope_head_dim part and the one shared rope key
-    const double qk = m.mla ? (m.heads / tp + 1) * m.mla->qk_rope_head_dim
-                            : (m.heads + std::max(1.0, m.kv_heads / tp) * tp) * d / tp;
+    const double qk = m.mla ? (m.heads / tp + 1) * m.mla->qk_rope_head_dim : (m.heads / tp + kv_local) * d;
     if (by_bytes) {
       add(out, bytes_op(t, Operator::rope, rope_bytes(t.fusion.rope), tokens, qk));
     } else {
@@ -277,7 +278,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   AttentionShape a;
   a.batch = b;
   a.heads = m.heads / tp;
-  a.kv_heads = std::max(1.0, m.kv_heads / tp);  // fewer kv heads than ranks: each keeps one copy
+  a.kv_heads = kv_local;
   // MLA: a head of (d_qk + d_v) / 2, which has the scores' and the weighted sum's FLOPs together
   a.head_dim = m.mla ? (m.qk_head_dim() + m.v_head_dim()) / 2.0 : d;
   a.seq_q = seq / c;

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "fields.hpp"
 #include "import_hf_moe.hpp"
+#include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/printable.hpp"

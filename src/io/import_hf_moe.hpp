@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "ptdsim/core/model.hpp"
 
