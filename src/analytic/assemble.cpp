@@ -62,6 +62,7 @@ core::Report assemble(const Step& step, const Folds& folds,
   r.scenario = s;
   r.engine = t.engine;
   r.params = total_params(s.model);
+  r.active_params = s.model.moe ? active_params(s.model) : r.params;
   r.model_flops_per_step = model_flops_per_step(s);
   r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
 

@@ -22,7 +22,9 @@ core::ComputeBreakdown breakdown(const core::Scenario& s, const StepPlan& plan, 
   core::ComputeBreakdown out;
   int moe_layers = 0;
   for (const auto& st : stages) moe_layers += st.moe_layers;
-  const int dense_layers = s.model.layers - moe_layers;
+  int layers = 0;  // the decoder layers and the MTP modules' (on the last stage)
+  for (const auto& st : stages) layers += st.layers;
+  const int dense_layers = layers - moe_layers;
   const LayerOps& first = dense_layers > 0 ? dense : moe;
   out.layer.assign(first.begin(), first.end());
   if (dense_layers > 0 && moe_layers > 0) out.moe_layer.assign(moe.begin(), moe.end());
@@ -35,6 +37,7 @@ core::ComputeBreakdown breakdown(const core::Scenario& s, const StepPlan& plan, 
                                                                 : core::TimeSource::hbm_efficiency;
   for (const auto& st : plan.stages) optimizer.forward_s += st.optimizer_s;  // every stage's step, once
   out.other = {ends.embedding, ends.logits, ends.cross_entropy, optimizer};
+  if (s.model.mtp_layers > 0) out.other.insert(out.other.end() - 1, ends.mtp);
 
   // the whole model's compute per step, summed over the pipeline stages: every layer and the ends
   // once per micro-batch, the optimizer once
@@ -45,7 +48,7 @@ core::ComputeBreakdown breakdown(const core::Scenario& s, const StepPlan& plan, 
   for (const auto& o : dense) add(o, m * dense_layers);
   if (moe_layers > 0)
     for (const auto& o : moe) add(o, m * moe_layers);
-  for (const auto* o : {&ends.embedding, &ends.logits, &ends.cross_entropy})
+  for (const auto* o : {&ends.embedding, &ends.logits, &ends.cross_entropy, &ends.mtp})
     out.share[static_cast<std::size_t>(o->kind)] += m * o->total_s();
   out.share[static_cast<std::size_t>(core::OperatorKind::optimizer)] += optimizer.forward_s;
   double total = 0;

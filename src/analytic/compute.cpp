@@ -66,10 +66,13 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   double bytes = 22 * sbh / sp;
   if (moe_layer) {
     bytes += m.moe->top_k * (act_per_f * local * b * m.expert_ffn_hidden() / t + 8 * sbh / sp);
+    if (m.moe->shared_experts > 0)
+      bytes += act_per_f * local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden) / t;
   } else {
     bytes += act_per_f * local * b * m.ffn_hidden / t;
   }
   if (!s.training.flash_attention) bytes += 9.0 * m.heads * local * seq * b / t;
+  if (m.mla) bytes += 4.0 * local * b * (m.mla->q_lora_rank + m.mla->kv_lora_rank) / sp;  // the latents' norms
   return full_width(s.training.precision) ? 2 * bytes : bytes;
 }
 
@@ -79,11 +82,18 @@ namespace {
 // same numbers to the last bit: the attention block's GEMMs, then the MLP's (then the router), the
 // attention core's GEMMs, and one stream of memory-bound bytes at hbm_efficiency.
 LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& ops) {
-  auto fwd = [&](core::Operator op) { return ops.find(op)->forward_s; };
+  auto fwd = [&](core::Operator op) {
+    const core::OperatorTime* o = ops.find(op);
+    return o ? o->forward_s : 0.0;
+  };
   const bool swiglu = s.model.mlp == core::Mlp::swiglu;
   double gemm = fwd(core::Operator::qkv) + fwd(core::Operator::proj);
   gemm += fwd(swiglu ? core::Operator::fc1_gated : core::Operator::fc1) + fwd(core::Operator::fc2);
   if (moe_layer) gemm += fwd(core::Operator::router);
+  if (s.model.mla)
+    gemm += fwd(core::Operator::q_down) + fwd(core::Operator::kv_down) + fwd(core::Operator::q_up) +
+            fwd(core::Operator::kv_up);
+  if (moe_layer && s.model.moe->shared_experts > 0) gemm += fwd(core::Operator::shared_fc1) + fwd(core::Operator::shared_fc2);
   const double core_gemm = ops.attention_gemm_s;
   const double elementwise = memory_time(s.hardware.gpu, layer_elementwise_bytes(s, moe_layer));
   LayerTimes out;
@@ -115,17 +125,37 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
   const auto& m = s.model;
   const double t = s.parallel.tp, c = s.parallel.cp;
   const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
-  const double h = m.hidden, kv = h * m.kv_heads / m.heads, d = m.head_dim();
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), d = m.head_dim();
   const double mats = m.mlp == core::Mlp::swiglu ? 2.0 : 1.0;
-  double flops = 2 * tokens * h * (h + 2 * kv) / t + 2 * tokens * h * h / t;
+  double flops = 0;
+  if (m.mla) {
+    // the down projections whole on each rank, over its tokens (1/t of them with SP); the up
+    // projections split over TP
+    const core::MlaSpec& l = *m.mla;
+    const double sp = s.parallel.sequence_parallel ? t : 1.0, heads = m.heads;
+    flops = 2 * tokens / sp * h * (l.q_lora_rank + l.kv_lora_rank + l.qk_rope_head_dim) +
+            2 * tokens * heads * ((l.q_lora_rank > 0 ? l.q_lora_rank : h) * l.qk_head_dim() +
+                                  l.kv_lora_rank * (l.qk_nope_head_dim + l.v_head_dim)) / t;
+  } else {
+    flops = 2 * tokens * h * (q + 2 * kv) / t;
+  }
+  flops += 2 * tokens * m.attention_out_width() * h / t;
   if (moe_layer) {
     const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
     const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
     flops += 2 * per_expert * local * (mats + 1) * f * h / t + 2 * tokens * experts * h;
+    if (m.moe->shared_experts > 0)
+      flops += 2 * tokens * (mats + 1) * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden) * h / t;
   } else {
     flops += 2 * tokens * (mats + 1) * m.ffn_hidden * h / t;
   }
   const double heads = b * m.heads / t;
+  if (m.mla || m.attention_head_dim > 0 || m.sliding_window) {
+    // the mean over the windowed and the full layers, as the attention's time (operators.cpp)
+    const double w = m.windowed_fraction(), window = m.sliding_window ? std::min(seq, 1.0 * m.sliding_window->window) : seq;
+    const double keys = (1 - w) * seq + w * window;
+    return flops + 2 * heads * (seq / c) * keys * (static_cast<double>(m.qk_head_dim()) + m.v_head_dim());
+  }
   return flops + 4 * heads * (seq / c) * seq * d;
 }
 
@@ -165,6 +195,12 @@ EndTimes logits_times(const core::Scenario& s, const EndOps& e) {
   out.backward_input = e.logits.backward_input_s + e.cross_entropy.backward_input_s;
   out.backward_weight = e.logits.backward_weight_s;
   out.forward_flops = 2 * tokens * s.model.hidden * s.model.vocab / s.parallel.tp;
+  if (const double d = s.model.mtp_layers; d > 0) {  // the MTP modules' projections and logits
+    out.forward += e.mtp.forward_s;
+    out.backward_input += e.mtp.backward_input_s;
+    out.backward_weight += e.mtp.backward_weight_s;
+    out.forward_flops += d * (out.forward_flops + 2 * tokens * 2.0 * s.model.hidden * s.model.hidden / s.parallel.tp);
+  }
   return out;
 }
 

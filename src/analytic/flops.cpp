@@ -4,16 +4,41 @@
 
 namespace ptdsim::analytic {
 
+double attention_keys(const core::ModelSpec& m, bool windowed, double s) {
+  return windowed && m.sliding_window->window < s ? m.sliding_window->window : s;
+}
+
+double qkv_forward_flops(const core::ModelSpec& m, double tokens) {
+  const double h = m.hidden;
+  if (!m.mla) return 2 * tokens * h * (m.q_width() + 2 * m.kv_width());
+  // MLA: down to the latents (and the shared rope key), then up to every head's query, nope key
+  // and value; the latents' norms are not FLOPs
+  const core::MlaSpec& l = *m.mla;
+  const double heads = m.heads, q = l.q_lora_rank, kv = l.kv_lora_rank;
+  const double query = q > 0 ? h * q + q * heads * l.qk_head_dim() : h * heads * l.qk_head_dim();
+  return 2 * tokens * (query + h * (kv + l.qk_rope_head_dim) + kv * heads * (l.qk_nope_head_dim + l.v_head_dim));
+}
+
 LayerFlops layer_forward_flops(const core::ModelSpec& m, bool moe_layer, double b, double s) {
-  const double h = m.hidden, kv = static_cast<double>(m.hidden) * m.kv_heads / m.heads;
+  return layer_forward_flops(m, moe_layer, false, b, s);
+}
+
+LayerFlops layer_forward_flops(const core::ModelSpec& m, bool moe_layer, bool windowed, double b, double s) {
+  const double h = m.hidden;
   const double tokens = b * s;
   const double mlp_mats = m.mlp == core::Mlp::swiglu ? 3 : 2;
   LayerFlops f;
-  f.qkv = 2 * tokens * h * (h + 2 * kv);
-  f.attention_core = 4 * b * s * s * h;
-  f.out_proj = 2 * tokens * h * h;
+  f.qkv = qkv_forward_flops(m, tokens);
+  // Q K^T over the query/key width and P V over the value width, each query against every key
+  // (the causal half not removed) or its window: 2 b s k heads (d_qk + d_v) = 4 b s^2 h for MHA
+  const double keys = attention_keys(m, windowed, s);
+  f.attention_core = m.mla || m.attention_head_dim > 0 || windowed
+                         ? 2 * b * s * keys * m.heads * (static_cast<double>(m.qk_head_dim()) + m.v_head_dim())
+                         : 4 * b * s * s * h;
+  f.out_proj = 2 * tokens * m.attention_out_width() * h;
   if (moe_layer) {
     f.mlp = m.moe->top_k * 2 * mlp_mats * tokens * h * m.expert_ffn_hidden();
+    if (m.moe->shared_experts > 0) f.mlp += m.moe->shared_experts * 2 * mlp_mats * tokens * h * m.moe->shared_ffn_hidden;
     f.router = 2 * tokens * h * m.moe->experts;
   } else {
     f.mlp = 2 * mlp_mats * tokens * h * m.ffn_hidden;
@@ -25,19 +50,33 @@ double logits_forward_flops(const core::ModelSpec& m, double b, double s) {
   return 2 * b * s * m.hidden * static_cast<double>(m.vocab);
 }
 
+double mtp_extra_forward_flops(const core::ModelSpec& m, double b, double s) {
+  // each module: its 2h -> h projection and its own logits over the shared head
+  return m.mtp_layers * (2 * b * s * 2.0 * m.hidden * m.hidden + logits_forward_flops(m, b, s));
+}
+
 double layers_forward_flops(const core::ModelSpec& m, double b, double s) {
   const double dense = layer_forward_flops(m, false, b, s).total();
   const double moe = m.moe ? layer_forward_flops(m, true, b, s).total() : 0.0;
-  if (!m.moe) return detail::repeated_sum(0.0, dense, m.layers);
+  if (!m.moe && !m.sliding_window && m.mtp_layers == 0) return detail::repeated_sum(0.0, dense, m.layers);
   double total = 0;
-  for (int i = 0; i < m.layers; ++i) total += m.is_moe_layer(i) ? moe : dense;
+  for (int i = 0; i < m.layers + m.mtp_layers; ++i) {
+    if (m.is_windowed_layer(i)) total += layer_forward_flops(m, m.is_moe_layer(i), true, b, s).total();
+    else total += m.is_moe_layer(i) ? moe : dense;
+  }
   return total;
 }
 
 double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, double s) {
   switch (r) {
     case core::Recompute::none: return 0;
-    case core::Recompute::selective: return m.layers * layer_forward_flops(m, false, b, s).attention_core;
+    case core::Recompute::selective: {
+      if (!m.sliding_window && m.mtp_layers == 0) return m.layers * layer_forward_flops(m, false, b, s).attention_core;
+      double core = 0;
+      for (int i = 0; i < m.layers + m.mtp_layers; ++i)
+        core += layer_forward_flops(m, false, m.is_windowed_layer(i), b, s).attention_core;
+      return core;
+    }
     case core::Recompute::full: return layers_forward_flops(m, b, s);
   }
   return 0;
@@ -45,7 +84,8 @@ double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, do
 
 double model_flops_per_step(const core::Scenario& s) {
   const double B = s.training.global_batch, seq = s.training.seq_len;
-  return 3 * (layers_forward_flops(s.model, B, seq) + logits_forward_flops(s.model, B, seq));
+  const double mtp = s.model.mtp_layers > 0 ? mtp_extra_forward_flops(s.model, B, seq) : 0.0;
+  return 3 * (layers_forward_flops(s.model, B, seq) + logits_forward_flops(s.model, B, seq) + mtp);
 }
 
 double hardware_flops_per_step(const core::Scenario& s) { return hardware_flops_per_step(s, model_flops_per_step(s)); }

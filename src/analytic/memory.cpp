@@ -40,12 +40,27 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const double sp = p.sequence_parallel ? t : 1.0;
   if (recompute == core::Recompute::full) return width * 2 * sbh / sp;
 
-  const double replicated = 10 * sbh;
+  double replicated = 10 * sbh;
   const double mlp_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;  // bytes per token per ffn unit
-  double split = sbh * (2 + 4 * kv_ratio + 2);
-  // tokens through the MLP times its width: top_k copies of each through an expert (balanced)
-  const double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden()
-                                        : local * b * m.ffn_hidden;
+  double split = 0;
+  const double sb = local * b;
+  if (m.mla) {
+    // MLA (Megatron-Core): the latents' norm inputs and the up projections' inputs, on the rank's
+    // own tokens; then every local head's query and key (d_qk), value and output (d_v)
+    const core::MlaSpec& l = *m.mla;
+    replicated += 2 * sb * (2.0 * l.q_lora_rank + 2.0 * l.kv_lora_rank + l.qk_rope_head_dim);
+    split = 2 * sb * m.heads * (2.0 * l.qk_head_dim() + 2.0 * l.v_head_dim);
+  } else if (m.attention_head_dim > 0) {
+    split = 2 * sb * (m.q_width() + 2 * m.kv_width() + m.attention_out_width());
+  } else {
+    split = sbh * (2 + 4 * kv_ratio + 2);
+  }
+  // tokens through the MLP times its width: top_k copies of each through an expert (balanced), and
+  // every token through the shared experts
+  double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden()
+                                  : local * b * m.ffn_hidden;
+  if (moe_layer && m.moe->shared_experts > 0)
+    mlp_tokens_f += local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden);
   split += mlp_per_f * mlp_tokens_f;
   // the permuted copy of the tokens the dispatch keeps for the backward pass
   if (moe_layer) split += m.moe->top_k * 2 * sbh;

@@ -160,7 +160,8 @@ core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_e
   double forward = 0, backward = 0;  // bytes
   for (const auto& o : ops) {
     if (o.kind != OperatorKind::gemm || o.op == Operator::router) continue;
-    const bool after_norm = o.op == Operator::qkv || ((o.op == Operator::fc1 || o.op == Operator::fc1_gated) &&
+    const bool after_norm = o.op == Operator::qkv || o.op == Operator::q_down || o.op == Operator::kv_down ||
+                            ((o.op == Operator::fc1 || o.op == Operator::fc1_gated) &&
                                                        o.count == 1 && ops.find(Operator::router) == nullptr);
     if (!(after_norm && norm_fused)) forward += per * o.m * o.k * o.count;
     backward += per * o.m * o.n * o.count;
@@ -183,6 +184,24 @@ void add(LayerOps& out, const core::OperatorTime& o) { out.ops[static_cast<std::
 void at_least_one_launch(const Timing& t, core::OperatorTime& o) {
   if (o.kind == OperatorKind::overhead) return;
   for (double* x : {&o.forward_s, &o.backward_input_s, &o.backward_weight_s}) *x = launch_floor(t.g, *x, o.source);
+}
+
+// MLA's projections in Megatron-Core (multi_latent_attention.py): the down projections, whole on
+// every TP rank, on the rank's own tokens (1/t of them with SP), the latents' norms there too, then
+// the column-parallel up projections on all the tokens for this rank's heads. Without q_lora_rank
+// the query is one column-parallel projection from h (timed as q_up).
+void mla_projections(const Timing& t, const core::ModelSpec& m, double tokens, double tp, double sp, bool by_bytes,
+                     LayerOps& out) {
+  const core::MlaSpec& l = *m.mla;
+  const double h = m.hidden, heads = m.heads, q = l.q_lora_rank, kv = l.kv_lora_rank;
+  const double local = tokens / sp;
+  if (q > 0) add(out, gemm_op(t, Operator::q_down, t.layer, local, q, h));
+  add(out, gemm_op(t, Operator::kv_down, t.layer, local, kv + l.qk_rope_head_dim, h));
+  const core::MemoryOp norm = m.norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
+  add(out, by_bytes ? bytes_op(t, Operator::latent_norm, norm_bytes(t.fusion.norm), local, q + kv)
+                    : stream_op(t, Operator::latent_norm, norm, core::memory_op_bytes(norm), local, q + kv));
+  add(out, gemm_op(t, Operator::q_up, t.layer, tokens, heads * l.qk_head_dim() / tp, q > 0 ? q : h));
+  add(out, gemm_op(t, Operator::kv_up, t.layer, tokens, heads * (l.qk_nope_head_dim + l.v_head_dim) / tp, kv));
 }
 
 }  // namespace
@@ -234,10 +253,15 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   };
   add(out, norm_op(Operator::input_norm));
   const double kv_local = core::kv_heads_per_rank(m, s.parallel.tp);  // KV heads on this rank
-  add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
+  if (m.mla) {
+    mla_projections(t, m, tokens, tp, sp, by_bytes, out);
+  } else {
+    add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
+  }
   if (m.position == core::Position::rope) {
-    // on this rank's query and key heads, after the QKV GEMM (the scalar model: the fused bytes)
-    const double qk = (m.heads / tp + kv_local) * d;
+    // on this rank's query and key heads, after the QKV GEMM (the scalar model: the fused bytes);
+    // MLA ropes its heads' qk_rope_head_dim part and the one shared rope key
+    const double qk = m.mla ? (m.heads / tp + 1) * m.mla->qk_rope_head_dim : (m.heads / tp + kv_local) * d;
     if (by_bytes) {
       add(out, bytes_op(t, Operator::rope, rope_bytes(t.fusion.rope), tokens, qk));
     } else {
@@ -255,17 +279,31 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   a.batch = b;
   a.heads = m.heads / tp;
   a.kv_heads = kv_local;
-  a.head_dim = d;
+  // MLA: a head of (d_qk + d_v) / 2, which has the scores' and the weighted sum's FLOPs together
+  a.head_dim = m.mla ? (m.qk_head_dim() + m.v_head_dim()) / 2.0 : d;
   a.seq_q = seq / c;
   a.seq_k = seq;
   a.causal = true;
-  core::OperatorTime att = op_of(Operator::attention, OperatorKind::attention, a.seq_q, a.seq_k, d, b * a.heads);
+  core::OperatorTime att = op_of(Operator::attention, OperatorKind::attention, a.seq_q, a.seq_k, a.head_dim, b * a.heads);
   if (s.training.flash_attention) {
     const AttentionTime at = attention_kernel(t.g, t.wide, a, s.training.attention_kernel);
     out.attention_gemm_s = at.forward_s;
     att.forward_s = at.forward_s;
     att.backward_input_s = at.backward_s;
     att.source = at.source;
+    if (const double w = m.windowed_fraction(); w > 0 && m.sliding_window->window < seq) {
+      // sliding windows: a windowed layer's queries each against the window's keys, the kernel's
+      // skipped blocks (not causal within it); the layer's time is the model's mean over its
+      // windowed and full layers (docs/analytic.md "Sliding windows")
+      AttentionShape aw = a;
+      aw.seq_k = m.sliding_window->window;
+      aw.causal = false;
+      const AttentionTime win = attention_kernel(t.g, t.wide, aw, s.training.attention_kernel);
+      att.forward_s = (1 - w) * at.forward_s + w * win.forward_s;
+      att.backward_input_s = (1 - w) * at.backward_s + w * win.backward_s;
+      att.source = std::max(at.source, win.source);
+      out.attention_gemm_s = att.forward_s;
+    }
   } else {
     // explicit scores: two batched GEMMs, then softmax and its dropout as bytes (read 2, write 2,
     // read 2, write 2, mask 1 per score), the backward twice the forward
@@ -278,7 +316,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   }
   add(out, att);
 
-  add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, h / tp));
+  add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, m.attention_out_width() / tp));
   add(out, dropout_add(Operator::attention_dropout_add));
   add(out, norm_op(Operator::mlp_norm));
   const core::MemoryOp act = swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu;
@@ -299,6 +337,20 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     add(out, activation(top_k * tokens, f / tp));
     add(out, gemm_op(t, Operator::fc2, t.layer, per_expert, h, f / tp, local));
     add(out, stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
+    if (m.moe->shared_experts > 0) {
+      // the shared experts as one dense MLP of their summed width on every token, split over TP
+      // (Megatron-Core's SharedExpertMLP), beside the routed ones
+      const double fs = static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden;
+      core::OperatorTime g1 = gemm_op(t, fc1, t.layer, tokens, mats * fs / tp, h);
+      core::OperatorTime a1 = activation(tokens, fs / tp);
+      core::OperatorTime g2 = gemm_op(t, Operator::fc2, t.layer, tokens, h, fs / tp);
+      g1.op = Operator::shared_fc1;
+      a1.op = Operator::shared_activation;
+      g2.op = Operator::shared_fc2;
+      add(out, g1);
+      add(out, a1);
+      add(out, g2);
+    }
   } else {
     const double f = m.ffn_hidden;
     add(out, gemm_op(t, fc1, t.layer, tokens, mats * f / tp, h));
@@ -373,6 +425,21 @@ EndOps end_ops(const core::Scenario& s) {
   }
   if (t.tables && t.g.kernel_launch_s > 0)
     for (core::OperatorTime* o : {&e.embedding, &e.logits, &e.cross_entropy}) at_least_one_launch(t, *o);
+  e.mtp = op_of(core::Operator::mtp, OperatorKind::gemm, tokens, V / tp, h, 0);
+  if (const double d = s.model.mtp_layers; d > 0) {
+    // each module: its projection of [normed h; normed embedding] (2h) to h, column-parallel, then
+    // logits through the shared head and one more cross-entropy; their norms are left out
+    core::OperatorTime proj = gemm_op(t, core::Operator::mtp, t.layer, tokens, h / tp, 2 * h);
+    if (t.tables && t.g.kernel_launch_s > 0) at_least_one_launch(t, proj);
+    e.mtp.count = d;
+    e.mtp.source = std::max(proj.source, e.logits.source);
+    e.mtp.forward_s = d * (proj.forward_s + e.logits.forward_s);
+    e.mtp.backward_input_s = d * (proj.backward_input_s + e.logits.backward_input_s);
+    e.mtp.backward_weight_s = d * (proj.backward_weight_s + e.logits.backward_weight_s);
+    e.cross_entropy.forward_s *= 1 + d;
+    e.cross_entropy.backward_input_s *= 1 + d;
+    e.cross_entropy.backward_weight_s *= 1 + d;
+  }
   return e;
 }
 

@@ -5,17 +5,41 @@
 
 namespace ptdsim::analytic {
 namespace {
-double kv_width(const core::ModelSpec& m) {
-  return static_cast<double>(m.hidden) * m.kv_heads / m.heads;
+double norm_of(const core::ModelSpec& m, double width) {
+  return m.norm == core::Norm::layernorm ? 2 * width : width;
 }
 }  // namespace
 
-double attention_params(const core::ModelSpec& m) {
-  const double h = m.hidden, kv = kv_width(m);
-  double p = 2 * h * h + 2 * h * kv;   // Q, O; K, V
-  if (m.bias) p += h + 2 * kv + h;     // q, k, v biases; output bias
-  return p;
+AttentionParams attention_param_split(const core::ModelSpec& m) {
+  const double h = m.hidden;
+  AttentionParams a;
+  if (m.mla) {
+    // DeepSeek-V2/V3 (modeling_deepseek.py): W_q (or W_qa, its norm and W_qb), W_kva to the latent
+    // and the shared rope key, the latent's norm, W_kvb to every head's nope key and value, W_o.
+    // Megatron-Core keeps the down projections and the latents' norms whole on every TP rank.
+    const core::MlaSpec& l = *m.mla;
+    const double heads = m.heads, q = l.q_lora_rank, kv = l.kv_lora_rank;
+    if (q > 0) {
+      a.replicated += h * q + norm_of(m, q);
+      a.split += q * heads * l.qk_head_dim();
+    } else {
+      a.split += h * heads * l.qk_head_dim();
+    }
+    a.replicated += h * (kv + l.qk_rope_head_dim) + norm_of(m, kv);
+    a.split += kv * heads * (l.qk_nope_head_dim + l.v_head_dim) + heads * l.v_head_dim * h;
+  } else {
+    const double q = m.q_width(), kv = m.kv_width();
+    a.split = h * q + 2 * h * kv + q * h;  // Q, K, V; O
+    if (m.bias) {
+      a.split += q + 2 * kv;  // q, k, v biases
+      a.replicated += h;      // the row-parallel output bias
+    }
+  }
+  if (m.attention_sinks) a.split += m.heads;  // one sink logit per head
+  return a;
 }
+
+double attention_params(const core::ModelSpec& m) { return attention_param_split(m).total(); }
 
 double mlp_params(const core::ModelSpec& m, int ffn) {
   const double h = m.hidden, f = ffn;
@@ -29,10 +53,20 @@ double norm_params(const core::ModelSpec& m) {
   return m.norm == core::Norm::layernorm ? 2.0 * m.hidden : 1.0 * m.hidden;
 }
 
+double shared_expert_params(const core::ModelSpec& m) {
+  if (!m.moe || m.moe->shared_experts == 0) return 0;
+  return m.moe->shared_experts * mlp_params(m, m.moe->shared_ffn_hidden);
+}
+
 double layer_mlp_params(const core::ModelSpec& m, int layer_index) {
   if (!m.is_moe_layer(layer_index)) return mlp_params(m, m.ffn_hidden);
   const double e = m.moe->experts;
-  return e * mlp_params(m, m.expert_ffn_hidden()) + m.hidden * e;
+  return e * mlp_params(m, m.expert_ffn_hidden()) + m.hidden * e + shared_expert_params(m);
+}
+
+double mtp_extra_params(const core::ModelSpec& m) {
+  const double h = m.hidden;
+  return 2 * h * h + 3 * norm_params(m);  // eh_proj [2h -> h]; enorm, hnorm, the module's final norm
 }
 
 double layer_params(const core::ModelSpec& m, int layer_index) {
@@ -53,16 +87,17 @@ double total_params(const core::ModelSpec& m) {
   double p = embedding_params(m) + head_params(m);
   // every dense layer holds the same count: computed once, added layer by layer as before
   const double dense = attention_params(m) + mlp_params(m, m.ffn_hidden) + 2 * norm_params(m);
-  if (!m.moe) return detail::repeated_sum(p, dense, m.layers);
-  for (int i = 0; i < m.layers; ++i) p += m.is_moe_layer(i) ? layer_params(m, i) : dense;
-  return p;
+  if (!m.moe && m.mtp_layers == 0) return detail::repeated_sum(p, dense, m.layers);
+  // the decoder layers, then each MTP module's layer and its projection and norms
+  for (int i = 0; i < m.layers + m.mtp_layers; ++i) p += m.is_moe_layer(i) ? layer_params(m, i) : dense;
+  return p + m.mtp_layers * mtp_extra_params(m);
 }
 
 double active_params(const core::ModelSpec& m) {
   if (!m.moe) return total_params(m);
   double p = total_params(m);
   const double unused = (m.moe->experts - m.moe->top_k) * mlp_params(m, m.expert_ffn_hidden());
-  for (int i = 0; i < m.layers; ++i)
+  for (int i = 0; i < m.layers + m.mtp_layers; ++i)
     if (m.is_moe_layer(i)) p -= unused;
   return p;
 }
@@ -84,6 +119,12 @@ void pipeline_layers(const core::Scenario& s, PipelineLayers& out) {
     if (s.model.moe)
       for (int l = first; l < first + c.layers; ++l) c.moe_layers += s.model.is_moe_layer(l);
     first += c.layers;
+  }
+  // Megatron-Core builds the MTP modules on the last pipeline stage, after its decoder layers
+  if (s.model.mtp_layers > 0 && !out.chunks.empty()) {
+    VirtualStage& last = out.chunks.back();
+    for (int k = 0; k < s.model.mtp_layers; ++k) last.moe_layers += s.model.is_moe_layer(s.model.layers + k);
+    last.layers += s.model.mtp_layers;
   }
   const int p = s.parallel.pp;
   out.stages.assign(p, StageLayers{});
@@ -117,7 +158,8 @@ GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
   // the TP group; every weight matrix and column-parallel bias is split t ways.
   const double replicated_bias = m.bias ? h : 0.0;
   GpuParams g;
-  g.dense = (attention_params(m) - replicated_bias) / t + replicated_bias + 2 * norm_params(m);
+  const AttentionParams a = attention_param_split(m);
+  g.dense = a.split / t + a.replicated + 2 * norm_params(m);
   if (!moe_layer || !m.moe) {  // a dense model has no MoE layer to ask about
     g.dense += (mlp_params(m, m.ffn_hidden) - replicated_bias) / t + replicated_bias;
   } else {
@@ -125,6 +167,9 @@ GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
     const double expert = mlp_params(m, m.expert_ffn_hidden());
     g.expert = local_experts * ((expert - replicated_bias) / t + replicated_bias);
     g.dense += h * m.moe->experts;  // the router, replicated
+    // shared experts: a dense MLP of each, split over TP, on every expert-parallel rank
+    if (m.moe->shared_experts > 0)
+      g.dense += m.moe->shared_experts * ((mlp_params(m, m.moe->shared_ffn_hidden) - replicated_bias) / t + replicated_bias);
   }
   return g;
 }
@@ -154,6 +199,12 @@ GpuParams stage_params_per_gpu(const core::Scenario& s, int stage, const StageLa
     // A tied head shares the embedding when both sit on one GPU; with pp > 1 Megatron keeps a copy
     // on the last stage and all-reduces the two gradients.
     if (!m.tied_embeddings || p > 1) g.dense += V * h / t;
+    // the MTP modules' projections (column-parallel) and norms; they read the embedding, which
+    // Megatron-Core keeps a copy of on the last stage (as for a tied head) when pp > 1
+    if (m.mtp_layers > 0) {
+      g.dense += m.mtp_layers * (2 * h * h / t + 3 * norm_params(m));
+      if (p > 1 && !m.tied_embeddings) g.dense += V * h / t;
+    }
   }
   return g;
 }

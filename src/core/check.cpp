@@ -29,6 +29,65 @@ struct FirstReason {
 
 std::string str(long long v) { return std::to_string(v); }
 
+// The model's own rules on MLA, sliding windows and MTP (true: the sink says stop).
+template <class Sink>
+bool model_rules(const ModelSpec& m, Sink& sink) {
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    if (m.kv_heads != m.heads && sink.fail("model.kv_heads", "unsupported", [&] {
+          return "MLA (model.mla) gives every head its own key and value: kv_heads " + str(m.kv_heads) +
+                 " must equal heads " + str(m.heads);
+        }))
+      return true;
+    if (a.qk_head_dim() < 1 && sink.fail("model.mla.qk_nope_head_dim", "range", [] {
+          return std::string("qk_nope_head_dim + qk_rope_head_dim must be at least 1");
+        }))
+      return true;
+    if (m.bias && sink.fail("model.bias", "unsupported", [] {
+          return std::string("MLA's projections have no biases (DeepSeek-V2/V3): set bias: false");
+        }))
+      return true;
+  }
+  if (m.sliding_window && m.sliding_window->full_every > m.layers && sink.fail("model.sliding_window.full_every", "range", [&] {
+        return "full_every " + str(m.sliding_window->full_every) + " exceeds the " + str(m.layers) +
+               " layers (no layer would keep full attention; 0 windows every layer)";
+      }))
+    return true;
+  return false;
+}
+
+// The MoE block's own rules (true: the sink says stop).
+template <class Sink>
+bool moe_rules(const ModelSpec& m, Sink& sink) {
+  const MoeSpec& e = *m.moe;
+  if (e.first_k_dense >= m.layers && sink.fail("model.moe.first_k_dense", "range", [&] {
+        return "first_k_dense " + str(e.first_k_dense) + " leaves none of the " + str(m.layers) + " layers MoE";
+      }))
+    return true;
+  if (e.router_groups == 0) {
+    if (e.router_group_topk != 0 && sink.fail("model.moe.router_group_topk", "range", [] {
+          return std::string("router_group_topk needs router_groups (group-limited routing)");
+        }))
+      return true;
+    return false;
+  }
+  if (e.experts % e.router_groups != 0)
+    return sink.fail("model.moe.router_groups", "divisibility", [&] {
+      return "router_groups " + str(e.router_groups) + " does not divide the " + str(e.experts) + " experts";
+    });
+  if (e.router_group_topk < 1 || e.router_group_topk > e.router_groups)  // (then the top_k rule cannot be read)
+    return sink.fail("model.moe.router_group_topk", "range", [&] {
+      return "router_group_topk " + str(e.router_group_topk) + " must be 1 to router_groups " + str(e.router_groups);
+    });
+  if (1LL * e.router_group_topk * (e.experts / e.router_groups) < e.top_k &&
+      sink.fail("model.moe.top_k", "range", [&] {
+        return "top_k " + str(e.top_k) + " exceeds the " + str(1LL * e.router_group_topk * (e.experts / e.router_groups)) +
+               " experts of the router_group_topk " + str(e.router_group_topk) + " groups a token may use";
+      }))
+    return true;
+  return false;
+}
+
 // Every cross-field rule, in the order check() reports them; `split` is pipeline_split(s). Each
 // message is a lambda, called only by a sink that keeps it.
 template <class Sink>
@@ -51,7 +110,7 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
         }))
       return;
   }
-  if (m.hidden % m.heads != 0 && sink.fail("model.hidden", "divisibility", [&] {
+  if (m.attention_head_dim == 0 && !m.mla && m.hidden % m.heads != 0 && sink.fail("model.hidden", "divisibility", [&] {
         return "hidden " + str(m.hidden) + " is not a multiple of heads " + str(m.heads);
       }))
     return;
@@ -59,6 +118,7 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
         return "kv_heads " + str(m.kv_heads) + " does not divide heads " + str(m.heads);
       }))
     return;
+  if (model_rules(m, sink)) return;
   if (m.heads % p.tp != 0 && sink.fail("parallel.tp", "divisibility", [&] {
         return "tp " + str(p.tp) + " does not divide heads " + str(m.heads);
       }))
@@ -119,6 +179,12 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
       return;
     if (m.moe->top_k > m.moe->experts && sink.fail("model.moe.top_k", "range", [&] {
           return "top_k " + str(m.moe->top_k) + " exceeds the " + str(m.moe->experts) + " experts";
+        }))
+      return;
+    if (moe_rules(m, sink)) return;
+    if (m.moe->shared_experts > 0 && m.moe->shared_ffn_hidden % p.tp != 0 &&
+        sink.fail("parallel.tp", "divisibility", [&] {
+          return "tp " + str(p.tp) + " does not divide the shared experts' ffn_hidden " + str(m.moe->shared_ffn_hidden);
         }))
       return;
   } else if (p.ep > 1 && sink.fail("parallel.ep", "unsupported", [] {

@@ -36,6 +36,7 @@ constexpr Table<Dim, 5> kDim{
 constexpr Table<Mlp, 2> kMlp{{{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}}};
 constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
 constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
+constexpr Table<Router, 2> kRouter{{{Router::softmax, "softmax"}, {Router::sigmoid, "sigmoid"}}};
 constexpr Table<Topology, 2> kTopology{{{Topology::fat_tree, "fat-tree"}, {Topology::rail_optimized, "rail-optimized"}}};
 constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"}}};
 constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads::bit16, "16bit"}}};
@@ -90,7 +91,16 @@ constexpr Table<Operator, kOperatorCount> kOperator{{{Operator::embedding, "embe
                                                      {Operator::optimizer, "optimizer"},
                                                      {Operator::overhead, "overhead"},
                                                      {Operator::rope, "rope"},
-                                                     {Operator::fp8_cast, "fp8_cast"}}};
+                                                     {Operator::fp8_cast, "fp8_cast"},
+                                                     {Operator::q_down, "q_down"},
+                                                     {Operator::q_up, "q_up"},
+                                                     {Operator::kv_down, "kv_down"},
+                                                     {Operator::kv_up, "kv_up"},
+                                                     {Operator::latent_norm, "latent_norm"},
+                                                     {Operator::shared_fc1, "shared_fc1"},
+                                                     {Operator::shared_activation, "shared_activation"},
+                                                     {Operator::shared_fc2, "shared_fc2"},
+                                                     {Operator::mtp, "mtp"}}};
 constexpr Table<OperatorKind, kOperatorKindCount> kOperatorKind{{{OperatorKind::gemm, "gemm"},
                                                                  {OperatorKind::attention, "attention"},
                                                                  {OperatorKind::memory_bound, "memory_bound"},
@@ -127,6 +137,7 @@ std::string_view name(Dim e) { return lookup(kDim, e); }
 std::string_view name(Mlp e) { return lookup(kMlp, e); }
 std::string_view name(Norm e) { return lookup(kNorm, e); }
 std::string_view name(Position e) { return lookup(kPosition, e); }
+std::string_view name(Router e) { return lookup(kRouter, e); }
 std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
 std::string_view name(Topology e) { return lookup(kTopology, e); }
 std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
@@ -177,6 +188,7 @@ template <> std::optional<Dim> parse(std::string_view s) { return reverse(kDim, 
 template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, s); }
 template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }
 template <> std::optional<Position> parse(std::string_view s) { return reverse(kPosition, s); }
+template <> std::optional<Router> parse(std::string_view s) { return reverse(kRouter, s); }
 template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(kOptimizer, s); }
 template <> std::optional<Topology> parse(std::string_view s) { return reverse(kTopology, s); }
 template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }

@@ -1,13 +1,14 @@
 // `ptdsim import hf`: a Hugging Face transformers config.json as a ptdsim model or scenario
 // (docs/inputs.md "Importing a Hugging Face config.json"). The field names and their defaults are
 // those of transformers' configuration classes (LlamaConfig, MistralConfig, Qwen2Config,
-// MixtralConfig, GPTNeoXConfig).
+// MixtralConfig, GPTNeoXConfig; the MoE and MLA ones in import_hf_moe.cpp).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 
+#include "import_hf_moe.hpp"
 #include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
@@ -22,7 +23,7 @@ using detail::Fields;
 using detail::Mark;
 using detail::Node;
 
-enum class Family { llama, qwen2, mixtral, neox };
+enum class Family { llama, qwen2, mixtral, neox, deepseek, qwen3_moe, gpt_oss, llama4 };
 
 struct Architecture {
   const char* name;
@@ -31,7 +32,10 @@ struct Architecture {
 constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", Family::llama},     {"MistralForCausalLM", Family::llama},
     {"Qwen2ForCausalLM", Family::qwen2},     {"MixtralForCausalLM", Family::mixtral},
-    {"GPTNeoXForCausalLM", Family::neox},
+    {"GPTNeoXForCausalLM", Family::neox},    {"DeepseekV3ForCausalLM", Family::deepseek},
+    {"DeepseekV2ForCausalLM", Family::deepseek}, {"Qwen3MoeForCausalLM", Family::qwen3_moe},
+    {"GptOssForCausalLM", Family::gpt_oss},  {"Llama4ForConditionalGeneration", Family::llama4},
+    {"Llama4ForCausalLM", Family::llama4},
 };
 
 // Every config.json field the importer reads (a key near one of these is taken for a misspelling).
@@ -96,8 +100,8 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     detail::fail(root->kind == Node::Kind::null ? whole : root->mark,
                  "a config.json must be a JSON object, got " + detail::describe(*root));
 
-  const Fields f(*root, whole, "", "config.json", keys_of(*root));
-  const Entry& arch_entry = f.require("architectures");
+  const Fields top(*root, whole, "", "config.json", keys_of(*root));
+  const Entry& arch_entry = top.require("architectures");
   const Node& arch_list = *arch_entry.value;
   if (arch_list.kind != Node::Kind::list || arch_list.items.empty() || arch_list.items[0]->kind != Node::Kind::scalar)
     detail::fail(arch_list.mark.line > 0 ? arch_list.mark : arch_entry.key_mark,
@@ -109,8 +113,19 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
   if (known == std::end(kArchitectures))
     detail::fail(arch_node.mark, "architecture '" + arch + "' is not supported (supported: " + supported_list() + ")");
   const Family family = known->family;
+  // Llama 4's multimodal config holds the decoder's fields in text_config
+  const Node* body = root.get();
+  std::vector<std::string> warnings;
+  if (const Entry* text_config = top.get("text_config"); text_config && family == Family::llama4) {
+    detail::expect_map(*text_config->value, text_config->key_mark, "text_config");
+    body = text_config->value.get();
+    if (top.get("vision_config"))
+      warnings.push_back("the vision encoder (vision_config) is not modelled: the text decoder only");
+  }
+  const Fields f(*body, whole, "", "config.json", keys_of(*body));
 
   Imported out;
+  out.warnings = warnings;
   core::ModelSpec m;
   detail::ModelLines lines;
   // each field is read in the range of the model key it becomes (src/io/schema.cpp)
@@ -122,16 +137,19 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
   m.hidden = positive("hidden_size", "model.hidden");
   m.heads = positive("num_attention_heads", "model.heads");
   m.kv_heads = family == Family::neox ? m.heads : optional_positive("num_key_value_heads", "model.kv_heads", m.heads);
-  m.ffn_hidden = positive("intermediate_size", "model.ffn_hidden");
+  // Llama 4's dense layers are intermediate_size_mlp wide, its experts intermediate_size
+  const bool dense_mlp_field = family == Family::llama4 && f.get("intermediate_size_mlp");
+  const char* ffn_field = dense_mlp_field ? "intermediate_size_mlp" : "intermediate_size";
+  m.ffn_hidden = positive(ffn_field, "model.ffn_hidden");
   m.vocab = positive("vocab_size", "model.vocab");
   m.max_seq_len = optional_positive("max_position_embeddings", "model.max_seq_len", 2048);
   m.tied_embeddings = f.boolean("tie_word_embeddings", false);  // false in all five classes
   m.position = core::Position::rope;
-  if (const Entry* e = f.get("head_dim")) {
-    const long long head_dim = detail::read_integer(*e->value, "head_dim", "model.hidden");
-    if (head_dim * m.heads != m.hidden)
-      detail::fail(e->value->mark, "head_dim " + int_text(head_dim) + " is not hidden_size / num_attention_heads = " +
-                                       int_text(m.hidden / m.heads) + ": ptdsim's models have hidden = heads * head_dim");
+  // (DeepSeek's head_dim, where a config has it, is its rope width: MLA sets the heads' widths)
+  long long head_dim = 0;
+  if (const Entry* e = f.get("head_dim"); e && family != Family::deepseek) {
+    head_dim = detail::read_integer(*e->value, "head_dim", "model.head_dim");
+    if (head_dim * m.heads != m.hidden) m.attention_head_dim = static_cast<int>(head_dim);
   }
 
   // where each model key came from, for check_model; absent fields say "defaulted" in the file
@@ -148,7 +166,9 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
             : given("num_key_value_heads") ? "num_key_value_heads"
                                               : "num_key_value_heads absent: defaulted to num_attention_heads",
             at("num_key_value_heads"));
-  lines.add("ffn_hidden", int_text(m.ffn_hidden), "intermediate_size", at("intermediate_size"));
+  lines.add("ffn_hidden", int_text(m.ffn_hidden), ffn_field, at(ffn_field));
+  if (m.attention_head_dim > 0)
+    lines.add("head_dim", int_text(m.attention_head_dim), "head_dim (not hidden_size / num_attention_heads)", at("head_dim"));
   lines.add("vocab", int_text(m.vocab), "vocab_size", at("vocab_size"));
   const std::string max_seq_from =
       given("max_position_embeddings") ? "max_position_embeddings" : "max_position_embeddings absent: defaulted to 2048";
@@ -180,17 +200,20 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     lines.add("position", "rope", "rotary embeddings");
     lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, at("max_position_embeddings"));
     lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
-    // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only
-    m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false);
+    // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only; GPT-OSS's
+    // experts always have biases
+    m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false) || family == Family::gpt_oss;
     lines.add("bias", detail::yaml_bool(m.bias),
-              family == Family::qwen2 ? "Qwen2 biases Q, K and V only: not counted"
+              family == Family::qwen2     ? "Qwen2 biases Q, K and V only: not counted"
+              : family == Family::gpt_oss ? "GPT-OSS: attention and expert biases"
               : given("attention_bias") || given("mlp_bias")
                   ? "attention_bias / mlp_bias"
                   : "attention_bias and mlp_bias absent: defaulted to false");
     if (family == Family::qwen2)
       out.warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
                              " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
-    if (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window")))
+    if (family != Family::gpt_oss &&
+        (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window"))))
       out.warnings.push_back("sliding-window attention is timed as full attention over the sequence");
   }
   if (family == Family::mixtral) {
@@ -202,6 +225,16 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     lines.add_moe("top_k", int_text(moe.top_k), "num_experts_per_tok", at("num_experts_per_tok"));
     lines.add_moe("every", "1", "every layer is sparse");
   }
+  switch (family) {
+    case Family::deepseek: detail::read_hf_deepseek(f, arch == "DeepseekV2ForCausalLM", m, lines, out.warnings); break;
+    case Family::qwen3_moe: detail::read_hf_qwen3_moe(f, m, lines, out.warnings); break;
+    case Family::gpt_oss: detail::read_hf_gpt_oss(f, m, lines, out.warnings); break;
+    case Family::llama4: detail::read_hf_llama4(f, m, lines, out.warnings); break;
+    case Family::llama:
+    case Family::qwen2:
+    case Family::mixtral:
+    case Family::neox: break;
+  }
 
   // the fields are read: with a bad or missing one, what follows would only repeat it
   if (const auto* c = detail::Collector::current()) c->throw_if_any();
@@ -211,8 +244,9 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
   // a key not read that is one edit or two from one that is: a misspelt field, whose default
   // would otherwise be taken in silence
   {
-    const std::vector<std::string> read = kReadKeys;
-    for (const auto& e : root->entries) {
+    std::vector<std::string> read = kReadKeys;
+    read.insert(read.end(), detail::hf_moe_read_keys().begin(), detail::hf_moe_read_keys().end());
+    for (const auto& e : body->entries) {
       if (std::find(read.begin(), read.end(), e.key) != read.end()) continue;
       const std::string near = detail::near_miss(e.key, read);
       if (!near.empty() && !f.get(near))

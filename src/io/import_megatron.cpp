@@ -3,6 +3,7 @@
 // is absent are Megatron-LM's own (megatron/training/arguments.py); the scenario names framework
 // megatron-core-0.8, whose documented defaults fill the switches no flag sets.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -31,14 +32,17 @@ const std::vector<std::string> kValueFlags{
     "--micro-batch-size", "--global-batch-size", "--fp8-format", "--recompute-granularity", "--normalization",
     "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
     "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--vocab-size",
-    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe"};
+    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe",
+    "--kv-channels", "--moe-layer-freq", "--moe-shared-expert-intermediate-size", "--moe-router-score-function",
+    "--moe-router-num-groups", "--moe-router-group-topk", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
     "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
     "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
     "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
-    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion"};
+    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--multi-latent-attention"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
@@ -72,11 +76,7 @@ constexpr Refused kRefusedFlags[] = {
     {"--recompute-num-layers", "recomputing some layers is not modelled: ptdsim's recompute: full recomputes every layer"},
     {"--recompute-modules", "recomputing chosen modules is not modelled (recompute: selective or full)"},
     {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
-    {"--kv-channels", "a head width other than hidden / heads is not modelled (model.hidden = heads x head_dim)"},
-    {"--moe-layer-freq", "MoE on some layers only is not modelled by the importer (model.moe.every: give it in the file)"},
-    {"--moe-shared-expert-intermediate-size", "shared experts are not modelled"},
     {"--expert-tensor-parallel-size", "a tensor-parallel degree of its own for the experts is not modelled"},
-    {"--multi-latent-attention", "multi-latent attention is not modelled"},
     {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
     {"--optimizer-cpu-offload", "optimizer offload to the CPU is not modelled"},
     {"--cpu-offloading", "activation offload to the CPU is not modelled"},
@@ -254,12 +254,160 @@ class Arguments {
 
 std::string itext(long long v) { return detail::yaml_int(v); }
 
+// --moe-layer-freq's value: an integer N (layer i is MoE when i % N == 0, Megatron's
+// moe_layer_pattern) or a Python list of 0/1 per layer, written out or as sums of [x]*n. Empty
+// when the text is neither.
+std::vector<int> layer_pattern(const std::string& text, int layers) {
+  std::string t;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  while (t.size() >= 2 && t.front() == '(' && t.back() == ')') t = t.substr(1, t.size() - 2);
+  std::vector<int> out;
+  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (t.size() > 6) return {};
+    const int n = std::stoi(t);
+    if (n < 1) return {};
+    for (int i = 0; i < layers; ++i) out.push_back(i % n == 0 ? 1 : 0);
+    return out;
+  }
+  // terms joined by '+': "[a,b,...]" or "[a,b,...]*n"
+  std::size_t i = 0;
+  while (i < t.size()) {
+    if (t[i] != '[') return {};
+    const std::size_t close = t.find(']', i);
+    if (close == std::string::npos) return {};
+    std::vector<int> items;
+    std::size_t j = i + 1;
+    while (j < close) {
+      if (t[j] != '0' && t[j] != '1') return {};
+      items.push_back(t[j] - '0');
+      ++j;
+      if (j < close && t[j++] != ',') return {};
+    }
+    long long times = 1;
+    i = close + 1;
+    if (i < t.size() && t[i] == '*') {
+      std::size_t k = ++i;
+      while (k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])) && k - i < 6) ++k;
+      if (k == i) return {};
+      times = std::stoll(t.substr(i, k - i));
+      i = k;
+    }
+    for (long long r = 0; r < times && static_cast<long long>(out.size()) <= layers; ++r)
+      out.insert(out.end(), items.begin(), items.end());
+    if (i < t.size() && t[i++] != '+') return {};
+  }
+  return out;
+}
+
+// The MoE and MLA flags (docs/inputs.md "Importing a Megatron-LM command line"), Megatron-LM's
+// defaults where a flag is absent (megatron/training/arguments.py). The parallel ones (expert
+// tensor parallelism, the token dispatcher) are the scenario's.
+void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+  auto at = [&](const char* flag) { return a.get(flag) ? a.get(flag)->at : Mark{}; };
+  auto from = [&](const char* flag, const std::string& fallback) {
+    return a.has(flag) ? std::string(flag) : std::string(flag) + " absent: " + fallback;
+  };
+  if (const auto experts = a.integer("--num-experts", "model.moe.experts")) {
+    core::MoeSpec moe;
+    moe.experts = *experts;
+    moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
+    moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
+    std::string every_from = "every layer is an MoE layer (--moe-layer-freq 1)";
+    if (const Flag* freq = a.get("--moe-layer-freq")) {
+      const std::vector<int> p = layer_pattern(freq->value, m.layers);
+      if (static_cast<int>(p.size()) != m.layers)
+        detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not an integer or a list of " + itext(m.layers) +
+                                   " 0/1 entries (one per layer)");
+      // dense first layers, then every layer MoE; or MoE exactly where (i + 1) % every == 0
+      int k = 0;
+      while (k < m.layers && p[k] == 0) ++k;
+      const bool dense_first = k < m.layers && std::all_of(p.begin() + k, p.end(), [](int x) { return x == 1; });
+      int every = 0;
+      for (int n = 1; n <= m.layers && every == 0; ++n) {
+        bool fits = true;
+        for (int i = 0; i < m.layers && fits; ++i) fits = p[i] == ((i + 1) % n == 0 ? 1 : 0);
+        if (fits) every = n;
+      }
+      if (dense_first) {
+        moe.first_k_dense = k;
+        every_from = k == 0 ? std::string("--moe-layer-freq: every layer is an MoE layer")
+                            : "--moe-layer-freq: the layers after the first " + itext(k) + " are MoE";
+      } else if (every > 0) {
+        moe.every = every;
+        every_from = "--moe-layer-freq: MoE where (i + 1) % " + itext(every) + " == 0";
+      } else {
+        detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not modelled: ptdsim's MoE layers are those past "
+                               "moe.first_k_dense dense ones, or those with (i + 1) % moe.every == 0");
+      }
+    }
+    if (const auto shared = a.integer("--moe-shared-expert-intermediate-size", "model.moe.shared_ffn_hidden")) {
+      // Megatron-Core's SharedExpertMLP: the shared experts as one MLP of this width
+      moe.shared_experts = 1;
+      moe.shared_ffn_hidden = *shared;
+    }
+    const std::string score = a.choice("--moe-router-score-function", {"softmax", "sigmoid"}, "softmax");
+    moe.router = score == "sigmoid" ? core::Router::sigmoid : core::Router::softmax;
+    moe.router_groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
+    moe.router_group_topk = a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0);
+    m.moe = moe;
+    model.add_moe("experts", itext(moe.experts), "--num-experts", at("--num-experts"));
+    model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
+                  a.has("--moe-router-topk") ? at("--moe-router-topk") : at("--num-experts"));
+    model.add_moe("every", itext(moe.every), every_from, at("--moe-layer-freq"));
+    if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
+    if (moe.first_k_dense > 0)
+      model.add_moe("first_k_dense", itext(moe.first_k_dense), "--moe-layer-freq", at("--moe-layer-freq"));
+    if (moe.shared_experts > 0) {
+      model.add_moe("shared_experts", "1", "--moe-shared-expert-intermediate-size: one shared MLP");
+      model.add_moe("shared_ffn_hidden", itext(moe.shared_ffn_hidden), "--moe-shared-expert-intermediate-size",
+                    at("--moe-shared-expert-intermediate-size"));
+    }
+    if (a.has("--moe-router-score-function"))
+      model.add_moe("router", score, "--moe-router-score-function", at("--moe-router-score-function"));
+    if (moe.router_groups > 0)
+      model.add_moe("router_groups", itext(moe.router_groups), "--moe-router-num-groups", at("--moe-router-num-groups"));
+    if (moe.router_group_topk > 0)
+      model.add_moe("router_group_topk", itext(moe.router_group_topk), "--moe-router-group-topk",
+                    at("--moe-router-group-topk"));
+  }
+  if (a.has("--multi-latent-attention")) {
+    // Megatron-LM's defaults (arguments.py): q_lora_rank None, kv_lora_rank 32, qk_head_dim 128 (the
+    // part without rope), qk_pos_emb_head_dim 64, v_head_dim 128
+    core::MlaSpec l;
+    l.q_lora_rank = a.integer("--q-lora-rank", "model.mla.q_lora_rank").value_or(0);
+    l.kv_lora_rank = a.integer("--kv-lora-rank", "model.mla.kv_lora_rank").value_or(32);
+    l.qk_nope_head_dim = a.integer("--qk-head-dim", "model.mla.qk_nope_head_dim").value_or(128);
+    l.qk_rope_head_dim = a.integer("--qk-pos-emb-head-dim", "model.mla.qk_rope_head_dim").value_or(64);
+    l.v_head_dim = a.integer("--v-head-dim", "model.mla.v_head_dim").value_or(128);
+    m.mla = l;
+    model.add_in("mla", "q_lora_rank", itext(l.q_lora_rank), from("--q-lora-rank", "Megatron's default None (0)"),
+                 at("--q-lora-rank"));
+    model.add_in("mla", "kv_lora_rank", itext(l.kv_lora_rank), from("--kv-lora-rank", "Megatron's default 32"),
+                 at("--kv-lora-rank"));
+    model.add_in("mla", "qk_nope_head_dim", itext(l.qk_nope_head_dim), from("--qk-head-dim", "Megatron's default 128"),
+                 at("--qk-head-dim"));
+    model.add_in("mla", "qk_rope_head_dim", itext(l.qk_rope_head_dim),
+                 from("--qk-pos-emb-head-dim", "Megatron's default 64"), at("--qk-pos-emb-head-dim"));
+    model.add_in("mla", "v_head_dim", itext(l.v_head_dim), from("--v-head-dim", "Megatron's default 128"),
+                 at("--v-head-dim"));
+  } else {
+    for (const char* flag : {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim"})
+      if (a.has(flag))
+        detail::fail(at(flag), std::string(flag) + " is read with --multi-latent-attention only (as in Megatron-LM)");
+  }
+  if (const auto mtp = a.integer("--mtp-num-layers", "model.mtp_layers")) {
+    m.mtp_layers = *mtp;
+    model.add("mtp_layers", itext(m.mtp_layers), "--mtp-num-layers", at("--mtp-num-layers"));
+  }
+}
+
+
 // The flags that change the model or the step: refused, but for a recompute method ptdsim models
 // (uniform over one-layer chunks: every layer's input checkpointed). True for that one.
 bool read_refused(const Arguments& a) {
   bool recompute_every_layer = false;
   for (const auto& r : a.refused_flags()) {
-    if (r.flag == "--kv-channels") continue;  // read below, once the heads are known
     if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers") {
       const auto* method = [&]() -> const Arguments::RefusedFlag* {
         for (const auto& x : a.refused_flags())
@@ -324,10 +472,9 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   m.layers = a.required("--num-layers", "model.layers");
   m.hidden = a.required("--hidden-size", "model.hidden");
   m.heads = a.required("--num-attention-heads", "model.heads");
-  for (const auto& r : a.refused_flags())
-    if (r.flag == "--kv-channels" && r.value != itext(m.hidden / m.heads))
-      detail::fail(r.at, r.flag + " " + r.value + " changes the model or the step, and " + r.why->why +
-                             " = " + itext(m.hidden / m.heads));
+  // --kv-channels: the heads' width, written as head_dim where it is not hidden / heads
+  if (const auto kv = a.integer("--kv-channels", "model.head_dim"); kv && (1LL * *kv * m.heads != m.hidden))
+    m.attention_head_dim = *kv;
   const int tp = a.integer("--tensor-model-parallel-size", "parallel.tp").value_or(1);
   // --num-query-groups counts only with --group-query-attention (arguments.py)
   m.kv_heads = m.heads;
@@ -388,18 +535,8 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   model.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings),
             m.tied_embeddings ? "no --untie-embeddings-and-output-weights" : "--untie-embeddings-and-output-weights");
   model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
-  if (const auto experts = a.integer("--num-experts", "model.moe.experts")) {
-    core::MoeSpec moe;
-    moe.experts = *experts;
-    moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
-    moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
-    m.moe = moe;
-    model.add_moe("experts", itext(moe.experts), "--num-experts", at("--num-experts"));
-    model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
-                  a.has("--moe-router-topk") ? at("--moe-router-topk") : at("--num-experts"));
-    model.add_moe("every", "1", "every layer is an MoE layer (--moe-layer-freq 1)");
-    if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
-  }
+  if (m.attention_head_dim > 0) model.add("head_dim", itext(m.attention_head_dim), "--kv-channels", at("--kv-channels"));
+  read_moe_and_mla(a, m, model);
   // what evaluate would refuse, at the flag that gave it
   detail::check_model(m, model, Mark{src, 0, 0});
   return m;

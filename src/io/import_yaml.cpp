@@ -33,7 +33,7 @@ struct Layout {
 Layout choose_layout(const core::ModelSpec& m, int gpus, int gpus_per_node, int global_batch, int micro_batch) {
   for (int tp : {8, 4, 2, 1}) {
     if (tp > gpus_per_node || gpus % tp != 0 || m.heads % tp != 0 || m.kv_heads % tp != 0 ||
-        m.ffn_hidden % tp != 0)
+        m.ffn_hidden % tp != 0 || (m.moe && m.moe->shared_experts > 0 && m.moe->shared_ffn_hidden % tp != 0))
       continue;
     for (int pp = 1; pp <= m.layers && tp * pp <= gpus; ++pp) {
       if (m.layers % pp != 0 || (gpus / tp) % pp != 0) continue;
@@ -53,14 +53,18 @@ bool has_key(const std::vector<std::pair<std::string, std::string>>& lines, cons
 }  // namespace
 
 void ModelLines::add(const std::string& key, const std::string& value, const std::string& from, const Mark& at) {
-  lines_.push_back({key, value, from, false, at});
+  lines_.push_back({key, value, from, "", at});
 }
 void ModelLines::add_moe(const std::string& key, const std::string& value, const std::string& from, const Mark& at) {
-  lines_.push_back({key, value, from, true, at});
+  lines_.push_back({key, value, from, "moe", at});
+}
+void ModelLines::add_in(const std::string& section, const std::string& key, const std::string& value,
+                        const std::string& from, const Mark& at) {
+  lines_.push_back({key, value, from, section, at});
 }
 Mark ModelLines::mark_of(const std::string& key, const Mark& fallback) const {
   for (const auto& l : lines_)
-    if ((l.moe ? "moe." + l.key : l.key) == key && l.at.src) return l.at;
+    if ((l.section.empty() ? l.key : l.section + "." + l.key) == key && l.at.src) return l.at;
   return fallback;
 }
 
@@ -83,13 +87,18 @@ void check_model(const core::ModelSpec& spec, const ModelLines& model, const Mar
 std::string ModelLines::text(int indent) const {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   std::string out;
-  bool moe_open = false;
+  std::vector<std::string> sections;
   for (const auto& l : lines_) {
-    if (l.moe && !moe_open) {
-      out += pad + "moe:\n";
-      moe_open = true;
+    if (l.section.empty()) {
+      out += commented(pad, l.key + ": " + l.value, l.from);
+    } else if (std::find(sections.begin(), sections.end(), l.section) == sections.end()) {
+      sections.push_back(l.section);
     }
-    out += commented(l.moe ? pad + "  " : pad, l.key + ": " + l.value, l.from);
+  }
+  for (const auto& section : sections) {
+    out += pad + section + ":\n";
+    for (const auto& l : lines_)
+      if (l.section == section) out += commented(pad + "  ", l.key + ": " + l.value, l.from);
   }
   return out;
 }

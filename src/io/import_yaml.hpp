@@ -18,6 +18,10 @@ class ModelLines {
   void add(const std::string& key, const std::string& value, const std::string& from, const Mark& at = {});
   // `moe:` and its keys, indented under it
   void add_moe(const std::string& key, const std::string& value, const std::string& from, const Mark& at = {});
+  // a key of the model's mapping `section` (`mla`, `sliding_window`), indented under it; the
+  // sections follow the top-level keys, in the order of their first key
+  void add_in(const std::string& section, const std::string& key, const std::string& value, const std::string& from,
+              const Mark& at = {});
   // Where the model key (`kv_heads`, `moe.top_k`) came from; `fallback` when it has no position.
   Mark mark_of(const std::string& key, const Mark& fallback) const;
   // The model's keys as YAML, each line indented by `indent` spaces.
@@ -26,7 +30,7 @@ class ModelLines {
  private:
   struct Line {
     std::string key, value, from;
-    bool moe = false;
+    std::string section;  // "" at the top level
     Mark at;
   };
   std::vector<Line> lines_;

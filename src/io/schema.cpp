@@ -41,8 +41,13 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
-        "position", "max_seq_len", "tied_embeddings", "bias", "moe"}},
-      {"model.moe", {"experts", "top_k", "every", "ffn_hidden"}},
+        "position", "max_seq_len", "tied_embeddings", "bias", "moe", "mla", "sliding_window", "attention_sinks",
+        "mtp_layers", "head_dim"}},
+      {"model.moe",
+       {"experts", "top_k", "every", "ffn_hidden", "shared_experts", "shared_ffn_hidden", "first_k_dense", "router",
+        "router_groups", "router_group_topk"}},
+      {"model.mla", {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}},
+      {"model.sliding_window", {"window", "full_every"}},
       {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
@@ -135,6 +140,21 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["model.moe.top_k"] = count(kMaxExperts);
   t["model.moe.every"] = count(kMaxLayers);
   t["model.moe.ffn_hidden"] = count(kMaxFfn);
+  const Bound none_or_count = Bound{Kind::integer, 0, kMaxExperts, "", false};
+  t["model.moe.shared_experts"] = none_or_count;
+  t["model.moe.shared_ffn_hidden"] = count(kMaxFfn);
+  t["model.moe.first_k_dense"] = Bound{Kind::integer, 0, kMaxLayers, "", false};
+  t["model.moe.router_groups"] = none_or_count;
+  t["model.moe.router_group_topk"] = none_or_count;
+  t["model.mla.q_lora_rank"] = Bound{Kind::integer, 0, kMaxHidden, "", false};
+  t["model.mla.kv_lora_rank"] = count(kMaxHidden);
+  t["model.mla.qk_nope_head_dim"] = Bound{Kind::integer, 0, kMaxHidden, "", false};
+  t["model.mla.qk_rope_head_dim"] = Bound{Kind::integer, 0, kMaxHidden, "", false};
+  t["model.mla.v_head_dim"] = count(kMaxHidden);
+  t["model.sliding_window.window"] = count(kMaxSeq);
+  t["model.sliding_window.full_every"] = Bound{Kind::integer, 0, kMaxLayers, "", false};
+  t["model.head_dim"] = count(kMaxHidden);
+  t["model.mtp_layers"] = Bound{Kind::integer, 0, kMaxLayers, "", false};
   // hardware
   const Bound bandwidth = rate(Kind::positive, kMinBandwidthGBs, kMaxBandwidthGBs, "GB/s");
   const Bound latency = rate(Kind::non_negative, 0, kMaxLatencyUs, "us");

@@ -57,6 +57,7 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("parallel.placement", Value{core::placement_text(p)});
   f("model.name", Value{s.model.name});
   f("model.params", Value{r.params});
+  f("model.active_params", Value{r.active_params});
   f("model.model_flops_per_step", Value{r.model_flops_per_step});
   f("model.hardware_flops_per_step", Value{r.hardware_flops_per_step});
   f("hardware.name", Value{s.hardware.name});

@@ -226,9 +226,10 @@ std::string report_table(const core::Report& r) {
   const auto& p = s.parallel;
   const auto& t = s.training;
   std::string out = banner(r) + fmt::format("ptdsim {} evaluate: {}\n", core::kVersion, core::printable(s.name));
-  out += fmt::format("  model     {}: {:.2f} B parameters, {} layers, hidden {}, heads {}/{}\n",
-                     core::printable(s.model.name), r.params / 1e9, s.model.layers, s.model.hidden, s.model.heads,
-                     s.model.kv_heads);
+  out += fmt::format("  model     {}: {:.2f} B parameters{}, {} layers, hidden {}, heads {}/{}\n",
+                     core::printable(s.model.name), r.params / 1e9,
+                     s.model.moe ? fmt::format(" ({:.2f} B active)", r.active_params / 1e9) : std::string(),
+                     s.model.layers, s.model.hidden, s.model.heads, s.model.kv_heads);
   out += fmt::format("  hardware  {}: {}, {:.0f} GiB, {:.0f} TFLOP/s {}, {} GPUs per node\n",
                      core::printable(s.hardware.name), core::printable(s.hardware.gpu.name), s.hardware.gpu.memory_bytes / kGiB,
                      s.hardware.gpu.peak_flops[core::index(t.precision)] / 1e12,

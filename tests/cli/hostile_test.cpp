@@ -402,6 +402,7 @@ TEST_CASE("cli: hostile bounds: values outside physics are refused at their key"
       "cluster.gpus=9223372036854775807",     "parallel.vpp=1000",
       "hardware.gpu.sms=2147483648",          "training.micro_batch=1e300",
       "training.global_batch=262144",  // 32768 micro-batches x 16 stages: past the simulator's passes
+      "model.mtp_layers=1e30",                "model.head_dim=2147483648",
   };
   for (const char* set : sets) {
     DYNAMIC_SECTION(set) {

@@ -271,12 +271,20 @@ const Case kCases[] = {
      "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
      "  \"num_attention_heads\": 32.5,\n"
      "                         ^"},
+    {"hf_deepseek_moe_layer_freq.json",
+     "{data}/bad/hf_deepseek_moe_layer_freq.json:20:21: error: moe_layer_freq 2 is not modelled: DeepSeek's MoE layers past first_k_dense_replace are those with i % moe_layer_freq == 0, ptdsim's (moe.every) those with (i + 1) % every == 0; only 1 agrees\n"
+     "  \"moe_layer_freq\": 2,\n"
+     "                    ^"},
+    {"hf_gpt_oss_layer_types.json",
+     "{data}/bad/hf_gpt_oss_layer_types.json:15:18: error: layer_types is not modelled: ptdsim's full-attention layers are those with (i + 1) % sliding_window.full_every == 0, the rest windowed\n"
+     "  \"layer_types\": [\n"
+     "                 ^"},
     {"hf_syntax.json",
      "{data}/bad/hf_syntax.json:3:15: error: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'\n"
      "  \"hidden_size\": 4096\n"
      "              ^"},
     {"hf_unsupported_architecture.json",
-     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM)\n"
+     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM)\n"
      "  \"architectures\": [\"FalconForCausalLM\"],\n"
      "                    ^"},
     {"model_bias_not_bool.yaml",
@@ -331,6 +339,18 @@ const Case kCases[] = {
      "{data}/bad/model_moe_list.yaml:5:6: error: model.moe must be a mapping, got a list\n"
      "moe: [8, 2]\n"
      "     ^"},
+    {"model_mla_missing_kv_lora.yaml",
+     "{data}/bad/model_mla_missing_kv_lora.yaml:6:1: error: missing required key 'kv_lora_rank' in model.mla\n"
+     "mla:\n"
+     "^"},
+    {"model_moe_router_unknown.yaml",
+     "{data}/bad/model_moe_router_unknown.yaml:8:11: error: model.moe.router must be one of softmax, sigmoid, got \"sigmoidal\"; did you mean 'sigmoid'?\n"
+     "  router: sigmoidal\n"
+     "          ^"},
+    {"model_moe_shared_negative.yaml",
+     "{data}/bad/model_moe_shared_negative.yaml:7:19: error: model.moe.shared_experts must be a non-negative integer, got \"-1\"\n"
+     "  shared_experts: -1\n"
+     "                  ^"},
     {"model_moe_missing_experts.yaml",
      "{data}/bad/model_moe_missing_experts.yaml:5:1: error: missing required key 'experts' in model.moe\n"
      "moe:\n"

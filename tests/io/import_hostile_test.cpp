@@ -188,10 +188,12 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
     const std::string base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 ";
     CHECK(error_of([&] { io::import_megatron(base + "--recompute-granularity full --recompute-method block --recompute-num-layers 2", "", {}); })
               .rfind("megatron:1:108: error: --recompute-method block changes the model or the step", 0) == 0);
-    CHECK(error_of([&] { io::import_megatron(base + "--kv-channels 128", "", {}); })
-              .rfind("megatron:1:79: error: --kv-channels 128 changes the model or the step", 0) == 0);
-    // the width hidden / heads gives anyway (1024 / 16 = 64) changes nothing: read
-    CHECK(io::import_megatron(base + "--kv-channels 64", "", {}).warnings.empty());
+    // a head width other than hidden / heads (1024 / 16 = 64) is the model's head_dim
+    CHECK(io::load_model_from_string(io::import_megatron(base + "--kv-channels 128", "", {}).yaml, "x.yaml").head_dim() == 128);
+    // the width hidden / heads gives anyway changes nothing: read, and not written
+    const auto same = io::import_megatron(base + "--kv-channels 64", "", {});
+    CHECK(same.warnings.empty());
+    CHECK(same.yaml.find("head_dim") == std::string::npos);
     // uniform over one-layer chunks recomputes every layer: read as recompute: full
     auto s = on_h100();
     const auto im = io::import_megatron(base + "--recompute-method uniform --recompute-num-layers 1", "", s);

@@ -149,7 +149,9 @@ TEST_CASE("io: import hf positions every problem in the config.json", "[io][impo
   SECTION("an architecture it does not model") {
     CHECK(hf("{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}") ==
           "cfg/config.json:1:20: error: architecture 'FalconForCausalLM' is not supported (supported: "
-          "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM)\n"
+          "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, "
+          "DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, "
+          "Llama4ForConditionalGeneration, Llama4ForCausalLM)\n"
           "{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}\n"
           "                   ^");
   }
@@ -166,13 +168,15 @@ TEST_CASE("io: import hf positions every problem in the config.json", "[io][impo
           "cfg/config.json: error: missing required key 'intermediate_size' in config.json\n"
           "cfg/config.json: error: missing required key 'vocab_size' in config.json");
   }
-  SECTION("a head_dim the model cannot hold") {
-    CHECK(hf("{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 40, \"hidden_size\": 5120,\n"
-             " \"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 131072, \"head_dim\": 128}") ==
-          "cfg/config.json:2:91: error: head_dim 128 is not hidden_size / num_attention_heads = 160: ptdsim's "
-          "models have hidden = heads * head_dim\n"
-          " \"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 131072, \"head_dim\": 128}\n"
-          "                                                                                          ^");
+  SECTION("a head_dim other than hidden / heads is the model's head_dim (Mistral Nemo: 32 x 128 = 4096 of 5120)") {
+    const auto im = io::import_hf_text(
+        "{\"architectures\": [\"MistralForCausalLM\"], \"num_hidden_layers\": 40, \"hidden_size\": 5120,\n"
+        " \"num_attention_heads\": 32, \"intermediate_size\": 14336, \"vocab_size\": 131072, \"head_dim\": 128}",
+        "cfg/config.json", "", {});
+    const auto m = io::load_model_from_string(im.yaml, "x.yaml");
+    CHECK(m.head_dim() == 128);
+    CHECK(m.q_width() == 4096);
+    CHECK(im.yaml.find("head_dim: 128") != std::string::npos);
   }
 }
 

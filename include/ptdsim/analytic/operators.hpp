@@ -10,7 +10,7 @@
 // Fixed-size and allocation-free: the sweep evaluates this for every candidate layout.
 namespace ptdsim::analytic {
 
-inline constexpr int kMaxLayerOps = 16;
+inline constexpr int kMaxLayerOps = 24;
 
 struct LayerOps {
   std::array<core::OperatorTime, kMaxLayerOps> ops{};
@@ -25,9 +25,11 @@ struct LayerOps {
   const core::OperatorTime* find(core::Operator op) const;
 };
 
-// In execution order: input_norm, qkv, attention, proj, attention_dropout_add, mlp_norm, then fc1 or
-// fc1_gated, gelu or swiglu, fc2 (MoE layers: router, permute, the local experts' fc1, activation
-// and fc2 as `count` GEMMs, unpermute), mlp_dropout_add, and with tables the fitted overhead.
+// In execution order: input_norm, qkv (MLA: q_down, kv_down, latent_norm, q_up, kv_up), rope,
+// attention, proj, attention_dropout_add, mlp_norm, then fc1 or fc1_gated, gelu or swiglu, fc2 (MoE
+// layers: router, permute, the local experts' fc1, activation and fc2 as `count` GEMMs, unpermute,
+// then the shared experts' shared_fc1, shared_activation, shared_fc2), mlp_dropout_add, fp8_cast,
+// and with tables the fitted overhead.
 LayerOps layer_ops(const core::Scenario& s, bool moe_layer);
 // The same into `out`, whose operators it replaces (layer_costs() fills its own in place: a
 // LayerOps returned and copied in is a kilobyte).
@@ -36,8 +38,11 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out);
 void clear(LayerOps& out);
 
 // The embedding (first stage), and the logits GEMM and cross-entropy (last stage).
+// With MTP modules (model.mtp_layers), `mtp` is their 2h -> h projections and logits GEMMs on the
+// last stage, and cross_entropy counts each module's loss beside the main one (their layers are
+// the last stage's layers: analytic::pipeline_layers); `mtp` is zero without them.
 struct EndOps {
-  core::OperatorTime embedding, logits, cross_entropy;
+  core::OperatorTime embedding, logits, cross_entropy, mtp;
 };
 EndOps end_ops(const core::Scenario& s);
 

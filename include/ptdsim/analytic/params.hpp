@@ -8,13 +8,27 @@
 namespace ptdsim::analytic {
 
 // One attention block: Q and O are h*h, K and V h*(h*k/a) (grouped-query attention), plus the
-// four biases when the model has them.
+// four biases when the model has them; with head_dim, Q and O are h*(a*d), K and V h*(k*d). MLA:
+// its down and up projections, the latents' norms and O (docs/analytic.md "Parameters"). Attention
+// sinks add a logit per head.
 double attention_params(const core::ModelSpec& m);
+// The same split by how Megatron-Core places it over TP: `split` divided over the TP ranks,
+// `replicated` whole on each (the row-parallel output bias; MLA's down projections and norms).
+struct AttentionParams {
+  double split = 0, replicated = 0;
+  double total() const { return split + replicated; }
+};
+AttentionParams attention_param_split(const core::ModelSpec& m);
+// The shared experts of one MoE layer (0 without them).
+double shared_expert_params(const core::ModelSpec& m);
+// One MTP module beside its transformer layer: the 2h -> h projection and three norms.
+double mtp_extra_params(const core::ModelSpec& m);
 // One dense MLP of ffn width f: gelu 2*h*f, swiglu 3*h*f, plus biases (f + h, or 2f + h).
 double mlp_params(const core::ModelSpec& m, int ffn);
 // One norm: layernorm 2h (scale, bias), rmsnorm h.
 double norm_params(const core::ModelSpec& m);
-// The MLP part of layer i: a dense MLP, or experts * expert MLP + router h*experts on MoE layers.
+// The MLP part of layer i: a dense MLP, or experts * expert MLP + router h*experts + the shared
+// experts on MoE layers.
 double layer_mlp_params(const core::ModelSpec& m, int layer_index);
 // Transformer layer i: attention + MLP part + two norms.
 double layer_params(const core::ModelSpec& m, int layer_index);
@@ -22,13 +36,16 @@ double layer_params(const core::ModelSpec& m, int layer_index);
 double embedding_params(const core::ModelSpec& m);
 // LM head V*h (0 when tied) plus the final norm.
 double head_params(const core::ModelSpec& m);
-// The whole model, each tied matrix counted once.
+// The whole model, each tied matrix counted once, with its MTP modules (their layer, projection
+// and norms; they share the embedding and the head).
 double total_params(const core::ModelSpec& m);
-// Parameters touched per token (MoE: top_k of the experts); equals total_params for dense models.
+// Parameters touched per token (MoE: top_k of the experts and the shared ones); equals
+// total_params for dense models.
 double active_params(const core::ModelSpec& m);
 
 // The transformer layers of each virtual stage, in pipeline order (core::pipeline_split): rank r
-// holds virtual stages r, r+p, r+2p, ... (Megatron's interleaved assignment).
+// holds virtual stages r, r+p, r+2p, ... (Megatron's interleaved assignment). The last virtual
+// stage also holds the MTP modules' layers (model.mtp_layers), after its decoder layers.
 struct VirtualStage {
   int layer_first = 0;
   int layers = 0;

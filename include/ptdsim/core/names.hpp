@@ -22,6 +22,7 @@ std::string_view name(Dim);
 std::string_view name(Mlp);
 std::string_view name(Norm);
 std::string_view name(Position);
+std::string_view name(Router);
 std::string_view name(Optimizer);
 std::string_view name(Topology);
 std::string_view name(MainGrads);

@@ -113,9 +113,12 @@ std::vector<BoundPart> largest_parts(std::vector<BoundPart> parts);
 enum class Operator {
   embedding, input_norm, qkv, attention, proj, attention_dropout_add, mlp_norm, fc1, fc1_gated, gelu,
   swiglu, fc2, router, permute, unpermute, mlp_dropout_add, logits, cross_entropy, optimizer, overhead,
-  rope, fp8_cast
+  rope, fp8_cast,
+  // MLA's projections (qkv's place) and its latents' norms; a MoE layer's shared experts; the MTP
+  // modules' projections, logits and losses on the last stage
+  q_down, q_up, kv_down, kv_up, latent_norm, shared_fc1, shared_activation, shared_fc2, mtp
 };
-inline constexpr int kOperatorCount = 22;
+inline constexpr int kOperatorCount = 31;
 enum class OperatorKind { gemm, attention, memory_bound, loss, optimizer, overhead };
 inline constexpr int kOperatorKindCount = 6;
 // Where an operator's time came from: a measured row, a model fitted to measured rows, the scalar
@@ -169,6 +172,7 @@ struct Report {
 
   // model
   double params = 0;
+  double active_params = 0;  // touched per token (MoE: top_k routed and the shared experts); = params if dense
   double model_flops_per_step = 0;     // fwd+bwd of one global batch, no recomputation
   double hardware_flops_per_step = 0;  // plus recomputed work
 
