@@ -3,6 +3,7 @@
 #include "fold.hpp"
 #include "ptdsim/analytic/breakdown.hpp"
 #include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/analytic/experts.hpp"
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/memory.hpp"
@@ -68,6 +69,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
     r.pp_end_bytes = comm[static_cast<int>(core::CommKind::pp)].bytes * (2 * v - 1) / (plan.shape.p > 2 ? 2 * v : 2 * v - 1);
   }
   r.compute = compute_breakdown(s, plan, split.stages, costs);
+  r.experts = experts_report(s, r.peak_stage, split, costs);
   for (int k = 0; k < core::kCommKindCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for

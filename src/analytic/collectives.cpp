@@ -268,9 +268,11 @@ std::vector<std::string> collective_warnings(const core::Scenario& s) {
     uses.push_back({"tp", group_of(s, core::Dim::tp),
                     p.sequence_parallel ? std::vector<C>{C::all_gather, C::reduce_scatter} : std::vector<C>{C::all_reduce}});
   if (p.cp > 1) uses.push_back({"cp", group_of(s, core::Dim::cp), {C::send_recv}});
-  if (p.ep > 1 && moe) uses.push_back({"ep", group_of(s, core::Dim::ep), {C::all_to_all}});
+  if (p.ep > 1 && moe) uses.push_back({"ep", ep_group(s), {C::all_to_all}});
+  if (moe && p.folded_experts() && p.expert_tp() > 1)
+    uses.push_back({"expert tp", expert_tp_group(s), {C::all_gather, C::reduce_scatter}});
   if (const Group dp = grad_group(s, false); dp.ranks > 1) uses.push_back({"dp gradient", dp, grad_ops});
-  if (moe && p.ep > 1) {
+  if (moe && (p.ep > 1 || p.folded_experts())) {
     if (const Group edp = grad_group(s, true); edp.ranks > 1) uses.push_back({"expert dp gradient", edp, grad_ops});
   }
   if (p.pp > 1) uses.push_back({"pp", pp_hop_group(s), {C::send_recv}});

@@ -65,7 +65,8 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   const double act_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;
   double bytes = 22 * sbh / sp;
   if (moe_layer) {
-    bytes += m.moe->top_k * (act_per_f * local * b * m.expert_ffn_hidden() / t + 8 * sbh / sp);
+    const ExpertRows r = expert_rows(s);
+    bytes += act_per_f * r.per_expert * r.local_experts * r.width + m.moe->top_k * 8 * sbh / sp;
   } else {
     bytes += act_per_f * local * b * m.ffn_hidden / t;
   }
@@ -119,9 +120,10 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
   const double mats = m.mlp == core::Mlp::swiglu ? 2.0 : 1.0;
   double flops = 2 * tokens * h * (h + 2 * kv) / t + 2 * tokens * h * h / t;
   if (moe_layer) {
-    const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
-    const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
-    flops += 2 * per_expert * local * (mats + 1) * f * h / t + 2 * tokens * experts * h;
+    // the busiest expert's rank's work (the imbalance included: what its GEMMs execute)
+    const ExpertRows r = expert_rows(s);
+    const double sp = s.parallel.sequence_parallel ? t : 1.0;
+    flops += 2 * r.per_expert * r.local_experts * (mats + 1) * r.width * h + 2 * tokens / sp * m.moe->experts * h;
   } else {
     flops += 2 * tokens * (mats + 1) * m.ffn_hidden * h / t;
   }

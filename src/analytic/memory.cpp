@@ -43,8 +43,12 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const double replicated = 10 * sbh;
   const double mlp_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;  // bytes per token per ffn unit
   double split = sbh * (2 + 4 * kv_ratio + 2);
-  // tokens through the MLP times its width: top_k copies of each through an expert (balanced)
-  const double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden()
+  // tokens through the MLP times its width: top_k copies of each through an expert, the busiest
+  // expert's rank holding `busiest` x the mean; over t after the sequence-parallel tokens are
+  // gathered over etp (each expert's width split etp ways), else over etp
+  const double moe_share = sp > 1 ? 1.0 : t / p.expert_tp();
+  const double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden() *
+                                              s.training.moe.busiest() * moe_share
                                         : local * b * m.ffn_hidden;
   split += mlp_per_f * mlp_tokens_f;
   // the permuted copy of the tokens the dispatch keeps for the backward pass
@@ -138,7 +142,7 @@ double optimizer_bytes_per_param(const core::TrainingSpec& t) {
 
 int zero_shard_ranks(const core::Scenario& s, bool expert) {
   const int ranks = s.parallel.dp * s.parallel.cp;
-  if (expert) return std::max(1, ranks / s.parallel.ep);
+  if (expert) return s.parallel.expert_dp();  // tp*cp*dp / (etp*ep): dp*cp/ep when etp == tp
   // hybrid sharding (ZeRO-3 only): the states are sharded within a shard group, replicated across
   const int shard = s.parallel.sharding.shard_ranks;
   return s.parallel.zero >= 3 && shard > 0 ? std::min(ranks, shard) : ranks;

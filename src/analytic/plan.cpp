@@ -570,7 +570,13 @@ PlanOptions plan_options(const core::Scenario& s) {
   o.dp_bucket_bytes = params * gradient_bytes_per_param(s.training.precision);
   o.groups[static_cast<int>(GroupId::tp)] = group_of(s, core::Dim::tp);
   o.groups[static_cast<int>(GroupId::cp)] = group_of(s, core::Dim::cp);
-  o.groups[static_cast<int>(GroupId::ep)] = group_of(s, core::Dim::ep);
+  // the dispatcher's group: ep for the all-to-all (etp's gather rides on it; etp's alone without
+  // ep), etp*ep for the others
+  const bool a2a = s.training.moe.dispatcher == core::Dispatcher::alltoall;
+  o.groups[static_cast<int>(GroupId::ep)] = !s.model.moe ? group_of(s, core::Dim::ep)
+                                            : !a2a              ? expert_tp_ep_group(s)
+                                            : s.parallel.ep > 1 ? ep_group(s)
+                                                                : expert_tp_group(s);
   o.groups[static_cast<int>(GroupId::dp)] = grad_group(s, false);
   o.groups[static_cast<int>(GroupId::pp)] = group_of(s, core::Dim::pp);
   o.groups[static_cast<int>(GroupId::shard)] = s.parallel.zero >= 3 ? sharding_group(s, false) : Group{};

@@ -31,7 +31,8 @@ const std::vector<std::string> kValueFlags{
     "--micro-batch-size", "--global-batch-size", "--fp8-format", "--recompute-granularity", "--normalization",
     "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
     "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--vocab-size",
-    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe"};
+    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe",
+    "--expert-tensor-parallel-size", "--moe-token-dispatcher-type"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
@@ -75,7 +76,6 @@ constexpr Refused kRefusedFlags[] = {
     {"--kv-channels", "a head width other than hidden / heads is not modelled (model.hidden = heads x head_dim)"},
     {"--moe-layer-freq", "MoE on some layers only is not modelled by the importer (model.moe.every: give it in the file)"},
     {"--moe-shared-expert-intermediate-size", "shared experts are not modelled"},
-    {"--expert-tensor-parallel-size", "a tensor-parallel degree of its own for the experts is not modelled"},
     {"--multi-latent-attention", "multi-latent attention is not modelled"},
     {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
     {"--optimizer-cpu-offload", "optimizer offload to the CPU is not modelled"},
@@ -315,6 +315,8 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     a.integer("--pipeline-model-parallel-size", "parallel.pp");
     a.integer("--context-parallel-size", "parallel.cp");
     a.integer("--expert-model-parallel-size", "parallel.ep");
+    a.integer("--expert-tensor-parallel-size", "parallel.etp");
+    a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
     a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
     a.integer("--micro-batch-size", "training.micro_batch");
     a.integer("--global-batch-size", "training.global_batch");
@@ -457,6 +459,9 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
     if (m.moe) lines.parallel.push_back({"ep: " + itext(a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1)),
                                          "--expert-model-parallel-size"});
+    if (m.moe && a.has("--expert-tensor-parallel-size"))
+      lines.parallel.push_back({"etp: " + itext(*a.integer("--expert-tensor-parallel-size", "parallel.etp")),
+                                "--expert-tensor-parallel-size"});
     int vpp = 1;
     if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
       if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
@@ -556,6 +561,13 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
       add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
       if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
+    }
+    if (m.moe && a.has("--moe-token-dispatcher-type")) {
+      // (unset: the framework row's allgather, Megatron-Core's default) alltoall_seq is alltoall over
+      // a sequence-split layout: the same traffic
+      const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+      lines.training.push_back({"moe: {dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d) + "}",
+                                "--moe-token-dispatcher-type"});
     }
     if (a.has("--fp8-recipe")) {
       // Megatron's names: tensorwise is current scaling

@@ -6,8 +6,18 @@
 namespace ptdsim::analytic {
 
 // The gradient-reduction group: dp*cp ranks for dense parameters (Megatron reduces gradients over
-// data and context parallel ranks), dp*cp/ep for expert parameters.
+// data and context parallel ranks), the experts' data-parallel group for expert parameters
+// (tp*cp*dp / (etp*ep) ranks: dp*cp/ep when etp == tp).
 Group grad_group(const core::Scenario& s, bool expert = false);
+
+// The experts' groups (docs/analytic.md "Expert parallelism"): one expert's weights split over the
+// expert-TP group (the tp group when etp == tp); the experts spread over the ep group; the
+// allgather and flex dispatchers' etp*ep group. With etp == tp, ep sits where parallel.placement
+// puts it; with another etp, the experts fold over the tp*cp*dp ranks (Megatron-Core's MoE
+// parallel folding): etp innermost, then ep, then the experts' data parallel.
+Group expert_tp_group(const core::Scenario& s);
+Group ep_group(const core::Scenario& s);
+Group expert_tp_ep_group(const core::Scenario& s);
 
 // Two neighbouring pipeline ranks: a 2-rank group of the pp group's scope, which pipeline sends
 // run over.
@@ -16,6 +26,17 @@ Group pp_hop_group(const core::Scenario& s);
 // (dp*cp, or parallel.sharding.shard_ranks of them under hybrid sharding) and, with `replica`, the
 // group across the shard groups' copies (one rank when nothing is replicated).
 Group sharding_group(const core::Scenario& s, bool replica);
+
+// An MoE layer's forward dispatch and combine, one micro-batch (docs/analytic.md "Expert
+// parallelism"): the collectives of training.moe.dispatcher one after another, the busiest
+// expert's rank setting their time; the bytes one GPU sends. The backward moves the same.
+struct Dispatch {
+  double time_s = 0;
+  double sent_bytes = 0;
+};
+Dispatch dispatch(const core::Scenario& s);
+// Expected distinct nodes that top_k experts drawn uniformly over `nodes` nodes land on.
+double distinct_nodes(int top_k, int nodes);
 
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {
