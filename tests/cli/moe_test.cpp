@@ -52,6 +52,14 @@ TEST_CASE("cli: an MoE report shows the experts' layout, memory, dispatch and la
           Approx(1.5 * j["moe_layer"]["dispatch_s"].get<double>()).epsilon(1e-9));
     CHECK(b["time"]["step_s"].get<double>() > j["time"]["step_s"].get<double>());
   }
+  SECTION("the table says the experts' memory and the MoE layer's parts") {
+    const auto t = ptdsim("evaluate " + kMoe);
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("experts on a GPU of stage 0: 0.705 B parameters") != std::string::npos);  // 16 x 44,040,192
+    CHECK(t.out.find("(etp 4, ep 8, expert data parallel 1)") != std::string::npos);
+    CHECK(t.out.find("  an MoE layer (forward + backward): router ") != std::string::npos);
+    CHECK(t.out.find("(alltoall, ") != std::string::npos);
+  }
   SECTION("a dense model's report has no expert fields") {
     const auto r = ptdsim("evaluate scenarios/default.yaml --format json");
     REQUIRE(r.status == 0);

@@ -3,8 +3,8 @@
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/core/report.hpp"
 
-// An MoE model's experts as the report shows them (docs/report.md "Experts"): their layout, their
-// memory on a GPU of one stage, and where one MoE layer's time goes.
+// An MoE model's experts as the report shows them (docs/analytic.md "Expert parallelism", "In the
+// report"): their layout, their memory on a GPU of one stage, and where one MoE layer's time goes.
 namespace ptdsim::analytic {
 
 // `stage` is the pipeline stage whose GPU the memory is for (the report's peak stage); `split` and

@@ -154,7 +154,8 @@ struct ToTrain {
   double days() const { return seconds / 86400; }
 };
 
-// An MoE model's experts on one GPU (docs/report.md "Experts"); `present` false without experts.
+// An MoE model's experts on one GPU (docs/analytic.md "Expert parallelism", "In the report");
+// `present` false without experts.
 struct ExpertsReport {
   bool present = false;
   int etp = 1, ep = 1, edp = 1;    // expert tensor parallel, expert parallel, the experts' data parallel
