@@ -2,10 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <utility>
-
-#include "ptdsim/analytic/placement.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -14,108 +10,12 @@ double act_width(core::Precision p) {
 }
 }  // namespace
 
-bool tp_overlaps(const core::Scenario& s) {
-  return s.training.overlap.tp && group_of(s, core::Dim::tp).scope == core::Scope::intra;
+bool tp_overlaps(const core::Scenario& s, const Group& tp) {
+  return s.training.overlap.tp && tp.scope == core::Scope::intra;
 }
 
 double bytes_sent(core::Collective op, double bytes, int ranks) {
   return ranks > 1 ? bus_factor(op, ranks) * bytes : 0.0;
-}
-
-namespace {
-
-// A group of the experts' layout under MoE parallel folding (Megatron-Core >= 0.10: the expert
-// RankGenerator lays etp, ep and expert dp, innermost first, over the ranks of the attention's
-// tp*cp*dp, cp counted as 1): `take` ranks `skip` apart in that block, the block's ranks in the
-// order of their dims' strides. Each dim is split by gcd, exact for the power-of-two degrees
-// frameworks run.
-Group folded_group(const core::Scenario& s, int skip, int take) {
-  const auto& p = s.parallel;
-  DimStride dims[3] = {{p.tp, dim_stride(s, core::Dim::tp)},
-                       {p.cp, dim_stride(s, core::Dim::cp)},
-                       {p.dp, dim_stride(s, core::Dim::dp)}};
-  std::sort(dims, dims + 3, [](const DimStride& a, const DimStride& b) { return a.stride < b.stride; });
-  DimStride out[3];
-  int n = 0, left = take;
-  for (const DimStride& d : dims) {
-    if (left == 1) break;
-    const int g = std::gcd(d.size, skip);
-    skip /= g;
-    const int avail = d.size / g;
-    if (skip > 1) continue;  // this dim lies inside one step of the group
-    const int here = std::gcd(avail, left);
-    if (here > 1) out[n++] = {here, d.stride * g};
-    left /= here;
-    skip = avail / here;  // the rest of this dim lies between the group's next ranks
-  }
-  return group_from(s, out, n);
-}
-
-}  // namespace
-
-Group expert_tp_group(const core::Scenario& s) {
-  const auto& p = s.parallel;
-  return p.folded_experts() ? folded_group(s, 1, p.expert_tp()) : group_of(s, core::Dim::tp);
-}
-
-Group ep_group(const core::Scenario& s) {
-  const auto& p = s.parallel;
-  return p.folded_experts() ? folded_group(s, p.expert_tp(), p.ep) : group_of(s, core::Dim::ep);
-}
-
-Group expert_tp_ep_group(const core::Scenario& s) {
-  const auto& p = s.parallel;
-  if (p.folded_experts()) return folded_group(s, 1, p.expert_tp() * p.ep);
-  DimStride dims[2] = {{p.tp, dim_stride(s, core::Dim::tp)}, {p.ep, dim_stride(s, core::Dim::ep)}};
-  if (dims[1].stride < dims[0].stride) std::swap(dims[0], dims[1]);
-  return group_from(s, dims, 2);
-}
-
-Group grad_group(const core::Scenario& s, bool expert) {
-  const auto& p = s.parallel;
-  if (expert && p.folded_experts()) return folded_group(s, p.expert_tp() * p.ep, p.expert_dp());
-  DimStride cp{p.cp, dim_stride(s, core::Dim::cp)};
-  DimStride dp{p.dp, dim_stride(s, core::Dim::dp)};
-  if (expert && p.ep > 1) {
-    if (p.dp % p.ep == 0) {  // the expert-parallel ranks are the innermost ep of the dp ranks
-      dp.size = p.dp / p.ep;
-      dp.stride *= p.ep;
-    } else {
-      dp.size = p.dp * p.cp / p.ep;
-      cp.size = 1;
-    }
-  }
-  DimStride dims[2] = {cp, dp};
-  if (dims[1].stride < dims[0].stride) std::swap(dims[0], dims[1]);
-  return group_from(s, dims, 2);
-}
-
-Group pp_hop_group(const core::Scenario& s) {
-  const Group pp = group_of(s, core::Dim::pp);
-  Group hop;
-  hop.ranks = 2;
-  hop.scope = pp.scope;
-  hop.ranks_per_node = std::min(2, pp.ranks_per_node);
-  return hop;
-}
-
-Group sharding_group(const core::Scenario& s, bool replica) {
-  const auto& p = s.parallel;
-  DimStride dims[2] = {{p.cp, dim_stride(s, core::Dim::cp)}, {p.dp, dim_stride(s, core::Dim::dp)}};
-  if (dims[1].stride < dims[0].stride) std::swap(dims[0], dims[1]);
-  const int all = p.dp * p.cp;
-  const int want = p.zero >= 3 && p.sharding.shard_ranks > 0 ? std::min(all, p.sharding.shard_ranks) : all;
-  // The shard group takes the innermost `want` ranks of the dp*cp group (a node's, when that is
-  // its size); the replica group steps over whole shard groups.
-  DimStride inner[2], outer[2];
-  int left = want;
-  for (int i = 0; i < 2; ++i) {
-    const int take = std::gcd(dims[i].size, left);
-    inner[i] = {take, dims[i].stride};
-    outer[i] = {dims[i].size / take, dims[i].stride * take};
-    left /= take;
-  }
-  return replica ? group_from(s, outer, 2) : group_from(s, inner, 2);
 }
 
 double p2p_bytes(const core::Scenario& s) {
@@ -130,7 +30,9 @@ double distinct_nodes(int top_k, int nodes) {
   return n * (1 - std::pow(1 - 1 / n, top_k));
 }
 
-Dispatch dispatch(const core::Scenario& s) {
+Dispatch dispatch(const core::Scenario& s) { return dispatch(s, step_groups(s)); }
+
+Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
   const auto& hw = s.hardware;
   const auto& m = s.model;
   const auto& p = s.parallel;
@@ -149,13 +51,13 @@ Dispatch dispatch(const core::Scenario& s) {
       // (with sequence parallelism) all-gathered over the expert-TP group; the combine mirrors it
       // (reduce-scatter, all-to-all). The busiest expert's rank receives `busiest` x the mean.
       if (p.ep > 1) {
-        const Group g = ep_group(s);
+        const Group& g = groups.ep;
         const double S = width * routed * h * k;
         d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
         d.sent_bytes += 2 * bytes_sent(C::all_to_all, S, p.ep);
       }
       if (etp > 1 && p.sequence_parallel) {
-        const Group g = expert_tp_group(s);
+        const Group& g = groups.expert_tp;
         const double S = width * routed * k * etp * h;  // the gathered rows of this rank's experts
         d.time_s += busiest * (collective_time(hw, C::all_gather, S, g) + collective_time(hw, C::reduce_scatter, S, g));
         d.sent_bytes += 2 * bytes_sent(C::all_gather, S, etp);
@@ -165,7 +67,7 @@ Dispatch dispatch(const core::Scenario& s) {
     case core::Dispatcher::allgather: {
       // MoEAllGatherTokenDispatcher: every token of the etp*ep group all-gathered (each rank then
       // keeps those routed to its experts), the outputs reduce-scattered back: no top_k factor
-      const Group g = expert_tp_ep_group(s);
+      const Group& g = groups.expert_tp_ep;
       if (g.ranks > 1) {
         const double S = width * routed * h * g.ranks;
         d.time_s += collective_time(hw, C::all_gather, S, g) + collective_time(hw, C::reduce_scatter, S, g);
@@ -178,7 +80,7 @@ Dispatch dispatch(const core::Scenario& s) {
       // rank of its experts; across nodes it crosses the network once per destination node and
       // fans out over NVLink there (Zhao et al. 2025, DeepEP "normal kernels"). With experts
       // drawn uniformly, top_k experts on N nodes reach N (1 - (1 - 1/N)^top_k) nodes.
-      const Group g = expert_tp_ep_group(s);
+      const Group& g = groups.expert_tp_ep;
       if (g.ranks > 1) {
         double S = width * routed * h * k * etp;
         if (g.scope == core::Scope::inter) {
@@ -195,7 +97,9 @@ Dispatch dispatch(const core::Scenario& s) {
   return d;
 }
 
-LayerComm layer_comm(const core::Scenario& s, bool moe_layer) {
+LayerComm layer_comm(const core::Scenario& s, bool moe_layer) { return layer_comm(s, step_groups(s), moe_layer); }
+
+LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer) {
   const auto& hw = s.hardware;
   const auto& m = s.model;
   const auto& p = s.parallel;
@@ -208,7 +112,7 @@ LayerComm layer_comm(const core::Scenario& s, bool moe_layer) {
   if (p.tp > 1) {
     // two all-reduces of the s*b*h activation forward and two backward (Shoeybi et al. 2019, fig. 3);
     // with SP each becomes an all-gather plus a reduce-scatter of the same volume (Korthikanti 2022 4.2.2)
-    const Group g = group_of(s, core::Dim::tp);
+    const Group& g = groups.tp;
     const double S = width * tokens * m.hidden;
     double one;  // one all-reduce-equivalent
     if (p.sequence_parallel)
@@ -226,7 +130,7 @@ LayerComm layer_comm(const core::Scenario& s, bool moe_layer) {
   if (p.cp > 1) {
     // ring attention: the local K and V chunk travels c-1 hops forward; backward moves K, V and
     // their gradients (2x) (Liu et al. 2023, ring attention; Megatron-LM context parallel)
-    const Group g = group_of(s, core::Dim::cp);
+    const Group& g = groups.cp;
     const double kv = 2 * width * tokens * m.hidden * m.kv_heads / m.heads / p.tp;
     const double hop = collective_time(hw, core::Collective::send_recv, kv, g);
     const double fwd_count = p.cp - 1, bwd_count = 2.0 * (p.cp - 1) + (full ? p.cp - 1 : 0);
@@ -236,7 +140,7 @@ LayerComm layer_comm(const core::Scenario& s, bool moe_layer) {
     out.cp_bytes_backward = bwd_count * kv;
   }
   if (moe_layer) {
-    const Dispatch d = dispatch(s);
+    const Dispatch d = dispatch(s, groups);
     out.ep_forward_s = d.time_s;
     out.ep_backward_s = (full ? 2 : 1) * d.time_s;  // the combine's and dispatch's gradients (+ the recomputed forward)
     out.ep_bytes_forward = d.sent_bytes;

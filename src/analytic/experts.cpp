@@ -1,6 +1,6 @@
 #include "ptdsim/analytic/experts.hpp"
 
-#include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/analytic/memory.hpp"
 
 namespace ptdsim::analytic {

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/framework.hpp"

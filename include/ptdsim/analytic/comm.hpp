@@ -5,35 +5,16 @@
 // Communication volumes and times (docs/analytic.md "Communication"), one GPU.
 namespace ptdsim::analytic {
 
-// The gradient-reduction group: dp*cp ranks for dense parameters (Megatron reduces gradients over
-// data and context parallel ranks), the experts' data-parallel group for expert parameters
-// (tp*cp*dp / (etp*ep) ranks: dp*cp/ep when etp == tp).
-Group grad_group(const core::Scenario& s, bool expert = false);
-
-// The experts' groups (docs/analytic.md "Expert parallelism"): one expert's weights split over the
-// expert-TP group (the tp group when etp == tp); the experts spread over the ep group; the
-// allgather and flex dispatchers' etp*ep group. With etp == tp, ep sits where parallel.placement
-// puts it; with another etp, the experts fold over the tp*cp*dp ranks (Megatron-Core's MoE
-// parallel folding): etp innermost, then ep, then the experts' data parallel.
-Group expert_tp_group(const core::Scenario& s);
-Group ep_group(const core::Scenario& s);
-Group expert_tp_ep_group(const core::Scenario& s);
-
-// Two neighbouring pipeline ranks: a 2-rank group of the pp group's scope, which pipeline sends
-// run over.
-Group pp_hop_group(const core::Scenario& s);
-// ZeRO-3's groups for dense parameters: the shard group its all-gathers and reduce-scatters span
-// (dp*cp, or parallel.sharding.shard_ranks of them under hybrid sharding) and, with `replica`, the
-// group across the shard groups' copies (one rank when nothing is replicated).
-Group sharding_group(const core::Scenario& s, bool replica);
-
 // An MoE layer's forward dispatch and combine, one micro-batch (docs/analytic.md "Expert
-// parallelism"): the collectives of training.moe.dispatcher one after another, the busiest
-// expert's rank setting their time; the bytes one GPU sends. The backward moves the same.
+// parallelism"): the collectives of training.moe.dispatcher one after another over the step's
+// expert groups, the busiest expert's rank setting their time; the bytes one GPU sends. The
+// backward moves the same.
 struct Dispatch {
   double time_s = 0;
   double sent_bytes = 0;
 };
+Dispatch dispatch(const core::Scenario& s, const StepGroups& groups);
+// The same, resolving the groups (tests).
 Dispatch dispatch(const core::Scenario& s);
 // Expected distinct nodes that top_k experts drawn uniformly over `nodes` nodes land on.
 double distinct_nodes(int top_k, int nodes);
@@ -47,6 +28,8 @@ struct LayerComm {
   double ep_bytes_forward = 0, ep_bytes_backward = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
 };
+LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer);
+// The same, resolving the groups (tests).
 LayerComm layer_comm(const core::Scenario& s, bool moe_layer);
 
 // The activation tensor a pipeline boundary passes per micro-batch, one direction, bytes:
@@ -57,7 +40,7 @@ double p2p_bytes(const core::Scenario& s);
 // when the TP group stays inside a node. Megatron's TP comm overlap (TransformerEngine userbuffers)
 // splits each GEMM into chunks whose exchanges go peer to peer over NVLink; across nodes the
 // collectives are NCCL's, between dependent GEMMs, and stay serial.
-bool tp_overlaps(const core::Scenario& s);
+bool tp_overlaps(const core::Scenario& s, const Group& tp);
 
 // Bytes one GPU sends in a collective of `bytes` per rank: bus_factor * bytes.
 double bytes_sent(core::Collective op, double bytes, int ranks);
