@@ -48,7 +48,7 @@ struct SweepRequest {
   std::uint64_t rank_limit = planner::SweepOptions{}.rank_limit;
   double min_free_gib = 0;
   std::vector<std::string> search;  // --search: overlap.tp, recompute, ...
-  std::string tp, pp, cp, ep, dp, vpp, micro_batch, zero;
+  std::string tp, pp, cp, ep, etp, dp, vpp, micro_batch, zero;
   int max_tp = 0, max_pp = 0, max_cp = 0, max_ep = 0, max_vpp = 0;
   int max_micro_batch = planner::SearchSpace{}.max_micro_batch;
   // Per evaluated candidate (CSV streaming) and about every 100 ms, from the calling thread.

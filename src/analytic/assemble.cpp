@@ -3,6 +3,7 @@
 #include "fold.hpp"
 #include "ptdsim/analytic/breakdown.hpp"
 #include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/analytic/experts.hpp"
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/memory.hpp"
@@ -84,6 +85,7 @@ core::Report assemble(const Step& step, const Folds& folds,
     r.pp_end_bytes = comm[static_cast<int>(core::CommBucket::pp)].bytes * (2 * v - 1) / (plan.shape.p > 2 ? 2 * v : 2 * v - 1);
   }
   r.compute = compute_breakdown(s, plan, split.stages, costs);
+  r.experts = experts_report(s, r.peak_stage, split, costs);
   for (int k = 0; k < core::kCommBucketCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
   {
     const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for

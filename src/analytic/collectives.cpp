@@ -206,8 +206,10 @@ std::vector<std::string> collective_warnings(const core::Scenario& s, const Step
                     p.sequence_parallel ? std::vector<C>{C::all_gather, C::reduce_scatter} : std::vector<C>{C::all_reduce}});
   if (p.cp > 1) uses.push_back({"cp", groups.cp, {C::send_recv}});
   if (p.ep > 1 && moe) uses.push_back({"ep", groups.ep, {C::all_to_all}});
+  if (moe && p.folded_experts() && p.expert_tp() > 1)
+    uses.push_back({"expert tp", groups.expert_tp, {C::all_gather, C::reduce_scatter}});
   if (const Group& dp = groups.dp; dp.ranks > 1) uses.push_back({"dp gradient", dp, grad_ops});
-  if (moe && p.ep > 1) {
+  if (moe && (p.ep > 1 || p.folded_experts())) {
     if (const Group& edp = groups.expert_dp; edp.ranks > 1) uses.push_back({"expert dp gradient", edp, grad_ops});
   }
   if (p.pp > 1) uses.push_back({"pp", groups.pp_hop, {C::send_recv}});

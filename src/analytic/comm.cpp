@@ -1,5 +1,8 @@
 #include "ptdsim/analytic/comm.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ptdsim::analytic {
 namespace {
 double act_width(core::Precision p) {
@@ -19,6 +22,79 @@ double p2p_bytes(const core::Scenario& s) {
   const auto& tr = s.training;
   return act_width(tr.precision) * tr.micro_batch * static_cast<double>(tr.seq_len) / s.parallel.cp *
          s.model.hidden / s.parallel.tp;
+}
+
+double distinct_nodes(int top_k, int nodes) {
+  if (nodes <= 1) return 1;
+  const double n = nodes;
+  return n * (1 - std::pow(1 - 1 / n, top_k));
+}
+
+Dispatch dispatch(const core::Scenario& s) { return dispatch(s, step_groups(s)); }
+
+Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
+  const auto& hw = s.hardware;
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const auto& tr = s.training;
+  Dispatch d;
+  if (!m.moe) return d;
+  using C = core::Collective;
+  const double width = act_width(tr.precision);
+  const double sp = p.sequence_parallel ? p.tp : 1.0;
+  const double routed = tr.micro_batch * static_cast<double>(tr.seq_len) / p.cp / sp;  // tokens this rank routes
+  const double k = m.moe->top_k, h = m.hidden, busiest = tr.moe.busiest();
+  const int etp = p.expert_tp();
+  switch (tr.moe.dispatcher) {
+    case core::Dispatcher::alltoall: {
+      // MoEAlltoAllTokenDispatcher: the top_k copies of this rank's tokens all-to-all over ep, then
+      // (with sequence parallelism) all-gathered over the expert-TP group; the combine mirrors it
+      // (reduce-scatter, all-to-all). The busiest expert's rank receives `busiest` x the mean.
+      if (p.ep > 1) {
+        const Group& g = groups.ep;
+        const double S = width * routed * h * k;
+        d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
+        d.sent_bytes += 2 * bytes_sent(C::all_to_all, S, p.ep);
+      }
+      if (etp > 1 && p.sequence_parallel) {
+        const Group& g = groups.expert_tp;
+        const double S = width * routed * k * etp * h;  // the gathered rows of this rank's experts
+        d.time_s += busiest * (collective_time(hw, C::all_gather, S, g) + collective_time(hw, C::reduce_scatter, S, g));
+        d.sent_bytes += 2 * bytes_sent(C::all_gather, S, etp);
+      }
+      break;
+    }
+    case core::Dispatcher::allgather: {
+      // MoEAllGatherTokenDispatcher: every token of the etp*ep group all-gathered (each rank then
+      // keeps those routed to its experts), the outputs reduce-scattered back: no top_k factor
+      const Group& g = groups.expert_tp_ep;
+      if (g.ranks > 1) {
+        const double S = width * routed * h * g.ranks;
+        d.time_s += collective_time(hw, C::all_gather, S, g) + collective_time(hw, C::reduce_scatter, S, g);
+        d.sent_bytes += 2 * bytes_sent(C::all_gather, S, g.ranks);
+      }
+      break;
+    }
+    case core::Dispatcher::flex: {
+      // DeepEP's fused dispatch and combine over the etp*ep group: a token goes to each expert-TP
+      // rank of its experts; across nodes it crosses the network once per destination node and
+      // fans out over NVLink there (Zhao et al. 2025, DeepEP "normal kernels"). With experts
+      // drawn uniformly, top_k experts on N nodes reach N (1 - (1 - 1/N)^top_k) nodes.
+      const Group& g = groups.expert_tp_ep;
+      if (g.ranks > 1) {
+        double S = width * routed * h * k * etp;
+        if (g.scope == core::Scope::inter) {
+          const int per_node = std::max(1, g.ranks_per_node);
+          const int nodes = (g.ranks + per_node - 1) / per_node;
+          S *= distinct_nodes(m.moe->top_k, nodes) / k;
+        }
+        d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
+        d.sent_bytes += 2 * bytes_sent(C::all_to_all, S, g.ranks);
+      }
+      break;
+    }
+  }
+  return d;
 }
 
 LayerComm layer_comm(const core::Scenario& s, bool moe_layer) { return layer_comm(s, step_groups(s), moe_layer); }
@@ -63,18 +139,20 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     out.cp_bytes_forward = fwd_count * kv;
     out.cp_bytes_backward = bwd_count * kv;
   }
-  if (p.ep > 1 && moe_layer) {
-    // dispatch and combine all-to-alls of the routed tokens (top_k copies), forward and backward
-    const Group& g = groups.ep;
-    const double sp = p.sequence_parallel ? p.tp : 1.0;
-    const double S = width * tokens * m.hidden * m.moe->top_k / sp;
-    const double one = collective_time(hw, core::Collective::all_to_all, S, g);
-    const double per = bytes_sent(core::Collective::all_to_all, S, p.ep);
-    const double bwd_count = full ? 4 : 2;
-    out.ep_forward_s = 2 * one;
-    out.ep_backward_s = bwd_count * one;
-    out.ep_bytes_forward = 2 * per;
-    out.ep_bytes_backward = bwd_count * per;
+  if (moe_layer) {
+    const Dispatch d = dispatch(s, groups);
+    out.ep_forward_s = d.time_s;
+    out.ep_backward_s = (full ? 2 : 1) * d.time_s;  // the combine's and dispatch's gradients (+ the recomputed forward)
+    out.ep_bytes_forward = d.sent_bytes;
+    out.ep_bytes_backward = (full ? 2 : 1) * d.sent_bytes;
+    if (p.tp > 1 && p.sequence_parallel) {
+      // the MLP's all-gather and reduce-scatter over tp are the dispatcher's over etp: only the
+      // attention's remain on the tp group
+      out.tp_forward_s /= 2;
+      out.tp_backward_s /= 2;
+      out.tp_bytes_forward /= 2;
+      out.tp_bytes_backward /= 2;
+    }
   }
   return out;
 }

@@ -65,7 +65,8 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   const double act_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;
   double bytes = 22 * sbh / sp;
   if (moe_layer) {
-    bytes += m.moe->top_k * (act_per_f * local * b * m.expert_ffn_hidden() / t + 8 * sbh / sp);
+    const ExpertRows r = expert_rows(s);
+    bytes += act_per_f * r.per_expert * r.local_experts * r.width + m.moe->top_k * 8 * sbh / sp;
     if (m.moe->shared_experts > 0)
       bytes += act_per_f * local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden) / t;
   } else {
@@ -141,9 +142,11 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
   }
   flops += 2 * tokens * m.attention_out_width() * h / t;
   if (moe_layer) {
-    const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
-    const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
-    flops += 2 * per_expert * local * (mats + 1) * f * h / t + 2 * tokens * experts * h;
+    // the busiest expert's rank's work (the imbalance included: what its GEMMs execute); every
+    // token through the shared experts, split over TP as a dense MLP
+    const ExpertRows r = expert_rows(s);
+    const double sp = s.parallel.sequence_parallel ? t : 1.0;
+    flops += 2 * r.per_expert * r.local_experts * (mats + 1) * r.width * h + 2 * tokens / sp * m.moe->experts * h;
     if (m.moe->shared_experts > 0)
       flops += 2 * tokens * (mats + 1) * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden) * h / t;
   } else {

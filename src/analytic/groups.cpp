@@ -55,8 +55,58 @@ Group group_of(const core::Scenario& s, core::Dim dim) {
   return group_from(s, &d, 1);
 }
 
+namespace {
+
+// A group of the experts' layout under MoE parallel folding (Megatron-Core >= 0.10: the expert
+// RankGenerator lays etp, ep and expert dp, innermost first, over the ranks of the attention's
+// tp*cp*dp, cp counted as 1): `take` ranks `skip` apart in that block, the block's ranks in the
+// order of their dims' strides. Each dim is split by gcd, exact for the power-of-two degrees
+// frameworks run.
+Group folded_group(const core::Scenario& s, int skip, int take) {
+  const auto& p = s.parallel;
+  DimStride dims[3] = {{p.tp, dim_stride(s, core::Dim::tp)},
+                       {p.cp, dim_stride(s, core::Dim::cp)},
+                       {p.dp, dim_stride(s, core::Dim::dp)}};
+  std::sort(dims, dims + 3, [](const DimStride& a, const DimStride& b) { return a.stride < b.stride; });
+  DimStride out[3];
+  int n = 0, left = take;
+  for (const DimStride& d : dims) {
+    if (left == 1) break;
+    const int g = std::gcd(d.size, skip);
+    skip /= g;
+    const int avail = d.size / g;
+    if (skip > 1) continue;  // this dim lies inside one step of the group
+    const int here = std::gcd(avail, left);
+    if (here > 1) out[n++] = {here, d.stride * g};
+    left /= here;
+    skip = avail / here;  // the rest of this dim lies between the group's next ranks
+  }
+  return group_from(s, out, n);
+}
+
+}  // namespace
+
+Group expert_tp_group(const core::Scenario& s) {
+  const auto& p = s.parallel;
+  return p.folded_experts() ? folded_group(s, 1, p.expert_tp()) : group_of(s, core::Dim::tp);
+}
+
+Group ep_group(const core::Scenario& s) {
+  const auto& p = s.parallel;
+  return p.folded_experts() ? folded_group(s, p.expert_tp(), p.ep) : group_of(s, core::Dim::ep);
+}
+
+Group expert_tp_ep_group(const core::Scenario& s) {
+  const auto& p = s.parallel;
+  if (p.folded_experts()) return folded_group(s, 1, p.expert_tp() * p.ep);
+  DimStride dims[2] = {{p.tp, dim_stride(s, core::Dim::tp)}, {p.ep, dim_stride(s, core::Dim::ep)}};
+  if (dims[1].stride < dims[0].stride) std::swap(dims[0], dims[1]);
+  return group_from(s, dims, 2);
+}
+
 Group grad_group(const core::Scenario& s, bool expert) {
   const auto& p = s.parallel;
+  if (expert && p.folded_experts()) return folded_group(s, p.expert_tp() * p.ep, p.expert_dp());
   DimStride cp{p.cp, dim_stride(s, core::Dim::cp)};
   DimStride dp{p.dp, dim_stride(s, core::Dim::dp)};
   if (expert && p.ep > 1) {
@@ -109,7 +159,19 @@ StepGroups step_groups(const core::Scenario& s) {
   StepGroups g;
   g.tp = group_of(s, core::Dim::tp);
   g.cp = group_of(s, core::Dim::cp);
-  g.ep = group_of(s, core::Dim::ep);
+  g.ep = ep_group(s);
+  if (s.model.moe) {
+    g.expert_tp = expert_tp_group(s);
+    g.expert_tp_ep = expert_tp_ep_group(s);
+    // the all-to-all's ep group (etp's gather rides on it; etp's alone without ep), etp*ep for
+    // the others; a dense model keeps the (one-rank) ep group
+    const bool a2a = s.training.moe.dispatcher == core::Dispatcher::alltoall;
+    g.dispatch = !a2a ? g.expert_tp_ep : s.parallel.ep > 1 ? g.ep : g.expert_tp;
+  } else {
+    g.expert_tp = g.tp;
+    g.expert_tp_ep = g.ep;
+    g.dispatch = g.ep;
+  }
   g.pp = group_of(s, core::Dim::pp);
   g.pp_hop = hop_of(g.pp);
   g.dp = grad_group(s, false);

@@ -53,7 +53,8 @@ void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& 
 
 LayerCostsKey layer_costs_key(const core::Scenario& s) {
   const auto& p = s.parallel;
-  return LayerCostsKey{p.tp, p.pp, p.dp, p.cp, p.ep, s.training.micro_batch, p.sequence_parallel, s.training.recompute};
+  return LayerCostsKey{p.tp, p.pp, p.dp, p.cp, p.ep, s.training.micro_batch, p.sequence_parallel, s.training.recompute,
+                       p.etp};
 }
 
 }  // namespace ptdsim::analytic

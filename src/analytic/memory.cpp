@@ -55,9 +55,13 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   } else {
     split = sbh * (2 + 4 * kv_ratio + 2);
   }
-  // tokens through the MLP times its width: top_k copies of each through an expert (balanced), and
-  // every token through the shared experts
-  double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden()
+  // tokens through the MLP times its width: top_k copies of each through an expert, the busiest
+  // expert's rank holding `busiest` x the mean; over t after the sequence-parallel tokens are
+  // gathered over etp (each expert's width split etp ways), else over etp; and every token through
+  // the shared experts, split over TP as a dense MLP
+  const double moe_share = sp > 1 ? 1.0 : t / p.expert_tp();
+  double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden() *
+                                        s.training.moe.busiest() * moe_share
                                   : local * b * m.ffn_hidden;
   if (moe_layer && m.moe->shared_experts > 0)
     mlp_tokens_f += local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden);
@@ -153,7 +157,7 @@ double optimizer_bytes_per_param(const core::TrainingSpec& t) {
 
 int zero_shard_ranks(const core::Scenario& s, bool expert) {
   const int ranks = s.parallel.dp * s.parallel.cp;
-  if (expert) return std::max(1, ranks / s.parallel.ep);
+  if (expert) return s.parallel.expert_dp();  // tp*cp*dp / (etp*ep): dp*cp/ep when etp == tp
   // hybrid sharding (ZeRO-3 only): the states are sharded within a shard group, replicated across
   const int shard = s.parallel.sharding.shard_ranks;
   return s.parallel.zero >= 3 && shard > 0 ? std::min(ranks, shard) : ranks;

@@ -221,6 +221,21 @@ void clear(LayerOps& out) {
   out.attention_gemm_s = 0;
 }
 
+ExpertRows expert_rows(const core::Scenario& s) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  ExpertRows r;
+  if (!m.moe) return r;
+  const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / p.cp;
+  // with sequence parallelism each rank routes tokens/tp and the expert-TP group gathers etp of
+  // those; without, every TP rank holds all the tokens already
+  const double rows_in = p.sequence_parallel ? tokens / p.tp * p.expert_tp() : tokens;
+  r.local_experts = static_cast<double>(m.moe->experts) / p.ep;
+  r.per_expert = rows_in * m.moe->top_k * p.ep / m.moe->experts * s.training.moe.busiest();
+  r.width = static_cast<double>(m.expert_ffn_hidden()) / p.expert_tp();
+  return r;
+}
+
 LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
   LayerOps out;
   layer_ops(s, moe_layer, out);
@@ -328,14 +343,16 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   };
   const Operator fc1 = swiglu ? Operator::fc1_gated : Operator::fc1;
   if (moe_layer) {
-    const double experts = m.moe->experts, local = experts / s.parallel.ep, f = m.expert_ffn_hidden();
-    const double per_expert = tokens * m.moe->top_k * s.parallel.ep / experts;
+    // The routed experts as grouped GEMMs, one per local expert, at the busiest expert's rows
+    // (docs/analytic.md "Expert parallelism"): this rank routes tokens/sp; the dispatch brings each
+    // local expert top_k * ep / experts of every token of its etp*ep group's ranks.
+    const ExpertRows r = expert_rows(s);
     const double top_k = m.moe->top_k;
-    add(out, gemm_op(t, Operator::router, t.wide, tokens, experts, h));
+    add(out, gemm_op(t, Operator::router, t.wide, tokens / sp, m.moe->experts, h));
     add(out, stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
-    add(out, gemm_op(t, fc1, t.layer, per_expert, mats * f / tp, h, local));
-    add(out, activation(top_k * tokens, f / tp));
-    add(out, gemm_op(t, Operator::fc2, t.layer, per_expert, h, f / tp, local));
+    add(out, gemm_op(t, fc1, t.layer, r.per_expert, mats * r.width, h, r.local_experts));
+    add(out, activation(r.per_expert * r.local_experts, r.width));
+    add(out, gemm_op(t, Operator::fc2, t.layer, r.per_expert, h, r.width, r.local_experts));
     add(out, stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
     if (m.moe->shared_experts > 0) {
       // the shared experts as one dense MLP of their summed width on every token, split over TP

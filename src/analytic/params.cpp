@@ -165,7 +165,8 @@ GpuParams layer_params_per_gpu(const core::Scenario& s, bool moe_layer) {
   } else {
     const double local_experts = static_cast<double>(m.moe->experts) / s.parallel.ep;
     const double expert = mlp_params(m, m.expert_ffn_hidden());
-    g.expert = local_experts * ((expert - replicated_bias) / t + replicated_bias);
+    const double et = s.parallel.expert_tp();  // each expert split over the expert-TP group
+    g.expert = local_experts * ((expert - replicated_bias) / et + replicated_bias);
     g.dense += h * m.moe->experts;  // the router, replicated
     // shared experts: a dense MLP of each, split over TP, on every expert-parallel rank
     if (m.moe->shared_experts > 0)

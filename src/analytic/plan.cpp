@@ -632,7 +632,7 @@ PlanOptions plan_options(const core::Scenario& s, const StepGroups& g) {
   o.dp_bucket_bytes = params * gradient_bytes_per_param(s.training.precision);
   o.groups[static_cast<int>(GroupId::tp)] = g.tp;
   o.groups[static_cast<int>(GroupId::cp)] = g.cp;
-  o.groups[static_cast<int>(GroupId::ep)] = g.ep;
+  o.groups[static_cast<int>(GroupId::ep)] = g.dispatch;  // the dispatcher's group (groups.cpp)
   o.groups[static_cast<int>(GroupId::dp)] = g.dp;
   o.groups[static_cast<int>(GroupId::pp)] = g.pp;
   o.groups[static_cast<int>(GroupId::shard)] = g.shard;

@@ -61,6 +61,7 @@ planner::SearchSpace bounds_of(const SweepRequest& r) {
   b.pp = choice_of("--pp", r.pp);
   b.cp = choice_of("--cp", r.cp);
   b.ep = choice_of("--ep", r.ep);
+  b.etp = choice_of("--etp", r.etp);
   b.dp = choice_of("--dp", r.dp);
   b.vpp = choice_of("--vpp", r.vpp);
   b.micro_batch = choice_of("--micro-batch", r.micro_batch);

@@ -42,7 +42,7 @@ struct SweepArgs {
   double min_free_gib = 0;
   std::vector<std::string> search;
   // --tp 4,8 --pp 4..16 ...: the text of each choice, parsed once the options are read
-  std::string tp, pp, cp, ep, dp, vpp, micro_batch, zero;
+  std::string tp, pp, cp, ep, etp, dp, vpp, micro_batch, zero;
   std::string emit;    // --emit FILE: the layout of rank emit_rank as a scenario
   int emit_rank = 1;
   bool csv_all = false;  // --csv-all: a CSV row per evaluated candidate, not the top K
@@ -108,7 +108,7 @@ void run(const SweepArgs& a) {
   req.rank_limit = a.rank_limit;
   req.min_free_gib = a.min_free_gib;
   req.search = a.search;
-  req.tp = a.tp, req.pp = a.pp, req.cp = a.cp, req.ep = a.ep, req.dp = a.dp;
+  req.tp = a.tp, req.pp = a.pp, req.cp = a.cp, req.ep = a.ep, req.etp = a.etp, req.dp = a.dp;
   req.vpp = a.vpp, req.micro_batch = a.micro_batch, req.zero = a.zero;
   req.max_tp = a.bounds.max_tp, req.max_pp = a.bounds.max_pp, req.max_cp = a.bounds.max_cp;
   req.max_ep = a.bounds.max_ep, req.max_vpp = a.bounds.max_vpp, req.max_micro_batch = a.bounds.max_micro_batch;
@@ -209,6 +209,7 @@ void add_sweep(CLI::App& app) {
   choice("--pp", args->pp, "pipeline-parallel degrees");
   choice("--cp", args->cp, "context-parallel degrees");
   choice("--ep", args->ep, "expert-parallel degrees");
+  choice("--etp", args->etp, "expert tensor-parallel degrees (default: the scenario's parallel.etp, unset: as tp)");
   choice("--dp", args->dp, "data-parallel degrees (a filter: dp = GPUs / (tp*pp*cp))");
   choice("--vpp", args->vpp, "virtual pipeline stages per rank");
   choice("--micro-batch", args->micro_batch, "micro-batch sizes");

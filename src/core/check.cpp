@@ -88,6 +88,43 @@ bool moe_rules(const ModelSpec& m, Sink& sink) {
   return false;
 }
 
+// The experts' layout and routing switches (docs/inputs.md "parallel.etp", "training.moe"), as
+// Megatron-Core imposes them; whether to stop.
+template <class Sink>
+bool check_experts(const Scenario& s, Sink& sink) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const auto& moe = s.training.moe;
+  if (!m.moe) {
+    return p.etp > 1 && sink.fail("parallel.etp", "unsupported", [] {
+             return std::string("etp > 1 needs a mixture-of-experts model (model.moe)");
+           });
+  }
+  const int etp = p.expert_tp();
+  // parallel_state.initialize_model_parallel: world_size % (etp * ep * pp) == 0, the experts'
+  // data-parallel size being what is left of the tp*cp*dp ranks
+  const long long block = 1LL * p.tp * p.cp * p.dp, experts_group = 1LL * etp * p.ep;
+  if (p.folded_experts() && block % experts_group != 0 && sink.fail("parallel.etp", "divisibility", [&] {
+        return "etp*ep = " + str(etp) + "*" + str(p.ep) + " = " + str(experts_group) + " must divide tp*cp*dp = " +
+               str(block) + " (the experts fold over the attention's ranks)";
+      }))
+    return true;
+  // each expert's fc1 columns and fc2 rows are split over etp (TEGroupedLinear's partition)
+  if (m.expert_ffn_hidden() % etp != 0 && sink.fail(p.etp > 0 ? "parallel.etp" : "parallel.tp", "divisibility", [&] {
+        return "etp " + str(etp) + " does not divide the experts' ffn_hidden " + str(m.expert_ffn_hidden());
+      }))
+    return true;
+  // TransformerConfig.__post_init__: "moe_expert_capacity_factor only works with alltoall token
+  // dispatcher"
+  if (moe.capacity_factor > 0 && moe.dispatcher != Dispatcher::alltoall &&
+      sink.fail("training.moe.capacity_factor", "unsupported", [&] {
+        return "a capacity factor (token dropping) needs training.moe.dispatcher alltoall, got " +
+               std::string(name(moe.dispatcher));
+      }))
+    return true;
+  return false;
+}
+
 // Every cross-field rule, in the order check() reports them; `split` is pipeline_split(s). Each
 // message is a lambda, called only by a sink that keeps it.
 template <class Sink>
@@ -192,11 +229,13 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
              })) {
     return;
   }
-  if (p.ep > 1 && (1LL * p.dp * p.cp) % p.ep != 0 && sink.fail("parallel.ep", "divisibility", [&] {
+  if (!p.folded_experts() && p.ep > 1 && (1LL * p.dp * p.cp) % p.ep != 0 &&
+      sink.fail("parallel.ep", "divisibility", [&] {
         return "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
                " (experts are spread over data-parallel ranks)";
       }))
     return;
+  if (check_experts(s, sink)) return;
 
   // what the simulator expands into tasks, bounded so no accepted scenario outgrows memory and time
   if (per_step > 0 && t.global_batch % per_step == 0) {

@@ -41,7 +41,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
-        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // --cross-entropy-loss-fusion: store_true
+        {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
+        {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // NeMo 24.07's performance recipes (NeMo-Framework-Launcher conf/training: llama3_70b.yaml,
       // nemotron_340b.yaml, gpt3/175b.yaml), the configurations of its performance summary.
       {"nemo-24.07",
@@ -73,7 +74,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
-        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // --cross-entropy-loss-fusion: store_true
+        {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
+        {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // Megatron-FSDP (Megatron-Core's own FSDP, --use-custom-fsdp with
       // --data-parallel-sharding-strategy optim_grads_params, core_r0.12.0).
       {"megatron-fsdp",
@@ -89,7 +91,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
-        {"training.fusion.cross_entropy", "vocab_parallel"}}},  // --cross-entropy-loss-fusion: store_true
+        {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
+        {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // DeepSpeed ZeRO (deepspeed/runtime/zero/config.py) and its pipeline engine. At stage 3 it
       // fetches each submodule's weights with its own all-gather (parameter_offload.py hooks).
       {"deepspeed",

@@ -50,6 +50,8 @@ constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
                                          {Fp8Recipe::rowwise, "rowwise"},
                                          {Fp8Recipe::blockwise, "blockwise"},
                                          {Fp8Recipe::mxfp8, "mxfp8"}}};
+constexpr Table<Dispatcher, 3> kDispatcher{
+    {{Dispatcher::alltoall, "alltoall"}, {Dispatcher::allgather, "allgather"}, {Dispatcher::flex, "flex"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
 constexpr Table<CommKind, kCommKindCount> kCommKind{{{CommKind::tp, "TP"},
                                                     {CommKind::cp, "CP"},
@@ -145,6 +147,7 @@ std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
 std::string_view name(Fusion e) { return lookup(kFusion, e); }
 std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
 std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
+std::string_view name(Dispatcher e) { return lookup(kDispatcher, e); }
 
 std::string placement_text(const ParallelSpec& p) {
   std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
@@ -197,6 +200,7 @@ template <> std::optional<AttentionKernel> parse(std::string_view s) { return re
 template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFusion, s); }
 template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
 template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
+template <> std::optional<Dispatcher> parse(std::string_view s) { return reverse(kDispatcher, s); }
 
 namespace {
 template <class E, std::size_t N>

@@ -128,6 +128,7 @@ std::string scenario_yaml(const std::string& path, const std::vector<Override>& 
       {"training.overlap.pp", b(t.overlap.pp)},
       {"cluster.gpus", std::to_string(layout.gpus)},
   };
+  if (p.etp > 0) set.push_back({"parallel.etp", std::to_string(p.etp)});
   if (p.sharding.shard_ranks > 0) set.push_back({"parallel.sharding.shard_ranks", std::to_string(p.sharding.shard_ranks)});
   remove(*root, "cluster", "nodes");  // cluster.gpus says it
   if (p.sharding.shard_ranks == 0)

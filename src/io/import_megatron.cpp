@@ -35,7 +35,8 @@ const std::vector<std::string> kValueFlags{
     "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe",
     "--kv-channels", "--moe-layer-freq", "--moe-shared-expert-intermediate-size", "--moe-router-score-function",
     "--moe-router-num-groups", "--moe-router-group-topk", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-    "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers"};
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers",
+    "--expert-tensor-parallel-size", "--moe-token-dispatcher-type"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
@@ -76,7 +77,6 @@ constexpr Refused kRefusedFlags[] = {
     {"--recompute-num-layers", "recomputing some layers is not modelled: ptdsim's recompute: full recomputes every layer"},
     {"--recompute-modules", "recomputing chosen modules is not modelled (recompute: selective or full)"},
     {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
-    {"--expert-tensor-parallel-size", "a tensor-parallel degree of its own for the experts is not modelled"},
     {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
     {"--optimizer-cpu-offload", "optimizer offload to the CPU is not modelled"},
     {"--cpu-offloading", "activation offload to the CPU is not modelled"},
@@ -451,6 +451,8 @@ void check_flags(const Arguments& a, Imported& out) {
   a.integer("--pipeline-model-parallel-size", "parallel.pp");
   a.integer("--context-parallel-size", "parallel.cp");
   a.integer("--expert-model-parallel-size", "parallel.ep");
+  a.integer("--expert-tensor-parallel-size", "parallel.etp");
+  a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
   a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
   a.integer("--micro-batch-size", "training.micro_batch");
   a.integer("--global-batch-size", "training.global_batch");
@@ -563,6 +565,9 @@ void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::Scenar
   lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
   if (m.moe) lines.parallel.push_back({"ep: " + itext(a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1)),
                                        "--expert-model-parallel-size"});
+  if (m.moe && a.has("--expert-tensor-parallel-size"))
+    lines.parallel.push_back({"etp: " + itext(*a.integer("--expert-tensor-parallel-size", "parallel.etp")),
+                              "--expert-tensor-parallel-size"});
   int vpp = 1;
   if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
     if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
@@ -666,6 +671,13 @@ void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenar
     add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
     add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
     if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
+  }
+  if (a.has("--num-experts") && a.has("--moe-token-dispatcher-type")) {  // an MoE model (read_model)
+    // (unset: the framework row's allgather, Megatron-Core's default) alltoall_seq is alltoall over
+    // a sequence-split layout: the same traffic
+    const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+    lines.training.push_back({"moe: {dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d) + "}",
+                              "--moe-token-dispatcher-type"});
   }
   if (a.has("--fp8-recipe")) {
     // Megatron's names: tensorwise is current scaling

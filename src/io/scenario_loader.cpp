@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <sstream>
 
 #include "yaml_fields.hpp"
@@ -140,6 +141,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   p.pp = static_cast<int>(par.integer("pp", 1));
   p.cp = static_cast<int>(par.integer("cp", 1));
   p.ep = static_cast<int>(par.integer("ep", 1));
+  p.etp = static_cast<int>(par.integer("etp", 0));  // 0: not given, the same as tp
   p.vpp = static_cast<int>(par.integer("vpp", 1));
   if (auto dp = par.integer("dp")) {
     p.dp = static_cast<int>(*dp);
@@ -204,6 +206,12 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.framework = tr.choice("framework", core::framework_names()).value_or("");
   t.main_grads = tr.enumeration<core::MainGrads>("main_grads", 2).value_or(core::MainGrads::fp32);
   t.tokens = tr.count("tokens").value_or(0.0);
+  Mark mwhere = te.key_mark;
+  Fields mo(section_or_empty(tr, "moe", mwhere), mwhere, "training.moe", "training.moe",
+            section_keys("training.moe"));
+  t.moe.dispatcher = mo.enumeration<core::Dispatcher>("dispatcher", 3).value_or(core::Dispatcher::alltoall);
+  t.moe.load_imbalance = mo.number("load_imbalance", 1.0);
+  t.moe.capacity_factor = mo.number("capacity_factor", 0.0);
 
   if (const Entry* e = f.get("cost")) {
     Fields cost(*e->value, e->key_mark, "cost", "cost", section_keys("cost"));
@@ -242,6 +250,11 @@ core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vect
     apply_overrides(root, overrides);
     std::vector<std::string> filled = apply_framework(root);
     core::Scenario s = convert_scenario(root, where, default_name, file, checks);
+    // a dense model reads no MoE switch: the framework's MoE defaults are not among what it used
+    if (!s.model.moe)
+      filled.erase(std::remove_if(filled.begin(), filled.end(),
+                                  [](const std::string& k) { return k.starts_with("training.moe."); }),
+                   filled.end());
     s.training.from_framework = std::move(filled);
     return s;
   });

@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"cluster", {"gpus", "nodes"}},
       {"cost", {"gpu_hour"}},
       {"parallel",
-       {"tp", "pp", "dp", "cp", "ep", "vpp", "sequence_parallel", "zero", "schedule", "placement",
+       {"tp", "pp", "dp", "cp", "ep", "etp", "vpp", "sequence_parallel", "zero", "schedule", "placement",
         "stage_layers", "first_stage_layers", "last_stage_layers", "embedding_in_split",
         "loss_in_split", "sharding"}},
       {"parallel.sharding",
@@ -36,7 +36,8 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens"}},
+        "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens", "moe"}},
+      {"training.moe", {"dispatcher", "load_imbalance", "capacity_factor"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
       {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy"}},
       {"model",
@@ -232,7 +233,7 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   // scenario
   t["cluster.gpus"] = count(kMaxGpus);
   t["cluster.nodes"] = count(kMaxGpus);
-  for (const char* d : {"tp", "pp", "dp", "cp", "ep"}) t[std::string("parallel.") + d] = count(kMaxGpus);
+  for (const char* d : {"tp", "pp", "dp", "cp", "ep", "etp"}) t[std::string("parallel.") + d] = count(kMaxGpus);
   t["parallel.vpp"] = count(kMaxVpp);
   t["parallel.zero"] = Bound{Kind::integer, 0, core::kMaxZeroStage, "", false};
   t["parallel.stage_layers[]"] = count(kMaxLayers);
@@ -252,6 +253,10 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["cost.gpu_hour"] = rate(Kind::positive, 0, kMaxPrice, "");
   // a bucket bigger than the model is one bucket; 1e15 parameters is 1000x any model trained
   t["training.dp_bucket_params"] = rate(Kind::at_least_one, 1, 1e15, "");
+  // the busiest expert's tokens over the mean: at least 1 by definition, at most every token of
+  // the ep group on one expert (kMaxExperts experts); a capacity factor the same range, or 0
+  t["training.moe.load_imbalance"] = rate(Kind::at_least_one, 1, kMaxExperts, "");
+  t["training.moe.capacity_factor"] = rate(Kind::non_negative, 0, kMaxExperts, "");
   // dataset records
   t["measured.step_s"] = rate(Kind::positive, 0, kMaxStepS, "s");
   t["measured.tflops_per_gpu"] = rate(Kind::positive, 0, kMaxPeakTflops, "TFLOP/s");

@@ -183,6 +183,7 @@ void apply(const Candidate& c, core::Scenario& s) {
   p.dp = c.dp;
   p.cp = c.cp;
   p.ep = c.ep;
+  p.etp = c.etp;
   p.vpp = c.vpp;
   p.zero = c.zero;
   p.sharding.shard_ranks = c.shard_ranks;
@@ -223,6 +224,17 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
       if (gpus_ > 0 && gpus_ % d == 0) ep_allowed.push_back(d);
   }
   ep_ = choose(ep_allowed, b.ep, b.max_ep);
+  // etp splits each expert's FFN: a divisor of the GPUs and of the experts' ffn_hidden (the rest of
+  // Megatron-Core's rules, etp*ep dividing tp*cp*dp, are core::check's)
+  if (b.etp.empty()) {
+    etp_ = {base.parallel.etp};
+  } else {
+    std::vector<int> etp_allowed;
+    if (m.moe && m.expert_ffn_hidden() > 0)
+      for (int d : gpu_divisors)
+        if (m.expert_ffn_hidden() % d == 0) etp_allowed.push_back(d);
+    etp_ = choose(etp_allowed, b.etp, 0);
+  }
 
   // vpp divides the layers, or the layers with the embedding and the loss counted as layers (the
   // splits that matter, core::pipeline_split), and leaves every virtual stage of a pipeline (pp >= 2)
@@ -298,6 +310,9 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
         m.moe && m.moe->experts > 0
             ? "divides both the " + n_gpus + " and the model's " + std::to_string(m.moe->experts) + " experts"
             : std::string("is 1, the only degree of a model without experts"));
+  empty(etp_.empty(), b.etp, 0, "--etp", "--etp",
+        m.moe ? "divides both the " + n_gpus + " and the experts' ffn_hidden " + std::to_string(m.expert_ffn_hidden())
+              : std::string("needs a model with experts"));
   empty(pipeline_.empty(), b.vpp, b.max_vpp, "--vpp", "--max-vpp",
         "is 1 (the plain schedules) or, with the interleaved schedule, divides the model's " +
             std::to_string(m.layers) + " layers (or those with the embedding and the loss counted as layers) "
@@ -309,7 +324,7 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
   radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
             pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),
             sequence_parallel_.size(), overlap_tp_.size(), overlap_dp_.size(), overlap_pp_.size(),
-            shard_ranks_.size()};
+            shard_ranks_.size(), etp_.size()};
   size_ = 1;
   for (auto r : radix_) size_ *= r;
 }
@@ -365,6 +380,7 @@ std::optional<Candidate> Space::candidate(std::uint64_t index, const Digits& dig
   if (c.shard_ranks >= dpcp) c.shard_ranks = 0;
   if (c.shard_ranks > 0 && (c.zero != 3 || dpcp % c.shard_ranks != 0)) return std::nullopt;
   if (c.shard_ranks == 0 && shard_ranks_[digit[12]] > 0) return std::nullopt;  // the same as full sharding
+  c.etp = etp_[digit[13]];
   return c;
 }
 
@@ -397,6 +413,8 @@ Space::Located Space::locate(const core::Scenario& s) const {
 
   // Most significant digit first, as at() decodes them; the messages are built for the one miss.
   const int dpcp = p.dp * p.cp;
+  // an unset etp is tp's: found as that value when the space lists values (--etp)
+  const int etp = p.etp == 0 && !position(etp_, 0) ? p.tp : p.etp;
   const int shard = p.zero == 3 && p.sharding.shard_ranks > 0 && p.sharding.shard_ranks < dpcp ? p.sharding.shard_ranks : 0;
   const std::pair<std::optional<std::uint64_t>, std::string> lookups[kDigits] = {
       {position(tp_, p.tp), outside("tp", p.tp, tp_)},
@@ -420,6 +438,7 @@ Space::Located Space::locate(const core::Scenario& s) const {
       {position(overlap_pp_, t.overlap.pp && !(p.pp == 1 && (searched_ & Candidate::kSearchedPp))),
        std::string("overlap.pp ") + (t.overlap.pp ? "on" : "off") + " is outside the space"},
       {position(shard_ranks_, shard), outside("shard_ranks", shard, shard_ranks_)},
+      {position(etp_, etp), outside("etp", etp, etp_)},
   };
   std::uint64_t index = 0;
   for (int i = 0; i < kDigits; ++i) {
@@ -446,6 +465,7 @@ std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vect
     else if (key == "parallel.dp") pin(b.dp, p.dp);
     else if (key == "parallel.cp") pin(b.cp, p.cp);
     else if (key == "parallel.ep") pin(b.ep, p.ep);
+    else if (key == "parallel.etp" && p.etp > 0) pin(b.etp, p.etp);
     else if (key == "parallel.vpp") pin(b.vpp, p.vpp);
     else if (key == "parallel.zero") pin(b.zero, p.zero);
     else if (key == "parallel.sequence_parallel") b.sequence_parallel = {p.sequence_parallel};
@@ -462,6 +482,7 @@ std::vector<std::string> pin_dimensions(const core::Scenario& s, const std::vect
 std::string label(const Candidate& c) {
   return "tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp) +
          " cp" + std::to_string(c.cp) + (c.ep > 1 ? " ep" + std::to_string(c.ep) : std::string()) +
+         (c.etp > 0 && c.etp != c.tp ? " etp" + std::to_string(c.etp) : std::string()) +
          " vpp" + std::to_string(c.vpp) + " mb" + std::to_string(c.micro_batch) + " zero" +
          std::to_string(c.zero) + (c.shard_ranks > 0 ? " hsdp" + std::to_string(c.shard_ranks) : std::string()) +
          " " + std::string(core::name(c.recompute)) +

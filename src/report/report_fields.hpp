@@ -37,6 +37,10 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("parallel.dp", Value{static_cast<long long>(p.dp)});
   f("parallel.cp", Value{static_cast<long long>(p.cp)});
   f("parallel.ep", Value{static_cast<long long>(p.ep)});
+  const core::ExpertsReport& ex = r.experts;  // (absent without experts)
+  auto moe_int = [&](int v) { return ex.present ? Value{static_cast<long long>(v)} : Value{Absent{}}; };
+  f("parallel.etp", moe_int(ex.etp));
+  f("parallel.expert_dp", moe_int(ex.edp));
   f("parallel.vpp", Value{static_cast<long long>(p.vpp)});
   f("parallel.micro_batch", Value{static_cast<long long>(t.micro_batch)});
   f("parallel.global_batch", Value{static_cast<long long>(t.global_batch)});
@@ -72,10 +76,16 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("training.overlap.dp", Value{t.overlap.dp});
   f("training.overlap.zero3_prefetch", Value{t.overlap.zero3_prefetch});
   f("training.main_grads", Value{std::string(core::name(t.main_grads))});
+  f("training.moe.dispatcher", ex.present ? Value{std::string(core::name(t.moe.dispatcher))} : Value{Absent{}});
+  f("training.moe.busiest_expert", known_if(ex.present, ex.busiest));
   f("training.framework", Value{t.framework});
   // the keys training.framework filled because the scenario left them unset
   f("training.resolved_from_framework", Value{t.from_framework});
   f("memory.peak_gib", Value{r.peak_bytes / core::kGiB});
+  // the experts on a GPU of the peak stage: their parameters, and their weights, gradients and
+  // optimizer states as the expert data-parallel group shards them
+  f("memory.expert_params", known_if(ex.present, ex.params));
+  f("memory.expert_gib", known_if(ex.present, ex.state_bytes / core::kGiB));
   f("memory.peak_stage", Value{static_cast<long long>(r.peak_stage)});
   f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
   f("memory.fits", Value{r.fits});
@@ -110,6 +120,15 @@ void visit_scalars(const core::Report& r, F&& f) {
   for (int k = 0; k < core::kCommBucketCount; ++k)
     f(std::string("communication.bytes_per_gpu.") + core::kCommBucketNames[k], Value{r.comm[k].bytes});
   f("communication.pp_end_stage_bytes", Value{r.pp_end_bytes});  // what a first or last stage's GPU sends
+  // the dispatcher's group: inside a node (NVLink) or across nodes, and its ranks in one node
+  f("communication.dispatch_scope", ex.present ? Value{std::string(core::name(ex.ep_scope))} : Value{Absent{}});
+  f("communication.dispatch_ranks_per_node", moe_int(ex.ep_ranks_per_node));
+  // one MoE layer, one micro-batch, forward and backward: where its time goes
+  f("moe_layer.router_s", known_if(ex.present, ex.router_s));
+  f("moe_layer.permute_s", known_if(ex.present, ex.permute_s));
+  f("moe_layer.experts_s", known_if(ex.present, ex.experts_s));
+  f("moe_layer.dispatch_s", known_if(ex.present, ex.dispatch_s));
+  f("moe_layer.dispatch_bytes", known_if(ex.present, ex.dispatch_bytes));
   for (int k = 0; k < core::kCommBucketCount; ++k)
     f(std::string("communication.time_s.") + core::kCommBucketNames[k], Value{r.comm[k].time_s});
   for (int k = 0; k < core::kCommBucketCount; ++k)

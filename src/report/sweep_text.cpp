@@ -20,7 +20,7 @@ using core::kGiB;
 
 std::string degrees(const planner::Candidate& c, bool moe) {
   return fmt::format("{:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11}", c.tp, c.pp,
-                     c.dp, c.cp, moe ? fmt::format(" {:>3}", c.ep) : std::string(), c.vpp,
+                     c.dp, c.cp, moe ? fmt::format(" {:>3} {:>3}", c.ep, c.etp > 0 ? c.etp : c.tp) : std::string(), c.vpp,
                      c.micro_batch, c.zero, core::name(c.recompute), c.sequence_parallel ? "on" : "off",
                      core::name(c.schedule));
 }
@@ -118,7 +118,7 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
   out += "\n";
   out += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3}{} {:>3} {:>3} {:>4} {:>9} {:>3} {:>11}{} {:>9} {:>6} {:>10} "
                      "{:>8} {:>8}{}{}{}{}  {}\n",
-                     "rank", "tp", "pp", "dp", "cp", moe ? "  ep" : "", "vpp", "mb", "zero", "recompute",
+                     "rank", "tp", "pp", "dp", "cp", moe ? "  ep etp" : "", "vpp", "mb", "zero", "recompute",
                      "sp", "schedule", switches ? fmt::format(" {:<22}", "switches") : std::string(), "step_s",
                      "MFU", "tokens/s", "peak_GiB", "free_GiB", days ? fmt::format(" {:>7} {:>7}", "days", "GPU-h") : "",
                      energy ? fmt::format(" {:>7}", "MWh") : "", cost ? fmt::format(" {:>7}", "cost") : "", "",
@@ -139,7 +139,7 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
         const auto& d = r.results[j].candidate;
         const bool same_but_vpp = c.vpp != d.vpp && c.micro_batch == d.micro_batch;
         const bool same_but_mb = c.micro_batch != d.micro_batch && c.vpp == d.vpp;
-        const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep &&
+        const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep && c.etp == d.etp &&
                           c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
                           c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
                           c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp;

@@ -67,6 +67,10 @@ void memory_section(std::string& out, const core::Report& r) {
                                           (r.capacity_bytes - r.peak_bytes) / kGiB)
                             : fmt::format("DOES NOT FIT, {:.2f} GiB over",
                                           (r.peak_bytes - r.capacity_bytes) / kGiB));
+  if (const core::ExpertsReport& e = r.experts; e.present)
+    out += fmt::format("experts on a GPU of stage {}: {:.3g} B parameters, {:.2f} GiB of weights, gradients and "
+                       "optimizer states (etp {}, ep {}, expert data parallel {})\n",
+                       r.peak_stage, e.params / 1e9, e.state_bytes / kGiB, e.etp, e.ep, e.edp);
   if (r.fit_micro_batch >= 0 && r.fit_seq_len >= 0) {
     auto said = [](int x, const char* what) {
       return x > 0 ? fmt::format("{} {}", what, x) : fmt::format("no {}", what);
@@ -153,6 +157,14 @@ void compute_section(std::string& out, const core::Report& r) {
   out += fmt::format("  by module (forward + backward): attention {}, MLP {}, norms {}; TP communication {} "
                      "(alone, an average layer)\n",
                      seconds(attention), seconds(mlp), seconds(norms), seconds(layer_tp));
+  // an MoE layer's parts, its dispatch included (docs/analytic.md "Expert parallelism")
+  if (const core::ExpertsReport& e = r.experts; e.present)
+    out += fmt::format("  an MoE layer (forward + backward): router {}, permute {}, experts {}, dispatch {} "
+                       "({}, {} over {} group, {} a node; busiest expert {:g}x the mean)\n",
+                       seconds(e.router_s), seconds(e.permute_s), seconds(e.experts_s), seconds(e.dispatch_s),
+                       core::name(s.training.moe.dispatcher), bytes(e.dispatch_bytes),
+                       e.ep_scope == core::Scope::intra ? "an intra-node" : "an inter-node", e.ep_ranks_per_node,
+                       e.busiest);
 }
 
 void comm_section(std::string& out, const core::Report& r) {

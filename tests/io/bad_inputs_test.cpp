@@ -446,6 +446,26 @@ const Case kCases[] = {
      "{data}/bad/scenario_ep_experts.yaml:10:3: error: ep 4 does not divide the 6 experts\n"
      "  ep: 4\n"
      "  ^"},
+    {"scenario_etp_without_experts.yaml",
+     "{data}/bad/scenario_etp_without_experts.yaml:10:3: error: etp > 1 needs a mixture-of-experts model (model.moe)\n"
+     "  etp: 2\n"
+     "  ^"},
+    {"scenario_etp_folding.yaml",
+     "{data}/bad/scenario_etp_folding.yaml:9:26: error: etp*ep = 4*4 = 16 must divide tp*cp*dp = 8 (the experts fold over the attention's ranks)\n"
+     "parallel: {tp: 2, ep: 4, etp: 4}\n"
+     "                         ^"},
+    {"scenario_moe_dispatcher_unknown.yaml",
+     "{data}/bad/scenario_moe_dispatcher_unknown.yaml:13:21: error: training.moe.dispatcher must be one of alltoall, allgather, flex, got \"deepep\"\n"
+     "  moe: {dispatcher: deepep}\n"
+     "                    ^"},
+    {"scenario_moe_capacity_allgather.yaml",
+     "{data}/bad/scenario_moe_capacity_allgather.yaml:13:32: error: a capacity factor (token dropping) needs training.moe.dispatcher alltoall, got allgather\n"
+     "  moe: {dispatcher: allgather, capacity_factor: 1.25}\n"
+     "                               ^"},
+    {"scenario_moe_imbalance_below_one.yaml",
+     "{data}/bad/scenario_moe_imbalance_below_one.yaml:13:25: error: training.moe.load_imbalance must be a number of at least 1, got \"0.8\"\n"
+     "  moe: {load_imbalance: 0.8}\n"
+     "                        ^"},
     {"scenario_framework_unknown.yaml",
      "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
      "megatron-core-0.8, nemo-24.07, megatron-core-0.8-distopt, megatron-fsdp, deepspeed, deepspeed-0.3, "

@@ -129,7 +129,10 @@ TEST_CASE("io: every framework row names scenario keys and loads", "[io][framewo
       CHECK_FALSE(fw.defaults.empty());
       core::Scenario s;
       REQUIRE_NOTHROW(s = load("  seq_len: 512\n  global_batch: 8\n  framework: " + std::string(fw.name) + "\n"));
-      CHECK(s.training.from_framework.size() == fw.defaults.size());  // the scenario sets none of them
+      // the scenario sets none of them; its dense model reads no MoE switch, which is not listed
+      const auto moe_keys = std::count_if(fw.defaults.begin(), fw.defaults.end(),
+                                          [](const core::FrameworkDefault& d) { return d.key.starts_with("training.moe."); });
+      CHECK(s.training.from_framework.size() == fw.defaults.size() - static_cast<std::size_t>(moe_keys));
     }
   }
   CHECK(core::find_framework("nemo-24.07") != nullptr);
@@ -156,4 +159,18 @@ TEST_CASE("io: the torchtitan rows set its fusions and torchao's Float8 recipe",
   // an explicit value wins
   CHECK(load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan\n  fusion: {norm: fused}\n")
             .training.fusion.norm == core::Fusion::fused);
+}
+
+TEST_CASE("io: Megatron-Core's rows give an MoE model the allgather dispatcher", "[io][framework]") {
+  // --moe-token-dispatcher-type defaults to 'allgather' (Megatron-LM arguments.py); a dense model
+  // does not list the key among those its framework filled
+  const std::string moe_model = "model:\n  layers: 4\n  hidden: 256\n  heads: 8\n  vocab: 1000\n  moe: {experts: 8, top_k: 2}\n";
+  const auto moe = io::load_scenario_from_string(
+      moe_model + "hardware: dgx-a100-80g\ncluster: {gpus: 8}\nparallel: {ep: 4}\ntraining:\n  seq_len: 512\n"
+                  "  global_batch: 8\n  framework: megatron-core-0.8\n",
+      "s.yaml");
+  CHECK(moe.training.moe.dispatcher == core::Dispatcher::allgather);
+  CHECK(std::count(moe.training.from_framework.begin(), moe.training.from_framework.end(), "training.moe.dispatcher") == 1);
+  const auto dense = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8\n");
+  CHECK(std::count(dense.training.from_framework.begin(), dense.training.from_framework.end(), "training.moe.dispatcher") == 0);
 }

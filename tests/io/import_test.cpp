@@ -276,6 +276,27 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(t.fp8_recipe == core::Fp8Recipe::current);  // Megatron's "tensorwise" is current scaling
     CHECK(load("--fp8-format hybrid --fp8-recipe blockwise").fp8_recipe == core::Fp8Recipe::blockwise);
   }
+  SECTION("the experts' layout and dispatcher; unset, Megatron-Core's etp = tp and allgather") {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";
+    s.gpus = 16;
+    const std::string base = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                             "--num-experts 64 --moe-router-topk 8 --moe-ffn-hidden-size 1024 --seq-length 4096 "
+                             "--global-batch-size 64 --bf16 --tensor-model-parallel-size 2 --sequence-parallel "
+                             "--expert-model-parallel-size 8 ";
+    auto load = [&](const std::string& more) {
+      return io::load_scenario_from_string(io::import_megatron(base + more, "", s).yaml, "plan.yaml");
+    };
+    const auto plain = load("");
+    CHECK(plain.parallel.etp == 0);
+    CHECK(plain.parallel.expert_tp() == 2);
+    CHECK(plain.training.moe.dispatcher == core::Dispatcher::allgather);  // the framework row's
+    const auto set = load("--expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall_seq");
+    CHECK(set.parallel.etp == 1);
+    CHECK(set.parallel.expert_dp() == 2);  // 2 * 8 / (1 * 8)
+    CHECK(set.training.moe.dispatcher == core::Dispatcher::alltoall);
+    CHECK(load("--moe-token-dispatcher-type flex").training.moe.dispatcher == core::Dispatcher::flex);
+  }
 }
 
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {

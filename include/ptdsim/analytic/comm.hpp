@@ -5,6 +5,20 @@
 // Communication volumes and times (docs/analytic.md "Communication"), one GPU.
 namespace ptdsim::analytic {
 
+// An MoE layer's forward dispatch and combine, one micro-batch (docs/analytic.md "Expert
+// parallelism"): the collectives of training.moe.dispatcher one after another over the step's
+// expert groups, the busiest expert's rank setting their time; the bytes one GPU sends. The
+// backward moves the same.
+struct Dispatch {
+  double time_s = 0;
+  double sent_bytes = 0;
+};
+Dispatch dispatch(const core::Scenario& s, const StepGroups& groups);
+// The same, resolving the groups (tests).
+Dispatch dispatch(const core::Scenario& s);
+// Expected distinct nodes that top_k experts drawn uniformly over `nodes` nodes land on.
+double distinct_nodes(int top_k, int nodes);
+
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)

@@ -31,8 +31,18 @@ Group group_from(const core::Scenario& s, const DimStride* dims, int count);
 Group group_of(const core::Scenario& s, core::Dim dim);
 
 // The gradient-reduction group: dp*cp ranks for dense parameters (Megatron reduces gradients over
-// data and context parallel ranks), dp*cp/ep for expert parameters.
+// data and context parallel ranks), the experts' data-parallel group for expert parameters
+// (tp*cp*dp / (etp*ep) ranks: dp*cp/ep when etp == tp).
 Group grad_group(const core::Scenario& s, bool expert = false);
+
+// The experts' groups (docs/analytic.md "Expert parallelism"): one expert's weights split over the
+// expert-TP group (the tp group when etp == tp); the experts spread over the ep group; the
+// allgather and flex dispatchers' etp*ep group. With etp == tp, ep sits where parallel.placement
+// puts it; with another etp, the experts fold over the tp*cp*dp ranks (Megatron-Core's MoE
+// parallel folding): etp innermost, then ep, then the experts' data parallel.
+Group expert_tp_group(const core::Scenario& s);
+Group ep_group(const core::Scenario& s);
+Group expert_tp_ep_group(const core::Scenario& s);
 
 // Two neighbouring pipeline ranks: a 2-rank group of the pp group's scope, which pipeline sends
 // run over.
@@ -45,10 +55,13 @@ Group sharding_group(const core::Scenario& s, bool replica);
 
 // Every group a step communicates over, resolved once from the scenario.
 struct StepGroups {
-  Group tp, cp, ep, pp;
+  Group tp, cp, ep, pp;  // ep: the experts' all-to-all group (ep_group)
+  Group expert_tp;       // one expert's weights (expert_tp_group; tp's for a dense model)
+  Group expert_tp_ep;    // the allgather and flex dispatchers' group
+  Group dispatch;        // where an MoE layer's dispatch runs (training.moe.dispatcher's group)
   Group pp_hop;     // two neighbouring pipeline ranks (the sends)
   Group dp;         // dense gradients: dp*cp
-  Group expert_dp;  // expert gradients: dp*cp/ep for a MoE model, else `dp`
+  Group expert_dp;  // expert gradients: tp*cp*dp/(etp*ep) for a MoE model, else `dp`
   Group shard;      // ZeRO-3's shard group (a default one-rank group below ZeRO-3)
   Group replica;    // ZeRO-3's replica group (likewise)
 };

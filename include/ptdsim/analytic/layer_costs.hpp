@@ -41,6 +41,7 @@ struct LayerCostsKey {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, micro_batch = 1;  // pp and dp: the groups' placement
   bool sequence_parallel = false;
   core::Recompute recompute = core::Recompute::none;
+  int etp = 0;  // parallel.etp (the sweep's --etp)
   bool operator==(const LayerCostsKey&) const = default;
 };
 LayerCostsKey layer_costs_key(const core::Scenario& s);

@@ -37,6 +37,16 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out);
 // `out` with no operators, as a default LayerOps reads.
 void clear(LayerOps& out);
 
+// An MoE layer's routed experts on one GPU, one micro-batch: the rows each local expert's GEMMs
+// take (the busiest expert's: training.moe.load_imbalance or capacity_factor times the mean), the
+// local experts, and each expert's FFN width on this GPU (ffn_hidden / etp).
+struct ExpertRows {
+  double per_expert = 0;
+  double local_experts = 0;
+  double width = 0;
+};
+ExpertRows expert_rows(const core::Scenario& s);
+
 // The embedding (first stage), and the logits GEMM and cross-entropy (last stage).
 // With MTP modules (model.mtp_layers), `mtp` is their 2h -> h projections and logits GEMMs on the
 // last stage, and cross_entropy counts each module's loss beside the main one (their layers are

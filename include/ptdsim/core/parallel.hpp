@@ -41,6 +41,10 @@ struct ParallelSpec {
   int dp = 1;
   int cp = 1;
   int ep = 1;
+  // Expert tensor parallel (parallel.etp): the ranks one routed expert's weights are split over.
+  // 0: not given, the same as tp (Megatron-Core's default, --expert-tensor-parallel-size None);
+  // read it through expert_tp(). Experts fold over the tp*cp*dp ranks: etp * ep * edp = tp*cp*dp.
+  int etp = 0;
   int vpp = 1;
   bool sequence_parallel = false;
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters (up to kMaxZeroStage)
@@ -57,6 +61,19 @@ struct ParallelSpec {
   bool embedding_in_split = false;
   bool loss_in_split = false;
   Sharding sharding;
+
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // The experts' data-parallel degree: the ranks holding the same experts' shard (Megatron-Core's
+  // expert_data_parallel_size = tp*cp*dp / (etp*ep)); at least 1 (check() rejects the rest).
+  int expert_dp() const {
+    const long long block = 1LL * tp * cp * dp, per = 1LL * expert_tp() * ep;
+    return per > 0 && block >= per ? static_cast<int>(block / per) : 1;
+  }
+  // Megatron-Core >= 0.10 "MoE parallel folding": an etp that differs from tp lays the experts'
+  // groups (etp innermost, then ep, then expert dp) over the tp*cp*dp ranks in their own order.
+  // With etp == tp the expert-parallel ranks are carved out of the data-parallel ranks where
+  // `placement` puts ep (Megatron-Core's order before folding, tp-cp-ep-dp-pp).
+  bool folded_experts() const { return etp > 0 && etp != tp; }
 };
 
 }  // namespace ptdsim::core

@@ -167,6 +167,22 @@ struct ToTrain {
   double days() const { return seconds / 86400; }
 };
 
+// An MoE model's experts on one GPU (docs/analytic.md "Expert parallelism", "In the report");
+// `present` false without experts.
+struct ExpertsReport {
+  bool present = false;
+  int etp = 1, ep = 1, edp = 1;    // expert tensor parallel, expert parallel, the experts' data parallel
+  Scope ep_scope = Scope::intra;   // where the dispatcher's group lands: inside the NVLink domain or across
+  int ep_ranks_per_node = 1;
+  double busiest = 1;              // the busiest expert's tokens over the mean (training.moe)
+  double params = 0;               // expert parameters on a GPU of the peak stage
+  double state_bytes = 0;          // their weights, gradients and optimizer states there
+  // One MoE layer, one micro-batch, forward + backward (+ recompute), seconds: the router, the
+  // permute and unpermute, the routed experts' grouped GEMMs and activation, the dispatch and combine
+  double router_s = 0, permute_s = 0, experts_s = 0, dispatch_s = 0;
+  double dispatch_bytes = 0;       // what one GPU sends for that layer's dispatch and combine
+};
+
 struct Report {
   Scenario scenario;  // as evaluated (dp derived, defaults applied)
 
@@ -223,6 +239,7 @@ struct Report {
 
   // where the compute goes (analytic::compute_breakdown)
   ComputeBreakdown compute;
+  ExpertsReport experts;
 
   EngineKind engine = EngineKind::analytic;
   // What a reader must not miss: a layout that does not fit, inputs used outside what they describe.

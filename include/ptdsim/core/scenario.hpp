@@ -51,6 +51,28 @@ struct FusionSpec {
 //   converted to fp32 shard by shard at the optimizer step (docs/analytic.md "Memory").
 enum class MainGrads { fp32, bit16 };
 
+// How an MoE layer sends its tokens to the experts and back (training.moe.dispatcher; docs/analytic.md
+// "Expert parallelism"): alltoall, Megatron-Core's MoEAlltoAllTokenDispatcher (an all-to-all over
+// the ep group, then an all-gather over the expert-TP group; the combine mirrors it); allgather,
+// MoEAllGatherTokenDispatcher (every token all-gathered over the etp*ep group, the outputs
+// reduce-scattered back); flex, MoEFlexTokenDispatcher with DeepEP's fused dispatch and combine
+// (each token crosses the network once per destination node, then fans out over NVLink).
+enum class Dispatcher { alltoall, allgather, flex };
+
+// The MoE layers' training switches (training.moe).
+struct MoeTraining {
+  Dispatcher dispatcher = Dispatcher::alltoall;
+  // Dropless routing: tokens of the busiest expert over the mean tokens per expert; the busiest
+  // expert's rank sets the time of the experts' GEMMs and of the dispatch (1: perfectly balanced).
+  double load_imbalance = 1.0;
+  // > 0: each expert takes at most capacity_factor x the mean tokens (the rest dropped) and is
+  // padded to it; 0: dropless.
+  double capacity_factor = 0;
+  // What sets the busiest expert's tokens over the mean: the capacity factor when tokens are
+  // dropped (every expert padded to capacity), else the load imbalance.
+  double busiest() const { return capacity_factor > 0 ? capacity_factor : load_imbalance; }
+};
+
 struct TrainingSpec {
   int seq_len = 2048;
   int micro_batch = 1;
@@ -72,6 +94,7 @@ struct TrainingSpec {
   std::string framework;
   std::vector<std::string> from_framework;
   MainGrads main_grads = MainGrads::fp32;
+  MoeTraining moe;
   // Tokens the whole run trains on (training.tokens, or --tokens); 0: not given, and the report
   // has no time or cost to train.
   double tokens = 0;

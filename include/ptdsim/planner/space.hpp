@@ -46,6 +46,9 @@ std::optional<Choice> parse_choice(const std::string& text, int least = 1);
 // divide the GPU count).
 struct SearchSpace {
   Choice tp, pp, cp, ep, vpp, micro_batch, zero;
+  // Expert tensor parallel degrees (--etp); empty: the base scenario's parallel.etp only (unset:
+  // etp follows each candidate's tp, Megatron-Core's default)
+  Choice etp;
   // ZeRO-3's shard group: 0 all of dp*cp; gpus_per_node the hybrid variant (shard within a node,
   // replicate across), which the space adds for ZeRO-3 layouts whose dp*cp spans several nodes
   std::vector<int> shard_ranks;
@@ -69,6 +72,7 @@ struct SearchSpace {
 struct Candidate {
   std::uint64_t index = 0;  // position in the space, the final tie-break of every ranking
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
+  int etp = 0;  // parallel.etp (0: the same as tp)
   int micro_batch = 1;
   int zero = 0;
   int shard_ranks = 0;  // ZeRO-3 hybrid sharding: the shard group (0: all of dp*cp)
@@ -89,7 +93,7 @@ void apply(const Candidate& c, core::Scenario& s);
 // The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.
 // Dimensions, most significant digit first: tp, pp, cp, ep, pipeline (schedule with its vpp),
 // micro_batch, zero, recompute, sequence_parallel, overlap.tp, overlap.dp, overlap.pp (the last
-// three one value, the base's, unless searched), shard_ranks. Index i decodes to digits by repeated
+// three one value, the base's, unless searched), shard_ranks, etp (the base's unless --etp). Index i decodes to digits by repeated
 // division, so any index range is a chunk of work with no shared state.
 class Space {
  public:
@@ -121,6 +125,7 @@ class Space {
   const std::vector<int>& pp() const { return pp_; }
   const std::vector<int>& cp() const { return cp_; }
   const std::vector<int>& ep() const { return ep_; }
+  const std::vector<int>& etp() const { return etp_; }
   const std::vector<std::pair<core::Schedule, int>>& pipeline() const { return pipeline_; }
   const std::vector<int>& micro_batch() const { return micro_batch_; }
   const std::vector<int>& zero() const { return zero_; }
@@ -155,7 +160,7 @@ class Space {
   Located locate(const core::Scenario& s) const;
 
  private:
-  static constexpr int kDigits = 13;
+  static constexpr int kDigits = 14;
   using Digits = std::array<std::uint64_t, kDigits>;
   Digits digits(std::uint64_t index) const;  // index < size_
   std::optional<Candidate> candidate(std::uint64_t index, const Digits& d) const;
@@ -167,7 +172,7 @@ class Space {
   }
   int gpus_ = 0;
   int gpus_per_node_ = 1;
-  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, shard_ranks_;
+  std::vector<int> tp_, pp_, cp_, ep_, micro_batch_, zero_, shard_ranks_, etp_;
   Choice dp_filter_;
   std::vector<std::pair<core::Schedule, int>> pipeline_;
   std::vector<core::Recompute> recompute_;

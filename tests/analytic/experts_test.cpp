@@ -1,0 +1,219 @@
+// Expert parallelism (docs/analytic.md "Expert parallelism"): the experts' groups under MoE parallel
+// folding, the dispatchers' traffic, the busiest expert's load, the grouped GEMMs' rows and the
+// experts' memory, against hand-worked values.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/operators.hpp"
+#include "ptdsim/analytic/params.hpp"
+#include "ptdsim/core/check.hpp"
+#include "../common/scenarios.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::analytic;
+
+namespace {
+
+// A Mixtral-like MoE (32 layers, h 4096, 32 heads, 8 KV heads, 8 experts of ffn 14336, top-2) on
+// 64 A100s, 8 a node: tp 8, dp 8, ep 8, sequence parallel, seq 4096, micro-batch 1.
+core::Scenario moe_64() {
+  core::Scenario s;
+  s.model = testing::llama(32, 4096, 32, 8, 14336, 32000);
+  s.model.moe = core::MoeSpec{8, 2, 1, 0};
+  s.hardware = testing::dgx_a100_80g();
+  s.gpus = 64;
+  s.parallel.tp = 8;
+  s.parallel.dp = 8;
+  s.parallel.ep = 8;
+  s.parallel.sequence_parallel = true;
+  s.training.seq_len = 4096;
+  s.training.global_batch = 64;
+  return s;
+}
+
+bool has_problem(const core::Scenario& s, const std::string& key) {
+  for (const auto& p : core::check(s))
+    if (p.key == key) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("experts: groups with etp == tp and folded", "[analytic][experts]") {
+  auto s = moe_64();
+  SECTION("etp unset follows tp: ep is carved out of dp at stride tp, one rank a node") {
+    CHECK(s.parallel.expert_tp() == 8);
+    CHECK_FALSE(s.parallel.folded_experts());
+    CHECK(s.parallel.expert_dp() == 1);  // 8*1*8 / (8*8)
+    const Group ep = ep_group(s);
+    CHECK(ep.ranks == 8);
+    CHECK(ep.ranks_per_node == 1);
+    CHECK(ep.scope == core::Scope::inter);
+    CHECK(expert_tp_group(s).ranks == 8);
+  }
+  SECTION("etp 1 folds the experts over the tp*dp ranks: ep is the innermost 8, inside the node") {
+    s.parallel.etp = 1;
+    CHECK(s.parallel.folded_experts());
+    CHECK(s.parallel.expert_dp() == 8);  // 8*1*8 / (1*8)
+    const Group ep = ep_group(s);
+    CHECK(ep.ranks == 8);
+    CHECK(ep.ranks_per_node == 8);
+    CHECK(ep.scope == core::Scope::intra);
+    // the experts' data parallel steps over whole nodes: 8 ranks, one a node
+    const Group edp = grad_group(s, true);
+    CHECK(edp.ranks == 8);
+    CHECK(edp.ranks_per_node == 1);
+    CHECK(expert_tp_group(s).ranks == 1);
+    // dense gradients still over dp*cp = 8
+    CHECK(grad_group(s, false).ranks == 8);
+  }
+  SECTION("etp 2, ep 8: etp the innermost 2, ep 8 at stride 2 across two nodes, edp 4") {
+    s.parallel.etp = 2;
+    CHECK(s.parallel.expert_dp() == 4);
+    CHECK(expert_tp_group(s).ranks_per_node == 2);
+    const Group ep = ep_group(s);
+    CHECK(ep.ranks == 8);
+    CHECK(ep.ranks_per_node == 4);  // ranks 0,2,4,6 in node 0; 8..14 in node 1
+    CHECK(ep.scope == core::Scope::inter);
+    CHECK(expert_tp_ep_group(s).ranks == 16);
+    CHECK(grad_group(s, true).ranks == 4);
+  }
+}
+
+TEST_CASE("experts: checks as Megatron-Core imposes them", "[analytic][experts]") {
+  auto s = moe_64();
+  CHECK(core::check(s).empty());
+  SECTION("etp*ep must divide tp*cp*dp") {
+    s.parallel.etp = 16;
+    s.parallel.ep = 8;  // 128 does not divide 64
+    CHECK(has_problem(s, "parallel.etp"));
+  }
+  SECTION("etp must divide the experts' ffn_hidden") {
+    s.model.moe->ffn_hidden = 14336 + 4;  // 14340 = 4 * 3585: not a multiple of 8
+    s.parallel.etp = 8;
+    CHECK(has_problem(s, "parallel.etp"));
+  }
+  SECTION("etp > 1 needs experts") {
+    s.model.moe.reset();
+    s.parallel.ep = 1;
+    s.parallel.etp = 2;
+    CHECK(has_problem(s, "parallel.etp"));
+  }
+  SECTION("a capacity factor only with the alltoall dispatcher") {
+    s.training.moe.capacity_factor = 1.0;
+    CHECK_FALSE(has_problem(s, "training.moe.capacity_factor"));
+    s.training.moe.dispatcher = core::Dispatcher::allgather;
+    CHECK(has_problem(s, "training.moe.capacity_factor"));
+  }
+}
+
+TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
+  auto s = moe_64();
+  s.parallel.etp = 1;  // ep inside the node: NVLink, 5 us + bytes / 300 GB/s bus bandwidth
+  // this rank routes T/t = 4096/8 = 512 tokens; top_k 2 copies of h 4096 in 2 bytes:
+  // S = 2 * 512 * 4096 * 2 = 8,388,608 bytes per all-to-all; each GPU sends 7/8 of it
+  const double S = 2.0 * 512 * 4096 * 2;
+  SECTION("alltoall, etp 1: two all-to-alls over the 8 ranks of the node") {
+    const Dispatch d = dispatch(s);
+    CHECK(d.sent_bytes == Approx(2 * 0.875 * S).epsilon(1e-12));
+    CHECK(d.time_s == Approx(2 * (5e-6 + 0.875 * S / 300e9)).epsilon(1e-12));
+    // the MoE layer's TP collectives are the attention's alone: one all-gather + reduce-scatter of
+    // the s*b*h activation (2 * 4096 * 4096 = 33,554,432 bytes) each way
+    const auto c = layer_comm(s, true);
+    const double A = 2.0 * 4096 * 4096;
+    CHECK(c.tp_bytes_forward == Approx(2 * 0.875 * A).epsilon(1e-12));
+    CHECK(layer_comm(s, false).tp_bytes_forward == Approx(4 * 0.875 * A).epsilon(1e-12));
+    CHECK(c.ep_bytes_forward == Approx(d.sent_bytes).epsilon(1e-12));
+    CHECK(c.ep_backward_s == Approx(d.time_s).epsilon(1e-12));
+  }
+  SECTION("the busiest expert's rank sets the all-to-alls' time, not what a GPU sends") {
+    s.training.moe.load_imbalance = 1.5;
+    const Dispatch d = dispatch(s);
+    CHECK(d.sent_bytes == Approx(2 * 0.875 * S).epsilon(1e-12));
+    CHECK(d.time_s == Approx(1.5 * 2 * (5e-6 + 0.875 * S / 300e9)).epsilon(1e-12));
+  }
+  SECTION("alltoall with etp == tp 8: the all-to-all crosses nodes, then an etp pair of 8x the rows") {
+    s.parallel.etp = 0;
+    // all-to-all over 8 nodes, one rank each: 10 us + 7/8 S / 25 GB/s
+    const double a2a = 10e-6 + 0.875 * S / 25e9;
+    // the gathered rows of this rank's experts: 8 * 512 * 2 tokens of h: G = 8 * S = 67,108,864
+    const double G = 8 * S;
+    const double pair = 2 * (5e-6 + 0.875 * G / 300e9);
+    const Dispatch d = dispatch(s);
+    CHECK(d.time_s == Approx(2 * a2a + pair).epsilon(1e-9));
+    CHECK(d.sent_bytes == Approx(2 * 0.875 * S + 2 * 0.875 * G).epsilon(1e-12));
+  }
+  SECTION("allgather: every token of the etp*ep group gathered, no top_k") {
+    s.training.moe.dispatcher = core::Dispatcher::allgather;
+    // etp*ep = 8 ranks inside the node; the gathered buffer 2 * 512 * 4096 * 8 = 33,554,432
+    const double G = 2.0 * 512 * 4096 * 8;
+    const Dispatch d = dispatch(s);
+    CHECK(d.sent_bytes == Approx(2 * 0.875 * G).epsilon(1e-12));
+    CHECK(d.time_s == Approx(2 * (5e-6 + 0.875 * G / 300e9)).epsilon(1e-12));
+  }
+  SECTION("flex across nodes: a token crosses the network once per destination node") {
+    s.training.moe.dispatcher = core::Dispatcher::flex;
+    s.model.moe = core::MoeSpec{64, 8, 1, 1792};
+    s.parallel.tp = 1;
+    s.parallel.dp = 64;
+    s.parallel.ep = 32;
+    s.parallel.etp = 1;
+    s.parallel.sequence_parallel = false;
+    // ep 32 over 4 nodes; top-8 of experts spread uniformly reach 4 (1 - (3/4)^8) = 3.5995 nodes
+    CHECK(distinct_nodes(8, 4) == Approx(4 * (1 - std::pow(0.75, 8))).epsilon(1e-12));
+    CHECK(distinct_nodes(8, 1) == 1);
+    // T = 4096 tokens routed; S = 2 * 4096 * 4096 * 8 * (3.5995 / 8) bytes
+    const double Sf = 2.0 * 4096 * 4096 * 8 * distinct_nodes(8, 4) / 8;
+    const Dispatch d = dispatch(s);
+    CHECK(d.sent_bytes == Approx(2 * (31.0 / 32) * Sf).epsilon(1e-12));
+    // across nodes with 8 ranks a node: the network's 10 us and NVLink's 5, one NIC's 25 GB/s
+    CHECK(d.time_s == Approx(2 * (15e-6 + (31.0 / 32) * Sf / 25e9)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("experts: grouped GEMM rows and memory", "[analytic][experts]") {
+  auto s = moe_64();
+  SECTION("etp == tp with SP: all tokens of the TP group reach the experts, as before folding") {
+    // R = 4096 / 8 * 8 = 4096 rows; per expert R * top_k 2 * ep 8 / 8 experts = 8192; one local
+    // expert, 14336 / 8 = 1792 columns of it
+    const ExpertRows r = expert_rows(s);
+    CHECK(r.per_expert == Approx(8192).epsilon(1e-12));
+    CHECK(r.local_experts == Approx(1).epsilon(1e-12));
+    CHECK(r.width == Approx(1792).epsilon(1e-12));
+  }
+  SECTION("etp 1: each rank's own 512 tokens, whole experts; the busiest expert 1.25x") {
+    s.parallel.etp = 1;
+    s.training.moe.load_imbalance = 1.25;
+    const ExpertRows r = expert_rows(s);
+    CHECK(r.per_expert == Approx(512 * 2 * 8 / 8 * 1.25).epsilon(1e-12));  // 1280
+    CHECK(r.width == Approx(14336).epsilon(1e-12));
+    const LayerOps ops = layer_ops(s, true);
+    const auto* fc1 = ops.find(core::Operator::fc1_gated);
+    REQUIRE(fc1 != nullptr);
+    CHECK(fc1->m == Approx(1280).epsilon(1e-12));
+    CHECK(fc1->n == Approx(2 * 14336).epsilon(1e-12));
+    CHECK(fc1->count == Approx(1).epsilon(1e-12));
+    // the router runs on the 512 tokens this rank routes
+    CHECK(ops.find(core::Operator::router)->m == Approx(512).epsilon(1e-12));
+  }
+  SECTION("a capacity factor pads every expert to capacity and overrides the imbalance") {
+    s.parallel.etp = 1;
+    s.training.moe.load_imbalance = 3;
+    s.training.moe.capacity_factor = 1.0;
+    CHECK(expert_rows(s).per_expert == Approx(1024).epsilon(1e-12));
+  }
+  SECTION("expert parameters split etp ways, their states sharded over the experts' dp") {
+    // one expert's SwiGLU MLP: 3 * 4096 * 14336 = 176,160,768 parameters (no bias)
+    const double expert = 3.0 * 4096 * 14336;
+    CHECK(layer_params_per_gpu(s, true).expert == Approx(expert / 8).epsilon(1e-12));  // etp = tp 8
+    s.parallel.etp = 1;
+    CHECK(layer_params_per_gpu(s, true).expert == Approx(expert).epsilon(1e-12));
+    CHECK(zero_shard_ranks(s, true) == 8);   // edp = 64 / (1 * 8)
+    s.parallel.etp = 2;
+    CHECK(layer_params_per_gpu(s, true).expert == Approx(expert / 2).epsilon(1e-12));
+    CHECK(zero_shard_ranks(s, true) == 4);   // edp = 64 / (2 * 8)
+  }
+}
