@@ -49,8 +49,10 @@ constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
                                          {Fp8Recipe::rowwise, "rowwise"},
                                          {Fp8Recipe::blockwise, "blockwise"},
                                          {Fp8Recipe::mxfp8, "mxfp8"}}};
+constexpr Table<Offload, kOffloadCount> kOffload{
+    {{Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::optimizer_params, "optimizer_params"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
-constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
+constexpr Table<BoundKind, 13> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::bubble, "bubble"},
                                        {BoundKind::optimizer, "optimizer"},
                                        {BoundKind::tp, "TP"},
@@ -61,7 +63,8 @@ constexpr Table<BoundKind, 12> kBound{{{BoundKind::compute, "compute"},
                                        {BoundKind::dp_reduce, "DP reduce"},
                                        {BoundKind::dp_gather, "DP all-gather"},
                                        {BoundKind::zero3_gather, "ZeRO-3 all-gather"},
-                                       {BoundKind::zero3_reduce, "ZeRO-3 reduce-scatter"}}};
+                                       {BoundKind::zero3_reduce, "ZeRO-3 reduce-scatter"},
+                                       {BoundKind::offload, "CPU offload"}}};
 constexpr Table<MemoryOp, kMemoryOpCount> kMemoryOp{{{MemoryOp::layernorm, "layernorm"},
                                                      {MemoryOp::rmsnorm, "rmsnorm"},
                                                      {MemoryOp::gelu, "gelu"},
@@ -133,6 +136,7 @@ std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
 std::string_view name(Fusion e) { return lookup(kFusion, e); }
 std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
 std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
+std::string_view name(Offload e) { return lookup(kOffload, e); }
 
 std::string placement_text(const ParallelSpec& p) {
   std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
@@ -183,6 +187,7 @@ template <> std::optional<AttentionKernel> parse(std::string_view s) { return re
 template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFusion, s); }
 template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
 template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
+template <> std::optional<Offload> parse(std::string_view s) { return reverse(kOffload, s); }
 
 namespace {
 template <class E, std::size_t N>

@@ -35,13 +35,14 @@ std::string_view name(TaskKind k) {
     case TaskKind::dp_gather: return "DP all-gather";
     case TaskKind::zero3_gather: return "ZeRO-3 all-gather";
     case TaskKind::zero3_reduce: return "ZeRO-3 reduce-scatter";
+    case TaskKind::offload: return "CPU offload";
   }
   return "?";
 }
 
 bool is_compute(TaskKind k) {
   return k == TaskKind::forward || k == TaskKind::backward || k == TaskKind::backward_input ||
-         k == TaskKind::backward_weight || k == TaskKind::optimizer;
+         k == TaskKind::backward_weight || k == TaskKind::optimizer || k == TaskKind::offload;
 }
 
 Engine::Engine(int ranks) : ranks_(ranks) {

@@ -63,6 +63,7 @@ core::BoundKind bound_kind(TaskKind k) {
     case TaskKind::zero3_gather: return core::BoundKind::zero3_gather;
     case TaskKind::zero3_reduce: return core::BoundKind::zero3_reduce;
     case TaskKind::optimizer: return core::BoundKind::optimizer;
+    case TaskKind::offload: return core::BoundKind::offload;
     case TaskKind::forward:
     case TaskKind::backward:
     case TaskKind::backward_input:
@@ -84,7 +85,7 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
   double first_backward = std::numeric_limits<double>::infinity(), last_forward = 0;
   for (TaskId t : e.stream_tasks(ref, StreamKind::compute)) {
     const TaskKind k = e.kind(t);
-    if (k == TaskKind::optimizer) continue;
+    if (k == TaskKind::optimizer || k == TaskKind::offload) continue;
     // its own serial TP too: while it runs, the reference is not idle (another stage's compute on
     // the path then is that stage's compute, not a wait)
     busy.emplace_back(e.start(t), e.finish(t));
@@ -122,6 +123,7 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
     const int rank = e.rank(t);
     switch (k) {
       case TaskKind::optimizer: add(core::PathCause::optimizer, b - a); break;
+      case TaskKind::offload: add(core::PathCause::offload, b - a); break;
       case TaskKind::forward:
       case TaskKind::backward:
       case TaskKind::backward_input:
@@ -182,6 +184,8 @@ StepSummary summarize(const StepGraph& g) {
       compute[r].push_back(iv);
       if (e.kind(t) == TaskKind::optimizer)
         out.optimizer_s = std::max(out.optimizer_s, iv.second - iv.first);
+      else if (e.kind(t) == TaskKind::offload)
+        out.offload_s = std::max(out.offload_s, iv.second - iv.first);
       else
         work[r] += iv.second - iv.first;
     }
@@ -193,7 +197,7 @@ StepSummary summarize(const StepGraph& g) {
   // only the others keeps the rounding of finish - start - duration (1e-13 s a task) out of the sum,
   // where it printed as a contention of "0.0 us" on GPUs that have none.
   for (TaskId t : e.stream_tasks(out.busiest_rank, StreamKind::compute))
-    if (e.kind(t) != TaskKind::optimizer && e.finish(t) > e.start(t) + e.duration_s(t))
+    if (e.kind(t) != TaskKind::optimizer && e.kind(t) != TaskKind::offload && e.finish(t) > e.start(t) + e.duration_s(t))
       out.contention_s += e.finish(t) - e.start(t) - e.duration_s(t);
   {
     // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
@@ -212,7 +216,7 @@ StepSummary summarize(const StepGraph& g) {
         const TaskKind kind = e.kind(t);
         const bool zero3 = kind == TaskKind::zero3_gather || kind == TaskKind::zero3_reduce;
         if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
-        if (kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
+        if (kind != TaskKind::optimizer && kind != TaskKind::offload) serial.emplace_back(e.start(t), e.finish(t));
       }
     }
     out.bubble_s = uncovered(merged(std::move(serial), runs), 0.0, span);
@@ -238,7 +242,7 @@ StepSummary summarize(const StepGraph& g) {
     const TaskSpec sp = e.spec(t);
     const double dur = e.finish(t) - e.start(t);
     if (is_compute(sp.kind)) {
-      credit(sp.kind == TaskKind::optimizer ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
+      credit(sp.kind == TaskKind::optimizer || sp.kind == TaskKind::offload ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
              dur - sp.folded_tp_s);
       // folded serial TP stalls the compute stream: all of it is exposed
       out.exposed_s[static_cast<int>(core::CommKind::tp)] += sp.folded_tp_s;

@@ -29,6 +29,7 @@ std::string_view name(AttentionKernel);
 std::string_view name(Fusion);
 std::string_view name(LossFusion);
 std::string_view name(Fp8Recipe);
+std::string_view name(Offload);
 std::string_view name(EngineKind);
 std::string_view name(BoundKind);
 

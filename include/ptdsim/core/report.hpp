@@ -56,6 +56,7 @@ enum class BoundKind {
   pp,             // pipeline sends
   dp,             // data-parallel communication as a whole (analytic engine)
   dp_reduce, dp_gather, zero3_gather, zero3_reduce,
+  offload,        // CPU offload's host copies and CPU optimizer step (training.offload)
 };
 struct BoundPart {
   static constexpr int kAllStages = -1;
@@ -79,8 +80,9 @@ enum class PathCause {
   dp_reduce,       // gradient reductions (DP buckets, ZeRO-3 reduce-scatters)
   dp_gather_wait,  // waiting for a parameter all-gather (ZeRO-1/2 after the update, ZeRO-3 per unit)
   optimizer,
+  offload,         // CPU offload: gradients down, the CPU optimizer step, parameters up (training.offload)
 };
-inline constexpr int kPathCauseCount = 10;
+inline constexpr int kPathCauseCount = 11;
 struct PathPart {
   PathCause cause = PathCause::compute;
   int stage = -1;    // compute and wait_stage: the stage whose compute it is; else -1
@@ -172,6 +174,12 @@ struct Report {
   // the largest micro-batch and the longest sequence; 0: not even the scenario's; -1: not computed
   int fit_micro_batch = -1;
   int fit_seq_len = -1;
+  // CPU offload (training.offload): what one GPU keeps in host memory (the busiest stage's), the
+  // node's total (every GPU of the node holding as much), the node's host memory; fits needs both
+  double host_bytes_per_gpu = 0;
+  double host_bytes_per_node = 0;
+  double host_capacity_bytes = 0;
+  bool host_fits = true;
 
   // time, seconds
   double step_s = 0;
@@ -179,6 +187,12 @@ struct Report {
   double contention_s = 0; // of compute_s: lost to the SMs held by collectives running beside it
   double bubble_s = 0;     // pipeline idle time of that stage
   double optimizer_s = 0;
+  // CPU offload (training.offload; all 0 without it), the slowest stage's, seconds per step: what of
+  // the gradients' copy to the host the backward does not hide, the CPU optimizer step, the copy
+  // of the updated parameters back; offload_s their sum, serial after the backward (and before the
+  // GPU's optimizer step, which does the rest of the fraction)
+  double offload_s = 0;
+  double offload_down_s = 0, offload_cpu_s = 0, offload_up_s = 0;
   double stage_forward_s = 0;   // per micro-batch, the slowest stage
   double stage_backward_s = 0;
   std::array<CommStats, kCommKindCount> comm{};  // per GPU: the busiest GPU's (a middle stage's for pp)

@@ -33,6 +33,7 @@ enum class TaskKind : std::uint8_t {
   dp_gather,
   zero3_gather,
   zero3_reduce,
+  offload,          // CPU offload's serial phase on the compute stream (host copies, CPU optimizer step)
 };
 std::string_view name(TaskKind);
 bool is_compute(TaskKind);

@@ -76,7 +76,10 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
   f.emplace_back("peak memory (stage " + std::to_string(r.peak_stage) + ")",
                  fmt::format("{:.1f} of {:.1f} GiB", r.peak_bytes / kGiB, r.capacity_bytes / kGiB));
   f.emplace_back("fits", r.fits ? fmt::format("yes, {:.1f} GiB free", (r.capacity_bytes - r.peak_bytes) / kGiB)
-                                : fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB));
+                 : r.peak_bytes > r.capacity_bytes
+                     ? fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB)
+                     : fmt::format("NO: the host holds {:.1f} of {:.1f} GiB per node", r.host_bytes_per_node / kGiB,
+                                   r.host_capacity_bytes / kGiB));
   // what the inputs do not give is said, not guessed (report::to_train_line)
   f.emplace_back("days and cost to train", report::to_train_line(r));
   return f;
@@ -131,7 +134,7 @@ std::string comm_table(const core::Report& r) {
 // The simulator's task kinds, in its order: the order their colours are given in (those present).
 std::vector<std::string> task_kinds() {
   std::vector<std::string> out;
-  for (int k = 0; k <= static_cast<int>(sim::TaskKind::zero3_reduce); ++k)
+  for (int k = 0; k <= static_cast<int>(sim::TaskKind::offload); ++k)
     out.emplace_back(sim::name(static_cast<sim::TaskKind>(k)));
   return out;
 }
@@ -359,7 +362,7 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
       "<a href=\"#comm\">communication</a></nav>\n");
   page.section("answer", "The answer");
   // a layout that does not fit is the first thing on the page
-  if (!r.fits)
+  if (r.peak_bytes > r.capacity_bytes)  // (the host's own limit is its warning below)
     page.para(fmt::format("DOES NOT FIT: peak {:.1f} GiB on stage {} of {:.1f} GiB per GPU ({:.1f} GiB over).",
                           r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB,
                           (r.peak_bytes - r.capacity_bytes) / kGiB),
