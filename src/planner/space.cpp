@@ -431,6 +431,7 @@ Space::Located Space::locate(const core::Scenario& s) const {
       {position(overlap_pp_, t.overlap.pp && !(p.pp == 1 && (searched_ & Candidate::kSearchedPp))),
        std::string("overlap.pp ") + (t.overlap.pp ? "on" : "off") + " is outside the space"},
       {position(shard_ranks_, shard), outside("shard_ranks", shard, shard_ranks_)},
+      {position(offload_, t.offload), "CPU offload " + std::string(core::name(t.offload)) + " is outside the space"},
   };
   std::uint64_t index = 0;
   for (int i = 0; i < kDigits; ++i) {
