@@ -48,6 +48,12 @@ std::string totals_table(const core::Report& r) {
   if (r.contention_s > 0) row("of which slowed by collectives beside it", r.contention_s);
   row(r.engine == core::EngineKind::simulation ? "idle, busiest stage (all waits)" : "pipeline bubble", r.bubble_s);
   row("optimizer step", r.optimizer_s);
+  if (r.scenario.training.offload != core::Offload::none) {  // docs/analytic.md "CPU offload"
+    row("CPU offload", r.offload_s);
+    row("of which gradients to the host", r.offload_down_s);
+    row("of which the CPU's optimizer step", r.offload_cpu_s);
+    row("of which parameters back", r.offload_up_s);
+  }
   for (int k = 0; k < core::kCommKindCount; ++k)
     if (r.comm[k].exposed_s > 0) row(fmt::format("exposed {} comm", core::kCommKindNames[k]), r.comm[k].exposed_s);
   return tab.str();
@@ -80,6 +86,9 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
                      ? fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB)
                      : fmt::format("NO: the host holds {:.1f} of {:.1f} GiB per node", r.host_bytes_per_node / kGiB,
                                    r.host_capacity_bytes / kGiB));
+  if (r.scenario.training.offload != core::Offload::none)
+    f.emplace_back(fmt::format("host memory per node (CPU offload {})", core::name(r.scenario.training.offload)),
+                   fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
   // what the inputs do not give is said, not guessed (report::to_train_line)
   f.emplace_back("days and cost to train", report::to_train_line(r));
   return f;
