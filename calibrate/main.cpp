@@ -22,7 +22,7 @@
 #include "ptdsim/calibrate/measured_tables.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
-#include "ptdsim/io/hardware_writer.hpp"
+#include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
 #ifdef PTDSIM_CALIBRATE_MPI
@@ -125,7 +125,7 @@ int run(const Args& a) {
     ct::free_world(w);
     return failures == 0 ? 0 : 1;
   }
-  io::HardwareCalibration cal;
+  calibrate::HardwareCalibration cal;
   std::string log;
 
   if (!a.skip_collectives) {
@@ -267,7 +267,7 @@ int run(const Args& a) {
     }
     if (!a.output.empty()) {
       cal.comment = {fmt::format("calibrated by ptdsim-calibrate on {} x {} (docs/calibration.md)", w.size, gpu)};
-      io::write_calibrated_hardware(a.output, base ? std::optional<std::string>(a.base) : std::nullopt, cal);
+      calibrate::write_calibrated_hardware(a.output, base ? std::optional<std::string>(a.base) : std::nullopt, cal);
       std::fprintf(stderr, "wrote %s\n", a.output.c_str());
     }
   }

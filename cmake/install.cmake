@@ -7,7 +7,7 @@
 include(CMakePackageConfigHelpers)
 
 set(_ptdsim_libraries ptdsim_core ptdsim_io ptdsim_analytic ptdsim_sim ptdsim_planner ptdsim_validation
-    ptdsim_io_report ptdsim_calibrate ptdsim_api)
+    ptdsim_report ptdsim_calibrate ptdsim_api)
 foreach(_lib IN LISTS _ptdsim_libraries)
   string(REPLACE "ptdsim_" "" _name ${_lib})
   set_target_properties(${_lib} PROPERTIES EXPORT_NAME ${_name})  # ptdsim::core, ptdsim::api, ...

@@ -22,8 +22,8 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/import.hpp"
 #include "ptdsim/io/load.hpp"
-#include "ptdsim/io/report.hpp"
-#include "ptdsim/io/sweep_report.hpp"
+#include "ptdsim/report/evaluate.hpp"
+#include "ptdsim/report/sweep.hpp"
 #include "ptdsim/core/version.hpp"
 
 namespace py = pybind11;
@@ -54,10 +54,10 @@ core::Precision precision_of(const std::string& text, const core::GpuSpec& gpu, 
   return *p;
 }
 
-// The report as Python objects, from the walk report_json writes as text (io::report_json_walk): the
+// The report as Python objects, from the walk report_json writes as text (report::report_json_walk): the
 // dict json.loads would make of `ptdsim evaluate --format json`, without writing and parsing the text
 // (the text alone costs about 150 us to write and 100 us to parse, against the module's 50 us).
-class DictBuilder final : public io::JsonVisitor {
+class DictBuilder final : public report::JsonVisitor {
  public:
   py::dict root;
   void boolean(std::string_view path, bool v) override { set(path, py::bool_(v)); }
@@ -144,7 +144,7 @@ class DictBuilder final : public io::JsonVisitor {
 
 py::dict report_dict(const core::Report& r) {
   DictBuilder b;
-  io::report_json_walk(r, b);
+  report::report_json_walk(r, b);
   return b.root;
 }
 
@@ -215,7 +215,7 @@ PYBIND11_MODULE(_ptdsim, m) {
         std::string report, trace;
         {
           py::gil_scoped_release unlocked;
-          report = io::report_json(api::evaluate(s, &trace));
+          report = report::report_json(api::evaluate(s, &trace));
         }
         return std::make_pair(report, trace);
       },
@@ -228,7 +228,7 @@ PYBIND11_MODULE(_ptdsim, m) {
   m.def(
       "time_evaluate",
       [](const core::Scenario& s, int repeat, const std::string& what) {
-        struct Nothing final : io::JsonVisitor {
+        struct Nothing final : report::JsonVisitor {
           double n = 0;
           void boolean(std::string_view, bool) override { ++n; }
           void integer(std::string_view, long long) override { ++n; }
@@ -249,7 +249,7 @@ PYBIND11_MODULE(_ptdsim, m) {
             sink += static_cast<double>(api::evaluate_json(s).size());
           } else if (what == "walk") {
             Nothing v;
-            io::report_json_walk(api::evaluate(s), v);
+            report::report_json_walk(api::evaluate(s), v);
             sink += v.n;
           } else {
             sink += api::evaluate(s).step_s;
@@ -313,7 +313,7 @@ PYBIND11_MODULE(_ptdsim, m) {
           py::gil_scoped_release unlocked;
           const api::Sweep s = api::sweep(std::move(base), keys, r);
           json = api::sweep_json(s);
-          table = io::sweep_table(s.base, s.space, s.result, s.objective, r.min_free_gib);
+          table = report::sweep_table(s.base, s.space, s.result, s.objective, r.min_free_gib);
         }
         return std::make_pair(json, table);
       },

@@ -33,7 +33,7 @@ core::Report evaluate(const core::Scenario& s, std::string* trace_json = nullptr
 // `ptdsim evaluate --format json`: the report as JSON.
 std::string evaluate_json(const core::Scenario& s);
 
-// A report holding a non-finite or negative number (io::report_problem): a ConfigError naming
+// A report holding a non-finite or negative number (report::report_problem): a ConfigError naming
 // `file`, the last guard before a report is printed.
 void check_printable(const core::Report& r, const std::string& file);
 

@@ -16,19 +16,14 @@
 
 namespace ptdsim::analytic {
 
-namespace detail {
+namespace {
 
-core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t,
-                      const PipelineLayers& split, const LayerCosts& costs) {
-  core::Report r;
-  r.scenario = s;
-  r.engine = t.engine;
-  r.params = total_params(s.model);
-  r.model_flops_per_step = model_flops_per_step(s);
-  r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
-
-  r.stages = stage_memory(s, split, costs, t.in_flight.empty() ? nullptr : &t.in_flight);
+// Memory per stage with the engine's in-flight counts, the peak, whether it fits, and the warnings
+// about the inputs: a layout that does not fit, an attention kernel timed from another one's
+// table, calibrated collective rows used on groups they were not measured on.
+void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r) {
+  const core::Scenario& s = *step.scenario;
+  r.stages = stage_memory(s, *step.split, *step.costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
   for (const auto& st : r.stages)
     if (const double total = st.total(); total > r.peak_bytes) {
@@ -39,7 +34,7 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   if (s.training.offload != core::Offload::none) {
     // CPU offload: the host memory the node's GPUs keep there (each as much as the one that keeps
     // the most), against the node's
-    r.host_bytes_per_gpu = host_bytes_per_gpu(s, split, costs);
+    r.host_bytes_per_gpu = host_bytes_per_gpu(s, *step.split, *step.costs);
     r.host_bytes_per_node = r.host_bytes_per_gpu * gpus_sharing_host(s);
     r.host_capacity_bytes = s.hardware.host.memory_bytes;
     r.host_fits = r.host_bytes_per_node <= r.host_capacity_bytes;
@@ -68,7 +63,27 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
   }
   // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
   if (!s.hardware.collectives.empty())
-    for (auto& w : collective_warnings(s)) r.warnings.push_back(std::move(w));
+    for (auto& w : collective_warnings(s, step.groups)) r.warnings.push_back(std::move(w));
+}
+
+}  // namespace
+
+namespace detail {
+
+core::Report assemble(const Step& step, const Folds& folds,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t) {
+  const core::Scenario& s = *step.scenario;
+  const StepPlan& plan = step.plan;
+  const PipelineLayers& split = *step.split;
+  const LayerCosts& costs = *step.costs;
+  core::Report r;
+  r.scenario = s;
+  r.engine = t.engine;
+  r.params = total_params(s.model);
+  r.model_flops_per_step = model_flops_per_step(s);
+  r.hardware_flops_per_step = hardware_flops_per_step(s, r.model_flops_per_step);
+
+  memory_and_warnings(step, t, r);
 
   r.step_s = t.step_s;
   r.compute_s = t.compute_s;
@@ -126,10 +141,9 @@ core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds
 
 }  // namespace detail
 
-core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, StepTiming t) {
-  const auto folds = detail::fold_stages(plan);
-  return detail::assemble(s, plan, folds, detail::comm_stats(plan, folds), std::move(t), pipeline_layers(s),
-                          layer_costs(s));
+core::Report assemble_report(const Step& step, StepTiming t) {
+  const auto folds = detail::fold_stages(step.plan);
+  return detail::assemble(step, folds, detail::comm_stats(step.plan, folds), std::move(t));
 }
 
 }  // namespace ptdsim::analytic

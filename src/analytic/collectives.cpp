@@ -5,75 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "ptdsim/analytic/comm.hpp"
-#include "ptdsim/analytic/placement.hpp"
 #include "ptdsim/core/gpu_name.hpp"
 #include "ptdsim/core/names.hpp"
 
 namespace ptdsim::analytic {
-
-double bus_factor(core::Collective op, int ranks) {
-  const double n = ranks;
-  switch (op) {
-    case core::Collective::all_reduce: return 2 * (n - 1) / n;
-    case core::Collective::all_gather:
-    case core::Collective::reduce_scatter:
-    case core::Collective::all_to_all: return (n - 1) / n;
-    case core::Collective::broadcast:
-    case core::Collective::reduce:
-    case core::Collective::send_recv: return 1;
-  }
-  return 1;
-}
-
-int dim_size(const core::Scenario& s, core::Dim d) {
-  const auto& p = s.parallel;
-  switch (d) {
-    case core::Dim::tp: return p.tp;
-    case core::Dim::cp: return p.cp;
-    case core::Dim::ep: return p.ep;
-    case core::Dim::dp: return p.dp;
-    case core::Dim::pp: return p.pp;
-  }
-  return 1;
-}
-
-int dim_stride(const core::Scenario& s, core::Dim d) {
-  // ep is carved out of the data-parallel ranks (tp*cp*dp*pp == gpus), so it takes no room in
-  // the rank order: its ranks are the ep consecutive ranks of the dims placed outside it.
-  int stride = 1;
-  for (core::Dim inner : s.parallel.placement) {
-    if (inner == d) break;
-    if (inner != core::Dim::ep) stride *= dim_size(s, inner);
-  }
-  return stride;
-}
-
-Group group_from(const core::Scenario& s, const DimStride* dims, int count) {
-  // ranks_per_node: how many of the group's ranks, starting from rank 0, fall below gpus_per_node
-  // when its dims are laid out at their strides (innermost first).
-  const int gpn = std::max(1, s.hardware.gpus_per_node);
-  Group g;
-  g.ranks = 1;
-  int per_node = 1;
-  bool truncated = false;
-  for (int i = 0; i < count; ++i) {
-    g.ranks *= dims[i].size;
-    if (truncated || dims[i].size == 1) continue;
-    if (dims[i].stride >= gpn) { truncated = true; continue; }
-    const int fit = std::min(dims[i].size, gpn / dims[i].stride);
-    per_node *= std::max(1, fit);
-    if (fit < dims[i].size) truncated = true;
-  }
-  g.ranks_per_node = per_node;
-  g.scope = per_node >= g.ranks ? core::Scope::intra : core::Scope::inter;
-  return g;
-}
-
-Group group_of(const core::Scenario& s, core::Dim dim) {
-  const DimStride d{dim_size(s, dim), dim_stride(s, dim)};
-  return group_from(s, &d, 1);
-}
 
 namespace {
 
@@ -145,7 +80,7 @@ const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Colle
 }
 
 // Of the nearest measurement's rows, the one whose size range holds `bytes`, else the one whose
-// range is closest to it.
+// range is closest to it (core::piece_miss).
 AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
                      int* found_ranks) {
   const core::CollectiveFit* m = measurement(hw, op, g);
@@ -155,7 +90,7 @@ AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double b
   double best_size_dist = INFINITY;
   for (const auto& r : hw.collectives) {
     if (!same_measurement(r, *m)) continue;
-    const double dist = bytes < r.min_bytes ? r.min_bytes - bytes : bytes > r.max_bytes ? bytes - r.max_bytes : 0;
+    const double dist = core::piece_miss(r.min_bytes, r.max_bytes, bytes);
     if (dist < best_size_dist) {
       best_size_dist = dist;
       out = AlphaBeta{r.alpha_s, r.busbw_Bps};
@@ -247,7 +182,9 @@ std::string mismatches(const core::HardwareSpec& hw, const core::CollectiveFit& 
 
 }  // namespace
 
-std::vector<std::string> collective_warnings(const core::Scenario& s) {
+std::vector<std::string> collective_warnings(const core::Scenario& s) { return collective_warnings(s, step_groups(s)); }
+
+std::vector<std::string> collective_warnings(const core::Scenario& s, const StepGroups& groups) {
   std::vector<std::string> out;
   const auto& hw = s.hardware;
   if (hw.collectives.empty()) return out;
@@ -265,15 +202,15 @@ std::vector<std::string> collective_warnings(const core::Scenario& s) {
   const std::vector<C> grad_ops = p.zero == 0 ? std::vector<C>{C::all_reduce} : std::vector<C>{C::reduce_scatter, C::all_gather};
   std::vector<Use> uses;
   if (p.tp > 1)
-    uses.push_back({"tp", group_of(s, core::Dim::tp),
+    uses.push_back({"tp", groups.tp,
                     p.sequence_parallel ? std::vector<C>{C::all_gather, C::reduce_scatter} : std::vector<C>{C::all_reduce}});
-  if (p.cp > 1) uses.push_back({"cp", group_of(s, core::Dim::cp), {C::send_recv}});
-  if (p.ep > 1 && moe) uses.push_back({"ep", group_of(s, core::Dim::ep), {C::all_to_all}});
-  if (const Group dp = grad_group(s, false); dp.ranks > 1) uses.push_back({"dp gradient", dp, grad_ops});
+  if (p.cp > 1) uses.push_back({"cp", groups.cp, {C::send_recv}});
+  if (p.ep > 1 && moe) uses.push_back({"ep", groups.ep, {C::all_to_all}});
+  if (const Group& dp = groups.dp; dp.ranks > 1) uses.push_back({"dp gradient", dp, grad_ops});
   if (moe && p.ep > 1) {
-    if (const Group edp = grad_group(s, true); edp.ranks > 1) uses.push_back({"expert dp gradient", edp, grad_ops});
+    if (const Group& edp = groups.expert_dp; edp.ranks > 1) uses.push_back({"expert dp gradient", edp, grad_ops});
   }
-  if (p.pp > 1) uses.push_back({"pp", pp_hop_group(s), {C::send_recv}});
+  if (p.pp > 1) uses.push_back({"pp", groups.pp_hop, {C::send_recv}});
   for (const auto& u : uses) {
     for (C op : u.ops) {
       const core::CollectiveFit* m = measurement(hw, op, u.g);

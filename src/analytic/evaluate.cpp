@@ -3,9 +3,8 @@
 #include <algorithm>
 
 #include "fold.hpp"
-#include "ptdsim/analytic/layer_costs.hpp"
-#include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 
 namespace ptdsim::analytic {
 
@@ -112,35 +111,19 @@ StepTiming analytic_timing(const StepPlan& plan) {
   return detail::fold_timing(plan, folds, detail::comm_stats(plan, folds));
 }
 
-namespace {
-
-core::Report evaluate(const core::Scenario& s, const StepPlan& plan, const PipelineLayers& split,
-                      const LayerCosts& costs) {
-  thread_local detail::Folds folds;  // (kept storage, as below)
-  detail::fold_stages(plan, folds);
-  const auto comm = detail::comm_stats(plan, folds);
-  return detail::assemble(s, plan, folds, comm, detail::fold_timing(plan, folds, comm), split, costs);
+core::Report evaluate(const Step& step) {
+  thread_local detail::Folds folds;  // (kept storage: no allocation per call once it has grown)
+  detail::fold_stages(step.plan, folds);
+  const auto comm = detail::comm_stats(step.plan, folds);
+  return detail::assemble(step, folds, comm, detail::fold_timing(step.plan, folds, comm));
 }
-
-}  // namespace
 
 core::Report evaluate(const core::Scenario& s) {
-  // the layer costs and the split once, for the plan and the report; they, the work and the plan
   // into the storage this thread's previous evaluation left (cleared, not freed: no allocation per
   // call once it has grown; nothing of the previous call is read)
-  thread_local LayerCosts costs;
-  layer_costs(s, costs);
-  thread_local PipelineLayers split;
-  thread_local StepWork work;
-  thread_local StepPlan plan;
-  pipeline_layers(s, split);
-  step_work(s, costs, split, work);
-  plan_from_work(work, plan_options(s), plan);
-  return evaluate(s, plan, split, costs);
-}
-
-core::Report evaluate(const core::Scenario& s, const StepPlan& plan) {
-  return evaluate(s, plan, pipeline_layers(s), layer_costs(s));
+  thread_local Step step;
+  make_step(s, step);
+  return evaluate(step);
 }
 
 }  // namespace ptdsim::analytic

@@ -77,9 +77,8 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
                        const std::array<core::CommStats, core::kCommKindCount>& comm);
 
 // assemble_report with the folds and their comm_stats already computed (the analytic engine has
-// them), and the split and layer costs (pipeline_layers(s), layer_costs(s)).
-core::Report assemble(const core::Scenario& s, const StepPlan& plan, const Folds& folds,
-                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t,
-                      const PipelineLayers& split, const LayerCosts& costs);
+// them).
+core::Report assemble(const Step& step, const Folds& folds,
+                      const std::array<core::CommStats, core::kCommKindCount>& comm, StepTiming t);
 
 }  // namespace ptdsim::analytic::detail

@@ -17,17 +17,19 @@ static_assert(sizeof(LayerCosts) == 2 * sizeof(LayerTimes) + 2 * sizeof(LayerCom
                                         2 * sizeof(GpuParams) + 6 * sizeof(double) + 2 * sizeof(LayerOps) +
                                         sizeof(EndOps),
               "a field was added to LayerCosts: write it in layer_costs()");
-void layer_costs(const core::Scenario& s, LayerCosts& c) {
+void layer_costs(const core::Scenario& s, LayerCosts& c) { layer_costs(s, step_groups(s), c); }
+
+void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& c) {
   const bool moe = s.model.moe.has_value();  // (MoE layers only exist with moe)
   layer_ops(s, false, c.dense_ops);
   c.dense = layer_times(s, false, c.dense_ops);
-  c.dense_comm = layer_comm(s, false);
+  c.dense_comm = layer_comm(s, groups, false);
   c.dense_params = layer_params_per_gpu(s, false);
   c.activation_dense = activation_bytes_per_layer(s, false);
   if (moe) {
     layer_ops(s, true, c.moe_ops);
     c.moe = layer_times(s, true, c.moe_ops);
-    c.moe_comm = layer_comm(s, true);
+    c.moe_comm = layer_comm(s, groups, true);
     c.moe_params = layer_params_per_gpu(s, true);
     c.activation_moe = activation_bytes_per_layer(s, true);
   } else {
@@ -45,7 +47,7 @@ void layer_costs(const core::Scenario& s, LayerCosts& c) {
   c.logits = logits_times(s, c.ends);
   c.p2p_bytes = p2p_bytes(s);
   c.p2p_s = s.parallel.pp > 1
-                ? collective_time(s.hardware, core::Collective::send_recv, c.p2p_bytes, pp_hop_group(s))
+                ? collective_time(s.hardware, core::Collective::send_recv, c.p2p_bytes, groups.pp_hop)
                 : 0.0;
 }
 

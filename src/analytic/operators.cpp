@@ -5,6 +5,7 @@
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/memory_ops.hpp"
+#include "ptdsim/core/layer_gemms.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -213,7 +214,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   const double tp = s.parallel.tp, c = s.parallel.cp;
   const double sp = s.parallel.sequence_parallel ? tp : 1.0;
   const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
-  const double h = m.hidden, kv = h * m.kv_heads / m.heads, d = m.head_dim();
+  const double h = m.hidden, d = m.head_dim();
   const core::MemoryOp norm = m.norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
   const bool swiglu = m.mlp == core::Mlp::swiglu;
   const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
@@ -232,10 +233,11 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
                     : dropout_add_op(t, op, tokens / sp, h);
   };
   add(out, norm_op(Operator::input_norm));
-  add(out, gemm_op(t, Operator::qkv, t.layer, tokens, (h + 2 * kv) / tp, h));
+  const double kv_local = core::kv_heads_per_rank(m, s.parallel.tp);  // KV heads on this rank
+  add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
   if (m.position == core::Position::rope) {
     // on this rank's query and key heads, after the QKV GEMM (the scalar model: the fused bytes)
-    const double qk = (m.heads + std::max(1.0, m.kv_heads / tp) * tp) * d / tp;
+    const double qk = (m.heads / tp + kv_local) * d;
     if (by_bytes) {
       add(out, bytes_op(t, Operator::rope, rope_bytes(t.fusion.rope), tokens, qk));
     } else {
@@ -252,7 +254,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   AttentionShape a;
   a.batch = b;
   a.heads = m.heads / tp;
-  a.kv_heads = std::max(1.0, m.kv_heads / tp);  // fewer kv heads than ranks: each keeps one copy
+  a.kv_heads = kv_local;
   a.head_dim = d;
   a.seq_q = seq / c;
   a.seq_k = seq;

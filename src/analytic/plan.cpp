@@ -57,6 +57,41 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
   return z;
 }
 
+std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o) {
+  const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
+  const bool zero3 = o.zero >= 3 && c.zero3_units > 0;
+  std::array<PassMakeup, 3> out;
+  auto fill = [&](PassMakeup& m, core::Pass pass, double compute, double flops, double gemm, double attention,
+                  double tp, double cp, double ep, double share) {
+    m.pass = pass;
+    m.units = zero3 ? c.zero3_units : 1;  // ZeRO-3: a segment per unit
+    m.compute_s = compute;
+    m.flops = flops;
+    m.tp_s = tp;
+    m.tp_bytes = c.tp_bytes * share;
+    m.tp_beside = o.overlap_tp;
+    m.tp_window_s = gemm;
+    m.cp_s = cp;
+    m.cp_bytes = c.cp_bytes * share;
+    // Ring attention hides CP's key/value exchange behind the attention core only: the
+    // projections before it produce the keys and values, the ones after need its output.
+    m.cp_window_s = std::min(compute, attention);
+    m.ep_s = ep;
+    m.ep_bytes = c.ep_bytes * share;
+    m.zero3 = zero3 ? zero3_pass(o.sharding, o.zero3_prefetch, o.recompute_full, pass, c.zero3_unit_params)
+                    : Zero3Pass{};
+  };
+  fill(out[0], core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.attention_core_s, c.tp_forward_s,
+       c.cp_forward_s, c.ep_forward_s, 0.5);
+  // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
+  // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
+  fill(out[1], core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s),
+       c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, 2 * c.attention_core_s, c.tp_backward_s,
+       c.cp_backward_s, c.ep_backward_s, 0.5);
+  fill(out[2], core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0);
+  return out;
+}
+
 namespace {
 
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
@@ -180,19 +215,10 @@ class Planner {
   }
 
   // One pass of one chunk: `nseg` equal segments of its compute, each with its collectives.
-  struct PassWork {
-    core::Pass pass;
-    double compute_s, flops;
-    double gemm_s;       // weight-GEMM part (TP's window)
-    double attention_s;  // attention-core part (CP's window)
-    double tp_s, tp_bytes, cp_s, cp_bytes, ep_s, ep_bytes;
-  };
-  PassPlan add_pass(const PassWork& w, const ChunkWork& c, int nseg, double bucket_s, double bucket_bytes) {
+  PassPlan add_pass(const PassMakeup& w, const ChunkWork& c, int nseg, double bucket_s, double bucket_bytes) {
     const bool zero3 = o_.zero >= 3 && c.zero3_units > 0;
     const bool makes_grads = w.pass == core::Pass::W || (w.pass == core::Pass::B && !split_);
-    const Zero3Pass z = zero3 ? zero3_pass(o_.sharding, o_.zero3_prefetch, o_.recompute_full, w.pass,
-                                           c.zero3_unit_params)
-                              : Zero3Pass{};
+    const Zero3Pass& z = w.zero3;
     // one segment's share (x / 1 is x exactly: most passes are one segment)
     auto per = [nseg](double x) { return nseg == 1 ? x : x / nseg; };
     PassPlan pp;
@@ -215,13 +241,11 @@ class Planner {
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
       // (Megatron's tp-comm-overlap), hiding behind the GEMMs
-      add_comm(CommTask::tp, Stream::tp, o_.overlap_tp ? Overlap::beside : Overlap::serial, GroupId::tp,
-               per(w.tp_s), per(w.tp_bytes), per(w.gemm_s), 0);
+      add_comm(CommTask::tp, Stream::tp, w.tp_beside ? Overlap::beside : Overlap::serial, GroupId::tp, per(w.tp_s),
+               per(w.tp_bytes), per(w.tp_window_s), 0);
     }
-    if (w.cp_s > 0) {
-      // Ring attention hides CP's key/value exchange behind the attention core only: the
-      // projections before it produce the keys and values, the ones after need its output.
-      const double window = per(std::min(w.compute_s, w.attention_s));
+    if (w.cp_s > 0) {  // beside the attention core (PassMakeup::cp_window_s), serial without one
+      const double window = per(w.cp_window_s);
       add_comm(CommTask::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp, per(w.cp_s),
                per(w.cp_bytes), window, 0);
     }
@@ -244,16 +268,15 @@ class Planner {
     return pp;
   }
 
+  // Stage r: its chunks' passes and sends, then the collectives it runs once per step.
   void add_stage(int r) {
     const int p = plan_.shape.p, v = plan_.shape.v;
     const StageWork& st = work_.stages[r];
-    const bool zero3 = o_.zero >= 3;
-    const bool buckets = !zero3 && o_.overlap_dp && st.dp_reduce_s > 0;
+    const bool buckets = o_.zero < 3 && o_.overlap_dp && st.dp_reduce_s > 0;
 
     // Stages and chunks start as copies of a default one, a constant: copies of a temporary on the
     // stack made GCC store and reload it per element, stalling on the reload.
     static const StagePlan kFreshStage{};
-    static const ChunkPlan kFreshChunk{};
     StagePlan& sp = plan_.stages[r];
     sp = kFreshStage;
     sp.stage = r;
@@ -263,80 +286,82 @@ class Planner {
     sp.grad_bytes = st.grad_bytes;
     sp.dp_bucket_count = 0;
     double forward_s = 0, backward_s = 0;  // the stage's, per micro-batch (the DP collectives' windows)
-
     for (int k = 0; k < v; ++k) {
-      const int vs = k * p + r;  // virtual stage
-      const ChunkWork& cw = work_.chunks[vs];
+      const ChunkWork& cw = work_.chunks[k * p + r];
       sp.layers += cw.layers;
       forward_s += cw.forward_s;
       backward_s += cw.backward_input_s + cw.backward_weight_s + cw.recompute_s;
-      const PassWork f{core::Pass::F,   cw.forward_s,       cw.forward_flops,   cw.gemm_forward_s,
-                       cw.attention_core_s, cw.tp_forward_s, cw.tp_bytes * 0.5, cw.cp_forward_s,
-                       cw.cp_bytes * 0.5, cw.ep_forward_s,  cw.ep_bytes * 0.5};
-      // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
-      // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
-      const PassWork b{core::Pass::B,
-                       cw.recompute_s + cw.backward_input_s + (split_ ? 0 : cw.backward_weight_s),
-                       cw.forward_flops * (split_ ? 1 : 2),
-                       (split_ ? 1 : 2) * cw.gemm_forward_s,
-                       2 * cw.attention_core_s,
-                       cw.tp_backward_s,
-                       cw.tp_bytes * 0.5,
-                       cw.cp_backward_s,
-                       cw.cp_bytes * 0.5,
-                       cw.ep_backward_s,
-                       cw.ep_bytes * 0.5};
-      const PassWork w{core::Pass::W, cw.backward_weight_s, cw.forward_flops, cw.gemm_forward_s, 0, 0, 0, 0, 0, 0, 0};
-
-      ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
-      c = kFreshChunk;
-      c.layer_first = cw.layer_first;
-      c.layers = cw.layers;
-      const int units = zero3 && cw.zero3_units > 0 ? cw.zero3_units : 1;  // ZeRO-3: a segment per unit
-      c.pass[0] = add_pass(f, cw, units, 0, 0);
-      c.pass[1] = add_pass(b, cw, units, 0, 0);
-      if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);
-      else c.pass[2].seg_begin = static_cast<int>(plan_.segments.size());
-      if (buckets) {
-        // Megatron-LM's DDP: the chunk's gradients in buckets of dp_bucket_bytes, at most one per
-        // layer, each reduced as soon as the last micro-batch's backward completes it
-        const double bytes = st.grad_bytes * cw.grad_share;
-        const int nb = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, o_.dp_bucket_bytes))), 1,
-                                  std::max(1, cw.layers));
-        sp.dp_bucket_count += nb;
-        c.last_grad = add_pass(split_ ? w : b, cw, nb, st.dp_reduce_s * cw.grad_share,
-                               st.dp_reduce_bytes * cw.grad_share);
-      } else {
-        c.last_grad = c.pass[split_ ? 2 : 1];
-      }
-      if (st.p2p_s > 0) {
-        // activations forward and gradients backward; window: the receiver's forward
-        const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
-        if (vs < p * v - 1)
-          c.send_forward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
-                                    st.p2p_bytes, recv_forward, 0);
-        if (vs > 0)
-          c.send_backward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
-                                     st.p2p_bytes, recv_forward, 0);
-      }
+      add_chunk(r, k, st, buckets, sp);
     }
     if (sp.dp_bucket_count == 0) sp.dp_bucket_count = 1;
-    if (st.offload_down_s > 0 || st.offload_cpu_s > 0 || st.offload_up_s > 0) {
-      // CPU offload: DeepSpeed copies each reduced gradient bucket to the host during the last
-      // backward (stage_1_and_2.py, cpu_offload: async_inplace_copy_grad_to_fp32_buffer_from_gpu from
-      // the reduction), so what the backward after the first bucket does not hide stays, and at
-      // least the last bucket's copy; the CPU step and the parameters' copy back are serial before
-      // the next step (ZeRO-Offload's one-step delayed update is off by default)
-      double down = st.offload_down_s;
-      if (buckets && o_.overlap_offload)
-        down = std::max(down / sp.dp_bucket_count, down - backward_s);
-      sp.offload_down_s = down;
-      sp.offload_cpu_s = st.offload_cpu_s;
-      sp.offload_up_s = st.offload_up_s;
-      sp.offload_s = down + st.offload_cpu_s + st.offload_up_s;
-    }
+    add_step_collectives(st, buckets, forward_s, backward_s, sp);
+    add_offload(st, buckets, backward_s, sp);
+  }
 
-    // once per step
+  // CPU offload's phase (docs/analytic.md "CPU offload"), serial after the stage's gradient
+  // reduction and before its optimizer step. DeepSpeed copies each reduced gradient bucket to the
+  // host during the last backward (stage_1_and_2.py, cpu_offload:
+  // async_inplace_copy_grad_to_fp32_buffer_from_gpu from the reduction), so what the backward after
+  // the first bucket does not hide stays, and at least the last bucket's copy; the CPU step and the
+  // parameters' copy back are serial before the next step (ZeRO-Offload's one-step delayed update
+  // is off by default).
+  void add_offload(const StageWork& st, bool buckets, double backward_s, StagePlan& sp) {
+    if (!(st.offload_down_s > 0 || st.offload_cpu_s > 0 || st.offload_up_s > 0)) return;
+    double down = st.offload_down_s;
+    if (buckets && o_.overlap_offload) down = std::max(down / sp.dp_bucket_count, down - backward_s);
+    sp.offload_down_s = down;
+    sp.offload_cpu_s = st.offload_cpu_s;
+    sp.offload_up_s = st.offload_up_s;
+    sp.offload_s = down + st.offload_cpu_s + st.offload_up_s;
+  }
+
+  // Chunk k of stage r: its passes cut into segments (the last micro-batch's gradient pass cut
+  // where the DP buckets complete) and its sends to the neighbouring virtual stages.
+  void add_chunk(int r, int k, const StageWork& st, bool buckets, StagePlan& sp) {
+    const int p = plan_.shape.p, v = plan_.shape.v;
+    const int vs = k * p + r;  // virtual stage
+    const ChunkWork& cw = work_.chunks[vs];
+    const std::array<PassMakeup, 3> mk = chunk_passes(cw, o_);
+    const PassMakeup &f = mk[0], &b = mk[1], &w = mk[2];
+
+    static const ChunkPlan kFreshChunk{};  // (a constant, as kFreshStage)
+    ChunkPlan& c = plan_.chunks[static_cast<std::size_t>(r) * v + k];
+    c = kFreshChunk;
+    c.layer_first = cw.layer_first;
+    c.layers = cw.layers;
+    const int units = f.units;
+    c.pass[0] = add_pass(f, cw, units, 0, 0);
+    c.pass[1] = add_pass(b, cw, units, 0, 0);
+    if (split_) c.pass[2] = add_pass(w, cw, units, 0, 0);
+    else c.pass[2].seg_begin = static_cast<int>(plan_.segments.size());
+    if (buckets) {
+      // Megatron-LM's DDP: the chunk's gradients in buckets of dp_bucket_bytes, at most one per
+      // layer, each reduced as soon as the last micro-batch's backward completes it
+      const double bytes = st.grad_bytes * cw.grad_share;
+      const int nb = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, o_.dp_bucket_bytes))), 1,
+                                std::max(1, cw.layers));
+      sp.dp_bucket_count += nb;
+      c.last_grad = add_pass(split_ ? w : b, cw, nb, st.dp_reduce_s * cw.grad_share,
+                             st.dp_reduce_bytes * cw.grad_share);
+    } else {
+      c.last_grad = c.pass[split_ ? 2 : 1];
+    }
+    if (st.p2p_s > 0) {
+      // activations forward and gradients backward; window: the receiver's forward
+      const double recv_forward = vs + 1 < p * v ? work_.chunks[vs + 1].forward_s : cw.forward_s;
+      if (vs < p * v - 1)
+        c.send_forward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+                                  st.p2p_bytes, recv_forward, 0);
+      if (vs > 0)
+        c.send_backward = add_comm(CommTask::p2p, Stream::pp_send, Overlap::after, GroupId::pp, st.p2p_s,
+                                   st.p2p_bytes, recv_forward, 0);
+    }
+  }
+
+  // The stage's collectives once per step: at its start, after its last pass, after the optimizer.
+  // `forward_s` and `backward_s`: the stage's per micro-batch, the windows they may hide behind.
+  void add_step_collectives(const StageWork& st, bool buckets, double forward_s, double backward_s, StagePlan& sp) {
+    const bool zero3 = o_.zero >= 3;
     const bool gathers = o_.zero >= 1 && st.dp_gather_s > 0;
     auto gather = [&] {
       add_comm(CommTask::dp_gather, Stream::dp_gather, Overlap::prefetch, GroupId::dp, st.dp_gather_s,
@@ -365,77 +390,165 @@ class Planner {
 
 }  // namespace
 
-StepWork step_work(const core::Scenario& s) {
-  StepWork out;
-  step_work(s, layer_costs(s), pipeline_layers(s), out);
-  return out;
+namespace {
+
+// The collectives of a set of parameters once per step or per ZeRO-3 unit, priced once: chunks and
+// stages of equal size ask for the same collectives, so each price is kept with the parameters it
+// was asked for (the last ones), which changes no number.
+class ParamCollectives {
+ public:
+  ParamCollectives(const core::Scenario& s, const StepGroups& g) : s_(s), g_(g) {
+    const auto& tr = s.training;
+    wb_ = weight_bytes_per_param(tr.precision);
+    gb_ = gradient_bytes_per_param(tr.precision);
+    rb_ = s.parallel.zero >= 3 ? s.parallel.sharding.reduce_bytes : gb_;
+  }
+
+  // ZeRO-3's collectives of a unit (or of the per-step parameters): dense parameters over the shard
+  // group (all of dp*cp unless hybrid, whose shards are then all-reduced across the replica group),
+  // experts over their own group; every call also pays the framework's host overhead
+  // (parallel.sharding.overhead_us, _per_rank_us).
+  struct Sharded {
+    double gather_s = 0, gather_bytes = 0, reduce_s = 0, reduce_bytes = 0, replica_s = 0, replica_bytes = 0;
+  };
+  Sharded sharded(const GpuParams& g) {
+    if (sharded_known_ && same(g, sharded_of_)) return sharded_last_;
+    Sharded o;
+    o.gather_s = call(core::Collective::all_gather, wb_ * g.dense, g_.shard, &o.gather_bytes) +
+                 call(core::Collective::all_gather, wb_ * g.expert, g_.expert_dp, &o.gather_bytes);
+    o.reduce_s = call(core::Collective::reduce_scatter, rb_ * g.dense, g_.shard, &o.reduce_bytes) +
+                 call(core::Collective::reduce_scatter, rb_ * g.expert, g_.expert_dp, &o.reduce_bytes);
+    o.replica_s = call(core::Collective::all_reduce, rb_ * g.dense / g_.shard.ranks, g_.replica, &o.replica_bytes);
+    if (s_.training.offload != core::Offload::none) {
+      // CPU offload: each gradient shard goes down to the host once reduced (DeepSpeed stage 3's
+      // partition_grads), and under ZeRO-Infinity each parameter shard comes up before its gather
+      const double shard_params = g.dense / g_.shard.ranks + g.expert / g_.expert_dp.ranks;
+      o.reduce_s += host_link_time(s_, offload_share(s_.training) * rb_ * shard_params);
+      if (s_.training.offload == core::Offload::optimizer_params) o.gather_s += host_link_time(s_, wb_ * shard_params);
+    }
+    sharded_known_ = true;
+    sharded_of_ = g;
+    sharded_last_ = o;
+    return o;
+  }
+
+  // The step's gradient reduction and, from ZeRO-1 on, the all-gather of the updated parameters,
+  // of the parameters `per_step` (under ZeRO-3 the embedding and head's), into `c`.
+  void per_step(const GpuParams& per_step, StageWork& c) {
+    const int zero = s_.parallel.zero;
+    if (dp_known_ && same(per_step, dp_of_)) {
+      c.dp_reduce_s = dp_last_.dp_reduce_s, c.dp_reduce_bytes = dp_last_.dp_reduce_bytes;
+      c.dp_gather_s = dp_last_.dp_gather_s, c.dp_gather_bytes = dp_last_.dp_gather_bytes;
+    } else if (zero >= 3) {
+      const Sharded z = sharded(per_step);
+      c.dp_reduce_s = z.reduce_s + z.replica_s, c.dp_reduce_bytes = z.reduce_bytes + z.replica_bytes;
+      c.dp_gather_s = z.gather_s, c.dp_gather_bytes = z.gather_bytes;
+    } else {
+      const auto reduce_op = zero == 0 ? core::Collective::all_reduce : core::Collective::reduce_scatter;
+      c.dp_reduce_s = both(reduce_op, gb_, per_step, &c.dp_reduce_bytes);
+      if (zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb_, per_step, &c.dp_gather_bytes);
+    }
+    dp_known_ = true;
+    dp_of_ = per_step;
+    dp_last_ = c;
+  }
+
+ private:
+  static bool same(const GpuParams& a, const GpuParams& b) { return a.dense == b.dense && a.expert == b.expert; }
+  // one collective of ZeRO-3 with the framework's host overhead
+  double call(core::Collective op, double bytes, const Group& g, double* sent) const {
+    if (g.ranks <= 1 || bytes <= 0) return 0.0;
+    const core::Sharding& sh = s_.parallel.sharding;
+    *sent += bytes_sent(op, bytes, g.ranks);
+    return collective_time(s_.hardware, op, bytes, g) + sh.overhead_s + sh.overhead_per_rank_s * g.ranks;
+  }
+  // a DP collective of dense parameters over dp*cp and of expert ones over their group
+  double both(core::Collective op, double per_param, const GpuParams& g, double* sent) const {
+    const Group& dp = g_.dp;
+    const Group& expert_dp = g_.expert_dp;
+    *sent = bytes_sent(op, per_param * g.dense, dp.ranks) + bytes_sent(op, per_param * g.expert, expert_dp.ranks);
+    return collective_time(s_.hardware, op, per_param * g.dense, dp) +
+           collective_time(s_.hardware, op, per_param * g.expert, expert_dp);
+  }
+
+  const core::Scenario& s_;
+  const StepGroups& g_;
+  double wb_ = 0, gb_ = 0, rb_ = 0;
+  bool sharded_known_ = false;
+  GpuParams sharded_of_;
+  Sharded sharded_last_;
+  bool dp_known_ = false;
+  GpuParams dp_of_;
+  StageWork dp_last_;
+};
+
+// A chunk's parameters on one GPU (the same expression wherever it is needed).
+GpuParams chunk_params(const VirtualStage& L, const LayerCosts& costs) {
+  const double nd = L.dense_layers(), nm = L.moe_layers;
+  return GpuParams{nd * costs.dense_params.dense + nm * costs.moe_params.dense,
+                   nd * costs.dense_params.expert + nm * costs.moe_params.expert};
 }
 
-void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split, StepWork& out) {
-  const auto& hw = s.hardware;
-  const auto& par = s.parallel;
-  const auto& tr = s.training;
-  const Group dp = grad_group(s, false);
-  const Group expert_dp = s.model.moe ? grad_group(s, true) : dp;
+// One virtual stage's compute and in-layer collectives per micro-batch: its layers' closed forms
+// summed, the input embedding in the first virtual stage, the logits and the loss in the last.
+void chunk_layers_work(const VirtualStage& L, bool first, bool last, const LayerCosts& costs, ChunkWork& c) {
   const LayerTimes& lt_dense = costs.dense;
   const LayerTimes& lt_moe = costs.moe;
   const LayerComm& lc_dense = costs.dense_comm;
   const LayerComm& lc_moe = costs.moe_comm;
-  const EndTimes& emb = costs.embedding;
-  const EndTimes& logit = costs.logits;
-  const GpuParams& dl = costs.dense_params;
-  const GpuParams& ml = costs.moe_params;
+  const double nd = L.dense_layers(), nm = L.moe_layers;
+  auto sum = [&](double dense, double moe_v) { return nd * dense + nm * moe_v; };
+  c.layer_first = L.layer_first;
+  c.layers = L.layers;
+  c.forward_s = sum(lt_dense.forward, lt_moe.forward);
+  c.backward_input_s = sum(lt_dense.backward_input, lt_moe.backward_input);
+  c.backward_weight_s = sum(lt_dense.backward_weight, lt_moe.backward_weight);
+  c.recompute_s = sum(lt_dense.recompute, lt_moe.recompute);
+  c.forward_flops = sum(lt_dense.forward_flops, lt_moe.forward_flops);
+  c.gemm_forward_s = sum(lt_dense.gemm_forward, lt_moe.gemm_forward);
+  c.attention_core_s = sum(lt_dense.attention_core, lt_moe.attention_core);
+  if (first) {
+    c.forward_s += costs.embedding.forward;
+    c.backward_weight_s += costs.embedding.backward_weight;
+  }
+  if (last) {
+    c.forward_s += costs.logits.forward;
+    c.backward_input_s += costs.logits.backward_input;
+    c.backward_weight_s += costs.logits.backward_weight;
+    c.forward_flops += costs.logits.forward_flops;
+  }
+  c.tp_forward_s = sum(lc_dense.tp_forward_s, lc_moe.tp_forward_s);
+  c.tp_backward_s = sum(lc_dense.tp_backward_s, lc_moe.tp_backward_s);
+  c.tp_bytes = sum(lc_dense.tp_bytes_forward + lc_dense.tp_bytes_backward,
+                   lc_moe.tp_bytes_forward + lc_moe.tp_bytes_backward);
+  c.cp_forward_s = sum(lc_dense.cp_forward_s, lc_moe.cp_forward_s);
+  c.cp_backward_s = sum(lc_dense.cp_backward_s, lc_moe.cp_backward_s);
+  c.cp_bytes = sum(lc_dense.cp_bytes_forward + lc_dense.cp_bytes_backward,
+                   lc_moe.cp_bytes_forward + lc_moe.cp_bytes_backward);
+  c.ep_forward_s = nm * lc_moe.ep_forward_s;
+  c.ep_backward_s = nm * lc_moe.ep_backward_s;
+  c.ep_bytes = nm * (lc_moe.ep_bytes_forward + lc_moe.ep_bytes_backward);
+}
 
-  const double wb = weight_bytes_per_param(tr.precision), gb = gradient_bytes_per_param(tr.precision);
-  const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
-  const auto reduce_op = par.zero == 0 ? core::Collective::all_reduce : core::Collective::reduce_scatter;
-  auto both = [&](core::Collective op, double per_param, const GpuParams& g, double* sent) {
-    *sent = bytes_sent(op, per_param * g.dense, dp.ranks) + bytes_sent(op, per_param * g.expert, expert_dp.ranks);
-    return collective_time(hw, op, per_param * g.dense, dp) + collective_time(hw, op, per_param * g.expert, expert_dp);
-  };
-  // ZeRO-3's collectives: dense parameters over the shard group (all of dp*cp unless hybrid, whose
-  // shards are then all-reduced across the replica group), experts over their own group; every
-  // call also pays the framework's host overhead (parallel.sharding.overhead_us, _per_rank_us)
-  const bool zero3 = par.zero >= 3;
-  const core::Sharding& sh = par.sharding;
-  const Group shard = zero3 ? sharding_group(s, false) : dp;
-  const Group replica = zero3 ? sharding_group(s, true) : Group{};
-  const double rb = zero3 ? sh.reduce_bytes : gb;
-  auto call = [&](core::Collective op, double bytes, const Group& g, double* sent) {
-    if (g.ranks <= 1 || bytes <= 0) return 0.0;
-    *sent += bytes_sent(op, bytes, g.ranks);
-    return collective_time(hw, op, bytes, g) + sh.overhead_s + sh.overhead_per_rank_s * g.ranks;
-  };
-  struct Sharded {
-    double gather_s = 0, gather_bytes = 0, reduce_s = 0, reduce_bytes = 0, replica_s = 0, replica_bytes = 0;
-  };
-  // Chunks and stages of equal size ask for the same collectives: each is priced once (the last
-  // parameters asked about and their answer), which changes no number.
-  bool sharded_known = false;
-  GpuParams sharded_of;
-  Sharded sharded_last;
-  auto same = [](const GpuParams& a, const GpuParams& b) { return a.dense == b.dense && a.expert == b.expert; };
-  auto sharded = [&](const GpuParams& g) {
-    if (sharded_known && same(g, sharded_of)) return sharded_last;
-    Sharded o;
-    o.gather_s = call(core::Collective::all_gather, wb * g.dense, shard, &o.gather_bytes) +
-                 call(core::Collective::all_gather, wb * g.expert, expert_dp, &o.gather_bytes);
-    o.reduce_s = call(core::Collective::reduce_scatter, rb * g.dense, shard, &o.reduce_bytes) +
-                 call(core::Collective::reduce_scatter, rb * g.expert, expert_dp, &o.reduce_bytes);
-    o.replica_s = call(core::Collective::all_reduce, rb * g.dense / shard.ranks, replica, &o.replica_bytes);
-    if (tr.offload != core::Offload::none) {
-      // CPU offload: each gradient shard goes down to the host once reduced (DeepSpeed stage 3's
-      // partition_grads), and under ZeRO-Infinity each parameter shard comes up before its gather
-      const double shard_params = g.dense / shard.ranks + g.expert / expert_dp.ranks;
-      o.reduce_s += host_link_time(s, offload_share(tr) * rb * shard_params);
-      if (tr.offload == core::Offload::optimizer_params) o.gather_s += host_link_time(s, wb * shard_params);
-    }
-    sharded_known = true;
-    sharded_of = g;
-    sharded_last = o;
-    return o;
-  };
+// ZeRO-3: the chunk's layers cut into units of unit_layers layers (below 1: several units a
+// layer), and each unit's gather, reduce-scatter and replica all-reduce.
+void chunk_zero3_work(const VirtualStage& L, const LayerCosts& costs, const core::Sharding& sh,
+                      ParamCollectives& priced, ChunkWork& c) {
+  c.zero3_units = static_cast<int>(
+      std::clamp(std::round(L.layers / sh.unit_layers), 1.0, static_cast<double>(kMaxUnitsPerLayer) * L.layers));
+  const GpuParams params = chunk_params(L, costs);
+  const GpuParams unit{params.dense / c.zero3_units, params.expert / c.zero3_units};
+  c.zero3_unit_params = unit.total();
+  const ParamCollectives::Sharded z = priced.sharded(unit);
+  c.zero3_gather_s = z.gather_s, c.zero3_gather_bytes = z.gather_bytes;
+  c.zero3_reduce_s = z.reduce_s, c.zero3_reduce_bytes = z.reduce_bytes;
+  c.zero3_replica_s = z.replica_s, c.zero3_replica_bytes = z.replica_bytes;
+}
 
+// Every virtual stage's work per micro-batch (grad_share is the stages' to write).
+void chunks_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split,
+                 ParamCollectives& priced, StepWork& out) {
+  const bool zero3 = s.parallel.zero >= 3;
   const auto& virtual_ = split.chunks;
   const int V = static_cast<int>(virtual_.size());
   // Every chunk is written whole below: copied from an equal one, or started from a default one (a
@@ -443,11 +556,6 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
   // never read and need not be reset first.
   static const ChunkWork kFreshChunk{};
   out.chunks.resize(V);
-  // a chunk's parameters on one GPU (the same expression wherever it is needed)
-  auto chunk_params = [&](int i) {
-    const double nd = virtual_[i].dense_layers(), nm = virtual_[i].moe_layers;
-    return GpuParams{nd * dl.dense + nm * ml.dense, nd * dl.expert + nm * ml.expert};
-  };
   int like = -1;  // a middle chunk whose layers match chunk i's (the first of a run of them)
   for (int i = 0; i < V; ++i) {
     ChunkWork& c = out.chunks[i];
@@ -464,72 +572,37 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
       }
       like = i;
     }
-    const double nd = L.dense_layers(), nm = L.moe_layers;
-    auto sum = [&](double dense, double moe_v) { return nd * dense + nm * moe_v; };
     c = kFreshChunk;
-    c.layer_first = L.layer_first;
-    c.layers = L.layers;
-    c.forward_s = sum(lt_dense.forward, lt_moe.forward);
-    c.backward_input_s = sum(lt_dense.backward_input, lt_moe.backward_input);
-    c.backward_weight_s = sum(lt_dense.backward_weight, lt_moe.backward_weight);
-    c.recompute_s = sum(lt_dense.recompute, lt_moe.recompute);
-    c.forward_flops = sum(lt_dense.forward_flops, lt_moe.forward_flops);
-    c.gemm_forward_s = sum(lt_dense.gemm_forward, lt_moe.gemm_forward);
-    c.attention_core_s = sum(lt_dense.attention_core, lt_moe.attention_core);
-    // the input embedding runs in the first virtual stage, the logits and the loss in the last
-    if (i == 0) {
-      c.forward_s += emb.forward;
-      c.backward_weight_s += emb.backward_weight;
-    }
-    if (i == V - 1) {
-      c.forward_s += logit.forward;
-      c.backward_input_s += logit.backward_input;
-      c.backward_weight_s += logit.backward_weight;
-      c.forward_flops += logit.forward_flops;
-    }
-    c.tp_forward_s = sum(lc_dense.tp_forward_s, lc_moe.tp_forward_s);
-    c.tp_backward_s = sum(lc_dense.tp_backward_s, lc_moe.tp_backward_s);
-    c.tp_bytes = sum(lc_dense.tp_bytes_forward + lc_dense.tp_bytes_backward,
-                     lc_moe.tp_bytes_forward + lc_moe.tp_bytes_backward);
-    c.cp_forward_s = sum(lc_dense.cp_forward_s, lc_moe.cp_forward_s);
-    c.cp_backward_s = sum(lc_dense.cp_backward_s, lc_moe.cp_backward_s);
-    c.cp_bytes = sum(lc_dense.cp_bytes_forward + lc_dense.cp_bytes_backward,
-                     lc_moe.cp_bytes_forward + lc_moe.cp_bytes_backward);
-    c.ep_forward_s = nm * lc_moe.ep_forward_s;
-    c.ep_backward_s = nm * lc_moe.ep_backward_s;
-    c.ep_bytes = nm * (lc_moe.ep_bytes_forward + lc_moe.ep_bytes_backward);
-    if (zero3 && L.layers > 0) {
-      // the chunk's layers cut into units of unit_layers layers (below 1: several units a layer)
-      c.zero3_units = static_cast<int>(
-          std::clamp(std::round(L.layers / sh.unit_layers), 1.0, static_cast<double>(kMaxUnitsPerLayer) * L.layers));
-      const GpuParams params = chunk_params(i);
-      const GpuParams unit{params.dense / c.zero3_units, params.expert / c.zero3_units};
-      c.zero3_unit_params = unit.total();
-      const Sharded z = sharded(unit);
-      c.zero3_gather_s = z.gather_s, c.zero3_gather_bytes = z.gather_bytes;
-      c.zero3_reduce_s = z.reduce_s, c.zero3_reduce_bytes = z.reduce_bytes;
-      c.zero3_replica_s = z.replica_s, c.zero3_replica_bytes = z.replica_bytes;
-    }
+    chunk_layers_work(L, i == 0, i == V - 1, costs, c);
+    if (zero3 && L.layers > 0) chunk_zero3_work(L, costs, s.parallel.sharding, priced, c);
   }
+}
 
-  const auto& layers = split.stages;
+// Every pipeline rank's work once per step: its sends, gradients, the DP collectives and the
+// optimizer step; and each of its chunks' share of its gradients.
+void stages_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split,
+                 ParamCollectives& priced, StepWork& out) {
+  const auto& par = s.parallel;
+  const GpuParams& dl = costs.dense_params;
+  const GpuParams& ml = costs.moe_params;
+  const double gb = gradient_bytes_per_param(s.training.precision);
+  const double d_dense = zero_shard_ranks(s, false), d_expert = zero_shard_ranks(s, true);
+  const auto& virtual_ = split.chunks;
+  const int V = static_cast<int>(virtual_.size());
   static const StageWork kFreshStage{};  // (written whole below, as the chunks)
   out.stages.resize(par.pp);
   out.copied_previous.assign(par.pp, 0);
-  bool dp_known = false;  // the last per-step parameters priced, as for `sharded`
-  GpuParams dp_of;
-  StageWork dp_last;
   int run = 0;  // the first stage of the run of repeating stages that r is in
   for (int r = 0; r < par.pp; ++r) {
     StageWork& c = out.stages[r];
-    const StageLayers& L = layers[r];
+    const StageLayers& L = split.stages[r];
     if (split.repeats_previous(r)) {
       // the same parameters as the stage before, chunk for chunk: the same numbers (the priced
-      // collectives' cache holds them already), copied from the first of the run, not the stage
-      // just written (as for the chunks above)
+      // collectives hold them already), copied from the first of the run, not the stage just
+      // written (as for the chunks)
       c = out.stages[run];
       for (int i = r; i < V; i += par.pp) out.chunks[i].grad_share = out.chunks[i - (r - run)].grad_share;
-      out.copied_previous[r] = 1;  // (its chunks, middle ones with r - 1's layers, were copied above)
+      out.copied_previous[r] = 1;  // (its chunks, middle ones with r - 1's layers, were copied too)
       continue;
     }
     run = r;
@@ -540,11 +613,11 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
     c.grad_bytes = gb * g.total();
     // each chunk's share of the rank's gradients: its layers', the embedding and head with the ends
     double layer_params = 0;
-    for (int i = r; i < V; i += par.pp) layer_params += chunk_params(i).total();
+    for (int i = r; i < V; i += par.pp) layer_params += chunk_params(virtual_[i], costs).total();
     const double ends = g.total() - layer_params;
     for (int i = r; i < V; i += par.pp) {
       // a rank holds at most one end chunk (both only when it is the whole pipeline, V == 1)
-      const double own = chunk_params(i).total() + (i == 0 || i == V - 1 ? ends : 0.0);
+      const double own = chunk_params(virtual_[i], costs).total() + (i == 0 || i == V - 1 ? ends : 0.0);
       out.chunks[i].grad_share = g.total() > 0 ? own / g.total() : 1.0 / par.vpp;
     }
     // ZeRO-3 handles the transformer layers per layer; the embedding and head stay per step
@@ -553,28 +626,15 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
       per_step.dense -= L.dense_layers() * dl.dense + L.moe_layers * ml.dense;
       per_step.expert = 0;
     }
-    if (dp_known && same(per_step, dp_of)) {
-      c.dp_reduce_s = dp_last.dp_reduce_s, c.dp_reduce_bytes = dp_last.dp_reduce_bytes;
-      c.dp_gather_s = dp_last.dp_gather_s, c.dp_gather_bytes = dp_last.dp_gather_bytes;
-    } else if (zero3) {
-      const Sharded z = sharded(per_step);
-      c.dp_reduce_s = z.reduce_s + z.replica_s, c.dp_reduce_bytes = z.reduce_bytes + z.replica_bytes;
-      c.dp_gather_s = z.gather_s, c.dp_gather_bytes = z.gather_bytes;
-    } else {
-      c.dp_reduce_s = both(reduce_op, gb, per_step, &c.dp_reduce_bytes);
-      if (par.zero >= 1) c.dp_gather_s = both(core::Collective::all_gather, wb, per_step, &c.dp_gather_bytes);
-    }
-    dp_known = true;
-    dp_of = per_step;
-    dp_last = c;
+    priced.per_step(per_step, c);
 
     const double updated = par.zero >= 1 ? g.dense / d_dense + g.expert / d_expert : g.total();
-    if (tr.offload == core::Offload::none) {
-      c.optimizer_s = optimizer_time(hw.gpu, tr, updated);
+    if (s.training.offload == core::Offload::none) {
+      c.optimizer_s = optimizer_time(s.hardware.gpu, s.training, updated);
     } else {
-      // under ZeRO-3 every gradient went down with its reduce-scatter (above)
-      const OffloadStep off = offload_step(s, updated, zero3 ? 0.0 : updated);
-      c.optimizer_s = off.gpu_params > 0 ? optimizer_time(hw.gpu, tr, off.gpu_params) : 0.0;
+      // under ZeRO-3 every gradient went down with its reduce-scatter (ParamCollectives::sharded)
+      const OffloadStep off = offload_step(s, updated, par.zero >= 3 ? 0.0 : updated);
+      c.optimizer_s = off.gpu_params > 0 ? optimizer_time(s.hardware.gpu, s.training, off.gpu_params) : 0.0;
       c.offload_down_s = off.down_s;
       c.offload_cpu_s = off.cpu_s;
       c.offload_up_s = off.up_s;
@@ -582,13 +642,33 @@ void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineL
   }
 }
 
-PlanOptions plan_options(const core::Scenario& s) {
+}  // namespace
+
+StepWork step_work(const core::Scenario& s) {
+  const StepGroups groups = step_groups(s);
+  StepWork out;
+  LayerCosts costs;
+  layer_costs(s, groups, costs);
+  step_work(s, groups, costs, pipeline_layers(s), out);
+  return out;
+}
+
+void step_work(const core::Scenario& s, const StepGroups& groups, const LayerCosts& costs,
+               const PipelineLayers& split, StepWork& out) {
+  ParamCollectives priced(s, groups);
+  chunks_work(s, costs, split, priced, out);
+  stages_work(s, costs, split, priced, out);
+}
+
+PlanOptions plan_options(const core::Scenario& s) { return plan_options(s, step_groups(s)); }
+
+PlanOptions plan_options(const core::Scenario& s, const StepGroups& g) {
   PlanOptions o;
   o.schedule = s.parallel.schedule;
   o.vpp = s.parallel.vpp;
   o.microbatches = s.num_microbatches();
   o.zero = s.parallel.zero;
-  o.overlap_tp = tp_overlaps(s);
+  o.overlap_tp = tp_overlaps(s, g.tp);
   o.overlap_pp = s.training.overlap.pp;
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
@@ -601,13 +681,13 @@ PlanOptions plan_options(const core::Scenario& s) {
   const double params = s.training.dp_bucket_params > 0 ? s.training.dp_bucket_params
                                                          : std::max(40e6, 1e6 * s.parallel.dp);
   o.dp_bucket_bytes = params * gradient_bytes_per_param(s.training.precision);
-  o.groups[static_cast<int>(GroupId::tp)] = group_of(s, core::Dim::tp);
-  o.groups[static_cast<int>(GroupId::cp)] = group_of(s, core::Dim::cp);
-  o.groups[static_cast<int>(GroupId::ep)] = group_of(s, core::Dim::ep);
-  o.groups[static_cast<int>(GroupId::dp)] = grad_group(s, false);
-  o.groups[static_cast<int>(GroupId::pp)] = group_of(s, core::Dim::pp);
-  o.groups[static_cast<int>(GroupId::shard)] = s.parallel.zero >= 3 ? sharding_group(s, false) : Group{};
-  o.groups[static_cast<int>(GroupId::replica)] = s.parallel.zero >= 3 ? sharding_group(s, true) : Group{};
+  o.groups[static_cast<int>(GroupId::tp)] = g.tp;
+  o.groups[static_cast<int>(GroupId::cp)] = g.cp;
+  o.groups[static_cast<int>(GroupId::ep)] = g.ep;
+  o.groups[static_cast<int>(GroupId::dp)] = g.dp;
+  o.groups[static_cast<int>(GroupId::pp)] = g.pp;
+  o.groups[static_cast<int>(GroupId::shard)] = g.shard;
+  o.groups[static_cast<int>(GroupId::replica)] = g.replica;
   return o;
 }
 
@@ -620,7 +700,5 @@ StepPlan plan_from_work(const StepWork& work, const PlanOptions& options) {
 void plan_from_work(const StepWork& work, const PlanOptions& options, StepPlan& out) {
   Planner(work, options, out).build();
 }
-
-StepPlan plan_step(const core::Scenario& s) { return plan_from_work(step_work(s), plan_options(s)); }
 
 }  // namespace ptdsim::analytic

@@ -7,12 +7,13 @@
 
 #include "ptdsim/analytic/capacity.hpp"
 #include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
-#include "ptdsim/io/report.hpp"
-#include "ptdsim/io/sweep_report.hpp"
-#include "ptdsim/io/validate_report.hpp"
+#include "ptdsim/report/evaluate.hpp"
+#include "ptdsim/report/sweep.hpp"
+#include "ptdsim/report/validate.hpp"
 #include "ptdsim/sim/simulate.hpp"
 
 namespace ptdsim::api {
@@ -90,7 +91,7 @@ core::Scenario load_text(const std::string& yaml, const std::string& name, const
 }
 
 void check_printable(const core::Report& r, const std::string& file) {
-  const std::string bad = io::report_problem(r);
+  const std::string bad = report::report_problem(r);
   if (!bad.empty())
     throw core::ConfigError(core::SourceLocation{file, 0, 0},
                             "the result is not a finite, non-negative number (" + bad +
@@ -98,7 +99,8 @@ void check_printable(const core::Report& r, const std::string& file) {
 }
 
 core::Report evaluate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline) {
-  core::Report r = sim::simulate(s, trace_json, timeline);
+  const analytic::Step step(s);
+  core::Report r = sim::simulate(step, trace_json, timeline);
   // the largest micro-batch and sequence that fit this layout (the analytic memory model)
   const analytic::Capacity cap = analytic::capacity(s);
   r.fit_micro_batch = cap.micro_batch;
@@ -107,7 +109,7 @@ core::Report evaluate(const core::Scenario& s, std::string* trace_json, core::Ti
   return r;
 }
 
-std::string evaluate_json(const core::Scenario& s) { return io::report_json(evaluate(s)); }
+std::string evaluate_json(const core::Scenario& s) { return report::report_json(evaluate(s)); }
 
 const std::vector<std::string>& objectives() {
   static const std::vector<std::string> all{"time", "memory", "mfu", "days", "gpu_hours", "energy", "cost"};
@@ -154,7 +156,7 @@ Sweep sweep(core::Scenario base, const std::vector<std::string>& override_keys, 
   return Sweep{std::move(base), std::move(space), std::move(result), request.objective};
 }
 
-std::string sweep_json(const Sweep& s) { return io::sweep_json(s.result, s.objective); }
+std::string sweep_json(const Sweep& s) { return report::sweep_json(s.result, s.objective); }
 
 std::string default_dataset() {
   const std::string found = io::shipped_file("scenarios/published/dataset.yaml");
@@ -176,7 +178,7 @@ Validation validate(const std::string& dataset, const std::string& split, bool s
   return Validation{std::move(records), std::move(summary)};
 }
 
-std::string validate_json(const Validation& v) { return io::validate_json(v.summary); }
+std::string validate_json(const Validation& v) { return report::validate_json(v.summary); }
 
 GemmTime gemm(const core::GpuSpec& gpu, core::Precision p, double m, double n, double k) {
   const analytic::KernelTime t = analytic::gemm_kernel(gpu, p, m, n, k);

@@ -431,8 +431,13 @@ std::vector<core::CollectiveFit> hardware_rows(const std::vector<CollectiveFitRe
 
 double fitted_time(const CollectiveFitResult& fit, double size_bytes) {
   const FitPiece* piece = &fit.pieces.front();
+  double best = INFINITY;
   for (const auto& p : fit.pieces) {
-    if (size_bytes >= p.min_bytes) piece = &p;
+    const double miss = core::piece_miss(p.min_bytes, p.max_bytes, size_bytes);
+    if (miss < best) {
+      best = miss;
+      piece = &p;
+    }
   }
   return piece->alpha_s + size_bytes * bus_factor(fit.op, fit.ranks) / piece->busbw_Bps;
 }

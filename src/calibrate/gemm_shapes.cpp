@@ -4,17 +4,17 @@
 #include <set>
 #include <tuple>
 
+#include "ptdsim/core/layer_gemms.hpp"
+
 namespace ptdsim::calibrate {
 
 std::vector<GemmShape> layer_gemms(const core::ModelSpec& model, int tp, long long tokens) {
   std::vector<GemmShape> out;
+  if (!core::tp_splits_layer(model, tp)) return out;
   const int h = model.hidden, heads = model.heads, kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
   const int ffn = model.ffn_hidden > 0 ? model.ffn_hidden : 4 * h;
-  if (tp < 1 || heads < 1 || h % heads != 0 || heads % tp != 0 || h % tp != 0 || ffn % tp != 0) return out;
-  const long long hd = h / heads;
-  const long long qkv = kv >= tp && kv % tp == 0 ? (heads + 2LL * kv) * hd / tp : (heads / tp + 2LL) * hd;
-  const bool gated = model.mlp == core::Mlp::swiglu;
-  auto add = [&](const char* op, long long n, long long k) {
+  const core::LayerGemms g = core::layer_gemms(model, tp);
+  auto add = [&](const char* op, core::GemmWidth w) {
     GemmShape s;
     s.op = op;
     s.hidden = h;
@@ -23,15 +23,15 @@ std::vector<GemmShape> layer_gemms(const core::ModelSpec& model, int tp, long lo
     s.kv_heads = kv;
     s.tp = tp;
     s.m = tokens;
-    s.n = n;
-    s.k = k;
+    s.n = w.n;
+    s.k = w.k;
     out.push_back(s);
   };
-  add("qkv", qkv, h);
-  add("proj", h, static_cast<long long>(h) / tp);
-  add("fc1", static_cast<long long>(ffn) / tp, h);
-  if (gated) add("fc1_gated", 2LL * ffn / tp, h);
-  add("fc2", h, static_cast<long long>(ffn) / tp);
+  add("qkv", g.qkv);
+  add("proj", g.proj);
+  add("fc1", g.fc1);
+  if (g.gated) add("fc1_gated", g.fc1_gated);
+  add("fc2", g.fc2);
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/load.hpp"
@@ -245,96 +245,101 @@ double fit_contention(const std::vector<ContentionMeasurement>& rows, int sms, i
   return boost::math::tools::brent_find_minima(sse, 1e-3, hi, 40).first;
 }
 
-KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const std::string& source) {
-  KernelFit out;
+namespace {
+
+// gemm.csv: the GEMM model per precision, and the measured rows (a shape measured more than once at
+// the median of its times).
+void fit_gemm_tables(const KernelMeasurements& m, int sms, KernelFit& out) {
+  if (m.gemm.empty()) return;
   auto& t = out.tables;
-  t.source = source;
-  if (!m.gemm.empty()) {
-    if (sms <= 0)
-      throw core::ConfigError({table_path(m, "gemm.csv"), 0, 0}, "the GEMM model needs the GPU's SM count (from --base or --sms)");
-    for (auto p : {core::Precision::bf16, core::Precision::fp8}) {
-      std::vector<GemmMeasurement> rows;
-      for (const auto& g : m.gemm)
-        if (g.precision == p) rows.push_back(g);
-      if (rows.empty()) continue;
-      const core::GemmModel model = fit_gemm_model(rows, p, sms);
-      {
-        const std::string key = std::string("hardware.gpu.kernels.gemm.model.") + std::string(core::name(p)) + ".";
-        std::vector<RowValue> rates;
-        for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
-        const std::string file = table_path(m, "gemm.csv");
-        check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
-        check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
-        check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
-        check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
-      }
-      t.gemm_model[static_cast<std::size_t>(core::index(p))] = model;
-      const FitError e = error_of(
-          rows.size(), [&](std::size_t i) { return model.time(sms, rows[i].m, rows[i].n, rows[i].k); },
-          [&](std::size_t i) { return rows[i].time_s; });
-      out.report.push_back(fmt::format(
-          "gemm {}: {:.1f} TFLOP/s, epilogue {:.0f} GB/s, floor {:.2f} us, knee {:.3g}, tail {:.3g}, tiles {}x{}; "
-          "model against the rows: {}",
-          core::name(p), model.rate_flops / 1e12, model.epilogue_Bps / 1e9, model.floor_s * 1e6, model.knee,
-          model.tail, model.tile_m, model.tile_n, pct(e)));
-    }
-    // a shape measured more than once (the same GEMM occurs in several models' layers) is kept
-    // once, at the median of its times
-    std::vector<core::GemmTime> rows;
-    for (const auto& g : m.gemm) rows.push_back({g.precision, g.m, g.n, g.k, g.time_s});
-    auto key = [](const core::GemmTime& r) { return std::make_tuple(static_cast<int>(r.precision), r.m, r.n, r.k); };
-    std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-    for (std::size_t i = 0; i < rows.size();) {
-      std::size_t j = i;
-      std::vector<double> times;
-      while (j < rows.size() && key(rows[j]) == key(rows[i])) times.push_back(rows[j++].time_s);
-      std::sort(times.begin(), times.end());
-      core::GemmTime r = rows[i];
-      const std::size_t h = times.size() / 2;
-      r.time_s = times.size() % 2 ? times[h] : (times[h - 1] + times[h]) / 2;
-      t.gemm_rows.push_back(r);
-      i = j;
-    }
-  }
-  // cuDNN's fused attention (attention.csv) and FlashAttention-2 (attention_flash2.csv): one model each
-  auto attention = [&](const std::vector<AttentionMeasurement>& rows, core::AttentionModel& fwd,
-                       core::AttentionModel& bwd, const char* what) {
-    if (rows.empty()) return;
-    fwd = fit_attention(rows, false);
-    bwd = fit_attention(rows, true);
-    const std::string file = table_path(m, &rows == &m.attention ? "attention.csv" : "attention_flash2.csv");
-    const std::string key =
-        std::string("hardware.gpu.kernels.") + (&rows == &m.attention ? "attention." : "attention_flash2.");
-    for (bool backward : {false, true}) {
-      const auto& model = backward ? bwd : fwd;
+  if (sms <= 0)
+    throw core::ConfigError({table_path(m, "gemm.csv"), 0, 0}, "the GEMM model needs the GPU's SM count (from --base or --sms)");
+  for (auto p : {core::Precision::bf16, core::Precision::fp8}) {
+    std::vector<GemmMeasurement> rows;
+    for (const auto& g : m.gemm)
+      if (g.precision == p) rows.push_back(g);
+    if (rows.empty()) continue;
+    const core::GemmModel model = fit_gemm_model(rows, p, sms);
+    {
+      const std::string key = std::string("hardware.gpu.kernels.gemm.model.") + std::string(core::name(p)) + ".";
       std::vector<RowValue> rates;
-      for (const auto& r : rows) {
-        core::AttentionShape s{r.batch, r.heads, r.kv_heads, r.head_dim, r.seq, r.seq, r.causal};
-        rates.push_back({r.line, (backward ? 2.5 : 1.0) * s.flops() / (backward ? r.backward_s : r.forward_s) / 1e12});
-      }
-      const std::string pass = backward ? "backward" : "forward";
-      check_fitted(model.rate_flops / 1e12, key + pass + ".tflops", std::string(what) + " " + pass + " rate (TFLOP/s)",
-                   file, rates);
-      check_fitted(model.q_Bps / 1e9, key + pass + ".q_gbs", std::string(what) + " " + pass + " query-row bandwidth (GB/s)", file, {});
-      check_fitted(model.kv_Bps / 1e9, key + pass + ".kv_gbs", std::string(what) + " " + pass + " key/value-row bandwidth (GB/s)", file, {});
+      for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
+      const std::string file = table_path(m, "gemm.csv");
+      check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
+      check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
+      check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
+      check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
     }
-    for (bool backward : {false, true}) {
-      const auto& model = backward ? bwd : fwd;
-      const FitError e = error_of(
-          rows.size(),
-          [&](std::size_t i) {
-            const auto& r = rows[i];
-            core::AttentionShape s{r.batch, r.heads, r.kv_heads, r.head_dim, r.seq, r.seq, r.causal};
-            return model.time(s, backward);
-          },
-          [&](std::size_t i) { return backward ? rows[i].backward_s : rows[i].forward_s; });
-      out.report.push_back(fmt::format("{} {}: {:.1f} TFLOP/s, query rows {:.0f} GB/s, key/value rows {:.0f} GB/s; {}",
-                                       what, backward ? "backward" : "forward", model.rate_flops / 1e12,
-                                       model.q_Bps / 1e9, model.kv_Bps / 1e9, pct(e)));
+    t.gemm_model[static_cast<std::size_t>(core::index(p))] = model;
+    const FitError e = error_of(
+        rows.size(), [&](std::size_t i) { return model.time(sms, rows[i].m, rows[i].n, rows[i].k); },
+        [&](std::size_t i) { return rows[i].time_s; });
+    out.report.push_back(fmt::format(
+        "gemm {}: {:.1f} TFLOP/s, epilogue {:.0f} GB/s, floor {:.2f} us, knee {:.3g}, tail {:.3g}, tiles {}x{}; "
+        "model against the rows: {}",
+        core::name(p), model.rate_flops / 1e12, model.epilogue_Bps / 1e9, model.floor_s * 1e6, model.knee,
+        model.tail, model.tile_m, model.tile_n, pct(e)));
+  }
+  // a shape measured more than once (the same GEMM occurs in several models' layers) is kept
+  // once, at the median of its times
+  std::vector<core::GemmTime> rows;
+  for (const auto& g : m.gemm) rows.push_back({g.precision, g.m, g.n, g.k, g.time_s});
+  auto key = [](const core::GemmTime& r) { return std::make_tuple(static_cast<int>(r.precision), r.m, r.n, r.k); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i;
+    std::vector<double> times;
+    while (j < rows.size() && key(rows[j]) == key(rows[i])) times.push_back(rows[j++].time_s);
+    std::sort(times.begin(), times.end());
+    core::GemmTime r = rows[i];
+    const std::size_t h = times.size() / 2;
+    r.time_s = times.size() % 2 ? times[h] : (times[h - 1] + times[h]) / 2;
+    t.gemm_rows.push_back(r);
+    i = j;
+  }
+}
+
+// attention.csv or attention_flash2.csv (`rows`, one of m's): the forward and backward models.
+void fit_attention_table(const KernelMeasurements& m, const std::vector<AttentionMeasurement>& rows,
+                         core::AttentionModel& fwd, core::AttentionModel& bwd, const char* what, KernelFit& out) {
+  if (rows.empty()) return;
+  fwd = fit_attention(rows, false);
+  bwd = fit_attention(rows, true);
+  const std::string file = table_path(m, &rows == &m.attention ? "attention.csv" : "attention_flash2.csv");
+  const std::string key =
+      std::string("hardware.gpu.kernels.") + (&rows == &m.attention ? "attention." : "attention_flash2.");
+  for (bool backward : {false, true}) {
+    const auto& model = backward ? bwd : fwd;
+    std::vector<RowValue> rates;
+    for (const auto& r : rows) {
+      core::AttentionShape s{r.batch, r.heads, r.kv_heads, r.head_dim, r.seq, r.seq, r.causal};
+      rates.push_back({r.line, (backward ? 2.5 : 1.0) * s.flops() / (backward ? r.backward_s : r.forward_s) / 1e12});
     }
-  };
-  attention(m.attention, t.attention_forward, t.attention_backward, "attention");
-  attention(m.attention_flash2, t.flash2_forward, t.flash2_backward, "attention flash2");
+    const std::string pass = backward ? "backward" : "forward";
+    check_fitted(model.rate_flops / 1e12, key + pass + ".tflops", std::string(what) + " " + pass + " rate (TFLOP/s)",
+                 file, rates);
+    check_fitted(model.q_Bps / 1e9, key + pass + ".q_gbs", std::string(what) + " " + pass + " query-row bandwidth (GB/s)", file, {});
+    check_fitted(model.kv_Bps / 1e9, key + pass + ".kv_gbs", std::string(what) + " " + pass + " key/value-row bandwidth (GB/s)", file, {});
+  }
+  for (bool backward : {false, true}) {
+    const auto& model = backward ? bwd : fwd;
+    const FitError e = error_of(
+        rows.size(),
+        [&](std::size_t i) {
+          const auto& r = rows[i];
+          core::AttentionShape s{r.batch, r.heads, r.kv_heads, r.head_dim, r.seq, r.seq, r.causal};
+          return model.time(s, backward);
+        },
+        [&](std::size_t i) { return backward ? rows[i].backward_s : rows[i].forward_s; });
+    out.report.push_back(fmt::format("{} {}: {:.1f} TFLOP/s, query rows {:.0f} GB/s, key/value rows {:.0f} GB/s; {}",
+                                     what, backward ? "backward" : "forward", model.rate_flops / 1e12,
+                                     model.q_Bps / 1e9, model.kv_Bps / 1e9, pct(e)));
+  }
+}
+
+// elementwise.csv: a forward and a backward bandwidth per memory-bound operation.
+void fit_memory_bound_table(const KernelMeasurements& m, KernelFit& out) {
+  auto& t = out.tables;
   for (int c = 0; c < core::kMemoryOpCount; ++c) {
     const auto op = static_cast<core::MemoryOp>(c);
     const core::ElementBytes eb = core::memory_op_bytes(op);
@@ -366,64 +371,91 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
     out.report.push_back(fmt::format("{}: forward {:.0f} GB/s ({}), backward {:.0f} GB/s ({})", core::name(op),
                                      r.forward_Bps / 1e9, pct(ef), r.backward_Bps / 1e9, pct(eb2)));
   }
-  if (!m.cross_entropy.empty()) {
-    std::vector<double> fb, ft, bb, bt;
-    for (const auto& c : m.cross_entropy) {
-      fb.push_back(core::kCrossEntropyBytes.forward * c.elements);
-      ft.push_back(c.forward_s);
-      bb.push_back(core::kCrossEntropyBytes.backward * c.elements);
-      bt.push_back(c.backward_s);
-    }
-    t.cross_entropy = fit_stream(fb, ft, bb, bt);
-    {
-      std::vector<RowValue> fwd, bwd;
-      for (std::size_t i = 0; i < fb.size(); ++i) {
-        fwd.push_back({m.cross_entropy[i].line, fb[i] / ft[i] / 1e9});
-        bwd.push_back({m.cross_entropy[i].line, bb[i] / bt[i] / 1e9});
-      }
-      const std::string file = table_path(m, "cross_entropy.csv");
-      check_fitted(t.cross_entropy.forward_Bps / 1e9, "hardware.gpu.kernels.cross_entropy.forward_gbs",
-                   "cross-entropy forward bandwidth (GB/s)", file, fwd);
-      check_fitted(t.cross_entropy.backward_Bps / 1e9, "hardware.gpu.kernels.cross_entropy.backward_gbs",
-                   "cross-entropy backward bandwidth (GB/s)", file, bwd);
-    }
-    const FitError ef = error_of(fb.size(), [&](std::size_t i) { return fb[i] / t.cross_entropy.forward_Bps; }, [&](std::size_t i) { return ft[i]; });
-    const FitError eb2 = error_of(bb.size(), [&](std::size_t i) { return bb[i] / t.cross_entropy.backward_Bps; }, [&](std::size_t i) { return bt[i]; });
-    out.report.push_back(fmt::format("cross_entropy: forward {:.0f} GB/s ({}), backward {:.0f} GB/s ({})",
-                                     t.cross_entropy.forward_Bps / 1e9, pct(ef), t.cross_entropy.backward_Bps / 1e9, pct(eb2)));
+}
+
+// cross_entropy.csv: the loss's forward and backward bandwidths.
+void fit_cross_entropy_table(const KernelMeasurements& m, KernelFit& out) {
+  if (m.cross_entropy.empty()) return;
+  auto& t = out.tables;
+  std::vector<double> fb, ft, bb, bt;
+  for (const auto& c : m.cross_entropy) {
+    fb.push_back(core::kCrossEntropyBytes.forward * c.elements);
+    ft.push_back(c.forward_s);
+    bb.push_back(core::kCrossEntropyBytes.backward * c.elements);
+    bt.push_back(c.backward_s);
   }
-  if (!m.optimizer.empty()) {
-    std::vector<double> b, s;
-    for (const auto& o : m.optimizer) {
-      b.push_back(o.bytes_per_param * o.params);
-      s.push_back(o.time_s);
+  t.cross_entropy = fit_stream(fb, ft, bb, bt);
+  {
+    std::vector<RowValue> fwd, bwd;
+    for (std::size_t i = 0; i < fb.size(); ++i) {
+      fwd.push_back({m.cross_entropy[i].line, fb[i] / ft[i] / 1e9});
+      bwd.push_back({m.cross_entropy[i].line, bb[i] / bt[i] / 1e9});
     }
-    t.optimizer_Bps = stream_rate(b, s);
-    {
-      std::vector<RowValue> rates;
-      for (std::size_t i = 0; i < b.size(); ++i) rates.push_back({m.optimizer[i].line, b[i] / s[i] / 1e9});
-      check_fitted(t.optimizer_Bps / 1e9, "hardware.gpu.kernels.optimizer.gbs", "optimizer bandwidth (GB/s)",
-                   table_path(m, "optimizer.csv"), rates);
-    }
-    const FitError e = error_of(b.size(), [&](std::size_t i) { return b[i] / t.optimizer_Bps; }, [&](std::size_t i) { return s[i]; });
-    out.report.push_back(fmt::format("optimizer: {:.0f} GB/s ({})", t.optimizer_Bps / 1e9, pct(e)));
+    const std::string file = table_path(m, "cross_entropy.csv");
+    check_fitted(t.cross_entropy.forward_Bps / 1e9, "hardware.gpu.kernels.cross_entropy.forward_gbs",
+                 "cross-entropy forward bandwidth (GB/s)", file, fwd);
+    check_fitted(t.cross_entropy.backward_Bps / 1e9, "hardware.gpu.kernels.cross_entropy.backward_gbs",
+                 "cross-entropy backward bandwidth (GB/s)", file, bwd);
   }
-  if (!m.contention.empty()) {
-    if (sms <= 0)
-      throw core::ConfigError({table_path(m, "contention.csv"), 0, 0}, "the contention fit needs the GPU's SM count (from --base or --sms)");
-    const double f = fit_contention(m.contention, sms, comm_sms);
-    check_fitted(f, "hardware.gpu.kernels.contention.factor", "contention factor", table_path(m, "contention.csv"), {});
-    out.contention_factor = f;
-    const auto used = contention_rows(m.contention, sms, comm_sms);
-    const FitError e = error_of(
-        used.size(), [&](std::size_t i) { return 1 / (1 - f * used[i]->blocks / sms); },
-        [&](std::size_t i) { return used[i]->slowdown(); });
-    out.report.push_back(fmt::format(
-        "contention: share = {:.3f} x blocks / {} SMs, fitted on the {} rows at {}; predicted slowdown {}", f, sms,
-        used.size(), used.front()->blocks == comm_sms ? fmt::format("{} blocks (gpu.comm_sms)", comm_sms)
-                                                      : fmt::format("fewer than {} blocks", sms),
-        pct(e)));
+  const FitError ef = error_of(fb.size(), [&](std::size_t i) { return fb[i] / t.cross_entropy.forward_Bps; }, [&](std::size_t i) { return ft[i]; });
+  const FitError eb2 = error_of(bb.size(), [&](std::size_t i) { return bb[i] / t.cross_entropy.backward_Bps; }, [&](std::size_t i) { return bt[i]; });
+  out.report.push_back(fmt::format("cross_entropy: forward {:.0f} GB/s ({}), backward {:.0f} GB/s ({})",
+                                   t.cross_entropy.forward_Bps / 1e9, pct(ef), t.cross_entropy.backward_Bps / 1e9, pct(eb2)));
+}
+
+// optimizer.csv: the optimizer step's bandwidth.
+void fit_optimizer_table(const KernelMeasurements& m, KernelFit& out) {
+  if (m.optimizer.empty()) return;
+  auto& t = out.tables;
+  std::vector<double> b, s;
+  for (const auto& o : m.optimizer) {
+    b.push_back(o.bytes_per_param * o.params);
+    s.push_back(o.time_s);
   }
+  t.optimizer_Bps = stream_rate(b, s);
+  {
+    std::vector<RowValue> rates;
+    for (std::size_t i = 0; i < b.size(); ++i) rates.push_back({m.optimizer[i].line, b[i] / s[i] / 1e9});
+    check_fitted(t.optimizer_Bps / 1e9, "hardware.gpu.kernels.optimizer.gbs", "optimizer bandwidth (GB/s)",
+                 table_path(m, "optimizer.csv"), rates);
+  }
+  const FitError e = error_of(b.size(), [&](std::size_t i) { return b[i] / t.optimizer_Bps; }, [&](std::size_t i) { return s[i]; });
+  out.report.push_back(fmt::format("optimizer: {:.0f} GB/s ({})", t.optimizer_Bps / 1e9, pct(e)));
+}
+
+// contention.csv: the SM share a collective's blocks take from the GEMMs beside it.
+void fit_contention_table(const KernelMeasurements& m, int sms, int comm_sms, KernelFit& out) {
+  if (m.contention.empty()) return;
+  if (sms <= 0)
+    throw core::ConfigError({table_path(m, "contention.csv"), 0, 0}, "the contention fit needs the GPU's SM count (from --base or --sms)");
+  const double f = fit_contention(m.contention, sms, comm_sms);
+  check_fitted(f, "hardware.gpu.kernels.contention.factor", "contention factor", table_path(m, "contention.csv"), {});
+  out.contention_factor = f;
+  const auto used = contention_rows(m.contention, sms, comm_sms);
+  const FitError e = error_of(
+      used.size(), [&](std::size_t i) { return 1 / (1 - f * used[i]->blocks / sms); },
+      [&](std::size_t i) { return used[i]->slowdown(); });
+  out.report.push_back(fmt::format(
+      "contention: share = {:.3f} x blocks / {} SMs, fitted on the {} rows at {}; predicted slowdown {}", f, sms,
+      used.size(), used.front()->blocks == comm_sms ? fmt::format("{} blocks (gpu.comm_sms)", comm_sms)
+                                                    : fmt::format("fewer than {} blocks", sms),
+      pct(e)));
+}
+
+}  // namespace
+
+KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const std::string& source) {
+  KernelFit out;
+  auto& t = out.tables;
+  t.source = source;
+  fit_gemm_tables(m, sms, out);
+  // cuDNN's fused attention (attention.csv) and FlashAttention-2 (attention_flash2.csv): one model each
+  fit_attention_table(m, m.attention, t.attention_forward, t.attention_backward, "attention", out);
+  fit_attention_table(m, m.attention_flash2, t.flash2_forward, t.flash2_backward, "attention flash2", out);
+  fit_memory_bound_table(m, out);
+  fit_cross_entropy_table(m, out);
+  fit_optimizer_table(m, out);
+  fit_contention_table(m, sms, comm_sms, out);
   return out;
 }
 

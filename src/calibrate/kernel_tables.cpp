@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "ptdsim/core/printable.hpp"
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/load.hpp"

@@ -710,16 +710,10 @@ std::optional<Collective> op_from_rows(const Parser& p, const std::vector<NcclRo
          "explicitly)");
 }
 
-NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOptions& o) {
-  NcclRun run;
-  run.file = file;
-  run.rows = std::move(t.rows);  // `t.rows` is not read below: the rows are `run.rows` from here
-  run.tail_only = t.tail_only;
-  run.warnings = t.warnings;
-  run.line = t.header.line > 0 ? t.header.line : t.line;
-  run.binary = !t.command.binary.empty() ? t.command.binary : t.concluded;
+std::string ranks_text(int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); }
 
-  // The collective: the binary's name, else the options, else the rows' shape.
+// The collective: the binary's name, else the options, else the rows' shape.
+void find_collective(const Parser& p, const Table& t, const ParseOptions& o, NcclRun& run) {
   if (!run.binary.empty()) {
     auto op = collective_of_binary(run.binary);
     if (!op) {
@@ -754,17 +748,11 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
     run.notes.push_back("collective " + std::string(core::name(run.op)) +
                         " inferred from the redop/root columns and count x type size vs size");
   }
+}
 
-  // The rank count: the count column or the busbw/algbw ratio fix it; the device list bounds it.
-  int listed_max = 0;
-  std::map<std::string, int> per_host;
-  for (const auto& d : t.header.devices) {
-    listed_max = std::max(listed_max, d.rank + 1);
-    ++per_host[d.host];
-    if (run.gpu.empty()) run.gpu = d.gpu;
-  }
-  run.listed_ranks = static_cast<int>(t.header.devices.size());
-  run.hosts = static_cast<int>(per_host.size());
+// The rank count: the count column or the busbw/algbw ratio fix it; the device list (whose highest
+// rank is `listed_max` - 1) bounds it.
+void find_ranks(const Parser& p, const ParseOptions& o, int listed_max, NcclRun& run) {
   auto range = ranks_from_factor(run.op, run.rows);
   if (run.op == Collective::all_gather || run.op == Collective::reduce_scatter ||
       run.op == Collective::all_to_all) {
@@ -781,18 +769,17 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
       range = std::make_pair(n, n);
     }
   }
-  auto say = [&](int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
   if (range && range->first == range->second) {
     run.ranks = range->first;
     if (listed_max > run.ranks) {
       p.fail(run.line, 1, "the device list names rank " + std::to_string(listed_max - 1) +
-                              " but the bandwidths imply " + say(run.ranks));
+                              " but the bandwidths imply " + ranks_text(run.ranks));
     }
     if (o.ranks && *o.ranks != run.ranks) {
       p.fail(run.line, 1, "the rank count given (" + std::to_string(*o.ranks) +
-                              ") contradicts the log, whose bandwidths imply " + say(run.ranks));
+                              ") contradicts the log, whose bandwidths imply " + ranks_text(run.ranks));
     }
-    if (listed_max == 0) run.notes.push_back(say(run.ranks) + " inferred from busbw/algbw (or count) = F(n)");
+    if (listed_max == 0) run.notes.push_back(ranks_text(run.ranks) + " inferred from busbw/algbw (or count) = F(n)");
   } else {
     int n = o.ranks ? *o.ranks : listed_max;
     if (n == 0) {
@@ -809,13 +796,15 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
     }
     run.ranks = n;
     if (o.ranks) {
-      run.notes.push_back(say(n) + " as given");
+      run.notes.push_back(ranks_text(n) + " as given");
     } else if (run.listed_ranks < n) {
-      run.notes.push_back(say(n) + " from the device list's highest rank");
+      run.notes.push_back(ranks_text(n) + " from the device list's highest rank");
     }
   }
+}
 
-  // The scope: one host is intra-node, several are inter-node.
+// The scope: one host is intra-node, several are inter-node.
+void find_scope(const Parser& p, const ParseOptions& o, NcclRun& run) {
   std::optional<Scope> scope;
   std::string why;
   const bool complete_list = run.listed_ranks >= run.ranks;
@@ -827,7 +816,7 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
     why = "one host in the device list";
   } else if (run.hosts == 1 && run.ranks > kMaxGpusPerHost) {
     scope = Scope::inter;
-    why = "the device list is cut, and " + say(run.ranks) + " exceed the " +
+    why = "the device list is cut, and " + ranks_text(run.ranks) + " exceed the " +
           std::to_string(kMaxGpusPerHost) + " GPUs one host can carry";
     run.notes.push_back("scope inter: " + why);
   }
@@ -841,19 +830,23 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
     scope = o.scope;
   }
   if (!scope) {
-    p.fail(run.line, 1, "cannot tell whether the " + say(run.ranks) +
+    p.fail(run.line, 1, "cannot tell whether the " + ranks_text(run.ranks) +
                             " share one host: the log has no complete device list (pass the scope, "
                             "intra or inter, explicitly)");
   }
   run.scope = *scope;
+}
 
   // GPUs per node: all of them inside one node; across nodes, the device list's count per host
   // when the list is complete (a cut list or none leaves it unknown unless given).
+void find_ranks_per_node(const Parser& p, const ParseOptions& o, const std::map<std::string, int>& per_host,
+                         NcclRun& run) {
+  const bool complete_list = run.listed_ranks >= run.ranks;
   if (o.ranks_per_node) {
     const int k = *o.ranks_per_node;
     if (k > run.ranks || run.ranks % k != 0 || (run.scope == Scope::intra && k != run.ranks)) {
       p.fail(run.line, 1, "the ranks per node given (" + std::to_string(k) + ") do not fit the " +
-                              say(run.ranks) + (run.scope == Scope::intra ? " of one node" : " across nodes"));
+                              ranks_text(run.ranks) + (run.scope == Scope::intra ? " of one node" : " across nodes"));
     }
     run.ranks_per_node = k;
   } else if (run.scope == Scope::intra) {
@@ -861,6 +854,33 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
   } else if (run.hosts >= 2 && complete_list) {
     for (const auto& [host, k] : per_host) run.ranks_per_node = std::max(run.ranks_per_node, k);
   }
+}
+
+NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOptions& o) {
+  NcclRun run;
+  run.file = file;
+  run.rows = std::move(t.rows);  // `t.rows` is not read below: the rows are `run.rows` from here
+  run.tail_only = t.tail_only;
+  run.warnings = t.warnings;
+  run.line = t.header.line > 0 ? t.header.line : t.line;
+  run.binary = !t.command.binary.empty() ? t.command.binary : t.concluded;
+
+  find_collective(p, t, o, run);
+
+  // The device list: its highest rank, its hosts, its GPU.
+  int listed_max = 0;
+  std::map<std::string, int> per_host;
+  for (const auto& d : t.header.devices) {
+    listed_max = std::max(listed_max, d.rank + 1);
+    ++per_host[d.host];
+    if (run.gpu.empty()) run.gpu = d.gpu;
+  }
+  run.listed_ranks = static_cast<int>(t.header.devices.size());
+  run.hosts = static_cast<int>(per_host.size());
+  find_ranks(p, o, listed_max, run);
+
+  find_scope(p, o, run);
+  find_ranks_per_node(p, o, per_host, run);
   if (run.tail_only) run.notes.insert(run.notes.begin(), "tail-only log: columns inferred from the row width");
   return run;
 }
@@ -871,20 +891,6 @@ double NcclRow::time_s() const {
   // a half printed as 0 measured nothing (below the print resolution): the other one counts
   if (out_of_place.time_s <= 0 || in_place.time_s <= 0) return std::max(out_of_place.time_s, in_place.time_s);
   return std::min(out_of_place.time_s, in_place.time_s);
-}
-
-double bus_factor(Collective op, int ranks) {
-  double n = ranks;
-  switch (op) {
-    case Collective::all_reduce: return 2 * (n - 1) / n;
-    case Collective::all_gather:
-    case Collective::reduce_scatter:
-    case Collective::all_to_all: return (n - 1) / n;
-    case Collective::broadcast:
-    case Collective::reduce:
-    case Collective::send_recv: return 1;
-  }
-  return 1;
 }
 
 const std::vector<std::string>& nccl_tests_names() {

@@ -15,7 +15,7 @@
 #include "ptdsim/calibrate/nccl_log.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"
-#include "ptdsim/io/hardware_writer.hpp"
+#include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
 
 namespace ptdsim::cli {
@@ -60,13 +60,13 @@ void run_import(const ImportArgs& a) {
   }
 
   if (a.output.empty()) return;
-  io::HardwareCalibration c;
+  calibrate::HardwareCalibration c;
   c.collectives = calibrate::hardware_rows(fits);
   std::string from;
   for (const auto& log : a.logs) from += (from.empty() ? "" : ", ") + log;
   c.comment = {"collectives: fitted by `ptdsim calibrate import-nccl-tests` (docs/calibration.md) from " + from,
                "time = alpha_us + size * F(n) / busbw_gbs for min_bytes <= size < max_bytes (nccl-tests' size)"};
-  io::write_calibrated_hardware(a.output, a.base.empty() ? std::nullopt : std::optional<std::string>(a.base), c);
+  calibrate::write_calibrated_hardware(a.output, a.base.empty() ? std::nullopt : std::optional<std::string>(a.base), c);
   std::cerr << "wrote " << a.output
             << (a.base.empty() ? " (a collectives-only fragment: pass --base to merge into a hardware file)" : "")
             << "\n";

@@ -6,12 +6,12 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "ptdsim/api.hpp"
-#include "ptdsim/io/html.hpp"
+#include "ptdsim/report/html.hpp"
 #include "ptdsim/analytic/capacity.hpp"
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 #include "ptdsim/core/version.hpp"
 
 namespace ptdsim::cli {
@@ -38,13 +38,13 @@ int run(const EvaluateArgs& a) {
   const core::Report r = api::evaluate(s, a.trace.empty() ? nullptr : &trace, html ? &timeline : nullptr);
   std::string text;
   if (html) {
-    text = io::evaluate_html(r, timeline, io::PageInfo{core::kVersion, a.scenario});
+    text = report::evaluate_html(r, timeline, report::PageInfo{core::kVersion, a.scenario});
   } else if (a.out.format == "json") {
-    text = io::report_json(r);
+    text = report::report_json(r);
   } else if (a.out.format == "csv") {
-    text = io::report_csv_header() + io::report_csv_row(r);
+    text = report::report_csv_header() + report::report_csv_row(r);
   } else {
-    text = io::report_table(r);
+    text = report::report_table(r);
   }
   // the trace and the report together or not at all (io::write_outputs)
   std::vector<std::pair<std::string, std::string>> outputs;

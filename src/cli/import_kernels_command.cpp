@@ -10,8 +10,8 @@
 
 #include "commands.hpp"
 #include "options.hpp"
-#include "ptdsim/calibrate/kernels.hpp"
-#include "ptdsim/io/hardware_writer.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
+#include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
 
 namespace ptdsim::cli {
@@ -48,8 +48,8 @@ void run(const ImportKernelsArgs& a) {
   for (const auto& line : fit.report) std::cout << line << "\n";
   if (a.output.empty()) return;
 
-  io::HardwareCalibration c;
-  io::HardwareCalibration::Kernels k;
+  calibrate::HardwareCalibration c;
+  calibrate::HardwareCalibration::Kernels k;
   k.tables = fit.tables;
   k.contention_factor = fit.contention_factor;
   if (base && base->gpu.kernels) {
@@ -61,7 +61,7 @@ void run(const ImportKernelsArgs& a) {
   c.comment = {"kernels: measured kernel tables and the models fitted to them by `ptdsim calibrate import-kernels " +
                    a.dir + "` (docs/calibration.md \"Kernel tables\");",
                "overhead: fitted by `ptdsim validate --fit` on the dataset's fit split (docs/validation.md)"};
-  io::write_calibrated_hardware(a.output, base ? std::optional<std::string>(a.base) : std::nullopt, c);
+  calibrate::write_calibrated_hardware(a.output, base ? std::optional<std::string>(a.base) : std::nullopt, c);
   std::cerr << "wrote " << a.output
             << (a.base.empty() ? " (a fragment: pass --base to merge into a hardware file)" : "") << "\n";
 }

@@ -14,7 +14,7 @@
 #include "ptdsim/core/count.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/io/output.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
 namespace ptdsim::cli {
 

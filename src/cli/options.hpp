@@ -48,7 +48,7 @@ std::vector<io::Override> overrides_of(const std::vector<std::string>& sets, con
 // Each of a report's warnings on stderr, "ptdsim: warning: ...".
 void print_warnings(const std::vector<std::string>& warnings);
 
-// Refuses to print a report holding a non-finite or negative number (io::report_problem): a
+// Refuses to print a report holding a non-finite or negative number (report::report_problem): a
 // ConfigError naming the scenario file, exit 2, instead of "inf" with exit 0.
 void check_printable(const core::Report& r, const std::string& scenario_file);
 

@@ -14,7 +14,7 @@
 #include "options.hpp"
 #include "ptdsim/core/version.hpp"
 #include "ptdsim/io/study.hpp"
-#include "ptdsim/io/study_report.hpp"
+#include "ptdsim/report/study.hpp"
 #include "ptdsim/study/mpi.hpp"
 #include "ptdsim/study/study.hpp"
 
@@ -67,10 +67,10 @@ class StudyProgress {
 
 std::string render(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records, const std::string& format,
                    const std::string& input) {
-  if (format == "csv") return io::study_csv(spec, records);
-  if (format == "json") return io::study_json(spec, records);
-  if (format == "html") return io::study_html(spec, records, io::PageInfo{core::kVersion, input});
-  return io::study_table(spec, records);
+  if (format == "csv") return report::study_csv(spec, records);
+  if (format == "json") return report::study_json(spec, records);
+  if (format == "html") return report::study_html(spec, records, report::PageInfo{core::kVersion, input});
+  return report::study_table(spec, records);
 }
 
 void summary(const std::vector<io::StudyRecord>& records, double seconds, std::uint64_t resumed) {

@@ -17,11 +17,11 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/io/emit.hpp"
-#include "ptdsim/io/html.hpp"
+#include "ptdsim/report/html.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/io/load.hpp"
-#include "ptdsim/io/report.hpp"
-#include "ptdsim/io/sweep_report.hpp"
+#include "ptdsim/report/evaluate.hpp"
+#include "ptdsim/report/sweep.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/core/version.hpp"
@@ -120,13 +120,13 @@ void run(const SweepArgs& a) {
   std::string csv;
   const bool to_stdout = a.out.to_stdout();
   if (a.out.format == "csv" && a.csv_all) {
-    csv = io::sweep_csv_header();
+    csv = report::sweep_csv_header();
     if (to_stdout) {
       std::cout << csv;
       csv.clear();
     }
     req.on_row = [&](const planner::Row& row) {
-      std::string line = io::sweep_csv_row(row);
+      std::string line = report::sweep_csv_row(row);
       if (to_stdout) {
         std::cout << line;
       } else {
@@ -134,16 +134,16 @@ void run(const SweepArgs& a) {
       }
     };
   }
-  // HTML draws every candidate from a bounded summary of the rows (io::SweepCollector)
-  io::SweepCollector collector;
+  // HTML draws every candidate from a bounded summary of the rows (report::SweepCollector)
+  report::SweepCollector collector;
   if (a.out.format == "html") req.on_row = [&](const planner::Row& row) { collector.add(row); };
   const api::Sweep sw = api::sweep(io::load_scenario(a.scenario, overrides), keys, req);
   const planner::SweepResult& result = sw.result;
 
   if (!a.emit.empty()) emit_layout(a, overrides, result);
   if (a.out.format == "csv" && !a.csv_all) {
-    emit(a.out, io::sweep_csv_header() + io::sweep_csv_ranked(result));
-    std::cerr << io::sweep_counts_line(result) << io::sweep_scenario_line(result, a.objective);
+    emit(a.out, report::sweep_csv_header() + report::sweep_csv_ranked(result));
+    std::cerr << report::sweep_counts_line(result) << report::sweep_scenario_line(result, a.objective);
     return;
   }
   if (a.out.format == "csv") {
@@ -152,15 +152,15 @@ void run(const SweepArgs& a) {
     } else {
       emit(a.out, csv);
     }
-    std::cerr << io::sweep_counts_line(result) << io::sweep_scenario_line(result, a.objective);
+    std::cerr << report::sweep_counts_line(result) << report::sweep_scenario_line(result, a.objective);
     return;
   }
   if (a.out.format == "html") {
-    emit(a.out, io::sweep_html(sw.base, result, collector, a.objective, io::PageInfo{core::kVersion, a.scenario}));
+    emit(a.out, report::sweep_html(sw.base, result, collector, a.objective, report::PageInfo{core::kVersion, a.scenario}));
     return;
   }
   emit(a.out, a.out.format == "json" ? api::sweep_json(sw)
-                                     : io::sweep_table(sw.base, sw.space, result, a.objective, a.min_free_gib));
+                                     : report::sweep_table(sw.base, sw.space, result, a.objective, a.min_free_gib));
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "ptdsim/api.hpp"
-#include "ptdsim/io/html.hpp"
+#include "ptdsim/report/html.hpp"
 #include "ptdsim/io/load.hpp"
-#include "ptdsim/io/validate_report.hpp"
+#include "ptdsim/report/validate.hpp"
 #include "ptdsim/validation/validate.hpp"
 #include "ptdsim/core/version.hpp"
 
@@ -25,7 +25,7 @@ struct ValidateArgs {
 void run(const ValidateArgs& a) {
   if (a.fit) {
     const auto records = io::load_dataset(a.dataset);
-    emit(a.out, io::validate_fit_tables(validation::fit_matmul_efficiency(records),
+    emit(a.out, report::validate_fit_tables(validation::fit_matmul_efficiency(records),
                                         validation::fit_overheads(records)));
     return;
   }
@@ -35,12 +35,12 @@ void run(const ValidateArgs& a) {
   if (a.out.format == "json") {
     emit(a.out, api::validate_json(v));
   } else if (a.out.format == "csv") {
-    emit(a.out, io::validate_csv(summary));
-    std::cerr << io::validate_counts_line(summary);
+    emit(a.out, report::validate_csv(summary));
+    std::cerr << report::validate_counts_line(summary);
   } else if (a.out.format == "html") {
-    emit(a.out, io::validate_html(summary, records, io::PageInfo{core::kVersion, a.dataset}));
+    emit(a.out, report::validate_html(summary, records, report::PageInfo{core::kVersion, a.dataset}));
   } else {
-    emit(a.out, io::validate_table(summary, a.dataset));
+    emit(a.out, report::validate_table(summary, a.dataset));
   }
 }
 

@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/units.hpp"
 #include "schema.hpp"

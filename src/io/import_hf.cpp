@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/printable.hpp"

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/printable.hpp"
@@ -265,6 +265,308 @@ class Arguments {
 
 std::string itext(long long v) { return detail::yaml_int(v); }
 
+// The flags that change the model or the step: refused, but for a recompute method ptdsim models
+// (uniform over one-layer chunks: every layer's input checkpointed). True for that one.
+bool read_refused(const Arguments& a) {
+  bool recompute_every_layer = false;
+  for (const auto& r : a.refused_flags()) {
+    if (r.flag == "--kv-channels") continue;  // read below, once the heads are known
+    if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers") {
+      const auto* method = [&]() -> const Arguments::RefusedFlag* {
+        for (const auto& x : a.refused_flags())
+          if (x.flag == "--recompute-method") return &x;
+        return nullptr;
+      }();
+      const auto* layers = [&]() -> const Arguments::RefusedFlag* {
+        for (const auto& x : a.refused_flags())
+          if (x.flag == "--recompute-num-layers") return &x;
+        return nullptr;
+      }();
+      // uniform over chunks of one layer checkpoints every layer's input: recompute: full
+      if (method && method->value == "uniform" && (!layers || layers->value == "1")) {
+        recompute_every_layer = true;
+        continue;
+      }
+    }
+    detail::fail(r.at, r.flag + (r.value.empty() ? "" : " " + r.value) + " changes the model or the step, and " +
+                           r.why->why);
+  }
+  if (recompute_every_layer && a.get("--recompute-granularity") && a.get("--recompute-granularity")->value != "full")
+    detail::fail(a.get("--recompute-granularity")->at,
+                 "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
+  return recompute_every_layer;
+}
+
+// A warning per unknown flag (with the nearest known one), then every flag read checked whether or
+// not a scenario is written.
+void check_flags(const Arguments& a, Imported& out) {
+  for (const auto& u : a.unknown()) {
+    const std::string near = core::closest_match(u.word, megatron_flags());
+    out.warnings.push_back(fmt::format("megatron:1:{}: unknown flag {}{}", u.at.column, core::printable(u.word),
+                                       near.empty() ? ": not read by ptdsim; if it changes the model or the step, "
+                                                      "the imported file does not show it"
+                                                    : ": did you mean " + near + "? (not read)"));
+  }
+
+  // every flag read is checked whether or not a scenario is written: a model-only import that took
+  // --fp8-format e5m2x or --train-samples -5 in silence would refuse them only once --hardware is given
+  a.integer("--tensor-model-parallel-size", "parallel.tp");
+  a.integer("--pipeline-model-parallel-size", "parallel.pp");
+  a.integer("--context-parallel-size", "parallel.cp");
+  a.integer("--expert-model-parallel-size", "parallel.ep");
+  a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
+  a.integer("--micro-batch-size", "training.micro_batch");
+  a.integer("--global-batch-size", "training.global_batch");
+  a.integer("--seq-length", "training.seq_len");
+  a.integer("--decoder-first-pipeline-num-layers", "parallel.first_stage_layers");
+  a.integer("--decoder-last-pipeline-num-layers", "parallel.last_stage_layers");
+  a.wide("--train-iters", "training.tokens");
+  a.wide("--train-samples", "training.tokens");
+  a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
+  a.choice("--recompute-granularity", {"full", "selective"}, "full");
+  a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine");
+}
+
+// The model's keys, each with the flag it came from (or Megatron-LM's default).
+core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, const detail::SourcePtr& src,
+                           detail::ModelLines& model, Imported& out) {
+  auto at = [&](const char* flag) { return a.get(flag) ? a.get(flag)->at : Mark{}; };
+  core::ModelSpec m;
+  m.layers = a.required("--num-layers", "model.layers");
+  m.hidden = a.required("--hidden-size", "model.hidden");
+  m.heads = a.required("--num-attention-heads", "model.heads");
+  for (const auto& r : a.refused_flags())
+    if (r.flag == "--kv-channels" && r.value != itext(m.hidden / m.heads))
+      detail::fail(r.at, r.flag + " " + r.value + " changes the model or the step, and " + r.why->why +
+                             " = " + itext(m.hidden / m.heads));
+  const int tp = a.integer("--tensor-model-parallel-size", "parallel.tp").value_or(1);
+  // --num-query-groups counts only with --group-query-attention (arguments.py)
+  m.kv_heads = m.heads;
+  if (a.has("--group-query-attention")) m.kv_heads = a.integer("--num-query-groups", "model.kv_heads").value_or(1);
+  else if (a.has("--num-query-groups"))
+    out.warnings.push_back("--num-query-groups is ignored without --group-query-attention, as Megatron-LM does");
+  const bool swiglu = a.has("--swiglu");
+  m.mlp = swiglu ? core::Mlp::swiglu : core::Mlp::gelu;
+  // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
+  const int default_ffn = swiglu ? static_cast<int>((4.0 * m.hidden * 2 / 3) / 64) * 64 : 4 * m.hidden;
+  m.ffn_hidden = a.integer("--ffn-hidden-size", "model.ffn_hidden").value_or(default_ffn);
+  const int seq = a.integer("--seq-length", "training.seq_len").value_or(scenario.seq_len);
+  m.max_seq_len = a.integer("--max-position-embeddings", "model.max_seq_len").value_or(seq > 0 ? seq : 2048);
+  // the vocabulary comes from the tokenizer unless --vocab-size gives it; Megatron pads it to a
+  // multiple of make-vocab-size-divisible-by x tp (_vocab_size_with_padding)
+  const Flag* vocab_flag = a.get("--vocab-size");
+  if (!vocab_flag)
+    detail::fail(Mark{src, 0, 0}, "missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: "
+                                  "give its size with --vocab-size N)");
+  const int vocab = *a.integer("--vocab-size", "model.vocab");
+  // in 64 bits: divisible-by and tp may each be up to 2^22
+  const long long multiple = 1LL * a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
+  const long long padded = (vocab + multiple - 1) / multiple * multiple;
+  if (padded > detail::bound_of("model.vocab").max)
+    detail::fail(vocab_flag->at, "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple) +
+                                     " is " + itext(padded) + ", above model.vocab's most (" +
+                                     itext(static_cast<long long>(detail::bound_of("model.vocab").max)) + ")");
+  m.vocab = static_cast<int>(padded);
+  const std::string norm = a.choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm");
+  m.norm = norm == "RMSNorm" ? core::Norm::rmsnorm : core::Norm::layernorm;
+  const std::string position = a.choice("--position-embedding-type", {"learned_absolute", "rope", "none"},
+                                        "learned_absolute");
+  m.position = position == "learned_absolute" ? core::Position::learned : core::Position::rope;
+  if (position == "none") out.warnings.push_back("--position-embedding-type none taken as rope (no position table)");
+  m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
+  m.bias = !a.has("--disable-bias-linear");
+
+  model.add("layers", itext(m.layers), "--num-layers", at("--num-layers"));
+  model.add("hidden", itext(m.hidden), "--hidden-size", at("--hidden-size"));
+  model.add("heads", itext(m.heads), "--num-attention-heads", at("--num-attention-heads"));
+  model.add("kv_heads", itext(m.kv_heads),
+            !a.has("--group-query-attention") ? "no GQA"
+            : a.has("--num-query-groups")     ? "--num-query-groups"
+                                              : "--num-query-groups absent: Megatron's default 1",
+            a.has("--group-query-attention") ? (a.has("--num-query-groups") ? at("--num-query-groups")
+                                                                            : at("--group-query-attention"))
+                                             : at("--num-attention-heads"));
+  model.add("ffn_hidden", itext(m.ffn_hidden), a.has("--ffn-hidden-size") ? "--ffn-hidden-size"
+                                               : swiglu ? "Megatron's SwiGLU default int(8h/3 / 64) * 64"
+                                                        : "Megatron's default 4h",
+            at("--ffn-hidden-size"));
+  model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
+  model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
+  model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
+  model.add("position", m.position == core::Position::rope ? "rope" : "learned", "--position-embedding-type " + position);
+  model.add("max_seq_len", itext(m.max_seq_len), a.has("--max-position-embeddings") ? "--max-position-embeddings"
+                                                                                     : "--seq-length");
+  model.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings),
+            m.tied_embeddings ? "no --untie-embeddings-and-output-weights" : "--untie-embeddings-and-output-weights");
+  model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
+  if (const auto experts = a.integer("--num-experts", "model.moe.experts")) {
+    core::MoeSpec moe;
+    moe.experts = *experts;
+    moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
+    moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
+    m.moe = moe;
+    model.add_moe("experts", itext(moe.experts), "--num-experts", at("--num-experts"));
+    model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
+                  a.has("--moe-router-topk") ? at("--moe-router-topk") : at("--num-experts"));
+    model.add_moe("every", "1", "every layer is an MoE layer (--moe-layer-freq 1)");
+    if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
+  }
+  // what evaluate would refuse, at the flag that gave it
+  detail::check_model(m, model, Mark{src, 0, 0});
+  return m;
+}
+
+// The scenario's parallel keys: the degrees, the virtual stages, SP and ZeRO, Megatron's uneven
+// pipeline split written out per stage.
+void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::ScenarioLines& lines) {
+  const int tp = a.integer("--tensor-model-parallel-size", "parallel.tp").value_or(1);
+  const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+  for (const auto& [key, flag] : std::vector<std::pair<const char*, const char*>>{
+           {"parallel.tp", "--tensor-model-parallel-size"},
+           {"parallel.pp", "--pipeline-model-parallel-size"},
+           {"parallel.cp", "--context-parallel-size"},
+           {"parallel.ep", "--expert-model-parallel-size"},
+           {"parallel.vpp", "--num-layers-per-virtual-pipeline-stage"},
+           {"parallel.stage_layers", "--decoder-first-pipeline-num-layers"},
+           {"training.seq_len", "--seq-length"},
+           {"training.micro_batch", "--micro-batch-size"},
+           {"training.global_batch", "--global-batch-size"}})
+    if (a.get(flag)) lines.at.emplace_back(key, a.get(flag)->at);
+  lines.parallel.push_back({"tp: " + itext(tp), "--tensor-model-parallel-size"});
+  lines.parallel.push_back({"pp: " + itext(pp), "--pipeline-model-parallel-size"});
+  lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
+  if (m.moe) lines.parallel.push_back({"ep: " + itext(a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1)),
+                                       "--expert-model-parallel-size"});
+  int vpp = 1;
+  if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
+    if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
+      detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
+                   "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(m.layers) +
+                       " layers over " + itext(pp) + " pipeline stages");
+    vpp = m.layers / (pp * *per);
+    lines.parallel.push_back({"vpp: " + itext(vpp), "--num-layers / (pp * --num-layers-per-virtual-pipeline-stage)"});
+  }
+  const bool sp = a.has("--sequence-parallel"), dist_opt = a.has("--use-distributed-optimizer");
+  lines.parallel.push_back({std::string("sequence_parallel: ") + detail::yaml_bool(sp),
+                            sp ? "--sequence-parallel" : "no --sequence-parallel"});
+  lines.parallel.push_back({std::string("zero: ") + (dist_opt ? "1" : "0"),
+                            dist_opt ? "--use-distributed-optimizer: optimizer states sharded"
+                                     : "no --use-distributed-optimizer"});
+  // Megatron's uneven splits, written out as the layers of each stage by core::pipeline_split
+  const bool first_last = a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
+  const bool accounting = a.has("--account-for-embedding-in-pipeline-split") || a.has("--account-for-loss-in-pipeline-split");
+  if (first_last || accounting) {
+    core::Scenario probe;
+    probe.model = m;
+    probe.parallel.pp = pp;
+    probe.parallel.vpp = vpp;
+    probe.parallel.first_stage_layers = a.integer("--decoder-first-pipeline-num-layers", "parallel.first_stage_layers").value_or(0);
+    probe.parallel.last_stage_layers = a.integer("--decoder-last-pipeline-num-layers", "parallel.last_stage_layers").value_or(0);
+    probe.parallel.embedding_in_split = a.has("--account-for-embedding-in-pipeline-split");
+    probe.parallel.loss_in_split = a.has("--account-for-loss-in-pipeline-split");
+    const core::PipelineSplit split = core::pipeline_split(probe);
+    const Mark at = first_last ? (a.get("--decoder-first-pipeline-num-layers") ? a.get("--decoder-first-pipeline-num-layers")->at
+                                                                             : a.get("--decoder-last-pipeline-num-layers")->at)
+                               : (a.get("--account-for-embedding-in-pipeline-split") ? a.get("--account-for-embedding-in-pipeline-split")->at
+                                                                                   : a.get("--account-for-loss-in-pipeline-split")->at);
+    if (split.layers.empty()) detail::fail(at, split.problem);
+    std::string list;
+    for (int l : split.layers) list += (list.empty() ? "" : ", ") + itext(l);
+    lines.parallel.push_back({"stage_layers: [" + list + "]",
+                              first_last ? "--decoder-first/last-pipeline-num-layers, the middle stages even"
+                                         : "--account-for-embedding/loss-in-pipeline-split"});
+  }
+}
+
+// The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
+// overlap, tokens.
+void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenario& opt, detail::ScenarioLines& lines) {
+  lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
+  lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
+  lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
+  std::string precision = "fp32", precision_from = "no --bf16, --fp16 or --fp8-format: Megatron trains in fp32";
+  if (a.has("--fp8-format")) {
+    a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
+    precision = "fp8";
+    precision_from = "--fp8-format";
+  } else if (a.has("--bf16")) {
+    precision = "bf16";
+    precision_from = "--bf16";
+  } else if (a.has("--fp16")) {
+    precision = "fp16";
+    precision_from = "--fp16";
+  }
+  if (!opt.precision.empty() && !a.has("--fp8-format") && !a.has("--bf16") && !a.has("--fp16")) {
+    precision = opt.precision;
+    precision_from = "--precision";
+  }
+  lines.training.push_back({"precision: " + precision, precision_from});
+  std::string recompute = "none", recompute_from = "no --recompute-granularity";
+  if (a.has("--recompute-granularity")) {
+    recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
+    recompute_from = "--recompute-granularity";
+  } else if (recompute_every_layer) {
+    recompute = "full";
+    recompute_from = "--recompute-method uniform, one layer a chunk: every layer";
+  } else if (a.has("--recompute-activations")) {
+    recompute = "selective";
+    recompute_from = "--recompute-activations (selective)";
+  }
+  lines.training.push_back({"recompute: " + recompute, recompute_from});
+  // Megatron-Core's default transformer_engine runs attention through Transformer Engine, which
+  // takes cuDNN's fused attention on Hopper; `local` runs the flash-attn package (FlashAttention-2)
+  // with --use-flash-attn and the unfused core without it
+  const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+  if (local && a.has("--use-flash-attn")) {
+    lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+    lines.training.push_back({"attention_kernel: flash2", "--transformer-impl local: the flash-attn package"});
+  } else if (local) {
+    lines.training.push_back({"flash_attention: false", "--transformer-impl local without --use-flash-attn"});
+  } else if (a.has("--use-flash-attn")) {
+    lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
+  }
+  // the fusions Megatron-Core's switches turn off (or, for the loss, on); the rest the framework sets
+  {
+    std::string fusion, from;
+    const auto add_fusion = [&](const char* flag, const std::string& entry) {
+      if (!a.has(flag)) return;
+      if (fusion.find(entry) == std::string::npos)  // (both activation switches set one key)
+        fusion += (fusion.empty() ? "" : ", ") + entry;
+      from += (from.empty() ? "" : "; ") + std::string(flag);
+    };
+    add_fusion("--no-rope-fusion", "rope: eager");
+    add_fusion("--no-bias-swiglu-fusion", "activation: eager");
+    add_fusion("--no-bias-gelu-fusion", "activation: eager");
+    add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
+    add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
+    if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
+  }
+  if (a.has("--fp8-recipe")) {
+    // Megatron's names: tensorwise is current scaling
+    const std::string r = a.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed");
+    lines.training.push_back({"fp8_recipe: " + (r == "tensorwise" ? std::string("current") : r), "--fp8-recipe"});
+  }
+  // Megatron-Core's HybridDeviceOptimizer (docs/analytic.md "CPU offload"); the framework row
+  // then says its gradients go to the host in step(), not beside the backward
+  if (a.has("--optimizer-cpu-offload")) {
+    lines.training.push_back({"offload: optimizer", "--optimizer-cpu-offload"});
+    if (const auto f = a.decimal("--optimizer-offload-fraction", "training.offload_fraction"))
+      lines.training.push_back({"offload_fraction: " + *f, "--optimizer-offload-fraction"});
+  }
+  lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
+                                ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",
+                            "--tp-comm-overlap; --overlap-grad-reduce / --overlap-param-gather"});
+  if (opt.tokens.empty()) {
+    if (const auto iters = a.wide("--train-iters", "training.tokens")) {
+      opt.tokens = a.tokens("--train-iters", *iters, static_cast<double>(opt.global_batch) * opt.seq_len);
+      lines.training.push_back({"tokens: " + opt.tokens, "--train-iters x --global-batch-size x --seq-length"});
+    } else if (const auto samples = a.wide("--train-samples", "training.tokens")) {
+      opt.tokens = a.tokens("--train-samples", *samples, opt.seq_len);
+      lines.training.push_back({"tokens: " + opt.tokens, "--train-samples x --seq-length"});
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& megatron_flags() {
@@ -285,143 +587,11 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     const auto src = detail::make_source(kSource, ".", one_line);
     const Arguments a(one_line, src);
     Imported out;
-    // flags that change the model or the step: read where ptdsim models their setting, else refused
-    bool recompute_every_layer = false;
-    for (const auto& r : a.refused_flags()) {
-      if (r.flag == "--kv-channels") continue;  // read below, once the heads are known
-      if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers") {
-        const auto* method = [&]() -> const Arguments::RefusedFlag* {
-          for (const auto& x : a.refused_flags())
-            if (x.flag == "--recompute-method") return &x;
-          return nullptr;
-        }();
-        const auto* layers = [&]() -> const Arguments::RefusedFlag* {
-          for (const auto& x : a.refused_flags())
-            if (x.flag == "--recompute-num-layers") return &x;
-          return nullptr;
-        }();
-        // uniform over chunks of one layer checkpoints every layer's input: recompute: full
-        if (method && method->value == "uniform" && (!layers || layers->value == "1")) {
-          recompute_every_layer = true;
-          continue;
-        }
-      }
-      detail::fail(r.at, r.flag + (r.value.empty() ? "" : " " + r.value) + " changes the model or the step, and " +
-                             r.why->why);
-    }
-    if (recompute_every_layer && a.get("--recompute-granularity") && a.get("--recompute-granularity")->value != "full")
-      detail::fail(a.get("--recompute-granularity")->at,
-                   "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
-    for (const auto& u : a.unknown()) {
-      const std::string near = core::closest_match(u.word, megatron_flags());
-      out.warnings.push_back(fmt::format("megatron:1:{}: unknown flag {}{}", u.at.column, core::printable(u.word),
-                                         near.empty() ? ": not read by ptdsim; if it changes the model or the step, "
-                                                        "the imported file does not show it"
-                                                      : ": did you mean " + near + "? (not read)"));
-    }
+    const bool recompute_every_layer = read_refused(a);
+    check_flags(a, out);
 
-    // every flag read is checked whether or not a scenario is written: a model-only import that took
-    // --fp8-format e5m2x or --train-samples -5 in silence would refuse them only once --hardware is given
-    a.integer("--tensor-model-parallel-size", "parallel.tp");
-    a.integer("--pipeline-model-parallel-size", "parallel.pp");
-    a.integer("--context-parallel-size", "parallel.cp");
-    a.integer("--expert-model-parallel-size", "parallel.ep");
-    a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
-    a.integer("--micro-batch-size", "training.micro_batch");
-    a.integer("--global-batch-size", "training.global_batch");
-    a.integer("--seq-length", "training.seq_len");
-    a.integer("--decoder-first-pipeline-num-layers", "parallel.first_stage_layers");
-    a.integer("--decoder-last-pipeline-num-layers", "parallel.last_stage_layers");
-    a.wide("--train-iters", "training.tokens");
-    a.wide("--train-samples", "training.tokens");
-    a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
-    a.choice("--recompute-granularity", {"full", "selective"}, "full");
-    a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine");
-    auto at = [&](const char* flag) { return a.get(flag) ? a.get(flag)->at : Mark{}; };
-
-    core::ModelSpec m;
     detail::ModelLines model;
-    m.layers = a.required("--num-layers", "model.layers");
-    m.hidden = a.required("--hidden-size", "model.hidden");
-    m.heads = a.required("--num-attention-heads", "model.heads");
-    for (const auto& r : a.refused_flags())
-      if (r.flag == "--kv-channels" && r.value != itext(m.hidden / m.heads))
-        detail::fail(r.at, r.flag + " " + r.value + " changes the model or the step, and " + r.why->why +
-                               " = " + itext(m.hidden / m.heads));
-    const int tp = a.integer("--tensor-model-parallel-size", "parallel.tp").value_or(1);
-    // --num-query-groups counts only with --group-query-attention (arguments.py)
-    m.kv_heads = m.heads;
-    if (a.has("--group-query-attention")) m.kv_heads = a.integer("--num-query-groups", "model.kv_heads").value_or(1);
-    else if (a.has("--num-query-groups"))
-      out.warnings.push_back("--num-query-groups is ignored without --group-query-attention, as Megatron-LM does");
-    const bool swiglu = a.has("--swiglu");
-    m.mlp = swiglu ? core::Mlp::swiglu : core::Mlp::gelu;
-    // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
-    const int default_ffn = swiglu ? static_cast<int>((4.0 * m.hidden * 2 / 3) / 64) * 64 : 4 * m.hidden;
-    m.ffn_hidden = a.integer("--ffn-hidden-size", "model.ffn_hidden").value_or(default_ffn);
-    const int seq = a.integer("--seq-length", "training.seq_len").value_or(scenario.seq_len);
-    m.max_seq_len = a.integer("--max-position-embeddings", "model.max_seq_len").value_or(seq > 0 ? seq : 2048);
-    // the vocabulary comes from the tokenizer unless --vocab-size gives it; Megatron pads it to a
-    // multiple of make-vocab-size-divisible-by x tp (_vocab_size_with_padding)
-    const Flag* vocab_flag = a.get("--vocab-size");
-    if (!vocab_flag)
-      detail::fail(Mark{src, 0, 0}, "missing --vocab-size (Megatron-LM reads the vocabulary from the tokenizer: "
-                                    "give its size with --vocab-size N)");
-    const int vocab = *a.integer("--vocab-size", "model.vocab");
-    // in 64 bits: divisible-by and tp may each be up to 2^22
-    const long long multiple = 1LL * a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
-    const long long padded = (vocab + multiple - 1) / multiple * multiple;
-    if (padded > detail::bound_of("model.vocab").max)
-      detail::fail(vocab_flag->at, "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple) +
-                                       " is " + itext(padded) + ", above model.vocab's most (" +
-                                       itext(static_cast<long long>(detail::bound_of("model.vocab").max)) + ")");
-    m.vocab = static_cast<int>(padded);
-    const std::string norm = a.choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm");
-    m.norm = norm == "RMSNorm" ? core::Norm::rmsnorm : core::Norm::layernorm;
-    const std::string position = a.choice("--position-embedding-type", {"learned_absolute", "rope", "none"},
-                                          "learned_absolute");
-    m.position = position == "learned_absolute" ? core::Position::learned : core::Position::rope;
-    if (position == "none") out.warnings.push_back("--position-embedding-type none taken as rope (no position table)");
-    m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
-    m.bias = !a.has("--disable-bias-linear");
-
-    model.add("layers", itext(m.layers), "--num-layers", at("--num-layers"));
-    model.add("hidden", itext(m.hidden), "--hidden-size", at("--hidden-size"));
-    model.add("heads", itext(m.heads), "--num-attention-heads", at("--num-attention-heads"));
-    model.add("kv_heads", itext(m.kv_heads),
-              !a.has("--group-query-attention") ? "no GQA"
-              : a.has("--num-query-groups")     ? "--num-query-groups"
-                                                : "--num-query-groups absent: Megatron's default 1",
-              a.has("--group-query-attention") ? (a.has("--num-query-groups") ? at("--num-query-groups")
-                                                                              : at("--group-query-attention"))
-                                               : at("--num-attention-heads"));
-    model.add("ffn_hidden", itext(m.ffn_hidden), a.has("--ffn-hidden-size") ? "--ffn-hidden-size"
-                                                 : swiglu ? "Megatron's SwiGLU default int(8h/3 / 64) * 64"
-                                                          : "Megatron's default 4h",
-              at("--ffn-hidden-size"));
-    model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
-    model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
-    model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
-    model.add("position", m.position == core::Position::rope ? "rope" : "learned", "--position-embedding-type " + position);
-    model.add("max_seq_len", itext(m.max_seq_len), a.has("--max-position-embeddings") ? "--max-position-embeddings"
-                                                                                       : "--seq-length");
-    model.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings),
-              m.tied_embeddings ? "no --untie-embeddings-and-output-weights" : "--untie-embeddings-and-output-weights");
-    model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
-    if (const auto experts = a.integer("--num-experts", "model.moe.experts")) {
-      core::MoeSpec moe;
-      moe.experts = *experts;
-      moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
-      moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
-      m.moe = moe;
-      model.add_moe("experts", itext(moe.experts), "--num-experts", at("--num-experts"));
-      model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
-                    a.has("--moe-router-topk") ? at("--moe-router-topk") : at("--num-experts"));
-      model.add_moe("every", "1", "every layer is an MoE layer (--moe-layer-freq 1)");
-      if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
-    }
-    // what evaluate would refuse, at the flag that gave it
-    detail::check_model(m, model, Mark{src, 0, 0});
+    core::ModelSpec m = read_model(a, scenario, src, model, out);
     const std::string model_name = name.empty() ? "megatron-model" : name;
     m.name = model_name;
     const std::string header =
@@ -445,153 +615,14 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     }
 
     ImportScenario opt = scenario;
-    if (a.has("--seq-length")) opt.seq_len = seq;
+    if (const auto seq = a.integer("--seq-length", "training.seq_len")) opt.seq_len = *seq;
     if (const auto gbs = a.integer("--global-batch-size", "training.global_batch")) opt.global_batch = *gbs;
     if (const auto mbs = a.integer("--micro-batch-size", "training.micro_batch")) opt.micro_batch = *mbs;
     detail::require_scenario_inputs(opt, kSource);
 
     detail::ScenarioLines lines;
-    const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
-    for (const auto& [key, flag] : std::vector<std::pair<const char*, const char*>>{
-             {"parallel.tp", "--tensor-model-parallel-size"},
-             {"parallel.pp", "--pipeline-model-parallel-size"},
-             {"parallel.cp", "--context-parallel-size"},
-             {"parallel.ep", "--expert-model-parallel-size"},
-             {"parallel.vpp", "--num-layers-per-virtual-pipeline-stage"},
-             {"parallel.stage_layers", "--decoder-first-pipeline-num-layers"},
-             {"training.seq_len", "--seq-length"},
-             {"training.micro_batch", "--micro-batch-size"},
-             {"training.global_batch", "--global-batch-size"}})
-      if (a.get(flag)) lines.at.emplace_back(key, a.get(flag)->at);
-    lines.parallel.push_back({"tp: " + itext(tp), "--tensor-model-parallel-size"});
-    lines.parallel.push_back({"pp: " + itext(pp), "--pipeline-model-parallel-size"});
-    lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
-    if (m.moe) lines.parallel.push_back({"ep: " + itext(a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1)),
-                                         "--expert-model-parallel-size"});
-    int vpp = 1;
-    if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
-      if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
-        detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
-                     "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(m.layers) +
-                         " layers over " + itext(pp) + " pipeline stages");
-      vpp = m.layers / (pp * *per);
-      lines.parallel.push_back({"vpp: " + itext(vpp), "--num-layers / (pp * --num-layers-per-virtual-pipeline-stage)"});
-    }
-    const bool sp = a.has("--sequence-parallel"), dist_opt = a.has("--use-distributed-optimizer");
-    lines.parallel.push_back({std::string("sequence_parallel: ") + detail::yaml_bool(sp),
-                              sp ? "--sequence-parallel" : "no --sequence-parallel"});
-    lines.parallel.push_back({std::string("zero: ") + (dist_opt ? "1" : "0"),
-                              dist_opt ? "--use-distributed-optimizer: optimizer states sharded"
-                                       : "no --use-distributed-optimizer"});
-    // Megatron's uneven splits, written out as the layers of each stage by core::pipeline_split
-    const bool first_last = a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
-    const bool accounting = a.has("--account-for-embedding-in-pipeline-split") || a.has("--account-for-loss-in-pipeline-split");
-    if (first_last || accounting) {
-      core::Scenario probe;
-      probe.model = m;
-      probe.parallel.pp = pp;
-      probe.parallel.vpp = vpp;
-      probe.parallel.first_stage_layers = a.integer("--decoder-first-pipeline-num-layers", "parallel.first_stage_layers").value_or(0);
-      probe.parallel.last_stage_layers = a.integer("--decoder-last-pipeline-num-layers", "parallel.last_stage_layers").value_or(0);
-      probe.parallel.embedding_in_split = a.has("--account-for-embedding-in-pipeline-split");
-      probe.parallel.loss_in_split = a.has("--account-for-loss-in-pipeline-split");
-      const core::PipelineSplit split = core::pipeline_split(probe);
-      const Mark at = first_last ? (a.get("--decoder-first-pipeline-num-layers") ? a.get("--decoder-first-pipeline-num-layers")->at
-                                                                               : a.get("--decoder-last-pipeline-num-layers")->at)
-                                 : (a.get("--account-for-embedding-in-pipeline-split") ? a.get("--account-for-embedding-in-pipeline-split")->at
-                                                                                     : a.get("--account-for-loss-in-pipeline-split")->at);
-      if (split.layers.empty()) detail::fail(at, split.problem);
-      std::string list;
-      for (int l : split.layers) list += (list.empty() ? "" : ", ") + itext(l);
-      lines.parallel.push_back({"stage_layers: [" + list + "]",
-                                first_last ? "--decoder-first/last-pipeline-num-layers, the middle stages even"
-                                           : "--account-for-embedding/loss-in-pipeline-split"});
-    }
-
-    lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
-    lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
-    lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
-    std::string precision = "fp32", precision_from = "no --bf16, --fp16 or --fp8-format: Megatron trains in fp32";
-    if (a.has("--fp8-format")) {
-      a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
-      precision = "fp8";
-      precision_from = "--fp8-format";
-    } else if (a.has("--bf16")) {
-      precision = "bf16";
-      precision_from = "--bf16";
-    } else if (a.has("--fp16")) {
-      precision = "fp16";
-      precision_from = "--fp16";
-    }
-    if (!opt.precision.empty() && !a.has("--fp8-format") && !a.has("--bf16") && !a.has("--fp16")) {
-      precision = opt.precision;
-      precision_from = "--precision";
-    }
-    lines.training.push_back({"precision: " + precision, precision_from});
-    std::string recompute = "none", recompute_from = "no --recompute-granularity";
-    if (a.has("--recompute-granularity")) {
-      recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
-      recompute_from = "--recompute-granularity";
-    } else if (recompute_every_layer) {
-      recompute = "full";
-      recompute_from = "--recompute-method uniform, one layer a chunk: every layer";
-    } else if (a.has("--recompute-activations")) {
-      recompute = "selective";
-      recompute_from = "--recompute-activations (selective)";
-    }
-    lines.training.push_back({"recompute: " + recompute, recompute_from});
-    // Megatron-Core's default transformer_engine runs attention through Transformer Engine, which
-    // takes cuDNN's fused attention on Hopper; `local` runs the flash-attn package (FlashAttention-2)
-    // with --use-flash-attn and the unfused core without it
-    const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
-    if (local && a.has("--use-flash-attn")) {
-      lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
-      lines.training.push_back({"attention_kernel: flash2", "--transformer-impl local: the flash-attn package"});
-    } else if (local) {
-      lines.training.push_back({"flash_attention: false", "--transformer-impl local without --use-flash-attn"});
-    } else if (a.has("--use-flash-attn")) {
-      lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
-    }
-    // the fusions Megatron-Core's switches turn off (or, for the loss, on); the rest the framework sets
-    {
-      std::string fusion, from;
-      const auto add_fusion = [&](const char* flag, const std::string& entry) {
-        if (!a.has(flag)) return;
-        if (fusion.find(entry) == std::string::npos)  // (both activation switches set one key)
-          fusion += (fusion.empty() ? "" : ", ") + entry;
-        from += (from.empty() ? "" : "; ") + std::string(flag);
-      };
-      add_fusion("--no-rope-fusion", "rope: eager");
-      add_fusion("--no-bias-swiglu-fusion", "activation: eager");
-      add_fusion("--no-bias-gelu-fusion", "activation: eager");
-      add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
-      add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
-      if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
-    }
-    if (a.has("--fp8-recipe")) {
-      // Megatron's names: tensorwise is current scaling
-      const std::string r = a.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed");
-      lines.training.push_back({"fp8_recipe: " + (r == "tensorwise" ? std::string("current") : r), "--fp8-recipe"});
-    }
-    // Megatron-Core's HybridDeviceOptimizer (docs/analytic.md "CPU offload"); the framework row
-    // then says its gradients go to the host in step(), not beside the backward
-    if (a.has("--optimizer-cpu-offload")) {
-      lines.training.push_back({"offload: optimizer", "--optimizer-cpu-offload"});
-      if (const auto f = a.decimal("--optimizer-offload-fraction", "training.offload_fraction"))
-        lines.training.push_back({"offload_fraction: " + *f, "--optimizer-offload-fraction"});
-    }
-    lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
-                                  ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",
-                              "--tp-comm-overlap; --overlap-grad-reduce / --overlap-param-gather"});
-    if (opt.tokens.empty()) {
-      if (const auto iters = a.wide("--train-iters", "training.tokens")) {
-        opt.tokens = a.tokens("--train-iters", *iters, static_cast<double>(opt.global_batch) * opt.seq_len);
-        lines.training.push_back({"tokens: " + opt.tokens, "--train-iters x --global-batch-size x --seq-length"});
-      } else if (const auto samples = a.wide("--train-samples", "training.tokens")) {
-        opt.tokens = a.tokens("--train-samples", *samples, opt.seq_len);
-        lines.training.push_back({"tokens: " + opt.tokens, "--train-samples x --seq-length"});
-      }
-    }
+    parallel_lines(a, m, lines);
+    training_lines(a, recompute_every_layer, opt, lines);
     if (opt.framework.empty()) opt.framework = "megatron-core-0.8";
     out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(opt.hardware), source, m, model, opt,
                                      std::move(lines), kSource);

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/check.hpp"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <tuple>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/units.hpp"
 #include "schema.hpp"

@@ -1,6 +1,6 @@
 #include <utility>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "schema.hpp"
 #include "ptdsim/io/load.hpp"

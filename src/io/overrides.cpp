@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "schema.hpp"
 

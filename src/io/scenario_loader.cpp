@@ -1,6 +1,6 @@
 #include <sstream>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/framework.hpp"

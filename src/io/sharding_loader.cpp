@@ -1,4 +1,4 @@
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "ptdsim/core/units.hpp"
 #include "schema.hpp"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "yaml_fields.hpp"
 #include "loaders.hpp"
 #include "schema.hpp"
 #include "ptdsim/core/version.hpp"
@@ -187,20 +187,9 @@ bool degree_ok(const std::string& key, const std::string& text) {
   }
 }
 
-StudySpec read(const Node& root, const Mark& whole, const std::string& name, const std::string& dir) {
-  StudySpec spec;
-  spec.file = name;
-  Problems problems;
-  std::vector<Mark> base_marks;  // where each base is written: a file that does not open is told there
-  if (root.kind != Node::Kind::map) detail::fail(whole, "a study is a mapping with base and vary, got " + detail::describe(root));
-  for (const auto& e : root.entries) {
-    if (std::find(kTopKeys.begin(), kTopKeys.end(), e.key) != kTopKeys.end()) continue;
-    std::string msg = "unknown key '" + e.key + "' in a study";
-    if (const std::string best = core::closest_match(e.key, kTopKeys); !best.empty()) msg += "; did you mean '" + best + "'?";
-    problems.add(e.key_mark, msg);
-  }
-
-  // base: one scenario or a list of them
+// base: one scenario or a list of them; where each is written, for a file that does not open.
+void read_bases(const Node& root, const Mark& whole, const std::string& dir, StudySpec& spec,
+                std::vector<Mark>& base_marks, Problems& problems) {
   const auto* base = root.find("base");
   if (!base || base->value->kind == Node::Kind::null) {
     problems.add(whole, "a study needs 'base': a scenario file, or a list of them");
@@ -223,22 +212,26 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
       spec.bases.push_back(detail::resolve_path(dir, i->text));
     }
   }
+}
 
+// A key --set takes, else a problem naming the nearest.
+bool known_key(const std::string& key, const Mark& at, const std::string& section, Problems& problems) {
   const auto& paths = detail::all_paths();
-  auto known_key = [&](const std::string& key, const Mark& at, const std::string& section) {
-    if (std::find(paths.begin(), paths.end(), key) != paths.end()) return true;
-    std::string msg = section + ": unknown key '" + key + "'";
-    if (const std::string best = core::closest_match(key, paths); !best.empty()) msg += "; did you mean '" + best + "'?";
-    problems.add(at, msg);
-    return false;
-  };
+  if (std::find(paths.begin(), paths.end(), key) != paths.end()) return true;
+  std::string msg = section + ": unknown key '" + key + "'";
+  if (const std::string best = core::closest_match(key, paths); !best.empty()) msg += "; did you mean '" + best + "'?";
+  problems.add(at, msg);
+  return false;
+}
 
+// set: one value per key, on every point.
+void read_set(const Node& root, StudySpec& spec, Problems& problems) {
   if (const auto* set = root.find("set"); set && set->value->kind != Node::Kind::null) {
     if (set->value->kind != Node::Kind::map) {
       problems.add(set->key_mark, "set: a mapping of keys --set takes to one value each, got " + detail::describe(*set->value));
     } else {
       for (const auto& e : set->value->entries) {
-        if (!known_key(e.key, e.key_mark, "set")) continue;
+        if (!known_key(e.key, e.key_mark, "set", problems)) continue;
         if (e.value->kind != Node::Kind::scalar) {
           problems.add(e.value->kind == Node::Kind::null ? e.key_mark : e.value->mark,
                        "set." + e.key + ": one value, got " + detail::describe(*e.value));
@@ -248,8 +241,12 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
       }
     }
   }
+}
 
-  std::vector<std::vector<std::size_t>> to_check;  // per knob, the values to load a scenario with
+// vary: the knobs and their values; per knob, the values a scenario must be loaded with to check
+// them. The entry, for a problem about the whole grid (null when absent).
+const detail::Entry* read_vary(const Node& root, const Mark& whole, StudySpec& spec,
+                               std::vector<std::vector<std::size_t>>& to_check, Problems& problems) {
   const auto* vary = root.find("vary");
   if (!vary || vary->value->kind == Node::Kind::null) {
     problems.add(whole, "a study needs 'vary': keys --set takes and their values");
@@ -257,7 +254,7 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
     problems.add(vary->key_mark, "vary: a mapping of keys to their values, got " + detail::describe(*vary->value));
   } else {
     for (const auto& e : vary->value->entries) {
-      if (!known_key(e.key, e.key_mark, "vary")) continue;
+      if (!known_key(e.key, e.key_mark, "vary", problems)) continue;
       std::vector<std::size_t> check;
       auto values = values_of(e.key, *e.value, e.key_mark, problems, check);
       if (values.empty()) continue;
@@ -265,8 +262,12 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
       to_check.push_back(std::move(check));
     }
   }
+  return vary;
+}
 
-  // zip: groups of knobs that take their values together
+// zip: groups of knobs that take their values together; then the study's dimensions, a knob or a
+// group each, in vary's order.
+void read_zip(const Node& root, StudySpec& spec, Problems& problems) {
   std::vector<int> group_of(spec.vary.size(), -1);
   std::vector<std::vector<std::size_t>> groups;
   if (const auto* zip = root.find("zip"); zip && zip->value->kind != Node::Kind::null) {
@@ -317,7 +318,10 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
       spec.dims.push_back(groups[static_cast<std::size_t>(group_of[i])]);
     }
   }
+}
 
+// objective, top, min_free_gib, degrees, search, heatmap: how each point's sweep runs and is drawn.
+void read_options(const Node& root, StudySpec& spec, Problems& problems) {
   if (const auto* o = root.find("objective"); o && o->value->kind != Node::Kind::null) {
     if (o->value->kind != Node::Kind::scalar ||
         std::find(kObjectives.begin(), kObjectives.end(), o->value->text) == kObjectives.end()) {
@@ -394,19 +398,24 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
         problems.add(n.items[1]->mark, "heatmap: two different keys");
     }
   }
-  if (!problems.list.empty()) throw core::ConfigError(std::move(problems.list));
+}
 
-  // every point's count, capped
+// Every point's count, capped.
+void check_point_count(const StudySpec& spec, const Mark& vary_at) {
   std::uint64_t n = spec.bases.size();
   for (const auto& dim : spec.dims) {
     const std::uint64_t len = spec.vary[dim.front()].values.size();
     if (n > kMaxStudyPoints / len) {
-      detail::fail(vary->key_mark, fmt::format("the study has more than {} points", kMaxStudyPoints));
+      detail::fail(vary_at, fmt::format("the study has more than {} points", kMaxStudyPoints));
     }
     n *= len;
   }
+}
 
-  // each value as --set would read it (types, ranges, files that do not open), and `set` on each base
+// Each value as --set would read it (types, ranges, files that do not open), and `set` on each base;
+// the study's hash, of the version, the bases' paths and texts.
+std::uint64_t check_values(const StudySpec& spec, const std::vector<Mark>& base_marks,
+                           const std::vector<std::vector<std::size_t>>& to_check, Problems& problems) {
   std::uint64_t h = fnv1a(14695981039346656037ULL, std::string("ptdsim study ") + core::kVersion);
   for (std::size_t b = 0; b < spec.bases.size(); ++b) {
     const std::string& path = spec.bases[b];
@@ -435,6 +444,33 @@ StudySpec read(const Node& root, const Mark& whole, const std::string& name, con
         check(std::move(overrides));
       }
   }
+  return h;
+}
+
+StudySpec read(const Node& root, const Mark& whole, const std::string& name, const std::string& dir) {
+  StudySpec spec;
+  spec.file = name;
+  Problems problems;
+  std::vector<Mark> base_marks;  // where each base is written: a file that does not open is told there
+  if (root.kind != Node::Kind::map) detail::fail(whole, "a study is a mapping with base and vary, got " + detail::describe(root));
+  for (const auto& e : root.entries) {
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), e.key) != kTopKeys.end()) continue;
+    std::string msg = "unknown key '" + e.key + "' in a study";
+    if (const std::string best = core::closest_match(e.key, kTopKeys); !best.empty()) msg += "; did you mean '" + best + "'?";
+    problems.add(e.key_mark, msg);
+  }
+
+  read_bases(root, whole, dir, spec, base_marks, problems);
+  read_set(root, spec, problems);
+  std::vector<std::vector<std::size_t>> to_check;  // per knob, the values to load a scenario with
+  const auto* vary = read_vary(root, whole, spec, to_check, problems);
+  read_zip(root, spec, problems);
+  read_options(root, spec, problems);
+  if (!problems.list.empty()) throw core::ConfigError(std::move(problems.list));
+
+  check_point_count(spec, vary->key_mark);
+
+  const std::uint64_t h = check_values(spec, base_marks, to_check, problems);
   if (!problems.list.empty()) throw core::ConfigError(std::move(problems.list));
   spec.hash = fmt::format("{:016x}", h);
   return spec;

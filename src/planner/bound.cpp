@@ -2,8 +2,8 @@
 #include <array>
 #include <vector>
 
-#include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/schedule.hpp"
 #include "ptdsim/planner/sweep.hpp"
 
@@ -356,39 +356,38 @@ double pass_floor(double units, double compute, double chained, double gather, d
 // so is the drain of a schedule that splits W (its term subtracts W passes). The sums here are not
 // the plan's sums in the plan's order, so the result is lowered by a relative margin far above
 // their rounding (a few hundred additions of positive terms, ~1e-13).
-WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& work) {
+WorkBound work_lower_bound(const analytic::Step& step) {
   constexpr double kMargin = 1 - 1e-9;
   WorkBound out;
+  const analytic::StepWork& work = step.work;
+  const analytic::PlanOptions& o = step.options;
   const auto p = static_cast<int>(work.stages.size());
   if (p == 0) return out;
   const int v = static_cast<int>(work.chunks.size()) / p;
-  const bool split = core::schedule_rules(s.parallel.schedule).splits_weight_grad;
-  const double m = s.num_microbatches();
-  const bool overlap_tp = analytic::tp_overlaps(s);
-  const core::Sharding& sh = s.parallel.sharding;
-  const bool zero3 = s.parallel.zero >= 3;
-  const bool prefetch = s.training.overlap.zero3_prefetch;
-  const bool recompute_full = s.training.recompute == core::Recompute::full;
-  // a chunk's forward and backward floors; the backward includes W unless the schedule splits it
+  const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
+  const double m = o.microbatches;
+  const bool zero3 = o.zero >= 3;
+  // One pass's floor from its makeup (analytic::chunk_passes: what it computes, what its
+  // collectives may hide behind, whether a ZeRO-3 gather is prefetched): the chained collectives
+  // are TP unless beside the GEMMs, EP, and CP without a window; a gather waits for the previous
+  // unit's compute when it is not prefetched (depth 0).
+  auto floor_of = [&](const analytic::PassMakeup& mk, const analytic::ChunkWork& c) {
+    const double units = mk.units;
+    const double gather = zero3 && c.zero3_units > 0 && c.zero3_gather_s > 0 && mk.zero3.gathers > 0 &&
+                                  mk.zero3.depth == 0
+                              ? units * mk.zero3.gathers * c.zero3_gather_s
+                              : 0.0;
+    const double window = mk.cp_window_s;
+    const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + mk.ep_s + (window > 0 ? 0.0 : mk.cp_s);
+    return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, mk.tp_beside ? mk.tp_s : 0.0);
+  };
+  // a chunk's forward and backward floors; the backward includes W unless the schedule splits it;
+  // and a unit's gathers per micro-batch (W gathers none)
+  int unit_gathers = 0;
   auto floors = [&](const analytic::ChunkWork& c) {
-    const bool units3 = zero3 && c.zero3_units > 0;
-    const double units = units3 ? c.zero3_units : 1;
-    auto gather = [&](core::Pass pass) {
-      if (!units3 || !(c.zero3_gather_s > 0)) return 0.0;
-      const analytic::Zero3Pass z = analytic::zero3_pass(sh, prefetch, recompute_full, pass, c.zero3_unit_params);
-      return z.gathers > 0 && z.depth == 0 ? units * z.gathers * c.zero3_gather_s : 0.0;
-    };
-    auto one = [&](core::Pass pass, double compute, double tp, double cp, double ep, double attention) {
-      const double window = std::min(compute, attention);
-      const double chained = (overlap_tp ? 0.0 : tp) + ep + (window > 0 ? 0.0 : cp);
-      return pass_floor(units, compute, chained, gather(pass), cp, window, overlap_tp ? tp : 0.0);
-    };
-    const double f = one(core::Pass::F, c.forward_s, c.tp_forward_s, c.cp_forward_s, c.ep_forward_s,
-                         c.attention_core_s);
-    const double b = one(core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0.0 : c.backward_weight_s),
-                         c.tp_backward_s, c.cp_backward_s, c.ep_backward_s, 2 * c.attention_core_s);
-    const double w = split ? one(core::Pass::W, c.backward_weight_s, 0, 0, 0, 0) : 0.0;
-    return std::array<double, 3>{f, b, w};
+    const std::array<analytic::PassMakeup, 3> mk = analytic::chunk_passes(c, o);
+    unit_gathers = mk[0].zero3.gathers + mk[1].zero3.gathers;
+    return std::array<double, 3>{floor_of(mk[0], c), floor_of(mk[1], c), split ? floor_of(mk[2], c) : 0.0};
   };
   // the fields floors() reads: the middle chunks of a stage, and the middle stages, repeat them
   auto same = [](const analytic::ChunkWork& a, const analytic::ChunkWork& b) {
@@ -402,10 +401,6 @@ WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& wo
   };
   const analytic::ChunkWork* last = nullptr;  // the chunk whose floors `fl` holds
   std::array<double, 3> fl{};
-  // a unit's gathers per micro-batch (W gathers none; the counts do not depend on the unit's size)
-  const int unit_gathers = zero3 ? analytic::zero3_pass(sh, prefetch, recompute_full, core::Pass::F, 0).gathers +
-                                       analytic::zero3_pass(sh, prefetch, recompute_full, core::Pass::B, 0).gathers
-                                 : 0;
   double bound = 0, busiest = 0, fill = 0;
   double drain = 0;  // the floors of chunk 0's backward on the stages before j
   for (int j = 0; j < p; ++j) {

@@ -19,6 +19,7 @@
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/framework.hpp"
@@ -208,17 +209,18 @@ bool beyond(Objective o, double k, const core::Report& r) {
   return k > r.step_s * (1 + kBoundSlack);
 }
 
-// The key of the candidate placed in `s` from its schedule bound (schedule_lower_bound()): tighter
+// The key of a candidate from its step's schedule bound (schedule_lower_bound()): tighter
 // than the one it was ordered by, and asked for only before a simulation that key could not spare.
 // Not for the memory objective, whose key holds no time.
 struct ScheduleKey {
   double bound_s;  // the schedule bound
   double key;      // the objective's key from it
 };
-ScheduleKey schedule_key(Objective o, const core::Scenario& s) {
-  const analytic::StepPlan plan = analytic::plan_step(s);
+ScheduleKey schedule_key(Objective o, const analytic::Step& step) {
+  const analytic::StepPlan& plan = step.plan;
   const double bound = schedule_lower_bound(plan);
-  if (o == Objective::energy) return {bound, energy_bound_j(s.hardware.gpu, bound, busiest_stage_compute(plan))};
+  if (o == Objective::energy)
+    return {bound, energy_bound_j(step.scenario->hardware.gpu, bound, busiest_stage_compute(plan))};
   return {bound, bound};
 }
 
@@ -237,9 +239,10 @@ struct Context {
   tbb::task_arena arena;
 };
 
-// One worker's reusable state in tier 1: what the candidates it sees share, kept instead of being
-// recomputed per candidate (docs/performance.md "Planner"). Every value is the one the per-candidate
-// call would compute, to the last bit: the split is a function of pp and vpp within a sweep (place()
+// One worker's reusable state (tier 1 and every later phase): what the candidates it sees share,
+// kept instead of being recomputed per candidate (docs/performance.md "Planner"), and the storage
+// of the step it builds. Every value is the one the per-candidate call would compute, to the last
+// bit: the split is a function of pp and vpp within a sweep (place()
 // gives every candidate the base's split fields, and apply() keeps or drops them by pp and vpp
 // alone), the layer costs a function of their key (analytic/layer_costs.hpp).
 class Tier1Worker {
@@ -279,27 +282,42 @@ class Tier1Worker {
     slot = {key, analytic::layer_costs(s)};
     return slot.second;
   }
-  // step_work(s), into storage kept from the previous candidate
-  const analytic::StepWork& work(const core::Scenario& s) {
-    analytic::step_work(s, costs(s), layers(s), work_);
-    return work_;
+  // The candidate's step (analytic::make_step) up to `parts`, with the kept split and layer costs
+  // lent, into storage kept from the previous candidate: valid until the next call.
+  const analytic::Step& step(const core::Scenario& s, analytic::StepParts parts) {
+    const analytic::LayerCosts& c = costs(s);
+    analytic::make_step(s, step_, parts, analytic::StepLent{&layers(s), &c, &groups(s)});
+    return step_;
   }
-  // plan_step(s), likewise
-  const analytic::StepPlan& plan(const core::Scenario& s) {
-    analytic::plan_from_work(work(s), analytic::plan_options(s), plan_);
-    return plan_;
+  // step_groups(s), the last kGroups keys kept: the groups read the degrees, ZeRO-3 and its shard
+  // group, and what a sweep holds fixed (the placement, the GPUs per node, the model's experts)
+  const analytic::StepGroups& groups(const core::Scenario& s) {
+    const auto& p = s.parallel;
+    const GroupsKey key{p.tp, p.pp, p.dp, p.cp, p.ep, p.zero >= 3 ? p.sharding.shard_ranks : -1};
+    for (const auto& [k, g] : groups_)
+      if (k == key) return g;
+    if (groups_.size() < kGroups) return groups_.emplace_back(key, analytic::step_groups(s)).second;
+    auto& slot = groups_[next_group_];
+    next_group_ = (next_group_ + 1) % kGroups;
+    slot = {key, analytic::step_groups(s)};
+    return slot.second;
   }
 
  private:
-  static constexpr std::size_t kCosts = 8;
+  static constexpr std::size_t kCosts = 8, kGroups = 8;
+  struct GroupsKey {
+    int tp, pp, dp, cp, ep, shard;  // shard: ZeRO-3's shard_ranks, -1 below ZeRO-3
+    bool operator==(const GroupsKey&) const = default;
+  };
+  std::vector<std::pair<GroupsKey, analytic::StepGroups>> groups_;
+  std::size_t next_group_ = 0;
   bool have_split_ = false, have_layers_ = false;
   int pp_ = 0, vpp_ = 0;
   core::PipelineSplit split_;
   analytic::PipelineLayers layers_;
   std::vector<std::pair<analytic::LayerCostsKey, analytic::LayerCosts>> costs_;
   std::size_t next_ = 0;
-  analytic::StepWork work_;
-  analytic::StepPlan plan_;
+  analytic::Step step_;
 };
 
 // Tier 1: core::check, then the analytic engine for memory and work_lower_bound() (the step plan
@@ -342,7 +360,7 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
             ++res.rejected["host memory"];
             return;
           }
-          const WorkBound b = work_lower_bound(s, w.work(s));
+          const WorkBound b = work_lower_bound(w.step(s, analytic::StepParts::work));
           res.feasible.push_back(Entry{c.index, b.bound_s, peak, energy_bound_j(s.hardware.gpu, b.bound_s, b.busiest_s)});
         });
         ++chunks_done;
@@ -381,11 +399,12 @@ ScenarioRank scenario_layout(Context& ctx) {
   }
   const double reserve = ctx.opt.min_free_bytes;
   const std::string with_reserve = reserve > 0 ? " with " + gib(reserve) + " left free" : "";
-  if (const core::Report a = analytic::evaluate(s); !fits(a, reserve)) {
+  const analytic::Step step(s);
+  if (const core::Report a = analytic::evaluate(step); !fits(a, reserve)) {
     sr.why_not = "does not fit" + with_reserve + ": peak " + gib(a.peak_bytes) + " of " + gib(a.capacity_bytes);
     return sr;
   }
-  sr.report = sim::simulate(s);
+  sr.report = sim::simulate(step);
   if (!fits(sr.report, reserve)) {
     sr.why_not = "does not fit" + with_reserve + ": the scheduler's peak " + gib(sr.report.peak_bytes) + " of " +
                  gib(sr.report.capacity_bytes);
@@ -459,7 +478,7 @@ class KeyOrder {
           for (std::size_t k = chunk * kPlanChunk; k < hi; ++k) {
             Entry& e = work_[next_ + k];
             place(*ctx_.space.at(e.index), ctx_.base, s);
-            const analytic::StepPlan& plan = w.plan(s);
+            const analytic::StepPlan& plan = w.step(s, analytic::StepParts::plan).plan;
             e.bound_s = step_lower_bound(plan);
             e.energy_bound_j = energy_bound_j(s.hardware.gpu, e.bound_s, busiest_stage_compute(plan));
           }
@@ -490,7 +509,36 @@ class KeyOrder {
 // counted into `ahead` on the way; the spared ones that still could are left in `for_rank`. For
 // CSV, the simulated reports and the schedule bounds that spared are kept.
 // Returns how many of `feasible` it took (a prefix of the key order).
-std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank* sr,
+enum Fate : char { kSimulated, kSpared, kSparedForRank };
+
+// One candidate of a simulation batch, placed in `s`: spared when its key, or else its schedule
+// bound, puts it beyond the K-th best `kth` (null: fewer than K so far), else simulated into
+// `report`. `spared_by` receives the schedule bound that spared it. Its step is built once, when
+// first needed: the schedule bound and the simulation read the same one.
+Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, const Entry& e, const core::Report* kth,
+            const ScenarioRank* sr, core::Report& report, double& spared_by) {
+  const analytic::Step* built = nullptr;
+  auto step = [&]() -> const analytic::Step& {
+    return built ? *built : *(built = &w.step(s, analytic::StepParts::plan));
+  };
+  if (kth) {
+    // each key only where the cheaper one cannot tell (a batch may reach past the first key
+    // beyond the K-th best: no schedule bound is needed there)
+    const double k0 = key(o, e);
+    std::optional<ScheduleKey> sk;
+    auto tighter = [&] { return (sk ? *sk : sk.emplace(schedule_key(o, step()))).key; };
+    const bool by_key = beyond(o, k0, *kth);
+    if (by_key || beyond(o, tighter(), *kth)) {
+      const bool may_lead = sr && !beyond(o, k0, sr->report) && !beyond(o, tighter(), sr->report);
+      if (!by_key) spared_by = sk->bound_s;
+      return may_lead ? kSparedForRank : kSpared;
+    }
+  }
+  report = sim::simulate(step());
+  return kSimulated;
+}
+
+std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& feasible, const ScenarioRank* sr,
                             std::uint64_t& ahead, std::vector<Entry>& for_rank,
                             std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
                             std::unordered_map<std::uint64_t, double>& spared_bounds, SweepResult& out) {
@@ -523,7 +571,6 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
     // A spared candidate whose schedule bound does not put it beyond the scenario's layout may
     // still order before it: the rank settles it (rank_scenario()).
     const core::Report* kth = best.size() >= top && o != Objective::memory ? &best.back().report : nullptr;
-    enum Fate : char { kSimulated, kSpared, kSparedForRank };
     std::vector<char> fate(n, kSimulated);
     std::vector<double> spared_by(n, -1.0);  // the schedule bound that spared it (-1: its key did)
     parallel_claim(
@@ -533,21 +580,7 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
           ++done;
           auto& s = ctx.scratch[worker];
           place(batch[k].candidate, ctx.base, s);
-          if (kth) {
-            // each key only where the cheaper one cannot tell (a batch may reach past the first key
-            // beyond the K-th best: no schedule bound is needed there)
-            const double k0 = key(o, entry[k]);
-            std::optional<ScheduleKey> sk;
-            auto tighter = [&] { return (sk ? *sk : sk.emplace(schedule_key(o, s))).key; };
-            const bool by_key = beyond(o, k0, *kth);
-            if (by_key || beyond(o, tighter(), *kth)) {
-              const bool may_lead = sr && !beyond(o, k0, sr->report) && !beyond(o, tighter(), sr->report);
-              fate[k] = may_lead ? kSparedForRank : kSpared;
-              if (!by_key) spared_by[k] = sk->bound_s;
-              return;
-            }
-          }
-          batch[k].report = sim::simulate(s);
+          fate[k] = settle(o, s, workers[worker], entry[k], kth, sr, batch[k].report, spared_by[k]);
         });
     for (std::size_t k = 0; k < n; ++k) {
       if (fate[k] != kSimulated) {
@@ -590,7 +623,7 @@ std::size_t simulation_tier(Context& ctx, KeyOrder& feasible, const ScenarioRank
 // beyond it. They are settled in that order: by a schedule bound beyond the layout, or else by a
 // simulation, up to rank_limit simulations; the first that would need one more ends the count.
 // Which ones are settled, and how, depends neither on the batch size nor on the thread count.
-void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const std::vector<Entry>& for_rank,
+void rank_scenario(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& feasible, std::size_t taken, const std::vector<Entry>& for_rank,
                    std::uint64_t ahead, ScenarioRank& sr) {
   const Objective o = ctx.opt.objective;
   std::vector<Entry> open = for_rank;
@@ -620,7 +653,7 @@ void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const st
             if (settled + k < for_rank.size()) return;
             auto& s = ctx.scratch[worker];
             place(c[k], ctx.base, s);
-            needs[k] = !beyond(o, schedule_key(o, s).key, sr.report);
+            needs[k] = !beyond(o, schedule_key(o, workers[worker].step(s, analytic::StepParts::plan)).key, sr.report);
           });
     // in order, as far as the limit allows
     std::size_t take = 0;
@@ -639,7 +672,7 @@ void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const st
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           place(c[k], ctx.base, s);
-          const core::Report r = sim::simulate(s);
+          const core::Report r = sim::simulate(workers[worker].step(s, analytic::StepParts::plan));
           before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, open[settled + k].index, sr.report, sr.candidate.index);
         });
     done += take;
@@ -658,7 +691,7 @@ void rank_scenario(Context& ctx, KeyOrder& feasible, std::size_t taken, const st
 // window of chunks at a time and handed out in order from this thread. Each row's bound is
 // step_lower_bound() of its plan, the key tier 2 ordered it by where it needed one, or for a
 // candidate its schedule bound spared, that bound.
-void emit_rows(Context& ctx, const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
+void emit_rows(Context& ctx, std::vector<Tier1Worker>& workers, const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
                const std::unordered_map<std::uint64_t, double>& spared_bounds) {
   const Space& space = ctx.space;
   struct RowData {
@@ -685,14 +718,14 @@ void emit_rows(Context& ctx, const std::unordered_map<std::uint64_t, core::Repor
             place(*c, ctx.base, s);
             if (!core::check(s).empty()) continue;
             const double reserve = ctx.opt.min_free_bytes;
-            const analytic::StepPlan plan = analytic::plan_step(s);
+            const analytic::Step& step = workers[worker].step(s, analytic::StepParts::plan);
             const auto spared = spared_bounds.find(i);
-            const double bound = spared != spared_bounds.end() ? spared->second : step_lower_bound(plan);
+            const double bound = spared != spared_bounds.end() ? spared->second : step_lower_bound(step.plan);
             if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
               rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound, sim->second});
               continue;
             }
-            core::Report r = analytic::evaluate(s, plan);
+            core::Report r = analytic::evaluate(step);
             rows[k].push_back(RowData{*c, fits(r, reserve) ? "pruned" : "memory", bound, std::move(r)});
           }
           rows_done += hi - lo;
@@ -739,15 +772,15 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
   std::unordered_map<std::uint64_t, core::Report> kept_for_rows;
   std::unordered_map<std::uint64_t, double> spared_bounds;
   const std::size_t taken =
-      simulation_tier(ctx, feasible, ranked, ahead, for_rank, kept_for_rows, spared_bounds, out);
+      simulation_tier(ctx, workers, feasible, ranked, ahead, for_rank, kept_for_rows, spared_bounds, out);
   if (ranked) {
     auto& sr = *out.scenario;
-    rank_scenario(ctx, feasible, taken, for_rank, ahead, sr);
+    rank_scenario(ctx, workers, feasible, taken, for_rank, ahead, sr);
     if (!out.results.empty() && out.results.front().candidate.index != sr.candidate.index)
       sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
                                                  : why_slower(out.results.front().report, sr.report);
   }
-  if (opt.on_row) emit_rows(ctx, kept_for_rows, spared_bounds);
+  if (opt.on_row) emit_rows(ctx, workers, kept_for_rows, spared_bounds);
   return out;
 }
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "ptdsim/analytic/assemble.hpp"
-#include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/sim/schedule.hpp"
 #include "ptdsim/sim/summary.hpp"
 #include "ptdsim/sim/timeline.hpp"
@@ -12,7 +12,14 @@
 namespace ptdsim::sim {
 
 core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Timeline* timeline_out) {
-  const analytic::StepPlan plan = analytic::plan_step(s);
+  // into the storage this thread's previous simulation left (nothing of it is read)
+  thread_local analytic::Step step;
+  analytic::make_step(s, step);
+  return simulate(step, trace_json, timeline_out);
+}
+
+core::Report simulate(const analytic::Step& step, std::string* trace_json, core::Timeline* timeline_out) {
+  const analytic::StepPlan& plan = step.plan;
   // into the storage this thread's previous simulation left (nothing of it is read)
   thread_local StepGraph g;
   build_step(plan, g);
@@ -33,7 +40,7 @@ core::Report simulate(const core::Scenario& s, std::string* trace_json, core::Ti
   t.in_flight.assign(plan.stages.size(), 0.0);
   for (std::size_t i = 0; i < g.ranks.size(); ++i) t.in_flight[g.ranks[i].stage] = sum.in_flight[i];
   if (timeline_out) *timeline_out = timeline(g);
-  core::Report r = analytic::assemble_report(s, plan, std::move(t));
+  core::Report r = analytic::assemble_report(step, std::move(t));
   if (trace_json) *trace_json = chrome_trace(g, &r.stages);
   return r;
 }

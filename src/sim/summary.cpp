@@ -165,17 +165,13 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
   return out;
 }
 
-}  // namespace
-
-StepSummary summarize(const StepGraph& g) {
-  const Engine& e = g.engine;
+// Each rank's compute busy intervals (a stream runs in program order, so they come sorted), without
+// the folded TP at their ends; each rank's compute time and the step's longest optimizer.
+std::vector<std::vector<Interval>> compute_intervals(const Engine& e, std::vector<double>& work, double& optimizer_s,
+                                                     double& offload_s) {
   const int R = e.ranks();
-  StepSummary out;
-  out.step_s = e.makespan();
-
-  // compute busy intervals per rank: a stream runs in program order, so they come sorted
   std::vector<std::vector<Interval>> compute(R);
-  std::vector<double> work(R, 0.0);
+  work.assign(R, 0.0);
   for (int r = 0; r < R; ++r) {
     const auto tasks = e.stream_tasks(r, StreamKind::compute);
     compute[r].reserve(tasks.size());
@@ -183,49 +179,60 @@ StepSummary summarize(const StepGraph& g) {
       const Interval iv{e.start(t), e.finish(t) - e.folded_tp_s(t)};
       compute[r].push_back(iv);
       if (e.kind(t) == TaskKind::optimizer)
-        out.optimizer_s = std::max(out.optimizer_s, iv.second - iv.first);
+        optimizer_s = std::max(optimizer_s, iv.second - iv.first);
       else if (e.kind(t) == TaskKind::offload)
-        out.offload_s = std::max(out.offload_s, iv.second - iv.first);
+        offload_s = std::max(offload_s, iv.second - iv.first);
       else
         work[r] += iv.second - iv.first;
     }
   }
+  return compute;
+}
 
-  out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
-  out.compute_s = work[out.busiest_rank];
+// What the collectives' SMs cost the rank's compute.
+double contention_s(const Engine& e, int rank) {
   // A task no collective slowed ends at start + duration exactly (the engine's own sum); counting
   // only the others keeps the rounding of finish - start - duration (1e-13 s a task) out of the sum,
   // where it printed as a contention of "0.0 us" on GPUs that have none.
-  for (TaskId t : e.stream_tasks(out.busiest_rank, StreamKind::compute))
+  double sum = 0;
+  for (TaskId t : e.stream_tasks(rank, StreamKind::compute))
     if (e.kind(t) != TaskKind::optimizer && e.kind(t) != TaskKind::offload && e.finish(t) > e.start(t) + e.duration_s(t))
-      out.contention_s += e.finish(t) - e.start(t) - e.duration_s(t);
-  {
-    // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
-    // idles through the others' cool-down too ((p-1)(t_f+t_b) on every stage of an even 1F1B)
-    double span = 0;
-    for (TaskId last : g.last_pipeline_task)
-      if (last >= 0) span = std::max(span, e.finish(last));
-    // ZeRO-3's gathers and reduce-scatters the compute waits for are exposed communication, not
-    // pipeline idle time: they cover the compute stream's gaps as the serial TP/CP/EP do
-    std::vector<Interval> serial;
-    std::vector<std::size_t> runs;
-    for (StreamKind k : {StreamKind::compute, StreamKind::tp, StreamKind::cp, StreamKind::ep,
-                         StreamKind::dp, StreamKind::dp_gather}) {
-      runs.push_back(serial.size());
-      for (TaskId t : e.stream_tasks(out.busiest_rank, k)) {
-        const TaskKind kind = e.kind(t);
-        const bool zero3 = kind == TaskKind::zero3_gather || kind == TaskKind::zero3_reduce;
-        if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
-        if (kind != TaskKind::optimizer && kind != TaskKind::offload) serial.emplace_back(e.start(t), e.finish(t));
-      }
-    }
-    out.bubble_s = uncovered(merged(std::move(serial), runs), 0.0, span);
-  }
+      sum += e.finish(t) - e.start(t) - e.duration_s(t);
+  return sum;
+}
 
-  // exposed communication and the critical path in words
-  const auto path = e.critical_path();
-  // time on the path per label: a stage's compute (key = stage), or a kind of task (key = -1 - kind)
-  std::vector<std::pair<int, double>> labels;  // in order of first appearance
+// The rank's idle time in the pipeline phase: what its serial work does not cover.
+double pipeline_bubble(const StepGraph& g, int rank) {
+  const Engine& e = g.engine;
+  // the pipeline phase ends when the last rank's last pass ends: a stage that finished early
+  // idles through the others' cool-down too ((p-1)(t_f+t_b) on every stage of an even 1F1B)
+  double span = 0;
+  for (TaskId last : g.last_pipeline_task)
+    if (last >= 0) span = std::max(span, e.finish(last));
+  // ZeRO-3's gathers and reduce-scatters the compute waits for are exposed communication, not
+  // pipeline idle time: they cover the compute stream's gaps as the serial TP/CP/EP do
+  std::vector<Interval> serial;
+  std::vector<std::size_t> runs;
+  for (StreamKind k : {StreamKind::compute, StreamKind::tp, StreamKind::cp, StreamKind::ep,
+                       StreamKind::dp, StreamKind::dp_gather}) {
+    runs.push_back(serial.size());
+    for (TaskId t : e.stream_tasks(rank, k)) {
+      const TaskKind kind = e.kind(t);
+      const bool zero3 = kind == TaskKind::zero3_gather || kind == TaskKind::zero3_reduce;
+      if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
+      if (kind != TaskKind::optimizer && kind != TaskKind::offload) serial.emplace_back(e.start(t), e.finish(t));
+    }
+  }
+  return uncovered(merged(std::move(serial), runs), 0.0, span);
+}
+
+// Time on the critical path per label, in order of first appearance: a stage's compute (key =
+// stage), a kind of task exposed (key = -1 - kind) or beside compute (kOverlappedBase - kind);
+// and the exposed communication per kind into `out`.
+std::vector<std::pair<int, double>> path_labels(const StepGraph& g, const std::vector<TaskId>& path,
+                                                const std::vector<std::vector<Interval>>& compute, StepSummary& out) {
+  const Engine& e = g.engine;
+  std::vector<std::pair<int, double>> labels;
   auto credit = [&](int key, double s) {
     if (s <= 0) return;
     for (auto& [k, v] : labels)
@@ -258,47 +265,50 @@ StepSummary summarize(const StepGraph& g) {
     // on this chain of transfers, not on the compute that hid it
     credit(overlapped_key(sp.kind), (e.finish(t) - e.start(t)) - exposed);
   }
-  {
-    // compute spread over many stages (balanced stages) reads better as one part
-    double stage_total = 0, stage_max = 0;
-    for (const auto& [k, v] : labels)
-      if (k >= 0) stage_total += v, stage_max = std::max(stage_max, v);
-    if (stage_total > 0 && stage_max < 0.5 * stage_total) {
-      std::vector<std::pair<int, double>> merged_labels;
-      bool placed = false;
-      for (const auto& [k, v] : labels) {
-        if (k < 0) merged_labels.emplace_back(k, v);
-        else if (!placed) merged_labels.emplace_back(kAllStages, stage_total), placed = true;
-      }
-      labels = std::move(merged_labels);
-    }
-  }
-  {
-    std::vector<core::BoundPart> parts;
-    parts.reserve(labels.size());
-    for (const auto& [key, v] : labels) {
-      core::BoundPart b;
-      b.share = out.step_s > 0 ? v / out.step_s : 0.0;
-      if (key == kAllStages) {
-        b.kind = core::BoundKind::compute;
-      } else if (key >= 0) {
-        b.kind = core::BoundKind::compute;
-        b.stage = key;
-      } else {
-        b.beside_compute = key <= kOverlappedBase;
-        b.kind = bound_kind(static_cast<TaskKind>(b.beside_compute ? kOverlappedBase - key : -1 - key));
-      }
-      parts.push_back(b);
-    }
-    out.bounded_by = core::largest_parts(std::move(parts));
-  }
-  out.critical_path = attribute_path(g, path, out.busiest_rank);
+  return labels;
+}
 
-  // peak micro-batches in flight: a chunk's activations live from its forward's start to the end
-  // of the pass that frees them; one chunk is 1/vpp of a micro-batch's activations
-  out.in_flight.assign(R, 0.0);
+// The labels as the report's parts of the step, compute spread over many stages (balanced
+// stages) as one part, which reads better.
+std::vector<core::BoundPart> bound_parts(std::vector<std::pair<int, double>> labels, double step_s) {
+  double stage_total = 0, stage_max = 0;
+  for (const auto& [k, v] : labels)
+    if (k >= 0) stage_total += v, stage_max = std::max(stage_max, v);
+  if (stage_total > 0 && stage_max < 0.5 * stage_total) {
+    std::vector<std::pair<int, double>> merged_labels;
+    bool placed = false;
+    for (const auto& [k, v] : labels) {
+      if (k < 0) merged_labels.emplace_back(k, v);
+      else if (!placed) merged_labels.emplace_back(kAllStages, stage_total), placed = true;
+    }
+    labels = std::move(merged_labels);
+  }
+  std::vector<core::BoundPart> parts;
+  parts.reserve(labels.size());
+  for (const auto& [key, v] : labels) {
+    core::BoundPart b;
+    b.share = step_s > 0 ? v / step_s : 0.0;
+    if (key == kAllStages) {
+      b.kind = core::BoundKind::compute;
+    } else if (key >= 0) {
+      b.kind = core::BoundKind::compute;
+      b.stage = key;
+    } else {
+      b.beside_compute = key <= kOverlappedBase;
+      b.kind = bound_kind(static_cast<TaskKind>(b.beside_compute ? kOverlappedBase - key : -1 - key));
+    }
+    parts.push_back(b);
+  }
+  return parts;
+}
+
+// Peak micro-batches in flight per rank: a chunk's activations live from its forward's start to
+// the end of the pass that frees them; one chunk is 1/vpp of a micro-batch's activations.
+std::vector<double> in_flight(const StepGraph& g) {
+  const Engine& e = g.engine;
+  std::vector<double> out(e.ranks(), 0.0);
   std::vector<double> acquire, release;
-  for (int r = 0; r < R; ++r) {
+  for (int r = 0; r < e.ranks(); ++r) {
     acquire.clear();
     release.clear();
     for (const auto& [first, last] : g.activations[r]) {
@@ -319,8 +329,28 @@ StepSummary summarize(const StepGraph& g) {
         ++i;
       }
     }
-    out.in_flight[r] = static_cast<double>(peak) / g.vpp;
+    out[r] = static_cast<double>(peak) / g.vpp;
   }
+  return out;
+}
+
+}  // namespace
+
+StepSummary summarize(const StepGraph& g) {
+  const Engine& e = g.engine;
+  StepSummary out;
+  out.step_s = e.makespan();
+  std::vector<double> work;
+  const auto compute = compute_intervals(e, work, out.optimizer_s, out.offload_s);
+  out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
+  out.compute_s = work[out.busiest_rank];
+  out.contention_s = contention_s(e, out.busiest_rank);
+  out.bubble_s = pipeline_bubble(g, out.busiest_rank);
+  // exposed communication and the critical path in words
+  const auto path = e.critical_path();
+  out.bounded_by = core::largest_parts(bound_parts(path_labels(g, path, compute, out), out.step_s));
+  out.critical_path = attribute_path(g, path, out.busiest_rank);
+  out.in_flight = in_flight(g);
   return out;
 }
 

@@ -28,9 +28,11 @@ const char* pass_letter(int pass) {
   }
 }
 
-}  // namespace
+using Timed = std::vector<std::pair<double, std::string>>;
 
-std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory>* memory) {
+// Each rank a process ("stage s"), each stream it uses a thread of it (named for ZeRO-3's
+// per-unit collectives where it carries them).
+nlohmann::json track_names(const StepGraph& g) {
   const Engine& e = g.engine;
   using nlohmann::json;
   json events = json::array();
@@ -60,12 +62,12 @@ std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", k}, {"args", {{"name", track}}}});
     }
   }
-  // the timed events, sorted by time below (Perfetto's importer and chrome://tracing read them in
-  // any order, but a reader of the file expects time order). Written with fmt, not as JSON objects:
-  // the 1T step has 360k of them, and building each as an object took most of the trace's time. Their
-  // strings are the program's own (kinds, numbers, layer ranges): nothing to escape.
-  std::vector<std::pair<double, std::string>> timed;
-  timed.reserve(e.size() + e.size() / 2);
+  return events;
+}
+
+// Each task a complete event ("X"), a compute task's folded TP drawn on the TP track after it.
+void task_slices(const StepGraph& g, Timed& timed) {
+  const Engine& e = g.engine;
   for (std::size_t i = 0; i < e.size(); ++i) {
     const TaskId t = static_cast<TaskId>(i);
     const TaskSpec sp = e.spec(t);
@@ -131,62 +133,81 @@ std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory
     if (sp.bytes > 0) args += fmt::format(",\"bytes\":{}", sp.bytes);
     timed.emplace_back(start, complete(label, name(sp.kind), static_cast<int>(sp.stream), start, end - start, args));
   }
-  // Flow arrows for what a transfer hands on: a pipeline send to the pass that waits for it on the
-  // next stage, a collective to the task on another stream that waits for it. Each starts inside
-  // the transfer's slice and ends at the start of the waiting task's slice ("bp": "e" binds it to
-  // that slice, as Perfetto's JSON importer reads flow v1 events).
-  {
-    std::vector<std::pair<TaskId, TaskId>> edges;
-    e.all_edges(edges);
-    long long id = 0;
-    for (const auto& [from, to] : edges) {
-      const TaskKind ka = e.kind(from);
-      if (is_compute(ka)) continue;
-      const int ra = e.rank(from), rb = e.rank(to);
-      const TaskSpec a = e.spec(from), b = e.spec(to);
-      if (is_compute(ka) || (ra == rb && a.stream == b.stream)) continue;
-      const char* cat = ka == TaskKind::p2p ? "p2p" : "collective";
-      const double at = e.start(from), until = e.start(to);
-      ++id;
-      timed.emplace_back(at, fmt::format("{{\"ph\":\"s\",\"id\":{},\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},"
-                                         "\"tid\":{},\"ts\":{}}}",
-                                         id, cat, name(ka), ra, static_cast<int>(a.stream), at * 1e6));
-      timed.emplace_back(until, fmt::format("{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"cat\":\"{}\",\"name\":\"{}\","
-                                            "\"pid\":{},\"tid\":{},\"ts\":{}}}",
-                                            id, cat, name(ka), rb, static_cast<int>(b.stream), until * 1e6));
+}
+
+// Flow arrows for what a transfer hands on: a pipeline send to the pass that waits for it on the
+// next stage, a collective to the task on another stream that waits for it. Each starts inside
+// the transfer's slice and ends at the start of the waiting task's slice ("bp": "e" binds it to
+// that slice, as Perfetto's JSON importer reads flow v1 events).
+void flow_arrows(const Engine& e, Timed& timed) {
+  std::vector<std::pair<TaskId, TaskId>> edges;
+  e.all_edges(edges);
+  long long id = 0;
+  for (const auto& [from, to] : edges) {
+    const TaskKind ka = e.kind(from);
+    if (is_compute(ka)) continue;
+    const int ra = e.rank(from), rb = e.rank(to);
+    const TaskSpec a = e.spec(from), b = e.spec(to);
+    if (is_compute(ka) || (ra == rb && a.stream == b.stream)) continue;
+    const char* cat = ka == TaskKind::p2p ? "p2p" : "collective";
+    const double at = e.start(from), until = e.start(to);
+    ++id;
+    timed.emplace_back(at, fmt::format("{{\"ph\":\"s\",\"id\":{},\"cat\":\"{}\",\"name\":\"{}\",\"pid\":{},"
+                                       "\"tid\":{},\"ts\":{}}}",
+                                       id, cat, name(ka), ra, static_cast<int>(a.stream), at * 1e6));
+    timed.emplace_back(until, fmt::format("{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"cat\":\"{}\",\"name\":\"{}\","
+                                          "\"pid\":{},\"tid\":{},\"ts\":{}}}",
+                                          id, cat, name(ka), rb, static_cast<int>(b.stream), until * 1e6));
+  }
+}
+
+// Memory in use per stage over the step: what the stage holds throughout (weights, gradients,
+// optimizer states, buffers) plus its activations, a chunk's share of a micro-batch's from the
+// start of its forward to the end of the pass that frees them, as the summary counts them in
+// flight; at the peak it reads the stage's reported total.
+void memory_counters(const StepGraph& g, const std::vector<core::StageMemory>& memory, Timed& timed) {
+  const Engine& e = g.engine;
+  for (int r = 0; r < e.ranks(); ++r) {
+    const int stage = g.ranks[r].stage;
+    if (stage < 0 || stage >= static_cast<int>(memory.size())) continue;
+    const core::StageMemory& m = memory[static_cast<std::size_t>(stage)];
+    const double fixed = m.total() - m.activations;
+    const double per = m.in_flight > 0 ? m.activations / m.in_flight : 0.0;
+    std::vector<std::pair<double, int>> change;  // (time, +1 acquire / -1 release)
+    for (const auto& [first, last] : g.activations[r]) {
+      change.emplace_back(e.start(first), +1);
+      change.emplace_back(e.finish(last), -1);
+    }
+    std::sort(change.begin(), change.end());
+    auto counter = [&](double at, int held) {
+      timed.emplace_back(at, fmt::format("{{\"ph\":\"C\",\"name\":\"memory in use (GiB)\",\"pid\":{},\"ts\":{},"
+                                         "\"args\":{{\"GiB\":{}}}}}",
+                                         r, at * 1e6, (fixed + per * held / g.vpp) / (1024.0 * 1024 * 1024)));
+    };
+    counter(0.0, 0);
+    int held = 0;
+    for (std::size_t i = 0; i < change.size();) {
+      const double at = change[i].first;
+      for (; i < change.size() && change[i].first == at; ++i) held += change[i].second;
+      counter(at, held);
     }
   }
-  // Memory in use per stage over the step: what the stage holds throughout (weights, gradients,
-  // optimizer states, buffers) plus its activations, a chunk's share of a micro-batch's from the
-  // start of its forward to the end of the pass that frees them, as the summary counts them in
-  // flight; at the peak it reads the stage's reported total.
-  if (memory) {
-    for (int r = 0; r < e.ranks(); ++r) {
-      const int stage = g.ranks[r].stage;
-      if (stage < 0 || stage >= static_cast<int>(memory->size())) continue;
-      const core::StageMemory& m = (*memory)[static_cast<std::size_t>(stage)];
-      const double fixed = m.total() - m.activations;
-      const double per = m.in_flight > 0 ? m.activations / m.in_flight : 0.0;
-      std::vector<std::pair<double, int>> change;  // (time, +1 acquire / -1 release)
-      for (const auto& [first, last] : g.activations[r]) {
-        change.emplace_back(e.start(first), +1);
-        change.emplace_back(e.finish(last), -1);
-      }
-      std::sort(change.begin(), change.end());
-      auto counter = [&](double at, int held) {
-        timed.emplace_back(at, fmt::format("{{\"ph\":\"C\",\"name\":\"memory in use (GiB)\",\"pid\":{},\"ts\":{},"
-                                           "\"args\":{{\"GiB\":{}}}}}",
-                                           r, at * 1e6, (fixed + per * held / g.vpp) / (1024.0 * 1024 * 1024)));
-      };
-      counter(0.0, 0);
-      int held = 0;
-      for (std::size_t i = 0; i < change.size();) {
-        const double at = change[i].first;
-        for (; i < change.size() && change[i].first == at; ++i) held += change[i].second;
-        counter(at, held);
-      }
-    }
-  }
+}
+
+}  // namespace
+
+std::string chrome_trace(const StepGraph& g, const std::vector<core::StageMemory>* memory) {
+  const Engine& e = g.engine;
+  const nlohmann::json events = track_names(g);
+  // the timed events, sorted by time below (Perfetto's importer and chrome://tracing read them in
+  // any order, but a reader of the file expects time order). Written with fmt, not as JSON objects:
+  // the 1T step has 360k of them, and a JSON object each would cost most of the trace's time. Their
+  // strings are the program's own (kinds, numbers, layer ranges): nothing to escape.
+  Timed timed;
+  timed.reserve(e.size() + e.size() / 2);
+  task_slices(g, timed);
+  flow_arrows(e, timed);
+  if (memory) memory_counters(g, *memory, timed);
   std::stable_sort(timed.begin(), timed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::string out = "{\"traceEvents\":[";
   std::size_t size = out.size() + 64;

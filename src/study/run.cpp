@@ -11,7 +11,7 @@
 
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 #include "ptdsim/planner/space.hpp"
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/study/study.hpp"
@@ -141,7 +141,7 @@ io::StudyRecord run_point(const io::StudySpec& spec, std::uint64_t index, int th
                                   : planner::Objective::time;
   const planner::SweepResult result = planner::sweep(base, space, opt);
   for (const auto& x : result.results) {
-    if (auto problem = io::report_problem(x.report); !problem.empty()) {
+    if (auto problem = report::report_problem(x.report); !problem.empty()) {
       record.layouts.clear();
       record.failed = problem;
       return record;

@@ -164,6 +164,18 @@ TEST_CASE("analytic: calibrated rows override the link model", "[analytic][colle
     const Group g{64, core::Scope::inter, 8};
     CHECK(collective_line(hw, Collective::all_reduce, 1e5, g).busbw_Bps == Approx(20e9).epsilon(1e-12));
     CHECK(collective_line(hw, Collective::all_reduce, 1e8, g).busbw_Bps == Approx(22e9).epsilon(1e-12));
+    // the ranges are half-open, [min_bytes, max_bytes): 1e6 bytes is the second row's, as the fit
+    // that cut them meant (calibrate::fitted_time picks the same, core::piece_miss)
+    CHECK(collective_line(hw, Collective::all_reduce, 1e6, g).busbw_Bps == Approx(22e9).epsilon(1e-12));
+    CHECK(collective_line(hw, Collective::all_reduce, 999999, g).busbw_Bps == Approx(20e9).epsilon(1e-12));
+  }
+  SECTION("a size in a gap between rows takes the nearer row, the first of two equally near") {
+    const Group g{32, core::Scope::inter, 8};
+    hw.collectives.push_back(row(Collective::all_reduce, core::Scope::inter, 32, 10e-6, 10e9, 0, 1000));
+    hw.collectives.push_back(row(Collective::all_reduce, core::Scope::inter, 32, 10e-6, 30e9, 3000, inf));
+    CHECK(collective_line(hw, Collective::all_reduce, 1900, g).busbw_Bps == Approx(10e9).epsilon(1e-12));
+    CHECK(collective_line(hw, Collective::all_reduce, 2100, g).busbw_Bps == Approx(30e9).epsilon(1e-12));
+    CHECK(collective_line(hw, Collective::all_reduce, 2000, g).busbw_Bps == Approx(10e9).epsilon(1e-12));
   }
   SECTION("an op without rows falls back to the link model") {
     CHECK(collective_line(hw, Collective::all_gather, 1e9, Group{8, core::Scope::intra, 8}).busbw_Bps ==

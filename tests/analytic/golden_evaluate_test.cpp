@@ -26,6 +26,7 @@
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
@@ -197,4 +198,50 @@ TEST_CASE("analytic: the plan is the same whether the planner trusts step_work's
     CHECK(golden::plan_text(analytic::plan_from_work(work, options)) == trusted);
   }
   CHECK(copied > 1000);  // (the cases have copies to trust)
+}
+
+// make_step() builds a Step into storage another scenario used (the sweep's workers, the threads'
+// kept steps), with the split and layer costs computed or lent. Each of its parts must be what the
+// functions it calls give on their own for this scenario: the groups one by one, the work, the plan
+// (every segment and collective) and the analytic report (its JSON, to the last bit). A part left
+// over from the previous scenario, or a lent split or cost read in place of the step's own, shows
+// as a different plan or report on one of the 420 cases.
+TEST_CASE("analytic: a Step built into used storage, with its split and costs lent or not, holds what each part's function gives",
+          "[analytic][step][golden]") {
+  const std::vector<Case> cases = all_cases();
+  REQUIRE(cases.size() >= 420);
+  auto same_group = [](const analytic::Group& a, const analytic::Group& b) {
+    return a.ranks == b.ranks && a.scope == b.scope && a.ranks_per_node == b.ranks_per_node;
+  };
+  analytic::Step reused, lent;  // built case after case
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const core::Scenario& s = c.scenario;
+    analytic::make_step(s, reused);
+    const analytic::PipelineLayers split = analytic::pipeline_layers(s);
+    const analytic::LayerCosts costs = analytic::layer_costs(s);
+    analytic::make_step(s, lent, analytic::StepParts::plan, analytic::StepLent{&split, &costs});
+    CHECK(lent.split == &split);
+    CHECK(lent.costs == &costs);
+
+    const analytic::StepGroups& g = reused.groups;
+    CHECK(same_group(g.tp, analytic::group_of(s, core::Dim::tp)));
+    CHECK(same_group(g.cp, analytic::group_of(s, core::Dim::cp)));
+    CHECK(same_group(g.ep, analytic::group_of(s, core::Dim::ep)));
+    CHECK(same_group(g.pp, analytic::group_of(s, core::Dim::pp)));
+    CHECK(same_group(g.pp_hop, analytic::pp_hop_group(s)));
+    CHECK(same_group(g.dp, analytic::grad_group(s, false)));
+    CHECK(same_group(g.expert_dp, s.model.moe ? analytic::grad_group(s, true) : g.dp));
+    if (s.parallel.zero >= 3) {
+      CHECK(same_group(g.shard, analytic::sharding_group(s, false)));
+      CHECK(same_group(g.replica, analytic::sharding_group(s, true)));
+    }
+
+    const std::string plan = golden::plan_text(analytic::plan_from_work(analytic::step_work(s), analytic::plan_options(s)));
+    CHECK(golden::plan_text(reused.plan) == plan);
+    CHECK(golden::plan_text(lent.plan) == plan);
+    const std::string report = golden::report_digest(analytic::evaluate(s));
+    CHECK(golden::report_digest(analytic::evaluate(reused)) == report);
+    CHECK(golden::report_digest(analytic::evaluate(lent)) == report);
+  }
 }

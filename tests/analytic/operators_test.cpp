@@ -6,6 +6,7 @@
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/operators.hpp"
+#include "ptdsim/core/layer_gemms.hpp"
 #include "../common/kernels.hpp"
 
 using namespace ptdsim;
@@ -258,4 +259,32 @@ TEST_CASE("analytic: the compute breakdown's shares add up to one and follow the
   double opt = 0;
   for (const auto& st : plan_step(s).stages) opt += st.optimizer_s;
   CHECK(c.other[3].forward_s == Approx(opt).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: with fewer KV heads than TP ranks each rank computes one KV head's copy", "[analytic][operators]") {
+  // Llama 3 70B's attention (hidden 8192, 64 heads of 128) with 2 KV heads under tp 8 (core::check
+  // refuses this layout for a scenario; the measuring tool lists its shapes, core/layer_gemms.hpp).
+  // Each rank: 64/8 = 8 query heads and one copy of a K and a V head, so the QKV GEMM writes
+  // (8 + 2) x 128 = 1280 columns, not (8192 + 2 x 256) / 8 = 1088 (a fraction of a KV head); RoPE
+  // runs on 8 + 1 heads: 1152 wide; the attention core reads 1 KV head.
+  auto s = gpt3_on_tables();
+  s.model.hidden = 8192;
+  s.model.heads = 64;
+  s.model.kv_heads = 2;
+  s.model.position = core::Position::rope;
+  s.parallel.tp = 8;
+  CHECK(core::kv_heads_per_rank(s.model, 8) == 1);
+  CHECK(core::qkv_width(s.model, 8) == 1280);
+  const LayerOps ops = layer_ops(s, false);
+  REQUIRE(ops.find(Operator::qkv));
+  CHECK(ops.find(Operator::qkv)->n == 1280);
+  CHECK(ops.find(Operator::qkv)->k == 8192);
+  REQUIRE(ops.find(Operator::rope));
+  CHECK(ops.find(Operator::rope)->n == 1152);
+  // where tp divides the KV heads the width is (hidden + 2 kv_heads x head_dim) / tp: 16 of 8 ranks
+  s.model.kv_heads = 16;
+  CHECK(core::qkv_width(s.model, 8) == (8192 + 2 * 16 * 128) / 8);
+  const LayerOps divided = layer_ops(s, false);
+  REQUIRE(divided.find(Operator::qkv));
+  CHECK(divided.find(Operator::qkv)->n == (8192 + 2 * 16 * 128) / 8);
 }

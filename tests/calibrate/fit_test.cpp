@@ -41,7 +41,7 @@ calibrate::NcclRun synthetic(int ranks, double alpha_s, double busbw_Bps, double
     calibrate::NcclRow r;
     r.size_bytes = s;
     r.line = 1;
-    r.out_of_place.time_s = r.in_place.time_s = alpha_s + s * calibrate::bus_factor(run.op, ranks) / busbw_Bps;
+    r.out_of_place.time_s = r.in_place.time_s = alpha_s + s * core::bus_factor(run.op, ranks) / busbw_Bps;
     run.rows.push_back(r);
   }
   return run;
@@ -51,12 +51,12 @@ calibrate::NcclRun synthetic(int ranks, double alpha_s, double busbw_Bps, double
 
 TEST_CASE("calibrate: bus factors are NCCL's", "[calibrate][fit]") {
   // nccl-tests doc/PERFORMANCE.md: all_reduce 2(n-1)/n, all_gather (n-1)/n, broadcast 1.
-  CHECK(calibrate::bus_factor(Collective::all_reduce, 8) == Approx(1.75).epsilon(1e-15));
-  CHECK(calibrate::bus_factor(Collective::all_gather, 8) == Approx(0.875).epsilon(1e-15));
-  CHECK(calibrate::bus_factor(Collective::reduce_scatter, 2) == Approx(0.5).epsilon(1e-15));
-  CHECK(calibrate::bus_factor(Collective::all_to_all, 4) == Approx(0.75).epsilon(1e-15));
-  CHECK(calibrate::bus_factor(Collective::broadcast, 8) == 1);
-  CHECK(calibrate::bus_factor(Collective::send_recv, 2) == 1);
+  CHECK(core::bus_factor(Collective::all_reduce, 8) == Approx(1.75).epsilon(1e-15));
+  CHECK(core::bus_factor(Collective::all_gather, 8) == Approx(0.875).epsilon(1e-15));
+  CHECK(core::bus_factor(Collective::reduce_scatter, 2) == Approx(0.5).epsilon(1e-15));
+  CHECK(core::bus_factor(Collective::all_to_all, 4) == Approx(0.75).epsilon(1e-15));
+  CHECK(core::bus_factor(Collective::broadcast, 8) == 1);
+  CHECK(core::bus_factor(Collective::send_recv, 2) == 1);
 }
 
 TEST_CASE("calibrate: an exact alpha-beta line is recovered in one piece", "[calibrate][fit]") {
@@ -94,6 +94,13 @@ TEST_CASE("calibrate: two regimes are split where the protocol changes", "[calib
   CHECK(rows[1].ranks == 2);
   // the model answers with the piece that holds the size: 1 MiB at 200 GB/s + 50 us
   CHECK(calibrate::fitted_time(f, 1048576) == Approx(50e-6 + 1048576.0 / 200e9).epsilon(1e-9));
+  // and the first piece just below it: the pieces are half-open, [min_bytes, max_bytes)
+  CHECK(calibrate::fitted_time(f, 1048575) ==
+        Approx(f.pieces[0].alpha_s + 1048575.0 / f.pieces[0].busbw_Bps).epsilon(1e-9));
+  // the one rule of core::piece_miss: inside (-1) before any miss, a miss by its bytes
+  CHECK(core::piece_miss(0, 1048576, 1048576) == 1048576 - 1048576);
+  CHECK(core::piece_miss(1048576, INFINITY, 1048576) == -1);
+  CHECK(core::piece_miss(1000, 2000, 400) == 600);
 }
 
 TEST_CASE("calibrate: relative weighting keeps small sizes accurate", "[calibrate][fit]") {

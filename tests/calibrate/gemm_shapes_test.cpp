@@ -5,6 +5,7 @@
 
 #include "ptdsim/calibrate/gemm_shapes.hpp"
 #include "ptdsim/calibrate/measured_tables.hpp"
+#include "ptdsim/core/layer_gemms.hpp"
 #include "ptdsim/io/load.hpp"
 
 using namespace ptdsim;
@@ -78,4 +79,18 @@ TEST_CASE("calibrate: the kernel tables are written in the measured tables' colu
   CHECK(calibrate::contention_csv({c}) ==
         "m,n,k,blocks,gemm_alone_s,gemm_with_copy_s,slowdown,copy_alone_GBps,copy_with_gemm_GBps,gpu\n"
         "8192,8192,8192,16,0.00160326,0.00189367,1.18114,453.506,406.703,\"GPU, with a comma\"\n");
+}
+
+TEST_CASE("calibrate: the measured QKV shape is the one the compute model times", "[calibrate][gemm]") {
+  // one statement of the widths (core/layer_gemms.hpp): with 2 KV heads under tp 8 both say
+  // (64/8 + 2) x 128 = 1280; with 8, (8192 + 2 x 8 x 128) / 8 = 1280 too; with 16, 1536
+  auto m = io::load_model(std::string(PTDSIM_SOURCE_DIR) + "/models/llama3-70b.yaml");
+  for (int kv : {2, 8, 16}) {
+    m.kv_heads = kv;
+    const auto shapes = calibrate::layer_gemms(m, 8, 4096);
+    REQUIRE(!shapes.empty());
+    CHECK(shapes[0].op == "qkv");
+    CHECK(shapes[0].n == core::qkv_width(m, 8));
+  }
+  CHECK(core::qkv_width(m, 8) == 1536);
 }

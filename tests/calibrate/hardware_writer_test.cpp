@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ptdsim/calibrate/fit.hpp"
-#include "ptdsim/io/hardware_writer.hpp"
+#include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
 
 using namespace ptdsim;
@@ -23,8 +23,8 @@ std::string read(const std::string& path) {
   return ss.str();
 }
 
-io::HardwareCalibration two_pieces() {
-  io::HardwareCalibration c;
+calibrate::HardwareCalibration two_pieces() {
+  calibrate::HardwareCalibration c;
   core::CollectiveFit a;
   a.op = Collective::all_reduce;
   a.scope = Scope::inter;
@@ -47,7 +47,7 @@ io::HardwareCalibration two_pieces() {
 
 TEST_CASE("calibrate: the collectives section is merged into a hardware file, the rest kept", "[calibrate][writer]") {
   const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-40g.yaml");
-  const std::string merged = io::merge_calibration(base, "dgx-a100-40g.yaml", two_pieces());
+  const std::string merged = calibrate::merge_calibration(base, "dgx-a100-40g.yaml", two_pieces());
   // everything the base said is still there, comments included
   CHECK(merged.find("# DGX A100 (40 GB): 8 x A100-SXM4-40GB on NVSwitch") != std::string::npos);
   CHECK(merged.find("matmul_efficiency: {bf16: 0.705, fp16: 0.705}") != std::string::npos);
@@ -68,7 +68,7 @@ TEST_CASE("calibrate: the collectives section is merged into a hardware file, th
     auto c = two_pieces();
     c.collectives.pop_back();
     c.collectives[0].max_bytes = std::numeric_limits<double>::infinity();
-    const std::string again = io::merge_calibration(merged, "merged.yaml", c);
+    const std::string again = calibrate::merge_calibration(merged, "merged.yaml", c);
     auto hw2 = io::load_hardware_from_string(again, "again.yaml");
     CHECK(hw2.collectives.size() == 1);
     CHECK(again.find("collectives:") == again.rfind("collectives:"));
@@ -77,7 +77,7 @@ TEST_CASE("calibrate: the collectives section is merged into a hardware file, th
 
 TEST_CASE("calibrate: a GEMM table, launch overhead and copy efficiency go under gpu", "[calibrate][writer]") {
   const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml");
-  io::HardwareCalibration c;
+  calibrate::HardwareCalibration c;
   core::GemmEfficiency g;
   g.precision = core::Precision::bf16;
   g.m = 8192;
@@ -87,7 +87,7 @@ TEST_CASE("calibrate: a GEMM table, launch overhead and copy efficiency go under
   c.matmul_table = {g};
   c.kernel_launch_s = 2.5e-6;
   c.hbm_efficiency = 0.912;
-  const std::string merged = io::merge_calibration(base, "dgx-h100.yaml", c);
+  const std::string merged = calibrate::merge_calibration(base, "dgx-h100.yaml", c);
   auto hw = io::load_hardware_from_string(merged, "merged.yaml");
   REQUIRE(hw.gpu.matmul_table.size() == 1);
   CHECK(hw.gpu.matmul_table[0].n == 24576);
@@ -98,7 +98,7 @@ TEST_CASE("calibrate: a GEMM table, launch overhead and copy efficiency go under
 }
 
 TEST_CASE("calibrate: without a base the file is a marked collectives-only fragment", "[calibrate][writer]") {
-  const std::string yaml = io::calibration_yaml(two_pieces());
+  const std::string yaml = calibrate::calibration_yaml(two_pieces());
   CHECK(yaml.rfind("collectives:\n  all_reduce:\n", 0) == 0);
   // a fragment is no hardware file: loading it names the missing gpu section
   CHECK_THROWS(io::load_hardware_from_string(yaml, "fragment.yaml"));
@@ -112,7 +112,7 @@ TEST_CASE("calibrate: a row records the GPU and ranks per node it was measured w
     r.gpu = "NVIDIA A100-SXM4-40GB";
   }
   const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-40g.yaml");
-  const std::string merged = io::merge_calibration(base, "dgx-a100-40g.yaml", c);
+  const std::string merged = calibrate::merge_calibration(base, "dgx-a100-40g.yaml", c);
   CHECK(merged.find("    - {scope: inter, ranks: 16, ranks_per_node: 8, gpu: \"NVIDIA A100-SXM4-40GB\", alpha_us: 36.92, "
                     "busbw_gbs: 1.38, min_bytes: 0, max_bytes: 16384}\n") != std::string::npos);
   auto hw = io::load_hardware_from_string(merged, "merged.yaml");
@@ -120,7 +120,7 @@ TEST_CASE("calibrate: a row records the GPU and ranks per node it was measured w
   CHECK(hw.collectives[1].ranks_per_node == 8);
   CHECK(hw.collectives[1].gpu == "NVIDIA A100-SXM4-40GB");
   // rows without them (older files) load with 0 and "": unknown
-  const auto old = io::load_hardware_from_string(io::merge_calibration(base, "dgx-a100-40g.yaml", two_pieces()), "old.yaml");
+  const auto old = io::load_hardware_from_string(calibrate::merge_calibration(base, "dgx-a100-40g.yaml", two_pieces()), "old.yaml");
   CHECK(old.collectives[0].ranks_per_node == 0);
   CHECK(old.collectives[0].gpu.empty());
 }
@@ -128,8 +128,8 @@ TEST_CASE("calibrate: a row records the GPU and ranks per node it was measured w
 TEST_CASE("calibrate: gpu.kernels is merged into a hardware file, reloads to the same tables, and a rerun changes nothing",
           "[calibrate][writer][kernels]") {
   const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-80g.yaml");
-  io::HardwareCalibration c;
-  io::HardwareCalibration::Kernels k;
+  calibrate::HardwareCalibration c;
+  calibrate::HardwareCalibration::Kernels k;
   k.tables.source = "a test";
   auto& bf16 = k.tables.gemm_model[core::index(core::Precision::bf16)];
   bf16.rate_flops = 271.5e12;
@@ -148,7 +148,7 @@ TEST_CASE("calibrate: gpu.kernels is merged into a hardware file, reloads to the
   k.memory_bound_factor = 1.25;
   c.kernels = k;
   c.comment = {"kernels: written by a test"};
-  const std::string merged = io::merge_calibration(base, "dgx-a100-80g.yaml", c);
+  const std::string merged = calibrate::merge_calibration(base, "dgx-a100-80g.yaml", c);
   CHECK(merged.find("# DGX A100 (80 GB)") != std::string::npos);  // the base's text is kept
   CHECK(merged.find("  # kernels: written by a test\n  kernels:\n    source: \"a test\"\n    gemm:\n      model:\n"
                     "        bf16: {tflops: 271.5, epilogue_gbs: 1500, floor_us: 12.25, knee: 2.5, tail: 0.25, tile_m: "
@@ -172,5 +172,5 @@ TEST_CASE("calibrate: gpu.kernels is merged into a hardware file, reloads to the
   CHECK(hw.gpu.layer_overhead_s == Approx(12.5e-6).epsilon(1e-12));
   CHECK(hw.gpu.memory_bound_factor == 1.25);
   // merging the same calibration again replaces the section and its comment: the text is unchanged
-  CHECK(io::merge_calibration(merged, "merged.yaml", c) == merged);
+  CHECK(calibrate::merge_calibration(merged, "merged.yaml", c) == merged);
 }

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 #include "ptdsim/core/names.hpp"
 
 using namespace ptdsim;

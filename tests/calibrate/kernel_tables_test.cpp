@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 #include "ptdsim/core/error.hpp"
 
 // The kernel-table reader (src/calibrate/kernel_tables.cpp) on what real CSV writers produce (a

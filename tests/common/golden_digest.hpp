@@ -21,7 +21,7 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/version.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 
 namespace ptdsim::testing::golden {
 
@@ -59,7 +59,7 @@ inline std::string full(double x) {
 // the tool's version left out (not a result), and the critical path's parts with their exact shares
 // (the JSON has them in words).
 inline std::string report_text(const core::Report& r) {
-  std::string j = io::report_json(r, -1);
+  std::string j = report::report_json(r, -1);
   const std::string v = std::string("\"version\":\"") + core::kVersion + "\"";
   if (const auto at = j.find(v); at != std::string::npos) j.replace(at, v.size(), "\"version\":\"\"");
   std::ostringstream o;

@@ -1,5 +1,5 @@
 #include "fuzz_target.hpp"
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 
 using namespace ptdsim;
 

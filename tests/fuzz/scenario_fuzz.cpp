@@ -3,7 +3,7 @@
 #include "fuzz_target.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/io/load.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 #include "ptdsim/sim/simulate.hpp"
 
 using namespace ptdsim;
@@ -19,11 +19,11 @@ PTDSIM_FUZZ_TARGET(scenario) {
     fuzz::expect_clean(e, input);
     return;
   }
-  if (const std::string bad = io::report_problem(analytic::evaluate(s)); !bad.empty())
+  if (const std::string bad = report::report_problem(analytic::evaluate(s)); !bad.empty())
     throw fuzz::Finding("analytic report of an accepted scenario: " + bad);
   const long long passes = 1LL * s.num_microbatches() * s.parallel.pp * s.parallel.vpp;
   if (passes <= 512 && s.model.layers <= 512) {
-    if (const std::string bad = io::report_problem(sim::simulate(s)); !bad.empty())
+    if (const std::string bad = report::report_problem(sim::simulate(s)); !bad.empty())
       throw fuzz::Finding("simulated report of an accepted scenario: " + bad);
   }
 }

@@ -1,6 +1,6 @@
 #include "fuzz_target.hpp"
 #include "ptdsim/io/study.hpp"
-#include "ptdsim/io/study_report.hpp"
+#include "ptdsim/report/study.hpp"
 
 using namespace ptdsim;
 
@@ -35,6 +35,6 @@ PTDSIM_FUZZ_TARGET(study) {
     r.failed = "not run";
     records.push_back(r);
   }
-  (void)io::study_csv(s, records);
-  (void)io::study_table(s, records);
+  (void)report::study_csv(s, records);
+  (void)report::study_table(s, records);
 }

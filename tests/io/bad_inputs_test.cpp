@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "ptdsim/calibrate/kernels.hpp"
+#include "ptdsim/calibrate/kernel_tables.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/import.hpp"
 #include "ptdsim/io/load.hpp"

@@ -9,6 +9,7 @@
 #include "fixtures.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -355,7 +356,7 @@ TEST_CASE("planner: with CPU offload the lower bounds still never exceed the sim
       CHECK(bound <= step * (1 + 1e-12));
       CHECK(graph >= bound);
       CHECK(graph <= step * (1 + 1e-12));
-      CHECK(work_lower_bound(s, analytic::step_work(s)).bound_s <= bound * (1 + 1e-12));
+      CHECK(work_lower_bound(analytic::Step(s)).bound_s <= bound * (1 + 1e-12));
       ++checked;
       if (c->offload != core::Offload::none) ++offloaded;
     }

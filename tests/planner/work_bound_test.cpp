@@ -37,10 +37,11 @@ bool check_one(const core::Scenario& base, const planner::Space& space, std::uin
   s.gpus = space.gpus();
   planner::apply(*c, s);
   if (!core::check(s).empty()) return false;
-  const analytic::StepPlan plan = analytic::plan_step(s);
+  const analytic::Step step(s);
+  const analytic::StepPlan& plan = step.plan;
   const double bound = planner::step_lower_bound(plan);
   const double busiest = planner::busiest_stage_compute(plan);
-  const planner::WorkBound w = planner::work_lower_bound(s, analytic::step_work(s));
+  const planner::WorkBound w = planner::work_lower_bound(step);
   INFO(planner::label(*c) << " work " << w.bound_s << " plan " << bound << " busiest " << w.busiest_s << " "
                           << busiest);
   CHECK(w.bound_s <= bound);

@@ -51,7 +51,7 @@ void BM_simulate_gpt3_1024(benchmark::State& state) {
 BENCHMARK(BM_simulate_gpt3_1024)->Unit(benchmark::kMillisecond);
 
 // The GPT-3 sweep's winner: a CP exchange beside every segment's compute under SM contention, so the
-// step is not walked (docs/simulator.md "Walks").
+// step is not walked (docs/simulator.md "Fast-forward").
 void BM_simulate_gpt3_cp4_contention(benchmark::State& state) {
   const core::Scenario s = testing::gpt3_cp4_contention();
   for (auto _ : state) benchmark::DoNotOptimize(sim::simulate(s));

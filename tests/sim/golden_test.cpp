@@ -24,7 +24,7 @@
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/core/version.hpp"
 #include "ptdsim/io/load.hpp"
-#include "ptdsim/io/report.hpp"
+#include "ptdsim/report/evaluate.hpp"
 #include "ptdsim/sim/simulate.hpp"
 #include "../common/golden_digest.hpp"
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "ptdsim/io/study.hpp"
-#include "ptdsim/io/study_report.hpp"
+#include "ptdsim/report/study.hpp"
 #include "ptdsim/study/study.hpp"
 
 // Running a study (docs/study.md): each point is the planner's sweep of the base with the point's
@@ -86,7 +86,7 @@ TEST_CASE("study: the records are the same on 1 or 3 threads and over 3 shards",
   const auto one = run(s, 1);
   REQUIRE(one.size() == 12);
   const auto three = run(s, 3);
-  CHECK(io::study_csv(s, three) == io::study_csv(s, one));
+  CHECK(report::study_csv(s, three) == report::study_csv(s, one));
   std::vector<io::ShardFile> shards;
   std::vector<std::string> names;
   for (int k = 1; k <= 3; ++k) {
@@ -101,7 +101,7 @@ TEST_CASE("study: the records are the same on 1 or 3 threads and over 3 shards",
     names.push_back("shard" + std::to_string(k));
   }
   const auto merged = study::merge_shards(s, shards, names);
-  CHECK(io::study_json(s, merged) == io::study_json(s, one));
+  CHECK(report::study_json(s, merged) == report::study_json(s, one));
   // a shard missing, or given twice, is refused by name
   shards.pop_back();
   names.pop_back();
@@ -137,7 +137,7 @@ TEST_CASE("study: the page is self-contained and draws every point", "[study][ht
       "  hardware.network.bandwidth_gbs: [25, 50]\n"
       "  hardware.gpu.memory_gib: [2, 80]\n");
   const auto records = run(s, 2);
-  const std::string page = io::study_html(s, records, io::PageInfo{"test", "s.yaml"});
+  const std::string page = report::study_html(s, records, report::PageInfo{"test", "s.yaml"});
   // nothing fetched, no script (docs/report.md "Self-contained")
   CHECK(page.find("http") == std::string::npos);
   CHECK(page.find("<script") == std::string::npos);

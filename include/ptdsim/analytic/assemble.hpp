@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 
@@ -26,7 +27,7 @@ struct StepTiming {
 
 // The report of a step, assembled in one place from whichever engine ran: memory per stage (with
 // the engine's in-flight counts), FLOPs, communication volumes and overlap ratios (from the plan),
-// the engine's times, and throughput, MFU and HFU. `t`'s lists move into the report.
-core::Report assemble_report(const core::Scenario& s, const StepPlan& plan, StepTiming t);
+// the engine's times, and throughput, MFU and HFU, all read off the step (which holds its plan). `t`'s lists move into the report.
+core::Report assemble_report(const Step& step, StepTiming t);
 
 }  // namespace ptdsim::analytic

@@ -2,23 +2,14 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/groups.hpp"
+#include "ptdsim/core/alpha_beta.hpp"
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/parallel.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 namespace ptdsim::analytic {
 
-// NCCL's bus-bandwidth factor: busbw = algbw * factor (formulas.md "Collectives").
-// all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
-double bus_factor(core::Collective op, int ranks);
-
-// A communication group of one parallel dimension under the scenario's rank placement.
-struct Group {
-  int ranks = 1;
-  core::Scope scope = core::Scope::intra;
-  int ranks_per_node = 1;  // how many of the group's ranks share a node
-};
-Group group_of(const core::Scenario& s, core::Dim dim);
 
 // The alpha-beta line a collective follows: time = alpha_s + bytes * bus_factor / busbw_Bps.
 // From the calibrated `collectives:` table when the hardware has a row for the op and the group's
@@ -42,6 +33,8 @@ double collective_time(const core::HardwareSpec& hw, core::Collective op, double
 // dp gradient groups, the pp neighbours) uses although it was measured on another rank count
 // (saying what was extrapolated), another number of GPUs per node, or another GPU. Empty when the
 // hardware has no calibrated rows or every group matches its rows (docs/calibration.md).
+std::vector<std::string> collective_warnings(const core::Scenario& s, const StepGroups& groups);
+// The same, resolving the groups (one-off callers and tests; a step passes its Step's).
 std::vector<std::string> collective_warnings(const core::Scenario& s);
 
 }  // namespace ptdsim::analytic

@@ -5,18 +5,6 @@
 // Communication volumes and times (docs/analytic.md "Communication"), one GPU.
 namespace ptdsim::analytic {
 
-// The gradient-reduction group: dp*cp ranks for dense parameters (Megatron reduces gradients over
-// data and context parallel ranks), dp*cp/ep for expert parameters.
-Group grad_group(const core::Scenario& s, bool expert = false);
-
-// Two neighbouring pipeline ranks: a 2-rank group of the pp group's scope, which pipeline sends
-// run over.
-Group pp_hop_group(const core::Scenario& s);
-// ZeRO-3's groups for dense parameters: the shard group its all-gathers and reduce-scatters span
-// (dp*cp, or parallel.sharding.shard_ranks of them under hybrid sharding) and, with `replica`, the
-// group across the shard groups' copies (one rank when nothing is replicated).
-Group sharding_group(const core::Scenario& s, bool replica);
-
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)
@@ -26,6 +14,8 @@ struct LayerComm {
   double ep_bytes_forward = 0, ep_bytes_backward = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
 };
+LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer);
+// The same, resolving the groups (tests).
 LayerComm layer_comm(const core::Scenario& s, bool moe_layer);
 
 // The activation tensor a pipeline boundary passes per micro-batch, one direction, bytes:
@@ -36,7 +26,7 @@ double p2p_bytes(const core::Scenario& s);
 // when the TP group stays inside a node. Megatron's TP comm overlap (TransformerEngine userbuffers)
 // splits each GEMM into chunks whose exchanges go peer to peer over NVLink; across nodes the
 // collectives are NCCL's, between dependent GEMMs, and stay serial.
-bool tp_overlaps(const core::Scenario& s);
+bool tp_overlaps(const core::Scenario& s, const Group& tp);
 
 // Bytes one GPU sends in a collective of `bytes` per rank: bus_factor * bytes.
 double bytes_sent(core::Collective op, double bytes, int ranks);

@@ -30,6 +30,8 @@ struct LayerCosts {
 LayerCosts layer_costs(const core::Scenario& s);
 // The same into `out`, whose storage is reused: every field is written.
 void layer_costs(const core::Scenario& s, LayerCosts& out);
+// The same with the layout's groups already resolved (step_groups(s)).
+void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& out);
 
 // What layer_costs() reads of the fields a sweep candidate sets (planner::apply): candidates of one
 // sweep (one model, hardware, sequence length, precision, placement, GPU count) with equal keys have

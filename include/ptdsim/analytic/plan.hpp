@@ -4,12 +4,13 @@
 #include <vector>
 
 #include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/schedule.hpp"
 
 // The step plan: one description of a training step that every engine reads (docs/architecture.md
-// "The step plan"). plan_step() is the single place that knows how DP, ZeRO-1/2/3, TP/SP, CP, EP and
+// "The step: who builds what, who reads it"). plan_from_work() is the single place that knows how DP, ZeRO-1/2/3, TP/SP, CP, EP and
 // PP turn into work: per pipeline stage and virtual chunk, each pass (F, B, W) is an ordered list of
 // compute segments, and each segment carries its collectives with how they relate to its compute.
 // The analytic engine folds the plan in closed form (evaluate.cpp), the discrete-event scheduler
@@ -225,17 +226,42 @@ struct Zero3Pass {
 Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
                      double unit_params);
 
+// One pass of one chunk as the rules make it up, per micro-batch, before it is cut into segments:
+// its compute, the collectives it carries, what each may hide behind and ZeRO-3's gathers. The
+// planner cuts it into segments (plan_from_work) and the sweep's work bound takes each pass's
+// floor from it (planner::work_lower_bound), so neither derives the makeup on its own.
+struct PassMakeup {
+  core::Pass pass = core::Pass::F;
+  int units = 1;  // equal segments: ZeRO-3's sharding units, else 1
+  double compute_s = 0, flops = 0;
+  double tp_s = 0, tp_bytes = 0;
+  bool tp_beside = false;   // TP beside the GEMMs (overlap_tp), else serial between them
+  double tp_window_s = 0;   // the weight GEMMs, which TP beside them hides behind
+  double cp_s = 0, cp_bytes = 0;
+  double cp_window_s = 0;   // the attention core within the pass, which CP's ring hides behind (0: serial)
+  double ep_s = 0, ep_bytes = 0;
+  Zero3Pass zero3;          // the unit's gathers before it runs and how far ahead (none below ZeRO-3)
+};
+// A chunk's F, B (with W unless the schedule splits it) and W (split only) passes.
+std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o);
+
+// The step's work from the scenario alone (tests; a Step builds it once, analytic/step.hpp).
 StepWork step_work(const core::Scenario& s);
-// The same from the layout's split and layer costs (pipeline_layers(s), layer_costs(s)), into
-// `out`, whose storage is reused (the sweep works one candidate after another).
-void step_work(const core::Scenario& s, const LayerCosts& costs, const PipelineLayers& split, StepWork& out);
+// The same from the layout's groups, layer costs and split (step_groups(s), layer_costs(s),
+// pipeline_layers(s)), into `out`, whose storage is reused (the sweep works one candidate after
+// another).
+void step_work(const core::Scenario& s, const StepGroups& groups, const LayerCosts& costs,
+               const PipelineLayers& split, StepWork& out);
+// The switches of the scenario, with its groups (step_groups(s)).
+PlanOptions plan_options(const core::Scenario& s, const StepGroups& groups);
+// The same, resolving the groups (tests).
 PlanOptions plan_options(const core::Scenario& s);
 // The rules: how the step's work becomes passes, segments and collectives. Every engine's reading
 // of a step starts here.
 StepPlan plan_from_work(const StepWork& work, const PlanOptions& options);
 // The same into `out`, whose storage is reused.
 void plan_from_work(const StepWork& work, const PlanOptions& options, StepPlan& out);
-// plan_from_work(step_work(s), plan_options(s)). Assumes core::check(s) is empty.
+// The plan of analytic::Step(s) (step.hpp), on its own. Assumes core::check(s) is empty.
 StepPlan plan_step(const core::Scenario& s);
 
 }  // namespace ptdsim::analytic

@@ -16,11 +16,9 @@ struct GemmShape {
   long long m = 0, n = 0, k = 0;
 };
 
-// The layer's GEMMs for `tokens` tokens under tensor parallelism `tp`; empty when tp does not divide
-// the heads, the hidden size or the FFN width. QKV: (heads + 2 kv_heads) x head_dim / tp outputs,
-// (heads/tp + 2) x head_dim when there are fewer KV heads than TP ranks (each rank keeps a copy of
-// one, as Megatron-LM does). fc1 is one FFN projection (n = ffn / tp); gated MLPs (SwiGLU) add
-// fc1_gated, the gate and up projections fused in one GEMM (n = 2 ffn / tp) as Megatron-LM runs them.
+// The layer's GEMMs for `tokens` tokens under tensor parallelism `tp` (core::layer_gemms: the widths
+// the compute model times); empty when tp does not divide the heads, the hidden size or the FFN
+// width. Gated MLPs (SwiGLU) list fc1_gated, the gate and up projections fused, after fc1.
 std::vector<GemmShape> layer_gemms(const core::ModelSpec& model, int tp, long long tokens);
 
 // Every model x tp x tokens, one shape per distinct (m, n, k) -- the first model, tp and op that

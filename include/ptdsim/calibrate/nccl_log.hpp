@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/core/alpha_beta.hpp"
 #include "ptdsim/core/hardware.hpp"
 
 // Reading nccl-tests output (github.com/NVIDIA/nccl-tests): the 2017, 2019-2022 and 2022+ column
@@ -76,9 +77,7 @@ std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string
                                       const ParseOptions& options = {});
 std::vector<NcclRun> read_nccl_tests(const std::string& path, const ParseOptions& options = {});
 
-// NCCL's bus factor F(n): busbw = algbw * F (nccl-tests doc/PERFORMANCE.md): all_reduce 2(n-1)/n;
-// all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
-double bus_factor(core::Collective op, int ranks);
+// core::bus_factor (core/alpha_beta.hpp): the bus factor the fit divides by.
 
 // nccl-tests' names of the collectives, in core::Collective's order: its binaries are these with
 // "_perf" ("alltoall_perf" for all_to_all, "sendrecv_perf" for send_recv).

@@ -3,7 +3,7 @@
 #include <vector>
 
 // A simulated training step as bars on a time axis, per pipeline stage and stream: what the
-// evaluate page draws. Neutral (no engine types) so that io can read it without sim. Filled by
+// evaluate page draws. Neutral (no engine types) so that the report writers read it without the engine's headers. Filled by
 // sim::timeline() from a run step graph (docs/report.md "Timeline").
 namespace ptdsim::core {
 
@@ -29,6 +29,9 @@ struct Timeline {
   int microbatches = 0;
   std::size_t tasks = 0;                 // tasks the step simulated
   std::vector<std::string> streams;      // the streams that carry a span, in drawing order
+  // The task kinds that carry a span (not "bubble" or "summary"), in the simulator's order of its
+  // kinds: the order the page gives their colours in, so a kind keeps its colour across pages.
+  std::vector<std::string> kinds;
   std::vector<TimelineSpan> spans;       // by stage, then stream, then time
   double min_bubble_s = 0;               // idle gaps shorter than this are not drawn
   // How the spans were chosen, in words: "" when every task is drawn; otherwise which micro-batches

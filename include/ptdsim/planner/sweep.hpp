@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/planner/space.hpp"
@@ -107,8 +108,8 @@ double step_lower_bound(const analytic::StepPlan& plan);
 // it before it simulates a candidate that the cheaper keys could not prune.
 double schedule_lower_bound(const analytic::StepPlan& plan);
 
-// A lower bound on step_lower_bound() and busiest_stage_compute() of plan_step(s), read off the
-// step's work (analytic::step_work(s)) without building the plan: each pass counts only its compute
+// A lower bound on step_lower_bound() and busiest_stage_compute() of the step's plan, read off the
+// step's work and options (a Step built with StepParts::work) without building the plan: each pass counts only its compute
 // and its serial TP and EP collectives, the collective streams only ZeRO-3's. The sweep orders
 // candidates by it and builds plans only for those that can still matter (docs/planner.md
 // "Lower bound").
@@ -116,7 +117,7 @@ struct WorkBound {
   double bound_s = 0;
   double busiest_s = 0;
 };
-WorkBound work_lower_bound(const core::Scenario& s, const analytic::StepWork& work);
+WorkBound work_lower_bound(const analytic::Step& step);
 
 // The energy one GPU spends on a step, joules (the objective `energy`): the linear power model
 // of analytic::gpu_power_w integrated over the step; 0 when the hardware gives no power.

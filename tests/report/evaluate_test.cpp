@@ -1,0 +1,141 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "ptdsim/core/units.hpp"
+#include "ptdsim/report/evaluate.hpp"
+
+using namespace ptdsim;
+
+namespace {
+core::Report sample() {
+  core::Report r;
+  r.scenario.name = "toy";
+  r.scenario.model.name = "toy-model";
+  r.scenario.gpus = 16;
+  r.scenario.parallel.tp = 2;
+  r.scenario.parallel.pp = 2;
+  r.scenario.parallel.dp = 4;
+  r.scenario.training.micro_batch = 2;
+  r.scenario.training.global_batch = 64;  // m = 64 / (2*4) = 8
+  r.params = 1.5e9;
+  r.capacity_bytes = 80 * core::kGiB;
+  for (int i = 0; i < 2; ++i) {
+    core::StageMemory m;
+    m.stage = i;
+    m.layers = 4;
+    m.weights = 1 * core::kGiB;
+    m.gradients = 2 * core::kGiB;
+    m.optimizer = 3 * core::kGiB;
+    m.activations = (4 + i) * core::kGiB;
+    m.context = 0.5 * core::kGiB;
+    r.stages.push_back(m);
+  }
+  r.peak_bytes = r.stages[1].total();  // 1+2+3+5+0.5 = 11.5 GiB
+  r.peak_stage = 1;
+  r.step_s = 2.5;
+  r.of(core::CommKind::dp).bytes = 3e9;
+  r.of(core::CommKind::dp).time_s = 0.4;
+  r.of(core::CommKind::dp).exposed_s = 0.1;
+  r.of(core::CommKind::dp).overlap_ratio = 0.3;
+  r.of(core::CommKind::dp).overlappable = true;
+  r.mfu = 0.42;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("io: the evaluate JSON has interface.md's keys and values", "[io][report]") {
+  auto j = nlohmann::json::parse(report::report_json(sample()));
+  CHECK(j["scenario"] == "toy");
+  CHECK(j["parallel"]["num_microbatches"] == 8);  // 64 / (2*4)
+  CHECK(j["parallel"]["schedule"] == "1f1b");
+  CHECK(j["model"]["params"].get<double>() == 1.5e9);
+  CHECK(j["memory"]["peak_gib"].get<double>() == Approx(11.5).epsilon(1e-12));
+  CHECK(j["memory"]["capacity_gib"].get<double>() == 80);
+  CHECK(j["memory"]["by_stage"].size() == 2);
+  CHECK(j["memory"]["by_stage"][1]["activations_gib"].get<double>() == Approx(5.0));
+  CHECK(j["memory"]["by_stage"][1]["other_gib"].get<double>() == Approx(0.5));
+  CHECK(j["time"]["step_s"].get<double>() == 2.5);
+  CHECK(j["time"]["exposed_comm_s"]["dp"].get<double>() == 0.1);
+  for (auto k : {"tp", "cp", "ep", "pp", "dp"}) {
+    CHECK(j["time"]["exposed_comm_s"].contains(k));
+    CHECK(j["communication"]["bytes_per_gpu"].contains(k));
+  }
+  for (auto k : {"tp", "cp", "ep", "pp", "dp", "zero3", "zero3_backward"})
+    CHECK(j["communication"]["overlap_ratio"].contains(k));
+  CHECK(j["communication"]["zero3_verdict"] == "");  // no ZeRO-3 in the sample
+  for (auto k : {"tokens_per_s", "tflops_per_gpu", "mfu", "hfu"}) CHECK(j["throughput"].contains(k));
+  CHECK(j["throughput"]["mfu"].get<double>() == 0.42);
+}
+
+TEST_CASE("io: ZeRO-3's per-unit overlap ratios and verdict in the table and the JSON", "[io][report]") {
+  auto r = sample();
+  r.scenario.parallel.zero = 3;
+  r.of(core::CommKind::cp).overlap_ratio = 0.6;
+  r.zero3_overlap_ratio = 0.35;    // the unit's gather over its forward: can hide
+  r.zero3_backward_ratio = 1.25;   // its collectives over its backward: cannot all hide
+  r.zero3_prefetch = true;
+  r.zero3_backward_prefetch = true;
+  const std::string verdict = "forward hidden, backward partly exposed (ratio above 1)";
+  CHECK(core::zero3_verdict(r) == verdict);
+  auto j = nlohmann::json::parse(report::report_json(r));
+  CHECK(j["communication"]["overlap_ratio"]["zero3"].get<double>() == 0.35);
+  CHECK(j["communication"]["overlap_ratio"]["zero3_backward"].get<double>() == 1.25);
+  CHECK(j["communication"]["overlap_ratio"]["cp"].get<double>() == 0.6);
+  CHECK(j["communication"]["zero3_verdict"] == verdict);
+  CHECK(report::report_table(r).find("  ZeRO-3 per unit: all-gather / forward 0.35, collectives / backward 1.25: " +
+                                 verdict + "\n") != std::string::npos);
+  r.zero3_prefetch = false;  // no prefetch: each unit waits for its gather whatever the ratio
+  CHECK(core::zero3_verdict(r) == "forward exposed (no prefetch), backward partly exposed (ratio above 1)");
+}
+
+TEST_CASE("io: CSV header and row have the same columns", "[io][report]") {
+  auto count = [](const std::string& line) {
+    int n = 1;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  auto r = sample();
+  r.scenario.name = "a,\"quoted\" name";  // must be quoted and escaped, not split
+  std::string header = report::report_csv_header();
+  std::string row = report::report_csv_row(r);
+  CHECK(count(header) == count(row));
+  CHECK(header.rfind("scenario,parallel.gpus,parallel.tp,", 0) == 0);
+  CHECK(row.rfind("\"a,\"\"quoted\"\" name\",16,2,", 0) == 0);
+}
+
+TEST_CASE("io: the table shows memory against capacity and a verdict per communication kind",
+          "[io][report]") {
+  std::string t = report::report_table(sample());
+  CHECK(t.find("peak 11.50 GiB on stage 1 of 80.0 GiB: fits, 68.50 GiB headroom") != std::string::npos);
+  // dp: 0.1 s of 0.4 s exposed, overlappable -> partly exposed
+  CHECK(t.find("partly exposed") != std::string::npos);
+  CHECK(t.find("MFU 42.0%") != std::string::npos);
+}
+
+TEST_CASE("io: the switches say what times the flash-attention core", "[io][report]") {
+  auto r = sample();
+  auto line = [&] {
+    const std::string t = report::report_table(r);
+    const auto at = t.find("flash attention ");
+    REQUIRE(at != std::string::npos);
+    return t.substr(at, t.find(", optimizer", at) - at);
+  };
+  CHECK(line() == "flash attention on (two GEMMs)");  // no kernel tables: its two GEMMs at the GEMM rate
+  auto tables = std::make_shared<core::KernelTables>();
+  tables->attention_forward.rate_flops = tables->attention_backward.rate_flops = 500e12;
+  r.scenario.hardware.gpu.kernels = tables;
+  CHECK(line() == "flash attention on (cudnn)");
+  r.scenario.training.attention_kernel = core::AttentionKernel::flash2;
+  CHECK(line() == "flash attention on (cudnn, no flash2 tables)");  // evaluate warns of the same
+  tables->flash2_forward.rate_flops = tables->flash2_backward.rate_flops = 300e12;
+  CHECK(line() == "flash attention on (flash2)");
+  r.scenario.training.precision = core::Precision::fp32;  // no table measures fp32
+  CHECK(line() == "flash attention on (two GEMMs)");
+  r.scenario.training.flash_attention = false;
+  CHECK(line() == "flash attention off");
+}
