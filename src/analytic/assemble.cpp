@@ -7,6 +7,7 @@
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/kernels.hpp"
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/units.hpp"
@@ -31,7 +32,24 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
       r.peak_stage = st.stage;
     }
   r.fits = r.peak_bytes <= r.capacity_bytes;
-  if (!r.fits) {
+  if (s.training.offload != core::Offload::none) {
+    // CPU offload: the host memory the node's GPUs keep there (each as much as the one that keeps
+    // the most), against the node's
+    r.host_bytes_per_gpu = host_bytes_per_gpu(s, *step.split, *step.costs);
+    r.host_bytes_per_node = r.host_bytes_per_gpu * gpus_sharing_host(s);
+    r.host_capacity_bytes = s.hardware.host.memory_bytes;
+    r.host_fits = r.host_bytes_per_node <= r.host_capacity_bytes;
+    if (!r.host_fits) {
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "the offloaded optimizer does not fit the host: %.1f GiB per node of %.1f GiB (%.1f GiB over)",
+                    r.host_bytes_per_node / core::kGiB, r.host_capacity_bytes / core::kGiB,
+                    (r.host_bytes_per_node - r.host_capacity_bytes) / core::kGiB);
+      r.warnings.emplace_back(line);
+      r.fits = false;
+    }
+  }
+  if (r.peak_bytes > r.capacity_bytes) {  // (the GPU; the host said its own above)
     char line[160];
     std::snprintf(line, sizeof line, "the layout does not fit: peak %.1f GiB on stage %d of %.1f GiB (%.1f GiB over)",
                   r.peak_bytes / core::kGiB, r.peak_stage, r.capacity_bytes / core::kGiB,
@@ -74,6 +92,13 @@ core::Report assemble(const Step& step, const Folds& folds,
   r.contention_s = t.contention_s;
   r.bubble_s = t.bubble_s;
   r.optimizer_s = t.optimizer_s;
+  r.offload_s = t.offload_s;
+  for (const auto& st : plan.stages)  // the parts of the longest offload phase
+    if (st.offload_s > 0 && st.offload_s >= r.offload_down_s + r.offload_cpu_s + r.offload_up_s) {
+      r.offload_down_s = st.offload_down_s;
+      r.offload_cpu_s = st.offload_cpu_s;
+      r.offload_up_s = st.offload_up_s;
+    }
   r.bounded_by = std::move(t.bounded_by);
   r.critical_path = std::move(t.critical_path);
   const StageFold& slowest = folds.slowest_fold();

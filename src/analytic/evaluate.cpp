@@ -44,6 +44,8 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   }
   t.exposed_s[k_of(CommBucket::dp)] = dp_step + dp_units;
   for (const auto& st : plan.stages) t.optimizer_s = std::max(t.optimizer_s, st.optimizer_s);
+  // CPU offload's serial phase before it (every stage's in parallel, the step waits for the longest)
+  for (const auto& st : plan.stages) t.offload_s = std::max(t.offload_s, st.offload_s);
 
   // Collectives hidden behind compute still hold SMs (one thread block per NCCL channel): the
   // compute beside them runs at 1 - share of its speed, so it takes share x the hidden time
@@ -57,11 +59,12 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   double exposed_total = 0;
   for (double e : t.exposed_s) exposed_total += e;
   t.step_s = t.compute_s + t.bubble_s + exposed_total + t.optimizer_s;
+  if (t.offload_s > 0) t.step_s += t.offload_s;  // (no term at all without offload: the sum stays bit for bit)
   // the closed form is already a sum of parts that do not overlap: the slowest stage's compute, its
   // bubble (fill and drain), the exposed communication, the optimizer step
   {
     using core::PathCause;
-    t.critical_path.reserve(8);  // one allocation: the sweep evaluates every candidate
+    t.critical_path.reserve(9);  // one allocation: the sweep evaluates every candidate
     auto part = [&](PathCause c, double s, int stage = -1) {
       if (s > 0) t.critical_path.push_back(core::PathPart{c, stage, s});
     };
@@ -73,6 +76,7 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
     part(PathCause::pp, t.exposed_s[k_of(CommBucket::pp)]);
     part(PathCause::dp_reduce, t.exposed_s[k_of(CommBucket::dp)]);
     part(PathCause::optimizer, t.optimizer_s);
+    part(PathCause::offload, t.offload_s);
   }
 
   // what dominates the step
@@ -99,6 +103,7 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
     comm_part(core::CommKind::p2p);
     part(core::BoundKind::dp, t.exposed_s[k_of(CommBucket::dp)]);
     part(core::BoundKind::optimizer, t.optimizer_s);
+    if (t.offload_s > 0) part(core::BoundKind::offload, t.offload_s);
     t.bounded_by = core::largest_parts(std::move(parts));
   }
   return t;

@@ -1,4 +1,5 @@
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/offload.hpp"
 
 #include <algorithm>
 
@@ -270,6 +271,17 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
   st.gradients = gb * sharded(2);
   st.optimizer = ob * sharded(1);
   st.step_buffers = sb * sharded(1);
+  if (tr.offload != core::Offload::none) {
+    // CPU offload (docs/analytic.md "CPU offload"): the share f of the optimizer states leaves the
+    // GPU, and so does the fp32 copy of the gradients the step makes (the CPU makes it); DeepSpeed
+    // keeps its 16-bit gradient partition (ZeRO-2, -3) in pinned host memory, where Megatron keeps
+    // its fp32 main-gradient buffer on the GPU; ZeRO-Infinity's parameter shard lives on the host
+    const double keep = 1 - offload_share(tr);
+    st.optimizer *= keep;
+    st.step_buffers *= keep;
+    if (sb > 0 && par.zero >= 2) st.gradients *= keep;
+    if (tr.offload == core::Offload::optimizer_params) st.weights = 0;
+  }
 
   set_activations(s, i, L, costs, in_flight, st);
   if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
@@ -287,6 +299,20 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
   st.context = o.context;
   st.nccl = o.nccl;
   return st;
+}
+
+double optimizer_shard_params(const core::Scenario& s, int stage, const PipelineLayers& layers,
+                              const LayerCosts& costs) {
+  const GpuParams g = stage_params_per_gpu(s, stage, layers.stages[stage], costs.dense_params, costs.moe_params);
+  return s.parallel.zero >= 1 ? g.dense / zero_shard_ranks(s, false) + g.expert / zero_shard_ranks(s, true)
+                              : g.total();
+}
+
+double host_bytes_per_gpu(const core::Scenario& s, const PipelineLayers& layers, const LayerCosts& costs) {
+  if (s.training.offload == core::Offload::none) return 0;
+  double most = 0;
+  for (int i = 0; i < s.parallel.pp; ++i) most = std::max(most, host_bytes(s, optimizer_shard_params(s, i, layers, costs)));
+  return most;
 }
 
 }  // namespace ptdsim::analytic

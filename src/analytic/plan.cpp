@@ -9,6 +9,7 @@
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/params.hpp"
 
 namespace ptdsim::analytic {
@@ -101,12 +102,13 @@ bool same_work(const ChunkWork& a, const ChunkWork& b) {
          same_bits(a.zero3_replica_s, b.zero3_replica_s) && same_bits(a.zero3_replica_bytes, b.zero3_replica_bytes) &&
          same_bits(a.grad_share, b.grad_share);
 }
-static_assert(sizeof(StageWork) == 8 * sizeof(double), "a field was added to StageWork: compare it in same_work");
+static_assert(sizeof(StageWork) == 11 * sizeof(double), "a field was added to StageWork: compare it in same_work");
 bool same_work(const StageWork& a, const StageWork& b) {
   return same_bits(a.p2p_s, b.p2p_s) && same_bits(a.p2p_bytes, b.p2p_bytes) && same_bits(a.grad_bytes, b.grad_bytes) &&
          same_bits(a.dp_reduce_s, b.dp_reduce_s) && same_bits(a.dp_reduce_bytes, b.dp_reduce_bytes) &&
          same_bits(a.dp_gather_s, b.dp_gather_s) && same_bits(a.dp_gather_bytes, b.dp_gather_bytes) &&
-         same_bits(a.optimizer_s, b.optimizer_s);
+         same_bits(a.optimizer_s, b.optimizer_s) && same_bits(a.offload_down_s, b.offload_down_s) &&
+         same_bits(a.offload_cpu_s, b.offload_cpu_s) && same_bits(a.offload_up_s, b.offload_up_s);
 }
 
 // The rules: each chunk's passes, cut into segments that carry their collectives.
@@ -279,6 +281,24 @@ class Planner {
     }
     if (sp.dp_bucket_count == 0) sp.dp_bucket_count = 1;
     add_step_collectives(st, buckets, forward_s, backward_s, sp);
+    add_offload(st, buckets, backward_s, sp);
+  }
+
+  // CPU offload's phase (docs/analytic.md "CPU offload"), serial after the stage's gradient
+  // reduction and before its optimizer step. DeepSpeed copies each reduced gradient bucket to the
+  // host during the last backward (stage_1_and_2.py, cpu_offload:
+  // async_inplace_copy_grad_to_fp32_buffer_from_gpu from the reduction), so what the backward after
+  // the first bucket does not hide stays, and at least the last bucket's copy; the CPU step and the
+  // parameters' copy back are serial before the next step (ZeRO-Offload's one-step delayed update
+  // is off by default).
+  void add_offload(const StageWork& st, bool buckets, double backward_s, StagePlan& sp) {
+    if (!(st.offload_down_s > 0 || st.offload_cpu_s > 0 || st.offload_up_s > 0)) return;
+    double down = st.offload_down_s;
+    if (buckets && o_.overlap_offload) down = std::max(down / sp.dp_bucket_count, down - backward_s);
+    sp.offload_down_s = down;
+    sp.offload_cpu_s = st.offload_cpu_s;
+    sp.offload_up_s = st.offload_up_s;
+    sp.offload_s = down + st.offload_cpu_s + st.offload_up_s;
   }
 
   // Chunk k of stage r: its passes cut into segments (the last micro-batch's gradient pass cut
@@ -385,6 +405,13 @@ class ParamCollectives {
     o.reduce_s = call(core::Collective::reduce_scatter, rb_ * g.dense, g_.shard, &o.reduce_bytes) +
                  call(core::Collective::reduce_scatter, rb_ * g.expert, g_.expert_dp, &o.reduce_bytes);
     o.replica_s = call(core::Collective::all_reduce, rb_ * g.dense / g_.shard.ranks, g_.replica, &o.replica_bytes);
+    if (s_.training.offload != core::Offload::none) {
+      // CPU offload: each gradient shard goes down to the host once reduced (DeepSpeed stage 3's
+      // partition_grads), and under ZeRO-Infinity each parameter shard comes up before its gather
+      const double shard_params = g.dense / g_.shard.ranks + g.expert / g_.expert_dp.ranks;
+      o.reduce_s += host_link_time(s_, offload_share(s_.training) * rb_ * shard_params);
+      if (s_.training.offload == core::Offload::optimizer_params) o.gather_s += host_link_time(s_, wb_ * shard_params);
+    }
     sharded_known_ = true;
     sharded_of_ = g;
     sharded_last_ = o;
@@ -588,7 +615,16 @@ void stages_work(const core::Scenario& s, const LayerCosts& costs, const Pipelin
     priced.per_step(per_step, c);
 
     const double updated = par.zero >= 1 ? g.dense / d_dense + g.expert / d_expert : g.total();
-    c.optimizer_s = optimizer_time(s.hardware.gpu, s.training, updated);
+    if (s.training.offload == core::Offload::none) {
+      c.optimizer_s = optimizer_time(s.hardware.gpu, s.training, updated);
+    } else {
+      // under ZeRO-3 every gradient went down with its reduce-scatter (ParamCollectives::sharded)
+      const OffloadStep off = offload_step(s, updated, par.zero >= 3 ? 0.0 : updated);
+      c.optimizer_s = off.gpu_params > 0 ? optimizer_time(s.hardware.gpu, s.training, off.gpu_params) : 0.0;
+      c.offload_down_s = off.down_s;
+      c.offload_cpu_s = off.cpu_s;
+      c.offload_up_s = off.up_s;
+    }
   }
 }
 
@@ -622,6 +658,7 @@ PlanOptions plan_options(const core::Scenario& s, const StepGroups& g) {
   o.overlap_pp = s.training.overlap.pp;
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
+  o.overlap_offload = s.training.overlap.offload;
   o.sharding = s.parallel.sharding;
   o.recompute_full = s.training.recompute == core::Recompute::full;
   o.comm_share = s.hardware.gpu.comm_share();

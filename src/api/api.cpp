@@ -127,6 +127,9 @@ Sweep sweep(core::Scenario base, const std::vector<std::string>& override_keys, 
   // --search after the pins: a searched switch is searched even when a --set gave it a value
   const auto unknown = planner::search_switches(request.search, bounds);
   if (!unknown.empty()) bad_option("--search", "'" + unknown.front() + "' is not a switch the sweep searches");
+  if (!bounds.offload.empty() && !base.hardware.host.known())
+    bad_option("--search", "offload needs the hardware's host (hardware.host.link_gbs, memory_gib, memory_gbs); " +
+                               base.hardware.name + " gives none");
 
   planner::SweepOptions opt;
   opt.top = request.top;

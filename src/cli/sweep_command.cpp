@@ -188,7 +188,8 @@ void add_sweep(CLI::App& app) {
       ->check(finite_range(0.0, 1e6));
   cmd->add_option("--search", args->search,
                   "also search these switches: overlap.tp, overlap.dp, overlap.pp (on and off instead of the "
-                  "scenario's), recompute, zero, sequence_parallel, schedule (every value, even when --set)")
+                  "scenario's), recompute, zero, sequence_parallel, schedule, offload (none, optimizer, optimizer_params) "
+                  "(every value, even when --set)")
       ->delimiter(',')
       ->check(CLI::IsMember(planner::searchable_switches()));
   auto choice = [&](const char* name, std::string& text, const char* what, int least = 1,

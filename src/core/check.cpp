@@ -283,6 +283,26 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
                " has none (no fp4 peak): use delayed, current, rowwise or blockwise";
       }))
     return;
+  // CPU offload (docs/analytic.md "CPU offload"): DeepSpeed offloads the optimizer from ZeRO stage 1
+  // and the parameters at stage 3 only (DeepSpeed config docs, offload_optimizer / offload_param);
+  // the host's link, memory and bandwidth time it
+  if (t.offload != Offload::none) {
+    if (p.zero < 1 && sink.fail("training.offload", "unsupported", [&] {
+          return std::string("training.offload ") + std::string(name(t.offload)) +
+                 " needs parallel.zero >= 1 (each data-parallel rank offloads its optimizer shard)";
+        }))
+      return;
+    if (t.offload == Offload::optimizer_params && p.zero < 3 && sink.fail("training.offload", "unsupported", [&] {
+          return std::string("training.offload optimizer_params needs parallel.zero 3 (ZeRO-Infinity offloads "
+                             "the parameter shard; below stage 3 every GPU holds the whole parameters)");
+        }))
+      return;
+    if (!s.hardware.host.known() && sink.fail("training.offload", "unsupported", [&] {
+          return "training.offload needs the hardware's host: hardware.host.link_gbs, memory_gib and memory_gbs (" +
+                 s.hardware.name + " gives " + (s.hardware.host.link_Bps > 0 ? "only some" : "none") + " of them)";
+        }))
+      return;
+  }
 }
 
 }  // namespace

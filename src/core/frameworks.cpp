@@ -37,6 +37,7 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.tp", "false"},         // --tp-comm-overlap: store_true
         {"training.overlap.dp", "false"},         // overlap_grad_reduce = False
         {"training.overlap.pp", "true"},        // --no-overlap-p2p-communication: overlap_p2p_comm = True
+        {"training.overlap.offload", "false", "training.offload"},  // HybridDeviceOptimizer copies grads in step()
         {"training.fusion.norm", "fused"},        // --transformer-impl transformer_engine: TE's norms
         {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
@@ -54,6 +55,7 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.tp", "true"},          // ub_tp_comm_overlap: true
         {"training.overlap.dp", "true"},          // optim.overlap_grad_sync / overlap_param_sync: true
         {"training.overlap.pp", "true"},        // overlap_p2p_comm: true
+        {"training.overlap.offload", "false", "training.offload"},  // HybridDeviceOptimizer copies grads in step()
         {"training.fusion.norm", "fused"},        // transformer_engine: true (TE's norms)
         {"training.fusion.activation", "fused"},  // bias_activation_fusion: true
         {"training.fusion.dropout_add", "fused"},  // bias_dropout_add_fusion: true
@@ -70,6 +72,7 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.tp", "false"},         // --tp-comm-overlap: store_true
         {"training.overlap.dp", "false"},         // --overlap-grad-reduce / --overlap-param-gather: store_true
         {"training.overlap.pp", "true"},        // overlap_p2p_comm = True
+        {"training.overlap.offload", "false", "training.offload"},  // HybridDeviceOptimizer copies grads in step()
         {"training.fusion.norm", "fused"},        // --transformer-impl transformer_engine: TE's norms
         {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
@@ -87,6 +90,7 @@ const std::vector<Framework>& frameworks() {
         {"training.flash_attention", "true"},            // transformer_engine attention
         {"training.overlap.dp", "true"},                 // overlap_grad_reduce: required by custom FSDP
         {"training.overlap.zero3_prefetch", "true"},   // overlap_param_gather: the next unit prefetched
+        {"training.overlap.offload", "false", "training.offload"},  // HybridDeviceOptimizer copies grads in step()
         {"training.fusion.norm", "fused"},        // --transformer-impl transformer_engine: TE's norms
         {"training.fusion.activation", "fused"},  // --no-bias-swiglu-fusion / --no-bias-gelu-fusion: store_false
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
@@ -107,6 +111,7 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.zero3_prefetch", "true"},  // stage 3: overlap_comm true, prefetch 5e7
         {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
         {"training.main_grads", "16bit"},         // 16-bit .grad, an fp32 copy of the shard at the
+        {"training.overlap.offload", "true", "training.offload"},  // cpu_offload: each reduced bucket copied in backward
         {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
         {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
         {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
@@ -130,6 +135,7 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.zero3_prefetch", "true"},
         {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
         {"training.main_grads", "16bit"},         // as the deepspeed row
+        {"training.overlap.offload", "true", "training.offload"},  // cpu_offload: each reduced bucket copied in backward
         {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
         {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
         {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add

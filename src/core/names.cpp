@@ -50,6 +50,8 @@ constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
                                          {Fp8Recipe::rowwise, "rowwise"},
                                          {Fp8Recipe::blockwise, "blockwise"},
                                          {Fp8Recipe::mxfp8, "mxfp8"}}};
+constexpr Table<Offload, kOffloadCount> kOffload{
+    {{Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::optimizer_params, "optimizer_params"}}};
 constexpr Table<Dispatcher, 3> kDispatcher{
     {{Dispatcher::alltoall, "alltoall"}, {Dispatcher::allgather, "allgather"}, {Dispatcher::flex, "flex"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
@@ -61,11 +63,12 @@ constexpr Table<CommKind, kCommKindCount> kCommKind{{{CommKind::tp, "TP"},
                                                     {CommKind::dp_gather, "DP all-gather"},
                                                     {CommKind::zero3_gather, "ZeRO-3 all-gather"},
                                                     {CommKind::zero3_reduce, "ZeRO-3 reduce-scatter"}}};
-constexpr Table<BoundKind, 5> kBound{{{BoundKind::compute, "compute"},
+constexpr Table<BoundKind, 6> kBound{{{BoundKind::compute, "compute"},
                                       {BoundKind::bubble, "bubble"},
                                       {BoundKind::optimizer, "optimizer"},
                                       {BoundKind::comm, "communication"},
-                                      {BoundKind::dp, "DP"}}};
+                                      {BoundKind::dp, "DP"},
+                                      {BoundKind::offload, "CPU offload"}}};
 constexpr Table<MemoryOp, kMemoryOpCount> kMemoryOp{{{MemoryOp::layernorm, "layernorm"},
                                                      {MemoryOp::rmsnorm, "rmsnorm"},
                                                      {MemoryOp::gelu, "gelu"},
@@ -148,6 +151,7 @@ std::string_view name(Fusion e) { return lookup(kFusion, e); }
 std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
 std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
 std::string_view name(Dispatcher e) { return lookup(kDispatcher, e); }
+std::string_view name(Offload e) { return lookup(kOffload, e); }
 
 std::string placement_text(const ParallelSpec& p) {
   std::string out;  // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries
@@ -201,6 +205,7 @@ template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFu
 template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
 template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
 template <> std::optional<Dispatcher> parse(std::string_view s) { return reverse(kDispatcher, s); }
+template <> std::optional<Offload> parse(std::string_view s) { return reverse(kOffload, s); }
 
 namespace {
 template <class E, std::size_t N>

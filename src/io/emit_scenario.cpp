@@ -129,6 +129,13 @@ std::string scenario_yaml(const std::string& path, const std::vector<Override>& 
       {"cluster.gpus", std::to_string(layout.gpus)},
   };
   if (p.etp > 0) set.push_back({"parallel.etp", std::to_string(p.etp)});
+  // CPU offload (`sweep --search offload`): written where the layout offloads or the scenario says
+  {
+    const detail::Entry* tr = root->find("training");
+    const bool written = tr && tr->value->kind == Node::Kind::map && tr->value->find("offload");
+    if (t.offload != core::Offload::none || written)
+      set.push_back({"training.offload", std::string(core::name(t.offload))});
+  }
   if (p.sharding.shard_ranks > 0) set.push_back({"parallel.sharding.shard_ranks", std::to_string(p.sharding.shard_ranks)});
   remove(*root, "cluster", "nodes");  // cluster.gpus says it
   if (p.sharding.shard_ranks == 0)

@@ -22,9 +22,27 @@ std::vector<std::string> apply_framework(Node& root) {
   std::string text;
   for (const auto& d : fw.defaults) text.append(d.key).append("=").append(d.value).append("\n");
   const SourcePtr src = make_source("framework " + *name, "", text);
+  // a key the scenario (or a --set) wrote, as text; "" when absent
+  auto written = [&](std::string_view dotted) -> std::string {
+    const Node* n = &root;
+    std::size_t start = 0;
+    while (n && n->kind == Node::Kind::map) {
+      const std::size_t dot = dotted.find('.', start);
+      const Entry* e = n->find(std::string(dotted.substr(start, dot == std::string_view::npos ? dot : dot - start)));
+      if (!e) return {};
+      if (dot == std::string_view::npos) return e->value->kind == Node::Kind::scalar ? e->value->text : std::string();
+      n = e->value.get();
+      start = dot + 1;
+    }
+    return {};
+  };
   int line = 0;
   for (const auto& d : fw.defaults) {
     ++line;
+    if (!d.when.empty()) {
+      const std::string v = written(d.when);
+      if (v.empty() || v == "none" || v == "~" || v == "null") continue;
+    }
     const std::string key(d.key);
     NodePtr value = parse_fragment(std::string(d.value), src, line, static_cast<int>(key.size()) + 2);
     if (put_path(root, key, value, at, /*replace=*/false)) filled.push_back(key);

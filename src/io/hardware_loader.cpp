@@ -156,6 +156,13 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   h.topology = net.enumeration<core::Topology>("topology", 2).value_or(core::Topology::fat_tree);
   h.oversubscription = net.number("oversubscription", 1.0);
 
+  if (const Entry* e = f.get("host")) {
+    Fields host(*e->value, e->key_mark, "hardware.host", "hardware.host", section_keys("hardware.host"));
+    h.host.link_Bps = host.number("link_gbs", 0.0) * core::kGB;
+    h.host.memory_bytes = host.number("memory_gib", 0.0) * core::kGiB;
+    h.host.memory_Bps = host.number("memory_gbs", 0.0) * core::kGB;
+    h.host.adam_params_per_s = host.number("adam_gparams", 0.0) * 1e9;
+  }
   if (const Entry* e = f.get("collectives")) {
     h.collectives = convert_collectives(Fields(*e->value, e->key_mark, "hardware.collectives",
                                                "hardware.collectives",

@@ -36,14 +36,16 @@ const std::vector<std::string> kValueFlags{
     "--kv-channels", "--moe-layer-freq", "--moe-shared-expert-intermediate-size", "--moe-router-score-function",
     "--moe-router-num-groups", "--moe-router-group-topk", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
     "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers",
-    "--expert-tensor-parallel-size", "--moe-token-dispatcher-type"};
+    "--expert-tensor-parallel-size", "--moe-token-dispatcher-type",
+    "--optimizer-offload-fraction"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
     "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
     "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
     "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
-    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--multi-latent-attention"};
+    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--multi-latent-attention",
+    "--optimizer-cpu-offload"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
@@ -78,7 +80,6 @@ constexpr Refused kRefusedFlags[] = {
     {"--recompute-modules", "recomputing chosen modules is not modelled (recompute: selective or full)"},
     {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
     {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
-    {"--optimizer-cpu-offload", "optimizer offload to the CPU is not modelled"},
     {"--cpu-offloading", "activation offload to the CPU is not modelled"},
     {"--pipeline-model-parallel-layout", "an explicit layer layout is not read: give parallel.stage_layers in the file"},
     {"--encoder-num-layers", "encoder-decoder models are not modelled"},
@@ -194,6 +195,17 @@ class Arguments {
     n.text = f->value;
     n.mark = f->at;
     return detail::read_integer(n, flag, as);
+  }
+  // A flag's decimal value as the text it was given, in the range of the ptdsim key `as`.
+  std::optional<std::string> decimal(const std::string& flag, std::string_view as) const {
+    const Flag* f = get(flag);
+    if (!f) return std::nullopt;
+    Node n;
+    n.kind = Node::Kind::scalar;
+    n.text = f->value;
+    n.mark = f->at;
+    detail::read_number(n, std::string(as));
+    return f->value;
   }
   // every `as` key read through here has a range inside int's (src/io/schema.cpp)
   std::optional<int> integer(const std::string& flag, std::string_view as) const {
@@ -683,6 +695,13 @@ void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenar
     // Megatron's names: tensorwise is current scaling
     const std::string r = a.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed");
     lines.training.push_back({"fp8_recipe: " + (r == "tensorwise" ? std::string("current") : r), "--fp8-recipe"});
+  }
+  // Megatron-Core's HybridDeviceOptimizer (docs/analytic.md "CPU offload"); the framework row
+  // then says its gradients go to the host in step(), not beside the backward
+  if (a.has("--optimizer-cpu-offload")) {
+    lines.training.push_back({"offload: optimizer", "--optimizer-cpu-offload"});
+    if (const auto f = a.decimal("--optimizer-offload-fraction", "training.offload_fraction"))
+      lines.training.push_back({"offload_fraction: " + *f, "--optimizer-offload-fraction"});
   }
   lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
                                 ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",

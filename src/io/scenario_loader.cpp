@@ -193,6 +193,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.tp = ov.boolean("tp", false);
   t.overlap.pp = ov.boolean("pp", true);
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
+  t.overlap.offload = ov.boolean("offload", true);
   Mark fwhere = te.key_mark;
   Fields fu(section_or_empty(tr, "fusion", fwhere), fwhere, "training.fusion", "training.fusion",
             section_keys("training.fusion"));
@@ -212,6 +213,8 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.moe.dispatcher = mo.enumeration<core::Dispatcher>("dispatcher", 3).value_or(core::Dispatcher::alltoall);
   t.moe.load_imbalance = mo.number("load_imbalance", 1.0);
   t.moe.capacity_factor = mo.number("capacity_factor", 0.0);
+  t.offload = tr.enumeration<core::Offload>("offload", core::kOffloadCount).value_or(core::Offload::none);
+  t.offload_fraction = tr.number("offload_fraction", 1.0);
 
   if (const Entry* e = f.get("cost")) {
     Fields cost(*e->value, e->key_mark, "cost", "cost", section_keys("cost"));

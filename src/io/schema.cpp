@@ -36,9 +36,10 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens", "moe"}},
+        "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens", "moe",
+        "offload", "offload_fraction"}},
       {"training.moe", {"dispatcher", "load_imbalance", "capacity_factor"}},
-      {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch"}},
+      {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch", "offload"}},
       {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
@@ -49,7 +50,8 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "router_groups", "router_group_topk"}},
       {"model.mla", {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}},
       {"model.sliding_window", {"window", "full_every"}},
-      {"hardware", {"name", "source", "gpu", "node", "network", "collectives"}},
+      {"hardware", {"name", "source", "gpu", "node", "network", "collectives", "host"}},
+      {"hardware.host", {"link_gbs", "memory_gib", "memory_gbs", "adam_gparams"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
         "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "sustained_clock", "tables_hbm_gbs", "kernels"}},
@@ -220,6 +222,12 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
     t[link + "latency_us"] = latency;
     t[link + "efficiency"] = efficiency;
   }
+  // the host of CPU offload (docs/inputs.md "Hardware file"; hardware/FACTS.md section 7)
+  t["hardware.host.link_gbs"] = bandwidth;
+  t["hardware.host.memory_gib"] = rate(Kind::positive, kMinMemoryGiB, kMaxMemoryGiB, "GiB");
+  t["hardware.host.memory_gbs"] = bandwidth;
+  // 1e6 billion parameters a second: 1000x the memory-bound rate of a 1 PB/s host at 34 bytes a parameter
+  t["hardware.host.adam_gparams"] = rate(Kind::positive, 0, 1e6, "");
   t["hardware.network.oversubscription"] = rate(Kind::at_least_one, 1, kMaxOversubscription, "");
   for (int c = 0; c < core::kCollectiveCount; ++c) {
     const std::string row = "hardware.collectives." + std::string(core::name(static_cast<core::Collective>(c))) + "[].";
@@ -257,6 +265,8 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   // the ep group on one expert (kMaxExperts experts); a capacity factor the same range, or 0
   t["training.moe.load_imbalance"] = rate(Kind::at_least_one, 1, kMaxExperts, "");
   t["training.moe.capacity_factor"] = rate(Kind::non_negative, 0, kMaxExperts, "");
+  // a share of the optimizer (Megatron-Core --optimizer-offload-fraction)
+  t["training.offload_fraction"] = rate(Kind::non_negative, 0, 1, "");
   // dataset records
   t["measured.step_s"] = rate(Kind::positive, 0, kMaxStepS, "s");
   t["measured.tflops_per_gpu"] = rate(Kind::positive, 0, kMaxPeakTflops, "TFLOP/s");

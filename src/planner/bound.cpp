@@ -282,7 +282,8 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
     grads = std::max(grads, own + sum_time(plan, st.end_begin, st.end_end));
     grads = std::max(grads, o.totals.reduces);
     bound = std::max(bound, o.totals.gathers);  // the gathers' own stream
-    const double end = std::max(own, grads) + st.optimizer_s + sum_time(plan, st.post_begin, st.post_end);
+    // (CPU offload's serial phase, when any, comes before the optimizer step)
+    const double end = std::max(own, grads) + st.offload_s + st.optimizer_s + sum_time(plan, st.post_begin, st.post_end);
     bound = std::max(bound, end);
 
     // The last micro-batch's backward from stage j down to stage 0, then stage 0's optimizer.
@@ -291,7 +292,7 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
       double t = split ? chain_own - std::min(m, j + 1.0) * o.w : chain_own;
       // (a send not overlapped is already in stage j's chain, `own`)
       for (int i = j; i >= 1; --i) t += (i == j && !plan.overlap_pp ? 0 : ops[i].p2p) + ops[i - 1].b;
-      t += (split ? ops[0].w : 0) + plan.stages[0].optimizer_s;
+      t += (split ? ops[0].w : 0) + plan.stages[0].offload_s + plan.stages[0].optimizer_s;
       bound = std::max(bound, t);
     }
 
@@ -419,10 +420,13 @@ WorkBound work_lower_bound(const analytic::Step& step) {
     }
     busiest = std::max(busiest, m * compute);
     const double own = fill + m * busy;
-    const double optimizer = work.stages[j].optimizer_s;
+    // with CPU offload its CPU step and upload are serial before it (the gradients' copy may hide)
+    const double optimizer = work.stages[j].optimizer_s + work.stages[j].offload_cpu_s + work.stages[j].offload_up_s;
     bound = std::max({bound, own + optimizer, m * gathers, m * reduces + optimizer});
     // the last backward down to stage 0, then its optimizer
-    if (j > 0 && !split) bound = std::max(bound, own + drain + work.stages[0].optimizer_s);
+    if (j > 0 && !split)
+      bound = std::max(bound, own + drain + work.stages[0].optimizer_s + work.stages[0].offload_cpu_s +
+                                  work.stages[0].offload_up_s);
     fill += first[0];
     drain += first[1];
   }

@@ -49,6 +49,7 @@ std::string why_slower(const core::Report& best, const core::Report& r) {
                 (r.compute_s - r.contention_s) - (best.compute_s - best.contention_s)});
   ds.push_back({"comm beside compute", r.contention_s - best.contention_s});
   ds.push_back({"optimizer step", r.optimizer_s - best.optimizer_s});
+  if (r.offload_s > 0 || best.offload_s > 0) ds.push_back({"CPU offload", r.offload_s - best.offload_s});
   static const char* kNames[core::kCommBucketCount] = {"TP", "CP", "EP", "PP", "DP"};
   for (int k = 0; k < core::kCommBucketCount; ++k) {
     std::string what = std::string("exposed ") + kNames[k] + " comm";

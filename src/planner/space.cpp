@@ -145,7 +145,7 @@ std::optional<Choice> parse_choice(const std::string& text, int least) {
 
 const std::vector<std::string>& searchable_switches() {
   static const std::vector<std::string> names{"overlap.tp", "overlap.dp",        "overlap.pp", "recompute",
-                                              "zero",       "sequence_parallel", "schedule"};
+                                              "zero",       "sequence_parallel", "schedule",   "offload"};
   return names;
 }
 
@@ -159,6 +159,7 @@ std::vector<std::string> search_switches(const std::vector<std::string>& names, 
     else if (n == "zero") b.zero = {};
     else if (n == "sequence_parallel") b.sequence_parallel.clear();
     else if (n == "schedule") b.schedule.clear();
+    else if (n == "offload") b.offload = {core::Offload::none, core::Offload::optimizer, core::Offload::optimizer_params};
     else unknown.push_back(n);
   }
   return unknown;
@@ -201,6 +202,7 @@ void apply(const Candidate& c, core::Scenario& s) {
   s.training.overlap.tp = c.overlap_tp;
   s.training.overlap.dp = c.overlap_dp;
   s.training.overlap.pp = c.overlap_pp;
+  s.training.offload = c.offload;
 }
 
 Space::Space(const core::Scenario& base, const SearchSpace& b)
@@ -286,6 +288,10 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
   if (!b.overlap_tp.empty()) searched_ |= Candidate::kSearchedTp;
   if (!b.overlap_dp.empty()) searched_ |= Candidate::kSearchedDp;
   if (!b.overlap_pp.empty()) searched_ |= Candidate::kSearchedPp;
+  // CPU offload needs the hardware's host (core::check); without it only the base's mode is tried
+  offload_ = b.offload.empty() || !base.hardware.host.known() ? std::vector<core::Offload>{base.training.offload}
+                                                              : b.offload;
+  if (offload_.size() > 1) searched_ |= Candidate::kSearchedOffload;
   // ZeRO-3 shards over all of dp*cp, or (HSDP, ZeRO++'s hpZ, MiCS) within a node
   shard_ranks_ = b.shard_ranks.empty() ? std::vector<int>{0} : b.shard_ranks;
   if (b.shard_ranks.empty() && gpus_per_node_ > 1 && gpus_ > gpus_per_node_ &&
@@ -324,7 +330,8 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
   radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
             pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),
             sequence_parallel_.size(), overlap_tp_.size(), overlap_dp_.size(), overlap_pp_.size(),
-            shard_ranks_.size(), etp_.size()};
+            shard_ranks_.size(), etp_.size(),
+            offload_.size()};
   size_ = 1;
   for (auto r : radix_) size_ *= r;
 }
@@ -381,6 +388,11 @@ std::optional<Candidate> Space::candidate(std::uint64_t index, const Digits& dig
   if (c.shard_ranks > 0 && (c.zero != 3 || dpcp % c.shard_ranks != 0)) return std::nullopt;
   if (c.shard_ranks == 0 && shard_ranks_[digit[12]] > 0) return std::nullopt;  // the same as full sharding
   c.etp = etp_[digit[13]];
+  c.offload = offload_[digit[14]];
+  // offload below the ZeRO stage it needs (core::check), when searched: not a layout to offer
+  if ((searched_ & Candidate::kSearchedOffload) &&
+      ((c.offload != core::Offload::none && c.zero < 1) || (c.offload == core::Offload::optimizer_params && c.zero < 3)))
+    return std::nullopt;
   return c;
 }
 
@@ -439,6 +451,7 @@ Space::Located Space::locate(const core::Scenario& s) const {
        std::string("overlap.pp ") + (t.overlap.pp ? "on" : "off") + " is outside the space"},
       {position(shard_ranks_, shard), outside("shard_ranks", shard, shard_ranks_)},
       {position(etp_, etp), outside("etp", etp, etp_)},
+      {position(offload_, t.offload), "CPU offload " + std::string(core::name(t.offload)) + " is outside the space"},
   };
   std::uint64_t index = 0;
   for (int i = 0; i < kDigits; ++i) {
@@ -497,6 +510,7 @@ std::string switches(const Candidate& c) {
   add(Candidate::kSearchedTp, "ovl-tp", c.overlap_tp);
   add(Candidate::kSearchedDp, "ovl-dp", c.overlap_dp);
   add(Candidate::kSearchedPp, "ovl-pp", c.overlap_pp);
+  if (c.searched & Candidate::kSearchedOffload) out += " offload-" + std::string(core::name(c.offload));
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/analytic/step.hpp"
 #include "ptdsim/analytic/to_train.hpp"
@@ -350,6 +351,13 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
           const double peak = analytic::peak_memory_bytes(s, w.layers(s), w.costs(s));
           if (!fits(peak, s.hardware.gpu.memory_bytes, ctx.opt.min_free_bytes)) {
             ++res.rejected["memory"];
+            return;
+          }
+          // CPU offload: what the node's GPUs keep in host memory must fit it too (assemble's test)
+          if (s.training.offload != core::Offload::none &&
+              analytic::host_bytes_per_gpu(s, w.layers(s), w.costs(s)) * analytic::gpus_sharing_host(s) >
+                  s.hardware.host.memory_bytes) {
+            ++res.rejected["host memory"];
             return;
           }
           const WorkBound b = work_lower_bound(w.step(s, analytic::StepParts::work));

@@ -47,6 +47,12 @@ std::string totals_table(const core::Report& r) {
   if (r.contention_s > 0) row("of which slowed by collectives beside it", r.contention_s);
   row(r.engine == core::EngineKind::simulation ? "idle, busiest stage (all waits)" : "pipeline bubble", r.bubble_s);
   row("optimizer step", r.optimizer_s);
+  if (r.scenario.training.offload != core::Offload::none) {  // docs/analytic.md "CPU offload"
+    row("CPU offload", r.offload_s);
+    row("of which gradients to the host", r.offload_down_s);
+    row("of which the CPU's optimizer step", r.offload_cpu_s);
+    row("of which parameters back", r.offload_up_s);
+  }
   for (int k = 0; k < core::kCommBucketCount; ++k)
     if (r.comm[k].exposed_s > 0) row(fmt::format("exposed {} comm", core::kCommBucketNames[k]), r.comm[k].exposed_s);
   return tab.str();
@@ -75,7 +81,13 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
   f.emplace_back("peak memory (stage " + std::to_string(r.peak_stage) + ")",
                  fmt::format("{:.1f} of {:.1f} GiB", r.peak_bytes / kGiB, r.capacity_bytes / kGiB));
   f.emplace_back("fits", r.fits ? fmt::format("yes, {:.1f} GiB free", (r.capacity_bytes - r.peak_bytes) / kGiB)
-                                : fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB));
+                 : r.peak_bytes > r.capacity_bytes
+                     ? fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB)
+                     : fmt::format("NO: the host holds {:.1f} of {:.1f} GiB per node", r.host_bytes_per_node / kGiB,
+                                   r.host_capacity_bytes / kGiB));
+  if (r.scenario.training.offload != core::Offload::none)
+    f.emplace_back(fmt::format("host memory per node (CPU offload {})", core::name(r.scenario.training.offload)),
+                   fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
   // what the inputs do not give is said, not guessed (report::to_train_line)
   f.emplace_back("days and cost to train", report::to_train_line(r));
   return f;
@@ -346,7 +358,7 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
       "<a href=\"#comm\">communication</a></nav>\n");
   page.section("answer", "The answer");
   // a layout that does not fit is the first thing on the page
-  if (!r.fits)
+  if (r.peak_bytes > r.capacity_bytes)  // (the host's own limit is its warning below)
     page.para(fmt::format("DOES NOT FIT: peak {:.1f} GiB on stage {} of {:.1f} GiB per GPU ({:.1f} GiB over).",
                           r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB,
                           (r.peak_bytes - r.capacity_bytes) / kGiB),

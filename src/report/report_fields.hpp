@@ -78,6 +78,12 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("training.main_grads", Value{std::string(core::name(t.main_grads))});
   f("training.moe.dispatcher", ex.present ? Value{std::string(core::name(t.moe.dispatcher))} : Value{Absent{}});
   f("training.moe.busiest_expert", known_if(ex.present, ex.busiest));
+  // CPU offload (docs/analytic.md "CPU offload"): its fields only when the scenario offloads (absent
+  // in JSON, empty in CSV otherwise)
+  const bool offload = t.offload != core::Offload::none;
+  f("training.offload", offload ? Value{std::string(core::name(t.offload))} : Value{Absent{}});
+  f("training.offload_fraction", known_if(offload, t.offload_fraction));
+  f("training.overlap.offload", offload ? Value{t.overlap.offload} : Value{Absent{}});
   f("training.framework", Value{t.framework});
   // the keys training.framework filled because the scenario left them unset
   f("training.resolved_from_framework", Value{t.from_framework});
@@ -90,6 +96,10 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
   f("memory.fits", Value{r.fits});
   f("memory.headroom_gib", Value{(r.capacity_bytes - r.peak_bytes) / core::kGiB});  // < 0: over
+  f("memory.host_gib_per_gpu", known_if(offload, r.host_bytes_per_gpu / core::kGiB));
+  f("memory.host_gib_per_node", known_if(offload, r.host_bytes_per_node / core::kGiB));
+  f("memory.host_capacity_gib", known_if(offload, r.host_capacity_bytes / core::kGiB));
+  f("memory.host_fits", offload ? Value{r.host_fits} : Value{Absent{}});
   // the largest micro-batch and the longest sequence that fit the layout (evaluate only)
   f("memory.max_micro_batch", r.fit_micro_batch >= 0 ? Value{static_cast<long long>(r.fit_micro_batch)} : Value{Absent{}});
   f("memory.max_seq_len", r.fit_seq_len >= 0 ? Value{static_cast<long long>(r.fit_seq_len)} : Value{Absent{}});
@@ -98,14 +108,20 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("time.contention_s", Value{r.contention_s});
   f("time.bubble_s", Value{r.bubble_s});
   f("time.optimizer_s", Value{r.optimizer_s});
+  f("time.offload_s", known_if(offload, r.offload_s));
+  f("time.offload.grad_down_s", known_if(offload, r.offload_down_s));
+  f("time.offload.cpu_step_s", known_if(offload, r.offload_cpu_s));
+  f("time.offload.param_up_s", known_if(offload, r.offload_up_s));
   for (int k = 0; k < core::kCommBucketCount; ++k)
     f(std::string("time.exposed_comm_s.") + core::kCommBucketNames[k], Value{r.comm[k].exposed_s});
   // where the step goes: the critical path's parts by cause (stages summed), adding up to step_s
   {
     const auto by_cause = core::path_by_cause(r.critical_path);
+    // (CPU offload's part only when the scenario offloads: absent otherwise, as its other fields)
     for (int c = 0; c < core::kPathCauseCount; ++c)
       f(std::string("time.critical_path.") + core::path_key(core::PathPart{static_cast<core::PathCause>(c), -1, 0}),
-        Value{by_cause[static_cast<std::size_t>(c)]});
+        known_if(offload || static_cast<core::PathCause>(c) != core::PathCause::offload,
+                 by_cause[static_cast<std::size_t>(c)]));
   }
   f("time.bounded_by", Value{core::describe(r.bounded_by)});
   f("time.engine", Value{std::string(core::name(r.engine))});

@@ -48,7 +48,11 @@ std::string fixed_line(const core::Scenario& base, const planner::Space& space) 
       core::name(t.precision), report::flash_attention_text(t, base.hardware.gpu), core::name(t.optimizer), core::name(t.main_grads),
       t.framework.empty() ? "-" : t.framework, overlap("tp", space.overlap_tp(), t.overlap.tp),
       overlap("pp", space.overlap_pp(), t.overlap.pp), overlap("dp", space.overlap_dp(), t.overlap.dp),
-      on(t.overlap.zero3_prefetch), core::placement_text(base.parallel));
+      on(t.overlap.zero3_prefetch), core::placement_text(base.parallel)) +
+         (space.offload().size() > 1 ? "  CPU offload searched (none, optimizer from ZeRO-1, optimizer_params at ZeRO-3)\n"
+          : t.offload != core::Offload::none
+              ? fmt::format("  CPU offload {}, fraction {:g}\n", core::name(t.offload), t.offload_fraction)
+              : std::string());
 }
 
 std::string counts_line_of(const planner::SweepResult& r) {
@@ -95,7 +99,8 @@ std::string scenario_line_of(const planner::SweepResult& r, std::string_view obj
 std::string table_of(const core::Scenario& base, const planner::Space& space, const planner::SweepResult& r,
                   std::string_view objective, double min_free_gib) {
   const bool moe = base.model.moe.has_value();
-  const bool switches = space.overlap_tp().size() > 1 || space.overlap_dp().size() > 1 || space.overlap_pp().size() > 1;
+  const bool switches = space.overlap_tp().size() > 1 || space.overlap_dp().size() > 1 || space.overlap_pp().size() > 1 ||
+                        space.offload().size() > 1;
   std::string out = fmt::format(
       "sweep: {} on {} x {}, global batch {}, seq {}, objective {}{}\n", core::printable(base.model.name), r.gpus,
       core::printable(base.hardware.gpu.name.empty() ? base.hardware.name : base.hardware.gpu.name),
@@ -142,7 +147,8 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
         const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep && c.etp == d.etp &&
                           c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
                           c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
-                          c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp;
+                          c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp &&
+                          c.offload == d.offload;
         const double dj = r.results[j].report.step_s, di = r.results[i].report.step_s;
         if (rest && (same_but_vpp || same_but_mb) && std::abs(di - dj) <= kNearTie * dj) {
           folded_into[i] = static_cast<int>(j);

@@ -63,7 +63,7 @@ void memory_section(std::string& out, const core::Report& r) {
   }
   out += fmt::format("peak {:.2f} GiB on stage {} of {:.1f} GiB: {}\n", r.peak_bytes / kGiB,
                      r.peak_stage, r.capacity_bytes / kGiB,
-                     r.fits ? fmt::format("fits, {:.2f} GiB headroom",
+                     r.peak_bytes <= r.capacity_bytes ? fmt::format("fits, {:.2f} GiB headroom",
                                           (r.capacity_bytes - r.peak_bytes) / kGiB)
                             : fmt::format("DOES NOT FIT, {:.2f} GiB over",
                                           (r.peak_bytes - r.capacity_bytes) / kGiB));
@@ -71,6 +71,11 @@ void memory_section(std::string& out, const core::Report& r) {
     out += fmt::format("experts on a GPU of stage {}: {:.3g} B parameters, {:.2f} GiB of weights, gradients and "
                        "optimizer states (etp {}, ep {}, expert data parallel {})\n",
                        r.peak_stage, e.params / 1e9, e.state_bytes / kGiB, e.etp, e.ep, e.edp);
+  if (r.scenario.training.offload != core::Offload::none)  // CPU offload: the host's side
+    out += fmt::format("host (CPU offload {}, fraction {:g}): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n",
+                       core::name(r.scenario.training.offload), r.scenario.training.offload_fraction,
+                       r.host_bytes_per_gpu / kGiB, r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
+                       r.host_fits ? "fits" : "DOES NOT FIT");
   if (r.fit_micro_batch >= 0 && r.fit_seq_len >= 0) {
     auto said = [](int x, const char* what) {
       return x > 0 ? fmt::format("{} {}", what, x) : fmt::format("no {}", what);
@@ -106,6 +111,10 @@ void time_section(std::string& out, const core::Report& r) {
                      seconds(r.bubble_s), pct(r.bubble_s));
   out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n", "optimizer step", seconds(r.optimizer_s),
                      pct(r.optimizer_s));
+  if (r.scenario.training.offload != core::Offload::none)
+    out += fmt::format("    {:<28} {:>10} {:>5.1f}%  (gradients down {}, CPU step {}, parameters up {})\n",
+                       "CPU offload", seconds(r.offload_s), pct(r.offload_s), seconds(r.offload_down_s),
+                       seconds(r.offload_cpu_s), seconds(r.offload_up_s));
   for (int k = 0; k < core::kCommBucketCount; ++k)
     if (r.comm[k].exposed_s > 0)
       out += fmt::format("    {:<28} {:>10} {:>5.1f}%\n",
@@ -192,9 +201,14 @@ void comm_section(std::string& out, const core::Report& r) {
 // A layout that does not fit heads the table, so it cannot be missed under the numbers.
 std::string banner(const core::Report& r) {
   if (r.fits) return "";
-  const std::string line = fmt::format(
-      "!! DOES NOT FIT: peak {:.1f} GiB on stage {} of {:.1f} GiB per GPU ({:.1f} GiB over) !!",
-      r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB, (r.peak_bytes - r.capacity_bytes) / kGiB);
+  const std::string line =
+      r.peak_bytes > r.capacity_bytes
+          ? fmt::format("!! DOES NOT FIT: peak {:.1f} GiB on stage {} of {:.1f} GiB per GPU ({:.1f} GiB over) !!",
+                        r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB,
+                        (r.peak_bytes - r.capacity_bytes) / kGiB)
+          : fmt::format("!! DOES NOT FIT the host: {:.1f} GiB offloaded per node of {:.1f} GiB ({:.1f} GiB over) !!",
+                        r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
+                        (r.host_bytes_per_node - r.host_capacity_bytes) / kGiB);
   const std::string bar(line.size(), '!');
   return bar + "\n" + line + "\n" + bar + "\n";
 }

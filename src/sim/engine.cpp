@@ -27,6 +27,7 @@ std::string_view name(TaskKind k) {
     case TaskKind::backward_input: return "B(input)";
     case TaskKind::backward_weight: return "W";
     case TaskKind::optimizer: return "optimizer";
+    case TaskKind::offload: return "CPU offload";
   }
   return "?";
 }

@@ -466,11 +466,18 @@ class Builder {
       if (prev_compute >= 0) g_->engine.depend(prev_compute, x);
       dp_tail.push_back(x);
     }
+    // CPU offload's phase (the plan's closed form of its host copies and CPU step), then the GPU's
+    // optimizer step, both on the compute stream once the gradients are reduced
+    const TaskId off = st.offload_s > 0 ? add_compute(r, TaskKind::offload, st.offload_s, nullptr, -1, 0, 0) : -1;
     const TaskId opt = add_compute(r, TaskKind::optimizer, st.optimizer_s, nullptr, -1, 0, 0);
-    for (int i = 0; i < prev_end->n; ++i)
-      if (prev_end->id[i] != prev_compute) g_->engine.depend(prev_end->id[i], opt);
-    // the dp stream runs in order: its last reduction ends after all the others
-    if (!dp_tail.empty()) g_->engine.depend(dp_tail.back(), opt);
+    for (const TaskId first : {off, opt}) {
+      if (first < 0) continue;
+      for (int i = 0; i < prev_end->n; ++i)
+        if (prev_end->id[i] != prev_compute) g_->engine.depend(prev_end->id[i], first);
+      // the dp stream runs in order: its last reduction ends after all the others
+      if (!dp_tail.empty()) g_->engine.depend(dp_tail.back(), first);
+    }
+    if (off >= 0) g_->engine.depend(off, opt);
     g_->optimizer_task[r] = opt;
     for (int j = st.post_begin; j < st.post_end; ++j)
       g_->engine.depend(opt, add_comm(r, plan_->comms[j], nullptr, -1, 0));

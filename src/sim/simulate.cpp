@@ -33,6 +33,7 @@ core::Report simulate(const analytic::Step& step, std::string* trace_json, core:
   t.contention_s = sum.contention_s;
   t.bubble_s = sum.bubble_s;
   t.optimizer_s = sum.optimizer_s;
+  t.offload_s = sum.offload_s;
   t.exposed_s = sum.exposed_s;
   t.bounded_by = sum.bounded_by;
   t.critical_path = sum.critical_path;

@@ -42,10 +42,12 @@ std::vector<Interval> merged(std::vector<Interval> v, const std::vector<std::siz
   return out;
 }
 
-// The report's part for time spent in a task of kind k (a transfer or the optimizer step).
+// The report's part for time spent in a task of kind k (a transfer, the optimizer step or CPU offload).
 void set_kind(core::BoundPart& b, TaskKind k) {
   if (!is_compute(k)) b.kind = core::BoundKind::comm, b.comm = comm_kind(k);
-  else b.kind = k == TaskKind::optimizer ? core::BoundKind::optimizer : core::BoundKind::compute;
+  else if (k == TaskKind::optimizer) b.kind = core::BoundKind::optimizer;
+  else if (k == TaskKind::offload) b.kind = core::BoundKind::offload;
+  else b.kind = core::BoundKind::compute;
 }
 
 // Where the step goes (docs/simulator.md "Where the step goes"): every instant of the critical path
@@ -61,7 +63,7 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
   double first_backward = std::numeric_limits<double>::infinity(), last_forward = 0;
   for (TaskId t : e.stream_tasks(ref, StreamKind::compute)) {
     const TaskKind k = e.kind(t);
-    if (k == TaskKind::optimizer) continue;
+    if (k == TaskKind::optimizer || k == TaskKind::offload) continue;
     // its own serial TP too: while it runs, the reference is not idle (another stage's compute on
     // the path then is that stage's compute, not a wait)
     busy.emplace_back(e.start(t), e.finish(t));
@@ -101,6 +103,8 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
       add(core::path_cause(comm_kind(k)), b - a);
     } else if (k == TaskKind::optimizer) {
       add(core::PathCause::optimizer, b - a);
+    } else if (k == TaskKind::offload) {
+      add(core::PathCause::offload, b - a);
     } else {
       const double tp = std::min(b - a, e.folded_tp_s(t));  // folded serial TP ends the task
       add(core::PathCause::tp, tp);
@@ -131,7 +135,8 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
 
 // Each rank's compute busy intervals (a stream runs in program order, so they come sorted), without
 // the folded TP at their ends; each rank's compute time and the step's longest optimizer.
-std::vector<std::vector<Interval>> compute_intervals(const Engine& e, std::vector<double>& work, double& optimizer_s) {
+std::vector<std::vector<Interval>> compute_intervals(const Engine& e, std::vector<double>& work, double& optimizer_s,
+                                                     double& offload_s) {
   const int R = e.ranks();
   std::vector<std::vector<Interval>> compute(R);
   work.assign(R, 0.0);
@@ -143,6 +148,8 @@ std::vector<std::vector<Interval>> compute_intervals(const Engine& e, std::vecto
       compute[r].push_back(iv);
       if (e.kind(t) == TaskKind::optimizer)
         optimizer_s = std::max(optimizer_s, iv.second - iv.first);
+      else if (e.kind(t) == TaskKind::offload)
+        offload_s = std::max(offload_s, iv.second - iv.first);
       else
         work[r] += iv.second - iv.first;
     }
@@ -157,7 +164,7 @@ double contention_s(const Engine& e, int rank) {
   // where it printed as a contention of "0.0 us" on GPUs that have none.
   double sum = 0;
   for (TaskId t : e.stream_tasks(rank, StreamKind::compute))
-    if (e.kind(t) != TaskKind::optimizer && e.finish(t) > e.start(t) + e.duration_s(t))
+    if (e.kind(t) != TaskKind::optimizer && e.kind(t) != TaskKind::offload && e.finish(t) > e.start(t) + e.duration_s(t))
       sum += e.finish(t) - e.start(t) - e.duration_s(t);
   return sum;
 }
@@ -181,7 +188,7 @@ double pipeline_bubble(const StepGraph& g, int rank) {
       const TaskKind kind = e.kind(t);
       const bool zero3 = !is_compute(kind) && core::is_zero3(comm_kind(kind));
       if ((k == StreamKind::dp || k == StreamKind::dp_gather) && !zero3) continue;
-      if (kind != TaskKind::optimizer) serial.emplace_back(e.start(t), e.finish(t));
+      if (kind != TaskKind::optimizer && kind != TaskKind::offload) serial.emplace_back(e.start(t), e.finish(t));
     }
   }
   return uncovered(merged(std::move(serial), runs), 0.0, span);
@@ -210,7 +217,7 @@ std::vector<std::pair<int, double>> path_labels(const StepGraph& g, const std::v
     const TaskSpec sp = e.spec(t);
     const double dur = e.finish(t) - e.start(t);
     if (is_compute(sp.kind)) {
-      credit(sp.kind == TaskKind::optimizer ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
+      credit(sp.kind == TaskKind::optimizer || sp.kind == TaskKind::offload ? kind_key(sp.kind) : g.ranks[sp.rank].stage,
              dur - sp.folded_tp_s);
       // folded serial TP stalls the compute stream: all of it is exposed
       out.exposed_s[static_cast<int>(core::CommBucket::tp)] += sp.folded_tp_s;
@@ -302,7 +309,7 @@ StepSummary summarize(const StepGraph& g) {
   StepSummary out;
   out.step_s = e.makespan();
   std::vector<double> work;
-  const auto compute = compute_intervals(e, work, out.optimizer_s);
+  const auto compute = compute_intervals(e, work, out.optimizer_s, out.offload_s);
   out.busiest_rank = static_cast<int>(std::max_element(work.begin(), work.end()) - work.begin());
   out.compute_s = work[out.busiest_rank];
   out.contention_s = contention_s(e, out.busiest_rank);

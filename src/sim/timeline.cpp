@@ -74,7 +74,7 @@ void rank_items(const Engine& e, int rank, std::vector<Item>& items, Busy& busy)
       if (sp.folded_tp_s > 0) items.push_back(Item{1, end, e.finish(t), t, true});
       const bool serial = kOrder[q] == StreamKind::compute || kOrder[q] == StreamKind::tp ||
                           kOrder[q] == StreamKind::cp || kOrder[q] == StreamKind::ep;
-      if (serial && sp.kind != TaskKind::optimizer) busy.emplace_back(e.start(t), e.finish(t));
+      if (serial && sp.kind != TaskKind::optimizer && sp.kind != TaskKind::offload) busy.emplace_back(e.start(t), e.finish(t));
     }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     return a.order != b.order ? a.order < b.order : a.start < b.start;

@@ -566,6 +566,33 @@ TEST_CASE("cli: sweep --emit writes a scenario evaluate reproduces exactly; CSV 
   CHECK_FALSE(fs::exists(none));
 }
 
+// Issue 38 item 7: CPU offload in the sweep's space. With the memory objective the smallest peak is
+// ZeRO-Infinity's (the parameter shard on the host); --emit writes the mode and evaluate reproduces
+// the ranked step exactly. Hardware without a host refuses the search.
+TEST_CASE("cli: sweep --search offload ranks offloaded layouts and --emit writes the mode", "[cli][sweep][offload]") {
+  const auto dir = cli_testing::scratch_dir();
+  const std::string file = (dir / "offload.yaml").string();
+  const std::string sweep = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 1 --top 3 --search offload "
+                            "--objective memory";
+  const auto json = ptdsim(sweep + " --format json --emit " + file);
+  REQUIRE(json.status == 0);
+  const auto best = nlohmann::json::parse(json.out)["results"][0];
+  CHECK(best["training"]["offload"] == "optimizer_params");
+  CHECK(best["parallel"]["zero"] == 3);
+  CHECK(best["memory"]["host_fits"] == true);
+  CHECK(slurp(file).find("offload: optimizer_params") != std::string::npos);
+  const auto ev = ptdsim("evaluate " + file + " --format json");
+  REQUIRE(ev.status == 0);
+  const auto j = nlohmann::json::parse(ev.out);
+  CHECK(j["time"]["step_s"].get<double>() == best["time"]["step_s"].get<double>());
+  CHECK(j["time"]["critical_path"]["offload"].get<double>() == best["time"]["critical_path"]["offload"].get<double>());
+  const auto table = ptdsim(sweep);
+  CHECK(table.out.find("offload-optimizer_params") != std::string::npos);
+  const auto no_host = ptdsim(sweep + " --set hardware=hgx-h800");
+  CHECK(no_host.status == 2);
+  CHECK(no_host.err.find("offload needs the hardware's host") != std::string::npos);
+}
+
 // Issue 38: a model or hardware file where a scenario goes says so in one message (it gave an
 // "unknown key" per key of the model: 13 for GPT-3), exit 2.
 TEST_CASE("cli: evaluate on a model or hardware file names what the file is", "[cli][evaluate]") {

@@ -403,6 +403,11 @@ TEST_CASE("cli: hostile bounds: values outside physics are refused at their key"
       "hardware.gpu.sms=2147483648",          "training.micro_batch=1e300",
       "training.global_batch=262144",  // 32768 micro-batches x 16 stages: past the simulator's passes
       "model.mtp_layers=1e30",                "model.head_dim=2147483648",
+      // CPU offload's keys (docs/analytic.md "CPU offload")
+      "hardware.host.link_gbs=5e-324",        "hardware.host.memory_gbs=5e-324",
+      "hardware.host.memory_gib=1e308",       "hardware.host.adam_gparams=1e300",
+      "training.offload_fraction=1.5",        "training.offload_fraction=-0.1",
+      "training.offload=nvme",                "training.overlap.offload=maybe",
   };
   for (const char* set : sets) {
     DYNAMIC_SECTION(set) {
@@ -423,6 +428,15 @@ TEST_CASE("cli: hostile bounds: values at the ends of their ranges give sane num
       {"evaluate", kScenario, "--set", "hardware.gpu.matmul_efficiency=0.01", "--format", "json"},
       {"evaluate", kScenario, "--set", "hardware.gpu.memory_gib=1", "--format", "json"},
       {"evaluate", kScenario, "--set", "parallel.zero=3", "--format", "json"},
+      // CPU offload at the ends of the host's ranges: a 1 MB/s link, a host of 1 GiB (does not fit), nothing offloaded
+      {"evaluate", kScenario, "--set", "training.offload=optimizer", "--set", "hardware.host.link_gbs=0.001",
+       "--format", "json"},
+      {"evaluate", kScenario, "--set", "training.offload=optimizer", "--set", "hardware.host.memory_gib=1",
+       "--set", "hardware.host.memory_gbs=0.001", "--set", "hardware.host.adam_gparams=1e-9", "--format", "json"},
+      {"evaluate", kScenario, "--set", "training.offload=optimizer", "--set", "training.offload_fraction=0",
+       "--format", "json"},
+      {"evaluate", kScenario, "--set", "training.offload=optimizer_params", "--set", "parallel.zero=3",
+       "--format", "json"},
       // 16384 micro-batches x 16 stages = 262144 pipeline passes: the limit itself
       {"evaluate", kScenario, "--set", "training.global_batch=131072", "--format", "json"},
   };

@@ -387,6 +387,30 @@ const Case kCases[] = {
      "{data}/bad/scenario_attention_kernel_unknown.yaml:4:63: error: training.attention_kernel must be one of cudnn, flash2, got \"flash3\"; did you mean 'flash2'?\n"
      "training: {seq_len: 4096, global_batch: 64, attention_kernel: flash3}\n"
      "                                                              ^"},
+    {"scenario_offload_unknown.yaml",
+     "{data}/bad/scenario_offload_unknown.yaml:4:54: error: training.offload must be one of none, optimizer, optimizer_params, got \"nvme\"; did you mean 'none'?\n"
+     "training: {seq_len: 4096, global_batch: 64, offload: nvme}\n"
+     "                                                     ^"},
+    {"scenario_offload_fraction_range.yaml",
+     "{data}/bad/scenario_offload_fraction_range.yaml:5:83: error: training.offload_fraction must be at most 1, got \"1.5\"\n"
+     "training: {seq_len: 4096, global_batch: 64, offload: optimizer, offload_fraction: 1.5}\n"
+     "                                                                                  ^"},
+    {"scenario_offload_without_zero.yaml",
+     "{data}/bad/scenario_offload_without_zero.yaml:7:3: error: training.offload optimizer needs parallel.zero >= 1 (each data-parallel rank offloads its optimizer shard)\n"
+     "  offload: optimizer\n"
+     "  ^"},
+    {"scenario_offload_without_host.yaml",
+     "{data}/bad/scenario_offload_without_host.yaml:8:3: error: training.offload needs the hardware's host: hardware.host.link_gbs, memory_gib and memory_gbs (hgx-h800 gives none of them)\n"
+     "  offload: optimizer_params\n"
+     "  ^"},
+    {"hardware_host_unknown_key.yaml",
+     "{data}/bad/hardware_host_unknown_key.yaml:8:8: error: unknown key 'link_gb' in hardware.host; did you mean 'link_gbs'?\n"
+     "host: {link_gb: 64, memory_gib: 2048, memory_gbs: 614.4}\n"
+     "       ^"},
+    {"hardware_host_link_not_positive.yaml",
+     "{data}/bad/hardware_host_link_not_positive.yaml:8:18: error: hardware.host.link_gbs must be a positive number, got \"0\"\n"
+     "host: {link_gbs: 0, memory_gib: 2048, memory_gbs: 614.4}\n"
+     "                 ^"},
     {"scenario_main_grads_unknown.yaml",
      "{data}/bad/scenario_main_grads_unknown.yaml:4:57: error: training.main_grads must be one of fp32, 16bit, got \"fp16\"; did you mean 'fp32'?\n"
      "training: {seq_len: 4096, global_batch: 64, main_grads: fp16}\n"

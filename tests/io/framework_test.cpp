@@ -129,14 +129,42 @@ TEST_CASE("io: every framework row names scenario keys and loads", "[io][framewo
       CHECK_FALSE(fw.defaults.empty());
       core::Scenario s;
       REQUIRE_NOTHROW(s = load("  seq_len: 512\n  global_batch: 8\n  framework: " + std::string(fw.name) + "\n"));
-      // the scenario sets none of them; its dense model reads no MoE switch, which is not listed
-      const auto moe_keys = std::count_if(fw.defaults.begin(), fw.defaults.end(),
-                                          [](const core::FrameworkDefault& d) { return d.key.starts_with("training.moe."); });
-      CHECK(s.training.from_framework.size() == fw.defaults.size() - static_cast<std::size_t>(moe_keys));
+      // the scenario sets none of them; its dense model reads no MoE switch, and a default of a
+      // feature it does not turn on (CPU offload's overlap) is not filled
+      const auto filled = std::count_if(fw.defaults.begin(), fw.defaults.end(), [](const core::FrameworkDefault& d) {
+        return d.when.empty() && !d.key.starts_with("training.moe.");
+      });
+      CHECK(s.training.from_framework.size() == static_cast<std::size_t>(filled));
     }
   }
   CHECK(core::find_framework("nemo-24.07") != nullptr);
   CHECK(core::find_framework("nemo") == nullptr);
+}
+
+// a host for CPU offload (the fixture's hardware has none): the DGX H100's (hardware/FACTS.md section 7)
+const io::Override kHost{"hardware.host", "{link_gbs: 64, memory_gib: 2048, memory_gbs: 614.4}"};
+
+TEST_CASE("io: a framework's CPU offload default applies only to a scenario that offloads", "[io][framework][offload]") {
+  // Megatron-Core's HybridDeviceOptimizer copies the gradients to the host in step(): not beside the backward
+  const auto plain = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8-distopt\n");
+  CHECK(std::find(plain.training.from_framework.begin(), plain.training.from_framework.end(),
+                  "training.overlap.offload") == plain.training.from_framework.end());
+  CHECK(plain.training.overlap.offload);  // the tool's default, unread without offload
+  const auto off = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8-distopt\n",
+                        {{"training.offload", "optimizer"}, kHost});
+  CHECK(off.training.offload == core::Offload::optimizer);
+  CHECK_FALSE(off.training.overlap.offload);
+  CHECK(std::find(off.training.from_framework.begin(), off.training.from_framework.end(),
+                  "training.overlap.offload") != off.training.from_framework.end());
+  // an explicit value wins, as for every default
+  const auto mine = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8-distopt\n  offload: optimizer\n"
+                         "  overlap: {offload: true}\n",
+                         {kHost});
+  CHECK(mine.training.overlap.offload);
+  // DeepSpeed copies each reduced bucket during the backward
+  const auto ds = load("  seq_len: 512\n  global_batch: 8\n  framework: deepspeed\n  offload: optimizer\n",
+                       {{"parallel.zero", "1"}, kHost});
+  CHECK(ds.training.overlap.offload);
 }
 
 TEST_CASE("io: the torchtitan rows set its fusions and torchao's Float8 recipe", "[io][framework]") {

@@ -297,6 +297,23 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(set.training.moe.dispatcher == core::Dispatcher::alltoall);
     CHECK(load("--moe-token-dispatcher-type flex").training.moe.dispatcher == core::Dispatcher::flex);
   }
+  SECTION("--optimizer-cpu-offload with its fraction: CPU offload, the gradients copied in step()") {
+    io::ImportScenario s;
+    s.hardware = "dgx-h100";  // it has a host (hardware/FACTS.md section 7)
+    s.gpus = 8;
+    const std::string base = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 32000 "
+                             "--seq-length 4096 --global-batch-size 64 --bf16 --use-distributed-optimizer ";
+    const auto t = io::load_scenario_from_string(
+                       io::import_megatron(base + "--optimizer-cpu-offload --optimizer-offload-fraction 0.25", "", s).yaml,
+                       "plan.yaml")
+                       .training;
+    CHECK(t.offload == core::Offload::optimizer);
+    CHECK(t.offload_fraction == 0.25);
+    CHECK_FALSE(t.overlap.offload);  // megatron-core-0.8's row: HybridDeviceOptimizer copies in step()
+    // a fraction outside [0, 1] is an error at the flag
+    CHECK_THROWS_AS(io::import_megatron(base + "--optimizer-cpu-offload --optimizer-offload-fraction 2", "", s),
+                    core::ConfigError);
+  }
 }
 
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {

@@ -328,3 +328,34 @@ TEST_CASE("planner: a long micro-batch list costs its admitted divisors", "[plan
   CHECK(none.micro_batch().empty());
   CHECK(none.why_no_candidate() == "--micro-batch: no value of 3,5,7 divides the global batch 16");
 }
+
+TEST_CASE("planner: --search offload adds the offload modes each ZeRO stage can run", "[planner][space][offload]") {
+  auto s = test::tiny(4);
+  SearchSpace b = degrees_only();
+  b.zero = {};  // every ZeRO stage
+  REQUIRE(search_switches({"offload"}, b).empty());
+  // without a host the space keeps the scenario's mode (the sweep's caller refuses the search)
+  CHECK(Space(s, b).offload().size() == 1);
+  s.hardware.host.link_Bps = 64e9;
+  s.hardware.host.memory_bytes = 2048 * core::kGiB;
+  s.hardware.host.memory_Bps = 614.4e9;
+  const Space space(s, b);
+  REQUIRE(space.offload().size() == 3);
+  // per layout, ZeRO 0: none; ZeRO 1 and 2: none, optimizer; ZeRO 3: all three. So the space holds
+  // (1 + 2 + 2 + 3) / 4 = 2 times the layouts of the same space without the search
+  SearchSpace plain = degrees_only();
+  plain.zero = {};
+  CHECK(space.count_candidates() == 2 * Space(s, plain).count_candidates());
+  std::set<std::string> seen;
+  for (std::uint64_t i = 0; i < space.size(); ++i) {
+    auto c = space.at(i);
+    if (!c) continue;
+    CHECK((c->offload == core::Offload::none || c->zero >= 1));
+    CHECK((c->offload != core::Offload::optimizer_params || c->zero == 3));
+    seen.insert(label(*c));  // the label names the mode: every candidate still distinct
+    core::Scenario t = s;
+    apply(*c, t);
+    CHECK(t.training.offload == c->offload);
+  }
+  CHECK(seen.size() == space.count_candidates());
+}

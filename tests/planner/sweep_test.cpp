@@ -9,6 +9,7 @@
 #include "fixtures.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/sim/simulate.hpp"
@@ -326,4 +327,40 @@ TEST_CASE("planner: explicit stage layers do not leak between candidates", "[pla
     outs.push_back(rows);
   }
   CHECK(outs[0] == outs[1]);
+}
+
+TEST_CASE("planner: with CPU offload the lower bounds still never exceed the simulated step", "[planner][bound][offload]") {
+  // the two-node spaces with --search offload, over a host slow enough that the offload phase
+  // matters (8 GB/s link, 50 GB/s CPU memory: docs/analytic.md "CPU offload")
+  SearchSpace b;
+  b.max_micro_batch = 2;
+  b.zero = {};
+  REQUIRE(search_switches({"offload"}, b).empty());
+  for (int variant : {0, 5}) {
+    auto s0 = test::two_nodes(variant);
+    s0.hardware.host.link_Bps = 8e9;
+    s0.hardware.host.memory_bytes = 512 * core::kGiB;
+    s0.hardware.host.memory_Bps = 50e9;
+    const Space space(s0, b);
+    REQUIRE(space.offload().size() == 3);
+    int checked = 0, offloaded = 0;
+    for (std::uint64_t i = 0; i < space.size(); i += 11) {
+      auto c = space.at(i);
+      if (!c) continue;
+      const auto s = scenario_of(s0, *c);
+      if (!core::check(s).empty()) continue;
+      const auto plan = analytic::plan_step(s);
+      const double bound = step_lower_bound(plan), graph = schedule_lower_bound(plan);
+      const double step = sim::simulate(s).step_s;
+      INFO(label(*c) << " variant " << variant << " bound " << bound << " schedule bound " << graph << " step " << step);
+      CHECK(bound <= step * (1 + 1e-12));
+      CHECK(graph >= bound);
+      CHECK(graph <= step * (1 + 1e-12));
+      CHECK(work_lower_bound(analytic::Step(s)).bound_s <= bound * (1 + 1e-12));
+      ++checked;
+      if (c->offload != core::Offload::none) ++offloaded;
+    }
+    CHECK(offloaded > 20);
+    CHECK(checked > offloaded);
+  }
 }

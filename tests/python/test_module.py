@@ -76,6 +76,21 @@ def test_overrides_are_the_clis_set():
         ptdsim.evaluate("scenarios/default.yaml", tp=4)
 
 
+def test_offload_fields_are_the_clis():
+    # CPU offload (docs/analytic.md "CPU offload"): the report grows by its fields only when the
+    # scenario offloads; the module's dict carries them as the CLI's JSON does
+    expected = cli_json("evaluate", "scenarios/default.yaml", "--set", "training.offload=optimizer")
+    got = ptdsim.evaluate("scenarios/default.yaml", training__offload="optimizer")
+    assert got == expected
+    assert got["training"]["offload"] == "optimizer"
+    assert got["time"]["offload_s"] > 0
+    assert got["time"]["critical_path"]["offload"] == got["time"]["offload_s"]
+    assert got["memory"]["host_fits"] is True
+    assert abs(sum(got["time"]["critical_path"].values()) - got["time"]["step_s"]) <= 1e-9 * got["time"]["step_s"]
+    plain = ptdsim.evaluate("scenarios/default.yaml")
+    assert "offload" not in plain["training"] and "offload_s" not in plain["time"]
+
+
 def test_simulate_adds_the_trace():
     out = os.path.join(os.environ.get("PTDSIM_TMP", "/tmp"), "ptdsim_trace.json")
     expected = cli_json("evaluate", "scenarios/default.yaml", "--trace", out)

@@ -18,6 +18,7 @@ struct StepTiming {
   double contention_s = 0;  // of compute_s: lost to SMs held by collectives beside it
   double bubble_s = 0;
   double optimizer_s = 0;
+  double offload_s = 0;     // CPU offload's serial phase (StagePlan::offload_s), the longest
   std::array<double, core::kCommBucketCount> exposed_s{};
   std::vector<double> in_flight;  // per stage: micro-batches held at the peak; empty: the schedule's
   std::vector<core::BoundPart> bounded_by;

@@ -108,6 +108,11 @@ struct StagePlan {
   int end_begin = 0, end_end = 0;      // after the stage's last pass; the optimizer waits
   int post_begin = 0, post_end = 0;    // after the optimizer
   double optimizer_s = 0;
+  // CPU offload (docs/analytic.md "CPU offload"), serial after the stage's gradient reduction and
+  // before its optimizer step: the gradients' copy to the host that the last backward did not hide,
+  // the CPU's optimizer step, the updated parameters' copy back; offload_s their sum (0: none)
+  double offload_s = 0;
+  double offload_down_s = 0, offload_cpu_s = 0, offload_up_s = 0;
   double dp_bucket_count = 1;  // buckets of the last gradient pass (for the report's volumes)
   double grad_bytes = 0;       // gradient bytes this GPU reduces per step (before ZeRO-3's per-unit)
   // An earlier stage whose work this one repeats exactly: the same chunks' passes, segments and
@@ -173,7 +178,10 @@ struct StageWork {  // one pipeline rank, once per step
   // the step's gradient reduction (all-reduce, or reduce-scatter under ZeRO) and, from ZeRO-1 on,
   // the all-gather of the updated parameters; under ZeRO-3 only the embedding and head's
   double dp_reduce_s = 0, dp_reduce_bytes = 0, dp_gather_s = 0, dp_gather_bytes = 0;
-  double optimizer_s = 0;
+  double optimizer_s = 0;  // the GPU's (the part of the optimizer CPU offload leaves it)
+  // CPU offload: the gradients' copy to the host at the step's end (all of it; the plan decides
+  // what the last backward hides), the CPU step, the parameters' copy back
+  double offload_down_s = 0, offload_cpu_s = 0, offload_up_s = 0;
 };
 struct StepWork {
   std::vector<StageWork> stages;  // p
@@ -195,6 +203,7 @@ struct PlanOptions {
   bool overlap_pp = true;
   bool overlap_dp = true;   // gradient buckets reduced as soon as the last backward made them
   bool zero3_prefetch = true;
+  bool overlap_offload = true;      // gradients copied to the host beside the last backward (buckets)
   core::Sharding sharding;          // how the framework runs ZeRO-3 (zero == 3)
   bool recompute_full = false;      // full recomputation: the backward recomputes each unit's forward
   double comm_share = 0;

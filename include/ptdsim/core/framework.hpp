@@ -14,6 +14,9 @@ namespace ptdsim::core {
 struct FrameworkDefault {
   std::string_view key;
   std::string_view value;
+  // Filled only when this scenario key is set to something other than "none" (a default of a
+  // feature the scenario turns on: CPU offload's overlap); "": always
+  std::string_view when = {};
 };
 
 struct Framework {

@@ -219,6 +219,16 @@ struct AttentionTables {
 };
 AttentionTables attention_tables(const GpuSpec& g, Precision p, AttentionKernel kernel);
 
+// The host side of a node (hardware.host), read only by CPU offload (training.offload); 0: not
+// given. hardware/FACTS.md section 7 cites the shipped values.
+struct HostSpec {
+  double link_Bps = 0;        // host link per GPU, one direction (PCIe, NVLink-C2C)
+  double memory_bytes = 0;    // host memory of one node
+  double memory_Bps = 0;      // the node's CPU memory bandwidth (all sockets)
+  double adam_params_per_s = 0;  // the node's CPU Adam rate, parameters a second; 0: memory-bound only
+  bool known() const { return link_Bps > 0 && memory_bytes > 0 && memory_Bps > 0; }
+};
+
 struct HardwareSpec {
   std::string name;
   GpuSpec gpu;
@@ -228,6 +238,7 @@ struct HardwareSpec {
   Topology topology = Topology::fat_tree;
   double oversubscription = 1.0;  // of the leaf-to-spine uplinks (fat-tree); see Topology
   std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides the link model
+  HostSpec host;
 };
 
 }  // namespace ptdsim::core

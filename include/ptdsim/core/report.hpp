@@ -50,6 +50,7 @@ enum class BoundKind {
   optimizer,
   comm,       // one kind of communication (BoundPart::comm)
   dp,         // data-parallel communication as a whole (analytic engine)
+  offload,    // CPU offload's host copies and CPU optimizer step (training.offload)
 };
 struct BoundPart {
   static constexpr int kAllStages = -1;
@@ -74,8 +75,9 @@ enum class PathCause {
   dp_reduce,       // gradient reductions (DP buckets, ZeRO-3 reduce-scatters)
   dp_gather_wait,  // waiting for a parameter all-gather (ZeRO-1/2 after the update, ZeRO-3 per unit)
   optimizer,
+  offload,         // CPU offload: gradients down, the CPU optimizer step, parameters up (training.offload)
 };
-inline constexpr int kPathCauseCount = 10;
+inline constexpr int kPathCauseCount = 11;
 // The cause a transfer of kind k on the path is given: ZeRO-3's reduce-scatters count as gradient
 // reductions and its all-gathers as waits for parameters (the CSV's fixed columns group them).
 constexpr PathCause path_cause(CommKind k) {
@@ -202,6 +204,12 @@ struct Report {
   // the largest micro-batch and the longest sequence; 0: not even the scenario's; -1: not computed
   int fit_micro_batch = -1;
   int fit_seq_len = -1;
+  // CPU offload (training.offload): what one GPU keeps in host memory (the busiest stage's), the
+  // node's total (every GPU of the node holding as much), the node's host memory; fits needs both
+  double host_bytes_per_gpu = 0;
+  double host_bytes_per_node = 0;
+  double host_capacity_bytes = 0;
+  bool host_fits = true;
 
   // time, seconds
   double step_s = 0;
@@ -209,6 +217,12 @@ struct Report {
   double contention_s = 0; // of compute_s: lost to the SMs held by collectives running beside it
   double bubble_s = 0;     // pipeline idle time of that stage
   double optimizer_s = 0;
+  // CPU offload (training.offload; all 0 without it), the slowest stage's, seconds per step: what of
+  // the gradients' copy to the host the backward does not hide, the CPU optimizer step, the copy
+  // of the updated parameters back; offload_s their sum, serial after the backward (and before the
+  // GPU's optimizer step, which does the rest of the fraction)
+  double offload_s = 0;
+  double offload_down_s = 0, offload_cpu_s = 0, offload_up_s = 0;
   double stage_forward_s = 0;   // per micro-batch, the slowest stage
   double stage_backward_s = 0;
   std::array<CommStats, kCommBucketCount> comm{};  // per GPU: the busiest GPU's (a middle stage's for pp)

@@ -13,9 +13,21 @@ struct Overlap {
   bool tp = false;
   bool pp = true;
   bool zero3_prefetch = true;
+  // training.offload: the gradients of the last backward copied to the host as their buckets are
+  // reduced (DeepSpeed ZeRO-Offload); false: all at the optimizer step (Megatron-Core's
+  // HybridDeviceOptimizer copies them in step()). docs/analytic.md "CPU offload".
+  bool offload = true;
 };
 
 enum class Optimizer { adam, sgd };
+
+// What the optimizer step keeps in host memory (training.offload; docs/analytic.md "CPU offload"):
+// none; optimizer, the fp32 master weights, Adam's moments and the fp32 gradients, with the step
+// itself on the CPU (DeepSpeed ZeRO-Offload, `offload_optimizer: {device: cpu}`; Megatron-Core
+// `--optimizer-cpu-offload`); optimizer_params, the 16-bit parameter shard too, fetched for each
+// ZeRO-3 unit before its all-gather (ZeRO-Infinity, `offload_param: {device: cpu}`).
+enum class Offload { none, optimizer, optimizer_params };
+inline constexpr int kOffloadCount = 3;
 
 // How a memory-bound operator runs (training.fusion, docs/analytic.md "Memory-bound operators from
 // bytes"): eager, PyTorch's own kernels one after another (each reads its inputs from and writes its
@@ -98,6 +110,11 @@ struct TrainingSpec {
   // Tokens the whole run trains on (training.tokens, or --tokens); 0: not given, and the report
   // has no time or cost to train.
   double tokens = 0;
+  Offload offload = Offload::none;
+  // The share of the optimizer states and step that runs on the host, in [0, 1] (Megatron-Core
+  // --optimizer-offload-fraction, default 1.0; DeepSpeed ZeRO-3 offload_optimizer.ratio); the
+  // rest stays on the GPU. Read only when offload is not none.
+  double offload_fraction = 1.0;
 };
 
 // What the run pays (the scenario's `cost` section): the price of one GPU for one hour, in the

@@ -59,6 +59,9 @@ struct SearchSpace {
   // Switches the sweep keeps at the base scenario's value unless asked to search them (`--search
   // overlap.tp`): then the values listed here, {false, true} for a full search.
   std::vector<bool> overlap_tp, overlap_dp, overlap_pp;
+  // CPU offload (`--search offload`): the modes to try; empty: the base scenario's alone. Modes a
+  // layout's ZeRO stage cannot run (optimizer below ZeRO-1, optimizer_params below ZeRO-3) are skipped.
+  std::vector<core::Offload> offload;
 
   int max_tp = 0;
   int max_pp = 0;
@@ -80,9 +83,10 @@ struct Candidate {
   bool sequence_parallel = false;
   core::Schedule schedule = core::Schedule::one_f_one_b;
   bool overlap_tp = false, overlap_dp = true, overlap_pp = true;
+  core::Offload offload = core::Offload::none;
   // which overlap switches the space varies (kSearched* bits): label() names only those
   std::uint8_t searched = 0;
-  static constexpr std::uint8_t kSearchedTp = 1, kSearchedDp = 2, kSearchedPp = 4;
+  static constexpr std::uint8_t kSearchedTp = 1, kSearchedDp = 2, kSearchedPp = 4, kSearchedOffload = 8;
 };
 
 // Writes the candidate's degrees and knobs into a scenario (everything else is kept; an explicit
@@ -93,7 +97,8 @@ void apply(const Candidate& c, core::Scenario& s);
 // The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.
 // Dimensions, most significant digit first: tp, pp, cp, ep, pipeline (schedule with its vpp),
 // micro_batch, zero, recompute, sequence_parallel, overlap.tp, overlap.dp, overlap.pp (the last
-// three one value, the base's, unless searched), shard_ranks, etp (the base's unless --etp). Index i decodes to digits by repeated
+// three one value, the base's, unless searched), shard_ranks, etp (the base's unless --etp), offload (the base's unless
+// --search offload). Index i decodes to digits by repeated
 // division, so any index range is a chunk of work with no shared state.
 class Space {
  public:
@@ -135,6 +140,7 @@ class Space {
   const std::vector<bool>& overlap_tp() const { return overlap_tp_; }
   const std::vector<bool>& overlap_dp() const { return overlap_dp_; }
   const std::vector<bool>& overlap_pp() const { return overlap_pp_; }
+  const std::vector<core::Offload>& offload() const { return offload_; }
 
   // Where the space has no candidate because a dimension has no value: the first such dimension's
   // option (--tp, --max-tp, ...) and why, in words ("no value of 3 divides both the 1024 GPUs and the
@@ -160,7 +166,7 @@ class Space {
   Located locate(const core::Scenario& s) const;
 
  private:
-  static constexpr int kDigits = 14;
+  static constexpr int kDigits = 15;
   using Digits = std::array<std::uint64_t, kDigits>;
   Digits digits(std::uint64_t index) const;  // index < size_
   std::optional<Candidate> candidate(std::uint64_t index, const Digits& d) const;
@@ -177,6 +183,7 @@ class Space {
   std::vector<std::pair<core::Schedule, int>> pipeline_;
   std::vector<core::Recompute> recompute_;
   std::vector<bool> sequence_parallel_, overlap_tp_, overlap_dp_, overlap_pp_;
+  std::vector<core::Offload> offload_;
   std::uint8_t searched_ = 0;
   std::string empty_option_, empty_why_;
   std::vector<std::uint64_t> radix_;  // per digit, least significant last

@@ -17,6 +17,7 @@ struct StepSummary {
   double bubble_s = 0;      // that rank's idle time until the last pipeline pass of any rank
                             // ends: neither compute nor its TP/CP/EP collectives running
   double optimizer_s = 0;   // the longest optimizer step
+  double offload_s = 0;     // the longest CPU offload phase (0: none)
   // Per core::CommBucket: the time of that kind's transfers on the critical path during which the
   // rank waiting for them computes nothing.
   std::array<double, core::kCommBucketCount> exposed_s{};

@@ -25,8 +25,9 @@ enum class TaskKind : std::uint8_t {
   backward_input,   // ZB-H1's B
   backward_weight,  // ZB-H1's W
   optimizer,
+  offload,          // CPU offload's serial phase on the compute stream (host copies, CPU optimizer step)
 };
-inline constexpr int kComputeTaskKinds = 5;
+inline constexpr int kComputeTaskKinds = 6;
 inline constexpr int kTaskKinds = kComputeTaskKinds + core::kCommKindCount;
 constexpr TaskKind task_kind(core::CommKind c) {
   return static_cast<TaskKind>(kComputeTaskKinds + static_cast<int>(c));
