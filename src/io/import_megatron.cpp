@@ -181,6 +181,14 @@ class Arguments {
     }
   }
 
+  // A flag's value as a YAML scalar at the flag's position, for the schema's typed readers.
+  static Node scalar(const Flag& f) {
+    Node n;
+    n.kind = Node::Kind::scalar;
+    n.text = f.value;
+    n.mark = f.at;
+    return n;
+  }
   bool has(const std::string& flag) const { return flags_.count(flag) > 0; }
   const Flag* get(const std::string& flag) const {
     auto it = flags_.find(flag);
@@ -190,21 +198,13 @@ class Arguments {
   std::optional<long long> wide(const std::string& flag, std::string_view as) const {
     const Flag* f = get(flag);
     if (!f) return std::nullopt;
-    Node n;
-    n.kind = Node::Kind::scalar;
-    n.text = f->value;
-    n.mark = f->at;
-    return detail::read_integer(n, flag, as);
+    return detail::read_integer(scalar(*f), flag, as);
   }
   // A flag's decimal value as the text it was given, in the range of the ptdsim key `as`.
   std::optional<std::string> decimal(const std::string& flag, std::string_view as) const {
     const Flag* f = get(flag);
     if (!f) return std::nullopt;
-    Node n;
-    n.kind = Node::Kind::scalar;
-    n.text = f->value;
-    n.mark = f->at;
-    detail::read_number(n, std::string(as));
+    detail::read_number(scalar(*f), std::string(as));
     return f->value;
   }
   // every `as` key read through here has a range inside int's (src/io/schema.cpp)
