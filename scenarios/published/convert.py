@@ -465,6 +465,191 @@ def dataset_text(source_path, head=HEAD):
     return emit(recs, head.format(n=len(src)))
 
 
+# The MoE runs (convert.py --moe): Megatron-Bridge / NeMo performance tables, NVIDIA's dgxc recipes, the
+# Megatron MoE model zoo and Megatron-Core write-ups. Hardware by the record's GPU; a GPU without a
+# hardware file in the repository is refused with that reason.
+MOE_HW = {"H100": HW_H100, "B200": "../../hardware/dgx-b200.yaml", "GB200": "../../hardware/gb200-nvl72.yaml",
+          "GB300": "../../hardware/gb300-nvl72.yaml"}
+MOE_MODELS = {"DeepSeek-V3": "deepseek-v3.yaml", "Qwen3-30B-A3B": "qwen3-30b-a3b.yaml",
+              "Qwen3-235B-A22B": "qwen3-235b-a22b.yaml", "Mixtral 8x7B": "mixtral-8x7b.yaml"}
+MIXTRAL_8X22B = {
+    "name": "mixtral-8x22b",
+    "source": "record's arch (56 layers, hidden 6144, 48 heads, 8 KV heads, expert FFN 16384, 8 experts top-2); vocab 32768 from the public config.json of mistralai/Mixtral-8x22B-v0.1 (the record leaves it null)",
+    "layers": 56, "hidden": 6144, "heads": 48, "kv_heads": 8, "ffn_hidden": 16384, "vocab": 32768,
+    "mlp": "swiglu", "norm": "rmsnorm", "position": "rope", "max_seq_len": 65536, "tied_embeddings": False,
+    "bias": False, "moe": {"experts": 8, "top_k": 2, "every": 1, "ffn_hidden": 16384}}
+
+
+def moe_gpu(gpu):
+    for k in ("GB300", "GB200", "B300", "B200", "H100"):
+        if gpu.startswith(k):
+            return k
+    return gpu
+
+
+def convert_moe(r):
+    """One MoE record: every assumption goes into `notes`."""
+    rid, g, src = r["id"], r["source_group"], r["source"]
+    out = {"name": rid, "source": f'{src["title"]}, {src["locator"]}'}
+    if src.get("repo"):
+        out["source"] += f' ({src["repo"]}/{src.get("path") or ""} @{(src.get("commit") or "")[:12]})'
+    m, hw, p, t, me = r["model"], r["hardware"], r["parallelism"], r["training"], r["measured"]
+    mc = m.get("moe_config") or {}
+    notes = []
+    not_modelled = None
+    gpus = hw["num_gpus"]
+    gpu = moe_gpu(hw["gpu"])
+    rec_notes = " ".join((r.get("notes") or "").split())
+    seq = m["seq_len"]
+    step = None
+    if me.get("iteration_time_s") is not None:
+        step = me["iteration_time_s"]
+    elif me.get("tokens_per_s_per_gpu") is not None and t.get("global_batch_size") and seq:
+        step = round(t["global_batch_size"] * seq / (me["tokens_per_s_per_gpu"] * gpus), 4)
+        notes.append(f"step_s = global batch {t['global_batch_size']} x seq {seq} / ({me['tokens_per_s_per_gpu']} "
+                     f"tokens/s/GPU x {gpus} GPUs)")
+    if r["completeness"] != "complete":
+        not_modelled = ("parallel layout, batch and sequence length not stated (missing "
+                        f"{', '.join(r.get('missing_core_fields') or ['core fields'])})")
+    elif gpu not in MOE_HW:
+        not_modelled = f"GPU {hw['gpu']} ({hw.get('system')}): no hardware file in hardware/ for it"
+    elif step is None:
+        not_modelled = ("only TFLOP/s per GPU in the source's own MoE FLOP count (Megatron num_floating_point_operations); "
+                        "no step time or tokens/s to compare")
+    elif m["name"] not in MOE_MODELS and m["name"] != "Mixtral 8x22B":
+        not_modelled = f"model {m['name']}: no model file"
+    model = None
+    parallel, training = {}, {}
+    framework = None
+    if not not_modelled:
+        if m["name"] == "Mixtral 8x22B":
+            model = dict(MIXTRAL_8X22B)
+        else:
+            model = MODELS + MOE_MODELS[m["name"]]
+        mtp = str(mc.get("mtp_layers"))
+        if m["name"] == "DeepSeek-V3":
+            if mtp.startswith("0"):
+                model = dict(load_shipped(model))
+                model["name"] = "deepseek-v3-womtp"
+                model["mtp_layers"] = 0
+                notes.append("model deepseek-v3 with mtp_layers 0 (the row says without MTP)")
+            elif mtp.startswith("1"):
+                notes.append("mtp_layers 1 (deepseek-v3.yaml) as the record says")
+            else:
+                notes.append("mtp_layers 1 ASSUMED (deepseek-v3.yaml; the source does not say whether MTP ran)")
+        fw = (t.get("framework") or "") + " " + g
+        if "Megatron-Core" in fw and "NeMo" not in fw or g.startswith("Megatron-MoE-ModelZoo") or g.startswith("Megatron-LM"):
+            framework = "megatron-core-0.8-distopt"
+            notes.append("framework megatron-core-0.8-distopt: the closest preset to the Megatron-Core release the run used "
+                         "(distributed optimizer as the model zoo's and Megatron's MoE scripts set it)")
+        else:
+            framework = "nemo-24.07"
+            notes.append(f"framework nemo-24.07: the closest preset to '{t.get('framework')}' (the NeMo / Megatron-Bridge "
+                         "performance recipes: sequence parallel, distributed optimizer, TP/DP/PP overlap)")
+        vpp = p.get("vp") or 1
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p.get("cp") or 1, ep=p["ep"])
+        if p.get("etp") is not None:
+            parallel["etp"] = p["etp"]
+        else:
+            notes.append(f"etp not stated: Megatron-Core's default etp = tp ({p['tp']})")
+        if vpp > 1:
+            parallel["vpp"] = vpp
+            parallel["schedule"] = "interleaved"
+        elif not p.get("vp"):
+            notes.append("vpp 1 (the source gives none or n/a)")
+        prec = (t.get("precision") or "")
+        recipe = None
+        if prec.startswith("not stated"):
+            precision = "fp8"
+            recipe = "mxfp8" if gpu != "H100" else "current"
+            notes.append(f"precision fp8 / fp8_recipe {recipe} ASSUMED: the 25.09 table has no precision column; its footnote "
+                         "contrasts the main values with a different FP8 quantisation granularity, so the main values are FP8 "
+                         "(MXFP8 on Blackwell, tensorwise current scaling on H100)")
+        elif "BF16" in prec.upper() and "FP8" not in prec.upper():
+            precision = "bf16"
+        elif "MX" in prec.upper():
+            precision, recipe = "fp8", "mxfp8"
+            notes.append(f"precision fp8, fp8_recipe mxfp8 for '{prec}'")
+        elif "CS" in prec.upper() or gpu == "H100":
+            precision, recipe = "fp8", "current"
+            notes.append(f"precision fp8, fp8_recipe current for '{prec}' (Megatron-Bridge's H100 recipes: FP8 current scaling)")
+        else:
+            precision, recipe = "fp8", "delayed"
+            notes.append(f"precision fp8, fp8_recipe delayed ASSUMED for '{prec}' (Transformer Engine's default recipe in NeMo 2.0)")
+        rec = t.get("recompute") or ""
+        recompute = "full" if rec.startswith("full") else "none"
+        if rec and recompute == "none":
+            notes.append(f"recompute none for '{rec}': module-level recompute of the named modules is not a tool setting "
+                         "(its selective is the attention core); their extra forward is not counted")
+        elif not rec:
+            notes.append("recompute none ASSUMED (not stated)")
+        training = dict(seq_len=seq, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                        precision=precision, recompute=recompute)
+        if recipe:
+            training["fp8_recipe"] = recipe
+        drop = str(mc.get("token_dropping") or "")
+        low = (rec_notes + " " + drop).lower()
+        moe = {}
+        if "hybridep" in low or "deepep" in low:
+            moe["dispatcher"] = "flex"
+            notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
+        else:
+            moe["dispatcher"] = "alltoall"
+            notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
+                         "moe_token_dispatcher_type)")
+        if "token dropping" in drop or "tokendrop" in rid:
+            if moe["dispatcher"] != "alltoall":
+                moe["dispatcher"] = "alltoall"
+                notes.append("dispatcher alltoall: token dropping runs only with it")
+            moe["capacity_factor"] = 1
+            notes.append("capacity_factor 1 ASSUMED for token dropping (the recipes' moe_expert_capacity_factor 1.0 "
+                         "with padding to capacity)")
+        elif "balanc" in drop or "balanc" in r.get("measurement_context", ""):
+            notes.append("dropless, load_imbalance 1: the row force-balances the router")
+        else:
+            notes.append("dropless, load_imbalance 1 ASSUMED (not stated; the tool's default)")
+        training["moe"] = moe
+        training["framework"] = framework
+    notes.append("source notes: " + rec_notes if rec_notes else "")
+    notes = [n for n in notes if n]
+    out["flops_convention"] = "model"
+    measured = {}
+    if step is not None:
+        measured["step_s"] = step
+    if me.get("tflops_per_gpu") is not None:
+        measured["tflops_per_gpu"] = me["tflops_per_gpu"]
+    if me.get("tokens_per_s") is not None:
+        measured["tokens_per_s"] = me["tokens_per_s"]
+    elif me.get("tokens_per_s_per_gpu") is not None:
+        measured["tokens_per_s"] = me["tokens_per_s_per_gpu"] * gpus
+    out["measured"] = measured
+    out["notes"] = "; ".join(notes)
+    if not_modelled:
+        out["not_modelled"] = not_modelled
+    else:
+        out["scenario"] = {"name": rid, "model": model, "hardware": MOE_HW[gpu], "cluster": {"gpus": gpus},
+                           "parallel": parallel, "training": training}
+        out["_size"] = params_estimate(model_dims(model))
+    return out
+
+
+HEAD_MOE = """# ptdsim validation dataset of the Mixture-of-Experts runs: the {n} MoE records of
+# scenarios/published/sources/published_runs_moe.yaml (its PyTorch-native dense records are torchtitan.yaml's)
+# converted by scenarios/published/convert.py --moe. Do not edit by hand; change convert.py and regenerate.
+# Rules and assumptions: docs/data.md "The MoE records" and each record's notes. Split: per source group,
+# records sorted by (model size, GPUs, name), positions 0 and 3 of each run of four fit, 1 and 2 holdout.
+# Records on a GPU without a hardware file (B300), with only TFLOP/s, or without a layout are kept with
+# not_modelled and their reason. Run: ptdsim validate scenarios/published/moe.yaml. Units as dataset.yaml.
+"""
+
+
+def moe_text(source_path):
+    src = [r for r in yaml.safe_load(open(source_path, encoding="utf-8")) if r["model"].get("moe")]
+    recs = [convert_moe(r) for r in src]
+    assign_splits(recs, [r["source_group"] for r in src])
+    return emit(recs, HEAD_MOE.format(n=len(src)))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="Convert the published-runs record into the validation dataset.")
     ap.add_argument("source", nargs="?", default=os.path.join(HERE, "sources", "published_runs.yaml"),
@@ -473,9 +658,16 @@ if __name__ == "__main__":
                     help="compare with scenarios/published/dataset.yaml instead of printing; exit 1 on a difference")
     ap.add_argument("--torchtitan", action="store_true",
                     help="convert sources/published_runs_torchtitan.yaml into torchtitan.yaml instead")
+    ap.add_argument("--moe", action="store_true",
+                    help="convert the MoE records of sources/published_runs_moe.yaml into moe.yaml instead")
     args = ap.parse_args()
     target = "dataset.yaml"
-    if args.torchtitan:
+    if args.moe:
+        target = "moe.yaml"
+        if args.source == os.path.join(HERE, "sources", "published_runs.yaml"):
+            args.source = os.path.join(HERE, "sources", "published_runs_moe.yaml")
+        text = moe_text(args.source)
+    elif args.torchtitan:
         target = "torchtitan.yaml"
         if args.source == os.path.join(HERE, "sources", "published_runs.yaml"):
             args.source = os.path.join(HERE, "sources", "published_runs_torchtitan.yaml")
