@@ -53,6 +53,19 @@ int full_every_of(const std::vector<bool>& full) {
   return n;
 }
 
+// The full-attention period of the per-layer list `key` (full: its flags), refused at the list
+// when it does not cover every layer or is not periodic as ptdsim's (i + 1) % full_every rule.
+int full_every_from(const Fields& f, const char* key, const std::vector<bool>& full, long long layers) {
+  if (static_cast<long long>(full.size()) != layers)
+    fail(at(f, key), std::string(key) + " has " + std::to_string(full.size()) + " entries but num_hidden_layers is " +
+                         int_text(layers));
+  const int every = full_every_of(full);
+  if (every < 0)
+    fail(at(f, key), std::string(key) + " is not modelled: ptdsim's full-attention layers are those with (i + 1) % "
+                                        "sliding_window.full_every == 0, the rest windowed");
+  return every;
+}
+
 void add_router(ModelLines& lines, core::Router r, const std::string& why, const Mark& where = {}) {
   lines.add_moe("router", std::string(core::name(r)), why, where);
 }
@@ -179,13 +192,7 @@ void read_hf_gpt_oss(const Fields& f, core::ModelSpec& m, ModelLines& lines, std
                             describe(item));
       full.push_back(item.text == "full_attention");
     }
-    if (static_cast<long long>(full.size()) != m.layers)
-      fail(at(f, "layer_types"), "layer_types has " + std::to_string(full.size()) + " entries but num_hidden_layers is " +
-                                     int_text(m.layers));
-    w.full_every = full_every_of(full);
-    if (w.full_every < 0)
-      fail(at(f, "layer_types"), "layer_types is not modelled: ptdsim's full-attention layers are those with (i + 1) % "
-                                 "sliding_window.full_every == 0, the rest windowed");
+    w.full_every = full_every_from(f, "layer_types", full, m.layers);
     pattern_from = "layer_types";
   }
   m.sliding_window = w;
@@ -239,13 +246,7 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
       std::vector<bool> full;
       for (std::size_t i = 0; i < rope->size(); ++i)
         full.push_back(read_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "model.moe.first_k_dense") == 0);
-      if (static_cast<long long>(full.size()) != m.layers)
-        fail(at(f, "no_rope_layers"), "no_rope_layers has " + std::to_string(full.size()) +
-                                          " entries but num_hidden_layers is " + int_text(m.layers));
-      w.full_every = full_every_of(full);
-      if (w.full_every < 0)
-        fail(at(f, "no_rope_layers"), "no_rope_layers is not modelled: ptdsim's full-attention layers are those with "
-                                      "(i + 1) % sliding_window.full_every == 0");
+      w.full_every = full_every_from(f, "no_rope_layers", full, m.layers);
       pattern_from = "no_rope_layers: the NoPE layers attend globally";
     }
     m.sliding_window = w;
