@@ -13,6 +13,7 @@ core/framework.hpp, cited in docs/inputs.md) or an explicit assumption written i
     python3 scenarios/published/convert.py --check   # exit 1 and a diff when dataset.yaml differs
 """
 import argparse
+import re
 import difflib
 import json
 import os
@@ -609,6 +610,18 @@ def convert_moe(r):
         else:
             notes.append("dropless, load_imbalance 1 ASSUMED (not stated; the tool's default)")
         training["moe"] = moe
+        # EP overlap (training.overlap.ep, Megatron-Core overlap_moe_expert_parallel_comm): as the
+        # record's recipe sets it; Megatron-Core and the Bridge recipes leave it off by default
+        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", rec_notes)
+        if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
+            training["overlap"] = {"ep": True}
+            notes.append("overlap.ep true: the record's recipe sets moe_a2a_overlap (EP all-to-all beside another "
+                         "micro-batch's compute)")
+        elif a2a:
+            notes.append(f"overlap.ep false: the record's recipe leaves moe_a2a_overlap off ({a2a.group(0)})")
+        else:
+            notes.append("overlap.ep false ASSUMED (not stated; Megatron-Core's overlap_moe_expert_parallel_comm "
+                         "default)")
         training["framework"] = framework
     notes.append("source notes: " + rec_notes if rec_notes else "")
     notes = [n for n in notes if n]

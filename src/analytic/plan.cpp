@@ -43,6 +43,14 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
   return z;
 }
 
+double ep_hidden_share(const PlanOptions& o, int stages, int stage) {
+  if (!o.overlap_ep) return 0.0;
+  const int p = std::max(1, stages), v = std::max(1, o.vpp);
+  const double passes = static_cast<double>(std::max(1, o.microbatches)) * v;
+  const double unpaired = p == 1 ? 1.0 : 2.0 * (p - stage - 1) + (v - 1.0) * p + 1;
+  return std::max(0.0, passes - unpaired) / passes;
+}
+
 std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o) {
   const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
   const bool zero3 = o.zero >= 3 && c.zero3_units > 0;
@@ -64,6 +72,7 @@ std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o)
     m.cp_window_s = std::min(compute, attention);
     m.ep_s = ep;
     m.ep_bytes = c.ep_bytes * share;
+    m.ep_beside = o.overlap_ep && ep > 0;
     m.zero3 = zero3 ? zero3_pass(o.sharding, o.zero3_prefetch, o.recompute_full, pass, c.zero3_unit_params)
                     : Zero3Pass{};
   };
@@ -150,6 +159,8 @@ class Planner {
     // (step_work() says where it copied: these comparisons were a fifth of building a plan)
     const bool copied = static_cast<std::size_t>(r) < work_.copied_previous.size() && work_.copied_previous[r];
     if (!copied && !same_work(work_.stages[r], work_.stages[r - 1])) return false;
+    // the combined 1F1B pairs fewer passes on earlier stages: EP hidden differently
+    if (o_.overlap_ep && !same_bits(ep_hidden_share(o_, p, r), ep_hidden_share(o_, p, r - 1))) return false;
     const bool sends = work_.stages[r].p2p_s > 0;
     for (int k = 0; k < v; ++k) {
       const int vs = k * p + r;
@@ -235,8 +246,17 @@ class Planner {
       add_comm(core::CommKind::cp, Stream::cp, window > 0 ? Overlap::window : Overlap::serial, GroupId::cp, per(w.cp_s),
                per(w.cp_bytes), window, 0);
     }
-    if (w.ep_s > 0) {  // EP's all-to-all feeds the experts: serial
-      add_comm(core::CommKind::ep, Stream::ep, Overlap::serial, GroupId::ep, per(w.ep_s), per(w.ep_bytes), seg.compute_s, 0);
+    if (w.ep_s > 0) {
+      // EP's all-to-all feeds the experts: serial; under the combined 1F1B the share of the passes
+      // paired with another micro-batch's runs beside that one's compute (here this pass's own, of
+      // the same layers: docs/analytic.md "Expert parallelism")
+      const double hidden = w.ep_beside ? ep_hidden_ : 0.0;
+      if (hidden > 0)
+        add_comm(core::CommKind::ep, Stream::ep, Overlap::beside, GroupId::ep, per(hidden * w.ep_s),
+                 per(hidden * w.ep_bytes), seg.compute_s, 0);
+      if (hidden < 1)
+        add_comm(core::CommKind::ep, Stream::ep, Overlap::serial, GroupId::ep, per((1 - hidden) * w.ep_s),
+                 per((1 - hidden) * w.ep_bytes), seg.compute_s, 0);
     }
     if (zero3 && makes_grads && c.zero3_reduce_s > 0) {
       // the unit's gradients, reduce-scattered once its gradient pass made them (per micro-batch:
@@ -259,6 +279,7 @@ class Planner {
     const int p = plan_.shape.p, v = plan_.shape.v;
     const StageWork& st = work_.stages[r];
     const bool buckets = o_.zero < 3 && o_.overlap_dp && st.dp_reduce_s > 0;
+    ep_hidden_ = ep_hidden_share(o_, p, r);
 
     // Stages and chunks start as copies of a default one, a constant: copies of a temporary on the
     // stack made GCC store and reload it per element, stalling on the reload.
@@ -372,6 +393,7 @@ class Planner {
   const PlanOptions& o_;
   StepPlan& plan_;
   bool split_ = false;
+  double ep_hidden_ = 0;  // the share of this stage's EP beside another micro-batch's compute
 };
 
 }  // namespace
@@ -659,6 +681,7 @@ PlanOptions plan_options(const core::Scenario& s, const StepGroups& g) {
   o.overlap_dp = s.training.overlap.dp;
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
   o.overlap_offload = s.training.overlap.offload;
+  o.overlap_ep = ep_overlaps(s);
   o.sharding = s.parallel.sharding;
   o.recompute_full = s.training.recompute == core::Recompute::full;
   o.comm_share = s.hardware.gpu.comm_share();

@@ -194,6 +194,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.pp = ov.boolean("pp", true);
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
   t.overlap.offload = ov.boolean("offload", true);
+  t.overlap.ep = ov.boolean("ep", false);
   Mark fwhere = te.key_mark;
   Fields fu(section_or_empty(tr, "fusion", fwhere), fwhere, "training.fusion", "training.fusion",
             section_keys("training.fusion"));

@@ -39,7 +39,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens", "moe",
         "offload", "offload_fraction"}},
       {"training.moe", {"dispatcher", "load_imbalance", "capacity_factor"}},
-      {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch", "offload"}},
+      {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch", "offload", "ep"}},
       {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",

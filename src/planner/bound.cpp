@@ -378,8 +378,12 @@ WorkBound work_lower_bound(const analytic::Step& step) {
                               ? units * mk.zero3.gathers * c.zero3_gather_s
                               : 0.0;
     const double window = mk.cp_window_s;
-    const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + mk.ep_s + (window > 0 ? 0.0 : mk.cp_s);
-    return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, mk.tp_beside ? mk.tp_s : 0.0);
+    // EP partly beside the compute (its share is the stage's): none chained, and at least the
+    // whole of it, which runs on one stream
+    const double chained =
+        (mk.tp_beside ? 0.0 : mk.tp_s) + (mk.ep_beside ? 0.0 : mk.ep_s) + (window > 0 ? 0.0 : mk.cp_s);
+    const double beside = std::max(mk.tp_beside ? mk.tp_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);
+    return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside);
   };
   // a chunk's forward and backward floors; the backward includes W unless the schedule splits it;
   // and a unit's gathers per micro-batch (W gathers none)

@@ -78,6 +78,7 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("training.main_grads", Value{std::string(core::name(t.main_grads))});
   f("training.moe.dispatcher", ex.present ? Value{std::string(core::name(t.moe.dispatcher))} : Value{Absent{}});
   f("training.moe.busiest_expert", known_if(ex.present, ex.busiest));
+  f("training.overlap.ep", ex.present ? Value{t.overlap.ep} : Value{Absent{}});
   // CPU offload (docs/analytic.md "CPU offload"): its fields only when the scenario offloads (absent
   // in JSON, empty in CSV otherwise)
   const bool offload = t.offload != core::Offload::none;

@@ -42,6 +42,12 @@ double p2p_bytes(const core::Scenario& s);
 // collectives are NCCL's, between dependent GEMMs, and stay serial.
 bool tp_overlaps(const core::Scenario& s, const Group& tp);
 
+// Whether EP's dispatch and combine run beside another micro-batch's compute: `training.overlap.ep`
+// asks for it, and it holds only where Megatron-Core runs it (transformer_config.py's checks for
+// overlap_moe_expert_parallel_comm): MoE layers with ep > 1, the alltoall or flex dispatcher, no
+// full recomputation, and interleaving (vpp > 1) when there is a pipeline.
+bool ep_overlaps(const core::Scenario& s);
+
 // Bytes one GPU sends in a collective of `bytes` per rank: bus_factor * bytes.
 double bytes_sent(core::Collective op, double bytes, int ranks);
 

@@ -203,6 +203,10 @@ struct PlanOptions {
   bool overlap_pp = true;
   bool overlap_dp = true;   // gradient buckets reduced as soon as the last backward made them
   bool zero3_prefetch = true;
+  // EP's dispatch and combine of one micro-batch beside another's compute (Megatron-Core's
+  // overlap_moe_expert_parallel_comm, the combined 1F1B), where the framework runs it
+  // (analytic::ep_overlaps); ep_hidden_share says how much of a stage's EP it hides.
+  bool overlap_ep = false;
   bool overlap_offload = true;      // gradients copied to the host beside the last backward (buckets)
   core::Sharding sharding;          // how the framework runs ZeRO-3 (zero == 3)
   bool recompute_full = false;      // full recomputation: the backward recomputes each unit's forward
@@ -236,8 +240,19 @@ struct PassMakeup {
   double cp_s = 0, cp_bytes = 0;
   double cp_window_s = 0;   // the attention core within the pass, which CP's ring hides behind (0: serial)
   double ep_s = 0, ep_bytes = 0;
+  // Some of EP beside the compute (PlanOptions::overlap_ep): how much depends on the stage
+  // (ep_hidden_share), so the work bound counts none of it as chained.
+  bool ep_beside = false;
   Zero3Pass zero3;          // the unit's gathers before it runs and how far ahead (none below ZeRO-3)
 };
+// The share of pipeline rank `stage`'s (of `stages`) EP collectives that the combined 1F1B runs beside another
+// micro-batch's compute (docs/analytic.md "Expert parallelism", EP overlap): the passes paired in
+// its steady phase. Megatron-Core (schedules.py get_pp_rank_microbatches) runs w = 2(p - r - 1) +
+// (v - 1)p + 1 forward passes before the first pair under interleaving, w = 1 without a pipeline
+// (combined_1f1b_schedule_for_no_pipelining), and as many backward passes after the last, so
+// (m·v - w) / (m·v) of each pass is paired. 0 when overlap_ep is off.
+double ep_hidden_share(const PlanOptions& o, int stages, int stage);
+
 // A chunk's F, B (with W unless the schedule splits it) and W (split only) passes.
 std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o);
 

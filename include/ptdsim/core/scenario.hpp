@@ -17,6 +17,10 @@ struct Overlap {
   // reduced (DeepSpeed ZeRO-Offload); false: all at the optimizer step (Megatron-Core's
   // HybridDeviceOptimizer copies them in step()). docs/analytic.md "CPU offload".
   bool offload = true;
+  // EP's dispatch and combine of one micro-batch beside another micro-batch's compute (Megatron-Core
+  // overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap). docs/analytic.md "Expert
+  // parallelism".
+  bool ep = false;
 };
 
 enum class Optimizer { adam, sgd };
