@@ -470,7 +470,7 @@ def dataset_text(source_path, head=HEAD):
 # Megatron MoE model zoo and Megatron-Core write-ups. Hardware by the record's GPU; a GPU without a
 # hardware file in the repository is refused with that reason.
 MOE_HW = {"H100": HW_H100, "B200": "../../hardware/dgx-b200.yaml", "GB200": "../../hardware/gb200-nvl72.yaml",
-          "GB300": "../../hardware/gb300-nvl72.yaml"}
+          "GB300": "../../hardware/gb300-nvl72.yaml", "B300": "../../hardware/dgx-b300.yaml"}
 MOE_MODELS = {"DeepSeek-V3": "deepseek-v3.yaml", "Qwen3-30B-A3B": "qwen3-30b-a3b.yaml",
               "Qwen3-235B-A22B": "qwen3-235b-a22b.yaml", "Mixtral 8x7B": "mixtral-8x7b.yaml"}
 MIXTRAL_8X22B = {
@@ -651,7 +651,7 @@ HEAD_MOE = """# ptdsim validation dataset of the Mixture-of-Experts runs: the {n
 # converted by scenarios/published/convert.py --moe. Do not edit by hand; change convert.py and regenerate.
 # Rules and assumptions: docs/data.md "The MoE records" and each record's notes. Split: per source group,
 # records sorted by (model size, GPUs, name), positions 0 and 3 of each run of four fit, 1 and 2 holdout.
-# Records on a GPU without a hardware file (B300), with only TFLOP/s, or without a layout are kept with
+# Records on a GPU without a hardware file, with only TFLOP/s, or without a layout are kept with
 # not_modelled and their reason. Run: ptdsim validate scenarios/published/moe.yaml. Units as dataset.yaml.
 """
 

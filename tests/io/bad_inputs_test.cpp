@@ -279,6 +279,10 @@ const Case kCases[] = {
      "{data}/bad/hf_gpt_oss_layer_types.json:15:18: error: layer_types is not modelled: ptdsim's full-attention layers are those with (i + 1) % sliding_window.full_every == 0, the rest windowed\n"
      "  \"layer_types\": [\n"
      "                 ^"},
+    {"hf_llama4_no_rope_flag.json",
+     "{data}/bad/hf_llama4_no_rope_flag.json:35:7: error: no_rope_layers[3] must be an integer from 0 to 1, got 2\n"
+     "      2,\n"
+     "      ^"},
     {"hf_syntax.json",
      "{data}/bad/hf_syntax.json:3:15: error: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'\n"
      "  \"hidden_size\": 4096\n"
@@ -380,7 +384,7 @@ const Case kCases[] = {
      "cost: {gpu_hours: 2.5}\n"
      "       ^"},
     {"scenario_hardware_name_unknown.yaml",
-     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
+     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-b300, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
      "hardware: dgx-h10\n"
      "          ^"},
     {"scenario_attention_kernel_unknown.yaml",
