@@ -488,6 +488,25 @@ def moe_gpu(gpu):
     return gpu
 
 
+def bridge_2509_script(r, gpu):
+    """The 25.09 container's rows name no recipe; Megatron-Bridge's performance script of that release
+    (tag v0.1.0rc3, 2025-10-08, scripts/performance/run_script.py) sets the MoE switches per model and
+    GPU: DeepSeek-V3 on H100 runs DeepEP (enable_deepep) with the 1F1B all-to-all overlap (A2A_1F1B:
+    overlap_moe_expert_parallel_comm); on B200 / GB200 it drops tokens with the alltoall dispatcher and
+    no overlap; Qwen3 drops tokens. Returns (the recipe's words, the note) or None."""
+    t = r["training"]
+    if not r["source_group"].startswith("Megatron-Bridge") or "25.09" not in (t.get("framework") or ""):
+        return None
+    if r["model"]["name"] == "DeepSeek-V3" and gpu == "H100":
+        return ("deepep moe_a2a_overlap=True",
+                "dispatcher flex and overlap.ep from the 25.09 release's performance script (Megatron-Bridge "
+                "v0.1.0rc3 scripts/performance/run_script.py: DeepSeek-V3 on H100 sets enable_deepep and "
+                "A2A_1F1B, i.e. overlap_moe_expert_parallel_comm)")
+    return ("moe_a2a_overlap=False",
+            "overlap.ep off as the 25.09 release's performance script runs this model on this GPU (Megatron-Bridge "
+            "v0.1.0rc3 scripts/performance/run_script.py: A2A_1F1B only for DeepSeek-V3 on H100)")
+
+
 def convert_moe(r):
     """One MoE record: every assumption goes into `notes`."""
     rid, g, src = r["id"], r["source_group"], r["source"]
@@ -543,9 +562,14 @@ def convert_moe(r):
             framework = "megatron-core-0.8-distopt"
             notes.append("framework megatron-core-0.8-distopt: the closest preset to the Megatron-Core release the run used "
                          "(distributed optimizer as the model zoo's and Megatron's MoE scripts set it)")
+        elif g.startswith("Megatron-Bridge"):
+            framework = "megatron-bridge"
+            notes.append(f"framework megatron-bridge: the preset of the performance scripts behind '{t.get('framework')}' "
+                         "(Megatron-Bridge scripts/performance v0.2.1-v0.6.0: sequence parallel, distributed optimizer, "
+                         "TP/DP/PP overlap, alltoall dispatcher, moe_a2a_overlap off unless the workload sets it)")
         else:
             framework = "nemo-24.07"
-            notes.append(f"framework nemo-24.07: the closest preset to '{t.get('framework')}' (the NeMo / Megatron-Bridge "
+            notes.append(f"framework nemo-24.07: the closest preset to '{t.get('framework')}' (the NeMo "
                          "performance recipes: sequence parallel, distributed optimizer, TP/DP/PP overlap)")
         vpp = p.get("vp") or 1
         parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p.get("cp") or 1, ep=p["ep"])
@@ -591,6 +615,10 @@ def convert_moe(r):
         drop = str(mc.get("token_dropping") or "")
         low = (rec_notes + " " + drop).lower()
         moe = {}
+        script = bridge_2509_script(r, gpu)
+        if script:
+            low += " " + script[0]
+            notes.append(script[1])
         if "hybridep" in low or "deepep" in low:
             moe["dispatcher"] = "flex"
             notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
@@ -612,7 +640,7 @@ def convert_moe(r):
         training["moe"] = moe
         # EP overlap (training.overlap.ep, Megatron-Core overlap_moe_expert_parallel_comm): as the
         # record's recipe sets it; Megatron-Core and the Bridge recipes leave it off by default
-        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", rec_notes)
+        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", rec_notes + " " + (script[0] if script else ""))
         if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
             training["overlap"] = {"ep": True}
             notes.append("overlap.ep true: the record's recipe sets moe_a2a_overlap (EP all-to-all beside another "
@@ -620,8 +648,8 @@ def convert_moe(r):
         elif a2a:
             notes.append(f"overlap.ep false: the record's recipe leaves moe_a2a_overlap off ({a2a.group(0)})")
         else:
-            notes.append("overlap.ep false ASSUMED (not stated; Megatron-Core's overlap_moe_expert_parallel_comm "
-                         "default)")
+            notes.append("overlap.ep false ASSUMED (not stated; the default of Megatron-Core's "
+                         "overlap_moe_expert_parallel_comm and of the Bridge scripts' moe_a2a_overlap)")
         training["framework"] = framework
     notes.append("source notes: " + rec_notes if rec_notes else "")
     notes = [n for n in notes if n]

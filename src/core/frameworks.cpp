@@ -219,6 +219,30 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
         {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
         {"training.fp8_recipe", "current"}}},           // as torchtitan
+      // Megatron-Bridge's performance scripts (NVIDIA-NeMo/Megatron-Bridge scripts/performance,
+      // v0.2.1 to v0.6.0), the configurations of the NeMo 25.09 to 26.08 containers' performance
+      // summary: the model recipes' DDP and optimizer settings with the scripts' overrides
+      // (utils/overrides.py set_workload_base_configs, _set_common_perf_overrides). What a workload
+      // turns on beyond these (moe_a2a_overlap, a DeepEP / HybridEP backend) is its own row of the
+      // workload configs, which a scenario states.
+      {"megatron-bridge",
+       "Megatron-Bridge performance scripts v0.2.1-v0.6.0 (NeMo 25.09-26.08 containers)",
+       {{"parallel.sequence_parallel", "true"},   // WorkloadBaseConfig.sequence_parallel: tp > 1
+        {"parallel.zero", "1"},                   // recipes' OptimizerConfig use_distributed_optimizer=True
+        {"training.recompute", "none"},           // recompute_modules / recompute_num_layers: None unless set
+        {"training.flash_attention", "true"},     // Transformer Engine attention (cuDNN fused)
+        {"training.overlap.tp", "true"},          // CommOverlapConfig(tp_comm_overlap = tp > 1)
+        {"training.overlap.dp", "true"},          // recipes' DDP overlap_grad_reduce / overlap_param_gather=True
+        {"training.overlap.pp", "true"},          // Megatron-Core overlap_p2p_comm
+        {"training.overlap.offload", "false", "training.offload"},  // HybridDeviceOptimizer copies grads in step()
+        {"training.fusion.norm", "fused"},        // Transformer Engine's norms
+        {"training.fusion.activation", "fused"},  // bias_activation_fusion
+        {"training.fusion.dropout_add", "fused"},  // bias_dropout_fusion
+        {"training.fusion.rope", "fused"},        // _set_common_perf_overrides: apply_rope_fusion = True
+        {"training.fusion.cross_entropy", "fused"},  // _set_common_perf_overrides: cross_entropy_fusion_impl "te"
+        {"training.moe.dispatcher", "alltoall"},  // set_workload_base_configs: moe_token_dispatcher_type "alltoall"
+                                                  // unless the workload names a flex backend
+        {"training.overlap.ep", "false"}}},       // WorkloadBaseConfig.moe_a2a_overlap = False
   };
   return table;
 }

@@ -257,7 +257,9 @@ core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vect
     // a dense model reads no MoE switch: the framework's MoE defaults are not among what it used
     if (!s.model.moe)
       filled.erase(std::remove_if(filled.begin(), filled.end(),
-                                  [](const std::string& k) { return k.starts_with("training.moe."); }),
+                                  [](const std::string& k) {
+                                    return k.starts_with("training.moe.") || k == "training.overlap.ep";
+                                  }),
                    filled.end());
     s.training.from_framework = std::move(filled);
     return s;

@@ -280,7 +280,7 @@ const Case kCases[] = {
      "  \"layer_types\": [\n"
      "                 ^"},
     {"hf_llama4_no_rope_flag.json",
-     "{data}/bad/hf_llama4_no_rope_flag.json:35:7: error: no_rope_layers[3] must be an integer from 0 to 1, got 2\n"
+     "{data}/bad/hf_llama4_no_rope_flag.json:35:7: error: no_rope_layers[3] must be an integer from 0 to 1, got \"2\"\n"
      "      2,\n"
      "      ^"},
     {"hf_syntax.json",
@@ -497,7 +497,8 @@ const Case kCases[] = {
     {"scenario_framework_unknown.yaml",
      "{data}/bad/scenario_framework_unknown.yaml:7:14: error: training.framework must be one of megatron-lm-2021, "
      "megatron-core-0.8, nemo-24.07, megatron-core-0.8-distopt, megatron-fsdp, deepspeed, deepspeed-0.3, "
-     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, torchtitan, torchtitan-compile, got \"megatron-core-08\"; did "
+     "pytorch-fsdp, pytorch-fsdp2, llm-foundry, torchtitan, torchtitan-compile, megatron-bridge, got "
+     "\"megatron-core-08\"; did "
      "you mean "
      "'megatron-core-0.8'?\n"
      "  framework: megatron-core-08\n"
