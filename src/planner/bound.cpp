@@ -28,7 +28,13 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
       const PlanComm& c = plan.comms[j];
       switch (c.overlap) {
         case Overlap::serial: chained += c.time_s; break;
-        case Overlap::beside: overlapped = std::max(overlapped, c.time_s); break;
+        case Overlap::beside:
+          overlapped = std::max(overlapped, c.time_s);
+          // EP beside the pass starts with its compute (both wait for the pass's inputs; the EP
+          // stream holds nothing else), so the compute runs slowed by share x at least the shorter
+          // of the two, as under a window
+          if (c.kind == core::CommKind::ep) serial += plan.comm_share * std::min(c.time_s, seg.compute_s);
+          break;
         case Overlap::window: {
           const double window = std::min(seg.compute_s, c.window_s);
           serial += plan.comm_share * std::min(c.time_s, window);
@@ -338,13 +344,14 @@ namespace {
 // What pass_bound() never goes below for a pass of `units` equal segments: each segment at least
 // its compute and chained collectives, with a gather it cannot prefetch (`gather`) in place of the
 // chained ones when longer (not in the first segment), at least CP's exchange beyond its window
-// and at least an overlapped TP collective. Every argument is the whole pass's.
+// and at least an overlapped TP collective; the compute slowed by `contention` (SMs an EP collective
+// beside it holds). Every argument is the whole pass's.
 double pass_floor(double units, double compute, double chained, double gather, double cp, double window,
-                  double beside) {
-  const double c = compute / units, ch = chained / units;
+                  double beside, double contention) {
+  const double c = compute / units, ch = chained / units, slowed = c + contention / units;
   const double others = std::max(window > 0 ? c - std::min(c, window / units) + cp / units : 0.0, beside / units);
-  const double first = std::max(c + ch, others);
-  const double rest = std::max(c + std::max(ch, gather / units), others);
+  const double first = std::max(slowed + ch, others);
+  const double rest = std::max(slowed + std::max(ch, gather / units), others);
   return (units - 1) * rest + first;
 }
 
@@ -371,6 +378,7 @@ WorkBound work_lower_bound(const analytic::Step& step) {
   // collectives may hide behind, whether a ZeRO-3 gather is prefetched): the chained collectives
   // are TP unless beside the GEMMs, EP, and CP without a window; a gather waits for the previous
   // unit's compute when it is not prefetched (depth 0).
+  const double ep_hidden_last = analytic::ep_hidden_share(o, p, p - 1), ep_hidden_first = analytic::ep_hidden_share(o, p, 0);
   auto floor_of = [&](const analytic::PassMakeup& mk, const analytic::ChunkWork& c) {
     const double units = mk.units;
     const double gather = zero3 && c.zero3_units > 0 && c.zero3_gather_s > 0 && mk.zero3.gathers > 0 &&
@@ -378,12 +386,17 @@ WorkBound work_lower_bound(const analytic::Step& step) {
                               ? units * mk.zero3.gathers * c.zero3_gather_s
                               : 0.0;
     const double window = mk.cp_window_s;
-    // EP partly beside the compute (its share is the stage's): none chained, and at least the
+    // EP partly beside the compute: chained, at least the share the stage that pairs the most
+    // passes leaves serial (the last: ep_hidden_share falls with the warm-up), and at least the
     // whole of it, which runs on one stream
-    const double chained =
-        (mk.tp_beside ? 0.0 : mk.tp_s) + (mk.ep_beside ? 0.0 : mk.ep_s) + (window > 0 ? 0.0 : mk.cp_s);
+    const double ep_chained = mk.ep_beside ? (1 - ep_hidden_last) * mk.ep_s : mk.ep_s;
+    const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + ep_chained + (window > 0 ? 0.0 : mk.cp_s);
     const double beside = std::max(mk.tp_beside ? mk.tp_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);
-    return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside);
+    // the compute slowed by the EP beside it (pass_bound's rule), at least the share the stage
+    // that pairs the fewest passes hides (the first)
+    const double contention =
+        mk.ep_beside ? o.comm_share * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
+    return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside, contention);
   };
   // a chunk's forward and backward floors; the backward includes W unless the schedule splits it;
   // and a unit's gathers per micro-batch (W gathers none)
