@@ -486,6 +486,10 @@ const Case kCases[] = {
      "{data}/bad/scenario_moe_dispatcher_unknown.yaml:13:21: error: training.moe.dispatcher must be one of alltoall, allgather, flex, got \"deepep\"\n"
      "  moe: {dispatcher: deepep}\n"
      "                    ^"},
+    {"scenario_overlap_ep_not_bool.yaml",
+     "{data}/bad/scenario_overlap_ep_not_bool.yaml:13:17: error: training.overlap.ep must be true or false, got \"1f1b\"\n"
+     "  overlap: {ep: 1f1b}\n"
+     "                ^"},
     {"scenario_moe_capacity_allgather.yaml",
      "{data}/bad/scenario_moe_capacity_allgather.yaml:13:32: error: a capacity factor (token dropping) needs training.moe.dispatcher alltoall, got allgather\n"
      "  moe: {dispatcher: allgather, capacity_factor: 1.25}\n"
