@@ -202,3 +202,29 @@ TEST_CASE("io: Megatron-Core's rows give an MoE model the allgather dispatcher",
   const auto dense = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-core-0.8\n");
   CHECK(std::count(dense.training.from_framework.begin(), dense.training.from_framework.end(), "training.moe.dispatcher") == 0);
 }
+
+TEST_CASE("io: the Megatron-Bridge row gives an MoE model the alltoall dispatcher without EP overlap",
+          "[io][framework]") {
+  // scripts/performance: set_workload_base_configs sets moe_token_dispatcher_type "alltoall" and
+  // WorkloadBaseConfig.moe_a2a_overlap defaults to False; a workload (the scenario) turns it on
+  const std::string moe_model = "model:\n  layers: 4\n  hidden: 256\n  heads: 8\n  vocab: 1000\n  moe: {experts: 8, top_k: 2}\n";
+  const std::string rest = "hardware: dgx-a100-80g\ncluster: {gpus: 8}\nparallel: {ep: 4}\ntraining:\n  seq_len: 512\n"
+                           "  global_batch: 8\n  framework: megatron-bridge\n";
+  const auto moe = io::load_scenario_from_string(moe_model + rest, "s.yaml");
+  auto filled = [](const core::Scenario& s, const char* key) {
+    return std::count(s.training.from_framework.begin(), s.training.from_framework.end(), key);
+  };
+  CHECK(moe.training.moe.dispatcher == core::Dispatcher::alltoall);
+  CHECK_FALSE(moe.training.overlap.ep);
+  CHECK(filled(moe, "training.moe.dispatcher") == 1);
+  CHECK(filled(moe, "training.overlap.ep") == 1);
+  CHECK(moe.parallel.zero == 1);
+  CHECK(moe.parallel.sequence_parallel);
+  const auto overlapped = io::load_scenario_from_string(moe_model + rest + "  overlap: {ep: true}\n", "s.yaml");
+  CHECK(overlapped.training.overlap.ep);
+  CHECK(filled(overlapped, "training.overlap.ep") == 0);
+  // a dense model reads neither switch
+  const auto dense = load("  seq_len: 512\n  global_batch: 8\n  framework: megatron-bridge\n");
+  CHECK(filled(dense, "training.moe.dispatcher") == 0);
+  CHECK(filled(dense, "training.overlap.ep") == 0);
+}
