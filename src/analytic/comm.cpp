@@ -17,8 +17,9 @@ bool tp_overlaps(const core::Scenario& s, const Group& tp) {
 bool ep_overlaps(const core::Scenario& s) {
   const auto& p = s.parallel;
   const auto& tr = s.training;
-  return tr.overlap.ep && s.model.moe && s.model.moe->experts > 0 && p.ep > 1 && tr.moe.dispatcher != core::Dispatcher::allgather &&
-         tr.recompute != core::Recompute::full && (p.pp == 1 || p.vpp > 1);
+  return tr.overlap.ep && s.model.moe && s.model.moe->experts > 0 && p.ep > 1 &&
+         tr.moe.dispatcher != core::Dispatcher::allgather && tr.recompute != core::Recompute::full &&
+         (p.pp == 1 || p.vpp > 1);
 }
 
 double bytes_sent(core::Collective op, double bytes, int ranks) {

@@ -245,7 +245,8 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
     if (const auto* rope = list_of(f, "no_rope_layers")) {
       std::vector<bool> full;
       for (std::size_t i = 0; i < rope->size(); ++i)
-        full.push_back(read_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0);
+        full.push_back(
+            read_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0);
       w.full_every = full_every_from(f, "no_rope_layers", full, m.layers);
       pattern_from = "no_rope_layers: the NoPE layers attend globally";
     }

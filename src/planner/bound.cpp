@@ -378,7 +378,10 @@ WorkBound work_lower_bound(const analytic::Step& step) {
   // collectives may hide behind, whether a ZeRO-3 gather is prefetched): the chained collectives
   // are TP unless beside the GEMMs, EP, and CP without a window; a gather waits for the previous
   // unit's compute when it is not prefetched (depth 0).
-  const double ep_hidden_last = analytic::ep_hidden_share(o, p, p - 1), ep_hidden_first = analytic::ep_hidden_share(o, p, 0);
+  // EP overlap's paired share on the stages that pair the most and the fewest passes (the last
+  // rank runs the shortest warm-up, the first the longest)
+  const double ep_hidden_last = analytic::ep_hidden_share(o, p, p - 1);
+  const double ep_hidden_first = analytic::ep_hidden_share(o, p, 0);
   auto floor_of = [&](const analytic::PassMakeup& mk, const analytic::ChunkWork& c) {
     const double units = mk.units;
     const double gather = zero3 && c.zero3_units > 0 && c.zero3_gather_s > 0 && mk.zero3.gathers > 0 &&
@@ -387,8 +390,7 @@ WorkBound work_lower_bound(const analytic::Step& step) {
                               : 0.0;
     const double window = mk.cp_window_s;
     // EP partly beside the compute: chained, at least the share the stage that pairs the most
-    // passes leaves serial (the last: ep_hidden_share falls with the warm-up), and at least the
-    // whole of it, which runs on one stream
+    // passes leaves serial, and beside, at least the whole of it, which runs on one stream
     const double ep_chained = mk.ep_beside ? (1 - ep_hidden_last) * mk.ep_s : mk.ep_s;
     const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + ep_chained + (window > 0 ? 0.0 : mk.cp_s);
     const double beside = std::max(mk.tp_beside ? mk.tp_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);

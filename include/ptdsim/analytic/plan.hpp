@@ -241,12 +241,12 @@ struct PassMakeup {
   double cp_window_s = 0;   // the attention core within the pass, which CP's ring hides behind (0: serial)
   double ep_s = 0, ep_bytes = 0;
   // Some of EP beside the compute (PlanOptions::overlap_ep): how much depends on the stage
-  // (ep_hidden_share), so the work bound counts none of it as chained.
+  // (ep_hidden_share), so the work bound takes the stages' extremes (planner/bound.cpp).
   bool ep_beside = false;
   Zero3Pass zero3;          // the unit's gathers before it runs and how far ahead (none below ZeRO-3)
 };
-// The share of pipeline rank `stage`'s (of `stages`) EP collectives that the combined 1F1B runs beside another
-// micro-batch's compute (docs/analytic.md "Expert parallelism", EP overlap): the passes paired in
+// The share of pipeline rank `stage`'s (of `stages`) EP collectives that the combined 1F1B runs
+// beside another micro-batch's compute (docs/analytic.md "Expert parallelism", EP overlap): the passes paired in
 // its steady phase. Megatron-Core (schedules.py get_pp_rank_microbatches) runs w = 2(p - r - 1) +
 // (v - 1)p + 1 forward passes before the first pair under interleaving, w = 1 without a pipeline
 // (combined_1f1b_schedule_for_no_pipelining), and as many backward passes after the last, so
