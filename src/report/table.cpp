@@ -5,6 +5,7 @@
 
 #include "report_fields.hpp"
 #include "format.hpp"
+#include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
@@ -167,13 +168,18 @@ void compute_section(std::string& out, const core::Report& r) {
                      "(alone, an average layer)\n",
                      seconds(attention), seconds(mlp), seconds(norms), seconds(layer_tp));
   // an MoE layer's parts, its dispatch included (docs/analytic.md "Expert parallelism")
-  if (const core::ExpertsReport& e = r.experts; e.present)
+  if (const core::ExpertsReport& e = r.experts; e.present) {
+    // EP overlap as asked for and as Megatron-Core runs it (analytic::ep_overlaps)
+    const char* overlap = analytic::ep_overlaps(s) ? "on"
+                          : s.training.overlap.ep ? "asked for but not run at this layout"
+                                                  : "off";
     out += fmt::format("  an MoE layer (forward + backward): router {}, permute {}, experts {}, dispatch {} "
-                       "({}, {} over {} group, {} a node; busiest expert {:g}x the mean)\n",
+                       "({}, {} over {} group, {} a node; busiest expert {:g}x the mean; EP overlap {})\n",
                        seconds(e.router_s), seconds(e.permute_s), seconds(e.experts_s), seconds(e.dispatch_s),
                        core::name(s.training.moe.dispatcher), bytes(e.dispatch_bytes),
                        e.ep_scope == core::Scope::intra ? "an intra-node" : "an inter-node", e.ep_ranks_per_node,
-                       e.busiest);
+                       e.busiest, overlap);
+  }
 }
 
 void comm_section(std::string& out, const core::Report& r) {

@@ -116,4 +116,10 @@ TEST_CASE("cli: EP overlap hides the paired share of the dispatch, where Megatro
   CHECK(after / before >= 3.0 / 64 * 0.9);
   CHECK(after / before <= 5.0 / 64 * 1.1);
   CHECK(overlapped["time"]["step_s"].get<double>() < serial["time"]["step_s"].get<double>());
+  // the table says which it was
+  CHECK(ptdsim("evaluate " + kMoe).out.find("; EP overlap off)") != std::string::npos);
+  CHECK(ptdsim("evaluate " + kMoe + " --set training.overlap.ep=true").out.find(
+            "; EP overlap asked for but not run at this layout)") != std::string::npos);
+  CHECK(ptdsim("evaluate " + kMoe + " " + interleaved + " --set training.overlap.ep=true").out.find("; EP overlap on)") !=
+        std::string::npos);
 }
