@@ -75,8 +75,8 @@ enum class Dispatcher { alltoall, allgather, flex };
 // parallelism"): p2p, ring attention (Megatron-Core's cp_comm_type p2p, TransformerEngine's
 // AttnFuncWithCPAndKVP2P; PyTorch's alltoall rotate method): each of cp steps sends the key/value
 // block on to the next rank while the attention of the block in hand runs; allgather, the whole
-// sequence's keys and values all-gathered once (cp_comm_type all_gather; PyTorch's default
-// allgather rotate method) and their gradients reduce-scattered; a2a, Ulysses (DeepSpeed-Ulysses,
+// sequence's keys and values all-gathered once (cp_comm_type allgather; PyTorch's default
+// allgather rotate method), their gradients passed around the ring; a2a, Ulysses (DeepSpeed-Ulysses,
 // cp_comm_type a2a): all-to-alls trade the sequence split for a head split around the attention;
 // a2a_p2p, Megatron's hierarchical a2a+p2p: a2a inside the node, the ring across nodes.
 enum class CpComm { p2p, allgather, a2a, a2a_p2p };
