@@ -134,8 +134,8 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     const CpExchange x = cp_exchange(s, groups, cp_attention(s));
     out.cp_forward_s = x.forward_s;
     out.cp_backward_s = x.backward_s;
-    out.cp_forward_window_s = x.forward_hidden_s;
-    out.cp_backward_window_s = x.backward_hidden_s;
+    out.cp_forward_window_s = x.forward_window_s;
+    out.cp_backward_window_s = x.backward_window_s;
     out.cp_bytes_forward = x.forward_bytes;
     out.cp_bytes_backward = x.backward_bytes;
   }

@@ -116,11 +116,15 @@ CpExchange cp_exchange(const core::Scenario& s, const StepGroups& groups, const 
     bb = (2 * ring - 1) * kv;
   }
   x.forward_s += f;
-  x.forward_hidden_s += fh;
+  x.forward_window_s += fh;
   x.forward_bytes += fb;
   x.backward_s += b + (full ? f : 0);
-  x.backward_hidden_s += bh + (full ? fh : 0);
+  x.backward_window_s += bh + (full ? fh : 0);
   x.backward_bytes += bb + (full ? fb : 0);
+  // An exchange that hides whole runs beside the whole span of the kernels (the same exposure, 0,
+  // and no tie between its end and the kernels' in the simulator)
+  if (x.forward_s <= x.forward_window_s) x.forward_window_s = k.forward_s();
+  if (x.backward_s <= x.backward_window_s) x.backward_window_s = k.backward_s() + (full ? k.forward_s() : 0);
   return x;
 }
 

@@ -26,12 +26,14 @@ struct CpKernels {
 template <class Time>
 CpKernels cp_kernels(const core::Scenario& s, const AttentionShape& local, const Time& time);
 
-// One layer's key/value exchange, per micro-batch: each pass's collective time, the part of it
-// that hides behind the attention kernels it runs beside, and the bytes one GPU sends. The backward
-// includes a recomputed forward's exchange (full recompute).
+// One layer's key/value exchange, per micro-batch: each pass's collective time, its window and
+// the bytes one GPU sends. The window is the part of the exchange that hides behind the attention
+// kernels it runs beside (every fold exposes time - window), or the kernels' whole span when all of
+// it hides (exposed 0 either way). The backward includes a recomputed forward's exchange (full
+// recompute).
 struct CpExchange {
-  double forward_s = 0, forward_hidden_s = 0, forward_bytes = 0;
-  double backward_s = 0, backward_hidden_s = 0, backward_bytes = 0;
+  double forward_s = 0, forward_window_s = 0, forward_bytes = 0;
+  double backward_s = 0, backward_window_s = 0, backward_bytes = 0;
 };
 CpExchange cp_exchange(const core::Scenario& s, const StepGroups& groups, const CpKernels& kernels);
 
