@@ -54,7 +54,9 @@ CpKernels cp_attention(const core::Scenario& s) {
   local.seq_k = s.training.seq_len;
   local.causal = true;
   if (s.training.flash_attention)
-    return cp_kernels(s, local, [&](const AttentionShape& a) { return attention_kernel(g, wide, a, s.training.attention_kernel); });
+    return cp_kernels(s, local, [&](const AttentionShape& a) {
+      return attention_kernel(g, wide, a, s.training.attention_kernel);
+    });
   return cp_kernels(s, local, [&](const AttentionShape& a) { return attention_gemms(g, wide, a); });
 }
 

@@ -118,8 +118,8 @@ TEST_CASE("context parallel: the balanced chunking gives every rank 1/c of the c
   // Timed by FLOPs alone, the 4 ring kernels of a rank add up to the one-kernel core of 512 query
   // rows against 2048 keys, causal: 4 x 48 x 512 x 2048 x 128 / 2 FLOPs (512 x 1024 query-key pairs
   // a head). Step 0: 512 x 512 causal, 131,072 pairs (1/4); steps 1-3: 512 x 256 or 256 x 512
-  // unmasked, 131,072 each (1/4): 4 x 1/4 = 1, the load-balance factor is 1. Contiguous chunks would leave the last rank 0.5 + 3 = 3.5 blocks of
-  // 512 x 512 against the mean 2 (factor 1.75).
+  // unmasked, 131,072 each (1/4): 4 x 1/4 = 1, the load-balance factor is 1. Contiguous chunks
+  // would leave the last rank 0.5 + 3 = 3.5 blocks of 512 x 512 against the mean 2 (factor 1.75).
   auto s = cp4();
   const AttentionShape local{1, 48, 48, 128, 512, 2048, true};
   const CpKernels k = cp_kernels(s, local, [](const AttentionShape& a) {
