@@ -1,5 +1,7 @@
 #include "ptdsim/analytic/comm.hpp"
 
+#include "ptdsim/analytic/context_parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -136,16 +138,14 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     out.tp_bytes_backward = bwd_count * per;
   }
   if (p.cp > 1) {
-    // ring attention: the local K and V chunk travels c-1 hops forward; backward moves K, V and
-    // their gradients (2x) (Liu et al. 2023, ring attention; Megatron-LM context parallel)
-    const Group& g = groups.cp;
-    const double kv = 2 * width * tokens * m.hidden * m.kv_heads / m.heads / p.tp;
-    const double hop = collective_time(hw, core::Collective::send_recv, kv, g);
-    const double fwd_count = p.cp - 1, bwd_count = 2.0 * (p.cp - 1) + (full ? p.cp - 1 : 0);
-    out.cp_forward_s = fwd_count * hop;
-    out.cp_backward_s = bwd_count * hop;
-    out.cp_bytes_forward = fwd_count * kv;
-    out.cp_bytes_backward = bwd_count * kv;
+    // the exchange of training.cp_comm beside the attention kernels it runs (context_parallel.hpp)
+    const CpExchange x = cp_exchange(s, groups, cp_attention(s));
+    out.cp_forward_s = x.forward_s;
+    out.cp_backward_s = x.backward_s;
+    out.cp_forward_window_s = x.forward_window_s;
+    out.cp_backward_window_s = x.backward_window_s;
+    out.cp_bytes_forward = x.forward_bytes;
+    out.cp_bytes_backward = x.backward_bytes;
   }
   if (moe_layer) {
     const Dispatch d = dispatch(s, groups);

@@ -1,5 +1,7 @@
 #include "ptdsim/analytic/operators.hpp"
 
+#include "ptdsim/analytic/context_parallel.hpp"
+
 #include <algorithm>
 
 #include "ptdsim/analytic/compute.hpp"
@@ -301,7 +303,15 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   a.causal = true;
   core::OperatorTime att = op_of(Operator::attention, OperatorKind::attention, a.seq_q, a.seq_k, a.head_dim, b * a.heads);
   if (s.training.flash_attention) {
-    const AttentionTime at = attention_kernel(t.g, t.wide, a, s.training.attention_kernel);
+    AttentionTime at = attention_kernel(t.g, t.wide, a, s.training.attention_kernel);
+    if (c > 1) {
+      // context parallelism runs the core as its method's kernels on blocks (context_parallel.hpp):
+      // the same FLOPs, each kernel paying its own query and key/value rows
+      const CpKernels k = cp_attention(s);
+      at.forward_s = k.forward_s();
+      at.backward_s = k.backward_s();
+      at.source = std::max(k.first.source, k.later.source);
+    }
     out.attention_gemm_s = at.forward_s;
     att.forward_s = at.forward_s;
     att.backward_input_s = at.backward_s;

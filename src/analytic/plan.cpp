@@ -55,7 +55,7 @@ std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o)
   const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
   const bool zero3 = o.zero >= 3 && c.zero3_units > 0;
   std::array<PassMakeup, 3> out;
-  auto fill = [&](PassMakeup& m, core::Pass pass, double compute, double flops, double gemm, double attention,
+  auto fill = [&](PassMakeup& m, core::Pass pass, double compute, double flops, double gemm, double cp_window,
                   double tp, double cp, double ep, double share) {
     m.pass = pass;
     m.units = zero3 ? c.zero3_units : 1;  // ZeRO-3: a segment per unit
@@ -67,21 +67,21 @@ std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o)
     m.tp_window_s = gemm;
     m.cp_s = cp;
     m.cp_bytes = c.cp_bytes * share;
-    // Ring attention hides CP's key/value exchange behind the attention core only: the
-    // projections before it produce the keys and values, the ones after need its output.
-    m.cp_window_s = std::min(compute, attention);
+    // CP's key/value exchange hides behind the attention kernels only: the projections before
+    // them produce the keys and values, the ones after need their output.
+    m.cp_window_s = std::min(compute, cp_window);
     m.ep_s = ep;
     m.ep_bytes = c.ep_bytes * share;
     m.ep_beside = o.overlap_ep && ep > 0;
     m.zero3 = zero3 ? zero3_pass(o.sharding, o.zero3_prefetch, o.recompute_full, pass, c.zero3_unit_params)
                     : Zero3Pass{};
   };
-  fill(out[0], core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.attention_core_s, c.tp_forward_s,
+  fill(out[0], core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.cp_forward_window_s, c.tp_forward_s,
        c.cp_forward_s, c.ep_forward_s, 0.5);
   // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
   // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
   fill(out[1], core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s),
-       c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, 2 * c.attention_core_s, c.tp_backward_s,
+       c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, c.cp_backward_window_s, c.tp_backward_s,
        c.cp_backward_s, c.ep_backward_s, 0.5);
   fill(out[2], core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0);
   return out;
@@ -94,13 +94,14 @@ bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == s
 // Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number).
 // Every field is compared: a field added to ChunkWork or StageWork must be added here, which the
 // size checks below enforce.
-static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 24 * sizeof(double) + 4,  // 4: padding after zero3_units
+static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 25 * sizeof(double) + 4,  // 4: padding after zero3_units
               "a field was added to ChunkWork: compare it in same_work");
 bool same_work(const ChunkWork& a, const ChunkWork& b) {
   return a.layers == b.layers && a.zero3_units == b.zero3_units && same_bits(a.forward_s, b.forward_s) &&
          same_bits(a.backward_input_s, b.backward_input_s) && same_bits(a.backward_weight_s, b.backward_weight_s) &&
          same_bits(a.recompute_s, b.recompute_s) && same_bits(a.forward_flops, b.forward_flops) &&
-         same_bits(a.gemm_forward_s, b.gemm_forward_s) && same_bits(a.attention_core_s, b.attention_core_s) &&
+         same_bits(a.gemm_forward_s, b.gemm_forward_s) && same_bits(a.cp_forward_window_s, b.cp_forward_window_s) &&
+         same_bits(a.cp_backward_window_s, b.cp_backward_window_s) &&
          same_bits(a.tp_forward_s, b.tp_forward_s) && same_bits(a.tp_backward_s, b.tp_backward_s) &&
          same_bits(a.tp_bytes, b.tp_bytes) && same_bits(a.cp_forward_s, b.cp_forward_s) &&
          same_bits(a.cp_backward_s, b.cp_backward_s) && same_bits(a.cp_bytes, b.cp_bytes) &&
@@ -514,7 +515,6 @@ void chunk_layers_work(const VirtualStage& L, bool first, bool last, const Layer
   c.recompute_s = sum(lt_dense.recompute, lt_moe.recompute);
   c.forward_flops = sum(lt_dense.forward_flops, lt_moe.forward_flops);
   c.gemm_forward_s = sum(lt_dense.gemm_forward, lt_moe.gemm_forward);
-  c.attention_core_s = sum(lt_dense.attention_core, lt_moe.attention_core);
   if (first) {
     c.forward_s += costs.embedding.forward;
     c.backward_weight_s += costs.embedding.backward_weight;
@@ -531,6 +531,8 @@ void chunk_layers_work(const VirtualStage& L, bool first, bool last, const Layer
                    lc_moe.tp_bytes_forward + lc_moe.tp_bytes_backward);
   c.cp_forward_s = sum(lc_dense.cp_forward_s, lc_moe.cp_forward_s);
   c.cp_backward_s = sum(lc_dense.cp_backward_s, lc_moe.cp_backward_s);
+  c.cp_forward_window_s = sum(lc_dense.cp_forward_window_s, lc_moe.cp_forward_window_s);
+  c.cp_backward_window_s = sum(lc_dense.cp_backward_window_s, lc_moe.cp_backward_window_s);
   c.cp_bytes = sum(lc_dense.cp_bytes_forward + lc_dense.cp_bytes_backward,
                    lc_moe.cp_bytes_forward + lc_moe.cp_bytes_backward);
   c.ep_forward_s = nm * lc_moe.ep_forward_s;

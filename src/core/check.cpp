@@ -1,5 +1,6 @@
 #include "ptdsim/core/check.hpp"
 
+#include "ptdsim/core/layer_gemms.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/schedule.hpp"
 #include "ptdsim/core/split.hpp"
@@ -260,6 +261,14 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
   if (t.seq_len % (2 * p.cp) != 0 && p.cp > 1 && sink.fail("parallel.cp", "divisibility", [&] {
         return "seq_len " + str(t.seq_len) + " must be a multiple of 2*cp = " + str(2 * p.cp) +
                " (each rank takes two balanced chunks)";
+      }))
+    return;
+  if (const int a = s.cp_a2a_ranks();
+      a > 1 && (m.heads % (1LL * p.tp * a) != 0 || kv_heads_per_rank(m, p.tp) % a != 0) &&
+      sink.fail("training.cp_comm", "divisibility", [&] {
+        return "cp_comm " + std::string(name(t.cp_comm)) + " splits each rank's heads over " + str(a) +
+               " context-parallel ranks: heads/tp = " + str(m.heads / p.tp) + " and kv heads per rank " +
+               str(kv_heads_per_rank(m, p.tp)) + " must both be multiples of " + str(a);
       }))
     return;
   if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0 &&

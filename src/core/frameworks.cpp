@@ -43,6 +43,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
         {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
+        {"training.cp_comm", "p2p"},                // TE's ring (AttnFuncWithCPAndKVP2P); later --cp-comm-type default p2p
         {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // NeMo 24.07's performance recipes (NeMo-Framework-Launcher conf/training: llama3_70b.yaml,
       // nemotron_340b.yaml, gpt3/175b.yaml), the configurations of its performance summary.
@@ -60,7 +61,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "fused"},  // bias_activation_fusion: true
         {"training.fusion.dropout_add", "fused"},  // bias_dropout_add_fusion: true
         {"training.fusion.rope", "fused"},        // apply_rope_fusion: true
-        {"training.fusion.cross_entropy", "fused"}}},  // cross_entropy_loss_fusion: true
+        {"training.fusion.cross_entropy", "fused"},  // cross_entropy_loss_fusion: true
+        {"training.cp_comm", "p2p"}}},  // cp_comm_type: Megatron-Core's default p2p, which the recipes keep
       // Megatron-Core r0.8.0 with its distributed optimizer (--use-distributed-optimizer): gradients
       // reduce-scattered and parameters all-gathered over the data-parallel group, overlaps opt-in.
       {"megatron-core-0.8-distopt",
@@ -78,6 +80,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
         {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
+        {"training.cp_comm", "p2p"},                // TE's ring (AttnFuncWithCPAndKVP2P); later --cp-comm-type default p2p
         {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // Megatron-FSDP (Megatron-Core's own FSDP, --use-custom-fsdp with
       // --data-parallel-sharding-strategy optim_grads_params, core_r0.12.0).
@@ -96,6 +99,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},  // --no-bias-dropout-fusion: store_false
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
         {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
+        {"training.cp_comm", "p2p"},                // TE's ring (AttnFuncWithCPAndKVP2P); later --cp-comm-type default p2p
         {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // DeepSpeed ZeRO (deepspeed/runtime/zero/config.py) and its pipeline engine. At stage 3 it
       // fetches each submodule's weights with its own all-gather (parameter_offload.py hooks).
@@ -201,7 +205,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "eager"},     // h = x + attention(...): no dropout, the add
         {"training.fusion.rope", "eager"},            // apply_rotary_emb: view_as_complex product
         {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
-        {"training.fp8_recipe", "current"}}},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
+        {"training.fp8_recipe", "current"},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
+        {"training.cp_comm", "allgather"}}},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
       // torchtitan with compile.enable = true: apply_compile wraps each TransformerBlock in
       // torch.compile (fullgraph), so Inductor fuses the norm, RoPE, SwiGLU and residual chains of a
       // block; the final norm, output layer and loss stay outside the compiled blocks.
@@ -218,7 +223,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},     // the residual add joins its neighbours
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
         {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
-        {"training.fp8_recipe", "current"}}},           // as torchtitan
+        {"training.fp8_recipe", "current"},           // as torchtitan
+        {"training.cp_comm", "allgather"}}},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
       // Megatron-Bridge's performance scripts (NVIDIA-NeMo/Megatron-Bridge scripts/performance,
       // v0.2.1 to v0.6.0), the configurations of the NeMo 25.09 to 26.08 containers' performance
       // summary: the model recipes' DDP and optimizer settings with the scripts' overrides
@@ -242,7 +248,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.cross_entropy", "fused"},  // _set_common_perf_overrides: cross_entropy_fusion_impl "te"
         {"training.moe.dispatcher", "alltoall"},  // set_workload_base_configs: moe_token_dispatcher_type "alltoall"
                                                   // unless the workload names a flex backend
-        {"training.overlap.ep", "false"}}},       // WorkloadBaseConfig.moe_a2a_overlap = False
+        {"training.overlap.ep", "false"},         // WorkloadBaseConfig.moe_a2a_overlap = False
+        {"training.cp_comm", "p2p"}}},  // cp_comm_type: Megatron-Core's default p2p, which the recipes keep
   };
   return table;
 }

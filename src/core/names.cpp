@@ -52,6 +52,8 @@ constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
                                          {Fp8Recipe::mxfp8, "mxfp8"}}};
 constexpr Table<Offload, kOffloadCount> kOffload{
     {{Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::optimizer_params, "optimizer_params"}}};
+constexpr Table<CpComm, 4> kCpComm{
+    {{CpComm::p2p, "p2p"}, {CpComm::allgather, "allgather"}, {CpComm::a2a, "a2a"}, {CpComm::a2a_p2p, "a2a_p2p"}}};
 constexpr Table<Dispatcher, 3> kDispatcher{
     {{Dispatcher::alltoall, "alltoall"}, {Dispatcher::allgather, "allgather"}, {Dispatcher::flex, "flex"}}};
 constexpr Table<EngineKind, 2> kEngine{{{EngineKind::analytic, "analytic"}, {EngineKind::simulation, "simulation"}}};
@@ -151,6 +153,7 @@ std::string_view name(Fusion e) { return lookup(kFusion, e); }
 std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
 std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
 std::string_view name(Dispatcher e) { return lookup(kDispatcher, e); }
+std::string_view name(CpComm e) { return lookup(kCpComm, e); }
 std::string_view name(Offload e) { return lookup(kOffload, e); }
 
 std::string placement_text(const ParallelSpec& p) {
@@ -205,6 +208,7 @@ template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFu
 template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
 template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
 template <> std::optional<Dispatcher> parse(std::string_view s) { return reverse(kDispatcher, s); }
+template <> std::optional<CpComm> parse(std::string_view s) { return reverse(kCpComm, s); }
 template <> std::optional<Offload> parse(std::string_view s) { return reverse(kOffload, s); }
 
 namespace {

@@ -203,6 +203,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.fusion.dropout_add = fu.enumeration<core::Fusion>("dropout_add", 2).value_or(core::Fusion::fused);
   t.fusion.rope = fu.enumeration<core::Fusion>("rope", 2).value_or(core::Fusion::fused);
   t.fusion.cross_entropy = fu.enumeration<core::LossFusion>("cross_entropy", 3).value_or(core::LossFusion::eager);
+  t.cp_comm = tr.enumeration<core::CpComm>("cp_comm", 4).value_or(core::CpComm::p2p);
   t.fp8_recipe = tr.enumeration<core::Fp8Recipe>("fp8_recipe", 5).value_or(core::Fp8Recipe::delayed);
   t.dp_bucket_params = tr.number("dp_bucket_params", 0.0);
   t.framework = tr.choice("framework", core::framework_names()).value_or("");
@@ -261,6 +262,8 @@ core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vect
                                     return k.starts_with("training.moe.") || k == "training.overlap.ep";
                                   }),
                    filled.end());
+    // nor does a run without context parallelism read training.cp_comm
+    if (s.parallel.cp <= 1) std::erase(filled, std::string("training.cp_comm"));
     s.training.from_framework = std::move(filled);
     return s;
   });

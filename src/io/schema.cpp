@@ -36,7 +36,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "flash_attention",
-        "attention_kernel", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens", "moe",
+        "attention_kernel", "cp_comm", "optimizer", "overlap", "fusion", "fp8_recipe", "framework", "dp_bucket_params", "main_grads", "tokens", "moe",
         "offload", "offload_fraction"}},
       {"training.moe", {"dispatcher", "load_imbalance", "capacity_factor"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch", "offload", "ep"}},

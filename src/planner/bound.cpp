@@ -412,7 +412,8 @@ WorkBound work_lower_bound(const analytic::Step& step) {
   auto same = [](const analytic::ChunkWork& a, const analytic::ChunkWork& b) {
     return a.forward_s == b.forward_s && a.backward_input_s == b.backward_input_s &&
            a.backward_weight_s == b.backward_weight_s && a.recompute_s == b.recompute_s &&
-           a.attention_core_s == b.attention_core_s && a.tp_forward_s == b.tp_forward_s &&
+           a.cp_forward_window_s == b.cp_forward_window_s &&
+           a.cp_backward_window_s == b.cp_backward_window_s && a.tp_forward_s == b.tp_forward_s &&
            a.tp_backward_s == b.tp_backward_s && a.cp_forward_s == b.cp_forward_s &&
            a.cp_backward_s == b.cp_backward_s && a.ep_forward_s == b.ep_forward_s &&
            a.ep_backward_s == b.ep_backward_s && a.zero3_units == b.zero3_units &&

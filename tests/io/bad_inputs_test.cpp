@@ -391,6 +391,14 @@ const Case kCases[] = {
      "{data}/bad/scenario_attention_kernel_unknown.yaml:4:63: error: training.attention_kernel must be one of cudnn, flash2, got \"flash3\"; did you mean 'flash2'?\n"
      "training: {seq_len: 4096, global_batch: 64, attention_kernel: flash3}\n"
      "                                                              ^"},
+    {"scenario_cp_comm_unknown.yaml",
+     "{data}/bad/scenario_cp_comm_unknown.yaml:5:54: error: training.cp_comm must be one of p2p, allgather, a2a, a2a_p2p, got \"ring\"\n"
+     "training: {seq_len: 4096, global_batch: 64, cp_comm: ring}\n"
+     "                                                     ^"},
+    {"scenario_cp_comm_a2a_heads.yaml",
+     "{data}/bad/scenario_cp_comm_a2a_heads.yaml:13:3: error: cp_comm a2a splits each rank's heads over 4 context-parallel ranks: heads/tp = 8 and kv heads per rank 2 must both be multiples of 4\n"
+     "  cp_comm: a2a\n"
+     "  ^"},
     {"scenario_offload_unknown.yaml",
      "{data}/bad/scenario_offload_unknown.yaml:4:54: error: training.offload must be one of none, optimizer, optimizer_params, got \"nvme\"; did you mean 'none'?\n"
      "training: {seq_len: 4096, global_batch: 64, offload: nvme}\n"

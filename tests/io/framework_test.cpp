@@ -122,6 +122,21 @@ TEST_CASE("io: a problem a framework default causes points at the framework", "[
         "             ^");
 }
 
+TEST_CASE("io: a framework's CP method fills training.cp_comm when the run has cp > 1", "[io][framework]") {
+  // torchtitan runs PyTorch's context_parallel, whose default rotate method is allgather; Megatron-Core
+  // TransformerEngine's ring (p2p). A run without CP does not list the key as used.
+  const std::string base = "  seq_len: 512\n  global_batch: 8\n  framework: ";
+  const core::Scenario tt = load(base + "torchtitan\n", {{"parallel.cp", "2"}, {"parallel.tp", "1"}});
+  CHECK(tt.training.cp_comm == core::CpComm::allgather);
+  CHECK(std::count(tt.training.from_framework.begin(), tt.training.from_framework.end(), "training.cp_comm") == 1);
+  CHECK(load(base + "megatron-core-0.8\n", {{"parallel.cp", "2"}, {"parallel.tp", "1"}}).training.cp_comm ==
+        core::CpComm::p2p);
+  const core::Scenario no_cp = load(base + "torchtitan\n");
+  CHECK(std::count(no_cp.training.from_framework.begin(), no_cp.training.from_framework.end(), "training.cp_comm") == 0);
+  CHECK(load(base + "torchtitan\n", {{"parallel.cp", "2"}, {"parallel.tp", "1"}, {"training.cp_comm", "p2p"}})
+            .training.cp_comm == core::CpComm::p2p);  // an explicit value wins
+}
+
 TEST_CASE("io: every framework row names scenario keys and loads", "[io][framework]") {
   for (const auto& fw : core::frameworks()) {
     DYNAMIC_SECTION(fw.name) {
@@ -129,10 +144,11 @@ TEST_CASE("io: every framework row names scenario keys and loads", "[io][framewo
       CHECK_FALSE(fw.defaults.empty());
       core::Scenario s;
       REQUIRE_NOTHROW(s = load("  seq_len: 512\n  global_batch: 8\n  framework: " + std::string(fw.name) + "\n"));
-      // the scenario sets none of them; its dense model reads no MoE switch (EP overlap is one), and a default of a
-      // feature it does not turn on (CPU offload's overlap) is not filled
+      // the scenario sets none of them; its dense model reads no MoE switch (EP overlap is one), its cp 1
+      // no CP method, and a default of a feature it does not turn on (CPU offload's overlap) is not filled
       const auto filled = std::count_if(fw.defaults.begin(), fw.defaults.end(), [](const core::FrameworkDefault& d) {
-        return d.when.empty() && !d.key.starts_with("training.moe.") && d.key != "training.overlap.ep";
+        return d.when.empty() && !d.key.starts_with("training.moe.") && d.key != "training.overlap.ep" &&
+               d.key != "training.cp_comm";
       });
       CHECK(s.training.from_framework.size() == static_cast<std::size_t>(filled));
     }

@@ -68,7 +68,8 @@ inline analytic::StepWork work_of(const HandWork& c) {
       first += x.layers;
       x.forward_s = f * h.forward_s, x.backward_input_s = f * h.backward_input_s;
       x.backward_weight_s = f * h.backward_weight_s, x.recompute_s = f * h.recompute_s;
-      x.forward_flops = f * h.forward_flops, x.attention_core_s = f * h.attention_core_s;
+      x.forward_flops = f * h.forward_flops, x.cp_forward_window_s = f * h.attention_core_s;
+      x.cp_backward_window_s = 2 * f * h.attention_core_s;  // the backward's attention: twice the forward's
       x.tp_forward_s = f * h.tp_forward_s, x.tp_backward_s = f * h.tp_backward_s, x.tp_bytes = f * h.tp_bytes;
       x.cp_forward_s = f * h.cp_forward_s, x.cp_backward_s = f * h.cp_backward_s, x.cp_bytes = f * h.cp_bytes;
       x.ep_forward_s = f * h.ep_forward_s, x.ep_backward_s = f * h.ep_backward_s, x.ep_bytes = f * h.ep_bytes;

@@ -25,6 +25,7 @@ struct LayerComm {
   double tp_forward_s = 0, tp_backward_s = 0;
   double cp_bytes_forward = 0, cp_bytes_backward = 0;
   double cp_forward_s = 0, cp_backward_s = 0;
+  double cp_forward_window_s = 0, cp_backward_window_s = 0;  // the part that hides (cp_exchange)
   double ep_bytes_forward = 0, ep_bytes_backward = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
 };

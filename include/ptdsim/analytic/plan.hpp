@@ -158,7 +158,9 @@ struct ChunkWork {  // one virtual stage, per micro-batch
   double forward_s = 0, backward_input_s = 0, backward_weight_s = 0, recompute_s = 0;
   double forward_flops = 0;
   double gemm_forward_s = 0;    // forward weight GEMMs (what TP communication may hide behind)
-  double attention_core_s = 0;  // forward attention core (what CP's exchange may hide behind)
+  // What CP's key/value exchange hides behind in F and in B: the part of its attention kernels it
+  // runs beside (context_parallel.hpp cp_exchange; a recomputed forward's in B)
+  double cp_forward_window_s = 0, cp_backward_window_s = 0;
   double tp_forward_s = 0, tp_backward_s = 0, tp_bytes = 0;  // bytes: sent, forward + backward
   double cp_forward_s = 0, cp_backward_s = 0, cp_bytes = 0;
   double ep_forward_s = 0, ep_backward_s = 0, ep_bytes = 0;
@@ -238,7 +240,7 @@ struct PassMakeup {
   bool tp_beside = false;   // TP beside the GEMMs (overlap_tp), else serial between them
   double tp_window_s = 0;   // the weight GEMMs, which TP beside them hides behind
   double cp_s = 0, cp_bytes = 0;
-  double cp_window_s = 0;   // the attention core within the pass, which CP's ring hides behind (0: serial)
+  double cp_window_s = 0;   // the attention kernels within the pass CP's exchange hides behind (0: serial)
   double ep_s = 0, ep_bytes = 0;
   // Some of EP beside the compute (PlanOptions::overlap_ep): how much depends on the stage
   // (ep_hidden_share), so the work bound takes the stages' extremes (planner/bound.cpp).

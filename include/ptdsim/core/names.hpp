@@ -31,6 +31,7 @@ std::string_view name(Fusion);
 std::string_view name(LossFusion);
 std::string_view name(Fp8Recipe);
 std::string_view name(Dispatcher);
+std::string_view name(CpComm);
 std::string_view name(Offload);
 std::string_view name(EngineKind);
 std::string_view name(CommKind);  // "TP", "PP p2p", "ZeRO-3 all-gather"

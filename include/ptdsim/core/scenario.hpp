@@ -75,6 +75,16 @@ enum class MainGrads { fp32, bit16 };
 // (each token crosses the network once per destination node, then fans out over NVLink).
 enum class Dispatcher { alltoall, allgather, flex };
 
+// How context parallelism exchanges keys and values (training.cp_comm; docs/analytic.md "Context
+// parallelism"): p2p, ring attention (Megatron-Core's cp_comm_type p2p, TransformerEngine's
+// AttnFuncWithCPAndKVP2P; PyTorch's alltoall rotate method): each of cp steps sends the key/value
+// block on to the next rank while the attention of the block in hand runs; allgather, the whole
+// sequence's keys and values all-gathered once (cp_comm_type allgather; PyTorch's default
+// allgather rotate method), their gradients passed around the ring; a2a, Ulysses (DeepSpeed-Ulysses,
+// cp_comm_type a2a): all-to-alls trade the sequence split for a head split around the attention;
+// a2a_p2p, Megatron's hierarchical a2a+p2p: a2a inside the node, the ring across nodes.
+enum class CpComm { p2p, allgather, a2a, a2a_p2p };
+
 // The MoE layers' training switches (training.moe).
 struct MoeTraining {
   Dispatcher dispatcher = Dispatcher::alltoall;
@@ -97,6 +107,7 @@ struct TrainingSpec {
   Recompute recompute = Recompute::selective;
   bool flash_attention = true;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
+  CpComm cp_comm = CpComm::p2p;  // Megatron's --cp-comm-type default
   Optimizer optimizer = Optimizer::adam;
   Overlap overlap;
   FusionSpec fusion;
@@ -146,6 +157,23 @@ struct Scenario {
   double dp_bucket_params() const {
     const double rule = 1e6 * parallel.dp;
     return training.dp_bucket_params > 0 ? training.dp_bucket_params : (rule > 40e6 ? rule : 40e6);
+  }
+  // The context-parallel ranks an all-to-all spans (training.cp_comm): a2a all of cp; a2a_p2p the
+  // cp ranks that share a node when tp is placed inside cp (gcd(cp, gpus_per_node / tp)), the ring
+  // running over the rest, as Megatron's hierarchical_context_parallel_sizes [a2a, p2p] is set up
+  // in practice; p2p and allgather none (1).
+  int cp_a2a_ranks() const {
+    const int c = parallel.cp;
+    if (c <= 1 || training.cp_comm == CpComm::p2p || training.cp_comm == CpComm::allgather) return 1;
+    if (training.cp_comm == CpComm::a2a) return c;
+    int a = c, b = hardware.gpus_per_node / (parallel.tp > 0 ? parallel.tp : 1);
+    if (b < 1) b = 1;
+    while (b != 0) {  // gcd(c, gpus_per_node / tp)
+      const int r = a % b;
+      a = b;
+      b = r;
+    }
+    return a;
   }
 };
 

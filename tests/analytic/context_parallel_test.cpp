@@ -1,0 +1,154 @@
+#include <catch2/catch.hpp>
+
+#include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/context_parallel.hpp"
+#include "../common/scenarios.hpp"
+
+using namespace ptdsim;
+using namespace ptdsim::analytic;
+
+namespace {
+// GPT-3 175B with tp 2, cp 4 (the cp group of 4 ranks 2 apart inside one 8-GPU node), seq 2048:
+// each rank holds 512 rows and 48 heads. K and V per rank: 2 bytes x 512 x (2 x 48 x 128) =
+// 12,582,912 bytes; one hop on NVLink (alpha 5 us, 300 GB/s): 5e-6 + 12582912 / 300e9 = 46.943 us.
+core::Scenario cp4() {
+  auto s = testing::gpt3_1024();
+  s.parallel.tp = 2;
+  s.parallel.cp = 4;
+  s.parallel.dp = 8;
+  return s;
+}
+constexpr double kKv = 12582912.0;
+constexpr double kHop = 5e-6 + kKv / 300e9;
+
+CpKernels by_hand(double f0, double f, double b0, double b) {
+  CpKernels k;
+  k.steps = 4;
+  k.first.forward_s = f0, k.first.backward_s = b0;
+  k.later.forward_s = f, k.later.backward_s = b;
+  return k;
+}
+}  // namespace
+
+TEST_CASE("context parallel: K/V bytes follow kv heads, head_dim and MLA", "[analytic][cp]") {
+  auto s = cp4();
+  CHECK(cp_kv_bytes(s) == Approx(kKv).epsilon(1e-12));
+  s.model.kv_heads = 8;  // GQA: 8 kv heads over tp 2 = 4 a rank: 2 x 512 x 2 x 4 x 128
+  CHECK(cp_kv_bytes(s) == Approx(2.0 * 512 * 2 * 4 * 128).epsilon(1e-12));
+  s.model.attention_head_dim = 256;  // an explicit head_dim doubles it
+  CHECK(cp_kv_bytes(s) == Approx(2.0 * 512 * 2 * 4 * 256).epsilon(1e-12));
+  s.model.mla = core::MlaSpec{1536, 512, 128, 64, 128};  // the up-projected heads: 48 x (192 + 128)
+  CHECK(cp_kv_bytes(s) == Approx(2.0 * 512 * 48 * (192 + 128)).epsilon(1e-12));
+}
+
+TEST_CASE("context parallel: ring attention hides each hop behind one step's kernel", "[analytic][cp]") {
+  auto s = cp4();
+  s.training.cp_comm = core::CpComm::p2p;
+  // Forward, kernels 30 us (step 0) and 60 us (later): 3 hops of 46.943 us; the first hides 30 of
+  // its 46.943, the next two hide whole: hidden 30 + 2 x 46.943 = 123.887 us, exposed 16.943 us.
+  const CpExchange x = cp_exchange(s, step_groups(s), by_hand(30e-6, 60e-6, 100e-6, 80e-6));
+  CHECK(x.forward_s == Approx(3 * kHop).epsilon(1e-12));
+  CHECK(x.forward_window_s == Approx(30e-6 + 2 * kHop).epsilon(1e-12));
+  CHECK(x.forward_s - x.forward_window_s == Approx(kHop - 30e-6).epsilon(1e-9));
+  // Backward, kernels 100 us and 80 us: 3 K/V hops and 4 gradient hops. Step 0 hides its K/V hop;
+  // steps 1 and 2 each carry a K/V hop and a gradient hop (93.887 us) beside 80 us, 13.887 us out
+  // each; step 3 hides the gradient hop of step 2; the last gradient hop goes home alone:
+  // exposed 46.943 + 2 x 13.887 = 74.716 us.
+  CHECK(x.backward_s == Approx(7 * kHop).epsilon(1e-12));
+  CHECK(x.backward_s - x.backward_window_s == Approx(kHop + 2 * (2 * kHop - 80e-6)).epsilon(1e-9));
+  CHECK(x.forward_bytes == Approx(3 * kKv).epsilon(1e-12));
+  CHECK(x.backward_bytes == Approx(7 * kKv).epsilon(1e-12));
+  SECTION("a fast link still leaves the hop that cannot hide") {
+    // kernels of 1 s: the forward's 3 hops hide whole, so they run beside the whole span, 4 s
+    const CpExchange y = cp_exchange(s, step_groups(s), by_hand(1, 1, 1, 1));
+    CHECK(y.forward_window_s == Approx(4).epsilon(1e-12));
+    CHECK(y.backward_s - y.backward_window_s == Approx(kHop).epsilon(1e-9));
+  }
+  SECTION("full recompute repeats the forward's exchange in the backward") {
+    s.training.recompute = core::Recompute::full;
+    const CpExchange y = cp_exchange(s, step_groups(s), by_hand(30e-6, 60e-6, 100e-6, 80e-6));
+    CHECK(y.backward_s == Approx(10 * kHop).epsilon(1e-12));
+    CHECK(y.backward_bytes == Approx(10 * kKv).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("context parallel: allgather gathers once beside the local block", "[analytic][cp]") {
+  auto s = cp4();
+  s.training.cp_comm = core::CpComm::allgather;
+  // all-gather of 4 x 12,582,912 bytes over 4 ranks: 5e-6 + 3/4 x 50,331,648 / 300e9 = 130.83 us;
+  // forward: it hides behind step 0's 30 us only. Backward: gathered again beside step 0's 100 us,
+  // then 4 gradient hops, 3 beside the next step's 80 us, the last exposed.
+  const double ag = 5e-6 + 0.75 * 4 * kKv / 300e9;
+  const CpExchange x = cp_exchange(s, step_groups(s), by_hand(30e-6, 60e-6, 100e-6, 80e-6));
+  CHECK(x.forward_s == Approx(ag).epsilon(1e-12));
+  CHECK(x.forward_window_s == Approx(30e-6).epsilon(1e-12));
+  CHECK(x.forward_bytes == Approx(0.75 * 4 * kKv).epsilon(1e-12));
+  CHECK(x.backward_s == Approx(ag + 4 * kHop).epsilon(1e-12));
+  CHECK(x.backward_s - x.backward_window_s == Approx(ag - 100e-6 + kHop).epsilon(1e-9));
+}
+
+TEST_CASE("context parallel: Ulysses all-to-alls run serial", "[analytic][cp]") {
+  auto s = cp4();
+  s.training.cp_comm = core::CpComm::a2a;
+  // Q (2 x 512 x 48 x 128 = 6,291,456 bytes) with K and V (12,582,912) in one all-to-all, the
+  // output (6,291,456) in another, over 4 ranks: each 5 us + 3/4 x bytes / 300 GB/s; nothing hides.
+  const double q = 6291456.0, o = 6291456.0;
+  const double t = 5e-6 + 0.75 * (q + kKv) / 300e9 + 5e-6 + 0.75 * o / 300e9;
+  const CpExchange x = cp_exchange(s, step_groups(s), cp_attention(s));
+  CHECK(x.forward_s == Approx(t).epsilon(1e-12));
+  CHECK(x.backward_s == Approx(t).epsilon(1e-12));
+  CHECK(x.forward_window_s == 0);
+  CHECK(x.backward_window_s == 0);
+  CHECK(x.forward_bytes == Approx(0.75 * (q + kKv + o)).epsilon(1e-12));
+  // one kernel: the whole 2048-token sequence over 48 / 4 = 12 heads
+  int calls = 0;
+  const CpKernels k = cp_kernels(s, AttentionShape{1, 48, 48, 128, 512, 2048, true}, [&](const AttentionShape& a) {
+    ++calls;
+    CHECK(a.heads == 12);
+    CHECK(a.seq_q == 2048);
+    CHECK(a.seq_k == 2048);
+    CHECK(a.causal);
+    return AttentionTime{1.0, 2.5};
+  });
+  CHECK(k.steps == 1);
+  CHECK(calls == 1);
+}
+
+TEST_CASE("context parallel: the balanced chunking gives every rank 1/c of the causal work", "[analytic][cp]") {
+  // Timed by FLOPs alone, the 4 ring kernels of a rank add up to the one-kernel core of 512 query
+  // rows against 2048 keys, causal: 4 x 48 x 512 x 2048 x 128 / 2 FLOPs (512 x 1024 query-key pairs
+  // a head). Step 0: 512 x 512 causal, 131,072 pairs (1/4); steps 1-3: 512 x 256 or 256 x 512
+  // unmasked, 131,072 each (1/4): 4 x 1/4 = 1, the load-balance factor is 1. Contiguous chunks
+  // would leave the last rank 0.5 + 3 = 3.5 blocks of 512 x 512 against the mean 2 (factor 1.75).
+  auto s = cp4();
+  const AttentionShape local{1, 48, 48, 128, 512, 2048, true};
+  const CpKernels k = cp_kernels(s, local, [](const AttentionShape& a) {
+    return AttentionTime{a.flops(), 2.5 * a.flops()};
+  });
+  CHECK(k.steps == 4);
+  CHECK(k.first.forward_s == Approx(local.flops() / 4).epsilon(1e-12));
+  CHECK(k.later.forward_s == Approx(local.flops() / 4).epsilon(1e-12));
+  CHECK(k.forward_s() == Approx(local.flops()).epsilon(1e-12));
+  CHECK(k.backward_s() == Approx(2.5 * local.flops()).epsilon(1e-12));
+  SECTION("the measured shape model charges each block its own rows: more than one kernel") {
+    core::AttentionModel m;
+    m.rate_flops = 300e12, m.q_Bps = 100e9, m.kv_Bps = 300e9;
+    const auto time = [&](const AttentionShape& a) { return AttentionTime{m.time(a, false), m.time(a, true)}; };
+    const CpKernels blocks = cp_kernels(s, local, time);
+    const double one = m.time(local, false);
+    // rows: 2 bytes x 128 = 256 bytes a row; one kernel: 512 query and 2048 key rows a head. The
+    // later steps' slower half is all 512 queries against 256 keys (512/100e9 + 256/300e9 against
+    // 256/100e9 + 512/300e9), so the blocks read 512 + 3 x 512 query and 512 + 3 x 256 key rows.
+    const double extra = 256.0 * 48 * (3 * 512 / 100e9 + (512 + 3 * 256 - 2048) / 300e9);
+    CHECK(blocks.forward_s() == Approx(one + extra).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("context parallel: layer_comm takes the method's exchange", "[analytic][cp]") {
+  auto s = cp4();
+  const auto c = layer_comm(s, false);
+  CHECK(c.cp_bytes_forward == Approx(3 * kKv).epsilon(1e-12));
+  CHECK(c.cp_bytes_backward == Approx(7 * kKv).epsilon(1e-12));
+  CHECK(c.cp_forward_window_s <= c.cp_forward_s);
+  CHECK(c.cp_backward_s - c.cp_backward_window_s >= kHop * (1 - 1e-12));  // the hop that cannot hide
+}
