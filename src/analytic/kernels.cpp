@@ -35,6 +35,15 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
   return {gemm_time(g, p, m, n, k), core::TimeSource::scalar_efficiency};
 }
 
+double gemm_epilogue_seconds(const core::GpuSpec& g, core::Precision p, double m, double n, double extra_bytes) {
+  core::Precision cls;
+  if (!g.kernels || g.sms <= 0 || !core::gemm_class(p, cls)) return 0;
+  const core::GemmModel& model = g.kernels->gemm_model[static_cast<std::size_t>(core::index(cls))];
+  if (!model.valid() || model.epilogue_Bps <= 0) return 0;
+  const double outputs = model.waves(g.sms, m, n) * g.sms * model.tile_m * model.tile_n;
+  return outputs * extra_bytes / (model.epilogue_Bps * g.tables_hbm_scale());
+}
+
 AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const AttentionShape& a,
                                core::AttentionKernel kernel) {
   const core::AttentionTables t = core::attention_tables(g, p, kernel);

@@ -27,6 +27,11 @@ using Bytes = core::ElementBytes;
 constexpr Bytes kDropoutAdd{7, 5};
 constexpr Bytes kResidualGradient{0, 6};
 constexpr Bytes kPermute{4, 4};  // a token gather (or scatter): read and write each row once
+// The weight gradient into the fp32 main gradient (training.fusion.wgrad_accumulation): fused, the
+// GEMM's epilogue reads and writes 4 bytes a weight where the tables' rows write 2; separate, an add
+// kernel reads the 16-bit gradient and the fp32 main gradient and writes it back (2 + 4 + 4).
+constexpr double kFusedAccumulationBytes = 6;
+constexpr double kSeparateAccumulationBytes = 10;
 
 // What one layer is timed with: the GpuSpec, the precision of the layer GEMMs and of the GEMMs
 // TransformerEngine leaves in 16 bits (attention, router, logits), whether tables are in use, the
@@ -41,6 +46,8 @@ struct Timing {
   double width_bytes;  // 1, or 2 for fp32 / tf32 activations
   KindRates rates;     // valid: the memory-bound operators are timed from their bytes
   core::FusionSpec fusion;
+  // the weight gradients accumulate into fp32 main gradients (training.main_grads fp32): how
+  core::WgradAccumulation accumulation;
 };
 
 Timing timing(const core::Scenario& s) {
@@ -57,7 +64,9 @@ Timing timing(const core::Scenario& s) {
           tables ? g.memory_bound_factor : 1.0,
           full_width(p) ? 2.0 : 1.0,
           tables ? kind_rates(*g.kernels, s.model.norm, g.tables_hbm_scale()) : KindRates{},
-          s.training.fusion};
+          s.training.fusion,
+          s.training.main_grads == core::MainGrads::fp32 ? s.training.fusion.wgrad_accumulation
+                                                         : core::WgradAccumulation::none};
 }
 
 core::OperatorTime op_of(Operator op, OperatorKind kind, double m, double n, double k, double count = 1) {
@@ -69,6 +78,23 @@ core::OperatorTime op_of(Operator op, OperatorKind kind, double m, double n, dou
   o.k = k;
   o.count = count;
   return o;
+}
+
+// Accumulating one weight gradient dW[n,k] into the fp32 main gradient, beyond the GEMM that computes
+// it (training.fusion.wgrad_accumulation; docs/analytic.md "Weight gradients into fp32"): fused, the
+// epilogue's 6 more bytes a weight; separate, one add kernel of 10 bytes a weight at the pointwise
+// kind's measured rate (at least one launch); none, nothing. Only with the tables' rates.
+double accumulation_seconds(const Timing& t, core::Precision p, double n, double k) {
+  if (!t.rates.valid) return 0;
+  switch (t.accumulation) {
+    case core::WgradAccumulation::fused: return gemm_epilogue_seconds(t.g, p, n, k, kFusedAccumulationBytes);
+    case core::WgradAccumulation::separate: {
+      const double rate = t.rates.backward[static_cast<std::size_t>(StreamKind::pointwise)];
+      return launch_floor(t.g, kSeparateAccumulationBytes * n * k / rate, TimeSource::model);
+    }
+    case core::WgradAccumulation::none: break;
+  }
+  return 0;
 }
 
 // A weight GEMM y[m,n] = x[m,k] W^T, `count` of them. With tables its input-gradient GEMM
@@ -90,6 +116,7 @@ core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, doub
   o.backward_input_s = count * launch_floor(t.g, b.time_s, b.source);
   o.backward_weight_s = count * launch_floor(t.g, w.time_s, w.source);
   o.source = std::max({f.source, b.source, w.source});  // the least direct of the three
+  if (op != Operator::router) o.backward_weight_s += count * accumulation_seconds(t, p, n, k);
   return o;
 }
 

@@ -44,6 +44,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
         {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
         {"training.cp_comm", "p2p"},                // TE's ring (AttnFuncWithCPAndKVP2P); later --cp-comm-type default p2p
+        {"training.fusion.wgrad_accumulation", "fused"},  // --no-gradient-accumulation-fusion: store_false
         {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // NeMo 24.07's performance recipes (NeMo-Framework-Launcher conf/training: llama3_70b.yaml,
       // nemotron_340b.yaml, gpt3/175b.yaml), the configurations of its performance summary.
@@ -62,7 +63,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},  // bias_dropout_add_fusion: true
         {"training.fusion.rope", "fused"},        // apply_rope_fusion: true
         {"training.fusion.cross_entropy", "fused"},  // cross_entropy_loss_fusion: true
-        {"training.cp_comm", "p2p"}}},  // cp_comm_type: Megatron-Core's default p2p, which the recipes keep
+        {"training.cp_comm", "p2p"},  // cp_comm_type: Megatron-Core's default p2p, which the recipes keep
+        {"training.fusion.wgrad_accumulation", "fused"}}},  // gradient_accumulation_fusion: true
       // Megatron-Core r0.8.0 with its distributed optimizer (--use-distributed-optimizer): gradients
       // reduce-scattered and parameters all-gathered over the data-parallel group, overlaps opt-in.
       {"megatron-core-0.8-distopt",
@@ -81,6 +83,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
         {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
         {"training.cp_comm", "p2p"},                // TE's ring (AttnFuncWithCPAndKVP2P); later --cp-comm-type default p2p
+        {"training.fusion.wgrad_accumulation", "fused"},  // --no-gradient-accumulation-fusion: store_false
         {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // Megatron-FSDP (Megatron-Core's own FSDP, --use-custom-fsdp with
       // --data-parallel-sharding-strategy optim_grads_params, core_r0.12.0).
@@ -100,6 +103,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.rope", "fused"},        // --no-rope-fusion: store_false (apply_rope_fusion)
         {"training.fusion.cross_entropy", "vocab_parallel"},  // --cross-entropy-loss-fusion: store_true
         {"training.cp_comm", "p2p"},                // TE's ring (AttnFuncWithCPAndKVP2P); later --cp-comm-type default p2p
+        {"training.fusion.wgrad_accumulation", "fused"},  // --no-gradient-accumulation-fusion: store_false
         {"training.moe.dispatcher", "allgather"}}},  // --moe-token-dispatcher-type: default 'allgather'
       // DeepSpeed ZeRO (deepspeed/runtime/zero/config.py) and its pipeline engine. At stage 3 it
       // fetches each submodule's weights with its own all-gather (parameter_offload.py hooks).
@@ -115,13 +119,14 @@ const std::vector<Framework>& frameworks() {
         {"training.overlap.zero3_prefetch", "true"},  // stage 3: overlap_comm true, prefetch 5e7
         {"training.dp_bucket_params", "5e8"},       // reduce_bucket_size: 5e8 elements
         {"training.main_grads", "16bit"},         // 16-bit .grad, an fp32 copy of the shard at the
+                                                  // step (stage_1_and_2.py step)
         {"training.overlap.offload", "true", "training.offload"},  // cpu_offload: each reduced bucket copied in backward
         {"training.fusion.norm", "eager"},        // the model's own nn.LayerNorm / RMSNorm
         {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
         {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
         {"training.fusion.rope", "eager"},        // the model's rotary code
-        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
-                                                    // step (stage_1_and_2.py step)
+        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy
+        {"training.fusion.wgrad_accumulation", "none"}}},  // autograd's 16-bit .grad is what is reduced
       // DeepSpeed v0.3.16 (May 2021), the ZeRO-3 Narayanan et al. 2021 compared against: the same
       // config defaults, but each parameter's all-gather synchronised the device and built its
       // per-rank views and copies on the host (issue #1069, PR #1188).
@@ -144,7 +149,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
         {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
         {"training.fusion.rope", "eager"},        // the model's rotary code
-        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
+        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy
+        {"training.fusion.wgrad_accumulation", "none"}}},  // autograd's 16-bit .grad is what is reduced
       // PyTorch FSDP (FSDP1) constructor defaults, torch 2.0.
       {"pytorch-fsdp",
        "PyTorch 2.0 FullyShardedDataParallel",
@@ -158,7 +164,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
         {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
         {"training.fusion.rope", "eager"},        // the model's rotary code
-        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
+        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy
+        {"training.fusion.wgrad_accumulation", "none"}}},  // autograd's 16-bit .grad is what is reduced
       // PyTorch FSDP2 (torch.distributed.fsdp.fully_shard), torch 2.6.
       {"pytorch-fsdp2",
        "PyTorch 2.6 fully_shard (FSDP2)",
@@ -172,7 +179,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "eager"},  // F.silu(w1(x)) * w3(x), F.gelu
         {"training.fusion.dropout_add", "eager"},  // nn.Dropout, then the residual add
         {"training.fusion.rope", "eager"},        // the model's rotary code
-        {"training.fusion.cross_entropy", "eager"}}},  // F.cross_entropy
+        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy
+        {"training.fusion.wgrad_accumulation", "none"}}},  // autograd's 16-bit .grad is what is reduced
       // MosaicML llm-foundry MPT pretraining and benchmark settings (Composer on FSDP).
       {"llm-foundry",
        "llm-foundry MPT pretrain yamls and benchmark sweep (2023)",
@@ -188,7 +196,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.norm", "eager"},            // low_precision_layernorm: F.layer_norm
         {"training.fusion.activation", "eager"},      // ffn_act_fn: nn.GELU
         {"training.fusion.dropout_add", "eager"},     // resid_pdrop dropout, then the residual add
-        {"training.fusion.cross_entropy", "fused"}}},   // loss_fn: fused_crossentropy (flash-attn's Triton loss)
+        {"training.fusion.cross_entropy", "fused"},   // loss_fn: fused_crossentropy (flash-attn's Triton loss)
+        {"training.fusion.wgrad_accumulation", "none"}}},  // FSDP reduce-scatters autograd's .grad
       // torchtitan (pytorch/torchtitan at 9dec370, December 2024, the commit of its Llama 3.1 H100
       // benchmarks): FSDP2 on every TransformerBlock, the model written in plain PyTorch
       // (torchtitan/models/llama/model.py), no torch.compile (compile.enable = false).
@@ -205,6 +214,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "eager"},     // h = x + attention(...): no dropout, the add
         {"training.fusion.rope", "eager"},            // apply_rotary_emb: view_as_complex product
         {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
+        {"training.fusion.wgrad_accumulation", "none"},  // FSDP2 reduce-scatters autograd's .grad
         {"training.fp8_recipe", "current"},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
         {"training.cp_comm", "allgather"}}},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
       // torchtitan with compile.enable = true: apply_compile wraps each TransformerBlock in
@@ -223,6 +233,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},     // the residual add joins its neighbours
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
         {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
+        {"training.fusion.wgrad_accumulation", "none"},
         {"training.fp8_recipe", "current"},           // as torchtitan
         {"training.cp_comm", "allgather"}}},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
       // Megatron-Bridge's performance scripts (NVIDIA-NeMo/Megatron-Bridge scripts/performance,
@@ -249,6 +260,7 @@ const std::vector<Framework>& frameworks() {
         {"training.moe.dispatcher", "alltoall"},  // set_workload_base_configs: moe_token_dispatcher_type "alltoall"
                                                   // unless the workload names a flex backend
         {"training.overlap.ep", "false"},         // WorkloadBaseConfig.moe_a2a_overlap = False
+        {"training.fusion.wgrad_accumulation", "fused"},  // Megatron-Core's gradient_accumulation_fusion default
         {"training.cp_comm", "p2p"}}},  // cp_comm_type: Megatron-Core's default p2p, which the recipes keep
   };
   return table;

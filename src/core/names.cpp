@@ -45,6 +45,9 @@ constexpr Table<AttentionKernel, 2> kAttentionKernel{
 constexpr Table<Fusion, 2> kFusion{{{Fusion::eager, "eager"}, {Fusion::fused, "fused"}}};
 constexpr Table<LossFusion, 3> kLossFusion{
     {{LossFusion::eager, "eager"}, {LossFusion::vocab_parallel, "vocab_parallel"}, {LossFusion::fused, "fused"}}};
+constexpr Table<WgradAccumulation, 3> kWgradAccumulation{{{WgradAccumulation::fused, "fused"},
+                                                          {WgradAccumulation::separate, "separate"},
+                                                          {WgradAccumulation::none, "none"}}};
 constexpr Table<Fp8Recipe, 5> kFp8Recipe{{{Fp8Recipe::delayed, "delayed"},
                                          {Fp8Recipe::current, "current"},
                                          {Fp8Recipe::rowwise, "rowwise"},
@@ -151,6 +154,7 @@ std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
 std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
 std::string_view name(Fusion e) { return lookup(kFusion, e); }
 std::string_view name(LossFusion e) { return lookup(kLossFusion, e); }
+std::string_view name(WgradAccumulation e) { return lookup(kWgradAccumulation, e); }
 std::string_view name(Fp8Recipe e) { return lookup(kFp8Recipe, e); }
 std::string_view name(Dispatcher e) { return lookup(kDispatcher, e); }
 std::string_view name(CpComm e) { return lookup(kCpComm, e); }
@@ -206,6 +210,7 @@ template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(
 template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }
 template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFusion, s); }
 template <> std::optional<LossFusion> parse(std::string_view s) { return reverse(kLossFusion, s); }
+template <> std::optional<WgradAccumulation> parse(std::string_view s) { return reverse(kWgradAccumulation, s); }
 template <> std::optional<Fp8Recipe> parse(std::string_view s) { return reverse(kFp8Recipe, s); }
 template <> std::optional<Dispatcher> parse(std::string_view s) { return reverse(kDispatcher, s); }
 template <> std::optional<CpComm> parse(std::string_view s) { return reverse(kCpComm, s); }

@@ -44,7 +44,8 @@ const std::vector<std::string> kSwitchFlags{
     "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
     "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
     "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
-    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--multi-latent-attention",
+    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
+    "--multi-latent-attention",
     "--optimizer-cpu-offload"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
@@ -682,6 +683,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenar
     add_fusion("--no-bias-gelu-fusion", "activation: eager");
     add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
     add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
+    add_fusion("--no-gradient-accumulation-fusion", "wgrad_accumulation: separate");
     if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
   }
   if (a.has("--num-experts") && a.has("--moe-token-dispatcher-type")) {  // an MoE model (read_model)

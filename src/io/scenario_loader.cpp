@@ -204,6 +204,8 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.fusion.rope = fu.enumeration<core::Fusion>("rope", 2).value_or(core::Fusion::fused);
   t.fusion.cross_entropy = fu.enumeration<core::LossFusion>("cross_entropy", 3).value_or(core::LossFusion::eager);
   t.cp_comm = tr.enumeration<core::CpComm>("cp_comm", 4).value_or(core::CpComm::p2p);
+  t.fusion.wgrad_accumulation =
+      fu.enumeration<core::WgradAccumulation>("wgrad_accumulation", 3).value_or(core::WgradAccumulation::fused);
   t.fp8_recipe = tr.enumeration<core::Fp8Recipe>("fp8_recipe", 5).value_or(core::Fp8Recipe::delayed);
   t.dp_bucket_params = tr.number("dp_bucket_params", 0.0);
   t.framework = tr.choice("framework", core::framework_names()).value_or("");

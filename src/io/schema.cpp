@@ -40,7 +40,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "offload", "offload_fraction"}},
       {"training.moe", {"dispatcher", "load_imbalance", "capacity_factor"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch", "offload", "ep"}},
-      {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy"}},
+      {"training.fusion", {"norm", "activation", "dropout_add", "rope", "cross_entropy", "wgrad_accumulation"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
         "position", "max_seq_len", "tied_embeddings", "bias", "moe", "mla", "sliding_window", "attention_sinks",

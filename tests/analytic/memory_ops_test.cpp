@@ -197,3 +197,33 @@ TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 
   CHECK(c->forward_s == Approx(6.0 * 2048 * (12288 + 1536 + 12288 + 6144) / 2e12));
   CHECK(c->backward_input_s == Approx(6.0 * 2048 * (4608 + 12288 + 6144 + 12288) / 1e12));
 }
+
+TEST_CASE("analytic: the weight gradient into the fp32 main gradient (training.fusion.wgrad_accumulation)",
+          "[analytic][memory_ops]") {
+  auto s = testing::gpt3_1024();  // tp 8, 2048 tokens, h 12288, ffn 49152
+  s.hardware = testing::h100_with_tables();
+  const auto weight = [&](core::WgradAccumulation a, core::MainGrads g = core::MainGrads::fp32) {
+    s.training.fusion.wgrad_accumulation = a;
+    s.training.main_grads = g;
+    const auto ops = layer_ops(s, false);  // kept: find() points into it
+    return ops.find(Operator::fc1)->backward_weight_s;
+  };
+  const double none = weight(core::WgradAccumulation::none);
+  // fc1's weight gradient dW[6144, 12288]: 48 x 96 = 4608 tiles of 128 x 128 over 132 SMs, 34 full
+  // waves and 120 tiles (34 + 0.25 + 0.75 x 120/132 = 34.9318 waves), 75,546,624 outputs; fused, the
+  // epilogue reads and writes 4 bytes each where the GEMM writes 2: 6 more at the round model's 4 TB/s
+  CHECK(weight(core::WgradAccumulation::fused) - none == Approx(6 * 75546624.0 / 4e12));
+  CHECK(weight(core::WgradAccumulation::fused) - none == Approx(113.32e-6).epsilon(1e-4));
+  // separate: an add kernel over the 6144 x 12288 weights, read 2 + 4, write 4, at the pointwise
+  // kind's backward 1 TB/s: 755 us
+  CHECK(weight(core::WgradAccumulation::separate) - none == Approx(10.0 * 6144 * 12288 / 1e12));
+  // 16-bit gradients (DeepSpeed) accumulate nothing in fp32, whatever the switch says
+  CHECK(weight(core::WgradAccumulation::fused, core::MainGrads::bit16) == none);
+  // the forward and the input gradient do not move
+  s.training.fusion.wgrad_accumulation = core::WgradAccumulation::none;
+  const auto a = layer_ops(s, false);
+  s.training.fusion.wgrad_accumulation = core::WgradAccumulation::fused;
+  const auto b = layer_ops(s, false);
+  CHECK(a.find(Operator::qkv)->forward_s == b.find(Operator::qkv)->forward_s);
+  CHECK(a.find(Operator::qkv)->backward_input_s == b.find(Operator::qkv)->backward_input_s);
+}

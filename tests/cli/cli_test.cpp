@@ -329,7 +329,8 @@ TEST_CASE("cli: evaluate says which switches came from the framework", "[cli][ev
   // Megatron-Core's fusions fill the rest
   const auto fusions = nlohmann::json::array({"training.fusion.norm", "training.fusion.activation",
                                               "training.fusion.dropout_add", "training.fusion.rope",
-                                              "training.fusion.cross_entropy"});
+                                              "training.fusion.cross_entropy",
+                                              "training.fusion.wgrad_accumulation"});
   CHECK(doc["training"]["resolved_from_framework"] == fusions);
   // without its overlap mapping, Megatron-Core's defaults fill it (no TP or DP overlap, PP overlap)
   auto bare = ptdsim("evaluate scenarios/default.yaml --format json --set training.framework=megatron-core-0.8 "
@@ -338,7 +339,8 @@ TEST_CASE("cli: evaluate says which switches came from the framework", "[cli][ev
   CHECK(nlohmann::json::parse(bare.out)["training"]["resolved_from_framework"] ==
         nlohmann::json::array({"training.overlap.tp", "training.overlap.dp", "training.overlap.pp",
                                "training.fusion.norm", "training.fusion.activation", "training.fusion.dropout_add",
-                               "training.fusion.rope", "training.fusion.cross_entropy"}));
+                               "training.fusion.rope", "training.fusion.cross_entropy",
+                               "training.fusion.wgrad_accumulation"}));
   auto plain = nlohmann::json::parse(ptdsim("evaluate scenarios/default.yaml --format json").out);
   CHECK(plain["training"]["framework"] == "");
   CHECK(plain["training"]["resolved_from_framework"].empty());

@@ -525,6 +525,11 @@ const Case kCases[] = {
      "vocab_parallel, fused, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"
      "  fusion: {norm: fused, cross_entropy: vocab-parallel}\n"
      "                                       ^"},
+    {"scenario_fusion_wgrad_unknown.yaml",
+     "{data}/bad/scenario_fusion_wgrad_unknown.yaml:7:32: error: training.fusion.wgrad_accumulation must be one of "
+     "fused, separate, none, got \"fp32\"\n"
+     "  fusion: {wgrad_accumulation: fp32}\n"
+     "                               ^"},
     {"scenario_gpu_count.yaml",
      "{data}/bad/scenario_gpu_count.yaml:6:3: error: tp*cp*pp*dp = 16 but the cluster has 8 GPUs (dp would be 4)\n"
      "  dp: 8\n"

@@ -47,7 +47,7 @@ TEST_CASE("io: a framework fills the switches the scenario leaves unset", "[io][
                                  "training.flash_attention", "training.overlap.tp", "training.overlap.dp",
                                  "training.overlap.pp", "training.fusion.norm", "training.fusion.activation",
                                  "training.fusion.dropout_add", "training.fusion.rope",
-                                 "training.fusion.cross_entropy"});
+                                 "training.fusion.cross_entropy", "training.fusion.wgrad_accumulation"});
 
   // without a framework: the tool's defaults, and nothing is said to come from a framework
   const auto plain = load("  seq_len: 512\n  global_batch: 8\n");
@@ -82,7 +82,8 @@ TEST_CASE("io: an explicit value always wins over the framework's", "[io][framew
                                    "parallel.sharding.max_live_params", "training.overlap.zero3_prefetch",
                                    "training.dp_bucket_params", "training.main_grads", "training.fusion.norm",
                                    "training.fusion.activation", "training.fusion.dropout_add",
-                                   "training.fusion.rope", "training.fusion.cross_entropy"});
+                                   "training.fusion.rope", "training.fusion.cross_entropy",
+                                   "training.fusion.wgrad_accumulation"});
     CHECK(s.parallel.sharding.unit_layers == Approx(0.25));  // a fetch per submodule, four a GPT layer
     CHECK(s.parallel.sharding.reduce_bytes == 2);           // the model's 16 bits
     CHECK(s.parallel.sharding.max_live_params == Approx(1e9));

@@ -266,6 +266,9 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(plain.fusion.rope == core::Fusion::fused);                         // --no-rope-fusion: store_false
     CHECK(plain.fusion.cross_entropy == core::LossFusion::vocab_parallel);  // the loss fusion is opt-in
     CHECK(plain.fp8_recipe == core::Fp8Recipe::delayed);
+    // gradient_accumulation_fusion: on unless --no-gradient-accumulation-fusion (store_false)
+    CHECK(plain.fusion.wgrad_accumulation == core::WgradAccumulation::fused);
+    CHECK(load("--no-gradient-accumulation-fusion").fusion.wgrad_accumulation == core::WgradAccumulation::separate);
     const auto t = load("--no-rope-fusion --no-bias-swiglu-fusion --no-bias-gelu-fusion --no-bias-dropout-fusion "
                         "--cross-entropy-loss-fusion --fp8-format hybrid --fp8-recipe tensorwise");
     CHECK(t.fusion.rope == core::Fusion::eager);

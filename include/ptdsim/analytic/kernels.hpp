@@ -34,6 +34,13 @@ const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision
 // else 2mnk / (peak x scalar efficiency).
 KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
 
+// What `extra_bytes` more per output element costs a GEMM y[m,n] of precision p in its epilogue, at the
+// rate the tables' model fits to the output traffic it does not hide (GemmModel::epilogue_Bps, over the
+// waves of output tiles; times the hbm scale of tables carried to another memory): a weight-gradient
+// GEMM that accumulates into an fp32 main gradient reads and writes 4 bytes a weight where the
+// measured rows write 2 (6 more). 0 without a fitted model for the precision.
+double gemm_epilogue_seconds(const core::GpuSpec& g, core::Precision p, double m, double n, double extra_bytes);
+
 using core::AttentionShape;
 
 struct AttentionTime {

@@ -29,6 +29,7 @@ std::string_view name(MainGrads);
 std::string_view name(AttentionKernel);
 std::string_view name(Fusion);
 std::string_view name(LossFusion);
+std::string_view name(WgradAccumulation);
 std::string_view name(Fp8Recipe);
 std::string_view name(Dispatcher);
 std::string_view name(CpComm);

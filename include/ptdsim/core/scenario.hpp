@@ -42,6 +42,13 @@ enum class Fusion { eager, fused };
 // Megatron's unfused vocabulary-parallel cross-entropy (cast, max, subtract, exp, sum, divide);
 // fused, one pass that writes the gradient in the forward (Megatron's --cross-entropy-loss-fusion).
 enum class LossFusion { eager, vocab_parallel, fused };
+// How a weight gradient reaches the gradient the optimizer reads (training.fusion.wgrad_accumulation):
+// fused, Megatron-Core's gradient_accumulation_fusion (TransformerEngine's fuse_wgrad_accumulation):
+// the weight-gradient GEMM accumulates into the fp32 main_grad, its epilogue reading and writing 4
+// bytes per weight where a plain GEMM writes 2; separate, the GEMM writes a 16-bit gradient and an
+// add kernel accumulates it into the fp32 main_grad (--no-gradient-accumulation-fusion); none, the
+// GEMM's 16-bit output is the gradient that is reduced (PyTorch autograd under FSDP and DeepSpeed).
+enum class WgradAccumulation { fused, separate, none };
 
 // How FP8 training scales its tensors (training.fp8_recipe; docs/analytic.md "FP8 recipes"):
 // delayed, tensorwise with the scale from past steps' amax (TransformerEngine's default: the amax is
@@ -57,6 +64,7 @@ struct FusionSpec {
   Fusion dropout_add = Fusion::fused;  // bias + dropout + residual add
   Fusion rope = Fusion::fused;         // rotary embedding of q and k
   LossFusion cross_entropy = LossFusion::eager;
+  WgradAccumulation wgrad_accumulation = WgradAccumulation::fused;
 };
 
 // How the framework holds gradients (training.main_grads), which sets their memory:
