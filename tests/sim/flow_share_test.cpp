@@ -1,0 +1,134 @@
+// Flows across several resources at max-min fair rates (docs/simulator.md "Flows across several
+// resources"): progressive filling against hand-worked cases, and through the event kernel.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <vector>
+
+#include "ptdsim/sim/flow_share.hpp"
+#include "ptdsim/sim/kernel.hpp"
+
+using namespace ptdsim::sim;
+
+namespace {
+
+// One device, four streams (0 computes), a transfer per given (stream, route, work), all ready at 0.
+struct Net {
+  Kernel k{1, 4, 0};
+  std::vector<TaskId> ids;
+  FlowShare* model = nullptr;
+  Net(std::vector<double> capacity, std::vector<FlowShare::Route> routes) {
+    for (std::size_t r = 0; r < routes.size(); ++r) k.add_resource(1.0);  // a route per kernel resource
+    auto m = std::make_unique<FlowShare>();
+    m->set_network(std::move(capacity), std::move(routes));
+    model = m.get();
+    k.set_sharing(std::move(m));
+  }
+  void flow(int stream, int route, double work) { ids.push_back(k.add(k.add_job(Job{0, stream, 0.0, work, route, true}))); }
+};
+
+}  // namespace
+
+TEST_CASE("flow share: three flows on two resources get max-min fair rates", "[sim][sharing][flow]") {
+  // Resource A of capacity 1 carries flows 1 and 2, resource B of capacity 2 flows 1 and 3.
+  // Progressive filling: all three rise together until A is full at 1/2 each (A: 1/2 + 1/2 = 1;
+  // B then holds 1/2 of flow 1 and 1/2 of flow 3); flows 1 and 2 freeze, flow 3 rises alone to
+  // what B has left, 2 - 1/2 = 3/2. Max-min: no flow can go faster without slowing one as slow.
+  FlowShare m;
+  m.set_network({1.0, 2.0}, {{10.0, {0, 1}}, {10.0, {0}}, {10.0, {1}}});
+  const std::vector<std::int32_t> on{0, 1, 2};
+  const auto b = m.fill(on);
+  REQUIRE(b.size() == 3);
+  CHECK(b[0] == Approx(0.5));
+  CHECK(b[1] == Approx(0.5));
+  CHECK(b[2] == Approx(1.5));
+  // a bound below the fair share caps the flow and frees the rest: flow 2 bounded at 0.2 leaves
+  // A's 0.8 to flow 1, and B's 2 - 0.8 = 1.2 to flow 3
+  FlowShare capped;
+  capped.set_network({1.0, 2.0}, {{10.0, {0, 1}}, {0.2, {0}}, {10.0, {1}}});
+  const auto c = capped.fill(on);
+  CHECK(c[0] == Approx(0.8));
+  CHECK(c[1] == Approx(0.2));
+  CHECK(c[2] == Approx(1.2));
+  // routes crossing a shared resource form one domain; the others their own
+  CHECK(m.domain(0) == m.domain(1));
+  CHECK(m.domain(0) == m.domain(2));
+}
+
+TEST_CASE("flow share: three flows on two resources through the kernel", "[sim][sharing][flow]") {
+  // The same network with each flow's bound its path's narrowest resource (A 1, A 1, B 2), so
+  // each moves 1 work unit per second alone; each has 1 unit. Rates together: 0.5/1, 0.5/1 and
+  // 1.5/2 = 0.75 units/s: flow 3 ends at 4/3 s. Flows 1 and 2 have 1 - 2/3 = 1/3 left; A still
+  // splits them 1/2 each, so they end at 4/3 + (1/3)/(1/2) = 2 s.
+  for (bool ff : {false, true}) {
+    Net n({1.0, 2.0}, {{1.0, {0, 1}}, {1.0, {0}}, {2.0, {1}}});
+    n.k.set_fast_forward(ff);
+    n.flow(1, 0, 1.0);
+    n.flow(2, 1, 1.0);
+    n.flow(3, 2, 1.0);
+    n.k.run();
+    CHECK(n.k.finish(n.ids[2]) == Approx(4.0 / 3.0));
+    CHECK(n.k.finish(n.ids[0]) == Approx(2.0));
+    CHECK(n.k.finish(n.ids[1]) == Approx(2.0));
+    for (TaskId id : n.ids) CHECK(n.k.alone_s(id) == Approx(1.0));
+  }
+}
+
+TEST_CASE("flow share: two collectives on one rail against a hand computation", "[sim][sharing][flow]") {
+  // A GPU's NIC (rail) of 50 GB/s under a fat tree whose leaf-to-spine uplinks are 2:1
+  // oversubscribed: the spine tier gives each representative GPU 50 / 2 = 25 GB/s (docs/
+  // simulator.md "Flows across several resources"). A DP reduce-scatter crosses the spine (its
+  // peers are under other leaves): alone 25 GB/s. A pipeline send goes to the next stage under the
+  // same leaf: NIC only, alone 50 GB/s. Each has 1 s of work alone.
+  // Together, filling: both rise to 25 GB/s; the NIC is then full (25 + 25 = 50) and the spine too
+  // (25): DP keeps its alone rate (1 unit/s), the send gets 25/50 (1/2 unit/s). DP ends at 1 s;
+  // the send has done 1/2 and moves the other 1/2 alone: 1.5 s. One fair link (FairShare) would
+  // halve both: 2 s each.
+  const double nic = 50e9, spine = 25e9;
+  for (bool ff : {false, true}) {
+    Net n({nic, spine}, {{spine, {0, 1}}, {nic, {0}}});
+    n.k.set_fast_forward(ff);
+    n.flow(1, 0, 1.0);  // DP
+    n.flow(2, 1, 1.0);  // PP send
+    n.k.run();
+    CHECK(n.k.finish(n.ids[0]) == Approx(1.0));
+    CHECK(n.k.finish(n.ids[1]) == Approx(1.5));
+  }
+  // the same pair on one link under FairShare
+  Kernel fair(1, 4, 0);
+  const auto link = fair.add_resource(1.0);
+  const TaskId dp = fair.add(fair.add_job(Job{0, 1, 0.0, 1.0, link, true}));
+  const TaskId pp = fair.add(fair.add_job(Job{0, 2, 0.0, 1.0, link, true}));
+  fair.run();
+  CHECK(fair.finish(dp) == Approx(2.0));
+  CHECK(fair.finish(pp) == Approx(2.0));
+  // Two collectives that cross the same resources (a rail-optimized fabric keeps both on the
+  // rail: NIC only, 50 GB/s alone), DP 1 s and the send 0.5 s of work: max-min gives 25 GB/s each,
+  // as a fair link does. The send ends at 0.5 / 0.5 = 1 s, DP has 1/2 left and ends at 1.5 s.
+  Net same({nic}, {{nic, {0}}, {nic, {0}}});
+  same.flow(1, 0, 1.0);
+  same.flow(2, 1, 0.5);
+  same.k.run();
+  CHECK(same.k.finish(same.ids[1]) == Approx(1.0));
+  CHECK(same.k.finish(same.ids[0]) == Approx(1.5));
+}
+
+TEST_CASE("flow share: a flow alone moves at its narrowest resource; bad networks are refused", "[sim][sharing][flow]") {
+  // bound 50 over a resource of 25: alone at 25/50 of its bound, 1 unit in 2 s
+  Net n({25.0}, {{50.0, {0}}});
+  n.flow(1, 0, 1.0);
+  n.k.run();
+  CHECK(n.k.finish(n.ids[0]) == Approx(2.0));
+  FlowShare m;
+  CHECK_THROWS_AS(m.set_network({0.0}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(m.set_network({1.0}, {{1.0, {1}}}), std::invalid_argument);
+  CHECK_THROWS_AS(m.set_network({1.0}, {{0.0, {0}}}), std::invalid_argument);
+  // the kernel's resources must be the network's routes
+  Kernel k(1, 2, 0);
+  k.add_resource(1.0);
+  k.add_resource(1.0);
+  auto wrong = std::make_unique<FlowShare>();
+  wrong->set_network({1.0}, {{1.0, {0}}});
+  k.set_sharing(std::move(wrong));
+  k.add(k.add_job(Job{0, 1, 0.0, 1.0, 0, true}));
+  CHECK_THROWS_AS(k.run(), std::invalid_argument);
+}
