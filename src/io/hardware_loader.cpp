@@ -156,6 +156,11 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   h.topology = net.enumeration<core::Topology>("topology", 2).value_or(core::Topology::fat_tree);
   h.oversubscription = net.number("oversubscription", 1.0);
 
+  if (const Entry* e = f.get("jitter")) {
+    Fields j(*e->value, e->key_mark, "hardware.jitter", "hardware.jitter", section_keys("hardware.jitter"));
+    h.jitter.compute = j.number("compute", 0.0);
+    h.jitter.link = j.number("link", 0.0);
+  }
   if (const Entry* e = f.get("host")) {
     Fields host(*e->value, e->key_mark, "hardware.host", "hardware.host", section_keys("hardware.host"));
     h.host.link_Bps = host.number("link_gbs", 0.0) * core::kGB;

@@ -50,7 +50,8 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "router_groups", "router_group_topk"}},
       {"model.mla", {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}},
       {"model.sliding_window", {"window", "full_every"}},
-      {"hardware", {"name", "source", "gpu", "node", "network", "collectives", "host"}},
+      {"hardware", {"name", "source", "gpu", "node", "network", "collectives", "host", "jitter"}},
+      {"hardware.jitter", {"compute", "link"}},
       {"hardware.host", {"link_gbs", "memory_gib", "memory_gbs", "adam_gparams"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
@@ -222,6 +223,10 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
     t[link + "latency_us"] = latency;
     t[link + "efficiency"] = efficiency;
   }
+  // the cost of scale: relative standard deviations of a rank's time per step (docs/inputs.md
+  // "Hardware file"); 0.5 is 20x the fitted values and past any measured spread (Sinha et al. 2022)
+  t["hardware.jitter.compute"] = rate(Kind::non_negative, 0, 0.5, "");
+  t["hardware.jitter.link"] = rate(Kind::non_negative, 0, 0.5, "");
   // the host of CPU offload (docs/inputs.md "Hardware file"; hardware/FACTS.md section 7)
   t["hardware.host.link_gbs"] = bandwidth;
   t["hardware.host.memory_gib"] = rate(Kind::positive, kMinMemoryGiB, kMaxMemoryGiB, "GiB");

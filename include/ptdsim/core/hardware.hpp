@@ -229,6 +229,15 @@ struct HostSpec {
   bool known() const { return link_Bps > 0 && memory_bytes > 0 && memory_Bps > 0; }
 };
 
+// The cost of scale (hardware.jitter, docs/analytic.md "The cost of scale"): how much a rank's time
+// per step varies across the job's GPUs, as a relative standard deviation, of its compute and of its
+// exposed communication. Fitted per fabric by `validate --fit`; 0: no wait for the slowest rank.
+struct JitterSpec {
+  double compute = 0;
+  double link = 0;
+  bool any() const { return compute > 0 || link > 0; }
+};
+
 struct HardwareSpec {
   std::string name;
   GpuSpec gpu;
@@ -239,6 +248,7 @@ struct HardwareSpec {
   double oversubscription = 1.0;  // of the leaf-to-spine uplinks (fat-tree); see Topology
   std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides the link model
   HostSpec host;
+  JitterSpec jitter;
 };
 
 }  // namespace ptdsim::core
