@@ -190,10 +190,10 @@ std::string jitter_table_of(const std::vector<validation::JitterFit>& fits) {
       "\nhardware.jitter per fabric, the cost of scale: the spread of a rank's compute and of its exposed "
       "communication\nacross the job's GPUs (the step waits for the slowest), fitted on the 'fit' records, scored "
       "on the 'holdout' ones\n";
-  out += fmt::format("  {:<60} {:>15} {:>15} {:>18} {:>18}\n", "fabric", "shipped c, l", "fitted c, l",
+  out += fmt::format("  {:<68} {:>15} {:>15} {:>18} {:>18}\n", "fabric", "shipped c, l", "fitted c, l",
                      "fit MAPE (n)", "holdout MAPE (n)");
   for (const auto& f : fits)
-    out += fmt::format("  {:<60} {:>7.4f}, {:>5.3f} {:>7.4f}, {:>5.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n",
+    out += fmt::format("  {:<68} {:>7.4f}, {:>5.3f} {:>7.4f}, {:>5.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n",
                        f.fabric, f.shipped.compute, f.shipped.link, f.fitted.compute, f.fitted.link,
                        100 * f.fit.mape, f.fit.count, 100 * f.holdout.mape, f.holdout.count);
   return out;

@@ -447,6 +447,14 @@ const Case kCases[] = {
      "{data}/bad/hardware_host_unknown_key.yaml:8:8: error: unknown key 'link_gb' in hardware.host; did you mean 'link_gbs'?\n"
      "host: {link_gb: 64, memory_gib: 2048, memory_gbs: 614.4}\n"
      "       ^"},
+    {"hardware_jitter_above_range.yaml",
+     "{data}/bad/hardware_jitter_above_range.yaml:8:19: error: hardware.jitter.compute must be at most 0.5, got \"1.5\"\n"
+     "jitter: {compute: 1.5, link: 0}\n"
+     "                  ^"},
+    {"hardware_jitter_unknown_key.yaml",
+     "{data}/bad/hardware_jitter_unknown_key.yaml:8:25: error: unknown key 'links' in hardware.jitter; did you mean 'link'?\n"
+     "jitter: {compute: 0.01, links: 0}\n"
+     "                        ^"},
     {"hardware_host_link_not_positive.yaml",
      "{data}/bad/hardware_host_link_not_positive.yaml:8:18: error: hardware.host.link_gbs must be a positive number, got \"0\"\n"
      "host: {link_gbs: 0, memory_gib: 2048, memory_gbs: 614.4}\n"

@@ -132,3 +132,52 @@ TEST_CASE("flow share: a flow alone moves at its narrowest resource; bad network
   k.add(k.add_job(Job{0, 1, 0.0, 1.0, 0, true}));
   CHECK_THROWS_AS(k.run(), std::invalid_argument);
 }
+
+#include "ptdsim/sim/engine.hpp"
+#include "ptdsim/sim/network.hpp"
+
+TEST_CASE("flow share: a step's links follow the fabric's tiers", "[sim][sharing][flow]") {
+  // Leaf switches 2:1 oversubscribed, a spine above: per GPU, the uplinks above the leaf carry
+  // port bandwidth x 8 NICs / 8 GPUs / 2 = half the NIC share.
+  ptdsim::core::HardwareSpec hw;
+  hw.gpus_per_node = 8;
+  hw.network.bandwidth_Bps = 50e9;
+  hw.fabric.nics_per_node = 8;
+  hw.fabric.tiers = {{"leaf", 64, 50e9, 0.3e-6, 2.0, 0}, {"spine", 64, 50e9, 0.3e-6, 1.0, 0}};
+  const Fabric f = fabric_of(hw);
+  REQUIRE(f.uplink.size() == 1);
+  CHECK(f.uplink[0] == Approx(0.5));
+  CHECK(f.blocking());
+  // non-blocking: the NIC is every inter-node route's narrowest link, one link per rank as before
+  hw.fabric.tiers[0].oversubscription = 1;
+  CHECK(!fabric_of(hw).blocking());
+  hw.fabric.tiers[0].oversubscription = 2;
+
+  // One rank: a DP reduce-scatter whose group spans leaves (top 1) and a pipeline send under one
+  // leaf (top 0), each 1 s alone. As the hand case above: DP keeps its rate (its bottleneck, the
+  // uplink, is its alone rate), the send gets the NIC's other half: DP ends at 1 s, the send at 1.5 s.
+  Engine e(1);
+  StepLinks links;
+  links.build(f, 1, e, 0.0);
+  ptdsim::analytic::Group dp, pp, tp;
+  dp.scope = pp.scope = ptdsim::core::Scope::inter;
+  dp.span.top = 1;
+  pp.span.top = 0;
+  tp.scope = ptdsim::core::Scope::intra;
+  CHECK(links.link(0, tp) == 0);
+  CHECK(links.link(0, pp) == 1);
+  CHECK(links.link(0, dp) == 2);
+  TaskSpec a, b;
+  a.kind = task_kind(ptdsim::core::CommKind::dp_reduce);
+  a.stream = StreamKind::dp;
+  a.work = 1.0;
+  a.link = links.link(0, dp);
+  b.kind = task_kind(ptdsim::core::CommKind::p2p);
+  b.stream = StreamKind::pp_send;
+  b.work = 1.0;
+  b.link = links.link(0, pp);
+  const TaskId ta = e.add(a), tb = e.add(b);
+  e.run();
+  CHECK(e.finish(ta) == Approx(1.0));
+  CHECK(e.finish(tb) == Approx(1.5));
+}
