@@ -51,6 +51,8 @@ void FlowShare::set_network(std::vector<double> capacity, std::vector<Route> rou
     domain_[r] = d;
   }
   domains_.assign(static_cast<std::size_t>(n), Domain{});
+  left_.assign(cap_.size(), 0.0);
+  count_.assign(cap_.size(), 0);
 }
 
 void FlowShare::prepare(std::span<const double> capacity) {
@@ -72,10 +74,15 @@ void FlowShare::prepare(std::span<const double> capacity) {
 }
 
 std::vector<double> FlowShare::fill(std::span<const std::int32_t> on) const {
+  std::vector<double> b;
+  fill(on, b);
+  return b;
+}
+
+void FlowShare::fill(std::span<const std::int32_t> on, std::vector<double>& b) const {
   const std::size_t n = on.size();
-  std::vector<double> b(n, 0.0);
-  left_.resize(cap_.size());
-  count_.assign(cap_.size(), 0);
+  b.assign(n, 0.0);
+  // (count_ is all zero between calls: every flow freezes, and takes itself off its resources' counts)
   frozen_.assign(n, 0);
   routes_on_.clear();  // the resources the flows cross, once each
   for (std::int32_t r : on)
@@ -111,7 +118,6 @@ std::vector<double> FlowShare::fill(std::span<const std::int32_t> on) const {
       for (std::int32_t p : r.through) --count_[p];
     }
   }
-  return b;
 }
 
 void FlowShare::catch_up(Flows& flows, Domain& d, double t) {
@@ -130,10 +136,10 @@ void FlowShare::reshare(Flows& flows, Domain& d, double t) {
     flows.end_at(a.flow, t + flows.left(a.flow) / a.rate);
     return;
   }
-  thread_local std::vector<std::int32_t> on;
-  on.clear();
-  for (const Active& a : d.active) on.push_back(a.route);
-  const std::vector<double> b = fill(on);
+  on_.clear();
+  for (const Active& a : d.active) on_.push_back(a.route);
+  fill(on_, b_);
+  const std::vector<double>& b = b_;
   for (std::size_t i = 0; i < d.active.size(); ++i) {
     Active& a = d.active[i];
     const Route& r = routes_[a.route];

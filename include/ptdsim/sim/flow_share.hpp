@@ -48,6 +48,8 @@ class FlowShare final : public SharingModel {
   // progressive filling: raise every unfrozen flow's bandwidth together until a resource is full
   // or a flow reaches its bound, freeze those, repeat. Public for the tests' hand-worked cases.
   std::vector<double> fill(std::span<const std::int32_t> on) const;
+  // the same into `b` (resized to on.size()), without allocating once its storage has grown
+  void fill(std::span<const std::int32_t> on, std::vector<double>& b) const;
 
  private:
   struct Active {
@@ -69,6 +71,8 @@ class FlowShare final : public SharingModel {
   FairShare compute_;
   // scratch for fill()
   mutable std::vector<std::int32_t> routes_on_;
+  std::vector<std::int32_t> on_;  // reshare(): the routes of a domain's flows
+  std::vector<double> b_;         // reshare(): their bandwidths
   mutable std::vector<double> left_, rate_;
   mutable std::vector<int> count_;
   mutable std::vector<std::uint8_t> frozen_;
