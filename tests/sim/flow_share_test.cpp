@@ -181,3 +181,38 @@ TEST_CASE("flow share: a step's links follow the fabric's tiers", "[sim][sharing
   CHECK(e.finish(ta) == Approx(1.0));
   CHECK(e.finish(tb) == Approx(1.5));
 }
+
+#include "ptdsim/analytic/step.hpp"
+#include "ptdsim/sim/schedule.hpp"
+#include "../common/scenarios.hpp"
+
+TEST_CASE("flow share: a whole step on a blocking fabric, walked as the loop runs it", "[sim][sharing][flow][walk]") {
+  // GPT-3 175B on 1024 A100s (pp 16 across nodes, dp 8) on a fabric whose leaf and spine are 2:1:
+  // its DP groups cross the spine, its pipeline hops stay lower, so their transfers take routes
+  // of different bounds through one NIC and the step runs under FlowShare.
+  auto s = ptdsim::testing::gpt3_1024();
+  s.hardware.fabric.nics_per_node = 8;
+  s.hardware.fabric.tiers = {{"leaf", 40, 25e9, 0.3e-6, 2.0, 0},
+                             {"spine", 40, 25e9, 0.3e-6, 2.0, 0},
+                             {"core", 40, 25e9, 0.3e-6, 1.0, 0}};
+  const ptdsim::analytic::Step step(s);
+  StepGraph loop, walks;
+  loop.fabric = walks.fabric = fabric_of(s.hardware);
+  REQUIRE(loop.fabric.blocking());
+  build_step(step.plan, loop);
+  build_step(step.plan, walks);
+  loop.engine.set_walks(false);
+  loop.engine.run();
+  walks.engine.run();
+  REQUIRE(dynamic_cast<const FlowShare*>(&walks.engine.sharing()) != nullptr);
+  CHECK(walks.engine.makespan() == loop.engine.makespan());
+  CHECK(walks.engine.events_processed() == loop.engine.events_processed());
+  for (TaskId t = 0; t < static_cast<TaskId>(loop.engine.size()); ++t) {
+    REQUIRE(walks.engine.start(t) == loop.engine.start(t));
+    REQUIRE(walks.engine.finish(t) == loop.engine.finish(t));
+  }
+  CHECK(walks.engine.walked_tasks() > 0);
+  // a flow never moves faster shared than alone: no transfer ends before its start plus its time alone
+  for (TaskId t = 0; t < static_cast<TaskId>(loop.engine.size()); ++t)
+    CHECK(loop.engine.finish(t) >= loop.engine.start(t) + loop.engine.alone_s(t) * (1 - 1e-12));
+}
