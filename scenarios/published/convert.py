@@ -222,6 +222,24 @@ def convert(r):
             notes.append(f"source leaves {', '.join(r['missing_core_fields'])} out; shape from the named public model (see scenario.model)")
         notes += ["sequence parallel, distributed optimizer, recompute and communication overlap not stated in the table: "
                   "the NeMo 24.07 performance recipes' settings (training.framework)"]
+    elif g.startswith("NVIDIA dgxc-benchmarking"):
+        # NVIDIA's DGX Cloud benchmarking recipes (NeMo 24.09): a weak-scaling series, 16 sequences per
+        # node, the same layout on every GPU count but dp.
+        conv = "model"
+        framework = "nemo-24.07"
+        hardware = HW_H100
+        model = MODELS + "llama3-70b.yaml"
+        fp8 = t["precision"].upper().startswith("FP8")
+        vpp = p["vp"] or 1
+        parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"] or 1, vpp=vpp,
+                        schedule="interleaved" if vpp > 1 else "1f1b")
+        training = dict(seq_len=m["seq_len"], micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
+                        precision="fp8" if fp8 else "bf16")
+        notes += ["model llama3-70b: Llama 3.1 70B has Llama 3 70B's shape (the source's FLOP notes: 80 layers, 8192 hidden, "
+                  "FFN 28672, 64 heads, 8 query groups, vocab 128256)",
+                  "sequence parallel, distributed optimizer, recompute and communication overlap not stated: the NeMo "
+                  "24.07 performance recipes' settings (training.framework; the source ran NeMo 24.09)",
+                  "tflops_per_gpu = the source's MFU x " + ("1979 (FP8" if fp8 else "989 (BF16") + " dense peak, its convention)"]
     elif g.startswith("MT-NLG"):
         conv = "megatron96"
         model = gpt("mt-nlg-530b", "Smith et al. 2022 Sec. 2.4 (105 layers, hidden 20480, 128 heads, seq 2048); vocab 50272 = padded GPT-2 BPE (llm-analysis)",
@@ -356,6 +374,8 @@ def convert(r):
         # (torchtitan's MFU is against an H100 SXM peak its own 500 W parts do not reach: compare step_s)
         # (llm-foundry's MFU counts 6N + 12 l d s per token, a convention of its own: compare step_s)
         peak = 989 if g.startswith("Megatron-LM") else 312
+        if g.startswith("NVIDIA dgxc-benchmarking"):
+            peak = 1979 if t["precision"].upper().startswith("FP8") else 989
         measured["tflops_per_gpu"] = round(me["mfu"] * peak, 1)
     if g.startswith("torchtitan") and (me.get("other") or {}).get("peak_memory_gib") is not None:
         measured["peak_memory_gib"] = me["other"]["peak_memory_gib"]

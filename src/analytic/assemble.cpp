@@ -9,6 +9,7 @@
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/params.hpp"
+#include "ptdsim/analytic/scale_cost.hpp"
 #include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/units.hpp"
 
@@ -87,6 +88,17 @@ core::Report assemble(const Step& step, const Folds& folds,
 
   memory_and_warnings(step, t, r);
 
+  // The cost of scale (scale_cost.hpp): the step ends with its slowest GPU, so either engine's step
+  // (one representative rank per stage, DP replicas alike) waits for the slowest of the job's GPUs
+  // beyond it. Its part of the critical path comes last: the step's final synchronisation.
+  {
+    double exposed = 0;
+    for (double e : t.exposed_s) exposed += e;
+    if (const double wait = straggler_wait_s(s.hardware.jitter, s.gpus, t.compute_s, exposed); wait > 0) {
+      t.step_s += wait;
+      t.critical_path.push_back(core::PathPart{core::PathCause::straggler, -1, wait});
+    }
+  }
   r.step_s = t.step_s;
   r.compute_s = t.compute_s;
   r.contention_s = t.contention_s;

@@ -35,18 +35,10 @@ Group group_from(const core::Scenario& s, const DimStride* dims, int count) {
   const int gpn = std::max(1, s.hardware.gpus_per_node);
   Group g;
   g.ranks = 1;
-  int per_node = 1;
-  bool truncated = false;
-  for (int i = 0; i < count; ++i) {
-    g.ranks *= dims[i].size;
-    if (truncated || dims[i].size == 1) continue;
-    if (dims[i].stride >= gpn) { truncated = true; continue; }
-    const int fit = std::min(dims[i].size, gpn / dims[i].stride);
-    per_node *= std::max(1, fit);
-    if (fit < dims[i].size) truncated = true;
-  }
-  g.ranks_per_node = per_node;
-  g.scope = per_node >= g.ranks ? core::Scope::intra : core::Scope::inter;
+  for (int i = 0; i < count; ++i) g.ranks *= dims[i].size;
+  g.ranks_per_node = static_cast<int>(ranks_below(dims, count, gpn));
+  g.scope = g.ranks_per_node >= g.ranks ? core::Scope::intra : core::Scope::inter;
+  g.span = fabric_span(s.hardware, dims, count);
   return g;
 }
 
@@ -130,6 +122,10 @@ Group hop_of(const Group& pp) {
   hop.ranks = 2;
   hop.scope = pp.scope;
   hop.ranks_per_node = std::min(2, pp.ranks_per_node);
+  // the hop that crosses the pp group's highest tier: two nodes, two groups of every tier it spans
+  hop.span = pp.span;
+  hop.span.nodes = std::min(2, pp.span.nodes);
+  for (int& n : hop.span.groups) n = std::min(2, n);
   return hop;
 }
 }  // namespace

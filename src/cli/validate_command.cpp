@@ -26,7 +26,8 @@ void run(const ValidateArgs& a) {
   if (a.fit) {
     const auto records = io::load_dataset(a.dataset);
     emit(a.out, report::validate_fit_tables(validation::fit_matmul_efficiency(records),
-                                        validation::fit_overheads(records)));
+                                        validation::fit_overheads(records),
+                                        validation::fit_jitter(records)));
     return;
   }
   const api::Validation v = api::validate(a.dataset, a.split, a.strict);

@@ -80,6 +80,39 @@ std::vector<core::CollectiveFit> convert_collectives(const Fields& f) {
   return out;
 }
 
+// network.tiers (docs/inputs.md "Network topology"): the switch tiers from the NIC up. Only the top
+// tier may be unbounded (no radix, no nodes); a tier's `nodes` must hold whole groups of the tier below.
+std::vector<core::SwitchTier> convert_tiers(const Entry& e) {
+  const Node& list = expect_list(e, "hardware.network.tiers");
+  if (list.items.empty() || list.items.size() > static_cast<std::size_t>(core::kMaxSwitchTiers))
+    fail(e.key_mark, "hardware.network.tiers must list 1 to " + std::to_string(core::kMaxSwitchTiers) +
+                         " switch tiers, got " + std::to_string(list.items.size()));
+  std::vector<core::SwitchTier> out;
+  long long below = 1;  // nodes below one group of the previous tier, when it gives them
+  for (std::size_t i = 0; i < list.items.size(); ++i) {
+    const std::string at = "hardware.network.tiers[" + std::to_string(i) + "]";
+    Fields r(*list.items[i], list.items[i]->mark, at, at, tier_row_keys());
+    core::SwitchTier t;
+    t.name = r.required_string("name");
+    if (t.name.empty()) fail(r.get("name")->value->mark, r.path("name") + " must not be empty");
+    t.radix = static_cast<int>(r.integer("radix", 0));
+    t.bandwidth_Bps = r.required_number("bandwidth_gbs") * core::kGB;
+    t.latency_s = r.required_number("latency_us") * core::kMicro;
+    t.oversubscription = r.number("oversubscription", 1.0);
+    t.nodes = static_cast<int>(r.integer("nodes", 0));
+    if (t.nodes > 0) {
+      if (t.nodes < below || t.nodes % below != 0)
+        fail(r.get("nodes")->value->mark, r.path("nodes") + " must be a multiple of the tier below's " +
+                                              std::to_string(below) + " nodes");
+      below = t.nodes;
+    }
+    if (t.radix == 0 && t.nodes == 0 && i + 1 < list.items.size())
+      fail(list.items[i]->mark, at + " needs radix or nodes: only the top tier may reach every node");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name) {
@@ -155,7 +188,33 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   h.network = convert_link(net);
   h.topology = net.enumeration<core::Topology>("topology", 2).value_or(core::Topology::fat_tree);
   h.oversubscription = net.number("oversubscription", 1.0);
+  h.fabric.nics_per_node = static_cast<int>(net.integer("nics_per_node", 0));
+  if (const int nics = h.fabric.nics_per_node;
+      nics > 0 && h.gpus_per_node > 0 && h.gpus_per_node % nics != 0 && nics % h.gpus_per_node != 0)
+    fail(net.get("nics_per_node")->value->mark,
+         "hardware.network.nics_per_node must divide or be a multiple of hardware.node.gpus (" +
+             std::to_string(h.gpus_per_node) + ")");
+  h.fabric.planes = static_cast<int>(net.integer("planes", 1));
+  if (h.fabric.planes > 1 && h.nics_per_node() % h.fabric.planes != 0)
+    fail(net.get("planes")->value->mark, "hardware.network.planes must divide the " +
+                                             std::to_string(h.nics_per_node()) + " NIC ports of a node (nics_per_node)");
+  if (const Entry* e = net.get("tiers")) {
+    h.fabric.tiers = convert_tiers(*e);
+  } else {
+    // A file without tiers: one switch (group) reaching every node, its port the NIC the scalars
+    // describe and no latency beyond network.latency_us, so its numbers stay as they were.
+    core::SwitchTier t;
+    t.name = "leaf";
+    t.bandwidth_Bps = h.network.bandwidth_Bps * h.gpus_per_node / std::max(1, h.nics_per_node());
+    t.oversubscription = h.oversubscription;
+    h.fabric.tiers.push_back(t);
+  }
 
+  if (const Entry* e = f.get("jitter")) {
+    Fields j(*e->value, e->key_mark, "hardware.jitter", "hardware.jitter", section_keys("hardware.jitter"));
+    h.jitter.compute = j.number("compute", 0.0);
+    h.jitter.link = j.number("link", 0.0);
+  }
   if (const Entry* e = f.get("host")) {
     Fields host(*e->value, e->key_mark, "hardware.host", "hardware.host", section_keys("hardware.host"));
     h.host.link_Bps = host.number("link_gbs", 0.0) * core::kGB;

@@ -50,7 +50,8 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "router_groups", "router_group_topk"}},
       {"model.mla", {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}},
       {"model.sliding_window", {"window", "full_every"}},
-      {"hardware", {"name", "source", "gpu", "node", "network", "collectives", "host"}},
+      {"hardware", {"name", "source", "gpu", "node", "network", "collectives", "host", "jitter"}},
+      {"hardware.jitter", {"compute", "link"}},
       {"hardware.host", {"link_gbs", "memory_gib", "memory_gbs", "adam_gparams"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
@@ -83,7 +84,9 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},
       {"hardware.node.intra", {"bandwidth_gbs", "latency_us", "efficiency"}},
-      {"hardware.network", {"bandwidth_gbs", "latency_us", "efficiency", "topology", "oversubscription"}},
+      {"hardware.network",
+       {"bandwidth_gbs", "latency_us", "efficiency", "topology", "oversubscription", "nics_per_node", "planes",
+        "tiers"}},
       {"hardware.collectives", names_of<core::Collective>(core::kCollectiveCount)},
   };
   return table;
@@ -114,6 +117,8 @@ constexpr double kMaxPeakTflops = 1e6;       // 1 EFLOP/s: 8x Cerebras WSE-3's 1
 constexpr double kMinEfficiency = 0.01;      // a large GEMM or a link at under 1% of its peak: a percentage given as a fraction
 constexpr double kMinGemmEfficiency = 1e-6;  // a calibrated row may be a tiny GEMM (128^3 on an H100: 0.1%)
 constexpr double kMaxOversubscription = 1024;  // real fabrics: 1 to 8
+constexpr double kMaxRadix = 1 << 16;        // ports per switch: 128x the 512 of a Broadcom Tomahawk 6 at 200 Gb/s
+constexpr double kMaxPlanes = 64;            // network planes: 8x the 8 planes of DeepSeek-V3's fabric
 constexpr double kMaxPrefetchUnits = 64;     // units gathered ahead: a whole 64-layer model
 constexpr double kMaxParams = 1e15;          // parameters: 1000x any model trained
 constexpr double kMaxWatts = 1e5;            // 100 kW a GPU: 40x a GB300's 2.4 kW (with its CPU share)
@@ -224,6 +229,10 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
     t[link + "latency_us"] = latency;
     t[link + "efficiency"] = efficiency;
   }
+  // the cost of scale: relative standard deviations of a rank's time per step (docs/inputs.md
+  // "Hardware file"); 0.5 is 20x the fitted values and past any measured spread (Sinha et al. 2022)
+  t["hardware.jitter.compute"] = rate(Kind::non_negative, 0, 0.5, "");
+  t["hardware.jitter.link"] = rate(Kind::non_negative, 0, 0.5, "");
   // the host of CPU offload (docs/inputs.md "Hardware file"; hardware/FACTS.md section 7)
   t["hardware.host.link_gbs"] = bandwidth;
   t["hardware.host.memory_gib"] = rate(Kind::positive, kMinMemoryGiB, kMaxMemoryGiB, "GiB");
@@ -231,6 +240,14 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   // 1e6 billion parameters a second: 1000x the memory-bound rate of a 1 PB/s host at 34 bytes a parameter
   t["hardware.host.adam_gparams"] = rate(Kind::positive, 0, 1e6, "");
   t["hardware.network.oversubscription"] = rate(Kind::at_least_one, 1, kMaxOversubscription, "");
+  // the fabric (docs/inputs.md "Network topology")
+  t["hardware.network.nics_per_node"] = count(kMaxNodeGpus);
+  t["hardware.network.planes"] = count(kMaxPlanes);
+  t["hardware.network.tiers[].radix"] = Bound{Kind::integer, 2, kMaxRadix, "", false};
+  t["hardware.network.tiers[].bandwidth_gbs"] = bandwidth;
+  t["hardware.network.tiers[].latency_us"] = latency;
+  t["hardware.network.tiers[].oversubscription"] = rate(Kind::at_least_one, 1, kMaxOversubscription, "");
+  t["hardware.network.tiers[].nodes"] = count(kMaxGpus);
   for (int c = 0; c < core::kCollectiveCount; ++c) {
     const std::string row = "hardware.collectives." + std::string(core::name(static_cast<core::Collective>(c))) + "[].";
     t[row + "ranks"] = count(kMaxGpus);
@@ -311,6 +328,10 @@ const std::vector<std::string>& gemm_row_keys() {
 const std::vector<std::string>& collective_row_keys() {
   static const std::vector<std::string> k{"scope",     "ranks",     "ranks_per_node", "gpu",
                                           "alpha_us",  "busbw_gbs", "min_bytes",      "max_bytes"};
+  return k;
+}
+const std::vector<std::string>& tier_row_keys() {
+  static const std::vector<std::string> k{"name", "radix", "bandwidth_gbs", "latency_us", "oversubscription", "nodes"};
   return k;
 }
 const std::vector<std::string>& record_keys() {

@@ -20,6 +20,8 @@ const std::vector<std::string>& matmul_row_keys();
 // Keys of one measured row of hardware.gpu.kernels.gemm.rows.
 const std::vector<std::string>& gemm_row_keys();
 const std::vector<std::string>& collective_row_keys();
+// Keys of one switch tier of hardware.network.tiers.
+const std::vector<std::string>& tier_row_keys();
 
 // Keys of a dataset record and of its `measured` mapping.
 const std::vector<std::string>& record_keys();

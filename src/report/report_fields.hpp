@@ -118,11 +118,15 @@ void visit_scalars(const core::Report& r, F&& f) {
   // where the step goes: the critical path's parts by cause (stages summed), adding up to step_s
   {
     const auto by_cause = core::path_by_cause(r.critical_path);
-    // (CPU offload's part only when the scenario offloads: absent otherwise, as its other fields)
-    for (int c = 0; c < core::kPathCauseCount; ++c)
-      f(std::string("time.critical_path.") + core::path_key(core::PathPart{static_cast<core::PathCause>(c), -1, 0}),
-        known_if(offload || static_cast<core::PathCause>(c) != core::PathCause::offload,
+    // (CPU offload's part only when the scenario offloads, the wait for the slowest GPU only when
+    // the hardware gives a jitter: absent otherwise)
+    const bool jitter = s.hardware.jitter.any();
+    for (int c = 0; c < core::kPathCauseCount; ++c) {
+      const auto cause = static_cast<core::PathCause>(c);
+      f(std::string("time.critical_path.") + core::path_key(core::PathPart{cause, -1, 0}),
+        known_if((offload || cause != core::PathCause::offload) && (jitter || cause != core::PathCause::straggler),
                  by_cause[static_cast<std::size_t>(c)]));
+    }
   }
   f("time.bounded_by", Value{core::describe(r.bounded_by)});
   f("time.engine", Value{std::string(core::name(r.engine))});

@@ -184,6 +184,21 @@ std::string overhead_table_of(const std::vector<validation::OverheadFit>& fits) 
   return out;
 }
 
+std::string jitter_table_of(const std::vector<validation::JitterFit>& fits) {
+  if (fits.empty()) return "";
+  std::string out =
+      "\nhardware.jitter per fabric, the cost of scale: the spread of a rank's compute and of its exposed "
+      "communication\nacross the job's GPUs (the step waits for the slowest), fitted on the 'fit' records, scored "
+      "on the 'holdout' ones\n";
+  out += fmt::format("  {:<68} {:>15} {:>15} {:>18} {:>18}\n", "fabric", "shipped c, l", "fitted c, l",
+                     "fit MAPE (n)", "holdout MAPE (n)");
+  for (const auto& f : fits)
+    out += fmt::format("  {:<68} {:>7.4f}, {:>5.3f} {:>7.4f}, {:>5.3f} {:>12.1f}% ({:>2}) {:>12.1f}% ({:>2})\n",
+                       f.fabric, f.shipped.compute, f.shipped.link, f.fitted.compute, f.fitted.link,
+                       100 * f.fit.mape, f.fit.count, 100 * f.holdout.mape, f.holdout.count);
+  return out;
+}
+
 }  // namespace
 
 std::string validate_table(const validation::Summary& s, const std::string& dataset) { return table_of(s, dataset); }
@@ -191,8 +206,9 @@ std::string validate_json(const validation::Summary& s) { return json_of(s); }
 std::string validate_csv(const validation::Summary& s) { return csv_of(s); }
 std::string validate_counts_line(const validation::Summary& s) { return counts_line_of(s); }
 std::string validate_fit_tables(const std::vector<validation::EfficiencyFit>& efficiencies,
-                                const std::vector<validation::OverheadFit>& overheads) {
-  return fit_table_of(efficiencies) + overhead_table_of(overheads);
+                                const std::vector<validation::OverheadFit>& overheads,
+                                const std::vector<validation::JitterFit>& jitter) {
+  return fit_table_of(efficiencies) + overhead_table_of(overheads) + jitter_table_of(jitter);
 }
 
 }  // namespace ptdsim::report

@@ -107,14 +107,18 @@ void FastForward::pair_lanes() {
   // the lanes each resource carries transfers of, and the lanes whose tasks hold compute;
   // and what a lone flow moves at on each resource
   alone_rate_.resize(k.capacity_.size());
-  for (std::size_t r = 0; r < alone_rate_.size(); ++r) alone_rate_[r] = k.model_->alone_rate(static_cast<std::int32_t>(r));
+  domain_.resize(k.capacity_.size());
+  for (std::size_t r = 0; r < alone_rate_.size(); ++r) {
+    alone_rate_[r] = k.model_->alone_rate(static_cast<std::int32_t>(r));
+    domain_[r] = k.model_->domain(static_cast<std::int32_t>(r));
+  }
   compute_rate0_ = k.rate_[0];
   std::vector<std::pair<std::int32_t, std::int32_t>> link_lane;
   std::vector<std::uint8_t> holds(lanes, 0);
   for (const Job& sp : k.jobs_) {
     const std::int32_t lane = k.lane_of_stream_[sp.device * k.streams_ + sp.stream];
     if (lane < 0) continue;  // a description no task uses
-    if (sp.work > 0) link_lane.emplace_back(sp.resource, lane);
+    if (sp.work > 0) link_lane.emplace_back(domain_[sp.resource], lane);
     if (slows_ && sp.contends) holds[lane] = 1;
   }
   std::sort(link_lane.begin(), link_lane.end());
@@ -348,14 +352,14 @@ double FastForward::transfer_begin(std::int32_t x) const {
 }
 
 // The earliest moment before `cut` where a walked task of lane a and one of lane b overlap where the
-// loop would make them share: transfers on `resource`, or (resource -1) a compute task of lane a
+// loop would make them share: transfers in the sharing domain `resource`, or (resource -1) a compute task of lane a
 // and a task of lane b holding its compute. Intervals are closed: at a shared instant the order of the two
 // events decides, unless one task started in the other's completion (its binding, and for a
 // transfer no latency).
 double FastForward::first_overlap(int a, int b, std::int32_t link, double cut) const {
   auto counts = [&](std::int32_t x, bool in_a) {
     const Slot& s = slot_[x];
-    if (link >= 0) return s.resource == link;
+    if (link >= 0) return s.resource >= 0 && domain_[s.resource] == link;
     return in_a ? s.resource < 0 : (s.flags & kHoldsCompute) != 0;
   };
   auto from = [&](std::int32_t x) { return link < 0 ? start_[x] : transfer_begin(x); };

@@ -63,10 +63,7 @@ class Builder {
     present_.assign(slots, 0);
     g_->engine.reserve(R * static_cast<std::size_t>(m_ * v_) * 7 + 64 * R,
                        R * static_cast<std::size_t>(m_ * v_) * 10 + 64 * R);
-    for (std::size_t r = 0; r < R; ++r) {
-      g_->engine.add_link(1.0);  // 2r: NVLink inside the node
-      g_->engine.add_link(1.0);  // 2r+1: the NIC share across nodes
-    }
+    links_.build(g_->fabric, static_cast<int>(R), g_->engine, plan.comm_share);  // NVLink, NIC, tiers
     for (auto& a : g_->activations) a.clear();
     g_->activations.resize(R);
     g_->last_pipeline_task.assign(R, -1);
@@ -85,9 +82,7 @@ class Builder {
   std::size_t slot(int replica, int vstage, int mb) const {
     return (static_cast<std::size_t>(replica) * p_ * v_ + vstage) * m_ + mb;
   }
-  int link_of(int rank, analytic::GroupId grp) const {
-    return 2 * rank + (plan_->group(grp).scope == core::Scope::inter ? 1 : 0);
-  }
+  int link_of(int rank, analytic::GroupId grp) const { return links_.link(rank, plan_->group(grp)); }
 
   // Every pass of a (chunk, pass kind) but the last gradient pass adds the same tasks in the same
   // order, micro-batch apart: the first instance adds their descriptions, the others reuse them.
@@ -509,6 +504,7 @@ class Builder {
 
   const analytic::StepPlan* plan_ = nullptr;
   StepGraph* g_ = nullptr;
+  StepLinks links_;
   int p_ = 1, v_ = 1, m_ = 1, replicas_ = 1;
   std::vector<core::PassRef> ops_;
   std::vector<TaskId> recent_, dp_tail_;

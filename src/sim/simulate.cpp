@@ -22,6 +22,7 @@ core::Report simulate(const analytic::Step& step, std::string* trace_json, core:
   const analytic::StepPlan& plan = step.plan;
   // into the storage this thread's previous simulation left (nothing of it is read)
   thread_local StepGraph g;
+  g.fabric = fabric_of(step.scenario->hardware);
   build_step(plan, g);
   g.engine.run();
   const StepSummary sum = summarize(g);

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <map>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/validation/validate.hpp"
@@ -21,6 +24,11 @@ std::vector<io::Record> with_efficiency(std::vector<io::Record> recs, double eff
     by[static_cast<std::size_t>(p)] = eff;
     if (p == core::Precision::bf16) by[static_cast<std::size_t>(core::Precision::fp16)] = eff;
   }
+  return recs;
+}
+
+std::vector<io::Record> with_jitter(std::vector<io::Record> recs, double compute, double link) {
+  for (auto& r : recs) r.scenario->hardware.jitter = core::JitterSpec{compute, link};
   return recs;
 }
 
@@ -119,6 +127,51 @@ std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records) {
     fits.push_back(f);
   }
   return fits;
+}
+
+std::vector<JitterFit> fit_jitter(const std::vector<io::Record>& records) {
+  struct Fabric {
+    std::set<std::string> files;
+    std::string network;
+    core::JitterSpec shipped;
+    std::vector<io::Record> fit, holdout;
+  };
+  std::map<std::string, Fabric> by_fabric;
+  for (const auto& r : records) {
+    if (!r.scenario || !r.not_modelled.empty()) continue;
+    const auto& hw = r.scenario->hardware;
+    const std::string network = fmt::format("{}, {:.0f} GB/s NIC per GPU", core::name(hw.topology),
+                                            hw.network.bandwidth_Bps / 1e9);
+    Fabric& f = by_fabric[network];
+    f.network = network;
+    f.files.insert(hw.name);
+    f.shipped = hw.jitter;
+    (r.split == "fit" ? f.fit : f.holdout).push_back(r);
+  }
+  std::vector<JitterFit> out;
+  for (auto& [key, fab] : by_fabric) {
+    const auto& fit_set = fab.fit;  // not a binding: clang 14 cannot capture bindings in lambdas
+    JitterFit f;
+    std::string files;
+    for (const auto& n : fab.files) files += (files.empty() ? "" : ", ") + n;
+    f.fabric = files + " (" + fab.network + ")";
+    f.shipped = f.fitted = fab.shipped;
+    if (!fit_set.empty()) {
+      // the step time grows monotonically with each spread, so the error is unimodal in each
+      auto best_compute = [&](double link) {
+        return boost::math::tools::brent_find_minima(
+            [&](double c) { return step_error(with_jitter(fit_set, c, link)).mape; }, 0.0, 0.1, kBrentBits);
+      };
+      const auto best = boost::math::tools::brent_find_minima(
+          [&](double link) { return best_compute(link).second; }, 0.0, 0.5, kBrentBits);
+      f.fitted.link = std::round(best.first * 1000) / 1000;                                // to 0.001
+      f.fitted.compute = std::round(best_compute(f.fitted.link).first * 10000) / 10000;  // to 0.0001
+      f.fit = step_error(with_jitter(fit_set, f.fitted.compute, f.fitted.link));
+    }
+    if (!fab.holdout.empty()) f.holdout = step_error(with_jitter(fab.holdout, f.fitted.compute, f.fitted.link));
+    out.push_back(f);
+  }
+  return out;
 }
 
 }  // namespace ptdsim::validation

@@ -211,10 +211,10 @@ TEST_CASE("shipped data: the default scenario is the README's", "[data]") {
   CHECK(s.num_microbatches() == 192);
 }
 
-TEST_CASE("shipped data: the validation dataset keeps all 68 published records", "[data]") {
+TEST_CASE("shipped data: the validation dataset keeps all 80 published records", "[data]") {
   std::vector<ptdsim::io::Record> records;
   REQUIRE_NOTHROW(records = ptdsim::io::load_dataset(dataset_path()));
-  REQUIRE(records.size() == 68);
+  REQUIRE(records.size() == 80);
 
   int modelled = 0, fit = 0, holdout = 0;
   std::set<std::string> names;
@@ -232,11 +232,11 @@ TEST_CASE("shipped data: the validation dataset keeps all 68 published records",
       CHECK_FALSE(r.not_modelled.empty());
     }
   }
-  CHECK(names.size() == 68);
-  // docs/data.md: 57 modelled, 11 not modelled, split 29/28
-  CHECK(modelled == 57);
-  CHECK(fit == 29);
-  CHECK(holdout == 28);
+  CHECK(names.size() == 80);
+  // docs/data.md: 69 modelled, 11 not modelled, split 35/34
+  CHECK(modelled == 69);
+  CHECK(fit == 35);
+  CHECK(holdout == 34);
 }
 
 TEST_CASE("shipped data: a dataset record carries the published figures", "[data]") {

@@ -246,6 +246,46 @@ const Case kCases[] = {
      "rail-optimized, got \"dragonfly\"\n"
      "network: {bandwidth_gbs: 25, latency_us: 10, topology: dragonfly}\n"
      "                                                       ^"},
+    {"hardware_nics_per_node_uneven.yaml",
+     "{data}/bad/hardware_nics_per_node_uneven.yaml:3:61: error: hardware.network.nics_per_node must divide or be a multiple of hardware.node.gpus (8)\n"
+     "network: {bandwidth_gbs: 50, latency_us: 10, nics_per_node: 3}\n"
+     "                                                            ^"},
+    {"hardware_planes_zero.yaml",
+     "{data}/bad/hardware_planes_zero.yaml:3:54: error: hardware.network.planes must be a positive integer, got \"0\"\n"
+     "network: {bandwidth_gbs: 50, latency_us: 10, planes: 0}\n"
+     "                                                     ^"},
+    {"hardware_tier_name_empty.yaml",
+     "{data}/bad/hardware_tier_name_empty.yaml:7:14: error: hardware.network.tiers[0].name must not be empty\n"
+     "    - {name: \"\", radix: 64, bandwidth_gbs: 50, latency_us: 0.6}\n"
+     "             ^"},
+    {"hardware_tier_nodes_not_multiple.yaml",
+     "{data}/bad/hardware_tier_nodes_not_multiple.yaml:8:28: error: hardware.network.tiers[1].nodes must be a multiple of the tier below's 32 nodes\n"
+     "    - {name: spine, nodes: 48, bandwidth_gbs: 50, latency_us: 0.6}\n"
+     "                           ^"},
+    {"hardware_tier_oversubscription_below_one.yaml",
+     "{data}/bad/hardware_tier_oversubscription_below_one.yaml:7:85: error: hardware.network.tiers[0].oversubscription must be a number of at least 1, got \"0.5\"\n"
+     "    - {name: leaf, radix: 64, bandwidth_gbs: 50, latency_us: 0.6, oversubscription: 0.5}\n"
+     "                                                                                    ^"},
+    {"hardware_tier_radix_one.yaml",
+     "{data}/bad/hardware_tier_radix_one.yaml:7:27: error: hardware.network.tiers[0].radix must be an integer of at least 2, got \"1\"\n"
+     "    - {name: leaf, radix: 1, bandwidth_gbs: 50, latency_us: 0.6}\n"
+     "                          ^"},
+    {"hardware_tier_unbounded_below_top.yaml",
+     "{data}/bad/hardware_tier_unbounded_below_top.yaml:7:7: error: hardware.network.tiers[0] needs radix or nodes: only the top tier may reach every node\n"
+     "    - {name: leaf, bandwidth_gbs: 50, latency_us: 0.6}\n"
+     "      ^"},
+    {"hardware_tier_unknown_key.yaml",
+     "{data}/bad/hardware_tier_unknown_key.yaml:7:31: error: unknown key 'bandwith_gbs' in hardware.network.tiers[0]; did you mean 'bandwidth_gbs'?\n"
+     "    - {name: leaf, radix: 64, bandwith_gbs: 50, latency_us: 0.6}\n"
+     "                              ^"},
+    {"hardware_tiers_empty.yaml",
+     "{data}/bad/hardware_tiers_empty.yaml:6:3: error: hardware.network.tiers must list 1 to 4 switch tiers, got 0\n"
+     "  tiers: []\n"
+     "  ^"},
+    {"hardware_tiers_not_list.yaml",
+     "{data}/bad/hardware_tiers_not_list.yaml:6:10: error: hardware.network.tiers must be a list, got a mapping\n"
+     "  tiers: {name: leaf, radix: 64, bandwidth_gbs: 50, latency_us: 0.6}\n"
+     "         ^"},
     {"hardware_peak_empty.yaml",
      "{data}/bad/hardware_peak_empty.yaml:5:3: error: hardware.gpu.peak_tflops must give at least one precision\n"
      "  peak_tflops: {}\n"
@@ -419,6 +459,14 @@ const Case kCases[] = {
      "{data}/bad/hardware_host_unknown_key.yaml:8:8: error: unknown key 'link_gb' in hardware.host; did you mean 'link_gbs'?\n"
      "host: {link_gb: 64, memory_gib: 2048, memory_gbs: 614.4}\n"
      "       ^"},
+    {"hardware_jitter_above_range.yaml",
+     "{data}/bad/hardware_jitter_above_range.yaml:8:19: error: hardware.jitter.compute must be at most 0.5, got \"1.5\"\n"
+     "jitter: {compute: 1.5, link: 0}\n"
+     "                  ^"},
+    {"hardware_jitter_unknown_key.yaml",
+     "{data}/bad/hardware_jitter_unknown_key.yaml:8:25: error: unknown key 'links' in hardware.jitter; did you mean 'link'?\n"
+     "jitter: {compute: 0.01, links: 0}\n"
+     "                        ^"},
     {"hardware_host_link_not_positive.yaml",
      "{data}/bad/hardware_host_link_not_positive.yaml:8:18: error: hardware.host.link_gbs must be a positive number, got \"0\"\n"
      "host: {link_gbs: 0, memory_gib: 2048, memory_gbs: 614.4}\n"

@@ -34,7 +34,7 @@ TEST_CASE("validation: the shipped dataset's step-time MAPE stays within a point
   const double mape = 100 * step.mape;
   const double recorded = recorded_mape_percent();
   INFO("step-time MAPE " << mape << "% over " << step.count << " records; recorded " << recorded << "%");
-  CHECK(step.count == 57);  // every record that has a scenario is scored
+  CHECK(step.count == 69);  // every record that has a scenario is scored
   CHECK(mape <= recorded + 1.0);
 }
 
@@ -192,4 +192,43 @@ TEST_CASE("validation: the overhead fit recovers the constants the measurements 
   CHECK(fits[0].holdout.mape < 0.002);
   // a GPU with kernel tables is not part of the scalar efficiency fit
   CHECK(validation::fit_matmul_efficiency(recs).empty());
+}
+
+TEST_CASE("validation: the jitter fit recovers the spread the measurements were made with",
+          "[validation][fit]") {
+  // Records "measured" with the simulator at a compute spread of 0.02 and no link spread on 8 to
+  // 512 GPUs (the wait for the slowest grows with z(N): 1.43 to 3.03); shipped at 0. The fit must
+  // find the spread again and score the holdout near 0%.
+  std::vector<io::Record> recs;
+  const int gpus[] = {8, 64, 128, 512};
+  for (int i = 0; i < 8; ++i) {
+    core::Scenario s;
+    s.name = "j" + std::to_string(i);
+    s.model = testing::llama(8, 1024, 16, 16, 2816, 32000);
+    s.hardware = testing::h100_with_tables();
+    s.gpus = gpus[i % 4];
+    s.parallel.dp = s.gpus;
+    s.parallel.zero = 1;
+    s.training.seq_len = 2048;
+    s.training.micro_batch = 1;
+    s.training.global_batch = s.gpus * (1 + i / 4);
+    s.training.recompute = core::Recompute::none;
+    s.hardware.jitter = core::JitterSpec{0.02, 0.0};
+    io::Record r;
+    r.name = s.name;
+    r.source = "synthetic";
+    r.split = (i % 4 == 0 || i % 4 == 3) ? "fit" : "holdout";
+    r.measured.step_s = sim::simulate(s).step_s;
+    s.hardware.jitter = core::JitterSpec{};
+    r.scenario = s;
+    recs.push_back(r);
+  }
+  const auto fits = validation::fit_jitter(recs);
+  REQUIRE(fits.size() == 1);
+  CHECK(fits[0].shipped.compute == 0);
+  CHECK(fits[0].fitted.compute == Approx(0.02).margin(0.0005));
+  CHECK(fits[0].fitted.link == Approx(0.0).margin(0.005));
+  CHECK(fits[0].fit.count == 4);
+  CHECK(fits[0].holdout.count == 4);
+  CHECK(fits[0].holdout.mape < 0.002);
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include "ptdsim/analytic/fabric.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 // The communication groups of a layout under its rank placement (docs/analytic.md "Groups and
@@ -12,6 +13,7 @@ struct Group {
   int ranks = 1;
   core::Scope scope = core::Scope::intra;
   int ranks_per_node = 1;  // how many of the group's ranks share a node
+  FabricSpan span;         // nodes, leaf groups and switch tiers it spans (fabric_span)
 };
 
 // Size of a parallel dimension in the scenario.
@@ -20,10 +22,6 @@ int dim_size(const core::Scenario& s, core::Dim d);
 // placed inside it (ep counts as 1: expert-parallel ranks are carved out of the data-parallel ones).
 int dim_stride(const core::Scenario& s, core::Dim d);
 
-struct DimStride {
-  int size = 1;
-  int stride = 1;
-};
 // A group spanning several dims (listed innermost first), e.g. the dp*cp gradient group.
 Group group_from(const core::Scenario& s, const DimStride* dims, int count);
 

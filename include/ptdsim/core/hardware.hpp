@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/core/network.hpp"
+
 namespace ptdsim::core {
 
 // fp4 is a datasheet peak only (Blackwell's NVFP4 tensor cores): check() refuses a scenario that
@@ -229,6 +231,15 @@ struct HostSpec {
   bool known() const { return link_Bps > 0 && memory_bytes > 0 && memory_Bps > 0; }
 };
 
+// The cost of scale (hardware.jitter, docs/analytic.md "The cost of scale"): how much a rank's time
+// per step varies across the job's GPUs, as a relative standard deviation, of its compute and of its
+// exposed communication. Fitted per fabric by `validate --fit`; 0: no wait for the slowest rank.
+struct JitterSpec {
+  double compute = 0;
+  double link = 0;
+  bool any() const { return compute > 0 || link > 0; }
+};
+
 struct HardwareSpec {
   std::string name;
   GpuSpec gpu;
@@ -237,8 +248,14 @@ struct HardwareSpec {
   Link network;  // the NIC share per GPU across nodes
   Topology topology = Topology::fat_tree;
   double oversubscription = 1.0;  // of the leaf-to-spine uplinks (fat-tree); see Topology
+  // The switch tiers, NICs and planes (network.tiers, .nics_per_node, .planes): where a group's
+  // ranks sit in the fabric (analytic::fabric_span). rail_optimized above says whether NIC k of every
+  // node shares the rail-k leaf.
+  NetworkTopology fabric;
+  int nics_per_node() const { return fabric.nics_per_node > 0 ? fabric.nics_per_node : gpus_per_node; }
   std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides the link model
   HostSpec host;
+  JitterSpec jitter;
 };
 
 }  // namespace ptdsim::core

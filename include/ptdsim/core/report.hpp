@@ -76,8 +76,9 @@ enum class PathCause {
   dp_gather_wait,  // waiting for a parameter all-gather (ZeRO-1/2 after the update, ZeRO-3 per unit)
   optimizer,
   offload,         // CPU offload: gradients down, the CPU optimizer step, parameters up (training.offload)
+  straggler,       // the wait for the slowest of the job's GPUs (hardware.jitter; docs/analytic.md "The cost of scale")
 };
-inline constexpr int kPathCauseCount = 11;
+inline constexpr int kPathCauseCount = 12;
 // The cause a transfer of kind k on the path is given: ZeRO-3's reduce-scatters count as gradient
 // reductions and its all-gathers as waits for parameters (the CSV's fixed columns group them).
 constexpr PathCause path_cause(CommKind k) {

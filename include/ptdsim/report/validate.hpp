@@ -14,6 +14,7 @@ std::string validate_json(const validation::Summary& s);
 std::string validate_csv(const validation::Summary& s);
 std::string validate_counts_line(const validation::Summary& s);  // "68 records: 57 predicted ...\n"
 std::string validate_fit_tables(const std::vector<validation::EfficiencyFit>& efficiencies,
-                                const std::vector<validation::OverheadFit>& overheads);
+                                const std::vector<validation::OverheadFit>& overheads,
+                                const std::vector<validation::JitterFit>& jitter = {});
 
 }  // namespace ptdsim::report

@@ -62,8 +62,8 @@ class FastForward {
     std::int32_t binding;
   };
   enum WalkFlag : std::uint8_t { kDepSet = 1, kTie = 2, kWalked = 4 };
-  // pairs of lanes whose walked tasks could overlap where the loop would share: a resource between
-  // two lanes' transfers (resource >= 0), or compute contention between a compute lane and a lane
+  // pairs of lanes whose walked tasks could overlap where the loop would share: a sharing domain
+  // between two lanes' transfers (resource >= 0: the domain, SharingModel::domain), or compute contention between a compute lane and a lane
   // whose tasks hold compute (resource -1, a the compute lane)
   struct LanePair {
     std::int32_t a, b, resource;
@@ -108,6 +108,7 @@ class FastForward {
   int lanes_n_ = 0;
   double compute_rate0_ = 1;            // the sharing model's compute rate with nothing contending
   std::vector<double> alone_rate_;      // per resource: a lone flow's rate
+  std::vector<std::int32_t> domain_;    // per resource: its sharing domain (SharingModel::domain)
   const Job* jobs_ = nullptr;
   const std::int32_t* job_of_ = nullptr;       // per task: its description
   const TaskId* stream_tasks_ = nullptr;       // run order -> task

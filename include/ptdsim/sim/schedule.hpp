@@ -4,6 +4,7 @@
 
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/sim/engine.hpp"
+#include "ptdsim/sim/network.hpp"
 
 namespace ptdsim::sim {
 
@@ -27,6 +28,9 @@ struct StepGraph {
   std::vector<std::vector<std::pair<TaskId, TaskId>>> activations;
   std::vector<TaskId> last_pipeline_task;  // per rank, the last compute task before the optimizer
   std::vector<TaskId> optimizer_task;      // per rank
+  // The scale-out fabric the links follow (network.hpp; simulate() sets the scenario's): empty,
+  // every rank has NVLink and its NIC, shared fairly.
+  Fabric fabric;
 };
 
 // Turns the step plan into tasks without re-deriving any rule: each rank runs its stage's passes in
@@ -35,7 +39,8 @@ struct StepGraph {
 // compute, beside and window ones on their own streams, prefetched gathers gated by the compute
 // `depth`+1 segments back, after ones feeding the optimizer), p2p sends between neighbour virtual
 // stages, the step's DP collectives and the optimizer. A link has capacity 1 and a transfer's work
-// is its time alone, so k transfers on a link each take k times as long. Serial TP collectives fold
+// is its time alone, so k transfers on a link each take k times as long; on a blocking fabric
+// (out.fabric) transfers through different switch tiers share as FlowShare says. Serial TP collectives fold
 // into their compute task when nothing else of the rank uses their link (exact: no sharing to model).
 StepGraph build_step(const analytic::StepPlan& plan, std::vector<RankRef> ranks = {});
 // The same into `out`, replacing what it held but keeping its storage (simulate() builds each of a

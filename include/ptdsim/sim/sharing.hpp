@@ -51,6 +51,10 @@ class SharingModel {
   // without the event queue. A model for which this is false runs with the event loop alone.
   virtual bool fast_forward_exact() const = 0;
   virtual double alone_rate(std::int32_t r) const = 0;
+  // The resources whose flows may change each other's rate carry one domain number: the
+  // fast-forward pairs lanes whose transfers share a domain, not only a resource (a model whose
+  // flows cross several resources joins the resources they cross; one resource each: itself).
+  virtual std::int32_t domain(std::int32_t r) const { return r; }
   // After a fast-forward to `cut`: the flows it ended are done (flows.done()), those it began move
   // alone on their resources, each since `since`.
   struct Begun {
@@ -59,11 +63,11 @@ class SharingModel {
   };
   virtual void settle(const Flows& flows, std::span<const Begun> begun) = 0;
 
-  // Whether no resource has two flows now (read by the kernel before each event, so a member).
+  // Whether no domain has two flows now (read by the kernel before each event, so a member).
   bool quiet() const { return crowded_ == 0; }
 
  protected:
-  int crowded_ = 0;  // resources with two flows or more now
+  int crowded_ = 0;  // domains with two flows or more now
 };
 
 // Today's model: progress-based fair sharing (as SimGrid's) on each link, each of the k flows on

@@ -117,4 +117,18 @@ struct OverheadFit {
 };
 std::vector<OverheadFit> fit_overheads(const std::vector<io::Record>& records);
 
+// The cost of scale's two constants per fabric type (hardware.jitter, docs/analytic.md "The cost of
+// scale"): the relative spread of a rank's compute (in [0, 0.1], to 0.0001) and of its exposed
+// communication (link, in [0, 0.5], to 0.001) across a job's GPUs, fitted together on the "fit"
+// records of the hardware files that share a fabric (the network's topology and NIC bandwidth) by
+// nested Brent searches (link outside, compute inside), scored on the "holdout" ones; the other
+// fitted constants stay as the files ship them.
+struct JitterFit {
+  std::string fabric;  // "dgx-h100 (fat-tree, 50 GB/s NIC per GPU)": the files and their network
+  core::JitterSpec shipped, fitted;
+  Error fit;
+  Error holdout;
+};
+std::vector<JitterFit> fit_jitter(const std::vector<io::Record>& records);
+
 }  // namespace ptdsim::validation

@@ -1,0 +1,89 @@
+#include "ptdsim/analytic/fabric.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ptdsim::analytic {
+
+int tier_count(const core::HardwareSpec& hw) {
+  return std::clamp(static_cast<int>(hw.fabric.tiers.size()), 1, core::kMaxSwitchTiers);
+}
+
+std::array<long long, core::kMaxSwitchTiers> tier_reach(const core::HardwareSpec& hw) {
+  std::array<long long, core::kMaxSwitchTiers> reach{};
+  reach.fill(kUnboundedReach);
+  const auto& tiers = hw.fabric.tiers;
+  const int n = std::min(static_cast<int>(tiers.size()), core::kMaxSwitchTiers);
+  const bool rail = hw.topology == core::Topology::rail_optimized;
+  // a node's NIC ports on one plane: the rails of a rail-optimized plane
+  const long long nics = std::max(1LL, static_cast<long long>(hw.nics_per_node()) / std::max(1, hw.fabric.planes));
+  long long below = 1;
+  for (int t = 0; t < n; ++t) {
+    const core::SwitchTier& s = tiers[static_cast<std::size_t>(t)];
+    long long r;
+    if (s.nodes > 0) {
+      r = s.nodes;
+    } else if (s.radix <= 0) {
+      r = kUnboundedReach;
+    } else {
+      const double o = std::max(1.0, s.oversubscription);
+      const long long down = t == n - 1 ? s.radix : static_cast<long long>(std::floor(s.radix * o / (1 + o)));
+      if (t == 0) r = rail ? down : down / nics;
+      else if (t == 1 && rail) r = below * (down / nics);
+      else r = below * down;
+      r = std::clamp(r, std::max(1LL, below), kUnboundedReach);
+    }
+    reach[static_cast<std::size_t>(t)] = r;
+    below = r;
+  }
+  return reach;
+}
+
+long long ranks_below(const DimStride* dims, int count, long long unit) {
+  // The dims are laid out at their strides, innermost first: a dim whose stride reaches `unit`
+  // contributes nothing below it, one that straddles it contributes the ranks that fit.
+  long long within = 1;
+  bool truncated = false;
+  for (int i = 0; i < count; ++i) {
+    if (truncated || dims[i].size == 1) continue;
+    if (dims[i].stride >= unit) {
+      truncated = true;
+      continue;
+    }
+    const long long fit = std::min<long long>(dims[i].size, unit / dims[i].stride);
+    within *= std::max(1LL, fit);
+    if (fit < dims[i].size) truncated = true;
+  }
+  return within;
+}
+
+FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int count) {
+  long long ranks = 1;
+  for (int i = 0; i < count; ++i) ranks *= dims[i].size;
+  const long long gpn = std::max(1, hw.gpus_per_node);
+  auto spanned = [&](long long unit) {
+    const long long in = std::max(1LL, ranks_below(dims, count, unit));
+    return static_cast<int>((ranks + in - 1) / in);
+  };
+  FabricSpan f;
+  f.nodes = spanned(gpn);
+  if (f.nodes <= 1) return f;
+  const auto reach = tier_reach(hw);
+  const int n = tier_count(hw);
+  f.top = n - 1;
+  for (int t = 0; t < n; ++t) {
+    const long long r = reach[static_cast<std::size_t>(t)];
+    // a unit wider than any group: one group (and no overflow of r * gpn)
+    const int g = r >= kUnboundedReach / gpn ? 1 : spanned(r * gpn);
+    f.groups[static_cast<std::size_t>(t)] = g;
+  }
+  // the lowest tier whose one group holds every node
+  for (int t = 0; t < n; ++t)
+    if (f.groups[static_cast<std::size_t>(t)] == 1) {
+      f.top = t;
+      break;
+    }
+  return f;
+}
+
+}  // namespace ptdsim::analytic

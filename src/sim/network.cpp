@@ -1,0 +1,74 @@
+#include "ptdsim/sim/network.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "ptdsim/analytic/fabric.hpp"
+#include "ptdsim/sim/engine.hpp"
+#include "ptdsim/sim/flow_share.hpp"
+
+namespace ptdsim::sim {
+
+bool Fabric::blocking() const {
+  return std::any_of(uplink.begin(), uplink.end(), [](double c) { return c < 1.0; });
+}
+
+Fabric fabric_of(const core::HardwareSpec& hw) {
+  Fabric f;
+  const double nic = hw.network.bandwidth_Bps;
+  if (!(nic > 0)) return f;
+  const auto& tiers = hw.fabric.tiers;
+  const double per_gpu = static_cast<double>(hw.nics_per_node()) / std::max(1, hw.gpus_per_node);
+  double over = 1;
+  // uplinks above every tier but the top one (nothing is above it)
+  for (std::size_t k = 0; k + 1 < tiers.size(); ++k) {
+    over *= std::max(1.0, tiers[k].oversubscription);
+    const double port = tiers[k + 1].bandwidth_Bps > 0 ? tiers[k + 1].bandwidth_Bps : tiers[k].bandwidth_Bps;
+    const double bw = port > 0 ? port * per_gpu : nic;
+    f.uplink.push_back(bw / over / nic);
+  }
+  return f;
+}
+
+void StepLinks::build(const Fabric& fabric, int ranks, Engine& engine, double comm_share) {
+  if (!fabric.blocking()) {
+    per_rank_ = 2;
+    for (int r = 0; r < ranks; ++r) {
+      engine.add_link(1.0);  // 2r: NVLink inside the node
+      engine.add_link(1.0);  // 2r+1: the NIC share across nodes
+    }
+    return;
+  }
+  // Resources per rank: NVLink, the NIC, then the uplinks; routes per rank: NVLink, then one per
+  // highest tier crossed (0: under one leaf, the NIC alone; t: the NIC and uplinks 0..t-1).
+  const int tiers = static_cast<int>(fabric.uplink.size()) + 1;
+  per_rank_ = 1 + tiers;
+  const int resources = 2 + tiers - 1;
+  std::vector<double> capacity;
+  std::vector<FlowShare::Route> routes;
+  for (int r = 0; r < ranks; ++r) {
+    const std::int32_t base = r * resources;
+    capacity.push_back(1.0);  // NVLink (its own scale: nothing else crosses it)
+    capacity.push_back(1.0);  // the NIC
+    for (double u : fabric.uplink) capacity.push_back(u);
+    routes.push_back(FlowShare::Route{1.0, {base}});
+    for (int top = 0; top < tiers; ++top) {
+      FlowShare::Route route;
+      route.through.push_back(base + 1);
+      double bound = 1.0;
+      for (int k = 0; k < top; ++k) {
+        route.through.push_back(base + 2 + k);
+        bound = std::min(bound, fabric.uplink[k]);
+      }
+      route.bound = bound;  // alone, a flow takes its route's narrowest link whole
+      routes.push_back(std::move(route));
+    }
+  }
+  for (std::size_t i = 0; i < routes.size(); ++i) engine.add_link(1.0);  // a transfer's work: seconds alone
+  auto model = std::make_unique<FlowShare>();
+  model->set_network(std::move(capacity), std::move(routes));
+  model->set_comm_share(comm_share);
+  engine.set_sharing(std::move(model));
+}
+
+}  // namespace ptdsim::sim
