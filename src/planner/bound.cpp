@@ -161,7 +161,7 @@ struct GraphEnds {
 // earlier than the previous pass of its stage (and, with `overlap.pp` off, that pass's send), the
 // stage's second pass no earlier than the collectives of the step's start, and a forward (backward)
 // no earlier than the same micro-batch's forward (backward) on the previous (next) virtual stage
-// plus its send: the builder's edges (sim/schedule.cpp), with every wait on a link or for SMs left
+// plus its send: the builder's edges (sim/step_graph.cpp), with every wait on a link or for SMs left
 // out. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
 // waits of the ring of virtual stages that an interleaved schedule's warm-up and cool-down
 // pay on top. False when the orders contradict each other (the scheduler throws on such a plan).

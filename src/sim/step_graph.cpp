@@ -1,4 +1,4 @@
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 
 #include <algorithm>
 #include <array>
