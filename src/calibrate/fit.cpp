@@ -320,14 +320,21 @@ CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Sc
   return r;
 }
 
-}  // namespace
-
-std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& runs, const FitOptions& o) {
-  // One fit per collective, scope, rank count, ranks per node and GPU: logs of another shape or
-  // part are other measurements, not more samples of the same one.
+// The runs' rows as samples of one measurement per collective, scope, rank count, ranks per node
+// and GPU (logs of another shape or part are other measurements, not more samples of the same
+// one), with the files they came from and their notes; a run with one rank or no usable row is an
+// error at the run.
+struct Measurements {
   using Key = std::tuple<int, int, int, int, std::string>;
   std::map<Key, std::vector<Sample>> samples;
   std::map<Key, std::vector<std::string>> files, notes;
+};
+Measurements measurements(const std::vector<NcclRun>& runs) {
+  Measurements m;
+  auto& samples = m.samples;
+  auto& files = m.files;
+  auto& notes = m.notes;
+  using Key = Measurements::Key;
   for (const auto& run : runs) {
     if (run.ranks < 2) {
       throw core::ConfigError(
@@ -363,8 +370,41 @@ std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& run
                                        zero_time == 1 ? "" : "s"));
     }
   }
+  return m;
+}
+
+// The samples remove_spikes() left out, as dropped points of the fit `r` (in size order) and one
+// note naming their sizes.
+void note_spikes(CollectiveFitResult& r, const std::vector<Sample>& spikes) {
+  std::string which;
+  for (const auto& p : spikes) {
+    FitPoint f;
+    f.size_bytes = p.size;
+    f.measured_s = p.t;
+    f.fitted_s = fitted_time(r, p.size);
+    f.rel_error = (f.fitted_s - f.measured_s) / f.measured_s;
+    f.piece = -1;
+    f.dropped = true;
+    f.file = *p.file;
+    f.line = p.line;
+    if (&p == &spikes.front() || p.size != (&p - 1)->size) {  // one mention per size
+      which += (which.empty() ? "" : ", ") + size_text(p.size) + fmt::format(" ({:.2f} us)", p.t * 1e6);
+    }
+    r.points.insert(std::upper_bound(r.points.begin(), r.points.end(), f,
+                                     [](const FitPoint& a, const FitPoint& b) { return a.size_bytes < b.size_bytes; }),
+                    f);
+  }
+  r.notes.push_back(fmt::format("left out of the fit: {}, slower by more than {:.0f}% than the next larger size "
+                                "(a spike in the run, not the link)",
+                                which, 100 * (kSpike - 1)));
+}
+
+}  // namespace
+
+std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& runs, const FitOptions& o) {
+  Measurements m = measurements(runs);
   std::vector<CollectiveFitResult> out;
-  for (auto& [key, s] : samples) {
+  for (auto& [key, s] : m.samples) {
     const auto& [op, scope, ranks, ranks_per_node, gpu] = key;
     std::stable_sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) { return a.size < b.size; });
     std::size_t sizes = 0;
@@ -376,33 +416,11 @@ std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& run
     }
     const std::vector<Sample> spikes = remove_spikes(s);
     auto r = fit_one(std::move(s), static_cast<core::Collective>(op), static_cast<core::Scope>(scope), ranks, o);
-    if (!spikes.empty()) {
-      std::string which;
-      for (const auto& p : spikes) {
-        FitPoint f;
-        f.size_bytes = p.size;
-        f.measured_s = p.t;
-        f.fitted_s = fitted_time(r, p.size);
-        f.rel_error = (f.fitted_s - f.measured_s) / f.measured_s;
-        f.piece = -1;
-        f.dropped = true;
-        f.file = *p.file;
-        f.line = p.line;
-        if (&p == &spikes.front() || p.size != (&p - 1)->size) {  // one mention per size
-          which += (which.empty() ? "" : ", ") + size_text(p.size) + fmt::format(" ({:.2f} us)", p.t * 1e6);
-        }
-        r.points.insert(std::upper_bound(r.points.begin(), r.points.end(), f,
-                                         [](const FitPoint& a, const FitPoint& b) { return a.size_bytes < b.size_bytes; }),
-                        f);
-      }
-      r.notes.push_back(fmt::format("left out of the fit: {}, slower by more than {:.0f}% than the next larger size "
-                                    "(a spike in the run, not the link)",
-                                    which, 100 * (kSpike - 1)));
-    }
+    if (!spikes.empty()) note_spikes(r, spikes);
     r.ranks_per_node = ranks_per_node;
     r.gpu = gpu;
-    r.files = files[key];
-    auto& n = notes[key];
+    r.files = m.files[key];
+    auto& n = m.notes[key];
     r.notes.insert(r.notes.begin(), n.begin(), n.end());
     out.push_back(std::move(r));
   }
