@@ -145,27 +145,65 @@ std::string kind_class(std::string_view kind) {
   return c;
 }
 
+// The timeline chart's rows: per stage, the streams it uses, in the timeline's stream order.
+struct TimelineRows {
+  std::map<std::pair<int, int>, int> row_of;  // (stage, stream index) -> row
+  std::vector<std::pair<int, int>> rows;      // (stage, stream index) per row
+};
+TimelineRows timeline_rows(const core::Timeline& t) {
+  TimelineRows out;
+  std::vector<std::vector<char>> used(static_cast<std::size_t>(t.stages), std::vector<char>(t.streams.size(), 0));
+  for (const auto& s : t.spans) {
+    const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
+    if (s.stage >= 0 && s.stage < t.stages && q < static_cast<long>(t.streams.size()))
+      used[static_cast<std::size_t>(s.stage)][static_cast<std::size_t>(q)] = 1;
+  }
+  for (int st = 0; st < t.stages; ++st)
+    for (std::size_t q = 0; q < t.streams.size(); ++q)
+      if (used[static_cast<std::size_t>(st)][q]) {
+        out.row_of[{st, static_cast<int>(q)}] = static_cast<int>(out.rows.size());
+        out.rows.emplace_back(st, static_cast<int>(q));
+      }
+  return out;
+}
+
+// Each row's label right-aligned at `x`: the stage on its first row and the stream; on thin rows
+// only every few stages' names.
+void row_labels(svg::Svg& chart, const core::Timeline& t, const std::vector<std::pair<int, int>>& rows,
+                const std::vector<double>& row_y, double row_h, double x) {
+  chart.open_group("row-labels");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto [st, q] = rows[i];
+    const bool first_of_stage = i == 0 || rows[i - 1].first != st;
+    const std::string text = (first_of_stage ? fmt::format("stage {} ", st) : std::string()) +
+                             t.streams[static_cast<std::size_t>(q)];
+    if (row_h >= 9 || (first_of_stage && (st % std::max(1, static_cast<int>(12 / row_h)) == 0)))
+      chart.text(x, row_y[i] + row_h * 0.8, row_h >= 9 ? text : fmt::format("stage {}", st), "row-label", "end");
+  }
+  chart.close_group();
+}
+
+// The timeline's legend: each task kind's colour, the summary and bubble fills where the chart has
+// them, the critical path's edge.
+std::vector<std::pair<std::string, std::string>> timeline_legend(const core::Timeline& t, svg::Colours& colours,
+                                                                 const std::string& hatch) {
+  std::vector<std::pair<std::string, std::string>> legend;
+  for (const auto& k : t.kinds) legend.emplace_back(k, std::string(colours.of(k)));
+  auto any = [&](auto pred) { return std::any_of(t.spans.begin(), t.spans.end(), pred); };
+  if (any([](const core::TimelineSpan& s) { return s.kind == "summary"; }))
+    legend.emplace_back("several tasks (summary)", "#c8c8c8");
+  if (any([](const core::TimelineSpan& s) { return s.kind == "bubble"; }))
+    legend.emplace_back("bubble", "url(#" + hatch + ")");
+  legend.emplace_back("critical path (black edge)", "#111111");
+  return legend;
+}
+
 // The spans of `t` that overlap [from, to], on a time axis of that window (clipped at its ends).
 svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::string_view title, double from,
                         double to) {
-  // rows: per stage, the streams it uses, in the timeline's stream order
-  std::map<std::pair<int, int>, int> row_of;  // (stage, stream index) -> row
-  std::vector<std::pair<int, int>> rows;
-  {
-    std::vector<std::vector<char>> used(static_cast<std::size_t>(t.stages),
-                                        std::vector<char>(t.streams.size(), 0));
-    for (const auto& s : t.spans) {
-      const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
-      if (s.stage >= 0 && s.stage < t.stages && q < static_cast<long>(t.streams.size()))
-        used[static_cast<std::size_t>(s.stage)][static_cast<std::size_t>(q)] = 1;
-    }
-    for (int st = 0; st < t.stages; ++st)
-      for (std::size_t q = 0; q < t.streams.size(); ++q)
-        if (used[static_cast<std::size_t>(st)][q]) {
-          row_of[{st, static_cast<int>(q)}] = static_cast<int>(rows.size());
-          rows.emplace_back(st, static_cast<int>(q));
-        }
-  }
+  const TimelineRows layout = timeline_rows(t);
+  const std::map<std::pair<int, int>, int>& row_of = layout.row_of;
+  const std::vector<std::pair<int, int>>& rows = layout.rows;
   const int n = static_cast<int>(rows.size());
   // 14 px rows, thinner for deep pipelines so the chart stays about a screen high
   const double row_h = std::clamp(1100.0 / std::max(1, n), 5.0, 14.0);
@@ -200,17 +238,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
                fmt::format("time in the step ({}{})", unit, from > 0 || to < t.step_s ? "; this window only" : ""),
                10);
 
-  chart.open_group("row-labels");
-  for (int i = 0; i < n; ++i) {
-    const auto [st, q] = rows[static_cast<std::size_t>(i)];
-    const bool first_of_stage = i == 0 || rows[static_cast<std::size_t>(i - 1)].first != st;
-    const std::string text = (first_of_stage ? fmt::format("stage {} ", st) : std::string()) +
-                             t.streams[static_cast<std::size_t>(q)];
-    if (row_h >= 9 || (first_of_stage && (st % std::max(1, static_cast<int>(12 / row_h)) == 0)))
-      chart.text(f.x0() - 6, row_y[static_cast<std::size_t>(i)] + row_h * 0.8,
-                 row_h >= 9 ? text : fmt::format("stage {}", st), "row-label", "end");
-  }
-  chart.close_group();
+  row_labels(chart, t, rows, row_y, row_h, f.x0() - 6);
 
   svg::Colours colours(t.kinds);
   chart.open_group("spans");
@@ -252,15 +280,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
   }
   chart.close_group();
 
-  std::vector<std::pair<std::string, std::string>> legend;
-  for (const auto& k : t.kinds) legend.emplace_back(k, std::string(colours.of(k)));
-  auto any = [&](auto pred) { return std::any_of(t.spans.begin(), t.spans.end(), pred); };
-  if (any([](const core::TimelineSpan& s) { return s.kind == "summary"; }))
-    legend.emplace_back("several tasks (summary)", "#c8c8c8");
-  if (any([](const core::TimelineSpan& s) { return s.kind == "bubble"; }))
-    legend.emplace_back("bubble", "url(#" + hatch + ")");
-  legend.emplace_back("critical path (black edge)", "#111111");
-  chart.legend(f.x0(), f.y0() + 62, legend);
+  chart.legend(f.x0(), f.y0() + 62, timeline_legend(t, colours, hatch));
   return chart;
 }
 
