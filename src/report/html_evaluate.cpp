@@ -370,12 +370,8 @@ svg::Svg shares_chart(const core::Report& r, const std::vector<Share>& shares) {
 
 }  // namespace
 
-std::string evaluate_html(const core::Report& r, const core::Timeline& t, const PageInfo& info) {
-  Page page("evaluate", r.scenario.name, info);
-  page.raw(
-      "<nav><a href=\"#answer\">answer</a><a href=\"#inputs\">inputs</a><a href=\"#step\">timeline</a>"
-      "<a href=\"#memory-per-stage\">memory</a><a href=\"#where\">where the time goes</a>"
-      "<a href=\"#comm\">communication</a></nav>\n");
+// The answer first: a layout that does not fit, the warnings, the facts and what bounds the step.
+void answer_section(Page& page, const core::Report& r) {
   page.section("answer", "The answer");
   // a layout that does not fit is the first thing on the page
   if (r.peak_bytes > r.capacity_bytes)  // (the host's own limit is its warning below)
@@ -390,10 +386,10 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.note("Days and cost: tokens / (global batch x sequence) steps at this step time, GPU-hours over every "
             "GPU, GPU energy from the linear power model between idle and TDP (docs/analytic.md \"Time, "
             "energy and cost to train\"); checkpoints, restarts and evaluation are not counted.");
+}
 
-  page.section("inputs", "Inputs");
-  page.raw(inputs_table(r, info));
-
+// The simulated step's timeline, and the pipeline's fill enlarged.
+void step_section(Page& page, const core::Timeline& t) {
   page.section("step", "The simulated step");
   if (t.spans.empty()) {
     page.note("No timeline: this report was not simulated.");
@@ -419,6 +415,20 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
                   fmt::format("The same bars from 0 to {}: until the first backward pass of stage 0 ends.",
                               seconds(1.05 * fill)));
   }
+}
+
+std::string evaluate_html(const core::Report& r, const core::Timeline& t, const PageInfo& info) {
+  Page page("evaluate", r.scenario.name, info);
+  page.raw(
+      "<nav><a href=\"#answer\">answer</a><a href=\"#inputs\">inputs</a><a href=\"#step\">timeline</a>"
+      "<a href=\"#memory-per-stage\">memory</a><a href=\"#where\">where the time goes</a>"
+      "<a href=\"#comm\">communication</a></nav>\n");
+  answer_section(page, r);
+
+  page.section("inputs", "Inputs");
+  page.raw(inputs_table(r, info));
+
+  step_section(page, t);
 
   page.section("memory-per-stage", "Memory per stage");
   page.figure(memory_chart(r),
