@@ -198,6 +198,24 @@ std::vector<std::pair<std::string, std::string>> timeline_legend(const core::Tim
   return legend;
 }
 
+// The critical path, also as a bar along the top of its rows: thin tasks stay visible. `place`
+// gives a span's pixels in the chart's window (false: outside it).
+template <class Place>
+void critical_marks(svg::Svg& chart, const core::Timeline& t, const std::map<std::pair<int, int>, int>& row_of,
+                    const std::vector<double>& row_y, const Place& place) {
+  chart.open_group("critical-path");
+  for (const auto& s : t.spans) {
+    if (!s.critical) continue;
+    const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
+    const auto it = row_of.find({s.stage, static_cast<int>(q)});
+    if (it == row_of.end()) continue;
+    double x0 = 0, w = 0;
+    if (!place(s, x0, w)) continue;
+    chart.rect(x0, row_y[static_cast<std::size_t>(it->second)], std::max(0.6, w), 2, "critical-mark");
+  }
+  chart.close_group();
+}
+
 // The spans of `t` that overlap [from, to], on a time axis of that window (clipped at its ends).
 svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::string_view title, double from,
                         double to) {
@@ -267,18 +285,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
     }
   }
   chart.close_group();
-  // the critical path, also as a bar along the top of its rows: thin tasks stay visible
-  chart.open_group("critical-path");
-  for (const auto& s : t.spans) {
-    if (!s.critical) continue;
-    const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
-    const auto it = row_of.find({s.stage, static_cast<int>(q)});
-    if (it == row_of.end()) continue;
-    double x0 = 0, w = 0;
-    if (!place(s, x0, w)) continue;
-    chart.rect(x0, row_y[static_cast<std::size_t>(it->second)], std::max(0.6, w), 2, "critical-mark");
-  }
-  chart.close_group();
+  critical_marks(chart, t, row_of, row_y, place);
 
   chart.legend(f.x0(), f.y0() + 62, timeline_legend(t, colours, hatch));
   return chart;

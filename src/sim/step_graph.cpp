@@ -415,6 +415,37 @@ class Builder {
     }
   }
 
+  static TaskKind pass_kind(Pass p, bool split) {
+    return p == Pass::F ? TaskKind::forward
+           : p == Pass::W ? TaskKind::backward_weight
+           : split        ? TaskKind::backward_input
+                          : TaskKind::backward;
+  }
+
+  // The pass's program for this shape of input: its list's program last used, else the list
+  // searched (or a program recorded).
+  const PassProgram& program_for(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
+                                 const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
+                                 int send) {
+    const std::size_t list = program_list(op, last_grad);
+    const PassProgram* const last_used = last_program_[list];
+    const PassProgram& prog = last_used && last_used->shape == shape
+                                  ? *last_used
+                                  : program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
+    last_program_[list] = &prog;  // (a program recorded may move its list's others, never another list's)
+    return prog;
+  }
+
+  // The in-flight count's spans of rank r: a forward's first and last task, then, once the pass
+  // that frees its activations (B, or W when the schedule splits it) ends at `last`, the pair.
+  void note_activations(int r, const core::PassRef& op, bool split, TaskId first, TaskId last) {
+    if (op.pass == Pass::F) fwd_span_[op.chunk * m_ + op.microbatch] = {first, last};
+    if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
+      const auto& fs = fwd_span_[op.chunk * m_ + op.microbatch];
+      g_->activations[r].push_back({fs.first, last});
+    }
+  }
+
   // The rank's passes in the schedule's order, each its program's tasks and edges run for its
   // micro-batch, handing its ends to the next pass and its inputs and sends to the neighbours.
   void build_rank(int r) {
@@ -436,8 +467,7 @@ class Builder {
     recent.clear();
     Ids start;                             // issued at the step's start; the second pass waits
     for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_->comms[j], nullptr, -1, 0));
-    std::vector<std::pair<TaskId, TaskId>>& fwd_span = fwd_span_;
-    fwd_span.assign(static_cast<std::size_t>(v_ * m_), {-1, -1});
+    fwd_span_.assign(static_cast<std::size_t>(v_ * m_), {-1, -1});
 
     for (std::size_t k = 0; k < ops_.size(); ++k) {
       const core::PassRef& op = ops_[k];
@@ -445,10 +475,7 @@ class Builder {
       const analytic::ChunkPlan& ch = plan_->chunk(st, op.chunk);
       const analytic::PassPlan& pass = plan_->pass_of(st, op);
       const bool last_grad = &pass == &ch.last_grad;
-      const TaskKind kind = op.pass == Pass::F   ? TaskKind::forward
-                            : op.pass == Pass::W ? TaskKind::backward_weight
-                            : split              ? TaskKind::backward_input
-                                                 : TaskKind::backward;
+      const TaskKind kind = pass_kind(op.pass, split);
       if (k == 1)
         for (int i = 0; i < start.n; ++i) prev_end->add(start.id[i]);
       // p2p to the neighbour virtual stage, after the pass
@@ -457,13 +484,7 @@ class Builder {
       const int send = sends_fwd ? ch.send_forward : sends_bwd ? ch.send_backward : -1;
       // the pass's tasks and edges: its program for this shape of input, run for this micro-batch
       const Shape shape = shape_of(*prev_end, prev_compute, recent.size());
-      // the list's program last used, else the list searched (or a program recorded)
-      const std::size_t list = program_list(op, last_grad);
-      const PassProgram* const last_used = last_program_[list];
-      const PassProgram& prog = last_used && last_used->shape == shape
-                                    ? *last_used
-                                    : program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
-      last_program_[list] = &prog;  // (a program recorded may move its list's others, never another list's)
+      const PassProgram& prog = program_for(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
       const TaskId id0 = static_cast<TaskId>(g_->engine.size());
       for (std::int32_t d : prog.specs) g_->engine.add(d, op.microbatch);
       const std::size_t recent0 = recent.size();
@@ -494,11 +515,7 @@ class Builder {
       if (prog.prev_compute >= 0) prev_compute = id0 + prog.prev_compute;
       prev_end = &seg_end;
 
-      if (op.pass == Pass::F) fwd_span[op.chunk * m_ + op.microbatch] = {first, last};
-      if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
-        const auto& fs = fwd_span[op.chunk * m_ + op.microbatch];
-        g_->activations[r].push_back({fs.first, last});
-      }
+      note_activations(r, op, split, first, last);
       if (sends_fwd || sends_bwd) hand_over(lists_[sl][sends_fwd ? kFwdOut : kBwdOut], send >= 0, prog, op.microbatch, seg_end);
     }
     g_->last_pipeline_task[r] = prev_compute;
