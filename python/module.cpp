@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/api.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/error.hpp"

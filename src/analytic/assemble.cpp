@@ -5,7 +5,7 @@
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/analytic/experts.hpp"
 #include "ptdsim/analytic/flops.hpp"
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/params.hpp"

@@ -1,6 +1,6 @@
 #include "ptdsim/analytic/compute.hpp"
 
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/operators.hpp"
 
 #include <algorithm>

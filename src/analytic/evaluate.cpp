@@ -8,6 +8,61 @@
 
 namespace ptdsim::analytic {
 
+namespace {
+
+constexpr int k_of(core::CommBucket k) { return static_cast<int>(k); }
+
+// The closed form is already a sum of parts that do not overlap: the slowest stage's compute (stage
+// `slowest`), its bubble (fill and drain), the exposed communication, the optimizer step.
+void critical_path(StepTiming& t, int slowest) {
+  using core::CommBucket;
+  using core::PathCause;
+  t.critical_path.reserve(9);  // one allocation: the sweep evaluates every candidate
+  auto part = [&](PathCause c, double s, int stage = -1) {
+    if (s > 0) t.critical_path.push_back(core::PathPart{c, stage, s});
+  };
+  part(PathCause::compute, t.compute_s, slowest);
+  part(PathCause::fill_drain, t.bubble_s);
+  part(PathCause::tp, t.exposed_s[k_of(CommBucket::tp)]);
+  part(PathCause::cp, t.exposed_s[k_of(CommBucket::cp)]);
+  part(PathCause::ep, t.exposed_s[k_of(CommBucket::ep)]);
+  part(PathCause::pp, t.exposed_s[k_of(CommBucket::pp)]);
+  part(PathCause::dp_reduce, t.exposed_s[k_of(CommBucket::dp)]);
+  part(PathCause::optimizer, t.optimizer_s);
+  part(PathCause::offload, t.offload_s);
+}
+
+// What dominates the step (t.step_s > 0).
+void bounded_by(StepTiming& t, int slowest) {
+  using core::CommBucket;
+  std::vector<core::BoundPart> parts;
+  parts.reserve(8);
+  auto part = [&](core::BoundKind kind, double seconds, int stage = core::BoundPart::kAllStages,
+                  core::CommKind comm = core::CommKind::tp) {
+    core::BoundPart b;
+    b.kind = kind;
+    b.comm = comm;
+    b.stage = stage;
+    b.share = seconds / t.step_s;
+    parts.push_back(b);
+  };
+  auto comm_part = [&](core::CommKind k) {
+    part(core::BoundKind::comm, t.exposed_s[k_of(core::bucket(k))], core::BoundPart::kAllStages, k);
+  };
+  part(core::BoundKind::compute, t.compute_s, slowest);
+  part(core::BoundKind::bubble, t.bubble_s);
+  comm_part(core::CommKind::tp);
+  comm_part(core::CommKind::cp);
+  comm_part(core::CommKind::ep);
+  comm_part(core::CommKind::p2p);
+  part(core::BoundKind::dp, t.exposed_s[k_of(CommBucket::dp)]);
+  part(core::BoundKind::optimizer, t.optimizer_s);
+  if (t.offload_s > 0) part(core::BoundKind::offload, t.offload_s);
+  t.bounded_by = core::largest_parts(std::move(parts));
+}
+
+}  // namespace
+
 namespace detail {
 
 StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
@@ -15,7 +70,6 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   using core::CommBucket;
   const StageFold& c = folds.slowest_fold();
   const double m = plan.shape.m, p = plan.shape.p, v = plan.shape.v;
-  auto k_of = [](CommBucket k) { return static_cast<int>(k); };
 
   // The slowest stage's compute, m times, plus its pipeline bubble: the schedule's closed form in
   // units of that stage's micro-batch (formulas.md "Pipeline schedules"; Narayanan et al. 2021
@@ -60,52 +114,8 @@ StepTiming fold_timing(const StepPlan& plan, const Folds& folds,
   for (double e : t.exposed_s) exposed_total += e;
   t.step_s = t.compute_s + t.bubble_s + exposed_total + t.optimizer_s;
   if (t.offload_s > 0) t.step_s += t.offload_s;  // (no term at all without offload: the sum stays bit for bit)
-  // the closed form is already a sum of parts that do not overlap: the slowest stage's compute, its
-  // bubble (fill and drain), the exposed communication, the optimizer step
-  {
-    using core::PathCause;
-    t.critical_path.reserve(9);  // one allocation: the sweep evaluates every candidate
-    auto part = [&](PathCause c, double s, int stage = -1) {
-      if (s > 0) t.critical_path.push_back(core::PathPart{c, stage, s});
-    };
-    part(PathCause::compute, t.compute_s, folds.slowest);
-    part(PathCause::fill_drain, t.bubble_s);
-    part(PathCause::tp, t.exposed_s[k_of(CommBucket::tp)]);
-    part(PathCause::cp, t.exposed_s[k_of(CommBucket::cp)]);
-    part(PathCause::ep, t.exposed_s[k_of(CommBucket::ep)]);
-    part(PathCause::pp, t.exposed_s[k_of(CommBucket::pp)]);
-    part(PathCause::dp_reduce, t.exposed_s[k_of(CommBucket::dp)]);
-    part(PathCause::optimizer, t.optimizer_s);
-    part(PathCause::offload, t.offload_s);
-  }
-
-  // what dominates the step
-  if (t.step_s > 0) {
-    std::vector<core::BoundPart> parts;
-    parts.reserve(8);
-    auto part = [&](core::BoundKind kind, double seconds, int stage = core::BoundPart::kAllStages,
-                    core::CommKind comm = core::CommKind::tp) {
-      core::BoundPart b;
-      b.kind = kind;
-      b.comm = comm;
-      b.stage = stage;
-      b.share = seconds / t.step_s;
-      parts.push_back(b);
-    };
-    auto comm_part = [&](core::CommKind k) {
-      part(core::BoundKind::comm, t.exposed_s[k_of(core::bucket(k))], core::BoundPart::kAllStages, k);
-    };
-    part(core::BoundKind::compute, t.compute_s, folds.slowest);
-    part(core::BoundKind::bubble, t.bubble_s);
-    comm_part(core::CommKind::tp);
-    comm_part(core::CommKind::cp);
-    comm_part(core::CommKind::ep);
-    comm_part(core::CommKind::p2p);
-    part(core::BoundKind::dp, t.exposed_s[k_of(CommBucket::dp)]);
-    part(core::BoundKind::optimizer, t.optimizer_s);
-    if (t.offload_s > 0) part(core::BoundKind::offload, t.offload_s);
-    t.bounded_by = core::largest_parts(std::move(parts));
-  }
+  critical_path(t, folds.slowest);
+  if (t.step_s > 0) bounded_by(t, folds.slowest);
   return t;
 }
 

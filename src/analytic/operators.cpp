@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "ptdsim/analytic/compute.hpp"
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/memory_ops.hpp"
 #include "ptdsim/core/layer_gemms.hpp"
 

@@ -157,7 +157,7 @@ class Planner {
   // (a send's window). Then add_stage would compute the same values: they are shared instead.
   bool repeats_previous(int r) const {
     const int p = plan_.shape.p, v = plan_.shape.v, V = p * v;
-    // (step_work() says where it copied: these comparisons were a fifth of building a plan)
+    // (step_work() says where it copied: comparing the work again would cost a fifth of a plan)
     const bool copied = static_cast<std::size_t>(r) < work_.copied_previous.size() && work_.copied_previous[r];
     if (!copied && !same_work(work_.stages[r], work_.stages[r - 1])) return false;
     // the combined 1F1B pairs fewer passes on earlier stages: EP hidden differently
@@ -178,8 +178,8 @@ class Planner {
   }
 
   // Stage r as the stage it repeats (r-1's, or the one r-1 repeats): its chunks and collective
-  // ranges are that stage's, so its segments and collectives are shared, not copied (copying them
-  // was a fifth of an evaluation); only the stage number, its chunks' place and layer_first differ.
+  // ranges are that stage's, so its segments and collectives are shared, not copied (a copy would
+  // cost a fifth of an evaluation); only the stage number, its chunks' place and layer_first differ.
   void share_previous(int r) {
     const int v = plan_.shape.v;
     const StagePlan& prev = plan_.stages[r - 1];

@@ -27,6 +27,19 @@ void make_step(const core::Scenario& s, Step& out, StepParts parts, const StepLe
   if (out.planned) plan_from_work(out.work, out.options, out.plan);
 }
 
+void copy_step(const Step& from, Step& to) {
+  to.scenario = from.scenario;
+  to.groups = from.groups;
+  to.own_split = *from.split;
+  to.split = &to.own_split;
+  to.own_costs = *from.costs;
+  to.costs = &to.own_costs;
+  to.work = from.work;
+  to.options = from.options;
+  to.plan = from.plan;
+  to.planned = from.planned;
+}
+
 StepPlan plan_step(const core::Scenario& s) {
   Step step(s);
   return std::move(step.plan);

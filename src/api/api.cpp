@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "ptdsim/analytic/capacity.hpp"
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/core/names.hpp"

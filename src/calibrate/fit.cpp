@@ -185,17 +185,11 @@ std::vector<Block> blocks_of(const std::vector<Sample>& s) {
   return blocks;
 }
 
-// `s` sorted by size.
-CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Scope scope, int ranks,
-                            const FitOptions& o) {
-  const std::vector<Block> blocks = blocks_of(s);
+// The cheapest split of `blocks` (m sizes in all) into at most o.max_pieces lines by their worst
+// relative error: the fewest pieces that reach o.target_rel_error, else the best; each piece's
+// first block, in order.
+std::vector<std::size_t> best_cuts(const std::vector<Block>& blocks, double min_beta, const FitOptions& o, int m) {
   const std::size_t nb = blocks.size();
-  int m = 0;
-  for (const auto& b : blocks) m += b.sizes;
-  double peak_bw = 0;
-  for (const auto& p : s) peak_bw = std::max(peak_bw, p.x / p.t);
-  const double min_beta = 1 / peak_bw;
-
   // cost[i][j]: the worst relative error of one line over blocks i..j (at least two sizes).
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> cost(nb, std::vector<double>(nb, inf));
@@ -241,6 +235,69 @@ CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Sc
     if (k == 0) break;
     j = i - 1;
   }
+  return first_block;
+}
+
+// The worst relative error of one line over every block (what a piecewise fit improves on).
+double one_line_error(const std::vector<Block>& blocks, double min_beta) {
+  Sums sums;
+  for (const auto& b : blocks) sums.add(b.sums);
+  return worst_error(blocks, 0, blocks.size() - 1, fit_line(sums, min_beta));
+}
+
+// The fit's notes: why it is piecewise (`one_line`: one line's worst error), where pieces could
+// start (`nb` blocks of `m` sizes), how far the best fit still misses, and each piece's clamped or
+// implausible terms against the highest measured bandwidth `peak_bw`.
+void fit_notes(CollectiveFitResult& r, const FitOptions& o, double one_line, std::size_t nb, int m, double peak_bw) {
+  if (r.pieces.size() > 1) {
+    r.notes.push_back(fmt::format(
+        "piecewise: {} pieces, because one line misses by {:.0f}% (NCCL changes protocol and algorithm "
+        "with size)",
+        r.pieces.size(), 100 * one_line));
+  }
+  if (nb < static_cast<std::size_t>(m)) {
+    r.notes.push_back(fmt::format("{} distinct sizes: pieces may start only at {} evenly spaced ones", m, nb));
+  }
+  if (r.max_abs_rel_error > o.target_rel_error) {
+    auto worst = std::max_element(r.points.begin(), r.points.end(), [](const auto& a, const auto& b) {
+      return std::abs(a.rel_error) < std::abs(b.rel_error);
+    });
+    r.notes.push_back(fmt::format("the best fit with at most {} pieces still misses by {:.0f}% at {}",
+                                  o.max_pieces, 100 * std::abs(worst->rel_error), size_text(worst->size_bytes)));
+  }
+  for (const auto& p : r.pieces) {
+    if (p.busbw_clamped) {
+      r.notes.push_back(fmt::format("{}..{}: no bandwidth term visible (latency-bound); busbw set to the "
+                                    "highest measured, {:.2f} GB/s",
+                                    size_text(p.first_bytes), size_text(p.last_bytes), p.busbw_Bps / 1e9));
+    }
+    if (p.busbw_Bps > 2 * peak_bw) {
+      r.notes.push_back(fmt::format("{}..{}: busbw {:.0f} GB/s is far above the highest measured ({:.0f} GB/s): "
+                                    "the time hardly grows with size here (latency-bound, or a dip in the log), so this busbw is a "
+                                    "fit parameter, not a link rate",
+                                    size_text(p.first_bytes), size_text(p.last_bytes), p.busbw_Bps / 1e9,
+                                    peak_bw / 1e9));
+    }
+    if (p.alpha_clamped) {
+      r.notes.push_back(fmt::format("{}..{}: the free fit had a negative alpha; refitted with alpha = 0",
+                                    size_text(p.first_bytes), size_text(p.last_bytes)));
+    }
+  }
+}
+
+// `s` sorted by size.
+CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Scope scope, int ranks,
+                            const FitOptions& o) {
+  const std::vector<Block> blocks = blocks_of(s);
+  const std::size_t nb = blocks.size();
+  int m = 0;
+  for (const auto& b : blocks) m += b.sizes;
+  double peak_bw = 0;
+  for (const auto& p : s) peak_bw = std::max(peak_bw, p.x / p.t);
+  const double min_beta = 1 / peak_bw;
+
+  const std::vector<std::size_t> first_block = best_cuts(blocks, min_beta, o, m);
+  const std::size_t k_use = first_block.size() - 1;
 
   CollectiveFitResult r;
   r.op = op;
@@ -283,51 +340,25 @@ CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Sc
     }
     r.pieces.push_back(piece);
   }
-  if (k_use > 0) {
-    r.notes.push_back(fmt::format(
-        "piecewise: {} pieces, because one line misses by {:.0f}% (NCCL changes protocol and algorithm "
-        "with size)",
-        k_use + 1, 100 * best[0][nb - 1]));
-  }
-  if (nb < static_cast<std::size_t>(m)) {
-    r.notes.push_back(fmt::format("{} distinct sizes: pieces may start only at {} evenly spaced ones", m, nb));
-  }
-  if (r.max_abs_rel_error > o.target_rel_error) {
-    auto worst = std::max_element(r.points.begin(), r.points.end(), [](const auto& a, const auto& b) {
-      return std::abs(a.rel_error) < std::abs(b.rel_error);
-    });
-    r.notes.push_back(fmt::format("the best fit with at most {} pieces still misses by {:.0f}% at {}",
-                                  o.max_pieces, 100 * std::abs(worst->rel_error), size_text(worst->size_bytes)));
-  }
-  for (const auto& p : r.pieces) {
-    if (p.busbw_clamped) {
-      r.notes.push_back(fmt::format("{}..{}: no bandwidth term visible (latency-bound); busbw set to the "
-                                    "highest measured, {:.2f} GB/s",
-                                    size_text(p.first_bytes), size_text(p.last_bytes), p.busbw_Bps / 1e9));
-    }
-    if (p.busbw_Bps > 2 * peak_bw) {
-      r.notes.push_back(fmt::format("{}..{}: busbw {:.0f} GB/s is far above the highest measured ({:.0f} GB/s): "
-                                    "the time hardly grows with size here (latency-bound, or a dip in the log), so this busbw is a "
-                                    "fit parameter, not a link rate",
-                                    size_text(p.first_bytes), size_text(p.last_bytes), p.busbw_Bps / 1e9,
-                                    peak_bw / 1e9));
-    }
-    if (p.alpha_clamped) {
-      r.notes.push_back(fmt::format("{}..{}: the free fit had a negative alpha; refitted with alpha = 0",
-                                    size_text(p.first_bytes), size_text(p.last_bytes)));
-    }
-  }
+  fit_notes(r, o, r.pieces.size() > 1 ? one_line_error(blocks, min_beta) : 0.0, nb, m, peak_bw);
   return r;
 }
 
-}  // namespace
-
-std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& runs, const FitOptions& o) {
-  // One fit per collective, scope, rank count, ranks per node and GPU: logs of another shape or
-  // part are other measurements, not more samples of the same one.
+// The runs' rows as samples of one measurement per collective, scope, rank count, ranks per node
+// and GPU (logs of another shape or part are other measurements, not more samples of the same
+// one), with the files they came from and their notes; a run with one rank or no usable row is an
+// error at the run.
+struct Measurements {
   using Key = std::tuple<int, int, int, int, std::string>;
   std::map<Key, std::vector<Sample>> samples;
   std::map<Key, std::vector<std::string>> files, notes;
+};
+Measurements measurements(const std::vector<NcclRun>& runs) {
+  Measurements m;
+  auto& samples = m.samples;
+  auto& files = m.files;
+  auto& notes = m.notes;
+  using Key = Measurements::Key;
   for (const auto& run : runs) {
     if (run.ranks < 2) {
       throw core::ConfigError(
@@ -363,8 +394,41 @@ std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& run
                                        zero_time == 1 ? "" : "s"));
     }
   }
+  return m;
+}
+
+// The samples remove_spikes() left out, as dropped points of the fit `r` (in size order) and one
+// note naming their sizes.
+void note_spikes(CollectiveFitResult& r, const std::vector<Sample>& spikes) {
+  std::string which;
+  for (const auto& p : spikes) {
+    FitPoint f;
+    f.size_bytes = p.size;
+    f.measured_s = p.t;
+    f.fitted_s = fitted_time(r, p.size);
+    f.rel_error = (f.fitted_s - f.measured_s) / f.measured_s;
+    f.piece = -1;
+    f.dropped = true;
+    f.file = *p.file;
+    f.line = p.line;
+    if (&p == &spikes.front() || p.size != (&p - 1)->size) {  // one mention per size
+      which += (which.empty() ? "" : ", ") + size_text(p.size) + fmt::format(" ({:.2f} us)", p.t * 1e6);
+    }
+    r.points.insert(std::upper_bound(r.points.begin(), r.points.end(), f,
+                                     [](const FitPoint& a, const FitPoint& b) { return a.size_bytes < b.size_bytes; }),
+                    f);
+  }
+  r.notes.push_back(fmt::format("left out of the fit: {}, slower by more than {:.0f}% than the next larger size "
+                                "(a spike in the run, not the link)",
+                                which, 100 * (kSpike - 1)));
+}
+
+}  // namespace
+
+std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& runs, const FitOptions& o) {
+  Measurements m = measurements(runs);
   std::vector<CollectiveFitResult> out;
-  for (auto& [key, s] : samples) {
+  for (auto& [key, s] : m.samples) {
     const auto& [op, scope, ranks, ranks_per_node, gpu] = key;
     std::stable_sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) { return a.size < b.size; });
     std::size_t sizes = 0;
@@ -376,33 +440,11 @@ std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& run
     }
     const std::vector<Sample> spikes = remove_spikes(s);
     auto r = fit_one(std::move(s), static_cast<core::Collective>(op), static_cast<core::Scope>(scope), ranks, o);
-    if (!spikes.empty()) {
-      std::string which;
-      for (const auto& p : spikes) {
-        FitPoint f;
-        f.size_bytes = p.size;
-        f.measured_s = p.t;
-        f.fitted_s = fitted_time(r, p.size);
-        f.rel_error = (f.fitted_s - f.measured_s) / f.measured_s;
-        f.piece = -1;
-        f.dropped = true;
-        f.file = *p.file;
-        f.line = p.line;
-        if (&p == &spikes.front() || p.size != (&p - 1)->size) {  // one mention per size
-          which += (which.empty() ? "" : ", ") + size_text(p.size) + fmt::format(" ({:.2f} us)", p.t * 1e6);
-        }
-        r.points.insert(std::upper_bound(r.points.begin(), r.points.end(), f,
-                                         [](const FitPoint& a, const FitPoint& b) { return a.size_bytes < b.size_bytes; }),
-                        f);
-      }
-      r.notes.push_back(fmt::format("left out of the fit: {}, slower by more than {:.0f}% than the next larger size "
-                                    "(a spike in the run, not the link)",
-                                    which, 100 * (kSpike - 1)));
-    }
+    if (!spikes.empty()) note_spikes(r, spikes);
     r.ranks_per_node = ranks_per_node;
     r.gpu = gpu;
-    r.files = files[key];
-    auto& n = notes[key];
+    r.files = m.files[key];
+    auto& n = m.notes[key];
     r.notes.insert(r.notes.begin(), n.begin(), n.end());
     out.push_back(std::move(r));
   }

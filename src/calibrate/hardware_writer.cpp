@@ -97,50 +97,50 @@ std::string matmul_yaml(const std::vector<core::GemmEfficiency>& rows) {
   return emit(e);
 }
 
-// gpu.kernels in docs/inputs.md's layout: the fitted parameters as flow mappings, one measured
-// GEMM per line.
-std::string kernels_yaml(const HardwareCalibration::Kernels& k) {
-  const core::KernelTables& t = k.tables;
-  YAML::Emitter e;
-  e << YAML::BeginMap << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
-  if (!t.source.empty()) e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << t.source;
+// gpu.kernels.gemm: the fitted model per precision (one flow mapping each), the measured rows one
+// per line.
+void gemm_yaml(YAML::Emitter& e, const core::KernelTables& t) {
   bool any_model = false;
   for (const auto& m : t.gemm_model) any_model = any_model || m.valid();
-  if (any_model || !t.gemm_rows.empty()) {
-    e << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
-    if (any_model) {
-      e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-      for (int p = 0; p < core::kPrecisionCount; ++p) {
-        const core::GemmModel& m = t.gemm_model[static_cast<std::size_t>(p)];
-        if (!m.valid()) continue;
-        e << YAML::Key << std::string(core::name(static_cast<core::Precision>(p))) << YAML::Value << YAML::Flow
-          << YAML::BeginMap;
-        e << YAML::Key << "tflops" << YAML::Value << num(m.rate_flops / core::kTera);
-        e << YAML::Key << "epilogue_gbs" << YAML::Value << num(m.epilogue_Bps / core::kGB);
-        e << YAML::Key << "floor_us" << YAML::Value << num(m.floor_s / core::kMicro);
-        e << YAML::Key << "knee" << YAML::Value << num(m.knee);
-        e << YAML::Key << "tail" << YAML::Value << num(m.tail);
-        e << YAML::Key << "tile_m" << YAML::Value << m.tile_m;
-        e << YAML::Key << "tile_n" << YAML::Value << m.tile_n;
-        e << YAML::EndMap;
-      }
+  if (!any_model && t.gemm_rows.empty()) return;
+  e << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
+  if (any_model) {
+    e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+    for (int p = 0; p < core::kPrecisionCount; ++p) {
+      const core::GemmModel& m = t.gemm_model[static_cast<std::size_t>(p)];
+      if (!m.valid()) continue;
+      e << YAML::Key << std::string(core::name(static_cast<core::Precision>(p))) << YAML::Value << YAML::Flow
+        << YAML::BeginMap;
+      e << YAML::Key << "tflops" << YAML::Value << num(m.rate_flops / core::kTera);
+      e << YAML::Key << "epilogue_gbs" << YAML::Value << num(m.epilogue_Bps / core::kGB);
+      e << YAML::Key << "floor_us" << YAML::Value << num(m.floor_s / core::kMicro);
+      e << YAML::Key << "knee" << YAML::Value << num(m.knee);
+      e << YAML::Key << "tail" << YAML::Value << num(m.tail);
+      e << YAML::Key << "tile_m" << YAML::Value << m.tile_m;
+      e << YAML::Key << "tile_n" << YAML::Value << m.tile_n;
       e << YAML::EndMap;
-    }
-    if (!t.gemm_rows.empty()) {
-      e << YAML::Key << "rows" << YAML::Value << YAML::BeginSeq;
-      for (const auto& r : t.gemm_rows) {
-        e << YAML::Flow << YAML::BeginMap;
-        e << YAML::Key << "precision" << YAML::Value << std::string(core::name(r.precision));
-        e << YAML::Key << "m" << YAML::Value << bytes(r.m);
-        e << YAML::Key << "n" << YAML::Value << bytes(r.n);
-        e << YAML::Key << "k" << YAML::Value << bytes(r.k);
-        e << YAML::Key << "time_us" << YAML::Value << num(r.time_s / core::kMicro);
-        e << YAML::EndMap;
-      }
-      e << YAML::EndSeq;
     }
     e << YAML::EndMap;
   }
+  if (!t.gemm_rows.empty()) {
+    e << YAML::Key << "rows" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : t.gemm_rows) {
+      e << YAML::Flow << YAML::BeginMap;
+      e << YAML::Key << "precision" << YAML::Value << std::string(core::name(r.precision));
+      e << YAML::Key << "m" << YAML::Value << bytes(r.m);
+      e << YAML::Key << "n" << YAML::Value << bytes(r.n);
+      e << YAML::Key << "k" << YAML::Value << bytes(r.k);
+      e << YAML::Key << "time_us" << YAML::Value << num(r.time_s / core::kMicro);
+      e << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap;
+}
+
+// gpu.kernels' attention cores (`attention`, `attention_flash2`: forward and backward models) and
+// memory-bound rates (`memory_bound` per operator class, `cross_entropy`, `optimizer`).
+void attention_and_streams_yaml(YAML::Emitter& e, const core::KernelTables& t) {
   auto attention = [&](const char* key, const core::AttentionModel& a) {
     e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
     e << YAML::Key << "tflops" << YAML::Value << num(a.rate_flops / core::kTera);
@@ -185,6 +185,17 @@ std::string kernels_yaml(const HardwareCalibration::Kernels& k) {
   if (t.optimizer_Bps > 0)
     e << YAML::Key << "optimizer" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "gbs"
       << YAML::Value << num(t.optimizer_Bps / core::kGB) << YAML::EndMap;
+}
+
+// gpu.kernels in docs/inputs.md's layout: the fitted parameters as flow mappings, one measured
+// GEMM per line, then the end-to-end constants fitted beside the tables (SM contention, overheads).
+std::string kernels_yaml(const HardwareCalibration::Kernels& k) {
+  const core::KernelTables& t = k.tables;
+  YAML::Emitter e;
+  e << YAML::BeginMap << YAML::Key << "kernels" << YAML::Value << YAML::BeginMap;
+  if (!t.source.empty()) e << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << t.source;
+  gemm_yaml(e, t);
+  attention_and_streams_yaml(e, t);
   if (k.contention_factor)
     e << YAML::Key << "contention" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "factor"
       << YAML::Value << num(*k.contention_factor) << YAML::EndMap;

@@ -25,7 +25,7 @@ namespace {
 using core::ConfigError;
 
 // As for YAML inputs (src/io/yaml_tree.cpp): 4 MiB, 50x the largest shipped table (52 KB); a 64 MB
-// table took 14 s and 0.9 GB before this cap. Rows are capped too (a table of blank fields is short).
+// table would take 14 s and 0.9 GB to read. Rows are capped too (a table of blank fields is short).
 constexpr std::size_t kMaxTableBytes = std::size_t{4} << 20;
 constexpr std::size_t kMaxRows = 100000;
 

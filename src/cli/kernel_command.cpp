@@ -11,7 +11,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "ptdsim/api.hpp"
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/io/load.hpp"

@@ -162,21 +162,20 @@ struct GraphEnds {
   double grad_start = 0;
 };
 
-// The pass graph (docs/planner.md "Schedule bound"): every pass of every stage in the schedule's
-// order (core::ScheduleRules::order), each lasting at least its pass_bound(). A pass starts no
-// earlier than the previous pass of its stage (and, with `overlap.pp` off, that pass's send), the
-// stage's second pass no earlier than the collectives of the step's start, and a forward (backward)
-// no earlier than the same micro-batch's forward (backward) on the previous (next) virtual stage
-// plus its send: the builder's edges (sim/schedule.cpp), with every wait on a link or for SMs left
-// out. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
-// waits of the ring of virtual stages that an interleaved schedule's warm-up and cool-down
-// pay on top. False when the orders contradict each other (the scheduler throws on such a plan).
-bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
-  const int p = plan.shape.p, v = std::max(1, plan.shape.v), m = std::max(1, plan.shape.m);
+// The pass graph's weights: per stage and chunk the F, B, W and last gradient pass's bounds
+// (pass_bound(), 4 a chunk; a stage that repeats another has its numbers), and per virtual stage
+// its forward and backward send's time.
+struct PassDurations {
+  std::vector<double> dur, send_f, send_b;
+};
+PassDurations pass_durations(const analytic::StepPlan& plan) {
+  const int p = plan.shape.p, v = std::max(1, plan.shape.v);
   const int vstages = p * v;
-  // per stage and chunk: F, B, W and the last gradient pass's bounds (4 a chunk), and the sends
-  std::vector<double> dur(static_cast<std::size_t>(p) * v * 4);
-  std::vector<double> send_f(static_cast<std::size_t>(vstages), 0.0), send_b(static_cast<std::size_t>(vstages), 0.0);
+  PassDurations out;
+  std::vector<double>& dur = out.dur;
+  dur.resize(static_cast<std::size_t>(p) * v * 4);
+  out.send_f.assign(static_cast<std::size_t>(vstages), 0.0);
+  out.send_b.assign(static_cast<std::size_t>(vstages), 0.0);
   for (int j = 0; j < p; ++j) {
     const analytic::StagePlan& st = plan.stages[j];
     for (int c = 0; c < v; ++c) {
@@ -189,10 +188,29 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
         d[3] = pass_bound(plan, ch.last_grad);
       }
       const int vs = c * p + j;
-      if (ch.send_forward >= 0) send_f[vs] = plan.comms[ch.send_forward].time_s;
-      if (ch.send_backward >= 0) send_b[vs] = plan.comms[ch.send_backward].time_s;
+      if (ch.send_forward >= 0) out.send_f[vs] = plan.comms[ch.send_forward].time_s;
+      if (ch.send_backward >= 0) out.send_b[vs] = plan.comms[ch.send_backward].time_s;
     }
   }
+  return out;
+}
+
+// The pass graph (docs/planner.md "Schedule bound"): every pass of every stage in the schedule's
+// order (core::ScheduleRules::order), each lasting at least its pass_bound(). A pass starts no
+// earlier than the previous pass of its stage (and, with `overlap.pp` off, that pass's send), the
+// stage's second pass no earlier than the collectives of the step's start, and a forward (backward)
+// no earlier than the same micro-batch's forward (backward) on the previous (next) virtual stage
+// plus its send: the builder's edges (sim/step_graph.cpp), with every wait on a link or for SMs left
+// out. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
+// waits of the ring of virtual stages that an interleaved schedule's warm-up and cool-down
+// pay on top. False when the orders contradict each other (the scheduler throws on such a plan).
+bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
+  const int p = plan.shape.p, v = std::max(1, plan.shape.v), m = std::max(1, plan.shape.m);
+  const int vstages = p * v;
+  const PassDurations durations = pass_durations(plan);
+  const std::vector<double>& dur = durations.dur;
+  const std::vector<double>& send_f = durations.send_f;
+  const std::vector<double>& send_b = durations.send_b;
   std::vector<std::vector<core::PassRef>> order(static_cast<std::size_t>(p));
   std::size_t left = 0;
   for (int j = 0; j < p; ++j) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -37,6 +39,10 @@ constexpr std::uint64_t kAnalyticChunk = 1024;  // indices per analytic work ite
 constexpr std::size_t kPlanChunk = 64;     // candidates per work item when plan keys are computed
 constexpr std::size_t kPlanBlock = 1024;   // plan keys computed at a time (KeyOrder)
 constexpr std::size_t kSimBatch = 16;           // candidates simulated between two pruning checks
+// Steps KeyOrder keeps for the simulation tier: its lowest plan keys not yet taken (KeptSteps).
+// The tier takes 256 places on the GPT-3 sweep and 76 on Llama 3 405B's; a bigger store only
+// holds more memory (a step of a 16-stage layout is tens of kB), a smaller one builds more twice.
+constexpr std::size_t kKeptSteps = 256;
 constexpr std::uint64_t kRowChunk = 256;        // indices per CSV work item
 // Candidates settled per round while ranking the scenario's layout: only a count comes out of them,
 // so this size changes nothing but how often the workers meet.
@@ -414,6 +420,70 @@ ScenarioRank scenario_layout(Context& ctx) {
   return sr;
 }
 
+// The steps built for the plan key, kept for the candidates with the lowest plan keys not yet
+// taken, at most kKeptSteps: the simulation tier takes the places in key order, so a candidate it
+// simulates finds the step its key was read from instead of building it again (a kept step owns
+// its split and costs, analytic::copy_step). Which steps are kept changes no result: a step built
+// again is the same to the last bit. offer() may run on several workers at once; find() and
+// release() run between offers, never beside one.
+class KeptSteps {
+ public:
+  explicit KeptSteps(Objective o) : o_(o) {}
+  // Keeps `step`, built for `e` (with its plan key), when it is among the lowest keys offered and
+  // not yet released.
+  void offer(const Entry& e, const analytic::Step& step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t slot;
+    if (heap_.size() < kKeptSteps) {
+      if (free_.empty()) {
+        free_.push_back(pool_.size());
+        pool_.push_back(std::make_unique<analytic::Step>());
+      }
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      if (!before(o_, e, heap_.front())) return;
+      std::pop_heap(heap_.begin(), heap_.end(), Earlier{o_});
+      slot = slot_.extract(heap_.back().index).mapped();
+      heap_.pop_back();
+    }
+    analytic::copy_step(step, *pool_[slot]);
+    heap_.push_back(e);
+    std::push_heap(heap_.begin(), heap_.end(), Earlier{o_});
+    slot_.emplace(e.index, slot);
+  }
+  // The kept step of candidate `index`, pointed at `s` (the candidate placed, equal in value to
+  // the scenario it was built from), or null.
+  const analytic::Step* find(std::uint64_t index, const core::Scenario& s) {
+    const auto it = slot_.find(index);
+    if (it == slot_.end()) return nullptr;
+    analytic::Step& step = *pool_[it->second];
+    step.scenario = &s;
+    return &step;
+  }
+  // Candidate `index` is taken: its slot may hold another step.
+  void release(std::uint64_t index) {
+    const auto it = slot_.find(index);
+    if (it == slot_.end()) return;
+    free_.push_back(it->second);
+    slot_.erase(it);
+    heap_.erase(std::find_if(heap_.begin(), heap_.end(), [&](const Entry& e) { return e.index == index; }));
+    std::make_heap(heap_.begin(), heap_.end(), Earlier{o_});
+  }
+
+ private:
+  struct Earlier {  // the heap's order: the latest entry on top
+    Objective o;
+    bool operator()(const Entry& a, const Entry& b) const { return before(o, a, b); }
+  };
+  Objective o_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<analytic::Step>> pool_;
+  std::vector<std::size_t> free_;                        // slots of pool_ holding no kept step
+  std::vector<Entry> heap_;                              // the kept entries, a max-heap by key
+  std::unordered_map<std::uint64_t, std::size_t> slot_;  // candidate index -> slot of pool_
+};
+
 // The feasible candidates in the order of their keys from the step plan ((key, index): the order
 // a sort of every candidate's plan key would give), produced on demand. The analytic tier's keys
 // (work_lower_bound) are never above the plan's, so once the lowest plan key computed so far is
@@ -424,7 +494,7 @@ ScenarioRank scenario_layout(Context& ctx) {
 class KeyOrder {
  public:
   KeyOrder(Context& ctx, std::vector<Tier1Worker>& workers, std::vector<Entry> entries)
-      : ctx_(ctx), workers_(workers), work_(std::move(entries)), o_(ctx.opt.objective) {
+      : ctx_(ctx), workers_(workers), work_(std::move(entries)), o_(ctx.opt.objective), kept_(o_) {
     // (a total order: the parallel sort gives the one sequence a serial sort would)
     ctx.arena.execute([&] {
       tbb::parallel_sort(work_.begin(), work_.end(), [&](const Entry& a, const Entry& b) { return before(o_, a, b); });
@@ -432,6 +502,8 @@ class KeyOrder {
     if (o_ == Objective::memory) next_ = work_.size();
   }
   std::size_t size() const { return work_.size(); }
+  // The steps built for the plan keys, kept for the first places (KeptSteps).
+  KeptSteps& kept() { return kept_; }
   // The entry at place i of the order (i < size()).
   const Entry& operator[](std::size_t i) {
     if (o_ == Objective::memory) return work_[i];
@@ -478,9 +550,10 @@ class KeyOrder {
           for (std::size_t k = chunk * kPlanChunk; k < hi; ++k) {
             Entry& e = work_[next_ + k];
             place(*ctx_.space.at(e.index), ctx_.base, s);
-            const analytic::StepPlan& plan = w.step(s, analytic::StepParts::plan).plan;
-            e.bound_s = step_lower_bound(plan);
-            e.energy_bound_j = energy_bound_j(s.hardware.gpu, e.bound_s, busiest_stage_compute(plan));
+            const analytic::Step& step = w.step(s, analytic::StepParts::plan);
+            e.bound_s = step_lower_bound(step.plan);
+            e.energy_bound_j = energy_bound_j(s.hardware.gpu, e.bound_s, busiest_stage_compute(step.plan));
+            kept_.offer(e, step);
           }
         });
     for (std::size_t k = 0; k < n; ++k) {
@@ -497,6 +570,7 @@ class KeyOrder {
   std::size_t next_ = 0;     // work_[next_...] still have their work keys
   std::vector<Entry> heap_;  // plan keys not yet placed, a min-heap
   std::vector<Entry> order_;  // the order's first places
+  KeptSteps kept_;
   struct Later {  // the heap's order: the earliest entry on top
     Objective o;
     bool operator()(const Entry& a, const Entry& b) const { return before(o, b, a); }
@@ -513,13 +587,15 @@ enum Fate : char { kSimulated, kSpared, kSparedForRank };
 
 // One candidate of a simulation batch, placed in `s`: spared when its key, or else its schedule
 // bound, puts it beyond the K-th best `kth` (null: fewer than K so far), else simulated into
-// `report`. `spared_by` receives the schedule bound that spared it. Its step is built once, when
-// first needed: the schedule bound and the simulation read the same one.
-Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, const Entry& e, const core::Report* kth,
-            const ScenarioRank* sr, core::Report& report, double& spared_by) {
+// `report`. `spared_by` receives the schedule bound that spared it. Its step is the one its plan
+// key was read from where KeyOrder kept it, else built once, when first needed: the schedule bound
+// and the simulation read the same one.
+Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, KeptSteps& kept, const Entry& e,
+            const core::Report* kth, const ScenarioRank* sr, core::Report& report, double& spared_by) {
   const analytic::Step* built = nullptr;
   auto step = [&]() -> const analytic::Step& {
-    return built ? *built : *(built = &w.step(s, analytic::StepParts::plan));
+    if (!built && !(built = kept.find(e.index, s))) built = &w.step(s, analytic::StepParts::plan);
+    return *built;
   };
   if (kth) {
     // each key only where the cheaper one cannot tell (a batch may reach past the first key
@@ -580,8 +656,11 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
           ++done;
           auto& s = ctx.scratch[worker];
           place(batch[k].candidate, ctx.base, s);
-          fate[k] = settle(o, s, workers[worker], entry[k], kth, sr, batch[k].report, spared_by[k]);
+          fate[k] = settle(o, s, workers[worker], feasible.kept(), entry[k], kth, sr, batch[k].report, spared_by[k]);
         });
+    // (the rank simulates the spared ones that may lead the scenario's layout: their steps stay)
+    for (std::size_t k = 0; k < n; ++k)
+      if (fate[k] != kSparedForRank) feasible.kept().release(entry[k].index);
     for (std::size_t k = 0; k < n; ++k) {
       if (fate[k] != kSimulated) {
         ++spared;
@@ -627,6 +706,12 @@ void rank_scenario(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& fe
                    std::uint64_t ahead, ScenarioRank& sr) {
   const Objective o = ctx.opt.objective;
   std::vector<Entry> open = for_rank;
+  // a candidate's step: the one KeyOrder kept, else built (then twice when it is simulated: once
+  // for its schedule bound, once for the simulation, on whichever workers take them)
+  auto step_of = [&](const Entry& e, const core::Scenario& s, int worker) -> const analytic::Step& {
+    const analytic::Step* kept = feasible.kept().find(e.index, s);
+    return kept ? *kept : workers[worker].step(s, analytic::StepParts::plan);
+  };
   for (std::size_t i = taken; i < feasible.size() && !beyond(o, key(o, feasible[i]), sr.report); ++i)
     open.push_back(feasible[i]);
   const std::uint64_t limit = ctx.opt.rank_limit;
@@ -653,7 +738,7 @@ void rank_scenario(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& fe
             if (settled + k < for_rank.size()) return;
             auto& s = ctx.scratch[worker];
             place(c[k], ctx.base, s);
-            needs[k] = !beyond(o, schedule_key(o, workers[worker].step(s, analytic::StepParts::plan)).key, sr.report);
+            needs[k] = !beyond(o, schedule_key(o, step_of(open[settled + k], s, worker)).key, sr.report);
           });
     // in order, as far as the limit allows
     std::size_t take = 0;
@@ -672,9 +757,10 @@ void rank_scenario(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& fe
         [&](std::uint64_t k, int worker) {
           auto& s = ctx.scratch[worker];
           place(c[k], ctx.base, s);
-          const core::Report r = sim::simulate(workers[worker].step(s, analytic::StepParts::plan));
+          const core::Report r = sim::simulate(step_of(open[settled + k], s, worker));
           before[k] = fits(r, ctx.opt.min_free_bytes) && better(o, r, open[settled + k].index, sr.report, sr.candidate.index);
         });
+    for (std::size_t k = 0; k < m; ++k) feasible.kept().release(open[settled + k].index);
     done += take;
     ahead += static_cast<std::uint64_t>(std::count(before.begin(), before.end(), 1));
     simulations += sims;

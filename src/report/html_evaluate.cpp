@@ -145,27 +145,83 @@ std::string kind_class(std::string_view kind) {
   return c;
 }
 
+// The timeline chart's rows: per stage, the streams it uses, in the timeline's stream order.
+struct TimelineRows {
+  std::map<std::pair<int, int>, int> row_of;  // (stage, stream index) -> row
+  std::vector<std::pair<int, int>> rows;      // (stage, stream index) per row
+};
+TimelineRows timeline_rows(const core::Timeline& t) {
+  TimelineRows out;
+  std::vector<std::vector<char>> used(static_cast<std::size_t>(t.stages), std::vector<char>(t.streams.size(), 0));
+  for (const auto& s : t.spans) {
+    const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
+    if (s.stage >= 0 && s.stage < t.stages && q < static_cast<long>(t.streams.size()))
+      used[static_cast<std::size_t>(s.stage)][static_cast<std::size_t>(q)] = 1;
+  }
+  for (int st = 0; st < t.stages; ++st)
+    for (std::size_t q = 0; q < t.streams.size(); ++q)
+      if (used[static_cast<std::size_t>(st)][q]) {
+        out.row_of[{st, static_cast<int>(q)}] = static_cast<int>(out.rows.size());
+        out.rows.emplace_back(st, static_cast<int>(q));
+      }
+  return out;
+}
+
+// Each row's label right-aligned at `x`: the stage on its first row and the stream; on thin rows
+// only every few stages' names.
+void row_labels(svg::Svg& chart, const core::Timeline& t, const std::vector<std::pair<int, int>>& rows,
+                const std::vector<double>& row_y, double row_h, double x) {
+  chart.open_group("row-labels");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto [st, q] = rows[i];
+    const bool first_of_stage = i == 0 || rows[i - 1].first != st;
+    const std::string text = (first_of_stage ? fmt::format("stage {} ", st) : std::string()) +
+                             t.streams[static_cast<std::size_t>(q)];
+    if (row_h >= 9 || (first_of_stage && (st % std::max(1, static_cast<int>(12 / row_h)) == 0)))
+      chart.text(x, row_y[i] + row_h * 0.8, row_h >= 9 ? text : fmt::format("stage {}", st), "row-label", "end");
+  }
+  chart.close_group();
+}
+
+// The timeline's legend: each task kind's colour, the summary and bubble fills where the chart has
+// them, the critical path's edge.
+std::vector<std::pair<std::string, std::string>> timeline_legend(const core::Timeline& t, svg::Colours& colours,
+                                                                 const std::string& hatch) {
+  std::vector<std::pair<std::string, std::string>> legend;
+  for (const auto& k : t.kinds) legend.emplace_back(k, std::string(colours.of(k)));
+  auto any = [&](auto pred) { return std::any_of(t.spans.begin(), t.spans.end(), pred); };
+  if (any([](const core::TimelineSpan& s) { return s.kind == "summary"; }))
+    legend.emplace_back("several tasks (summary)", "#c8c8c8");
+  if (any([](const core::TimelineSpan& s) { return s.kind == "bubble"; }))
+    legend.emplace_back("bubble", "url(#" + hatch + ")");
+  legend.emplace_back("critical path (black edge)", "#111111");
+  return legend;
+}
+
+// The critical path, also as a bar along the top of its rows: thin tasks stay visible. `place`
+// gives a span's pixels in the chart's window (false: outside it).
+template <class Place>
+void critical_marks(svg::Svg& chart, const core::Timeline& t, const std::map<std::pair<int, int>, int>& row_of,
+                    const std::vector<double>& row_y, const Place& place) {
+  chart.open_group("critical-path");
+  for (const auto& s : t.spans) {
+    if (!s.critical) continue;
+    const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
+    const auto it = row_of.find({s.stage, static_cast<int>(q)});
+    if (it == row_of.end()) continue;
+    double x0 = 0, w = 0;
+    if (!place(s, x0, w)) continue;
+    chart.rect(x0, row_y[static_cast<std::size_t>(it->second)], std::max(0.6, w), 2, "critical-mark");
+  }
+  chart.close_group();
+}
+
 // The spans of `t` that overlap [from, to], on a time axis of that window (clipped at its ends).
 svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::string_view title, double from,
                         double to) {
-  // rows: per stage, the streams it uses, in the timeline's stream order
-  std::map<std::pair<int, int>, int> row_of;  // (stage, stream index) -> row
-  std::vector<std::pair<int, int>> rows;
-  {
-    std::vector<std::vector<char>> used(static_cast<std::size_t>(t.stages),
-                                        std::vector<char>(t.streams.size(), 0));
-    for (const auto& s : t.spans) {
-      const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
-      if (s.stage >= 0 && s.stage < t.stages && q < static_cast<long>(t.streams.size()))
-        used[static_cast<std::size_t>(s.stage)][static_cast<std::size_t>(q)] = 1;
-    }
-    for (int st = 0; st < t.stages; ++st)
-      for (std::size_t q = 0; q < t.streams.size(); ++q)
-        if (used[static_cast<std::size_t>(st)][q]) {
-          row_of[{st, static_cast<int>(q)}] = static_cast<int>(rows.size());
-          rows.emplace_back(st, static_cast<int>(q));
-        }
-  }
+  const TimelineRows layout = timeline_rows(t);
+  const std::map<std::pair<int, int>, int>& row_of = layout.row_of;
+  const std::vector<std::pair<int, int>>& rows = layout.rows;
   const int n = static_cast<int>(rows.size());
   // 14 px rows, thinner for deep pipelines so the chart stays about a screen high
   const double row_h = std::clamp(1100.0 / std::max(1, n), 5.0, 14.0);
@@ -200,17 +256,7 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
                fmt::format("time in the step ({}{})", unit, from > 0 || to < t.step_s ? "; this window only" : ""),
                10);
 
-  chart.open_group("row-labels");
-  for (int i = 0; i < n; ++i) {
-    const auto [st, q] = rows[static_cast<std::size_t>(i)];
-    const bool first_of_stage = i == 0 || rows[static_cast<std::size_t>(i - 1)].first != st;
-    const std::string text = (first_of_stage ? fmt::format("stage {} ", st) : std::string()) +
-                             t.streams[static_cast<std::size_t>(q)];
-    if (row_h >= 9 || (first_of_stage && (st % std::max(1, static_cast<int>(12 / row_h)) == 0)))
-      chart.text(f.x0() - 6, row_y[static_cast<std::size_t>(i)] + row_h * 0.8,
-                 row_h >= 9 ? text : fmt::format("stage {}", st), "row-label", "end");
-  }
-  chart.close_group();
+  row_labels(chart, t, rows, row_y, row_h, f.x0() - 6);
 
   svg::Colours colours(t.kinds);
   chart.open_group("spans");
@@ -239,28 +285,9 @@ svg::Svg timeline_chart(const core::Timeline& t, std::string_view id, std::strin
     }
   }
   chart.close_group();
-  // the critical path, also as a bar along the top of its rows: thin tasks stay visible
-  chart.open_group("critical-path");
-  for (const auto& s : t.spans) {
-    if (!s.critical) continue;
-    const auto q = std::find(t.streams.begin(), t.streams.end(), s.stream) - t.streams.begin();
-    const auto it = row_of.find({s.stage, static_cast<int>(q)});
-    if (it == row_of.end()) continue;
-    double x0 = 0, w = 0;
-    if (!place(s, x0, w)) continue;
-    chart.rect(x0, row_y[static_cast<std::size_t>(it->second)], std::max(0.6, w), 2, "critical-mark");
-  }
-  chart.close_group();
+  critical_marks(chart, t, row_of, row_y, place);
 
-  std::vector<std::pair<std::string, std::string>> legend;
-  for (const auto& k : t.kinds) legend.emplace_back(k, std::string(colours.of(k)));
-  auto any = [&](auto pred) { return std::any_of(t.spans.begin(), t.spans.end(), pred); };
-  if (any([](const core::TimelineSpan& s) { return s.kind == "summary"; }))
-    legend.emplace_back("several tasks (summary)", "#c8c8c8");
-  if (any([](const core::TimelineSpan& s) { return s.kind == "bubble"; }))
-    legend.emplace_back("bubble", "url(#" + hatch + ")");
-  legend.emplace_back("critical path (black edge)", "#111111");
-  chart.legend(f.x0(), f.y0() + 62, legend);
+  chart.legend(f.x0(), f.y0() + 62, timeline_legend(t, colours, hatch));
   return chart;
 }
 
@@ -350,12 +377,8 @@ svg::Svg shares_chart(const core::Report& r, const std::vector<Share>& shares) {
 
 }  // namespace
 
-std::string evaluate_html(const core::Report& r, const core::Timeline& t, const PageInfo& info) {
-  Page page("evaluate", r.scenario.name, info);
-  page.raw(
-      "<nav><a href=\"#answer\">answer</a><a href=\"#inputs\">inputs</a><a href=\"#step\">timeline</a>"
-      "<a href=\"#memory-per-stage\">memory</a><a href=\"#where\">where the time goes</a>"
-      "<a href=\"#comm\">communication</a></nav>\n");
+// The answer first: a layout that does not fit, the warnings, the facts and what bounds the step.
+void answer_section(Page& page, const core::Report& r) {
   page.section("answer", "The answer");
   // a layout that does not fit is the first thing on the page
   if (r.peak_bytes > r.capacity_bytes)  // (the host's own limit is its warning below)
@@ -370,10 +393,10 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.note("Days and cost: tokens / (global batch x sequence) steps at this step time, GPU-hours over every "
             "GPU, GPU energy from the linear power model between idle and TDP (docs/analytic.md \"Time, "
             "energy and cost to train\"); checkpoints, restarts and evaluation are not counted.");
+}
 
-  page.section("inputs", "Inputs");
-  page.raw(inputs_table(r, info));
-
+// The simulated step's timeline, and the pipeline's fill enlarged.
+void step_section(Page& page, const core::Timeline& t) {
   page.section("step", "The simulated step");
   if (t.spans.empty()) {
     page.note("No timeline: this report was not simulated.");
@@ -399,6 +422,20 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
                   fmt::format("The same bars from 0 to {}: until the first backward pass of stage 0 ends.",
                               seconds(1.05 * fill)));
   }
+}
+
+std::string evaluate_html(const core::Report& r, const core::Timeline& t, const PageInfo& info) {
+  Page page("evaluate", r.scenario.name, info);
+  page.raw(
+      "<nav><a href=\"#answer\">answer</a><a href=\"#inputs\">inputs</a><a href=\"#step\">timeline</a>"
+      "<a href=\"#memory-per-stage\">memory</a><a href=\"#where\">where the time goes</a>"
+      "<a href=\"#comm\">communication</a></nav>\n");
+  answer_section(page, r);
+
+  page.section("inputs", "Inputs");
+  page.raw(inputs_table(r, info));
+
+  step_section(page, t);
 
   page.section("memory-per-stage", "Memory per stage");
   page.figure(memory_chart(r),

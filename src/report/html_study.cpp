@@ -195,20 +195,13 @@ svg::Svg heat(const io::StudySpec& spec, const std::vector<Ok>& ok, std::size_t 
 
 }  // namespace
 
-std::string study_html(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records, const PageInfo& info) {
-  Page page("study", spec.file, info);
-  std::vector<Ok> ok;
-  for (const auto& r : records)
-    if (!r.layouts.empty())
-      ok.push_back(Ok{r.point, spec.point(r.point), &r.layouts.front(), study_objective(spec.objective, r.layouts.front())});
-  const Ok* best = nullptr;
-  for (const auto& o : ok)
-    if (!best || o.objective < best->objective) best = &o;
-
+// The answer: the points, how many have a layout, the objective, and the best point's step,
+// MFU and layout (`best`: null when none has one).
+void answer_section(Page& page, const io::StudySpec& spec, std::size_t points, std::size_t with_layout, const Ok* best) {
   page.section("answer", "The answer");
   std::vector<std::pair<std::string, std::string>> facts{
-      {"points", std::to_string(records.size())},
-      {"with a layout", std::to_string(ok.size())},
+      {"points", std::to_string(points)},
+      {"with a layout", std::to_string(with_layout)},
       {"objective", spec.objective},
   };
   if (best) {
@@ -224,29 +217,10 @@ std::string study_html(const io::StudySpec& spec, const std::vector<io::StudyRec
                           best->point, point_text(spec, best->at), best->best->tp, best->best->pp, best->best->dp,
                           best->best->cp, best->best->vpp, best->best->micro_batch, best->best->zero,
                           best->best->bounded_by));
+}
 
-  page.section("sensitivity", "Sensitivity to each knob");
-  page.figure(tornado(spec, ok),
-              "For each knob, the objective averaged over every point with a layout at each of its values (the other "
-              "knobs averaged out); the bar runs from the best value's mean to the worst's, widest first.");
-  page.section("pareto", "Time against cost");
-  std::string axes;
-  const auto chart = pareto(spec, ok, axes);
-  page.figure(chart, "Every point's best layout, " + axes + "; larger dots: the Pareto front, where no other point is "
-                         "both faster and cheaper.");
-  std::vector<std::size_t> pair = spec.heatmap;
-  if (pair.size() != 2) {
-    pair.clear();
-    for (std::size_t k = 0; k < spec.vary.size() && pair.size() < 2; ++k)
-      if (spec.vary[k].values.size() > 1) pair.push_back(k);
-  }
-  if (pair.size() == 2) {
-    page.section("heatmap", "Two knobs");
-    page.figure(heat(spec, ok, pair[0], pair[1]),
-                "Per pair of values of two knobs (the study's heatmap, else the first two that vary), the best "
-                "objective over the other knobs' values; brighter is better, blank: no point there has a layout.");
-  }
-
+// Every point as a row: its knob values and its best layout, or why it has none.
+void points_section(Page& page, const io::StudySpec& spec, const std::vector<io::StudyRecord>& records) {
   page.section("points", "Every point");
   std::vector<std::string> header{"point"};
   if (spec.bases.size() > 1) header.push_back("base");
@@ -277,6 +251,43 @@ std::string study_html(const io::StudySpec& spec, const std::vector<io::StudyRec
     table.row(row);
   }
   page.raw(table.str());
+}
+
+std::string study_html(const io::StudySpec& spec, const std::vector<io::StudyRecord>& records, const PageInfo& info) {
+  Page page("study", spec.file, info);
+  std::vector<Ok> ok;
+  for (const auto& r : records)
+    if (!r.layouts.empty())
+      ok.push_back(Ok{r.point, spec.point(r.point), &r.layouts.front(), study_objective(spec.objective, r.layouts.front())});
+  const Ok* best = nullptr;
+  for (const auto& o : ok)
+    if (!best || o.objective < best->objective) best = &o;
+
+  answer_section(page, spec, records.size(), ok.size(), best);
+
+  page.section("sensitivity", "Sensitivity to each knob");
+  page.figure(tornado(spec, ok),
+              "For each knob, the objective averaged over every point with a layout at each of its values (the other "
+              "knobs averaged out); the bar runs from the best value's mean to the worst's, widest first.");
+  page.section("pareto", "Time against cost");
+  std::string axes;
+  const auto chart = pareto(spec, ok, axes);
+  page.figure(chart, "Every point's best layout, " + axes + "; larger dots: the Pareto front, where no other point is "
+                         "both faster and cheaper.");
+  std::vector<std::size_t> pair = spec.heatmap;
+  if (pair.size() != 2) {
+    pair.clear();
+    for (std::size_t k = 0; k < spec.vary.size() && pair.size() < 2; ++k)
+      if (spec.vary[k].values.size() > 1) pair.push_back(k);
+  }
+  if (pair.size() == 2) {
+    page.section("heatmap", "Two knobs");
+    page.figure(heat(spec, ok, pair[0], pair[1]),
+                "Per pair of values of two knobs (the study's heatmap, else the first two that vary), the best "
+                "objective over the other knobs' values; brighter is better, blank: no point there has a layout.");
+  }
+
+  points_section(page, spec, records);
   return page.str();
 }
 

@@ -102,6 +102,45 @@ std::string cell_tip(int tp, int pp, const SweepCollector::Cell& c) {
   return tip;
 }
 
+// The heatmap's axes: tp across under the cells, pp down beside them.
+void heatmap_axes(svg::Svg& chart, const svg::Frame& f, const std::vector<int>& tp, const std::vector<int>& pp,
+                  double cell_w, double cell_h) {
+  chart.open_group("axis x");
+  for (std::size_t i = 0; i < tp.size(); ++i)
+    chart.text(f.x0() + cell_w * (static_cast<double>(i) + 0.5), f.y0() + 16, std::to_string(tp[i]), "tick-label",
+               "middle");
+  chart.text((f.x0() + f.x1()) / 2, f.y0() + 36, "tensor-parallel degree tp", "axis-label", "middle");
+  chart.close_group();
+  chart.open_group("axis y");
+  for (std::size_t j = 0; j < pp.size(); ++j)
+    chart.text(f.x0() - 8, f.y1() + cell_h * (static_cast<double>(j) + 0.5) + 4, std::to_string(pp[j]), "tick-label",
+               "end");
+  chart.text(18, (f.y0() + f.y1()) / 2, "pipeline-parallel degree pp", "axis-label", "middle", -90);
+  chart.close_group();
+}
+
+// The colour bar beside the heatmap: step time on a log scale from `lo` to `hi`, fastest at the
+// top, in the cells' shades.
+template <class Shade>
+void colour_bar(svg::Svg& chart, const svg::Frame& f, double lo, double hi, const Shade& shade) {
+  chart.open_group("colour-bar");
+  const double bx = f.x1() + 24, bw = 16, by0 = f.y1(), by1 = f.y0();
+  const svg::Scale s{lo, hi > lo ? hi : lo * 1.01, by0, by1, true};
+  const int steps = 24;
+  for (int k = 0; k < steps; ++k) {
+    const double a = by0 + (by1 - by0) * k / steps, b = by0 + (by1 - by0) * (k + 1) / steps;
+    const double v = std::exp(std::log(s.d0) + (std::log(s.d1) - std::log(s.d0)) * (k + 0.5) / steps);
+    chart.rect(bx, a, bw, b - a + 0.5, "ramp", shade(v));
+  }
+  const std::vector<double> ticks = s.ticks(5);
+  for (double v : ticks) {
+    chart.line(bx + bw, s(v), bx + bw + 4, s(v), "tick");
+    chart.text(bx + bw + 7, s(v) + 4, svg::tick_label(v), "tick-label");
+  }
+  chart.text(bx + bw + 40, (by0 + by1) / 2, "best step time (s)", "axis-label", "middle", 90);
+  chart.close_group();
+}
+
 svg::Svg heatmap(const planner::SweepResult& result, const SweepCollector& rows) {
   std::set<int> tps, pps;
   for (const auto& [key, cell] : rows.cells()) {
@@ -161,38 +200,8 @@ svg::Svg heatmap(const planner::SweepResult& result, const SweepCollector& rows)
         chart.text(x + cell_w / 2, y + cell_h / 2 + 4, text, dark_text ? "cell-text" : "cell-text on-dark", "middle");
     }
   chart.close_group();
-  chart.open_group("axis x");
-  for (std::size_t i = 0; i < tp.size(); ++i)
-    chart.text(f.x0() + cell_w * (static_cast<double>(i) + 0.5), f.y0() + 16, std::to_string(tp[i]), "tick-label",
-               "middle");
-  chart.text((f.x0() + f.x1()) / 2, f.y0() + 36, "tensor-parallel degree tp", "axis-label", "middle");
-  chart.close_group();
-  chart.open_group("axis y");
-  for (std::size_t j = 0; j < pp.size(); ++j)
-    chart.text(f.x0() - 8, f.y1() + cell_h * (static_cast<double>(j) + 0.5) + 4, std::to_string(pp[j]), "tick-label",
-               "end");
-  chart.text(18, (f.y0() + f.y1()) / 2, "pipeline-parallel degree pp", "axis-label", "middle", -90);
-  chart.close_group();
-
-  // the colour bar: step time, log scale, fastest at the top
-  if (any) {
-    chart.open_group("colour-bar");
-    const double bx = f.x1() + 24, bw = 16, by0 = f.y1(), by1 = f.y0();
-    const svg::Scale s{lo, hi > lo ? hi : lo * 1.01, by0, by1, true};
-    const int steps = 24;
-    for (int k = 0; k < steps; ++k) {
-      const double a = by0 + (by1 - by0) * k / steps, b = by0 + (by1 - by0) * (k + 1) / steps;
-      const double v = std::exp(std::log(s.d0) + (std::log(s.d1) - std::log(s.d0)) * (k + 0.5) / steps);
-      chart.rect(bx, a, bw, b - a + 0.5, "ramp", shade(v));
-    }
-    const std::vector<double> ticks = s.ticks(5);
-    for (double v : ticks) {
-      chart.line(bx + bw, s(v), bx + bw + 4, s(v), "tick");
-      chart.text(bx + bw + 7, s(v) + 4, svg::tick_label(v), "tick-label");
-    }
-    chart.text(bx + bw + 40, (by0 + by1) / 2, "best step time (s)", "axis-label", "middle", 90);
-    chart.close_group();
-  }
+  heatmap_axes(chart, f, tp, pp, cell_w, cell_h);
+  if (any) colour_bar(chart, f, lo, hi, shade);
   return chart;
 }
 

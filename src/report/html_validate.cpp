@@ -148,6 +148,56 @@ svg::Svg error_bars(std::string_view id, std::string_view title,
 
 }  // namespace
 
+// The step-time error per size bucket: the records of each bucket scored by validation::summarize,
+// as the source groups are.
+std::vector<std::pair<std::string, validation::Error>> step_error_by_size(const validation::Summary& s,
+                                                                          const std::vector<io::Record>& records) {
+  const auto params = params_by_name(records);
+  std::map<std::string, std::vector<validation::RecordResult>> buckets;
+  for (const auto& r : s.records) {
+    const auto p = params.find(r.name);
+    if (r.not_modelled.empty() && p != params.end()) buckets[size_bucket(p->second)].push_back(r);
+  }
+  std::vector<std::pair<std::string, validation::Error>> by_size;
+  for (const char* b : {"< 10 B", "10-100 B", "> 100 B"}) {
+    const auto it = buckets.find(b);
+    if (it == buckets.end()) continue;
+    const auto sum = validation::summarize(it->second);
+    const auto e = sum.by_quantity.find("step_s");
+    if (e != sum.by_quantity.end()) by_size.emplace_back(std::string(b) + " parameters", e->second);
+  }
+  return by_size;
+}
+
+// The records as tables: every modelled one with its three quantities, then those not modelled
+// and why.
+void records_sections(Page& page, const validation::Summary& s) {
+  page.section("records", "Every record");
+  Table tab("records-table",
+            {"record", "source group", "split", "step from", "step (s)", "measured", "error", "TFLOP/s", "measured",
+             "error", "GiB", "measured", "error"},
+            {false, false, false, false, true, true, true, true, true, true, true, true, true});
+  for (const auto& r : s.records) {
+    if (!r.not_modelled.empty()) continue;
+    tab.row({r.name, shorten(validation::source_group(r.source), 24), r.split, r.step_from, num(r.step_s.predicted, "{:.2f}"),
+             num(r.step_s.measured, "{:.2f}"), err(r.step_s), num(r.tflops_per_gpu.predicted, "{:.1f}"),
+             num(r.tflops_per_gpu.measured, "{:.1f}"), err(r.tflops_per_gpu), num(r.peak_memory_gib.predicted, "{:.1f}"),
+             num(r.peak_memory_gib.measured, "{:.1f}"), err(r.peak_memory_gib)});
+  }
+  page.raw(tab.str());
+
+  page.section("not-modelled", "Records not modelled");
+  Table skipped("not-modelled-table", {"record", "source group", "why"});
+  std::size_t n_skipped = 0;
+  for (const auto& r : s.records)
+    if (!r.not_modelled.empty()) {
+      skipped.row({r.name, shorten(validation::source_group(r.source)), r.not_modelled});
+      ++n_skipped;
+    }
+  if (n_skipped == 0) page.note("Every record is modelled.");
+  else page.raw(skipped.str());
+}
+
 std::string validate_html(const validation::Summary& s, const std::vector<io::Record>& records, const PageInfo& info) {
   Page page("validate", "predictions against published runs", info);
   page.raw(
@@ -187,49 +237,11 @@ std::string validate_html(const validation::Summary& s, const std::vector<io::Re
   page.figure(error_bars("by-source", "Step-time error per source group", by_source, &colours),
               "Summary.step_by_source: the mean absolute percentage error of the step time of each source "
               "group's records (the source up to its first comma). Line: 10%.");
-  // per size bucket: the records of each bucket scored by validation::summarize, as the groups are
-  const auto params = params_by_name(records);
-  std::map<std::string, std::vector<validation::RecordResult>> buckets;
-  for (const auto& r : s.records) {
-    const auto p = params.find(r.name);
-    if (r.not_modelled.empty() && p != params.end()) buckets[size_bucket(p->second)].push_back(r);
-  }
-  std::vector<std::pair<std::string, validation::Error>> by_size;
-  for (const char* b : {"< 10 B", "10-100 B", "> 100 B"}) {
-    const auto it = buckets.find(b);
-    if (it == buckets.end()) continue;
-    const auto sum = validation::summarize(it->second);
-    const auto e = sum.by_quantity.find("step_s");
-    if (e != sum.by_quantity.end()) by_size.emplace_back(std::string(b) + " parameters", e->second);
-  }
-  page.figure(error_bars("by-size", "Step-time error per model size", by_size, nullptr),
+  page.figure(error_bars("by-size", "Step-time error per model size", step_error_by_size(s, records), nullptr),
               "The same error over the records of each size bucket; size = analytic::total_params of the "
               "record's model. Line: 10%.");
 
-  page.section("records", "Every record");
-  Table tab("records-table",
-            {"record", "source group", "split", "step from", "step (s)", "measured", "error", "TFLOP/s", "measured",
-             "error", "GiB", "measured", "error"},
-            {false, false, false, false, true, true, true, true, true, true, true, true, true});
-  for (const auto& r : s.records) {
-    if (!r.not_modelled.empty()) continue;
-    tab.row({r.name, shorten(validation::source_group(r.source), 24), r.split, r.step_from, num(r.step_s.predicted, "{:.2f}"),
-             num(r.step_s.measured, "{:.2f}"), err(r.step_s), num(r.tflops_per_gpu.predicted, "{:.1f}"),
-             num(r.tflops_per_gpu.measured, "{:.1f}"), err(r.tflops_per_gpu), num(r.peak_memory_gib.predicted, "{:.1f}"),
-             num(r.peak_memory_gib.measured, "{:.1f}"), err(r.peak_memory_gib)});
-  }
-  page.raw(tab.str());
-
-  page.section("not-modelled", "Records not modelled");
-  Table skipped("not-modelled-table", {"record", "source group", "why"});
-  std::size_t n_skipped = 0;
-  for (const auto& r : s.records)
-    if (!r.not_modelled.empty()) {
-      skipped.row({r.name, shorten(validation::source_group(r.source)), r.not_modelled});
-      ++n_skipped;
-    }
-  if (n_skipped == 0) page.note("Every record is modelled.");
-  else page.raw(skipped.str());
+  records_sections(page, s);
   return page.str();
 }
 

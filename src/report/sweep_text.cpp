@@ -96,6 +96,50 @@ std::string scenario_line_of(const planner::SweepResult& r, std::string_view obj
                      sr.slower_because.empty() ? "tie" : sr.slower_because);
 }
 
+// Near-ties folded: a layout that differs from a row above in its vpp or micro-batch alone, with a
+// step within kNearTie of that row's, is not a different answer; the row says "also vpp 16, 27".
+struct NearTies {
+  static constexpr double kNearTie = 0.005;
+  std::vector<int> folded_into;   // per result, the row it is folded into (-1: none)
+  std::vector<std::string> also;  // per result, the rows folded into it
+  int folded = 0;
+};
+NearTies near_ties(const planner::SweepResult& r, std::string_view objective) {
+  NearTies t;
+  t.folded_into.assign(r.results.size(), -1);
+  t.also.assign(r.results.size(), std::string());
+  std::vector<int>& folded_into = t.folded_into;
+  std::vector<std::string>& also = t.also;
+  int& folded = t.folded;
+  constexpr double kNearTie = NearTies::kNearTie;
+  if (objective != "memory") {
+    for (std::size_t i = 1; i < r.results.size(); ++i) {
+      const auto& c = r.results[i].candidate;
+      for (std::size_t j = 0; j < i; ++j) {
+        if (folded_into[j] >= 0) continue;
+        const auto& d = r.results[j].candidate;
+        const bool same_but_vpp = c.vpp != d.vpp && c.micro_batch == d.micro_batch;
+        const bool same_but_mb = c.micro_batch != d.micro_batch && c.vpp == d.vpp;
+        const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep && c.etp == d.etp &&
+                          c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
+                          c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
+                          c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp &&
+                          c.offload == d.offload;
+        const double dj = r.results[j].report.step_s, di = r.results[i].report.step_s;
+        if (rest && (same_but_vpp || same_but_mb) && std::abs(di - dj) <= kNearTie * dj) {
+          folded_into[i] = static_cast<int>(j);
+          also[j] += fmt::format("{}{} {} ({:+.2f}%)", also[j].empty() ? "; also " : ", ",
+                                 same_but_vpp ? "vpp" : "mb", same_but_vpp ? c.vpp : c.micro_batch,
+                                 100 * (di / dj - 1));
+          ++folded;
+          break;
+        }
+      }
+    }
+  }
+  return t;
+}
+
 std::string table_of(const core::Scenario& base, const planner::Space& space, const planner::SweepResult& r,
                   std::string_view objective, double min_free_gib) {
   const bool moe = base.model.moe.has_value();
@@ -130,37 +174,11 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
                      objective == "memory"   ? "uses more than #1 for"
                      : objective == "energy" ? "energy per step vs #1"
                                              : "slower than #1 because");
-  // Near-ties folded: a layout that differs from a row above in its vpp or micro-batch alone, with a
-  // step within kNearTie of that row's, is not a different answer; the row says "also vpp 16, 27".
-  constexpr double kNearTie = 0.005;
-  std::vector<int> folded_into(r.results.size(), -1);
-  std::vector<std::string> also(r.results.size());
-  int folded = 0;
-  if (objective != "memory") {
-    for (std::size_t i = 1; i < r.results.size(); ++i) {
-      const auto& c = r.results[i].candidate;
-      for (std::size_t j = 0; j < i; ++j) {
-        if (folded_into[j] >= 0) continue;
-        const auto& d = r.results[j].candidate;
-        const bool same_but_vpp = c.vpp != d.vpp && c.micro_batch == d.micro_batch;
-        const bool same_but_mb = c.micro_batch != d.micro_batch && c.vpp == d.vpp;
-        const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep && c.etp == d.etp &&
-                          c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
-                          c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
-                          c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp &&
-                          c.offload == d.offload;
-        const double dj = r.results[j].report.step_s, di = r.results[i].report.step_s;
-        if (rest && (same_but_vpp || same_but_mb) && std::abs(di - dj) <= kNearTie * dj) {
-          folded_into[i] = static_cast<int>(j);
-          also[j] += fmt::format("{}{} {} ({:+.2f}%)", also[j].empty() ? "; also " : ", ",
-                                 same_but_vpp ? "vpp" : "mb", same_but_vpp ? c.vpp : c.micro_batch,
-                                 100 * (di / dj - 1));
-          ++folded;
-          break;
-        }
-      }
-    }
-  }
+  const NearTies ties = near_ties(r, objective);
+  const std::vector<int>& folded_into = ties.folded_into;
+  const std::vector<std::string>& also = ties.also;
+  const int folded = ties.folded;
+  constexpr double kNearTie = NearTies::kNearTie;
   int rank = 0;
   for (const auto& x : r.results) {
     const auto& rep = x.report;

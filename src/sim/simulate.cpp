@@ -4,7 +4,7 @@
 
 #include "ptdsim/analytic/assemble.hpp"
 #include "ptdsim/analytic/step.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 #include "ptdsim/sim/summary.hpp"
 #include "ptdsim/sim/timeline.hpp"
 #include "ptdsim/sim/trace.hpp"

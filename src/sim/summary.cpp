@@ -50,6 +50,51 @@ void set_kind(core::BoundPart& b, TaskKind k) {
   else b.kind = core::BoundKind::compute;
 }
 
+// The reference rank's pipeline passes (its optimizer step and CPU offload are not: the others'
+// cool-down runs beside them) as busy intervals, its own serial TP included (while it runs, the
+// reference is not idle: another stage's compute on the path then is that stage's compute, not a
+// wait); its first backward's start and its last forward's end bound the warm-up and cool-down.
+struct ReferencePasses {
+  std::vector<Interval> busy;
+  double first_backward = std::numeric_limits<double>::infinity(), last_forward = 0;
+};
+ReferencePasses reference_passes(const Engine& e, int ref) {
+  ReferencePasses out;
+  for (TaskId t : e.stream_tasks(ref, StreamKind::compute)) {
+    const TaskKind k = e.kind(t);
+    if (k == TaskKind::optimizer || k == TaskKind::offload) continue;
+    out.busy.emplace_back(e.start(t), e.finish(t));
+    if (k == TaskKind::forward) out.last_forward = std::max(out.last_forward, e.finish(t));
+    else out.first_backward = std::min(out.first_backward, e.start(t));
+  }
+  return out;
+}
+
+// The critical path's parts: each rank's compute and waits per stage (several ranks may hold one
+// stage, build_step takes any rank list: a stage's parts are summed), the other causes whole.
+std::vector<core::PathPart> path_parts(const StepGraph& g, const std::vector<double>& compute,
+                                       const std::vector<double>& waits,
+                                       const std::array<double, core::kPathCauseCount>& other) {
+  std::vector<core::PathPart> out;
+  auto by_stage = [&](core::PathCause c, const std::vector<double>& v) {
+    std::vector<double> stage;
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      const auto st = static_cast<std::size_t>(g.ranks[r].stage);
+      if (stage.size() <= st) stage.resize(st + 1, 0.0);
+      stage[st] += v[r];
+    }
+    for (std::size_t st = 0; st < stage.size(); ++st)
+      if (stage[st] > 0) out.push_back(core::PathPart{c, static_cast<int>(st), stage[st]});
+  };
+  by_stage(core::PathCause::compute, compute);
+  for (int c = 1; c < core::kPathCauseCount; ++c) {
+    const auto cause = static_cast<core::PathCause>(c);
+    if (cause == core::PathCause::wait_stage) by_stage(cause, waits);
+    else if (other[static_cast<std::size_t>(c)] > 0) out.push_back(core::PathPart{cause, -1, other[static_cast<std::size_t>(c)]});
+  }
+  return out;
+}
+
 // Where the step goes (docs/simulator.md "Where the step goes"): every instant of the critical path
 // given to one cause. The busiest rank is the reference: the path's compute on it is its compute;
 // the path's compute on another rank is that rank's compute while the reference computes too, and
@@ -58,18 +103,9 @@ void set_kind(core::BoundPart& b, TaskKind k) {
 // between. Transfers are named by their kind, the optimizer step is the optimizer.
 std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector<TaskId>& path, int ref) {
   const Engine& e = g.engine;
-  // the reference's pipeline passes (its optimizer step is not one: the others' cool-down runs beside it)
-  std::vector<Interval> busy;
-  double first_backward = std::numeric_limits<double>::infinity(), last_forward = 0;
-  for (TaskId t : e.stream_tasks(ref, StreamKind::compute)) {
-    const TaskKind k = e.kind(t);
-    if (k == TaskKind::optimizer || k == TaskKind::offload) continue;
-    // its own serial TP too: while it runs, the reference is not idle (another stage's compute on
-    // the path then is that stage's compute, not a wait)
-    busy.emplace_back(e.start(t), e.finish(t));
-    if (k == TaskKind::forward) last_forward = std::max(last_forward, e.finish(t));
-    else first_backward = std::min(first_backward, e.start(t));
-  }
+  const ReferencePasses passes = reference_passes(e, ref);
+  const std::vector<Interval>& busy = passes.busy;
+  const double first_backward = passes.first_backward, last_forward = passes.last_forward;
   std::array<double, core::kPathCauseCount> other{};
   std::vector<double> compute(g.ranks.size(), 0.0), waits(g.ranks.size(), 0.0);
   auto add = [&](core::PathCause c, double s) { other[static_cast<std::size_t>(c)] += s; };
@@ -112,25 +148,7 @@ std::vector<core::PathPart> attribute_path(const StepGraph& g, const std::vector
       else split(rank, a, b - tp);
     }
   }
-  // several ranks may hold one stage (build_step takes any rank list): a stage's parts are summed
-  std::vector<core::PathPart> out;
-  auto by_stage = [&](core::PathCause c, const std::vector<double>& v) {
-    std::vector<double> stage;
-    for (std::size_t r = 0; r < v.size(); ++r) {
-      const auto st = static_cast<std::size_t>(g.ranks[r].stage);
-      if (stage.size() <= st) stage.resize(st + 1, 0.0);
-      stage[st] += v[r];
-    }
-    for (std::size_t st = 0; st < stage.size(); ++st)
-      if (stage[st] > 0) out.push_back(core::PathPart{c, static_cast<int>(st), stage[st]});
-  };
-  by_stage(core::PathCause::compute, compute);
-  for (int c = 1; c < core::kPathCauseCount; ++c) {
-    const auto cause = static_cast<core::PathCause>(c);
-    if (cause == core::PathCause::wait_stage) by_stage(cause, waits);
-    else if (other[static_cast<std::size_t>(c)] > 0) out.push_back(core::PathPart{cause, -1, other[static_cast<std::size_t>(c)]});
-  }
-  return out;
+  return path_parts(g, compute, waits, other);
 }
 
 // Each rank's compute busy intervals (a stream runs in program order, so they come sorted), without

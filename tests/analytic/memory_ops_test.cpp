@@ -4,7 +4,7 @@
 
 #include "ptdsim/analytic/memory_ops.hpp"
 #include "ptdsim/analytic/operators.hpp"
-#include "../common/kernels.hpp"
+#include "../common/round_kernel_tables.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;

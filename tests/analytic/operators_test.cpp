@@ -4,10 +4,10 @@
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/plan.hpp"
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "ptdsim/core/layer_gemms.hpp"
-#include "../common/kernels.hpp"
+#include "../common/round_kernel_tables.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;

@@ -13,7 +13,7 @@
 #include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/planner/sweep.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 #include "ptdsim/sim/summary.hpp"
 #include "../common/scenarios.hpp"
 

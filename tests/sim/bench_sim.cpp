@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ptdsim/analytic/plan.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 #include "ptdsim/sim/simulate.hpp"
 #include "ptdsim/sim/summary.hpp"
 #include "../common/scenarios.hpp"

@@ -10,7 +10,7 @@
 #include "fixed_rate.hpp"
 #include "ptdsim/sim/flow_share.hpp"
 #include "ptdsim/sim/engine.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 #include "../common/scenarios.hpp"
 #include "ptdsim/analytic/plan.hpp"
 

@@ -3,7 +3,7 @@
 // a test sets it, so the closed forms of the pipeline schedules apply exactly. The plan's rules
 // (analytic::plan_from_work) cut the work into passes as they do for a scenario.
 #include "ptdsim/analytic/plan.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 
 namespace ptdsim::testing {
 

@@ -183,7 +183,7 @@ TEST_CASE("flow share: a step's links follow the fabric's tiers", "[sim][sharing
 }
 
 #include "ptdsim/analytic/step.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 #include "../common/scenarios.hpp"
 
 TEST_CASE("flow share: a whole step on a blocking fabric, walked as the loop runs it", "[sim][sharing][flow][walk]") {

@@ -13,7 +13,7 @@
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/core/check.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;

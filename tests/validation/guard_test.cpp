@@ -5,7 +5,7 @@
 #include <regex>
 #include <sstream>
 
-#include "../common/kernels.hpp"
+#include "../common/round_kernel_tables.hpp"
 #include "../common/scenarios.hpp"
 #include "ptdsim/io/load.hpp"
 #include "ptdsim/sim/simulate.hpp"

@@ -3,7 +3,7 @@
 #include "ptdsim/core/scenario.hpp"
 
 // Compute time (docs/analytic.md "Compute time"). With the hardware's measured kernel tables
-// (gpu.kernels) every operator is timed from them (operators.hpp, kernels.hpp); without, GEMMs run
+// (gpu.kernels) every operator is timed from them (operators.hpp, kernel_times.hpp); without, GEMMs run
 // at the scalar fraction of peak and the rest as bytes moved at the achieved HBM bandwidth.
 namespace ptdsim::analytic {
 
@@ -12,7 +12,7 @@ namespace ptdsim::analytic {
 // gpu.matmul_efficiency.
 double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
 // The scalar model: 2*m*n*k / (peak * efficiency); `count` identical GEMMs (batched heads).
-// (kernels.hpp gemm_kernel consults the measured tables first.)
+// (kernel_times.hpp gemm_kernel consults the measured tables first.)
 double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k,
                  double count = 1);
 // bytes / (hbm_Bps * hbm_efficiency).

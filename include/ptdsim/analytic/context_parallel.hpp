@@ -1,6 +1,6 @@
 #pragma once
 #include "ptdsim/analytic/groups.hpp"
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 // Context parallelism as frameworks run it (docs/analytic.md "Context parallelism"): the attention

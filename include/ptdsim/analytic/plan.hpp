@@ -14,7 +14,7 @@
 // PP turn into work: per pipeline stage and virtual chunk, each pass (F, B, W) is an ordered list of
 // compute segments, and each segment carries its collectives with how they relate to its compute.
 // The analytic engine folds the plan in closed form (evaluate.cpp), the discrete-event scheduler
-// turns it into tasks (sim/schedule.cpp) and the sweep's bound takes its minimum (planner/bound.cpp);
+// turns it into tasks (sim/step_graph.cpp) and the sweep's bound takes its minimum (planner/bound.cpp);
 // none of them re-derives a rule.
 namespace ptdsim::analytic {
 

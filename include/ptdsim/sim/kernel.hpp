@@ -26,7 +26,7 @@ class Kernel : private Flows {
   Kernel& operator=(Kernel&&) = default;
   // Empties the kernel for a new graph, as Kernel(devices, ...) would, but keeps the storage of
   // its arrays: a sweep simulates thousands of steps on each worker, and arrays allocated afresh
-  // for each were allocated and page-faulted in again (2-4% of a GPT-3 step's simulation). The
+  // for each would be page-faulted in again (2-4% of a GPT-3 step's simulation). The
   // sharing model is the default FairShare again.
   void reset(int devices);
 

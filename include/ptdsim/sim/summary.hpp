@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ptdsim/core/report.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 
 namespace ptdsim::sim {
 

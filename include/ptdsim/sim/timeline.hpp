@@ -2,7 +2,7 @@
 #include <cstddef>
 
 #include "ptdsim/core/timeline.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 
 namespace ptdsim::sim {
 

@@ -1,5 +1,5 @@
 #include "ptdsim/core/schedule.hpp"
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "ptdsim/sim/schedule.hpp"
+#include "ptdsim/sim/step_graph.hpp"
 
 #include <algorithm>
 #include <array>
@@ -333,20 +333,15 @@ class Builder {
     return tp;
   }
 
-  void build_rank(int r) {
-    const RankRef ref = g_->ranks[r];
-    const analytic::StagePlan& st = plan_->stages[ref.stage];
-    const bool split = plan_->schedule->splits_weight_grad;
-    plan_->schedule->order(plan_->shape, ref.stage, ops_);
-    const bool fold_tp = folds_tp(st);
-    // (emptied, their storage kept)
+  // The stage's pass programs emptied (their storage kept) and the deepest prefetch of its passes:
+  // how far back a gather's gate can reach.
+  void begin_rank(const analytic::StagePlan& st) {
     for (auto& l : reuse_lists_) l.clear();
     reuse_lists_.resize(static_cast<std::size_t>(v_) * 3 * 2);
     if (programs_.size() < reuse_lists_.size()) programs_.resize(reuse_lists_.size());
     programs_used_.assign(reuse_lists_.size(), 0);
     last_program_.assign(reuse_lists_.size(), nullptr);
     reuse_for(nullptr, false);
-    // the deepest prefetch of the stage's passes: how far back a gather's gate can reach
     max_back_ = 0;
     for (int c = 0; c < v_; ++c) {
       const analytic::ChunkPlan& ch = plan_->chunk(st, c);
@@ -358,6 +353,103 @@ class Builder {
               max_back_ = std::max(max_back_, std::max(0, plan_->comms[q].depth) + 1);
         }
     }
+  }
+
+  // After the rank's last pass (`prev_end`: its end tasks, `prev_compute`: its last compute): the
+  // stage's collectives once its passes are done, CPU offload's phase (the plan's closed form of
+  // its host copies and CPU step), then the GPU's optimizer step, both on the compute stream once
+  // the gradients are reduced, and the collectives after the optimizer.
+  void end_rank(int r, const analytic::StagePlan& st, const Ids& prev_end, TaskId prev_compute) {
+    std::vector<TaskId>& dp_tail = dp_tail_;  // reductions the optimizer waits for
+    for (int j = st.end_begin; j < st.end_end; ++j) {
+      const TaskId x = add_comm(r, plan_->comms[j], nullptr, -1, 0);
+      depend_all(prev_end, x);
+      if (prev_compute >= 0) g_->engine.depend(prev_compute, x);
+      dp_tail.push_back(x);
+    }
+    const TaskId off = st.offload_s > 0 ? add_compute(r, TaskKind::offload, st.offload_s, nullptr, -1, 0, 0) : -1;
+    const TaskId opt = add_compute(r, TaskKind::optimizer, st.optimizer_s, nullptr, -1, 0, 0);
+    for (const TaskId first : {off, opt}) {
+      if (first < 0) continue;
+      for (int i = 0; i < prev_end.n; ++i)
+        if (prev_end.id[i] != prev_compute) g_->engine.depend(prev_end.id[i], first);
+      // the dp stream runs in order: its last reduction ends after all the others
+      if (!dp_tail.empty()) g_->engine.depend(dp_tail.back(), first);
+    }
+    if (off >= 0) g_->engine.depend(off, opt);
+    g_->optimizer_task[r] = opt;
+    for (int j = st.post_begin; j < st.post_end; ++j)
+      g_->engine.depend(opt, add_comm(r, plan_->comms[j], nullptr, -1, 0));
+  }
+
+  // The shape of a pass's input: its predecessor's end tasks (which of them the compute stream's
+  // last task) and how many compute segments back its prefetch gates may reach.
+  Shape shape_of(const Ids& prev_end, TaskId prev_compute, std::size_t recent) const {
+    Shape shape;
+    shape.prev_end = static_cast<std::int8_t>(prev_end.n);
+    for (int i = 0; i < prev_end.n; ++i)
+      if (prev_end.id[i] == prev_compute) shape.is_prev_compute |= static_cast<std::uint8_t>(1u << i);
+    shape.recent = static_cast<std::int32_t>(std::min<std::size_t>(recent, max_back_));
+    return shape;
+  }
+
+  // What a pass hands the neighbour virtual stage (`out`): its p2p send, issued once the pass's
+  // end tasks `ends` are done (without asynchronous sends the next pass waits for it too: `ends`
+  // gains it), or, with no send in the plan, those end tasks themselves.
+  void hand_over(Span& out, bool sends, const PassProgram& prog, int microbatch, Ids& ends) {
+    out.begin = static_cast<std::int32_t>(list_ids_.size());
+    if (sends) {
+      const TaskId x = g_->engine.add(prog.send, microbatch);
+      depend_all(ends, x);
+      list_ids_.push_back(x);
+      out.n = 1;
+      if (!plan_->overlap_pp) ends.add(x);
+    } else {
+      for (int i = 0; i < ends.n; ++i) list_ids_.push_back(ends.id[i]);
+      out.n = ends.n;
+    }
+  }
+
+  static TaskKind pass_kind(Pass p, bool split) {
+    return p == Pass::F ? TaskKind::forward
+           : p == Pass::W ? TaskKind::backward_weight
+           : split        ? TaskKind::backward_input
+                          : TaskKind::backward;
+  }
+
+  // The pass's program for this shape of input: its list's program last used, else the list
+  // searched (or a program recorded).
+  const PassProgram& program_for(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
+                                 const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
+                                 int send) {
+    const std::size_t list = program_list(op, last_grad);
+    const PassProgram* const last_used = last_program_[list];
+    const PassProgram& prog = last_used && last_used->shape == shape
+                                  ? *last_used
+                                  : program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
+    last_program_[list] = &prog;  // (a program recorded may move its list's others, never another list's)
+    return prog;
+  }
+
+  // The in-flight count's spans of rank r: a forward's first and last task, then, once the pass
+  // that frees its activations (B, or W when the schedule splits it) ends at `last`, the pair.
+  void note_activations(int r, const core::PassRef& op, bool split, TaskId first, TaskId last) {
+    if (op.pass == Pass::F) fwd_span_[op.chunk * m_ + op.microbatch] = {first, last};
+    if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
+      const auto& fs = fwd_span_[op.chunk * m_ + op.microbatch];
+      g_->activations[r].push_back({fs.first, last});
+    }
+  }
+
+  // The rank's passes in the schedule's order, each its program's tasks and edges run for its
+  // micro-batch, handing its ends to the next pass and its inputs and sends to the neighbours.
+  void build_rank(int r) {
+    const RankRef ref = g_->ranks[r];
+    const analytic::StagePlan& st = plan_->stages[ref.stage];
+    const bool split = plan_->schedule->splits_weight_grad;
+    plan_->schedule->order(plan_->shape, ref.stage, ops_);
+    const bool fold_tp = folds_tp(st);
+    begin_rank(st);
 
     // the previous pass's end tasks (other than the compute stream order), and the next's: two
     // buffers taking turns (a copy would read back the ids just stored one by one)
@@ -370,8 +462,7 @@ class Builder {
     recent.clear();
     Ids start;                             // issued at the step's start; the second pass waits
     for (int j = st.start_begin; j < st.start_end; ++j) start.add(add_comm(r, plan_->comms[j], nullptr, -1, 0));
-    std::vector<std::pair<TaskId, TaskId>>& fwd_span = fwd_span_;
-    fwd_span.assign(static_cast<std::size_t>(v_ * m_), {-1, -1});
+    fwd_span_.assign(static_cast<std::size_t>(v_ * m_), {-1, -1});
 
     for (std::size_t k = 0; k < ops_.size(); ++k) {
       const core::PassRef& op = ops_[k];
@@ -379,10 +470,7 @@ class Builder {
       const analytic::ChunkPlan& ch = plan_->chunk(st, op.chunk);
       const analytic::PassPlan& pass = plan_->pass_of(st, op);
       const bool last_grad = &pass == &ch.last_grad;
-      const TaskKind kind = op.pass == Pass::F   ? TaskKind::forward
-                            : op.pass == Pass::W ? TaskKind::backward_weight
-                            : split              ? TaskKind::backward_input
-                                                 : TaskKind::backward;
+      const TaskKind kind = pass_kind(op.pass, split);
       if (k == 1)
         for (int i = 0; i < start.n; ++i) prev_end->add(start.id[i]);
       // p2p to the neighbour virtual stage, after the pass
@@ -390,18 +478,8 @@ class Builder {
       const bool sends_bwd = op.pass == Pass::B && vs > 0;
       const int send = sends_fwd ? ch.send_forward : sends_bwd ? ch.send_backward : -1;
       // the pass's tasks and edges: its program for this shape of input, run for this micro-batch
-      Shape shape;
-      shape.prev_end = static_cast<std::int8_t>(prev_end->n);
-      for (int i = 0; i < prev_end->n; ++i)
-        if (prev_end->id[i] == prev_compute) shape.is_prev_compute |= static_cast<std::uint8_t>(1u << i);
-      shape.recent = static_cast<std::int32_t>(std::min<std::size_t>(recent.size(), max_back_));
-      // the list's program last used, else the list searched (or a program recorded)
-      const std::size_t list = program_list(op, last_grad);
-      const PassProgram* const last_used = last_program_[list];
-      const PassProgram& prog = last_used && last_used->shape == shape
-                                    ? *last_used
-                                    : program(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
-      last_program_[list] = &prog;  // (a program recorded may move its list's others, never another list's)
+      const Shape shape = shape_of(*prev_end, prev_compute, recent.size());
+      const PassProgram& prog = program_for(r, op, kind, pass, ch, last_grad, shape, fold_tp, send);
       const TaskId id0 = static_cast<TaskId>(g_->engine.size());
       for (std::int32_t d : prog.specs) g_->engine.add(d, op.microbatch);
       const std::size_t recent0 = recent.size();
@@ -432,50 +510,12 @@ class Builder {
       if (prog.prev_compute >= 0) prev_compute = id0 + prog.prev_compute;
       prev_end = &seg_end;
 
-      if (op.pass == Pass::F) fwd_span[op.chunk * m_ + op.microbatch] = {first, last};
-      if (op.pass == Pass::W || (op.pass == Pass::B && !split)) {
-        const auto& fs = fwd_span[op.chunk * m_ + op.microbatch];
-        g_->activations[r].push_back({fs.first, last});
-      }
-      if (sends_fwd || sends_bwd) {
-        Span& out = lists_[sl][sends_fwd ? kFwdOut : kBwdOut];
-        out.begin = static_cast<std::int32_t>(list_ids_.size());
-        if (send >= 0) {
-          const TaskId x = g_->engine.add(prog.send, op.microbatch);
-          depend_all(seg_end, x);
-          list_ids_.push_back(x);
-          out.n = 1;
-          if (!plan_->overlap_pp) prev_end->add(x);
-        } else {
-          for (int i = 0; i < seg_end.n; ++i) list_ids_.push_back(seg_end.id[i]);
-          out.n = seg_end.n;
-        }
-      }
+      note_activations(r, op, split, first, last);
+      if (sends_fwd || sends_bwd) hand_over(lists_[sl][sends_fwd ? kFwdOut : kBwdOut], send >= 0, prog, op.microbatch, seg_end);
     }
     g_->last_pipeline_task[r] = prev_compute;
     reuse_for(nullptr, false);
-
-    for (int j = st.end_begin; j < st.end_end; ++j) {
-      const TaskId x = add_comm(r, plan_->comms[j], nullptr, -1, 0);
-      depend_all(*prev_end, x);
-      if (prev_compute >= 0) g_->engine.depend(prev_compute, x);
-      dp_tail.push_back(x);
-    }
-    // CPU offload's phase (the plan's closed form of its host copies and CPU step), then the GPU's
-    // optimizer step, both on the compute stream once the gradients are reduced
-    const TaskId off = st.offload_s > 0 ? add_compute(r, TaskKind::offload, st.offload_s, nullptr, -1, 0, 0) : -1;
-    const TaskId opt = add_compute(r, TaskKind::optimizer, st.optimizer_s, nullptr, -1, 0, 0);
-    for (const TaskId first : {off, opt}) {
-      if (first < 0) continue;
-      for (int i = 0; i < prev_end->n; ++i)
-        if (prev_end->id[i] != prev_compute) g_->engine.depend(prev_end->id[i], first);
-      // the dp stream runs in order: its last reduction ends after all the others
-      if (!dp_tail.empty()) g_->engine.depend(dp_tail.back(), first);
-    }
-    if (off >= 0) g_->engine.depend(off, opt);
-    g_->optimizer_task[r] = opt;
-    for (int j = st.post_begin; j < st.post_end; ++j)
-      g_->engine.depend(opt, add_comm(r, plan_->comms[j], nullptr, -1, 0));
+    end_rank(r, st, *prev_end, prev_compute);
   }
 
   // Every input task of a pass waits for every task its neighbour hands it.

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "ptdsim/analytic/compute.hpp"
-#include "ptdsim/analytic/kernels.hpp"
-#include "../common/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
+#include "../common/round_kernel_tables.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::analytic;

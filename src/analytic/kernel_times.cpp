@@ -1,4 +1,4 @@
-#include "ptdsim/analytic/kernels.hpp"
+#include "ptdsim/analytic/kernel_times.hpp"
 
 #include <algorithm>
 #include <tuple>
