@@ -188,7 +188,9 @@ double nccl_time_us(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, dou
   const int log_size = log2i(nbytes >> 6);
   const int p = static_cast<int>(proto);
   if (algo == NcclAlgo::tree && op == C::all_reduce && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
-  // Blackwell's NVLS tree on x86 hosts (the shipped NVL72 systems have Grace: no correction)
+  if (algo == NcclAlgo::nvls_tree && op == C::all_reduce && log_size >= 0 && log_size < 24 &&
+      c.arch >= NcclArch::blackwell && c.x86_host)
+    bw *= kTreeCorrection[p][log_size];
   if (algo == NcclAlgo::ring && proto == NcclProto::simple && c.nodes > 1 && op == C::all_reduce &&
       nbytes / (static_cast<long long>(std::max(1, c.channels)) * c.ranks) >= 64)
     lat *= c.arch < NcclArch::ampere ? 1.9 : 1.4;  // the ring's plateau
@@ -220,6 +222,7 @@ NcclComm nccl_comm(const core::HardwareSpec& hw, const Group& g) {
            : has("H100") || has("H200") || has("H800") || has("H20") || has("GH200") ? NcclArch::hopper
            : has("V100") ? NcclArch::volta
                          : NcclArch::ampere;
+  c.x86_host = !(has("GH200") || has("GB200") || has("GB300"));
   // a link faster than PCIe Gen5 x16 (64 GB/s a direction) is NVLink; NVSwitch boards since Ampere
   c.nvlink = hw.intra.bandwidth_Bps > 64e9;
   c.nvswitch = c.nvlink && c.arch >= NcclArch::ampere;

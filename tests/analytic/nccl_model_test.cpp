@@ -161,3 +161,22 @@ TEST_CASE("nccl model: a group of the hardware as NCCL sees it", "[analytic][ncc
   // all-to-all and send/recv are point-to-point: not in the tuner's model
   CHECK_FALSE(nccl_choose(c, Collective::all_to_all, 1e6).valid);
 }
+
+TEST_CASE("nccl model: Blackwell's NVLS tree takes the size correction on x86 hosts only", "[analytic][nccl]") {
+  auto c = h100(16, 2);
+  c.arch = NcclArch::blackwell;
+  const auto k = nccl_cost(c, Collective::all_reduce, NcclAlgo::nvls_tree, NcclProto::simple);
+  REQUIRE(k.bw_GBs > 0);
+  // 1 MiB: log2(1048576 >> 6) = 14, Simple's correction 0.5 (a DGX B200's x86 host)
+  CHECK(nccl_time_us(c, Collective::all_reduce, NcclAlgo::nvls_tree, NcclProto::simple, 1048576) ==
+        Approx(k.latency_us + 1048576 / (1000 * k.bw_GBs * 0.5)).epsilon(1e-9));
+  c.x86_host = false;  // Grace (GB200 NVL72): as modelled
+  CHECK(nccl_time_us(c, Collective::all_reduce, NcclAlgo::nvls_tree, NcclProto::simple, 1048576) ==
+        Approx(k.latency_us + 1048576 / (1000 * k.bw_GBs)).epsilon(1e-9));
+  // Hopper: no correction whatever the host
+  c.arch = NcclArch::hopper;
+  c.x86_host = true;
+  const auto h = nccl_cost(c, Collective::all_reduce, NcclAlgo::nvls_tree, NcclProto::simple);
+  CHECK(nccl_time_us(c, Collective::all_reduce, NcclAlgo::nvls_tree, NcclProto::simple, 1048576) ==
+        Approx(h.latency_us + 1048576 / (1000 * h.bw_GBs)).epsilon(1e-9));
+}

@@ -26,6 +26,7 @@ struct NcclComm {
   int nodes = 1;
   NcclArch arch = NcclArch::hopper;
   bool amd_cpu = false;      // NCCL's LL bandwidth and network overhead differ for AMD hosts
+  bool x86_host = true;      // an x86 host (not Grace): Blackwell's NVLS tree takes the tree's size correction
   bool nvlink = true;        // the intra-node graph runs over NVLink (else PCI latencies, no LL128)
   bool nvswitch = true;      // an NVSwitch: CollNet Direct possible
   bool nvls = false;         // NVLink SHARP (NVSwitch on Hopper and Blackwell)
@@ -62,7 +63,8 @@ NcclChoice nccl_choose(const NcclComm& c, core::Collective op, double bytes, int
 
 // The communicator a group of the scenario's hardware forms (docs/analytic.md): its ranks and
 // nodes, the GPU's class from its name, channels = gpu.comm_sms (one thread block per channel),
-// the NVLink bandwidth times its efficiency and the node's NIC bandwidth shared by the channels.
+// the NVLink bandwidth times its efficiency and the node's NIC bandwidth shared by the channels;
+// a Grace host (GH200, GB200, GB300) is not x86.
 NcclComm nccl_comm(const core::HardwareSpec& hw, const Group& g);
 
 }  // namespace ptdsim::analytic
