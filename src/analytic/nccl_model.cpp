@@ -54,10 +54,14 @@ int log2i(long long n) {
 }
 
 bool is_ag_rs(C op) { return op == C::all_gather || op == C::reduce_scatter; }
-bool tuned(C op) {
+}  // namespace
+
+bool nccl_tuned(C op) {
   return op == C::all_reduce || op == C::all_gather || op == C::reduce_scatter || op == C::broadcast ||
          op == C::reduce;
 }
+
+namespace {
 
 // NCCL's enable rules for an algorithm on a communicator (ncclTopoTuneModel's disable loop, the
 // NVLS channel and PAT conditions).
@@ -89,7 +93,7 @@ const char* name(NcclProto p) {
 NcclCost nccl_cost(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto) {
   const int a = static_cast<int>(algo), p = static_cast<int>(proto);
   NcclCost out;
-  if (!tuned(op) || c.ranks <= 1) return out;
+  if (!nccl_tuned(op) || c.ranks <= 1) return out;
   // the pairs NCCL models for each collective
   if ((op == C::broadcast || op == C::reduce) && a != kRing) return out;
   if (is_ag_rs(op) && a != kPat && a != kRing && a != kNvls && a != kCollnetDirect) return out;
@@ -110,7 +114,9 @@ NcclCost nccl_cost(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto) {
   const double bw_inter = nodes == 1 ? c.bw_intra_GBs : c.bw_inter_GBs;
 
   // Bandwidth (tuning.cc "Various model refinements")
-  double bw = nodes <= 2 || collnet ? c.bw_intra_GBs : bw_inter;
+  // NCCL reads bwIntra for up to two nodes; across nodes the ring's and tree's channel graph runs at
+  // its network speed (the search sets bwIntra = bwInter there), which this communicator keeps apart
+  double bw = collnet ? c.bw_intra_GBs : bw_inter;
   if (a == kNvls || a == kNvlsTree) {
     if (ch < 2) return out;
     double intra = c.bw_intra_GBs * kNvlsEfficiency[arch] * (ch - 1) / ch;
@@ -149,6 +155,7 @@ NcclCost nccl_cost(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto) {
   double intra_lat = kHwLat[intra_hw][a][p];
   double inter_lat = (ppn == 1 ? kHwLat[kNetHw][kTree][p] : kHwLat[kNetHw][a][p]) + c.latency_inter_us;
   if (p == kSimple) inter_lat += c.latency_inter_us;  // the flush
+  inter_lat += c.switches_us;
   const int ppn_i = n / nodes;
   switch (a) {
     case kRing:
@@ -180,32 +187,47 @@ NcclCost nccl_cost(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto) {
   return out;
 }
 
-double nccl_time_us(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes) {
-  const NcclCost k = nccl_cost(c, op, algo, proto);
-  if (k.bw_GBs <= 0) return -1;
-  double bw = k.bw_GBs, lat = k.latency_us;
+namespace {
+
+// ncclTopoGetAlgoTime's latency and bandwidth for `bytes`: the tree's size correction and the
+// ring's plateau; bw 0 when the pair is not used.
+NcclCost corrected(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes) {
+  NcclCost k = nccl_cost(c, op, algo, proto);
+  if (k.bw_GBs <= 0) return k;
   const auto nbytes = static_cast<long long>(std::max(0.0, bytes));
   const int log_size = log2i(nbytes >> 6);
   const int p = static_cast<int>(proto);
-  if (algo == NcclAlgo::tree && op == C::all_reduce && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+  if (algo == NcclAlgo::tree && op == C::all_reduce && log_size >= 0 && log_size < 23) k.bw_GBs *= kTreeCorrection[p][log_size];
   if (algo == NcclAlgo::nvls_tree && op == C::all_reduce && log_size >= 0 && log_size < 24 &&
       c.arch >= NcclArch::blackwell && c.x86_host)
-    bw *= kTreeCorrection[p][log_size];
+    k.bw_GBs *= kTreeCorrection[p][log_size];
   if (algo == NcclAlgo::ring && proto == NcclProto::simple && c.nodes > 1 && op == C::all_reduce &&
       nbytes / (static_cast<long long>(std::max(1, c.channels)) * c.ranks) >= 64)
-    lat *= c.arch < NcclArch::ampere ? 1.9 : 1.4;  // the ring's plateau
-  return lat + static_cast<double>(nbytes) / (1000 * bw);
+    k.latency_us *= c.arch < NcclArch::ampere ? 1.9 : 1.4;  // the ring's plateau
+  return k;
+}
+
+}  // namespace
+
+double nccl_time_us(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes) {
+  const NcclCost k = corrected(c, op, algo, proto, bytes);
+  if (k.bw_GBs <= 0) return -1;
+  return k.latency_us + static_cast<double>(static_cast<long long>(std::max(0.0, bytes))) / (1000 * k.bw_GBs);
 }
 
 NcclChoice nccl_choose(const NcclComm& c, C op, double bytes, int algo, int proto) {
   NcclChoice best;
+  if (c.ranks <= 1) return best;
+  const double nbytes = static_cast<double>(static_cast<long long>(std::max(0.0, bytes)));
   for (int a = 0; a < kNcclAlgoCount; ++a) {
     if (algo >= 0 && a != algo) continue;
     for (int p = 0; p < kNcclProtoCount; ++p) {
       if (proto >= 0 && p != proto) continue;
-      const double t = nccl_time_us(c, op, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), bytes);
-      if (t < 0 || (best.valid && t >= best.time_us)) continue;
-      best = NcclChoice{true, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), t};
+      const NcclCost k = corrected(c, op, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), bytes);
+      if (k.bw_GBs <= 0) continue;
+      const double t = k.latency_us + nbytes / (1000 * k.bw_GBs);
+      if (best.valid && t >= best.time_us) continue;
+      best = NcclChoice{true, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), t, k.latency_us, k.bw_GBs};
     }
   }
   return best;
@@ -231,7 +253,16 @@ NcclComm nccl_comm(const core::HardwareSpec& hw, const Group& g) {
   const double nvlink = hw.intra.bandwidth_Bps * hw.intra.efficiency / 1e9;
   c.bw_intra_GBs = nvlink / c.channels;
   // the channels cross the node's NICs: the NIC share of the group's GPUs on a node, never above NVLink
-  const double spine = hw.topology == core::Topology::fat_tree ? std::max(1.0, hw.oversubscription) : 1.0;
+  double spine = hw.topology == core::Topology::fat_tree ? std::max(1.0, hw.oversubscription) : 1.0;
+  // the tiers below the highest one the group crosses send its traffic up their uplinks; every tier
+  // above the leaf adds a switch on the way up and one on the way down to each network hop
+  const auto& tiers = hw.fabric.tiers;
+  double switches_s = 0;
+  for (int t = 0; t < static_cast<int>(tiers.size()) && t <= g.span.top; ++t) {
+    if (t < g.span.top) spine = std::max(spine, tiers[t].oversubscription);
+    if (t > 0) switches_s += 2 * tiers[t].latency_s;
+  }
+  c.switches_us = switches_s * 1e6;
   const double nic = hw.network.bandwidth_Bps * hw.network.efficiency / spine / 1e9;
   c.bw_inter_GBs = std::min(nvlink, ppn * nic) / c.channels;
   return c;

@@ -35,6 +35,7 @@ struct NcclComm {
   double bw_intra_GBs = 0;   // per channel: graph->bwIntra
   double bw_inter_GBs = 0;   // per channel: graph->bwInter
   double latency_inter_us = 0;  // graph->latencyInter (the network plugin's; 0 on InfiniBand)
+  double switches_us = 0;       // the switch tiers above the leaf a network hop crosses, up and down
 };
 
 // NCCL's predictions for one (collective, algorithm, protocol): latency in microseconds and the
@@ -46,6 +47,7 @@ struct NcclCost {
 };
 // Collectives NCCL's tuner models (ncclFunc*): all-reduce, all-gather, reduce-scatter, broadcast,
 // reduce. Others (all-to-all, send/recv) run as point-to-point and get bw 0 here.
+bool nccl_tuned(core::Collective op);
 NcclCost nccl_cost(const NcclComm& c, core::Collective op, NcclAlgo a, NcclProto p);
 // NCCL's time for `bytes` (ncclTopoGetAlgoTime: its tree and ring corrections), microseconds; < 0
 // when the pair is not used.
@@ -58,12 +60,18 @@ struct NcclChoice {
   NcclAlgo algo = NcclAlgo::ring;
   NcclProto proto = NcclProto::simple;
   double time_us = 0;
+  // the pair's time as a line at this size: time_us = latency_us + bytes / (1000 * bw_GBs) (its
+  // latency and bandwidth after ncclTopoGetAlgoTime's corrections)
+  double latency_us = 0;
+  double bw_GBs = 0;
 };
 NcclChoice nccl_choose(const NcclComm& c, core::Collective op, double bytes, int algo = -1, int proto = -1);
 
 // The communicator a group of the scenario's hardware forms (docs/analytic.md): its ranks and
 // nodes, the GPU's class from its name, channels = gpu.comm_sms (one thread block per channel),
-// the NVLink bandwidth times its efficiency and the node's NIC bandwidth shared by the channels;
+// the NVLink bandwidth times its efficiency and the node's NIC bandwidth shared by the channels
+// (divided by the oversubscription of a fat tree and of every switch tier whose uplinks the group's
+// span uses); the network hop adds two traversals of each switch tier above the leaf it crosses;
 // a Grace host (GH200, GB200, GB300) is not x86.
 NcclComm nccl_comm(const core::HardwareSpec& hw, const Group& g);
 
