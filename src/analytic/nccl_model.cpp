@@ -1,7 +1,10 @@
 #include "ptdsim/analytic/nccl_model.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstddef>
+#include <functional>
 #include <limits>
 
 #include "ptdsim/core/gpu_name.hpp"
@@ -44,14 +47,7 @@ constexpr double kTreeCorrection[kNcclProtoCount][24] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 
 // NCCL's log2i: floor(log2(n)), -1 for n <= 0.
-int log2i(long long n) {
-  int r = -1;
-  while (n > 0) {
-    n >>= 1;
-    ++r;
-  }
-  return r;
-}
+int log2i(long long n) { return n <= 0 ? -1 : static_cast<int>(std::bit_width(static_cast<unsigned long long>(n))) - 1; }
 
 bool is_ag_rs(C op) { return op == C::all_gather || op == C::reduce_scatter; }
 }  // namespace
@@ -191,8 +187,7 @@ namespace {
 
 // ncclTopoGetAlgoTime's latency and bandwidth for `bytes`: the tree's size correction and the
 // ring's plateau; bw 0 when the pair is not used.
-NcclCost corrected(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes) {
-  NcclCost k = nccl_cost(c, op, algo, proto);
+NcclCost corrected(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes, NcclCost k) {
   if (k.bw_GBs <= 0) return k;
   const auto nbytes = static_cast<long long>(std::max(0.0, bytes));
   const int log_size = log2i(nbytes >> 6);
@@ -207,6 +202,42 @@ NcclCost corrected(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, doub
   return k;
 }
 
+NcclCost corrected(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes) {
+  return corrected(c, op, algo, proto, bytes, nccl_cost(c, op, algo, proto));
+}
+
+// Every pair's cost for a communicator and collective (they do not depend on the size), kept for
+// the last few seen: a step asks the same few groups many times, a sweep the same groups across
+// its candidates. Direct-mapped by a hash of the communicator.
+struct CostsEntry {
+  bool used = false;
+  NcclComm comm;
+  C op = C::all_reduce;
+  NcclCost k[kNcclAlgoCount][kNcclProtoCount];
+};
+
+std::size_t mix(std::size_t h, std::size_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+const CostsEntry& costs(const NcclComm& c, C op) {
+  constexpr std::size_t kSlots = 64;
+  thread_local CostsEntry table[kSlots];
+  std::size_t h = mix(static_cast<std::size_t>(op), static_cast<std::size_t>(c.ranks));
+  h = mix(h, static_cast<std::size_t>(c.nodes));
+  h = mix(h, static_cast<std::size_t>(c.channels));
+  h = mix(h, std::hash<double>{}(c.bw_intra_GBs));
+  h = mix(h, std::hash<double>{}(c.bw_inter_GBs));
+  CostsEntry& e = table[h % kSlots];
+  if (!e.used || e.op != op || !(e.comm == c)) {
+    e.used = true;
+    e.comm = c;
+    e.op = op;
+    for (int a = 0; a < kNcclAlgoCount; ++a)
+      for (int p = 0; p < kNcclProtoCount; ++p)
+        e.k[a][p] = nccl_cost(c, op, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p));
+  }
+  return e;
+}
+
 }  // namespace
 
 double nccl_time_us(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, double bytes) {
@@ -219,11 +250,12 @@ NcclChoice nccl_choose(const NcclComm& c, C op, double bytes, int algo, int prot
   NcclChoice best;
   if (c.ranks <= 1) return best;
   const double nbytes = static_cast<double>(static_cast<long long>(std::max(0.0, bytes)));
+  const CostsEntry& e = costs(c, op);
   for (int a = 0; a < kNcclAlgoCount; ++a) {
     if (algo >= 0 && a != algo) continue;
     for (int p = 0; p < kNcclProtoCount; ++p) {
       if (proto >= 0 && p != proto) continue;
-      const NcclCost k = corrected(c, op, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), bytes);
+      const NcclCost k = corrected(c, op, static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), bytes, e.k[a][p]);
       if (k.bw_GBs <= 0) continue;
       const double t = k.latency_us + nbytes / (1000 * k.bw_GBs);
       if (best.valid && t >= best.time_us) continue;
@@ -238,13 +270,27 @@ NcclComm nccl_comm(const core::HardwareSpec& hw, const Group& g) {
   c.ranks = g.ranks;
   const int ppn = std::max(1, std::min(g.ranks, g.ranks_per_node));
   c.nodes = std::max(1, (g.ranks + ppn - 1) / ppn);
-  const std::string part = core::gpu_part(hw.gpu.name);
-  auto has = [&](const char* s) { return part.find(s) != std::string::npos; };
-  c.arch = has("B200") || has("B300") || has("GB200") || has("GB300") ? NcclArch::blackwell
-           : has("H100") || has("H200") || has("H800") || has("H20") || has("GH200") ? NcclArch::hopper
-           : has("V100") ? NcclArch::volta
-                         : NcclArch::ampere;
-  c.x86_host = !(has("GH200") || has("GB200") || has("GB300"));
+  // the GPU's class from its name, kept for the last name seen: every collective of a step asks
+  struct Known {
+    std::string name;
+    NcclArch arch = NcclArch::ampere;
+    bool x86 = true;
+    bool set = false;
+  };
+  thread_local Known known;
+  if (!known.set || known.name != hw.gpu.name) {
+    const std::string part = core::gpu_part(hw.gpu.name);
+    auto has = [&](const char* s) { return part.find(s) != std::string::npos; };
+    known.arch = has("B200") || has("B300") || has("GB200") || has("GB300") ? NcclArch::blackwell
+                 : has("H100") || has("H200") || has("H800") || has("H20") || has("GH200") ? NcclArch::hopper
+                 : has("V100") ? NcclArch::volta
+                               : NcclArch::ampere;
+    known.x86 = !(has("GH200") || has("GB200") || has("GB300"));
+    known.name = hw.gpu.name;
+    known.set = true;
+  }
+  c.arch = known.arch;
+  c.x86_host = known.x86;
   // a link faster than PCIe Gen5 x16 (64 GB/s a direction) is NVLink; NVSwitch boards since Ampere
   c.nvlink = hw.intra.bandwidth_Bps > 64e9;
   c.nvswitch = c.nvlink && c.arch >= NcclArch::ampere;

@@ -6,6 +6,7 @@
 
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/nccl_picks.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -263,4 +264,72 @@ TEST_CASE("analytic: calibrated rows used outside what was measured are warned a
     CHECK(w[0] == "send_recv over the pp group (2 ranks, 1 per node, inter) uses the calibrated rows measured on "
                   "2 ranks: the row does not record how many GPUs per node it was measured with");
   }
+}
+
+TEST_CASE("analytic: a forced NCCL algorithm or protocol, as NCCL_ALGO / NCCL_PROTO", "[analytic][collectives]") {
+  auto hw = testing::dgx_a100_80g();  // NVLink 300 GB/s, 16 channels, A100: no NVLS
+  Group intra8{8, core::Scope::intra, 8};
+  const double S = core::kGiB;
+  SECTION("the tree inside a node") {
+    // tree all-reduce, one node: busbw min(300 x 0.92, 16 x 24.0) = 276, x 0.5 = 138 GB/s algorithm
+    // bandwidth; latency 8.4 + 2 x (7 NVLink hops x 4.0) = 64.4 us; 2^30 B: log2(2^24) = 24, past the
+    // size correction's table
+    hw.nccl.algo = static_cast<int>(NcclAlgo::tree);
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(64.4e-6 + S / 138e9).epsilon(1e-12));
+    CHECK(nccl_line(hw, Collective::all_reduce, S, intra8).algo == NcclAlgo::tree);
+  }
+  SECTION("LL128: the ring's, 40.6 us at 276 GB/s busbw") {
+    hw.nccl.proto = static_cast<int>(NcclProto::ll128);
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(40.6e-6 + 1.75 * S / 276e9).epsilon(1e-12));
+  }
+  SECTION("a pair NCCL cannot run keeps NCCL's own choice") {
+    hw.nccl.algo = static_cast<int>(NcclAlgo::pat);  // PAT has no all-reduce
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(56e-6 + 1.75 * S / 300e9).epsilon(1e-12));
+    hw.nccl.algo = static_cast<int>(NcclAlgo::nvls);  // no NVLS on A100
+    CHECK(nccl_line(hw, Collective::all_reduce, S, intra8).algo == NcclAlgo::ring);
+  }
+}
+
+TEST_CASE("analytic: the report's algorithm and protocol for each kind of collective", "[analytic][collectives]") {
+  auto s = testing::gpt3_1024();  // tp 8 inside a node, pipeline sends, data-parallel gradients
+  s.parallel.sequence_parallel = false;
+  const auto picks = collective_picks(s);
+  auto find = [&](const char* kind, Collective op) -> const CollectivePick* {
+    for (const auto& k : picks)
+      if (k.kind == kind && k.op == op) return &k;
+    return nullptr;
+  };
+  // TP: the all-reduce of the s*b*h activation, 2 x 2048 x 12288 B, over 8 GPUs on NVLink: the
+  // ring Simple (collectives_test's derivation above: 56 us + 1.75 S / 300e9)
+  const CollectivePick* tp = find("tp", Collective::all_reduce);
+  REQUIRE(tp);
+  CHECK(tp->ranks == 8);
+  CHECK(tp->bytes == 2.0 * 2048 * 12288);
+  CHECK(tp->algorithm == "ring");
+  CHECK(tp->protocol == "simple");
+  // pipeline sends run as NCCL's point-to-point: no tuner pick, no protocol named
+  const CollectivePick* pp = find("pp", Collective::send_recv);
+  REQUIRE(pp);
+  CHECK(pp->algorithm == "p2p");
+  CHECK(pp->protocol.empty());
+  // a calibrated row for the TP group's op and scope takes priority
+  core::CollectiveFit row;
+  row.op = Collective::all_reduce;
+  row.scope = core::Scope::intra;
+  row.ranks = 8;
+  row.ranks_per_node = 8;
+  row.alpha_s = 20e-6;
+  row.busbw_Bps = 200e9;
+  row.min_bytes = 0;
+  row.max_bytes = 1e12;
+  s.hardware.collectives.push_back(row);
+  const auto calibrated = collective_picks(s);
+  bool seen = false;
+  for (const auto& k : calibrated)
+    if (k.kind == std::string("tp")) {
+      CHECK(k.algorithm == "calibrated");
+      CHECK(k.protocol == "calibrated");
+      seen = true;
+    }
+  CHECK(seen);
 }

@@ -36,6 +36,7 @@ struct NcclComm {
   double bw_inter_GBs = 0;   // per channel: graph->bwInter
   double latency_inter_us = 0;  // graph->latencyInter (the network plugin's; 0 on InfiniBand)
   double switches_us = 0;       // the switch tiers above the leaf a network hop crosses, up and down
+  bool operator==(const NcclComm&) const = default;
 };
 
 // NCCL's predictions for one (collective, algorithm, protocol): latency in microseconds and the
