@@ -180,3 +180,43 @@ TEST_CASE("nccl model: Blackwell's NVLS tree takes the size correction on x86 ho
   CHECK(nccl_time_us(c, Collective::all_reduce, NcclAlgo::nvls_tree, NcclProto::simple, 1048576) ==
         Approx(h.latency_us + 1048576 / (1000 * h.bw_GBs)).epsilon(1e-9));
 }
+
+TEST_CASE("nccl model: the switch tiers a group crosses", "[analytic][nccl]") {
+  core::HardwareSpec hw;
+  hw.gpu.name = "H100-SXM5-80GB";
+  hw.gpu.comm_sms = 16;
+  hw.gpus_per_node = 8;
+  hw.intra = core::Link{450e9, 20e-6, 0.82};
+  hw.network = core::Link{50e9, 50e-6, 0.94};
+  hw.topology = core::Topology::rail_optimized;  // the network scalar's oversubscription is not read
+  core::SwitchTier leaf, spine, top;
+  leaf.latency_s = 0.33e-6;
+  leaf.oversubscription = 2;
+  spine.latency_s = 0.5e-6;
+  spine.oversubscription = 3;
+  top.latency_s = 0.7e-6;
+  hw.fabric.tiers = {leaf, spine, top};
+  Group g{64, core::Scope::inter, 1};  // one GPU a node: the NIC share 47 GB/s
+  SECTION("under one leaf: no uplink, no switch beyond NCCL's hop") {
+    g.span.top = 0;
+    const auto c = nccl_comm(hw, g);
+    CHECK(c.bw_inter_GBs == Approx(47.0 / 16).epsilon(1e-12));
+    CHECK(c.switches_us == 0);
+  }
+  SECTION("across leaves: the leaf's uplinks halve the share, the spine adds 2 x 0.5 us a hop") {
+    g.span.top = 1;
+    const auto c = nccl_comm(hw, g);
+    CHECK(c.bw_inter_GBs == Approx(47.0 / 2 / 16).epsilon(1e-12));
+    CHECK(c.switches_us == Approx(1.0).epsilon(1e-12));
+    // the tree's network hop, one GPU a node (Simple): 14 + 1.0 us; 64 nodes: 2 x log2(64) = 12 hops
+    // on base 8.4: 8.4 + 12 x 15 = 188.4 us
+    CHECK(nccl_cost(c, Collective::all_reduce, NcclAlgo::tree, NcclProto::simple).latency_us ==
+          Approx(188.4).epsilon(1e-12));
+  }
+  SECTION("through the top tier: the largest ratio below it (the spine's 3), both tiers' switches") {
+    g.span.top = 2;
+    const auto c = nccl_comm(hw, g);
+    CHECK(c.bw_inter_GBs == Approx(47.0 / 3 / 16).epsilon(1e-12));
+    CHECK(c.switches_us == Approx(2 * (0.5 + 0.7)).epsilon(1e-12));
+  }
+}
