@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/nccl_model.hpp"
 #include "ptdsim/core/gpu_name.hpp"
 #include "ptdsim/core/names.hpp"
 
@@ -101,6 +102,20 @@ AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double b
 
 }  // namespace
 
+NcclChoice nccl_line(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g) {
+  if (g.ranks <= 1 || !nccl_tuned(op)) return NcclChoice{};
+  const NcclComm c = nccl_comm(hw, g);
+  if (hw.nccl.algo >= 0 || hw.nccl.proto >= 0) {
+    // a forced pair NCCL cannot run for this collective or group leaves it to NCCL's own choice
+    if (const NcclChoice k = nccl_choose(c, op, bytes, hw.nccl.algo, hw.nccl.proto); k.valid) return k;
+  }
+  return nccl_choose(c, op, bytes);
+}
+
+bool calibrated_applies(const core::HardwareSpec& hw, core::Collective op, const Group& g) {
+  return !hw.collectives.empty() && measurement(hw, op, g) != nullptr;
+}
+
 AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, double bytes,
                           const Group& g) {
   if (!hw.collectives.empty()) {
@@ -118,6 +133,15 @@ AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, dou
       return row;
     }
   }
+  // The collectives NCCL's tuner models take the (algorithm, protocol) NCCL picks for the group,
+  // as the line its time follows at this size (docs/analytic.md "NCCL's algorithms and protocols").
+  if (const NcclChoice k = nccl_line(hw, op, bytes, g); k.valid) {
+    return AlphaBeta{k.latency_us * 1e-6, k.bw_GBs * 1e9 * bus_factor(op, g.ranks)};
+  }
+  return link_line(hw, op, g);
+}
+
+AlphaBeta link_line(const core::HardwareSpec& hw, core::Collective op, const Group& g) {
   const double nvlink = hw.intra.bandwidth_Bps * hw.intra.efficiency;
   if (g.scope == core::Scope::intra) return AlphaBeta{hw.intra.latency_s, nvlink};
   // Across nodes the NIC share per GPU is the slowest link. NCCL runs one ring (channel) per NIC, so

@@ -58,31 +58,36 @@ long long ranks_below(const DimStride* dims, int count, long long unit) {
 }
 
 FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int count) {
+  return fabric_span(hw, dims, count, ranks_below(dims, count, std::max(1, hw.gpus_per_node)));
+}
+
+FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int count, long long per_node) {
   long long ranks = 1;
   for (int i = 0; i < count; ++i) ranks *= dims[i].size;
-  const long long gpn = std::max(1, hw.gpus_per_node);
-  auto spanned = [&](long long unit) {
-    const long long in = std::max(1LL, ranks_below(dims, count, unit));
-    return static_cast<int>((ranks + in - 1) / in);
-  };
+  auto spanned = [&](long long in) { return static_cast<int>((ranks + in - 1) / std::max(1LL, in)); };
   FabricSpan f;
-  f.nodes = spanned(gpn);
+  f.nodes = spanned(per_node);
   if (f.nodes <= 1) return f;
+  // a fabric without bounded tiers (a file without tiers): every node under the one switch group
+  const auto& tiers = hw.fabric.tiers;
+  if (tiers.size() <= 1 && (tiers.empty() || (tiers[0].radix <= 0 && tiers[0].nodes <= 0))) {
+    f.top = 0;
+    return f;
+  }
   const auto reach = tier_reach(hw);
   const int n = tier_count(hw);
+  const long long gpn = std::max(1, hw.gpus_per_node);
   f.top = n - 1;
   for (int t = 0; t < n; ++t) {
     const long long r = reach[static_cast<std::size_t>(t)];
     // a unit wider than any group: one group (and no overflow of r * gpn)
-    const int g = r >= kUnboundedReach / gpn ? 1 : spanned(r * gpn);
+    const int g = r >= kUnboundedReach / gpn ? 1 : spanned(ranks_below(dims, count, r * gpn));
     f.groups[static_cast<std::size_t>(t)] = g;
-  }
-  // the lowest tier whose one group holds every node
-  for (int t = 0; t < n; ++t)
-    if (f.groups[static_cast<std::size_t>(t)] == 1) {
+    if (g == 1) {  // the lowest tier whose one group holds every node; the ones above hold it too
       f.top = t;
       break;
     }
+  }
   return f;
 }
 

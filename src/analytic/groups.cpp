@@ -38,7 +38,7 @@ Group group_from(const core::Scenario& s, const DimStride* dims, int count) {
   for (int i = 0; i < count; ++i) g.ranks *= dims[i].size;
   g.ranks_per_node = static_cast<int>(ranks_below(dims, count, gpn));
   g.scope = g.ranks_per_node >= g.ranks ? core::Scope::intra : core::Scope::inter;
-  g.span = fabric_span(s.hardware, dims, count);
+  g.span = fabric_span(s.hardware, dims, count, g.ranks_per_node);
   return g;
 }
 

@@ -65,7 +65,7 @@ std::string fit_report(const std::vector<CollectiveFitResult>& fits) {
 std::vector<std::string> base_warnings(const std::vector<CollectiveFitResult>& fits,
                                        core::HardwareSpec base, const std::string& base_name) {
   std::vector<std::string> out;
-  base.collectives.clear();  // the link model alone
+  base.collectives.clear();  // the file's links alone (NCCL's model on them)
   for (const auto& f : fits) {
     const std::string what = fmt::format("{} {}, {} ranks", core::name(f.op), core::name(f.scope), f.ranks);
     if (!f.gpu.empty() && !core::same_gpu_part(f.gpu, base.gpu.name)) {
@@ -84,7 +84,7 @@ std::vector<std::string> base_warnings(const std::vector<CollectiveFitResult>& f
     const double ratio = fitted / link;
     if (ratio > kLinkModelRatio || ratio < 1 / kLinkModelRatio) {
       out.push_back(fmt::format(
-          "ptdsim: warning: {}: at {} the fit takes {}, {:.1f}x {} than the {} of {}'s link model: "
+          "ptdsim: warning: {}: at {} the fit takes {}, {:.1f}x {} than the {} of {}'s model (NCCL's pick on its links): "
           "the log was measured on {} links than the file describes{}; evaluate will use the calibrated rows",
           what, size_text(size), time_text(fitted), ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "slower" : "faster",
           time_text(link), base_name, ratio > 1 ? "slower" : "faster",

@@ -217,6 +217,16 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.moe.dispatcher = mo.enumeration<core::Dispatcher>("dispatcher", 3).value_or(core::Dispatcher::alltoall);
   t.moe.load_imbalance = mo.number("load_imbalance", 1.0);
   t.moe.capacity_factor = mo.number("capacity_factor", 0.0);
+  // NCCL_ALGO / NCCL_PROTO: the names in NCCL's order (analytic::NcclAlgo, NcclProto)
+  Mark nwhere = te.key_mark;
+  Fields nc(section_or_empty(tr, "nccl", nwhere), nwhere, "training.nccl", "training.nccl", section_keys("training.nccl"));
+  static const std::vector<std::string> kAlgos{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  static const std::vector<std::string> kProtos{"ll", "ll128", "simple"};
+  auto index = [](const std::vector<std::string>& v, const std::optional<std::string>& x) {
+    return x ? static_cast<int>(std::find(v.begin(), v.end(), *x) - v.begin()) : -1;
+  };
+  s.hardware.nccl.algo = index(kAlgos, nc.choice("algo", kAlgos));
+  s.hardware.nccl.proto = index(kProtos, nc.choice("proto", kProtos));
   t.offload = tr.enumeration<core::Offload>("offload", core::kOffloadCount).value_or(core::Offload::none);
   t.offload_fraction = tr.number("offload_fraction", 1.0);
 

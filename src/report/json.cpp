@@ -2,6 +2,8 @@
 #include <type_traits>
 
 #include "report_fields.hpp"
+#include "ptdsim/analytic/nccl_picks.hpp"
+#include "ptdsim/core/names.hpp"
 #include "ptdsim/report/evaluate.hpp"
 
 namespace ptdsim::report {
@@ -84,6 +86,18 @@ void report_json_walk(const core::Report& r, JsonVisitor& v) {
     if (p.stage >= 0) v.integer("stage", p.stage);
     v.number("seconds", p.seconds);
     v.string("what", core::path_words(p));
+  }
+  v.end_rows();
+  // what runs each kind's collectives: NCCL's algorithm and protocol, calibrated, or p2p
+  v.begin_rows("communication.collectives");
+  for (const auto& k : analytic::collective_picks(r.scenario)) {
+    v.begin_row();
+    v.string("kind", k.kind);
+    v.string("op", std::string(core::name(k.op)));
+    v.integer("ranks", k.ranks);
+    v.number("bytes", k.bytes);
+    v.string("algorithm", k.algorithm);
+    if (!k.protocol.empty()) v.string("protocol", k.protocol);
   }
   v.end_rows();
   v.begin_rows("memory.by_stage");

@@ -6,6 +6,7 @@
 #include "report_fields.hpp"
 #include "format.hpp"
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/nccl_picks.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
@@ -193,6 +194,15 @@ void comm_section(std::string& out, const core::Report& r) {
                        bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
                        verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
   }
+  // what runs each collective: NCCL's algorithm/protocol, calibrated rows, or point-to-point
+  std::string picks;
+  for (const auto& k : analytic::collective_picks(r.scenario)) {
+    const std::string what = k.algorithm == "calibrated" ? k.algorithm
+                             : k.protocol.empty()         ? k.algorithm
+                                                          : k.algorithm + "/" + k.protocol;
+    picks += fmt::format("{}{} {} {}", picks.empty() ? "" : "; ", k.kind, core::name(k.op), what);
+  }
+  if (!picks.empty()) out += "  run by: " + picks + "\n";
   if (r.pp_end_bytes > 0 && r.pp_end_bytes != r.of(core::CommBucket::pp).bytes)
     out += fmt::format("  pp above is a middle stage's GPU; the first and last stage's send {} (no gradient back from the\n"
                        "   first virtual stage, no activation forward from the last)\n", bytes(r.pp_end_bytes));

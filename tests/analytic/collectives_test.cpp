@@ -6,6 +6,7 @@
 
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/nccl_picks.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -68,35 +69,45 @@ TEST_CASE("analytic: groups under the rank placement", "[analytic][collectives]"
   }
 }
 
-TEST_CASE("analytic: collective times from the link model", "[analytic][collectives]") {
+// The collectives NCCL's tuner models take NCCL's pick on the link bandwidths (nccl_model_test.cpp
+// works NCCL's formulas); all-to-all and send/recv keep the link model. A100: no NVLS; 16 channels.
+TEST_CASE("analytic: collective times from NCCL's model on the link bandwidths", "[analytic][collectives]") {
   auto hw = testing::dgx_a100_80g();  // NVLink 300 GB/s 5 us, NIC 25 GB/s 10 us
   Group intra8{8, core::Scope::intra, 8};
   Group inter1{8, core::Scope::inter, 1};
   Group inter2{8, core::Scope::inter, 2};
   SECTION("inside a node: NVLink") {
-    // 5 us + 1.75 * 2^30 / 300e9 = 0.0062682... s
+    // ring Simple: busbw 16 channels x 300/16 = 300 GB/s, latency 8.4 + 14 steps x 3.4 us = 56 us:
+    // 56 us + 1.75 * 2^30 / 300e9 = 0.0063194... s (LL128: 40.6 us + 1.75 * 2^30 / 276e9 is slower;
+    // the one-node tree's bandwidth 276 x 0.5, is too)
     CHECK(collective_time(hw, Collective::all_reduce, core::kGiB, intra8) ==
-          Approx(5e-6 + 1.75 * core::kGiB / 300e9).epsilon(1e-12));
+          Approx(56e-6 + 1.75 * core::kGiB / 300e9).epsilon(1e-12));
   }
   SECTION("one rank per node: the NIC share") {
-    // 10 us + 1.75 * 1e9 / 25e9 = 0.07001 s, plus 8 nodes' tree: 2 (log2 8 - 1) x 14 us = 56 us
-    CHECK(collective_time(hw, Collective::all_reduce, 1e9, inter1) == Approx(0.07001 + 56e-6).epsilon(1e-12));
+    // ring Simple: busbw 1 x 25 GB/s, 1.75 * 1e9 / 25e9 = 0.07 s; all 14 steps cross the network,
+    // one rank a node takes the tree's network hop 14 us: 8.4 + 14 x 14 = 204.4 us, x 1.4 (the ring's
+    // plateau: 1e9 / (16 x 8) >= 64) = 286.16 us. The tree: 25 x 0.92 x 0.5 = 11.5 GB/s, slower.
+    CHECK(collective_time(hw, Collective::all_reduce, 1e9, inter1) == Approx(0.07 + 286.16e-6).epsilon(1e-12));
   }
   SECTION("k ranks per node aggregate k NICs (NCCL rings over every NIC), latency adds NVLink's") {
-    // busbw 2 x 25 = 50 GB/s; alpha 10 + 5 us; 0.875 * 1e9 / 50e9 = 0.0175; a ring over 4 nodes
-    // has 2 network and 2 NVLink steps more than over 2: 2 x 14 + 2 x 3.4 = 34.8 us
-    CHECK(collective_time(hw, Collective::reduce_scatter, 1e9, inter2) ==
-          Approx(15e-6 + 34.8e-6 + 0.0175).epsilon(1e-12));
+    // busbw 2 x 25 = 50 GB/s; 0.875 * 1e9 / 50e9 = 0.0175 s; ring Simple over 4 nodes of 2: 7 steps,
+    // 3 cross the network (14 us), 4 NVLink (3.4 us): 8.4 + 4 x 3.4 + 3 x 14 = 64 us
+    CHECK(collective_time(hw, Collective::reduce_scatter, 1e9, inter2) == Approx(64e-6 + 0.0175).epsilon(1e-12));
   }
   SECTION("all-to-all cannot aggregate NICs") {
     CHECK(collective_time(hw, Collective::all_to_all, 1e9, inter2) == Approx(15e-6 + 0.875 * 1e9 / 25e9).epsilon(1e-12));
   }
-  SECTION("a ring over 128 nodes of 8 pays NCCL's hop latencies: 126 x (14 + 7 x 3.4) us more") {
+  SECTION("a ring over 128 nodes of 8 pays NCCL's hop latencies") {
     Group ring{1024, core::Scope::inter, 8};
-    CHECK(collective_line(hw, Collective::all_gather, 1e9, ring).alpha_s ==
-          Approx(15e-6 + 126 * (14e-6 + 7 * 3.4e-6)).epsilon(1e-12));
-    Group two{16, core::Scope::inter, 8};  // the measured two-node alpha as it is
-    CHECK(collective_line(hw, Collective::all_gather, 1e9, two).alpha_s == Approx(15e-6).epsilon(1e-12));
+    // 1023 steps, 127 across the network. LL128: 14 + 896 x 1.9 + 127 x 4.0 = 2224.4 us, busbw
+    // min(200 x 0.92, 16 x 20) = 184 GB/s: 2224.4 + 1e9 x 1023/1024 / 184e3 = 7653.9 us; Simple:
+    // 8.4 + 896 x 3.4 + 127 x 14 = 4832.8 us + 1e9 x 1023/1024 / 200e3 = 9827.9 us. LL128 is picked.
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, ring).alpha_s == Approx(2224.4e-6).epsilon(1e-12));
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, ring).busbw_Bps == Approx(184e9).epsilon(1e-12));
+    // two nodes: 15 steps, one across. Simple 8.4 + 14 x 3.4 + 14 = 70 us + 1e9 x 15/16 / 200e3 =
+    // 4757.5 us beats LL128's 14 + 14 x 1.9 + 4 = 44.6 us + 1e9 x 15/16 / 184e3 = 5139.6 us
+    Group two{16, core::Scope::inter, 8};
+    CHECK(collective_line(hw, Collective::all_gather, 1e9, two).alpha_s == Approx(70e-6).epsilon(1e-12));
   }
   SECTION("efficiency and oversubscription scale the NIC") {
     hw.network.efficiency = 0.9;
@@ -253,4 +264,72 @@ TEST_CASE("analytic: calibrated rows used outside what was measured are warned a
     CHECK(w[0] == "send_recv over the pp group (2 ranks, 1 per node, inter) uses the calibrated rows measured on "
                   "2 ranks: the row does not record how many GPUs per node it was measured with");
   }
+}
+
+TEST_CASE("analytic: a forced NCCL algorithm or protocol, as NCCL_ALGO / NCCL_PROTO", "[analytic][collectives]") {
+  auto hw = testing::dgx_a100_80g();  // NVLink 300 GB/s, 16 channels, A100: no NVLS
+  Group intra8{8, core::Scope::intra, 8};
+  const double S = core::kGiB;
+  SECTION("the tree inside a node") {
+    // tree all-reduce, one node: busbw min(300 x 0.92, 16 x 24.0) = 276, x 0.5 = 138 GB/s algorithm
+    // bandwidth; latency 8.4 + 2 x (7 NVLink hops x 4.0) = 64.4 us; 2^30 B: log2(2^24) = 24, past the
+    // size correction's table
+    hw.nccl.algo = static_cast<int>(NcclAlgo::tree);
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(64.4e-6 + S / 138e9).epsilon(1e-12));
+    CHECK(nccl_line(hw, Collective::all_reduce, S, intra8).algo == NcclAlgo::tree);
+  }
+  SECTION("LL128: the ring's, 40.6 us at 276 GB/s busbw") {
+    hw.nccl.proto = static_cast<int>(NcclProto::ll128);
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(40.6e-6 + 1.75 * S / 276e9).epsilon(1e-12));
+  }
+  SECTION("a pair NCCL cannot run keeps NCCL's own choice") {
+    hw.nccl.algo = static_cast<int>(NcclAlgo::pat);  // PAT has no all-reduce
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(56e-6 + 1.75 * S / 300e9).epsilon(1e-12));
+    hw.nccl.algo = static_cast<int>(NcclAlgo::nvls);  // no NVLS on A100
+    CHECK(nccl_line(hw, Collective::all_reduce, S, intra8).algo == NcclAlgo::ring);
+  }
+}
+
+TEST_CASE("analytic: the report's algorithm and protocol for each kind of collective", "[analytic][collectives]") {
+  auto s = testing::gpt3_1024();  // tp 8 inside a node, pipeline sends, data-parallel gradients
+  s.parallel.sequence_parallel = false;
+  const auto picks = collective_picks(s);
+  auto find = [&](const char* kind, Collective op) -> const CollectivePick* {
+    for (const auto& k : picks)
+      if (k.kind == kind && k.op == op) return &k;
+    return nullptr;
+  };
+  // TP: the all-reduce of the s*b*h activation, 2 x 2048 x 12288 B, over 8 GPUs on NVLink: the
+  // ring Simple (collectives_test's derivation above: 56 us + 1.75 S / 300e9)
+  const CollectivePick* tp = find("tp", Collective::all_reduce);
+  REQUIRE(tp);
+  CHECK(tp->ranks == 8);
+  CHECK(tp->bytes == 2.0 * 2048 * 12288);
+  CHECK(tp->algorithm == "ring");
+  CHECK(tp->protocol == "simple");
+  // pipeline sends run as NCCL's point-to-point: no tuner pick, no protocol named
+  const CollectivePick* pp = find("pp", Collective::send_recv);
+  REQUIRE(pp);
+  CHECK(pp->algorithm == "p2p");
+  CHECK(pp->protocol.empty());
+  // a calibrated row for the TP group's op and scope takes priority
+  core::CollectiveFit row;
+  row.op = Collective::all_reduce;
+  row.scope = core::Scope::intra;
+  row.ranks = 8;
+  row.ranks_per_node = 8;
+  row.alpha_s = 20e-6;
+  row.busbw_Bps = 200e9;
+  row.min_bytes = 0;
+  row.max_bytes = 1e12;
+  s.hardware.collectives.push_back(row);
+  const auto calibrated = collective_picks(s);
+  bool seen = false;
+  for (const auto& k : calibrated)
+    if (k.kind == std::string("tp")) {
+      CHECK(k.algorithm == "calibrated");
+      CHECK(k.protocol == "calibrated");
+      seen = true;
+    }
+  CHECK(seen);
 }

@@ -28,10 +28,10 @@ core::Scenario zero3_gpt3() {
 
 // One layer on one GPU under tp 8 (params_test): (12h^2 + 7h)/8 + 6h at h = 12288.
 constexpr double kLayer = 226576896.0;
-// The link model's line for that group: alpha = network 10 us + NCCL's hop for each of the
-// 128 - 2 nodes beyond the measured two (14 us, no NVLink hops with one rank a node); busbw =
-// one 25 GB/s NIC.
-constexpr double kAlpha = 10e-6 + 126 * 14e-6;
+// NCCL's line for that group at a layer's bytes (collectives_test.cpp): the ring Simple, 127 steps
+// each across the network (one rank a node: the tree's network hop, 14 us), 8.4 + 127 x 14 =
+// 1786.4 us; busbw = one 25 GB/s NIC. (PAT, one GPU a node: 25 x 0.75 GB/s, slower at these sizes.)
+constexpr double kAlpha = 8.4e-6 + 127 * 14e-6;
 constexpr double kBusbw = 25e9;
 
 // The step's work of one stage (hand-made): 4 units, F 1 s, B 2 s, per unit a 0.2 s gather and
@@ -87,7 +87,9 @@ TEST_CASE("analytic: one ZeRO-3 unit by hand: bytes gathered and reduce-scattere
     const ChunkWork c = step_work(s).chunks[0];
     CHECK(c.zero3_units == 384);
     CHECK(c.zero3_unit_params == Approx(kLayer / 4).epsilon(1e-12));
-    CHECK(c.zero3_gather_s == Approx(kAlpha + 453153792.0 / 4 * 127 / 128 / kBusbw).epsilon(1e-12));
+    // a quarter of the bytes: NCCL picks LL128, 14 + 127 x 8.5 = 1093.5 us at 25 x 0.92 = 23 GB/s
+    // (5980.6 us; the ring Simple would take 1786.4 + 4496.1 = 6282.5 us)
+    CHECK(c.zero3_gather_s == Approx(1093.5e-6 + 453153792.0 / 4 * 127 / 128 / 23e9).epsilon(1e-12));
   }
   SECTION("the framework's host overhead: per call, and per rank of the group") {
     s.parallel.sharding.overhead_s = 100e-6;
@@ -100,14 +102,15 @@ TEST_CASE("analytic: one ZeRO-3 unit by hand: bytes gathered and reduce-scattere
   SECTION("hybrid sharding: gathered within 16 ranks, the shard all-reduced across 8 replicas") {
     s.parallel.sharding.shard_ranks = 16;
     const ChunkWork c = step_work(s).chunks[0];
-    // shard group: 16 ranks on 16 nodes, alpha 10 + 14 x 14 us; busbw one NIC
-    const double a16 = 10e-6 + 14 * 14e-6;
+    // shard group: 16 ranks on 16 nodes, ring Simple 8.4 + 15 x 14 = 218.4 us; busbw one NIC
+    const double a16 = 8.4e-6 + 15 * 14e-6;
     CHECK(c.zero3_gather_s == Approx(a16 + 453153792.0 * 15 / 16 / kBusbw).epsilon(1e-12));
-    // replica group: 8 ranks 128 apart, 8 nodes: NCCL's tree adds 2 (log2 8 - 1) x 14 us; the
-    // shard of fp32 gradients, 906,307,584 / 16 = 56,644,224 B, all-reduced (factor 2 x 7/8)
+    // replica group: 8 ranks 128 apart, 8 nodes; the shard of fp32 gradients, 906,307,584 / 16 =
+    // 56,644,224 B, all-reduced (factor 2 x 7/8) by the ring Simple: 14 network steps, (8.4 + 14 x
+    // 14) x 1.4 (the plateau) = 286.16 us; the tree's 11.5 GB/s (25 x 0.92 x 0.5) is slower
     const double shard = 906307584.0 / 16;
     CHECK(c.zero3_replica_bytes == Approx(shard * 2 * 7 / 8).epsilon(1e-12));
-    CHECK(c.zero3_replica_s == Approx(10e-6 + 2 * 2 * 14e-6 + shard * 2 * 7 / 8 / kBusbw).epsilon(1e-12));
+    CHECK(c.zero3_replica_s == Approx(286.16e-6 + shard * 2 * 7 / 8 / kBusbw).epsilon(1e-12));
     // the states are sharded 16 ways, not 128
     CHECK(stage_memory(s)[0].weights == Approx(2 * stage_params_per_gpu(s, 0).total() / 16).epsilon(1e-12));
   }

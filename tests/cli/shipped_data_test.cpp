@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/fabric.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/load.hpp"
 
@@ -288,4 +289,20 @@ TEST_CASE("shipped data: a dataset record carries the published figures", "[data
   CHECK(f.scenario->parallel.zero == 3);
   CHECK(f.scenario->training.framework == "llm-foundry");
   CHECK(*f.measured.step_s == Approx(129.3261).epsilon(1e-9));
+}
+
+TEST_CASE("shipped data: each fabric reaches the nodes its reference architecture says", "[data][fabric]") {
+  const std::string dir = std::string(PTDSIM_SOURCE_DIR) + "/hardware/";
+  // hardware/FACTS.md section 8: the DGX SuperPOD's 32-node scalable unit under a leaf, 4 SUs under
+  // a spine group (the 4-SU, 127-node RA), 64 x 128 nodes under the core
+  const auto h100 = ptdsim::analytic::tier_reach(ptdsim::io::load_hardware(dir + "dgx-h100.yaml"));
+  CHECK(h100[0] == 32);
+  CHECK(h100[1] == 128);
+  CHECK(h100[2] == 8192);
+  // DeepSeek-V3's 8 planes of two tiers: 64 x 32 = 2,048 nodes, the "16,384 GPUs" of the paper
+  const auto h800 = ptdsim::analytic::tier_reach(ptdsim::io::load_hardware(dir + "hgx-h800.yaml"));
+  CHECK(h800[0] == 32);
+  CHECK(h800[1] == 2048);
+  // the GB200 SuperPOD's SU: 8 NVL72 racks
+  CHECK(ptdsim::analytic::tier_reach(ptdsim::io::load_hardware(dir + "gb200-nvl72.yaml"))[0] == 8);
 }

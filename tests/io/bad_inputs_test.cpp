@@ -546,6 +546,18 @@ const Case kCases[] = {
      "{data}/bad/scenario_overlap_ep_not_bool.yaml:13:17: error: training.overlap.ep must be true or false, got \"1f1b\"\n"
      "  overlap: {ep: 1f1b}\n"
      "                ^"},
+    {"scenario_nccl_algo_unknown.yaml",
+     "{data}/bad/scenario_nccl_algo_unknown.yaml:12:16: error: training.nccl.algo must be one of tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat, got \"double_tree\"\n"
+     "  nccl: {algo: double_tree}\n"
+     "               ^"},
+    {"scenario_nccl_proto_unknown.yaml",
+     "{data}/bad/scenario_nccl_proto_unknown.yaml:12:29: error: training.nccl.proto must be one of ll, ll128, simple, got \"LL128\"; did you mean 'll128'?\n"
+     "  nccl: {algo: ring, proto: LL128}\n"
+     "                            ^"},
+    {"scenario_nccl_unknown_key.yaml",
+     "{data}/bad/scenario_nccl_unknown_key.yaml:12:10: error: unknown key 'algorithm' in training.nccl\n"
+     "  nccl: {algorithm: ring}\n"
+     "         ^"},
     {"scenario_moe_capacity_allgather.yaml",
      "{data}/bad/scenario_moe_capacity_allgather.yaml:13:32: error: a capacity factor (token dropping) needs training.moe.dispatcher alltoall, got allgather\n"
      "  moe: {dispatcher: allgather, capacity_factor: 1.25}\n"

@@ -245,3 +245,18 @@ TEST_CASE("io: the Megatron-Bridge row gives an MoE model the alltoall dispatche
   CHECK(filled(dense, "training.moe.dispatcher") == 0);
   CHECK(filled(dense, "training.overlap.ep") == 0);
 }
+
+TEST_CASE("io: training.nccl forces NCCL's algorithm and protocol, by file or --set", "[io][nccl]") {
+  // indices in NCCL's order: tree 0, ring 1, ..., nvls 4, nvls_tree 5, pat 6; ll 0, ll128 1, simple 2
+  const auto plain = load("  seq_len: 512\n  global_batch: 8\n");
+  CHECK(plain.hardware.nccl.algo == -1);
+  CHECK(plain.hardware.nccl.proto == -1);
+  const auto file = load("  seq_len: 512\n  global_batch: 8\n  nccl: {algo: nvls_tree, proto: simple}\n");
+  CHECK(file.hardware.nccl.algo == 5);
+  CHECK(file.hardware.nccl.proto == 2);
+  const auto set = load("  seq_len: 512\n  global_batch: 8\n", {{"training.nccl.algo", "pat"}, {"training.nccl.proto", "ll128"}});
+  CHECK(set.hardware.nccl.algo == 6);
+  CHECK(set.hardware.nccl.proto == 1);
+  CHECK(error_of("  seq_len: 512\n  global_batch: 8\n  nccl: {algo: rings}\n").find("training.nccl.algo must be one of") !=
+        std::string::npos);
+}

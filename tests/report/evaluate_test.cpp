@@ -4,6 +4,7 @@
 
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/report/evaluate.hpp"
+#include "../common/scenarios.hpp"
 
 using namespace ptdsim;
 
@@ -138,4 +139,23 @@ TEST_CASE("io: the switches say what times the flash-attention core", "[io][repo
   CHECK(line() == "flash attention on (two GEMMs)");
   r.scenario.training.flash_attention = false;
   CHECK(line() == "flash attention off");
+}
+
+TEST_CASE("io: the table and the JSON name what runs each collective", "[io][report]") {
+  // GPT-3 175B on 1024 A100 without SP: the TP all-reduce inside a node is NCCL's ring Simple
+  // (tests/analytic/collectives_test.cpp works it by hand), the pipeline sends point-to-point
+  auto r = sample();
+  r.scenario = testing::gpt3_1024();
+  r.scenario.parallel.sequence_parallel = false;
+  CHECK(report::report_table(r).find("  run by: tp all_reduce ring/simple; pp send_recv p2p; ") != std::string::npos);
+  auto j = nlohmann::json::parse(report::report_json(r));
+  const auto& rows = j["communication"]["collectives"];
+  REQUIRE(rows.size() >= 2);
+  CHECK(rows[0]["kind"] == "tp");
+  CHECK(rows[0]["op"] == "all_reduce");
+  CHECK(rows[0]["ranks"] == 8);
+  CHECK(rows[0]["algorithm"] == "ring");
+  CHECK(rows[0]["protocol"] == "simple");
+  CHECK(rows[1]["algorithm"] == "p2p");
+  CHECK_FALSE(rows[1].contains("protocol"));
 }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ptdsim/analytic/groups.hpp"
+#include "ptdsim/analytic/nccl_model.hpp"
 #include "ptdsim/core/alpha_beta.hpp"
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/parallel.hpp"
@@ -14,16 +15,28 @@ namespace ptdsim::analytic {
 // The alpha-beta line a collective follows: time = alpha_s + bytes * bus_factor / busbw_Bps.
 // From the calibrated `collectives:` table when the hardware has a row for the op and the group's
 // scope (the measurement nearest the group: rank count, then GPUs per node, then GPU; of its rows
-// the size range holding `bytes`), else from the link model: the group's slowest link
-// (NVLink inside a node, the NIC share across nodes) times its efficiency, and the measured
-// latency of the smallest group (8 GPUs; 2 nodes) plus NCCL's hop latencies for the steps a
-// larger ring or tree adds.
+// the size range holding `bytes`); else, for the collectives NCCL's tuner models (all-reduce,
+// all-gather, reduce-scatter, broadcast, reduce), the line of the algorithm and protocol NCCL picks
+// for the group at this size (nccl_line); else (all-to-all, send/recv) the link model.
 struct AlphaBeta {
   double alpha_s = 0;
   double busbw_Bps = 0;
 };
 AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, double bytes,
                           const Group& g);
+
+// The link model: the group's slowest link (NVLink inside a node, the NIC share across nodes) times
+// its efficiency, and the measured latency of the smallest group (8 GPUs; 2 nodes) plus NCCL's hop
+// latencies for the steps a larger ring or tree adds.
+AlphaBeta link_line(const core::HardwareSpec& hw, core::Collective op, const Group& g);
+
+// The (algorithm, protocol) NCCL picks for the group (nccl_comm, nccl_choose, restricted by the
+// hardware's `nccl` as NCCL_ALGO / NCCL_PROTO do); invalid for one rank and for the collectives its
+// tuner does not model.
+NcclChoice nccl_line(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g);
+
+// Whether a calibrated row times the op over the group (collective_line's first case).
+bool calibrated_applies(const core::HardwareSpec& hw, core::Collective op, const Group& g);
 
 // Time of one collective moving `bytes` per rank (nccl-tests' "size"), seconds. 0 for one rank.
 double collective_time(const core::HardwareSpec& hw, core::Collective op, double bytes,

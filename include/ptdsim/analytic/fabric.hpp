@@ -44,6 +44,8 @@ struct FabricSpan {
 // previous dims' extent, as dense placement lays them) are `dims`; the other groups of a dimension
 // are its translates, identical when node and tier sizes divide the strides (power-of-two layouts).
 FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int count);
+// The same, given ranks_below(dims, count, node.gpus) (group_from has it already).
+FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int count, long long per_node);
 
 // How many of such a group's ranks, from rank 0, fall below rank `unit` (unit = GPUs per node:
 // its ranks per node).

@@ -10,6 +10,9 @@ namespace ptdsim::analytic {
 
 // A communication group of one parallel dimension (or several) under the scenario's rank placement.
 struct Group {
+  Group() = default;
+  // the link model's view (tests and one-off callers): the span stays "no switch crossed"
+  Group(int ranks_, core::Scope scope_, int ranks_per_node_) : ranks(ranks_), scope(scope_), ranks_per_node(ranks_per_node_) {}
   int ranks = 1;
   core::Scope scope = core::Scope::intra;
   int ranks_per_node = 1;  // how many of the group's ranks share a node

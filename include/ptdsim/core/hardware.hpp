@@ -253,9 +253,15 @@ struct HardwareSpec {
   // node shares the rail-k leaf.
   NetworkTopology fabric;
   int nics_per_node() const { return fabric.nics_per_node > 0 ? fabric.nics_per_node : gpus_per_node; }
-  std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides the link model
+  std::vector<CollectiveFit> collectives;  // optional, calibrated; overrides NCCL's model
   HostSpec host;
   JitterSpec jitter;
+  // The job's NCCL_ALGO / NCCL_PROTO (the scenario's training.nccl): indices in NCCL's order
+  // (analytic::NcclAlgo, NcclProto); -1: NCCL's own choice.
+  struct NcclForce {
+    int algo = -1;
+    int proto = -1;
+  } nccl;
 };
 
 }  // namespace ptdsim::core
