@@ -119,6 +119,15 @@ class Builder {
     t.rank = rank;
     t.duration_s = seconds;
     t.flops = flops;
+    place(t, op, layer_first, layer_count);
+    return t;
+  }
+  TaskId add_compute(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
+                     int layer_count, double flops) {
+    return add_task(compute_spec(rank, kind, seconds, op, layer_first, layer_count, flops));
+  }
+  // Where a task sits in the step: its pass (when it has one) and the layers it covers.
+  static void place(TaskSpec& t, const core::PassRef* op, int layer_first, int layer_count) {
     if (op) {
       t.microbatch = op->microbatch;
       t.chunk = op->chunk;
@@ -126,11 +135,6 @@ class Builder {
     }
     t.layer_first = layer_first;
     t.layer_count = layer_count;
-    return t;
-  }
-  TaskId add_compute(int rank, TaskKind kind, double seconds, const core::PassRef* op, int layer_first,
-                     int layer_count, double flops) {
-    return add_task(compute_spec(rank, kind, seconds, op, layer_first, layer_count, flops));
   }
   TaskSpec comm_spec(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) const {
     TaskSpec t;
@@ -140,13 +144,7 @@ class Builder {
     t.work = c.time_s;
     t.link = link_of(rank, c.group);
     t.bytes = c.sent_bytes;
-    if (op) {
-      t.microbatch = op->microbatch;
-      t.chunk = op->chunk;
-      t.pass = static_cast<std::int8_t>(op->pass);
-    }
-    t.layer_first = layer_first;
-    t.layer_count = layer_count;
+    place(t, op, layer_first, layer_count);
     return t;
   }
   TaskId add_comm(int rank, const PlanComm& c, const core::PassRef* op, int layer_first, int layer_count) {
