@@ -94,7 +94,9 @@ std::vector<core::SwitchTier> convert_tiers(const Entry& e) {
     Fields r(*list.items[i], list.items[i]->mark, at, at, tier_row_keys());
     core::SwitchTier t;
     t.name = r.required_string("name");
-    if (t.name.empty()) fail(r.get("name")->value->mark, r.path("name") + " must not be empty");
+    // (a missing name is already collected by required_string: only a present, empty one is checked here)
+    if (const Entry* name = r.get("name"); name && t.name.empty())
+      fail(name->value->mark, r.path("name") + " must not be empty");
     t.radix = static_cast<int>(r.integer("radix", 0));
     t.bandwidth_Bps = r.required_number("bandwidth_gbs") * core::kGB;
     t.latency_s = r.required_number("latency_us") * core::kMicro;
