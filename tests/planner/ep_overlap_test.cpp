@@ -24,7 +24,7 @@ namespace {
 constexpr int kEp = static_cast<int>(core::CommBucket::ep);
 
 // A Mixtral-like MoE (32 layers, h 4096, 32 heads, 8 KV heads, 8 experts of ffn 14336, top-2) on
-// 64 A100s, 8 a node: tp 2, dp 32, ep 16 (across two nodes), seq 4096.
+// 64 A100s, 8 a node: tp 2, dp 32, ep 8 (its ranks 2 apart, so across two nodes), seq 4096.
 core::Scenario moe_64() {
   core::Scenario s;
   s.model = testing::llama(32, 4096, 32, 8, 14336, 32000);
