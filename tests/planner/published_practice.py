@@ -73,6 +73,9 @@ def main():
         step = own["time"]["step_s"]
         cells = [f"`{f.name}`", label(p), seconds(step)]
         for d in (pinned, full):
+            if not d["results"]:  # every candidate rejected: say so rather than rank against nothing
+                cells += [f"no feasible layout of {d['evaluated']:,}", rank(d), "-"]
+                continue
             best = d["results"][0]
             cells += [f"{label(best['parallel'])} ({seconds(best['time']['step_s'])})", rank(d),
                       f"{(step / best['time']['step_s'] - 1) * 100:+.1f}%"]
