@@ -90,10 +90,28 @@ OpBytes cross_entropy_bytes(core::LossFusion f) {
 
 // Delayed tensorwise scaling (TransformerEngine's cast_transpose): read 2, write the FP8 copy and
 // its transpose (1 + 1), the amax taken on the way. Current tensorwise scaling reads the tensor once
-// more for its amax first (2 + 4). Rowwise, blockwise (1x128) and MXFP8 (1x32) scale along the
-// GEMM's reduction dimension, which differs for the transposed copy: each copy is its own pass (read 2,
-// write 1), 3 + 3.
-double fp8_cast_bytes(core::Fp8Recipe r) { return r == core::Fp8Recipe::delayed ? 4 : 6; }
+// more for its amax first (2 + 4). Blockwise (1x128) and MXFP8 (1x32) scale along the GEMM's
+// reduction dimension, which differs for the transposed copy: each copy is its own pass (read 2,
+// write 1), 3 + 3. Rowwise is torchao's (Float8LinearConfig "rowwise"), as its roofline model
+// counts it (torchao/testing/float8/roofline_utils.py, pytorch/ao@6243040): a first kernel reads
+// the tensor and writes its row-scaled FP8 copy and a transposed 16-bit copy (2 + 1 + 2), a second
+// reads that copy and writes the column-scaled FP8 one (2 + 1): 8.
+double fp8_cast_bytes(core::Fp8Recipe r) {
+  switch (r) {
+    case core::Fp8Recipe::delayed: return 4;
+    case core::Fp8Recipe::rowwise: return 8;
+    case core::Fp8Recipe::current:
+    case core::Fp8Recipe::blockwise:
+    case core::Fp8Recipe::mxfp8: break;
+  }
+  return 6;
+}
+
+// torchao's rowwise recipe runs its two backward GEMMs (use_fast_accum off) as cuBLAS's tensorwise
+// kernel with unit scales and then multiplies the 16-bit output by the row and column scales, one
+// more pass (read 2, write 2) over each output (float8_ops.py addmm_float8_unwrapped, pytorch/ao@6243040;
+// pytorch/ao#2184: at least one extra kernel per GEMM under torch.compile). No other recipe has it.
+double fp8_rescale_bytes(core::Fp8Recipe r) { return r == core::Fp8Recipe::rowwise ? 4 : 0; }
 
 // What calibrate/data/h100's measuring script ran per element (its rows time forward, and forward +
 // backward with the input a leaf whose .grad accumulates): residual_add (x + g: 6; backward only the

@@ -179,12 +179,15 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // write 1): 1 byte more per norm element (`norm_elements`, both norms); backward, each GEMM's output
 // gradient is cast and transposed the same way (4 per element of its output). Pointwise kernels.
 // The recipe (training.fp8_recipe) sets the bytes per element: delayed 4; current 6 (an amax pass
-// reads the tensor first, and the norm can no longer write FP8 itself); rowwise, blockwise and mxfp8 6
+// reads the tensor first, and the norm can no longer write FP8 itself); blockwise and mxfp8 6
 // (each direction quantised in its own pass, scales along rows for the forward GEMM and along columns
 // for the weight-gradient GEMM: read 2, write 1, twice; their scales, 4 bytes per 128 or 1 per 32
-// elements, are left out).
+// elements, are left out); torchao's rowwise 8 (the column-scaled copy made from a transposed 16-bit
+// copy), and its backward GEMMs' outputs rescaled after the GEMM, 4 bytes per element of dx[m,k]
+// and dW[n,k] (fp8_rescale_bytes).
 core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, core::Fp8Recipe recipe) {
   const double per = fp8_cast_bytes(recipe);
+  const double rescale = fp8_rescale_bytes(recipe);
   const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
   double forward = 0, backward = 0;  // bytes
   for (const auto& o : ops) {
@@ -194,6 +197,7 @@ core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_e
                                                        o.count == 1 && ops.find(Operator::router) == nullptr);
     if (!(after_norm && norm_fused)) forward += per * o.m * o.k * o.count;
     backward += per * o.m * o.n * o.count;
+    backward += rescale * (o.m * o.k + o.n * o.k) * o.count;
   }
   if (norm_fused) forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
   core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);

@@ -183,8 +183,16 @@ TEST_CASE("analytic: another GPU's tables: GEMM and attention at its sustained c
 TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 GEMMs", "[analytic][memory_ops]") {
   CHECK(fp8_cast_bytes(core::Fp8Recipe::delayed) == 4);  // read 2, write the copy and its transpose
   CHECK(fp8_cast_bytes(core::Fp8Recipe::current) == 6);  // an amax pass (read 2) first
-  for (auto r : {core::Fp8Recipe::rowwise, core::Fp8Recipe::blockwise, core::Fp8Recipe::mxfp8})
+  for (auto r : {core::Fp8Recipe::blockwise, core::Fp8Recipe::mxfp8})
     CHECK(fp8_cast_bytes(r) == 6);  // each direction its own pass: read 2, write 1, twice
+  // torchao's rowwise: read 2, write the row-scaled FP8 copy 1 and a transposed 16-bit copy 2; then
+  // read that copy 2 and write the column-scaled FP8 copy 1 (torchao's roofline_utils.py)
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::rowwise) == 8);
+  // only rowwise rescales its backward GEMMs' outputs after cuBLAS's tensorwise kernel: read 2, write 2
+  CHECK(fp8_rescale_bytes(core::Fp8Recipe::rowwise) == 4);
+  for (auto r : {core::Fp8Recipe::delayed, core::Fp8Recipe::current, core::Fp8Recipe::blockwise,
+                 core::Fp8Recipe::mxfp8})
+    CHECK(fp8_rescale_bytes(r) == 0);
   auto s = testing::gpt3_1024();  // tp 8, SP, 2048 tokens, h 12288, ffn 49152
   s.hardware = testing::h100_with_tables();
   s.training.precision = core::Precision::fp8;
@@ -196,6 +204,19 @@ TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 
   // proj 2048 x 1536, fc2 2048 x 6144, at 2 TB/s; every output gradient at 6 bytes, at 1 TB/s
   CHECK(c->forward_s == Approx(6.0 * 2048 * (12288 + 1536 + 12288 + 6144) / 2e12));
   CHECK(c->backward_input_s == Approx(6.0 * 2048 * (4608 + 12288 + 6144 + 12288) / 1e12));
+
+  s.training.fp8_recipe = core::Fp8Recipe::rowwise;
+  const auto rw = layer_ops(s, false);
+  const auto* r = rw.find(Operator::fp8_cast);
+  REQUIRE(r != nullptr);
+  // forward: the same inputs at 8 bytes
+  CHECK(r->forward_s == Approx(8.0 * 2048 * (12288 + 1536 + 12288 + 6144) / 2e12));
+  // backward: the output gradients at 8 bytes, then 4 bytes over every dx[m,k] and dW[n,k]:
+  // qkv dx 2048 x 12288, dW 4608 x 12288; proj 2048 x 1536, 12288 x 1536; fc1 2048 x 12288,
+  // 6144 x 12288; fc2 2048 x 6144, 12288 x 6144; at 1 TB/s
+  const double rescaled = 2048.0 * (12288 + 1536 + 12288 + 6144) +
+                          (4608.0 * 12288 + 12288.0 * 1536 + 6144.0 * 12288 + 12288.0 * 6144);
+  CHECK(r->backward_input_s == Approx((8.0 * 2048 * (4608 + 12288 + 6144 + 12288) + 4.0 * rescaled) / 1e12));
 }
 
 TEST_CASE("analytic: the weight gradient into the fp32 main gradient (training.fusion.wgrad_accumulation)",

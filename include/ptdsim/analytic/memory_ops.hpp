@@ -38,8 +38,11 @@ OpBytes dropout_add_bytes(core::Fusion f);
 OpBytes rope_bytes(core::Fusion f);
 OpBytes cross_entropy_bytes(core::LossFusion f);
 // FP8: bytes per element to quantise one GEMM operand for both its GEMMs (the forward's and the
-// weight gradient's, transposed) under the recipe: delayed 4, every other recipe 6.
+// weight gradient's, transposed) under the recipe: delayed 4, torchao's rowwise 8, the others 6.
 double fp8_cast_bytes(core::Fp8Recipe r);
+// FP8: bytes per output element of each backward GEMM (input and weight gradient) rescaled after
+// the GEMM: torchao's rowwise 4 (read 2, write 2), the others 0.
+double fp8_rescale_bytes(core::Fp8Recipe r);
 
 // The bytes the kernel tables' measured sequences really moved per element, against the bytes their
 // rates are stated over (core::kMemoryOpBytes, core::kCrossEntropyBytes): the backward rows also
