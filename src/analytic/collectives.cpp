@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/context_parallel.hpp"
 #include "ptdsim/analytic/nccl_model.hpp"
 #include "ptdsim/core/gpu_name.hpp"
 #include "ptdsim/core/names.hpp"
@@ -221,14 +222,15 @@ std::vector<std::string> collective_warnings(const core::Scenario& s, const Step
     std::vector<C> ops;
   };
   // The groups and collectives of docs/analytic.md "Communication": TP all-reduces (all-gather and
-  // reduce-scatter under sequence parallelism), CP ring sends, EP all-to-alls, the gradient
+  // reduce-scatter under sequence parallelism), CP's collectives (cp_collectives), EP all-to-alls, the gradient
   // reduction (reduce-scatter and all-gather under ZeRO), pipeline sends between neighbours.
   const std::vector<C> grad_ops = p.zero == 0 ? std::vector<C>{C::all_reduce} : std::vector<C>{C::reduce_scatter, C::all_gather};
   std::vector<Use> uses;
   if (p.tp > 1)
     uses.push_back({"tp", groups.tp,
                     p.sequence_parallel ? std::vector<C>{C::all_gather, C::reduce_scatter} : std::vector<C>{C::all_reduce}});
-  if (p.cp > 1) uses.push_back({"cp", groups.cp, {C::send_recv}});
+  if (p.cp > 1)  // the collectives of training.cp_comm, each over its own part of the cp group
+    for (const CpCollective& c : cp_collectives(s, groups)) uses.push_back({"cp", c.group, {c.op}});
   if (p.ep > 1 && moe) uses.push_back({"ep", groups.ep, {C::all_to_all}});
   if (moe && p.folded_experts() && p.expert_tp() > 1)
     uses.push_back({"expert tp", groups.expert_tp, {C::all_gather, C::reduce_scatter}});

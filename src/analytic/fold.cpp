@@ -200,7 +200,9 @@ std::array<core::CommStats, core::kCommBucketCount> comm_stats(const StepPlan& p
   }
   out[kTp].overlappable = plan.overlap_tp;
   out[kTp].crosses_nodes = inter(GroupId::tp);
-  out[kCp].overlappable = true;
+  // CP overlaps where its method runs beside kernels (a window); a2a's all-to-alls and an exchange
+  // under training.overlap.cp false have none
+  out[kCp].overlappable = c.per_mb.window[kCp] > 0;
   out[kCp].crosses_nodes = inter(GroupId::cp);
   out[kEp].overlappable = false;
   out[kEp].crosses_nodes = inter(GroupId::ep);

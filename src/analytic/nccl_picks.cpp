@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/nccl_picks.hpp"
 
 #include "ptdsim/analytic/collectives.hpp"
+#include "ptdsim/analytic/context_parallel.hpp"
 #include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/params.hpp"
@@ -39,7 +40,7 @@ std::vector<CollectivePick> collective_picks(const core::Scenario& s) {
     add("tp", C::all_reduce, S, groups.tp);
   }
   if (s.model.heads > 0)
-    add("cp", C::send_recv, 2 * width * tokens * s.model.hidden * s.model.kv_heads / s.model.heads / p.tp, groups.cp);
+    for (const CpCollective& c : cp_collectives(s, groups)) add("cp", c.op, c.bytes, c.group);
   if (s.model.moe && p.ep > 1 && tr.moe.dispatcher != core::Dispatcher::allgather) {
     const double sp = p.sequence_parallel ? p.tp : 1.0;
     add("ep", C::all_to_all, width * tokens / sp * s.model.hidden * s.model.moe->top_k, groups.ep);

@@ -326,7 +326,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   AttentionShape a;
   a.batch = b;
   a.heads = m.heads / tp;
-  a.kv_heads = kv_local;
+  a.kv_heads = s.attention_kv_heads();  // kv_local, or heads/t where the model repeats them
   // MLA: a head of (d_qk + d_v) / 2, which has the scores' and the weighted sum's FLOPs together
   a.head_dim = m.mla ? (m.qk_head_dim() + m.v_head_dim()) / 2.0 : d;
   a.seq_q = seq / c;

@@ -216,7 +216,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
         {"training.fusion.wgrad_accumulation", "none"},  // FSDP2 reduce-scatters autograd's .grad
         {"training.fp8_recipe", "current"},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
-        {"training.cp_comm", "allgather"}}},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
+        {"training.cp_comm", "allgather"},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
+        {"training.repeat_kv", "true"}}},   // Attention.forward: keys = repeat_kv(xk, self.n_rep) before SDPA
       // torchtitan with compile.enable = true: apply_compile wraps each TransformerBlock in
       // torch.compile (fullgraph), so Inductor fuses the norm, RoPE, SwiGLU and residual chains of a
       // block; the final norm, output layer and loss stay outside the compiled blocks.
@@ -235,7 +236,10 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
         {"training.fusion.wgrad_accumulation", "none"},
         {"training.fp8_recipe", "current"},           // as torchtitan
-        {"training.cp_comm", "allgather"}}},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
+        {"training.cp_comm", "allgather"},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
+        {"training.overlap.cp", "false"},   // the ring traced into the block's graph (fullgraph): each
+                                            // all_gather_into_tensor / all_to_all_single waited on at once
+        {"training.repeat_kv", "true"}}},   // as torchtitan
       // Megatron-Bridge's performance scripts (NVIDIA-NeMo/Megatron-Bridge scripts/performance,
       // v0.2.1 to v0.6.0), the configurations of the NeMo 25.09 to 26.08 containers' performance
       // summary: the model recipes' DDP and optimizer settings with the scripts' overrides

@@ -195,6 +195,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.overlap.zero3_prefetch = ov.boolean("zero3_prefetch", true);
   t.overlap.offload = ov.boolean("offload", true);
   t.overlap.ep = ov.boolean("ep", false);
+  t.overlap.cp = ov.boolean("cp", true);
   Mark fwhere = te.key_mark;
   Fields fu(section_or_empty(tr, "fusion", fwhere), fwhere, "training.fusion", "training.fusion",
             section_keys("training.fusion"));
@@ -204,6 +205,7 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.fusion.rope = fu.enumeration<core::Fusion>("rope", 2).value_or(core::Fusion::fused);
   t.fusion.cross_entropy = fu.enumeration<core::LossFusion>("cross_entropy", 3).value_or(core::LossFusion::eager);
   t.cp_comm = tr.enumeration<core::CpComm>("cp_comm", 4).value_or(core::CpComm::p2p);
+  t.repeat_kv = tr.boolean("repeat_kv", false);
   t.fusion.wgrad_accumulation =
       fu.enumeration<core::WgradAccumulation>("wgrad_accumulation", 3).value_or(core::WgradAccumulation::fused);
   t.fp8_recipe = tr.enumeration<core::Fp8Recipe>("fp8_recipe", 5).value_or(core::Fp8Recipe::delayed);
@@ -274,8 +276,11 @@ core::Scenario scenario_from_tree(Node& root, const Mark& where, const std::vect
                                     return k.starts_with("training.moe.") || k == "training.overlap.ep";
                                   }),
                    filled.end());
-    // nor does a run without context parallelism read training.cp_comm
-    if (s.parallel.cp <= 1) std::erase(filled, std::string("training.cp_comm"));
+    // nor does a run without context parallelism read training.cp_comm or training.overlap.cp
+    if (s.parallel.cp <= 1) {
+      std::erase(filled, std::string("training.cp_comm"));
+      std::erase(filled, std::string("training.overlap.cp"));
+    }
     s.training.from_framework = std::move(filled);
     return s;
   });

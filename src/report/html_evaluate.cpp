@@ -115,10 +115,12 @@ std::string inputs_table(const core::Report& r, const PageInfo& info) {
   auto on = [](bool b) { return b ? "on" : "off"; };
   tab.row({"switches",
            fmt::format("ZeRO-{}, sequence parallel {}, recompute {}, flash attention {}, optimizer {}; "
-                       "overlap: tp {}, pp {}, dp {}, ZeRO-3 prefetch {}",
+                       "overlap: tp {}, pp {}, dp {}, ZeRO-3 prefetch {}{}{}",
                        p.zero, on(p.sequence_parallel), core::name(t.recompute), report::flash_attention_text(t, s.hardware.gpu),
                        core::name(t.optimizer), on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp),
-                       on(t.overlap.zero3_prefetch))});
+                       on(t.overlap.zero3_prefetch),
+                       p.cp > 1 ? fmt::format(", cp {}; cp_comm {}", on(t.overlap.cp), core::name(t.cp_comm)) : std::string(),
+                       t.repeat_kv ? "; key/value heads repeated" : "")});
   tab.row({"precision and gradients", fmt::format("{}, {} main gradients, placement {}", core::name(t.precision),
                                                   core::name(t.main_grads), core::placement_text(p))});
   tab.row({"engine", fmt::format("{} (ptdsim {})", core::name(r.engine), info.version)});

@@ -75,6 +75,11 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("training.overlap.pp", Value{t.overlap.pp});
   f("training.overlap.dp", Value{t.overlap.dp});
   f("training.overlap.zero3_prefetch", Value{t.overlap.zero3_prefetch});
+  // context parallelism's method and whether its exchange hides (absent without cp)
+  const bool cp = p.cp > 1;
+  f("training.cp_comm", cp ? Value{std::string(core::name(t.cp_comm))} : Value{Absent{}});
+  f("training.overlap.cp", cp ? Value{t.overlap.cp} : Value{Absent{}});
+  f("training.repeat_kv", Value{t.repeat_kv});
   f("training.main_grads", Value{std::string(core::name(t.main_grads))});
   f("training.moe.dispatcher", ex.present ? Value{std::string(core::name(t.moe.dispatcher))} : Value{Absent{}});
   f("training.moe.busiest_expert", known_if(ex.present, ex.busiest));

@@ -190,8 +190,11 @@ void comm_section(std::string& out, const core::Report& r) {
   for (int k = 0; k < core::kCommBucketCount; ++k) {
     const auto& c = r.comm[k];
     if (c.bytes <= 0 && c.time_s <= 0) continue;
-    out += fmt::format("  {:<5} {:>10} {:>10} {:>8.2f} {:>10}  {}{}\n", core::kCommBucketNames[k],
-                       bytes(c.bytes), seconds(c.time_s), c.overlap_ratio, seconds(c.exposed_s),
+    // 1e9: nothing beside it to hide behind (fold.cpp ratio), shown as "-"
+    out += fmt::format("  {:<5} {:>10} {:>10} {:>8} {:>10}  {}{}\n", core::kCommBucketNames[k],
+                       bytes(c.bytes), seconds(c.time_s),
+                       c.overlap_ratio >= 1e9 ? std::string("-") : fmt::format("{:.2f}", c.overlap_ratio),
+                       seconds(c.exposed_s),
                        verdict(c), c.crosses_nodes ? ", crosses nodes" : "");
   }
   // what runs each collective: NCCL's algorithm/protocol, calibrated rows, or point-to-point
@@ -293,10 +296,12 @@ std::string report_table(const core::Report& r) {
   auto on = [](bool b) { return b ? "on" : "off"; };
   out += fmt::format(
       "  switches  {}, flash attention {}, optimizer {}, {} main gradients; overlap tp {}, pp {}, dp {}, "
-      "ZeRO-3 prefetch {}; placement {}\n",
+      "ZeRO-3 prefetch {}{}; placement {}{}\n",
       core::name(t.precision), report::flash_attention_text(t, s.hardware.gpu), core::name(t.optimizer), core::name(t.main_grads),
       on(t.overlap.tp), on(t.overlap.pp), on(t.overlap.dp), on(t.overlap.zero3_prefetch),
-      core::placement_text(p));
+      p.cp > 1 ? fmt::format(", cp {}", on(t.overlap.cp)) : std::string(), core::placement_text(p),
+      (p.cp > 1 ? fmt::format("; cp_comm {}", core::name(t.cp_comm)) : std::string()) +
+          (t.repeat_kv ? "; key/value heads repeated" : ""));
   if (!t.framework.empty()) {
     std::string keys;
     for (const auto& k : t.from_framework) keys += (keys.empty() ? "" : ", ") + k;

@@ -266,6 +266,28 @@ TEST_CASE("analytic: calibrated rows used outside what was measured are warned a
   }
 }
 
+TEST_CASE("analytic: CP's calibrated rows are checked for the collectives its method runs", "[analytic][collectives]") {
+  // tp 2, cp 4: the cp group is 4 ranks 2 apart in one node. An all-gather log of 2 ranks: the
+  // allgather method gathers the keys and values over the 4 (and sends the gradients, no row for
+  // that), so its row is used outside what was measured; p2p sends only, and the all-gather row is
+  // not its concern.
+  auto s = testing::gpt3_1024();
+  s.parallel.tp = 2;
+  s.parallel.cp = 4;
+  s.parallel.dp = 8;
+  s.parallel.sequence_parallel = false;
+  s.parallel.zero = 0;  // no data-parallel all-gather either
+  s.hardware.collectives.push_back(
+      measured_row(Collective::all_gather, core::Scope::intra, 2, 2, "NVIDIA A100-SXM4-80GB", 20e-6, 230e9));
+  s.training.cp_comm = core::CpComm::allgather;
+  const auto w = collective_warnings(s);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].starts_with("all_gather over the cp group (4 ranks, 4 per node, intra) uses the calibrated rows "
+                         "measured on 2 ranks, 2 per node"));
+  s.training.cp_comm = core::CpComm::p2p;
+  CHECK(collective_warnings(s).empty());
+}
+
 TEST_CASE("analytic: a forced NCCL algorithm or protocol, as NCCL_ALGO / NCCL_PROTO", "[analytic][collectives]") {
   auto hw = testing::dgx_a100_80g();  // NVLink 300 GB/s, 16 channels, A100: no NVLS
   Group intra8{8, core::Scope::intra, 8};

@@ -80,13 +80,102 @@ TEST_CASE("context parallel: allgather gathers once beside the local block", "[a
   // 300 GB/s): 18.6e-6 + 3/4 x 50,331,648 / 300e9 = 144.43 us; forward: it hides behind step 0's 30 us
   // only. Backward: gathered again beside step 0's 100 us, then 4 gradient hops (send/recv, the link's
   // 5 us alpha), 3 beside the next step's 80 us, the last exposed.
+  // The gradient hops carry fp32 (PyTorch's _cp_options.convert_to_f32): 2 x 12,582,912 bytes,
+  // 5e-6 + 25,165,824 / 300e9 = 88.886 us each, so the 3 beside the 80 us kernels leave 8.886 us out
+  // each and the last 88.886 us.
   const double ag = (8.4e-6 + 3 * 3.4e-6) + 0.75 * 4 * kKv / 300e9;
+  const double grad = 5e-6 + 2 * kKv / 300e9;
   const CpExchange x = cp_exchange(s, step_groups(s), by_hand(30e-6, 60e-6, 100e-6, 80e-6));
   CHECK(x.forward_s == Approx(ag).epsilon(1e-12));
   CHECK(x.forward_window_s == Approx(30e-6).epsilon(1e-12));
   CHECK(x.forward_bytes == Approx(0.75 * 4 * kKv).epsilon(1e-12));
-  CHECK(x.backward_s == Approx(ag + 4 * kHop).epsilon(1e-12));
-  CHECK(x.backward_s - x.backward_window_s == Approx(ag - 100e-6 + kHop).epsilon(1e-9));
+  CHECK(x.backward_s == Approx(ag + 4 * grad).epsilon(1e-12));
+  CHECK(x.backward_s - x.backward_window_s == Approx(ag - 100e-6 + 3 * (grad - 80e-6) + grad).epsilon(1e-9));
+  CHECK(x.backward_bytes == Approx(0.75 * 4 * kKv + 4 * 2 * kKv).epsilon(1e-12));
+}
+
+TEST_CASE("context parallel: overlap.cp false waits on each collective at once", "[analytic][cp]") {
+  // torch.compile's traced ring (torchtitan-compile): nothing hides, so the exposed exchange is all
+  // of it; the time and bytes are the overlapped method's.
+  auto s = cp4();
+  for (const auto method : {core::CpComm::p2p, core::CpComm::allgather}) {
+    s.training.cp_comm = method;
+    s.training.overlap.cp = true;
+    const CpExchange on = cp_exchange(s, step_groups(s), by_hand(1, 1, 1, 1));
+    s.training.overlap.cp = false;
+    const CpExchange off = cp_exchange(s, step_groups(s), by_hand(1, 1, 1, 1));
+    CHECK(off.forward_window_s == 0);
+    CHECK(off.backward_window_s == 0);
+    CHECK(off.forward_s == Approx(on.forward_s).epsilon(1e-12));
+    CHECK(off.backward_s == Approx(on.backward_s).epsilon(1e-12));
+    CHECK(off.backward_bytes == Approx(on.backward_bytes).epsilon(1e-12));
+    CHECK(on.forward_s - on.forward_window_s < 0);  // 1 s kernels: all of it hid
+  }
+}
+
+TEST_CASE("context parallel: repeated key/value heads are exchanged and attended as every head's", "[analytic][cp]") {
+  // Llama-style GQA, 8 kv heads over tp 2: 4 a rank; torchtitan's repeat_kv makes them 48 (heads/tp),
+  // so the rank's K and V are GPT-3's 12,582,912 bytes again, and the core's kernels see 48.
+  auto s = cp4();
+  s.model.kv_heads = 8;
+  CHECK(s.attention_kv_heads() == 4);
+  CHECK(cp_kv_bytes(s) == Approx(kKv / 12).epsilon(1e-12));
+  s.training.repeat_kv = true;
+  CHECK(s.attention_kv_heads() == 48);
+  CHECK(cp_kv_bytes(s) == Approx(kKv).epsilon(1e-12));
+}
+
+TEST_CASE("context parallel: PyTorch's merge and gradient sums move fp32 bytes each step", "[analytic][cp]") {
+  // cp 4 of GPT-3 at tp 2: 512 rows x 48 heads x 128 = 3,145,728 output elements a rank. Forward,
+  // each later step: read the fp32 running output (4) and the step's bf16 one (2), write fp32 (4):
+  // 10 x 3,145,728 = 31,457,280 bytes. Backward, each step: the same for dQ, and for dK and dV
+  // (48 kv heads: 3,145,728 elements each) into the fp32 buffer sent on: 10 + 20 = 30 x 3,145,728.
+  auto s = cp4();
+  s.training.cp_comm = core::CpComm::allgather;
+  const double e = 512.0 * 48 * 128;
+  CpMergeBytes b = cp_merge_bytes(s);
+  CHECK(b.forward == Approx(10 * e).epsilon(1e-12));
+  CHECK(b.backward == Approx(30 * e).epsilon(1e-12));
+  s.model.kv_heads = 8;  // 4 kv heads a rank: dK and dV are 512 x 4 x 128 elements each
+  b = cp_merge_bytes(s);
+  CHECK(b.backward == Approx(10 * e + 20 * 512.0 * 4 * 128).epsilon(1e-12));
+  s.model.kv_heads = 96;
+  SECTION("at the HBM rate, between the ring's kernels: 3 forward merges, 4 backward sums") {
+    // A100 80GB: 2039 GB/s x 0.85 = 1733.15 GB/s; forward 31,457,280 / 1733.15e9 = 18.150 us
+    const double bw = 2039e9 * 0.85;
+    const CpKernels k = cp_attention(s);
+    CHECK(k.merge.forward_s == Approx(10 * e / bw).epsilon(1e-12));
+    CHECK(k.merge.backward_s == Approx(30 * e / bw).epsilon(1e-12));
+    CHECK(k.forward_s() == Approx(k.first.forward_s + 3 * (k.later.forward_s + 10 * e / bw)).epsilon(1e-12));
+    CHECK(k.backward_s() == Approx(k.first.backward_s + 3 * k.later.backward_s + 4 * 30 * e / bw).epsilon(1e-12));
+  }
+  SECTION("Megatron's ring (p2p) is not charged it") {
+    s.training.cp_comm = core::CpComm::p2p;
+    CHECK(cp_attention(s).merge.forward_s == 0);
+  }
+}
+
+TEST_CASE("context parallel: the collectives of each method", "[analytic][cp]") {
+  auto s = cp4();
+  using C = core::Collective;
+  s.training.cp_comm = core::CpComm::p2p;
+  auto c = cp_collectives(s, step_groups(s));
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].op == C::send_recv);
+  CHECK(c[0].bytes == Approx(kKv).epsilon(1e-12));
+  CHECK(c[0].group.ranks == 4);
+  s.training.cp_comm = core::CpComm::allgather;
+  c = cp_collectives(s, step_groups(s));
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].op == C::all_gather);
+  CHECK(c[0].bytes == Approx(4 * kKv).epsilon(1e-12));
+  CHECK(c[1].op == C::send_recv);
+  CHECK(c[1].bytes == Approx(2 * kKv).epsilon(1e-12));  // fp32 gradients
+  s.training.cp_comm = core::CpComm::a2a;
+  c = cp_collectives(s, step_groups(s));
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].op == C::all_to_all);
+  CHECK(c[0].bytes == Approx(6291456.0 + kKv).epsilon(1e-12));  // Q with K and V
 }
 
 TEST_CASE("context parallel: Ulysses all-to-alls run serial", "[analytic][cp]") {

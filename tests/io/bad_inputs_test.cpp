@@ -435,6 +435,14 @@ const Case kCases[] = {
      "{data}/bad/scenario_cp_comm_unknown.yaml:5:54: error: training.cp_comm must be one of p2p, allgather, a2a, a2a_p2p, got \"ring\"\n"
      "training: {seq_len: 4096, global_batch: 64, cp_comm: ring}\n"
      "                                                     ^"},
+    {"scenario_overlap_cp_not_bool.yaml",
+     "{data}/bad/scenario_overlap_cp_not_bool.yaml:5:59: error: training.overlap.cp must be true or false, got \"later\"\n"
+     "training: {seq_len: 4096, global_batch: 64, overlap: {cp: later}}\n"
+     "                                                          ^"},
+    {"scenario_repeat_kv_not_bool.yaml",
+     "{data}/bad/scenario_repeat_kv_not_bool.yaml:5:56: error: training.repeat_kv must be true or false, got \"4\"\n"
+     "training: {seq_len: 4096, global_batch: 64, repeat_kv: 4}\n"
+     "                                                       ^"},
     {"scenario_cp_comm_a2a_heads.yaml",
      "{data}/bad/scenario_cp_comm_a2a_heads.yaml:13:3: error: cp_comm a2a splits each rank's heads over 4 context-parallel ranks: heads/tp = 8 and kv heads per rank 2 must both be multiples of 4\n"
      "  cp_comm: a2a\n"

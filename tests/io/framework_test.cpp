@@ -136,6 +136,17 @@ TEST_CASE("io: a framework's CP method fills training.cp_comm when the run has c
   CHECK(std::count(no_cp.training.from_framework.begin(), no_cp.training.from_framework.end(), "training.cp_comm") == 0);
   CHECK(load(base + "torchtitan\n", {{"parallel.cp", "2"}, {"parallel.tp", "1"}, {"training.cp_comm", "p2p"}})
             .training.cp_comm == core::CpComm::p2p);  // an explicit value wins
+  // torchtitan's Llama repeats the key/value heads (both rows); compiled, its ring waits on each
+  // collective at once (overlap.cp false), which a run without CP does not list as used
+  CHECK(tt.training.repeat_kv);
+  CHECK(tt.training.overlap.cp);
+  const core::Scenario ttc = load(base + "torchtitan-compile\n", {{"parallel.cp", "2"}, {"parallel.tp", "1"}});
+  CHECK(ttc.training.repeat_kv);
+  CHECK_FALSE(ttc.training.overlap.cp);
+  CHECK(std::count(ttc.training.from_framework.begin(), ttc.training.from_framework.end(), "training.overlap.cp") == 1);
+  const core::Scenario ttc1 = load(base + "torchtitan-compile\n");
+  CHECK(std::count(ttc1.training.from_framework.begin(), ttc1.training.from_framework.end(), "training.overlap.cp") == 0);
+  CHECK_FALSE(load(base + "megatron-core-0.8\n").training.repeat_kv);
 }
 
 TEST_CASE("io: every framework row names scenario keys and loads", "[io][framework]") {
@@ -146,10 +157,10 @@ TEST_CASE("io: every framework row names scenario keys and loads", "[io][framewo
       core::Scenario s;
       REQUIRE_NOTHROW(s = load("  seq_len: 512\n  global_batch: 8\n  framework: " + std::string(fw.name) + "\n"));
       // the scenario sets none of them; its dense model reads no MoE switch (EP overlap is one), its cp 1
-      // no CP method, and a default of a feature it does not turn on (CPU offload's overlap) is not filled
+      // no CP method nor CP overlap, and a default of a feature it does not turn on (CPU offload's overlap) is not filled
       const auto filled = std::count_if(fw.defaults.begin(), fw.defaults.end(), [](const core::FrameworkDefault& d) {
         return d.when.empty() && !d.key.starts_with("training.moe.") && d.key != "training.overlap.ep" &&
-               d.key != "training.cp_comm";
+               d.key != "training.cp_comm" && d.key != "training.overlap.cp";
       });
       CHECK(s.training.from_framework.size() == static_cast<std::size_t>(filled));
     }

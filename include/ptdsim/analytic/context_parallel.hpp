@@ -1,4 +1,6 @@
 #pragma once
+#include <vector>
+
 #include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/core/scenario.hpp"
@@ -18,8 +20,11 @@ struct CpKernels {
   int steps = 1;       // kernels per pass (R)
   AttentionTime first;  // step 0
   AttentionTime later;  // each of steps 1 .. R-1
-  double forward_s() const { return first.forward_s + (steps - 1) * later.forward_s; }
-  double backward_s() const { return first.backward_s + (steps - 1) * later.backward_s; }
+  // The memory-bound work between the kernels (cp_merge): forward, the merge of each later step's
+  // partial output into the running one; backward, each step's accumulation of the gradients.
+  AttentionTime merge;
+  double forward_s() const { return first.forward_s + (steps - 1) * (later.forward_s + merge.forward_s); }
+  double backward_s() const { return first.backward_s + (steps - 1) * later.backward_s + steps * merge.backward_s; }
 };
 // `local` is the rank's core as one kernel: its heads (heads/t), s/c query rows against s keys,
 // causal. `time` times one kernel's shape (attention_kernel or attention_gemms).
@@ -37,9 +42,32 @@ struct CpExchange {
 };
 CpExchange cp_exchange(const core::Scenario& s, const StepGroups& groups, const CpKernels& kernels);
 
+// The collectives training.cp_comm runs, each with its bytes per call (one layer, one micro-batch)
+// and group: p2p, a send of the K/V block around the cp ring; allgather, the all-gather of every
+// block and the send of their fp32 gradients; a2a, the all-to-all of Q, K and V over the cp group;
+// a2a_p2p, that all-to-all over the inner ranks and the send around the ring of the rest. What the
+// report names (nccl_picks) and what collective_warnings checks against calibrated rows.
+struct CpCollective {
+  core::Collective op;
+  double bytes = 0;
+  Group group;
+};
+std::vector<CpCollective> cp_collectives(const core::Scenario& s, const StepGroups& groups);
+
 // Bytes of this rank's key and value blocks for one micro-batch: b s/c rows of K and V over the
-// rank's heads (GQA: its kv heads x head_dim each; MLA: the up-projected heads/t x (d_qk + d_v)).
+// rank's heads (GQA: the kv heads the core runs on, attention_kv_heads, x head_dim each; MLA: the
+// up-projected heads/t x (d_qk + d_v)).
 double cp_kv_bytes(const core::Scenario& s);
+
+// The HBM bytes of PyTorch's ring bookkeeping (torch.distributed.tensor.experimental._attention,
+// _cp_options.convert_to_f32) per step, one layer and micro-batch, at the least a fused kernel moves:
+// forward (_SDPAMerger), read the running fp32 output (4 bytes an element) and the step's 16-bit
+// one, write the fp32 output: 10 bytes an output element; backward, the same for dQ into its fp32
+// sum and for dK and dV into the fp32 buffer sent on: 10 per query element and 20 per key element.
+struct CpMergeBytes {
+  double forward = 0, backward = 0;
+};
+CpMergeBytes cp_merge_bytes(const core::Scenario& s);
 
 // The rank's attention kernels under training.cp_comm, timed from the hardware file's attention
 // model as the operators are (flash attention) or as two GEMMs.

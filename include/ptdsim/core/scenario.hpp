@@ -21,6 +21,12 @@ struct Overlap {
   // overlap_moe_expert_parallel_comm, Megatron-Bridge moe_a2a_overlap). docs/analytic.md "Expert
   // parallelism".
   bool ep = false;
+  // Context parallelism's key/value exchange beside the attention kernels it feeds (docs/analytic.md
+  // "Context parallelism"); false: each of its collectives waited on as soon as it is issued, so
+  // none of it hides (PyTorch's context_parallel traced by torch.compile: a traced functional
+  // collective is followed at once by its wait_tensor, and Inductor keeps that order unless
+  // reorder_for_compute_comm_overlap is set, which torchtitan does not).
+  bool cp = true;
 };
 
 enum class Optimizer { adam, sgd };
@@ -116,6 +122,10 @@ struct TrainingSpec {
   bool flash_attention = true;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
   CpComm cp_comm = CpComm::p2p;  // Megatron's --cp-comm-type default
+  // The model code repeats each key/value head heads/kv_heads times before the attention core
+  // (torchtitan's Llama, repeat_kv): the core, and a context-parallel exchange of its keys and
+  // values, then run on every query head's own copy, as without GQA.
+  bool repeat_kv = false;
   Optimizer optimizer = Optimizer::adam;
   Overlap overlap;
   FusionSpec fusion;
@@ -182,6 +192,14 @@ struct Scenario {
       b = r;
     }
     return a;
+  }
+  // The key/value heads the attention core runs on one rank: the model's per rank
+  // (kv_heads_per_rank), or heads / tp where the model code repeats them (training.repeat_kv).
+  int attention_kv_heads() const {
+    const int tp = parallel.tp > 0 ? parallel.tp : 1;
+    const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
+    if (training.repeat_kv) return model.heads / tp;
+    return kv >= tp ? kv / tp : 1;
   }
 };
 
