@@ -88,6 +88,17 @@ core::Report assemble(const Step& step, const Folds& folds,
 
   memory_and_warnings(step, t, r);
 
+  // FP8 delayed scaling's amax reductions (scale_cost.hpp): each blocks the compute stream of every
+  // rank of the tp*cp*dp group, twice per micro-batch and model chunk on the busiest stage, whose
+  // steady phase sets the step; added to either engine's step as its own part of the critical path
+  if (s.training.precision == core::Precision::fp8 && s.training.fp8_recipe == core::Fp8Recipe::delayed) {
+    const auto& sh = plan.shape;
+    const int per_chunk = (s.model.layers + sh.p * sh.v - 1) / (sh.p * sh.v);
+    if (const double amax = amax_sync(s.hardware, step.groups.amax, sh.m, sh.v, per_chunk).step_s(); amax > 0) {
+      t.step_s += amax;
+      t.critical_path.push_back(core::PathPart{core::PathCause::fp8_amax, -1, amax});
+    }
+  }
   // The cost of scale (scale_cost.hpp): the step ends with its slowest GPU, so either engine's step
   // (one representative rank per stage, DP replicas alike) waits for the slowest of the job's GPUs
   // beyond it. Its part of the critical path comes last: the step's final synchronisation.

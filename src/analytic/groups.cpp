@@ -151,6 +151,16 @@ Group sharding_group(const core::Scenario& s, bool replica) {
   return replica ? group_from(s, outer, 2) : group_from(s, inner, 2);
 }
 
+Group amax_group(const core::Scenario& s) {
+  const auto& p = s.parallel;
+  DimStride dims[3] = {{p.tp, dim_stride(s, core::Dim::tp)},
+                       {p.cp, dim_stride(s, core::Dim::cp)},
+                       {p.dp, dim_stride(s, core::Dim::dp)}};
+  // innermost first, as group_from reads them
+  std::sort(dims, dims + 3, [](const DimStride& a, const DimStride& b) { return a.stride < b.stride; });
+  return group_from(s, dims, 3);
+}
+
 StepGroups step_groups(const core::Scenario& s) {
   StepGroups g;
   g.tp = group_of(s, core::Dim::tp);
@@ -176,6 +186,7 @@ StepGroups step_groups(const core::Scenario& s) {
     g.shard = sharding_group(s, false);
     g.replica = sharding_group(s, true);
   }
+  g.amax = amax_group(s);
   return g;
 }
 

@@ -1,5 +1,7 @@
 #include "ptdsim/analytic/scale_cost.hpp"
 
+#include "ptdsim/analytic/collectives.hpp"
+
 #include <cmath>
 #include <numbers>
 
@@ -40,6 +42,20 @@ double expected_max_normal(double n) {
 double straggler_wait_s(const core::JitterSpec& jitter, double gpus, double compute_s, double comm_s) {
   if (!jitter.any() || !(gpus > 1)) return 0.0;
   return expected_max_normal(gpus) * std::hypot(jitter.compute * compute_s, jitter.link * comm_s);
+}
+
+AmaxSync amax_sync(const core::HardwareSpec& hw, const Group& g, int m, int v, int layers_per_chunk) {
+  AmaxSync a;
+  if (g.ranks <= 1 || m < 1 || v < 1 || layers_per_chunk < 1) return a;
+  // the amax buffer TransformerEngine concatenates: fp32, per GEMM three forward tensors (input,
+  // weight, output: fp8_meta["scaling_fwd"]) and two backward ones (output gradient, input
+  // gradient: "scaling_bwd"); a transformer layer's GEMMs are QKV, projection, fc1 and fc2
+  constexpr double kGemmsPerLayer = 4, kFp32 = 4;
+  const double gemms = kGemmsPerLayer * layers_per_chunk;
+  a.regions = m * v;
+  a.forward_s = collective_time(hw, core::Collective::all_reduce, 3 * kFp32 * gemms, g);
+  a.backward_s = collective_time(hw, core::Collective::all_reduce, 2 * kFp32 * gemms, g);
+  return a;
 }
 
 }  // namespace ptdsim::analytic

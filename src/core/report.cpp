@@ -35,11 +35,11 @@ namespace ptdsim::core {
 namespace {
 constexpr std::array<const char*, kPathCauseCount> kPathKeys{
     "compute", "fill_drain", "wait_stage", "tp", "cp", "ep", "pp", "dp_reduce", "dp_gather_wait", "optimizer", "offload",
-    "straggler"};
+    "straggler", "fp8_amax"};
 constexpr std::array<const char*, kPathCauseCount> kPathWords{
     "compute", "pipeline fill and drain", "waiting for stage", "TP communication", "CP communication",
     "EP communication", "PP sends", "DP gradient reduction", "waiting for a DP all-gather", "optimizer step",
-    "CPU offload", "waiting for the slowest GPU"};
+    "CPU offload", "waiting for the slowest GPU", "FP8 amax reductions"};
 }  // namespace
 
 std::string path_key(const PathPart& p) {

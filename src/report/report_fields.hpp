@@ -124,12 +124,15 @@ void visit_scalars(const core::Report& r, F&& f) {
   {
     const auto by_cause = core::path_by_cause(r.critical_path);
     // (CPU offload's part only when the scenario offloads, the wait for the slowest GPU only when
-    // the hardware gives a jitter: absent otherwise)
+    // the hardware gives a jitter, the FP8 amax reductions only under FP8 delayed scaling: absent
+    // otherwise)
     const bool jitter = s.hardware.jitter.any();
+    const bool amax = s.training.precision == core::Precision::fp8 && s.training.fp8_recipe == core::Fp8Recipe::delayed;
     for (int c = 0; c < core::kPathCauseCount; ++c) {
       const auto cause = static_cast<core::PathCause>(c);
       f(std::string("time.critical_path.") + core::path_key(core::PathPart{cause, -1, 0}),
-        known_if((offload || cause != core::PathCause::offload) && (jitter || cause != core::PathCause::straggler),
+        known_if((offload || cause != core::PathCause::offload) && (jitter || cause != core::PathCause::straggler) &&
+                     (amax || cause != core::PathCause::fp8_amax),
                  by_cause[static_cast<std::size_t>(c)]));
     }
   }

@@ -59,3 +59,47 @@ TEST_CASE("scale cost: both engines' steps wait for the slowest of the job's GPU
   CHECK(sum == Approx(after.step_s).epsilon(1e-9));
   CHECK(after.tokens_per_s == Approx(before.tokens_per_s * before.step_s / after.step_s).epsilon(1e-12));
 }
+
+TEST_CASE("scale cost: FP8 delayed scaling's amax reductions, by hand", "[analytic][scale][fp8]") {
+  // GPT-3 175B on 1024 A100s (tp 8, pp 16, dp 8): the amax group is tp*cp*dp = 64 ranks, a node's 8
+  // tp ranks times 8 dp ranks one node apart: 8 nodes. The reductions are a few hundred bytes (6
+  // layers a stage of 4 GEMMs: 3 x 4 B x 24 = 288 B forward, 192 B backward), so NCCL's model
+  // picks the tree with LL, whose latency (tuning.cc) is base 6.8 + 2 x ((8 - 1) x NVLink 0.6 +
+  // log2(8) x network 5.0) = 45.2 us; the bytes add under 0.1 us at LL's bandwidth.
+  const auto s = testing::gpt3_1024();
+  const Group g = amax_group(s);
+  CHECK(g.ranks == 64);
+  CHECK(g.ranks_per_node == 8);
+  const AmaxSync a = amax_sync(s.hardware, g, 192, 1, 6);
+  CHECK(a.regions == 192);
+  CHECK(a.forward_s == Approx(45.2e-6).epsilon(0.002));
+  CHECK(a.backward_s == Approx(45.2e-6).epsilon(0.002));
+  // a step: m = 1536 / 8 = 192 micro-batches, one chunk each, a forward and a backward reduction
+  CHECK(a.step_s() == Approx(192 * 2 * 45.2e-6).epsilon(0.002));
+  // inside one node (dp 1, tp 8) the ring with LL is NCCL's pick: 6.6 + 2 x 7 x 0.6 = 15.0 us,
+  // below the tree's 6.8 + 2 x 7 x 0.6 = 15.2
+  CHECK(amax_sync(s.hardware, Group(8, core::Scope::intra, 8), 1, 1, 6).forward_s == Approx(15.0e-6).epsilon(0.002));
+  // nothing to reduce on one rank
+  CHECK(amax_sync(s.hardware, Group(1, core::Scope::intra, 1), 192, 1, 6).step_s() == 0.0);
+}
+
+TEST_CASE("scale cost: the amax reductions join the step under FP8 delayed scaling only", "[analytic][scale][fp8]") {
+  auto s = testing::gpt3_1024();
+  // an FP8 peak for the test's A100 so that an FP8 run passes the checks: the reductions do not
+  // read it
+  s.hardware.gpu.peak_flops[core::index(core::Precision::fp8)] = 624e12;
+  s.training.precision = core::Precision::fp8;
+  s.training.fp8_recipe = core::Fp8Recipe::delayed;
+  const core::Report delayed = evaluate(s);
+  const double amax = amax_sync(s.hardware, amax_group(s), 192, 1, 6).step_s();
+  double part = 0, sum = 0;
+  for (const auto& p : delayed.critical_path) {
+    if (p.cause == core::PathCause::fp8_amax) part += p.seconds;
+    sum += p.seconds;
+  }
+  CHECK(part == Approx(amax).epsilon(1e-12));
+  CHECK(sum == Approx(delayed.step_s).epsilon(1e-9));
+  // current scaling takes each tensor's own amax: no reduction across ranks
+  s.training.fp8_recipe = core::Fp8Recipe::current;
+  for (const auto& p : evaluate(s).critical_path) CHECK(p.cause != core::PathCause::fp8_amax);
+}

@@ -159,3 +159,24 @@ TEST_CASE("io: the table and the JSON name what runs each collective", "[io][rep
   CHECK(rows[1]["algorithm"] == "p2p");
   CHECK_FALSE(rows[1].contains("protocol"));
 }
+
+TEST_CASE("io: the FP8 amax reductions' part of the critical path is written under delayed scaling only",
+          "[io][report]") {
+  // docs/interface.md: time.critical_path.fp8_amax under training.precision fp8 with
+  // fp8_recipe delayed (TransformerEngine's amax all-reduces); absent otherwise, like the offload part
+  auto r = sample();
+  r.critical_path = {core::PathPart{core::PathCause::compute, 0, 2.4},
+                     core::PathPart{core::PathCause::fp8_amax, -1, 0.1}};
+  r.scenario.training.precision = core::Precision::fp8;
+  r.scenario.training.fp8_recipe = core::Fp8Recipe::delayed;
+  auto j = nlohmann::json::parse(report::report_json(r));
+  REQUIRE(j["time"]["critical_path"].contains("fp8_amax"));
+  CHECK(j["time"]["critical_path"]["fp8_amax"].get<double>() == 0.1);
+  CHECK(report::report_table(r).find("FP8 amax reductions") != std::string::npos);
+  r.scenario.training.fp8_recipe = core::Fp8Recipe::current;
+  r.critical_path.pop_back();
+  CHECK_FALSE(nlohmann::json::parse(report::report_json(r))["time"]["critical_path"].contains("fp8_amax"));
+  r.scenario.training.precision = core::Precision::bf16;
+  r.scenario.training.fp8_recipe = core::Fp8Recipe::delayed;
+  CHECK_FALSE(nlohmann::json::parse(report::report_json(r))["time"]["critical_path"].contains("fp8_amax"));
+}

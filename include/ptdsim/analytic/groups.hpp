@@ -54,6 +54,10 @@ Group pp_hop_group(const core::Scenario& s);
 // group across the shard groups' copies (one rank when nothing is replicated).
 Group sharding_group(const core::Scenario& s, bool replica);
 
+// The FP8 amax reduction group of TransformerEngine's delayed scaling: the tp*cp*dp ranks of a
+// pipeline stage (Megatron-Core's get_amax_reduction_group(with_context_parallel=True), the
+// tensor-, data- and context-parallel group; docs/analytic.md "FP8 amax reductions").
+Group amax_group(const core::Scenario& s);
 // Every group a step communicates over, resolved once from the scenario.
 struct StepGroups {
   Group tp, cp, ep, pp;  // ep: the experts' all-to-all group (ep_group)
@@ -65,6 +69,7 @@ struct StepGroups {
   Group expert_dp;  // expert gradients: tp*cp*dp/(etp*ep) for a MoE model, else `dp`
   Group shard;      // ZeRO-3's shard group (a default one-rank group below ZeRO-3)
   Group replica;    // ZeRO-3's replica group (likewise)
+  Group amax;       // FP8 delayed scaling's amax reductions: tp*cp*dp (amax_group)
 };
 StepGroups step_groups(const core::Scenario& s);
 

@@ -77,8 +77,9 @@ enum class PathCause {
   optimizer,
   offload,         // CPU offload: gradients down, the CPU optimizer step, parameters up (training.offload)
   straggler,       // the wait for the slowest of the job's GPUs (hardware.jitter; docs/analytic.md "The cost of scale")
+  fp8_amax,        // FP8 delayed scaling's blocking amax all-reduces (docs/analytic.md "FP8 amax reductions")
 };
-inline constexpr int kPathCauseCount = 12;
+inline constexpr int kPathCauseCount = 13;
 // The cause a transfer of kind k on the path is given: ZeRO-3's reduce-scatters count as gradient
 // reductions and its all-gathers as waits for parameters (the CSV's fixed columns group them).
 constexpr PathCause path_cause(CommKind k) {
