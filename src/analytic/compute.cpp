@@ -45,6 +45,20 @@ double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, 
   return rate > 0 ? count * 2 * m * n * k / rate : 0.0;
 }
 
+double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k, double count) {
+  // The floor and knee fitted to the H100 kernel tables (calibrate/data/h100, hardware/dgx-h100.yaml
+  // gpu.kernels.gemm.model): bf16 t0 = 19.30 us, p = 2.587; fp8 t0 = 18.52 us, p = 1.800. The floor
+  // is the host's dispatch of one GEMM (docs/analytic.md "GEMM time by shape"), which a GPU without
+  // tables pays as well; its scalar efficiency was fitted on dense layers whose GEMMs lie far above
+  // it, while a fine-grained expert's GEMM on Blackwell (e.g. 8192 x 768 x 2048 fp8, 12 us) does not.
+  const double one = gemm_time(g, p, m, n, k, 1);
+  const bool eight = p == core::Precision::fp8;
+  const double t0 = eight ? 18.52e-6 : 19.30e-6, knee = eight ? 1.800 : 2.587;
+  if (p == core::Precision::fp32 || p == core::Precision::tf32 || one <= 0) return count * one;
+  const double hi = std::max(t0, one), lo = std::min(t0, one);
+  return count * hi * std::pow(1 + std::pow(lo / hi, knee), 1 / knee);
+}
+
 double memory_time(const core::GpuSpec& g, double bytes) {
   const double bw = g.hbm_Bps * g.hbm_efficiency;
   return bw > 0 ? bytes / bw : 0.0;

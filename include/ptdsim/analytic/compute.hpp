@@ -15,6 +15,11 @@ double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, do
 // (kernel_times.hpp gemm_kernel consults the measured tables first.)
 double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k,
                  double count = 1);
+// The routed experts' grouped GEMM under the scalar model (a GPU without kernel tables): `count`
+// per-expert GEMMs, each dispatched by the host, so each at least the host's dispatch floor as a
+// smooth maximum, t = (t0^p + t_scalar^p)^(1/p), with the floor t0 and knee p of the H100 tables'
+// fitted GEMM model of the same precision class (docs/analytic.md "Experts without kernel tables").
+double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k, double count);
 // bytes / (hbm_Bps * hbm_efficiency).
 double memory_time(const core::GpuSpec& g, double bytes);
 
