@@ -596,7 +596,19 @@ def convert_moe(r):
         if p.get("etp") is not None:
             parallel["etp"] = p["etp"]
         else:
-            notes.append(f"etp not stated: Megatron-Core's default etp = tp ({p['tp']})")
+            # Megatron-Core's parallel_state lays the experts over each stage's tp*cp*dp ranks as
+            # etp x ep x edp (etp*ep*edp*pp = world). Its default etp = tp; where that cannot hold
+            # the stated ep and the run ran, it ran folded (MoE parallel folding): the largest etp
+            # dividing tp that can.
+            block = p["tp"] * (p.get("cp") or 1) * p["dp"]
+            fits = [e for e in range(p["tp"], 0, -1) if p["tp"] % e == 0 and block % (e * p["ep"]) == 0]
+            if fits and fits[0] != p["tp"]:
+                parallel["etp"] = fits[0]
+                notes.append(f"etp {fits[0]} ASSUMED (not stated): Megatron-Core's default etp = tp ({p['tp']}) cannot lay "
+                             f"ep {p['ep']} over tp*cp*dp = {block} ranks (parallel_state: etp*ep*edp*pp = world), so the run "
+                             f"folded its experts (MoE parallel folding) at the largest etp that can")
+            else:
+                notes.append(f"etp not stated: Megatron-Core's default etp = tp ({p['tp']})")
         if vpp > 1:
             parallel["vpp"] = vpp
             parallel["schedule"] = "interleaved"

@@ -232,8 +232,17 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
   }
   if (!p.folded_experts() && p.ep > 1 && (1LL * p.dp * p.cp) % p.ep != 0 &&
       sink.fail("parallel.ep", "divisibility", [&] {
+        // Megatron-Core's parallel_state lays the experts' groups over each stage's tp*cp*dp ranks
+        // (etp*ep*edp*pp = world); with etp = tp that is ep dividing dp*cp. A smaller etp (MoE
+        // parallel folding) lets ep span tensor-parallel ranks.
+        const std::string groups = "Megatron-Core's expert groups, etp*ep*edp*pp = world";
+        if (p.tp == 1)
+          return "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
+                 " (experts are spread over data-parallel ranks: " + groups + ")";
         return "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
-               " (experts are spread over data-parallel ranks)";
+               " (experts are spread over data-parallel ranks: " + groups + "; with etp = tp " + str(p.tp) +
+               " that is etp*ep = " + str(1LL * p.tp * p.ep) + " dividing tp*cp*dp = " +
+               str(1LL * p.tp * p.cp * p.dp) + "; a smaller parallel.etp folds ep over tensor-parallel ranks)";
       }))
     return;
   if (check_experts(s, sink)) return;

@@ -538,6 +538,12 @@ const Case kCases[] = {
      "{data}/bad/scenario_etp_folding.yaml:9:26: error: etp*ep = 4*4 = 16 must divide tp*cp*dp = 8 (the experts fold over the attention's ranks)\n"
      "parallel: {tp: 2, ep: 4, etp: 4}\n"
      "                         ^"},
+    {"scenario_ep_over_tp.yaml",
+     "{data}/bad/scenario_ep_over_tp.yaml:9:19: error: ep 8 must divide dp*cp = 4 (experts are spread over data-parallel "
+     "ranks: Megatron-Core's expert groups, etp*ep*edp*pp = world; with etp = tp 2 that is etp*ep = 16 dividing "
+     "tp*cp*dp = 8; a smaller parallel.etp folds ep over tensor-parallel ranks)\n"
+     "parallel: {tp: 2, ep: 8}\n"
+     "                  ^"},
     {"scenario_moe_dispatcher_unknown.yaml",
      "{data}/bad/scenario_moe_dispatcher_unknown.yaml:13:21: error: training.moe.dispatcher must be one of alltoall, allgather, flex, got \"deepep\"\n"
      "  moe: {dispatcher: deepep}\n"
