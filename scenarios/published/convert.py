@@ -609,6 +609,17 @@ def convert_moe(r):
                              f"folded its experts (MoE parallel folding) at the largest etp that can")
             else:
                 notes.append(f"etp not stated: Megatron-Core's default etp = tp ({p['tp']})")
+        if str(p.get("zero_or_sharding") or "").startswith("Megatron FSDP"):
+            parallel["zero"] = 3
+            notes.append("zero 3 for 'Megatron FSDP': Megatron-Core's FSDP shards parameters, gradients and optimizer "
+                         "states over the data-parallel ranks (the experts' over expert data parallel)")
+        if framework.startswith("megatron-core") and p["tp"] > 1:
+            # the megatron-core presets leave --sequence-parallel off (store_true), which an MoE model
+            # with tp > 1 cannot run
+            parallel["sequence_parallel"] = True
+            notes.append("sequence_parallel true: Megatron-LM refuses an MoE model with tp > 1 without it "
+                         "(megatron/training/arguments.py: 'When using MoE and tensor parallelism, sequence "
+                         "parallelism must be used.')")
         if vpp > 1:
             parallel["vpp"] = vpp
             parallel["schedule"] = "interleaved"
