@@ -646,13 +646,31 @@ def convert_moe(r):
             notes.append(f"precision fp8, fp8_recipe delayed ASSUMED for '{prec}' (Transformer Engine's default recipe in NeMo 2.0)")
         rec = t.get("recompute") or ""
         recompute = "full" if rec.startswith("full") else "none"
-        if rec and recompute == "none":
+        # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); the
+        # others (layernorm, moe_act) are not counted, and said so
+        modules, left = [], []
+        if rec.startswith("selective:"):
+            for word in re.findall(r"[a-z_]+", rec.split(":", 1)[1].split("(")[0]):
+                name = {"up_proj": "mla_up_proj"}.get(word, word)
+                if name in ("core_attn", "mla_up_proj", "mlp", "moe"):
+                    if name not in modules:
+                        modules.append(name)
+                else:
+                    left.append(word)
+        if modules:
+            recompute = "selective"
+            notes.append(f"recompute selective with recompute_modules {', '.join(modules)} for '{rec}' (Megatron-Core's "
+                         "--recompute-modules)" + (f"; {', '.join(left)} not modelled, its extra forward not counted"
+                                                   if left else ""))
+        elif rec and recompute == "none":
             notes.append(f"recompute none for '{rec}': module-level recompute of the named modules is not a tool setting "
                          "(its selective is the attention core); their extra forward is not counted")
         elif not rec:
             notes.append("recompute none ASSUMED (not stated)")
         training = dict(seq_len=seq, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
                         precision=precision, recompute=recompute)
+        if modules:
+            training["recompute_modules"] = modules
         if recipe:
             training["fp8_recipe"] = recipe
         drop = str(mc.get("token_dropping") or "")

@@ -180,12 +180,40 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
 
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer) { return layer_times(s, moe_layer, layer_ops(s, moe_layer)); }
 
+bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKind kind, bool moe_layer) {
+  using O = core::Operator;
+  using M = core::RecomputeModule;
+  if (t.recompute == core::Recompute::full) return true;
+  if (t.recompute != core::Recompute::selective) return false;
+  if (kind == core::OperatorKind::attention) return t.recomputes(M::core_attn);
+  switch (op) {
+    // MLA's up projections and the rotary embedding applied to their output (Megatron-Core's
+    // MLASelfAttention qkv_up_checkpoint)
+    case O::q_up: case O::kv_up: case O::rope: return t.recomputes(M::mla_up_proj);
+    // an MoE layer's MoE block (MoELayer under the "moe" checkpoint): router, dispatch, experts,
+    // combine, shared experts; a dense layer's MLP ("mlp")
+    case O::router: case O::permute: case O::unpermute: case O::shared_fc1: case O::shared_activation:
+    case O::shared_fc2: return moe_layer && t.recomputes(M::moe);
+    case O::fc1: case O::fc1_gated: case O::gelu: case O::swiglu: case O::fc2:
+      return moe_layer ? t.recomputes(M::moe) : t.recomputes(M::mlp);
+    default: return false;
+  }
+}
+
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops) {
   LayerTimes out = ops.tables ? table_sums(ops) : scalar_sums(s, moe_layer, ops);
   out.forward_flops = layer_forward_flops(s, moe_layer);
   switch (s.training.recompute) {
     case core::Recompute::none: out.recompute = 0; break;
-    case core::Recompute::selective: out.recompute = out.attention_core; break;
+    case core::Recompute::selective:
+      out.recompute = s.training.recomputes(core::RecomputeModule::core_attn) ? out.attention_core : 0.0;
+      if (s.training.recompute_modules != 0) {
+        // the named modules' operators, their forward once more (the attention core above)
+        for (const core::OperatorTime& o : ops)
+          if (o.kind != core::OperatorKind::attention && recomputed(s.training, o.op, o.kind, moe_layer))
+            out.recompute += o.forward_s;
+      }
+      break;
     case core::Recompute::full: out.recompute = out.forward; break;
   }
   return out;

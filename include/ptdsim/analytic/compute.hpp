@@ -1,6 +1,7 @@
 #pragma once
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/scenario.hpp"
+#include "ptdsim/core/report.hpp"
 
 // Compute time (docs/analytic.md "Compute time"). With the hardware's measured kernel tables
 // (gpu.kernels) every operator is timed from them (operators.hpp, kernel_times.hpp); without, GEMMs run
@@ -34,6 +35,10 @@ struct LayerTimes {
   double forward_flops = 0;    // per GPU
 };
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer);
+// Whether the backward reruns an operator's forward in a dense or an MoE layer: every operator
+// under recompute full; under selective the attention core, or with training.recompute_modules the
+// operators of the modules it names (docs/analytic.md "Recompute modules").
+bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKind kind, bool moe_layer);
 struct LayerOps;
 // The same from the layer's operators given (layer_ops(s, moe_layer)).
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops);
