@@ -596,7 +596,30 @@ def convert_moe(r):
         if p.get("etp") is not None:
             parallel["etp"] = p["etp"]
         else:
-            notes.append(f"etp not stated: Megatron-Core's default etp = tp ({p['tp']})")
+            # Megatron-Core's parallel_state lays the experts over each stage's tp*cp*dp ranks as
+            # etp x ep x edp (etp*ep*edp*pp = world). Its default etp = tp; where that cannot hold
+            # the stated ep and the run ran, it ran folded (MoE parallel folding): the largest etp
+            # dividing tp that can.
+            block = p["tp"] * (p.get("cp") or 1) * p["dp"]
+            fits = [e for e in range(p["tp"], 0, -1) if p["tp"] % e == 0 and block % (e * p["ep"]) == 0]
+            if fits and fits[0] != p["tp"]:
+                parallel["etp"] = fits[0]
+                notes.append(f"etp {fits[0]} ASSUMED (not stated): Megatron-Core's default etp = tp ({p['tp']}) cannot lay "
+                             f"ep {p['ep']} over tp*cp*dp = {block} ranks (parallel_state: etp*ep*edp*pp = world), so the run "
+                             f"folded its experts (MoE parallel folding) at the largest etp that can")
+            else:
+                notes.append(f"etp not stated: Megatron-Core's default etp = tp ({p['tp']})")
+        if str(p.get("zero_or_sharding") or "").startswith("Megatron FSDP"):
+            parallel["zero"] = 3
+            notes.append("zero 3 for 'Megatron FSDP': Megatron-Core's FSDP shards parameters, gradients and optimizer "
+                         "states over the data-parallel ranks (the experts' over expert data parallel)")
+        if framework.startswith("megatron-core") and p["tp"] > 1:
+            # the megatron-core presets leave --sequence-parallel off (store_true), which an MoE model
+            # with tp > 1 cannot run
+            parallel["sequence_parallel"] = True
+            notes.append("sequence_parallel true: Megatron-LM refuses an MoE model with tp > 1 without it "
+                         "(megatron/training/arguments.py: 'When using MoE and tensor parallelism, sequence "
+                         "parallelism must be used.')")
         if vpp > 1:
             parallel["vpp"] = vpp
             parallel["schedule"] = "interleaved"
@@ -623,13 +646,31 @@ def convert_moe(r):
             notes.append(f"precision fp8, fp8_recipe delayed ASSUMED for '{prec}' (Transformer Engine's default recipe in NeMo 2.0)")
         rec = t.get("recompute") or ""
         recompute = "full" if rec.startswith("full") else "none"
-        if rec and recompute == "none":
+        # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); the
+        # others (layernorm, moe_act) are not counted, and said so
+        modules, left = [], []
+        if rec.startswith("selective:"):
+            for word in re.findall(r"[a-z_]+", rec.split(":", 1)[1].split("(")[0]):
+                name = {"up_proj": "mla_up_proj"}.get(word, word)
+                if name in ("core_attn", "mla_up_proj", "mlp", "moe"):
+                    if name not in modules:
+                        modules.append(name)
+                else:
+                    left.append(word)
+        if modules:
+            recompute = "selective"
+            notes.append(f"recompute selective with recompute_modules {', '.join(modules)} for '{rec}' (Megatron-Core's "
+                         "--recompute-modules)" + (f"; {', '.join(left)} not modelled, its extra forward not counted"
+                                                   if left else ""))
+        elif rec and recompute == "none":
             notes.append(f"recompute none for '{rec}': module-level recompute of the named modules is not a tool setting "
                          "(its selective is the attention core); their extra forward is not counted")
         elif not rec:
             notes.append("recompute none ASSUMED (not stated)")
         training = dict(seq_len=seq, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
                         precision=precision, recompute=recompute)
+        if modules:
+            training["recompute_modules"] = modules
         if recipe:
             training["fp8_recipe"] = recipe
         drop = str(mc.get("token_dropping") or "")

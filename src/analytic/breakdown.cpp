@@ -1,5 +1,6 @@
 #include "ptdsim/analytic/breakdown.hpp"
 
+#include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "ptdsim/analytic/params.hpp"
@@ -7,12 +8,10 @@
 namespace ptdsim::analytic {
 namespace {
 
-// One layer's operators, each with what recomputation adds to it: selective recompute reruns the
-// attention core's forward, full recompute the whole forward.
-double with_recompute(const core::OperatorTime& o, core::Recompute r) {
-  const bool again = r == core::Recompute::full ||
-                     (r == core::Recompute::selective && o.kind == core::OperatorKind::attention);
-  return o.total_s() + (again ? o.forward_s : 0.0);
+// One layer's operators, each with what recomputation adds to it: its forward again where the
+// backward reruns it (compute.hpp recomputed).
+double with_recompute(const core::OperatorTime& o, const core::TrainingSpec& t, bool moe_layer) {
+  return o.total_s() + (recomputed(t, o.op, o.kind, moe_layer) ? o.forward_s : 0.0);
 }
 
 // The breakdown from one dense and one MoE layer's operators and the ends' (moe: unread
@@ -42,12 +41,12 @@ core::ComputeBreakdown breakdown(const core::Scenario& s, const StepPlan& plan, 
   // the whole model's compute per step, summed over the pipeline stages: every layer and the ends
   // once per micro-batch, the optimizer once
   const double m = plan.shape.m;
-  auto add = [&](const core::OperatorTime& o, double times) {
-    out.share[static_cast<std::size_t>(o.kind)] += times * with_recompute(o, s.training.recompute);
+  auto add = [&](const core::OperatorTime& o, double times, bool moe_layer) {
+    out.share[static_cast<std::size_t>(o.kind)] += times * with_recompute(o, s.training, moe_layer);
   };
-  for (const auto& o : dense) add(o, m * dense_layers);
+  for (const auto& o : dense) add(o, m * dense_layers, false);
   if (moe_layers > 0)
-    for (const auto& o : moe) add(o, m * moe_layers);
+    for (const auto& o : moe) add(o, m * moe_layers, true);
   for (const auto* o : {&ends.embedding, &ends.logits, &ends.cross_entropy, &ends.mtp})
     out.share[static_cast<std::size_t>(o->kind)] += m * o->total_s();
   out.share[static_cast<std::size_t>(core::OperatorKind::optimizer)] += optimizer.forward_s;

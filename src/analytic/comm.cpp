@@ -150,9 +150,11 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
   if (moe_layer) {
     const Dispatch d = dispatch(s, groups);
     out.ep_forward_s = d.time_s;
-    out.ep_backward_s = (full ? 2 : 1) * d.time_s;  // the combine's and dispatch's gradients (+ the recomputed forward)
+    // the combine's and dispatch's gradients (+ the recomputed forward: full, or the moe module)
+    const bool again = full || tr.recomputes(core::RecomputeModule::moe);
+    out.ep_backward_s = (again ? 2 : 1) * d.time_s;
     out.ep_bytes_forward = d.sent_bytes;
-    out.ep_bytes_backward = (full ? 2 : 1) * d.sent_bytes;
+    out.ep_bytes_backward = (again ? 2 : 1) * d.sent_bytes;
     if (p.tp > 1 && p.sequence_parallel) {
       // the MLP's all-gather and reduce-scatter over tp are the dispatcher's over etp: only the
       // attention's remain on the tp group

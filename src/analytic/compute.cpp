@@ -45,6 +45,20 @@ double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, 
   return rate > 0 ? count * 2 * m * n * k / rate : 0.0;
 }
 
+double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k, double count) {
+  // The floor and knee fitted to the H100 kernel tables (calibrate/data/h100, hardware/dgx-h100.yaml
+  // gpu.kernels.gemm.model): bf16 t0 = 19.30 us, p = 2.587; fp8 t0 = 18.52 us, p = 1.800. The floor
+  // is the host's dispatch of one GEMM (docs/analytic.md "GEMM time by shape"), which a GPU without
+  // tables pays as well; its scalar efficiency was fitted on dense layers whose GEMMs lie far above
+  // it, while a fine-grained expert's GEMM on Blackwell (e.g. 8192 x 768 x 2048 fp8, 12 us) does not.
+  const double one = gemm_time(g, p, m, n, k, 1);
+  const bool eight = p == core::Precision::fp8;
+  const double t0 = eight ? 18.52e-6 : 19.30e-6, knee = eight ? 1.800 : 2.587;
+  if (p == core::Precision::fp32 || p == core::Precision::tf32 || one <= 0) return count * one;
+  const double hi = std::max(t0, one), lo = std::min(t0, one);
+  return count * hi * std::pow(1 + std::pow(lo / hi, knee), 1 / knee);
+}
+
 double memory_time(const core::GpuSpec& g, double bytes) {
   const double bw = g.hbm_Bps * g.hbm_efficiency;
   return bw > 0 ? bytes / bw : 0.0;
@@ -166,12 +180,40 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
 
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer) { return layer_times(s, moe_layer, layer_ops(s, moe_layer)); }
 
+bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKind kind, bool moe_layer) {
+  using O = core::Operator;
+  using M = core::RecomputeModule;
+  if (t.recompute == core::Recompute::full) return true;
+  if (t.recompute != core::Recompute::selective) return false;
+  if (kind == core::OperatorKind::attention) return t.recomputes(M::core_attn);
+  switch (op) {
+    // MLA's up projections and the rotary embedding applied to their output (Megatron-Core's
+    // MLASelfAttention qkv_up_checkpoint)
+    case O::q_up: case O::kv_up: case O::rope: return t.recomputes(M::mla_up_proj);
+    // an MoE layer's MoE block (MoELayer under the "moe" checkpoint): router, dispatch, experts,
+    // combine, shared experts; a dense layer's MLP ("mlp")
+    case O::router: case O::permute: case O::unpermute: case O::shared_fc1: case O::shared_activation:
+    case O::shared_fc2: return moe_layer && t.recomputes(M::moe);
+    case O::fc1: case O::fc1_gated: case O::gelu: case O::swiglu: case O::fc2:
+      return moe_layer ? t.recomputes(M::moe) : t.recomputes(M::mlp);
+    default: return false;
+  }
+}
+
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops) {
   LayerTimes out = ops.tables ? table_sums(ops) : scalar_sums(s, moe_layer, ops);
   out.forward_flops = layer_forward_flops(s, moe_layer);
   switch (s.training.recompute) {
     case core::Recompute::none: out.recompute = 0; break;
-    case core::Recompute::selective: out.recompute = out.attention_core; break;
+    case core::Recompute::selective:
+      out.recompute = s.training.recomputes(core::RecomputeModule::core_attn) ? out.attention_core : 0.0;
+      if (s.training.recompute_modules != 0) {
+        // the named modules' operators, their forward once more (the attention core above)
+        for (const core::OperatorTime& o : ops)
+          if (o.kind != core::OperatorKind::attention && recomputed(s.training, o.op, o.kind, moe_layer))
+            out.recompute += o.forward_s;
+      }
+      break;
     case core::Recompute::full: out.recompute = out.forward; break;
   }
   return out;

@@ -82,6 +82,33 @@ double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, do
   return 0;
 }
 
+namespace {
+
+// Selective recompute with training.recompute_modules: each layer's named modules' forward once
+// more (the MTP modules' layers too): the attention core, MLA's up projections, the MoE block
+// (router and experts) or a dense layer's MLP.
+double module_recompute_flops(const core::Scenario& s, double b, double seq) {
+  using M = core::RecomputeModule;
+  const auto& m = s.model;
+  const auto& t = s.training;
+  double total = 0;
+  for (int i = 0; i < m.layers + m.mtp_layers; ++i) {
+    const bool moe = m.is_moe_layer(i);
+    const LayerFlops f = layer_forward_flops(m, moe, m.is_windowed_layer(i), b, seq);
+    if (t.recomputes(M::core_attn)) total += f.attention_core;
+    if (t.recomputes(moe ? M::moe : M::mlp)) total += f.mlp + f.router;
+    if (m.mla && t.recomputes(M::mla_up_proj)) {
+      const core::MlaSpec& l = *m.mla;
+      total += 2 * b * seq * m.heads *
+               ((l.q_lora_rank > 0 ? l.q_lora_rank : m.hidden) * l.qk_head_dim() +
+                l.kv_lora_rank * (static_cast<double>(l.qk_nope_head_dim) + l.v_head_dim));
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
 double model_flops_per_step(const core::Scenario& s) {
   const double B = s.training.global_batch, seq = s.training.seq_len;
   const double mtp = s.model.mtp_layers > 0 ? mtp_extra_forward_flops(s.model, B, seq) : 0.0;
@@ -92,6 +119,8 @@ double hardware_flops_per_step(const core::Scenario& s) { return hardware_flops_
 
 double hardware_flops_per_step(const core::Scenario& s, double model_flops) {
   const double B = s.training.global_batch, seq = s.training.seq_len;
+  if (s.training.recompute == core::Recompute::selective && s.training.recompute_modules != 0)
+    return model_flops + module_recompute_flops(s, B, seq);
   return model_flops + recompute_flops(s.model, s.training.recompute, B, seq);
 }
 

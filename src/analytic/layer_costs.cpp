@@ -54,7 +54,7 @@ void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& 
 LayerCostsKey layer_costs_key(const core::Scenario& s) {
   const auto& p = s.parallel;
   return LayerCostsKey{p.tp, p.pp, p.dp, p.cp, p.ep, s.training.micro_batch, p.sequence_parallel, s.training.recompute,
-                       p.etp};
+                       p.etp, s.training.recompute_modules};
 }
 
 }  // namespace ptdsim::analytic

@@ -45,12 +45,22 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const double mlp_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;  // bytes per token per ffn unit
   double split = 0;
   const double sb = local * b;
+  // Megatron-Core's recompute modules (training.recompute_modules) under selective recompute:
+  // a module recomputed keeps only its input (docs/analytic.md "Recompute modules")
+  const auto again = [&](core::RecomputeModule x) {
+    if (recompute != core::Recompute::selective) return false;
+    const unsigned mods = s.training.recompute_modules;
+    return mods == 0 ? x == core::RecomputeModule::core_attn : ((mods >> static_cast<unsigned>(x)) & 1u) != 0;
+  };
   if (m.mla) {
     // MLA (Megatron-Core): the latents' norm inputs and the up projections' inputs, on the rank's
-    // own tokens; then every local head's query and key (d_qk), value and output (d_v)
+    // own tokens; then every local head's query and key (d_qk), value and output (d_v). With
+    // mla_up_proj recomputed the queries, keys and values are freed after the attention core
+    // (qkv_up_checkpoint.discard_output_and_register_recompute) and only its output stays.
     const core::MlaSpec& l = *m.mla;
     replicated += 2 * sb * (2.0 * l.q_lora_rank + 2.0 * l.kv_lora_rank + l.qk_rope_head_dim);
-    split = 2 * sb * m.heads * (2.0 * l.qk_head_dim() + 2.0 * l.v_head_dim);
+    split = again(core::RecomputeModule::mla_up_proj) ? 2 * sb * m.heads * l.v_head_dim
+                                                      : 2 * sb * m.heads * (2.0 * l.qk_head_dim() + 2.0 * l.v_head_dim);
   } else if (m.attention_head_dim > 0) {
     split = 2 * sb * (m.q_width() + 2 * m.kv_width() + m.attention_out_width());
   } else {
@@ -66,13 +76,19 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
                                   : local * b * m.ffn_hidden;
   if (moe_layer && m.moe->shared_experts > 0)
     mlp_tokens_f += local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden);
-  split += mlp_per_f * mlp_tokens_f;
-  // the permuted copy of the tokens the dispatch keeps for the backward pass
-  if (moe_layer) split += m.moe->top_k * 2 * sbh;
+  // a recomputed MoE block (moe) or dense MLP (mlp) keeps only its input, which the layer's
+  // replicated terms hold already: its GEMMs' inputs, activations and the permuted tokens go
+  const bool mlp_again = again(moe_layer ? core::RecomputeModule::moe : core::RecomputeModule::mlp);
+  if (!mlp_again) {
+    split += mlp_per_f * mlp_tokens_f;
+    // the permuted copy of the tokens the dispatch keeps for the backward pass
+    if (moe_layer) split += m.moe->top_k * 2 * sbh;
+  }
   double scores = 5 * a * local * seq * b;
-  if (recompute == core::Recompute::selective || s.training.flash_attention) scores = 0;
+  if (again(core::RecomputeModule::core_attn) || s.training.flash_attention) scores = 0;
   double fp8_saved = 0;
-  if (s.training.precision == core::Precision::fp8) fp8_saved = 2 * sbh / sp + (sbh + mlp_tokens_f) / t;
+  if (s.training.precision == core::Precision::fp8)
+    fp8_saved = mlp_again ? sbh / sp + sbh / t : 2 * sbh / sp + (sbh + mlp_tokens_f) / t;
   return width * (replicated / sp + (split + scores) / t) - fp8_saved;
 }
 

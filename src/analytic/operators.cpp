@@ -100,11 +100,14 @@ double accumulation_seconds(const Timing& t, core::Precision p, double n, double
 // A weight GEMM y[m,n] = x[m,k] W^T, `count` of them. With tables its input-gradient GEMM
 // dx[m,k] = dy[m,n] W and weight-gradient GEMM dW[n,k] = dy^T x are timed at their own shapes;
 // the scalar model gives each the forward's time (equal FLOPs, and its efficiency is symmetric).
+// `experts`: the routed experts' grouped GEMM, one host dispatch per local expert (the scalar model
+// gives each the host's dispatch floor, compute.hpp expert_gemm_time; the tables' model holds it).
 core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, double m, double n, double k,
-                           double count = 1) {
+                           double count = 1, bool experts = false) {
   core::OperatorTime o = op_of(op, OperatorKind::gemm, m, n, k, count);
   if (!t.tables) {
-    o.forward_s = o.backward_input_s = o.backward_weight_s = gemm_time(t.g, p, m, n, k, count);
+    o.forward_s = o.backward_input_s = o.backward_weight_s =
+        experts ? expert_gemm_time(t.g, p, m, n, k, count) : gemm_time(t.g, p, m, n, k, count);
     o.source = TimeSource::scalar_efficiency;
     return o;
   }
@@ -391,9 +394,9 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     const double top_k = m.moe->top_k;
     add(out, gemm_op(t, Operator::router, t.wide, tokens / sp, m.moe->experts, h));
     add(out, stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
-    add(out, gemm_op(t, fc1, t.layer, r.per_expert, mats * r.width, h, r.local_experts));
+    add(out, gemm_op(t, fc1, t.layer, r.per_expert, mats * r.width, h, r.local_experts, true));
     add(out, activation(r.per_expert * r.local_experts, r.width));
-    add(out, gemm_op(t, Operator::fc2, t.layer, r.per_expert, h, r.width, r.local_experts));
+    add(out, gemm_op(t, Operator::fc2, t.layer, r.per_expert, h, r.width, r.local_experts, true));
     add(out, stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h));
     if (m.moe->shared_experts > 0) {
       // the shared experts as one dense MLP of their summed width on every token, split over TP

@@ -232,8 +232,17 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
   }
   if (!p.folded_experts() && p.ep > 1 && (1LL * p.dp * p.cp) % p.ep != 0 &&
       sink.fail("parallel.ep", "divisibility", [&] {
+        // Megatron-Core's parallel_state lays the experts' groups over each stage's tp*cp*dp ranks
+        // (etp*ep*edp*pp = world); with etp = tp that is ep dividing dp*cp. A smaller etp (MoE
+        // parallel folding) lets ep span tensor-parallel ranks.
+        const std::string groups = "Megatron-Core's expert groups, etp*ep*edp*pp = world";
+        if (p.tp == 1)
+          return "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
+                 " (experts are spread over data-parallel ranks: " + groups + ")";
         return "ep " + str(p.ep) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
-               " (experts are spread over data-parallel ranks)";
+               " (experts are spread over data-parallel ranks: " + groups + "; with etp = tp " + str(p.tp) +
+               " that is etp*ep = " + str(1LL * p.tp * p.ep) + " dividing tp*cp*dp = " +
+               str(1LL * p.tp * p.cp * p.dp) + "; a smaller parallel.etp folds ep over tensor-parallel ranks)";
       }))
     return;
   if (check_experts(s, sink)) return;
@@ -276,6 +285,20 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
         return "sequence parallel needs seq_len/cp = " + str(t.seq_len / p.cp) + " to be a multiple of tp " + str(p.tp);
       }))
     return;
+  // TransformerConfig.__post_init__: mla_up_proj needs multi_latent_attention, moe an MoE layer.
+  // (The modules are read under recompute: selective only, as Megatron-Core reads them under
+  // recompute_granularity "selective"; the sweep's none and full leave them unread.)
+  if (t.recompute_modules != 0) {
+    if ((t.recompute_modules >> static_cast<unsigned>(RecomputeModule::mla_up_proj) & 1u) && !m.mla &&
+        sink.fail("training.recompute_modules", "unsupported", [] {
+          return std::string("recompute module mla_up_proj needs MLA attention (model.mla)");
+        }))
+      return;
+    if ((t.recompute_modules >> static_cast<unsigned>(RecomputeModule::moe) & 1u) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
+          return std::string("recompute module moe needs a mixture-of-experts model (model.moe)");
+        }))
+      return;
+  }
   if (m.position == Position::learned && t.seq_len > m.max_seq_len && sink.fail("training.seq_len", "range", [&] {
         return "seq_len " + str(t.seq_len) + " exceeds the model's learned positions (max_seq_len " +
                str(m.max_seq_len) + ")";

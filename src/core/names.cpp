@@ -29,6 +29,10 @@ constexpr Table<Schedule, 4> kSchedule{{{Schedule::gpipe, "gpipe"},
                                         {Schedule::one_f_one_b, "1f1b"},
                                         {Schedule::interleaved, "interleaved"},
                                         {Schedule::zb_h1, "zb-h1"}}};
+constexpr Table<RecomputeModule, 4> kRecomputeModule{{{RecomputeModule::core_attn, "core_attn"},
+                                                     {RecomputeModule::mla_up_proj, "mla_up_proj"},
+                                                     {RecomputeModule::mlp, "mlp"},
+                                                     {RecomputeModule::moe, "moe"}}};
 constexpr Table<Recompute, 3> kRecompute{
     {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
 constexpr Table<Dim, 5> kDim{
@@ -143,6 +147,7 @@ std::string_view name(Collective e) { return lookup(kCollective, e); }
 std::string_view name(Scope e) { return lookup(kScope, e); }
 std::string_view name(Schedule e) { return lookup(kSchedule, e); }
 std::string_view name(Recompute e) { return lookup(kRecompute, e); }
+std::string_view name(RecomputeModule e) { return lookup(kRecomputeModule, e); }
 std::string_view name(Dim e) { return lookup(kDim, e); }
 std::string_view name(Mlp e) { return lookup(kMlp, e); }
 std::string_view name(Norm e) { return lookup(kNorm, e); }
@@ -198,6 +203,7 @@ template <> std::optional<Collective> parse(std::string_view s) { return reverse
 template <> std::optional<Scope> parse(std::string_view s) { return reverse(kScope, s); }
 template <> std::optional<Schedule> parse(std::string_view s) { return reverse(kSchedule, s); }
 template <> std::optional<Recompute> parse(std::string_view s) { return reverse(kRecompute, s); }
+template <> std::optional<RecomputeModule> parse(std::string_view s) { return reverse(kRecomputeModule, s); }
 template <> std::optional<Dim> parse(std::string_view s) { return reverse(kDim, s); }
 template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, s); }
 template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }

@@ -182,6 +182,22 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.precision = tr.enumeration<core::Precision>("precision", core::kPrecisionCount)
                     .value_or(core::Precision::bf16);
   t.recompute = tr.enumeration<core::Recompute>("recompute", 3).value_or(core::Recompute::selective);
+  if (const Entry* e = tr.get("recompute_modules")) {
+    // Megatron-Core's --recompute-modules names; each at most once (a repeat is a slip)
+    if (e->value->kind != Node::Kind::list || e->value->items.empty())
+      fail(e->value->mark, "training.recompute_modules must be a non-empty list of core_attn, mla_up_proj, mlp, moe, got " +
+                               describe(*e->value));
+    for (const NodePtr& item : e->value->items) {
+      const auto m = item->kind == Node::Kind::scalar ? core::parse<core::RecomputeModule>(item->text) : std::nullopt;
+      if (!m)
+        fail(item->mark, "training.recompute_modules entries must be one of core_attn, mla_up_proj, mlp, moe, got " +
+                             describe(*item) + " (Megatron-Core's other modules are not modelled)");
+      const unsigned bit = 1u << static_cast<unsigned>(*m);
+      if (t.recompute_modules & bit)
+        fail(item->mark, "training.recompute_modules names " + std::string(core::name(*m)) + " twice");
+      t.recompute_modules |= bit;
+    }
+  }
   t.flash_attention = tr.boolean("flash_attention", true);
   t.attention_kernel =
       tr.enumeration<core::AttentionKernel>("attention_kernel", 2).value_or(core::AttentionKernel::cudnn);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/flops.hpp"
 #include "../common/scenarios.hpp"
@@ -43,6 +45,28 @@ TEST_CASE("analytic: GEMM and memory-bound times", "[analytic][compute]") {
   CHECK(gemm_time(g, Precision::bf16, 8192, 8192, 8192) == Approx(2.0 * 8192 * 8192 * 8192 / (312e12 * 0.8)).epsilon(1e-12));
   // 1 GB at 2039 GB/s x 0.85 = 0.57698 ms
   CHECK(memory_time(g, 1e9) == Approx(1e9 / (2039e9 * 0.85)).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: a fine-grained expert's GEMM without tables pays the host's dispatch floor", "[analytic][compute]") {
+  auto g = testing::dgx_a100_80g().gpu;
+  g.peak_flops[static_cast<std::size_t>(Precision::fp8)] = 4500e12;  // B200's fp8 peak at its provisional 0.47
+  g.matmul_efficiency_by_precision[static_cast<std::size_t>(Precision::fp8)] = 0.47;
+  // Qwen3-30B-A3B's fc2 on 8 B200 (ep 8, micro-batch 4): 16 experts of 8192 x 2048 x 768.
+  // Alone: 2 * 8192 * 2048 * 768 / (4500e12 * 0.47) = 12.184 us; with the H100 fp8 floor 18.52 us
+  // and knee 1.8: 18.52 * (1 + (12.184 / 18.52)^1.8)^(1 / 1.8) = 22.946 us each.
+  const double alone = 2.0 * 8192 * 2048 * 768 / (4500e12 * 0.47);
+  CHECK(gemm_time(g, Precision::fp8, 8192, 2048, 768) == Approx(alone).epsilon(1e-12));
+  CHECK(expert_gemm_time(g, Precision::fp8, 8192, 2048, 768, 16) == Approx(16 * 22.9456e-6).epsilon(1e-4));
+  // a large expert GEMM barely feels it: 65536 x 14336 x 4096 (Mixtral-sized), 3.64 ms alone
+  const double big = gemm_time(g, Precision::fp8, 65536, 14336, 4096);
+  CHECK(expert_gemm_time(g, Precision::fp8, 65536, 14336, 4096, 1) / big == Approx(1.0).epsilon(1e-3));
+  // bf16 has its own floor and knee: 19.30 us, 2.587 (A100's 312 TFLOP/s x 0.8, 1024^3: 8.604 us ->
+  // 19.30 * (1 + (8.604 / 19.30)^2.587)^(1 / 2.587) = 20.19 us)
+  const double small = gemm_time(g, Precision::bf16, 1024, 1024, 1024);
+  CHECK(small == Approx(8.6043e-6).epsilon(1e-4));
+  CHECK(expert_gemm_time(g, Precision::bf16, 1024, 1024, 1024, 1) ==
+        Approx(19.30e-6 * std::pow(1 + std::pow(small / 19.30e-6, 2.587), 1 / 2.587)).epsilon(1e-12));
+  CHECK(expert_gemm_time(g, Precision::bf16, 1024, 1024, 1024, 1) == Approx(20.19e-6).epsilon(2e-3));
 }
 
 TEST_CASE("analytic: one layer's time splits into forward, B and W", "[analytic][compute]") {

@@ -125,6 +125,29 @@ TEST_CASE("analytic: activation formulas of Korthikanti section 4", "[analytic][
   }
 }
 
+TEST_CASE("analytic: Megatron-Core's recompute modules keep only a recomputed module's input", "[analytic][memory]") {
+  auto s = fig1_scenario(kFig1[1], false);  // 175B: s 2048, b 1, h 12288, a 96, t 8, gelu, f = 4h
+  const double sbh = 2048.0 * 12288, as_h = 96.0 * 2048 / 12288;
+  s.training.recompute = core::Recompute::selective;
+  SECTION("mlp: the split part loses the MLP's 4sbf = 16 sbh, the attention's 8 sbh stay: 10 + 8/t") {
+    s.training.flash_attention = true;
+    s.training.recompute_modules = 1u << static_cast<unsigned>(core::RecomputeModule::mlp);
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + 8.0 / 8)).epsilon(1e-12));
+  }
+  SECTION("without core_attn among them the scores stay (no flash attention): 10 + (8 + 5as/h)/t") {
+    s.training.flash_attention = false;
+    s.training.recompute_modules = 1u << static_cast<unsigned>(core::RecomputeModule::mlp);
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + (8 + 5 * as_h) / 8)).epsilon(1e-12));
+    s.training.recompute_modules |= 1u << static_cast<unsigned>(core::RecomputeModule::core_attn);
+    CHECK(activation_bytes_per_layer(s) == Approx(sbh * (10 + 8.0 / 8)).epsilon(1e-12));
+  }
+  SECTION("read under selective only: full keeps 2sbh whatever the modules") {
+    s.training.recompute = core::Recompute::full;
+    s.training.recompute_modules = 1u << static_cast<unsigned>(core::RecomputeModule::mlp);
+    CHECK(activation_bytes_per_layer(s) == Approx(2 * sbh).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("analytic: micro-batches in flight per schedule", "[analytic][memory]") {
   auto s = testing::gpt3_1024();  // p 16, m 192
   CHECK(in_flight_microbatches(s, 0) == 16);

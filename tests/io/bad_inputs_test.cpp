@@ -546,6 +546,21 @@ const Case kCases[] = {
      "{data}/bad/scenario_etp_folding.yaml:9:26: error: etp*ep = 4*4 = 16 must divide tp*cp*dp = 8 (the experts fold over the attention's ranks)\n"
      "parallel: {tp: 2, ep: 4, etp: 4}\n"
      "                         ^"},
+    {"scenario_ep_over_tp.yaml",
+     "{data}/bad/scenario_ep_over_tp.yaml:9:19: error: ep 8 must divide dp*cp = 4 (experts are spread over data-parallel "
+     "ranks: Megatron-Core's expert groups, etp*ep*edp*pp = world; with etp = tp 2 that is etp*ep = 16 dividing "
+     "tp*cp*dp = 8; a smaller parallel.etp folds ep over tensor-parallel ranks)\n"
+     "parallel: {tp: 2, ep: 8}\n"
+     "                  ^"},
+    {"scenario_recompute_module_unknown.yaml",
+     "{data}/bad/scenario_recompute_module_unknown.yaml:10:90: error: training.recompute_modules entries must be one of "
+     "core_attn, mla_up_proj, mlp, moe, got \"layernorm\" (Megatron-Core's other modules are not modelled)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [moe, layernorm]}\n"
+     "                                                                                         ^"},
+    {"scenario_recompute_module_mla.yaml",
+     "{data}/bad/scenario_recompute_module_mla.yaml:9:65: error: recompute module mla_up_proj needs MLA attention (model.mla)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [mla_up_proj]}\n"
+     "                                                                ^"},
     {"scenario_moe_dispatcher_unknown.yaml",
      "{data}/bad/scenario_moe_dispatcher_unknown.yaml:13:21: error: training.moe.dispatcher must be one of alltoall, allgather, flex, got \"deepep\"\n"
      "  moe: {dispatcher: deepep}\n"

@@ -1,6 +1,7 @@
 #pragma once
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/scenario.hpp"
+#include "ptdsim/core/report.hpp"
 
 // Compute time (docs/analytic.md "Compute time"). With the hardware's measured kernel tables
 // (gpu.kernels) every operator is timed from them (operators.hpp, kernel_times.hpp); without, GEMMs run
@@ -15,6 +16,11 @@ double matmul_efficiency(const core::GpuSpec& g, core::Precision p, double m, do
 // (kernel_times.hpp gemm_kernel consults the measured tables first.)
 double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k,
                  double count = 1);
+// The routed experts' grouped GEMM under the scalar model (a GPU without kernel tables): `count`
+// per-expert GEMMs, each dispatched by the host, so each at least the host's dispatch floor as a
+// smooth maximum, t = (t0^p + t_scalar^p)^(1/p), with the floor t0 and knee p of the H100 tables'
+// fitted GEMM model of the same precision class (docs/analytic.md "Experts without kernel tables").
+double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k, double count);
 // bytes / (hbm_Bps * hbm_efficiency).
 double memory_time(const core::GpuSpec& g, double bytes);
 
@@ -29,6 +35,10 @@ struct LayerTimes {
   double forward_flops = 0;    // per GPU
 };
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer);
+// Whether the backward reruns an operator's forward in a dense or an MoE layer: every operator
+// under recompute full; under selective the attention core, or with training.recompute_modules the
+// operators of the modules it names (docs/analytic.md "Recompute modules").
+bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKind kind, bool moe_layer);
 struct LayerOps;
 // The same from the layer's operators given (layer_ops(s, moe_layer)).
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops);

@@ -42,6 +42,7 @@ struct LayerCostsKey {
   bool sequence_parallel = false;
   core::Recompute recompute = core::Recompute::none;
   int etp = 0;  // parallel.etp (the sweep's --etp)
+  unsigned recompute_modules = 0;  // training.recompute_modules (the base scenario's, read under selective)
   bool operator==(const LayerCostsKey&) const = default;
 };
 LayerCostsKey layer_costs_key(const core::Scenario& s);

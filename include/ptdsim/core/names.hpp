@@ -18,6 +18,7 @@ std::string_view name(Collective);
 std::string_view name(Scope);
 std::string_view name(Schedule);
 std::string_view name(Recompute);
+std::string_view name(RecomputeModule);
 std::string_view name(Dim);
 std::string_view name(Mlp);
 std::string_view name(Norm);

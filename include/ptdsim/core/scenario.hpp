@@ -119,6 +119,15 @@ struct TrainingSpec {
   int global_batch = 1;
   Precision precision = Precision::bf16;
   Recompute recompute = Recompute::selective;
+  // Under selective recompute, the modules whose forward the backward recomputes, one bit per
+  // RecomputeModule (training.recompute_modules); 0: the attention core alone, the tool's
+  // selective (Korthikanti et al.'s, Megatron-Core's default ["core_attn"]).
+  unsigned recompute_modules = 0;
+  bool recomputes(RecomputeModule m) const {
+    if (recompute != Recompute::selective) return false;
+    if (recompute_modules == 0) return m == RecomputeModule::core_attn;
+    return (recompute_modules >> static_cast<unsigned>(m)) & 1u;
+  }
   bool flash_attention = true;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
   CpComm cp_comm = CpComm::p2p;  // Megatron's --cp-comm-type default
