@@ -424,7 +424,7 @@ const Case kCases[] = {
      "cost: {gpu_hours: 2.5}\n"
      "       ^"},
     {"scenario_hardware_name_unknown.yaml",
-     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-b300, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
+     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: aws-p5, dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-b300, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, gcp-a3-mega, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
      "hardware: dgx-h10\n"
      "          ^"},
     {"scenario_attention_kernel_unknown.yaml",
