@@ -112,7 +112,11 @@ FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int 
   const long long gpn = std::max(1, hw.gpus_per_node);
   f.top = n - 1;
   for (int t = 0; t < n; ++t) {
-    const long long r = reach[static_cast<std::size_t>(t)];
+    // fragmented placement: each of the job's nodes under a leaf of its own (the tiers above reach
+    // what they reach: their switch groups hold the scattered nodes as they would the dense ones)
+    const long long r = t == 0 && hw.fabric.placement == core::NodePlacement::fragmented
+                            ? 1
+                            : reach[static_cast<std::size_t>(t)];
     // a unit wider than any group: one group (and no overflow of r * gpn)
     const int g = r >= kUnboundedReach / gpn ? 1 : spanned(ranks_below(dims, count, r * gpn));
     f.groups[static_cast<std::size_t>(t)] = g;

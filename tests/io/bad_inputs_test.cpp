@@ -246,6 +246,11 @@ const Case kCases[] = {
      "rail-optimized, got \"dragonfly\"\n"
      "network: {bandwidth_gbs: 25, latency_us: 10, topology: dragonfly}\n"
      "                                                       ^"},
+    {"hardware_placement_unknown.yaml",
+     "{data}/bad/hardware_placement_unknown.yaml:4:57: error: hardware.network.placement must be one of dense, "
+     "fragmented, got \"scattered\"\n"
+     "network: {bandwidth_gbs: 25, latency_us: 10, placement: scattered}\n"
+     "                                                        ^"},
     {"hardware_nics_per_node_uneven.yaml",
      "{data}/bad/hardware_nics_per_node_uneven.yaml:3:61: error: hardware.network.nics_per_node must divide or be a multiple of hardware.node.gpus (8)\n"
      "network: {bandwidth_gbs: 50, latency_us: 10, nics_per_node: 3}\n"
