@@ -9,6 +9,39 @@ int tier_count(const core::HardwareSpec& hw) {
   return std::clamp(static_cast<int>(hw.fabric.tiers.size()), 1, core::kMaxSwitchTiers);
 }
 
+bool UplinkShares::blocking() const {
+  for (int k = 0; k < count; ++k)
+    if (uplink[static_cast<std::size_t>(k)] < 1.0) return true;
+  return false;
+}
+
+double UplinkShares::route(int top) const {
+  double b = 1.0;
+  for (int k = 0; k < top && k < count; ++k) b = std::min(b, uplink[static_cast<std::size_t>(k)]);
+  return b;
+}
+
+UplinkShares uplink_shares(const core::HardwareSpec& hw) {
+  UplinkShares f;
+  const double nic = hw.network.bandwidth_Bps;
+  if (!(nic > 0)) return f;
+  const auto& tiers = hw.fabric.tiers;
+  const int n = std::min(static_cast<int>(tiers.size()), core::kMaxSwitchTiers);
+  const double per_gpu = static_cast<double>(hw.nics_per_node()) / std::max(1, hw.gpus_per_node);
+  double over = 1;
+  // uplinks above every tier but the top one (nothing is above it)
+  for (int k = 0; k + 1 < n; ++k) {
+    const auto& t = tiers[static_cast<std::size_t>(k)];
+    over *= std::max(1.0, t.oversubscription);
+    const double port = tiers[static_cast<std::size_t>(k) + 1].bandwidth_Bps > 0
+                            ? tiers[static_cast<std::size_t>(k) + 1].bandwidth_Bps
+                            : t.bandwidth_Bps;
+    const double bw = port > 0 ? port * per_gpu : nic;
+    f.uplink[static_cast<std::size_t>(f.count++)] = bw / over / nic;
+  }
+  return f;
+}
+
 std::array<long long, core::kMaxSwitchTiers> tier_reach(const core::HardwareSpec& hw) {
   std::array<long long, core::kMaxSwitchTiers> reach{};
   reach.fill(kUnboundedReach);
@@ -79,7 +112,11 @@ FabricSpan fabric_span(const core::HardwareSpec& hw, const DimStride* dims, int 
   const long long gpn = std::max(1, hw.gpus_per_node);
   f.top = n - 1;
   for (int t = 0; t < n; ++t) {
-    const long long r = reach[static_cast<std::size_t>(t)];
+    // fragmented placement: each of the job's nodes under a leaf of its own (the tiers above reach
+    // what they reach: their switch groups hold the scattered nodes as they would the dense ones)
+    const long long r = t == 0 && hw.fabric.placement == core::NodePlacement::fragmented
+                            ? 1
+                            : reach[static_cast<std::size_t>(t)];
     // a unit wider than any group: one group (and no overflow of r * gpn)
     const int g = r >= kUnboundedReach / gpn ? 1 : spanned(ranks_below(dims, count, r * gpn));
     f.groups[static_cast<std::size_t>(t)] = g;

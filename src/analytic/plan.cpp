@@ -135,6 +135,7 @@ class Planner {
     plan_.overlap_dp = o_.overlap_dp;
     plan_.overlap_pp = o_.overlap_pp;
     plan_.comm_share = o_.comm_share;
+    plan_.fabric = o_.fabric;
     split_ = plan_.schedule->splits_weight_grad;
     // cleared, not freed: a plan reused for the next candidate keeps its storage. Every stage and
     // chunk is written whole below (add_stage starts each from a default one, share_previous copies
@@ -687,6 +688,7 @@ PlanOptions plan_options(const core::Scenario& s, const StepGroups& g) {
   o.sharding = s.parallel.sharding;
   o.recompute_full = s.training.recompute == core::Recompute::full;
   o.comm_share = s.hardware.gpu.comm_share();
+  o.fabric = uplink_shares(s.hardware);
   // The scenario's (or its framework's) bucket, else Megatron-LM's rule: bucket_size = max(40M, 1M * dp)
   // parameters (distributed_data_parallel_config.py), of the gradients' width
   const double params = s.training.dp_bucket_params > 0 ? s.training.dp_bucket_params

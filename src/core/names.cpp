@@ -42,6 +42,8 @@ constexpr Table<Norm, 2> kNorm{{{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, 
 constexpr Table<Position, 2> kPosition{{{Position::learned, "learned"}, {Position::rope, "rope"}}};
 constexpr Table<Router, 2> kRouter{{{Router::softmax, "softmax"}, {Router::sigmoid, "sigmoid"}}};
 constexpr Table<Topology, 2> kTopology{{{Topology::fat_tree, "fat-tree"}, {Topology::rail_optimized, "rail-optimized"}}};
+constexpr Table<NodePlacement, 2> kNodePlacement{
+    {{NodePlacement::dense, "dense"}, {NodePlacement::fragmented, "fragmented"}}};
 constexpr Table<Optimizer, 2> kOptimizer{{{Optimizer::adam, "adam"}, {Optimizer::sgd, "sgd"}}};
 constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads::bit16, "16bit"}}};
 constexpr Table<AttentionKernel, 2> kAttentionKernel{
@@ -155,6 +157,7 @@ std::string_view name(Position e) { return lookup(kPosition, e); }
 std::string_view name(Router e) { return lookup(kRouter, e); }
 std::string_view name(Optimizer e) { return lookup(kOptimizer, e); }
 std::string_view name(Topology e) { return lookup(kTopology, e); }
+std::string_view name(NodePlacement e) { return lookup(kNodePlacement, e); }
 std::string_view name(MainGrads e) { return lookup(kMainGrads, e); }
 std::string_view name(AttentionKernel e) { return lookup(kAttentionKernel, e); }
 std::string_view name(Fusion e) { return lookup(kFusion, e); }
@@ -211,6 +214,7 @@ template <> std::optional<Position> parse(std::string_view s) { return reverse(k
 template <> std::optional<Router> parse(std::string_view s) { return reverse(kRouter, s); }
 template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(kOptimizer, s); }
 template <> std::optional<Topology> parse(std::string_view s) { return reverse(kTopology, s); }
+template <> std::optional<NodePlacement> parse(std::string_view s) { return reverse(kNodePlacement, s); }
 template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
 template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
 template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }

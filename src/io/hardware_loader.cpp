@@ -197,6 +197,7 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
          "hardware.network.nics_per_node must divide or be a multiple of hardware.node.gpus (" +
              std::to_string(h.gpus_per_node) + ")");
   h.fabric.planes = static_cast<int>(net.integer("planes", 1));
+  h.fabric.placement = net.enumeration<core::NodePlacement>("placement", 2).value_or(core::NodePlacement::dense);
   if (h.fabric.planes > 1 && h.nics_per_node() % h.fabric.planes != 0)
     fail(net.get("planes")->value->mark, "hardware.network.planes must divide the " +
                                              std::to_string(h.nics_per_node()) + " NIC ports of a node (nics_per_node)");

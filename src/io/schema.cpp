@@ -88,7 +88,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.node.intra", {"bandwidth_gbs", "latency_us", "efficiency"}},
       {"hardware.network",
        {"bandwidth_gbs", "latency_us", "efficiency", "topology", "oversubscription", "nics_per_node", "planes",
-        "tiers"}},
+        "tiers", "placement"}},
       {"hardware.collectives", names_of<core::Collective>(core::kCollectiveCount)},
   };
   return table;

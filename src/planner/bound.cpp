@@ -58,17 +58,33 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
 }
 
 // Work of every collective of a pass, added to the per-stream and per-link totals.
+// On a blocking fabric (some uplink narrower than the NIC) a transfer's work is counted on the NIC
+// and on each uplink it crosses at its route's share b, the rate it moves at alone: the closed form
+// of the simulator's max-min sharing (docs/analytic.md "Shared links"). A flow of w seconds alone
+// takes w·b of its route's resources' capacity-seconds whatever its share over time, and a resource
+// of capacity c serves at most c a second, so it is busy at least Σ w·b / c. With b = 1 everywhere
+// (a non-blocking fabric, FairShare) the NIC's term is the plain sum of the work.
 struct Totals {
   std::array<double, 2> link{};  // NVLink inside the node, the NIC share across nodes
   std::array<double, 2> held{};  // the same without pipeline sends, which hold no SMs to speak of
   double gathers = 0;            // the dp_gather stream
   double reduces = 0;            // the dp stream
+  std::array<double, core::kMaxSwitchTiers - 1> up{};  // w·b through each uplink (blocking fabrics)
+  bool blocking = false;                               // plan.fabric.blocking()
   void add(const analytic::StepPlan& plan, const PlanComm& c, double times) {
     // (each sum in the same order as ever; branches, not a variable index, so the compiler keeps
     // the two links apart instead of chaining every sum through one load and store)
     const double t = times * c.time_s;
     const bool held_sms = core::holds_sms(c.kind);
-    if (plan.group(c.group).scope == core::Scope::inter) {
+    const analytic::Group& g = plan.group(c.group);
+    if (g.scope == core::Scope::inter && blocking) {
+      // the route sim::StepLinks gives the group: the NIC, then the uplinks below its top tier
+      const int top = std::min(std::max(0, g.span.top), plan.fabric.count);
+      const double wb = t * plan.fabric.route(top);
+      link[1] += wb;
+      if (held_sms) held[1] += wb;
+      for (int k = 0; k < top; ++k) up[static_cast<std::size_t>(k)] += wb;
+    } else if (g.scope == core::Scope::inter) {
       link[1] += t;
       if (held_sms) held[1] += t;
     } else {
@@ -100,6 +116,7 @@ struct StageBound {
 
 StageBound stage_bound(const analytic::StepPlan& plan, const analytic::StagePlan& st) {
   StageBound o;
+  o.totals.blocking = plan.fabric.blocking();
   const double m = plan.shape.m;
   const int grad = plan.schedule->splits_weight_grad ? 2 : 1;
   for (int c = 0; c < plan.shape.v; ++c) {
@@ -324,6 +341,10 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
     // a capacity of one second of work per second: neither link can finish before its whole
     // step's work has gone through.
     bound = std::max({bound, o.totals.link[0], o.totals.link[1]});
+    // On a blocking fabric the NIC's sum is of work x route share (Totals), and each uplink, of
+    // capacity u_k, serves at most u_k a second: it is busy at least its w·b over u_k.
+    for (int k = 0; o.totals.blocking && k < plan.fabric.count; ++k)
+      bound = std::max(bound, o.totals.up[static_cast<std::size_t>(k)] / plan.fabric.uplink[static_cast<std::size_t>(k)]);
 
     // SM contention (sim::Engine::set_comm_share): while any collective runs, compute progresses
     // at most 1 - share. With C seconds of compute and collectives running at least X seconds

@@ -1,6 +1,7 @@
 #include "ptdsim/planner/sweep.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -835,6 +836,30 @@ bool fits(double peak_bytes, double capacity_bytes, double min_free_bytes) {
   return peak_bytes + min_free_bytes <= capacity_bytes;
 }
 
+namespace {
+
+// The winner's groups against the topology and, per group kind, the first runner-up whose group
+// crosses other tiers (tiers.hpp): a few step_groups() for the top K, off the per-candidate path.
+void explain_tiers(SweepResult& out) {
+  if (out.results.empty()) return;
+  const auto& best = out.results.front().report;
+  out.best_tiers = group_tiers(best.scenario);
+  std::array<bool, core::kCommBucketCount> told{};
+  for (std::size_t i = 1; i < out.results.size(); ++i) {
+    const auto& r = out.results[i].report;
+    const auto t = group_tiers(r.scenario);
+    for (int k = 0; k < core::kCommBucketCount; ++k) {
+      if (told[k]) continue;
+      auto line = tier_difference(best, out.best_tiers[k], r, t[k], k, static_cast<int>(i + 1));
+      if (line.empty()) continue;
+      told[k] = true;
+      out.tier_notes.push_back(std::move(line));
+    }
+  }
+}
+
+}  // namespace
+
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& opt) {
   // oneTBB runs at most as many workers as the machine has cores, whatever --threads asks; a worker
   // it cannot start is a worker fewer, never a failure.
@@ -867,6 +892,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
                                                  : why_slower(out.results.front().report, sr.report);
   }
   if (opt.on_row) emit_rows(ctx, workers, kept_for_rows, spared_bounds);
+  explain_tiers(out);
   return out;
 }
 

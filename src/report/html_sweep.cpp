@@ -360,6 +360,8 @@ std::string sweep_html(const core::Scenario& base, const planner::SweepResult& r
   page.para(scenario_words(result));
   if (!result.results.empty() && !result.results.front().report.bounded_by.empty())
     page.para("The best is bounded by " + core::describe(result.results.front().report.bounded_by) + ".");
+  // its groups against the topology (planner/tiers.hpp): the same words as the text report
+  for (const auto& line : result.tier_notes) page.para("Against the topology: " + line + ".");
 
   page.section("tp-pp", "Best step time per (tp, pp)");
   if (rows.cells().empty()) {

@@ -140,6 +140,45 @@ NearTies near_ties(const planner::SweepResult& r, std::string_view objective) {
   return t;
 }
 
+// The best layout's groups against the topology and the tiers that set it apart from a runner-up
+// (planner/tiers.hpp; docs/planner.md "Groups against the topology").
+std::string group_place(const planner::GroupTiers& g) {
+  std::string what = fmt::format("{} {}", g.group, g.degree);
+  if (g.ranks != g.degree && std::string_view(g.group) == "dp") what += fmt::format(" ({} ranks with cp)", g.ranks);
+  if (g.crosses.empty()) return what + " inside one NVLink domain";
+  std::string tiers;
+  for (std::size_t i = 1; i < g.crosses.size(); ++i) tiers += (i > 1 ? ", " : "") + g.crosses[i];
+  return what + fmt::format(" across {} nodes through {}", g.nodes, tiers);
+}
+
+std::string topology_lines(const planner::SweepResult& r) {
+  std::string out;
+  std::string groups;
+  for (const auto& g : r.best_tiers) {
+    if (g.degree <= 1) continue;
+    groups += (groups.empty() ? "" : "; ") + group_place(g);
+  }
+  if (!groups.empty()) out += "best's groups: " + groups + "\n";
+  for (const auto& line : r.tier_notes) out += "  " + line + "\n";
+  return out;
+}
+
+nlohmann::ordered_json topology_json(const planner::SweepResult& r) {
+  nlohmann::ordered_json j;
+  j["groups"] = nlohmann::ordered_json::array();
+  for (const auto& g : r.best_tiers) {
+    nlohmann::ordered_json e;
+    e["group"] = g.group;
+    e["degree"] = g.degree;
+    e["ranks"] = g.ranks;
+    e["nodes"] = g.nodes;
+    e["crosses"] = g.crosses;
+    j["groups"].push_back(std::move(e));
+  }
+  j["differences"] = r.tier_notes;
+  return j;
+}
+
 std::string table_of(const core::Scenario& base, const planner::Space& space, const planner::SweepResult& r,
                   std::string_view objective, double min_free_gib) {
   const bool moe = base.model.moe.has_value();
@@ -210,6 +249,7 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
   out += fmt::format("best: step {:.3f} s, bounded by {}; `--emit FILE` writes it as a scenario, "
                      "`ptdsim evaluate FILE` gives the full breakdown\n",
                      best.step_s, best.bounded_by.empty() ? std::string("-") : core::describe(best.bounded_by));
+  out += topology_lines(r);
   return out;
 }
 
@@ -250,6 +290,7 @@ std::string json_of(const planner::SweepResult& r, std::string_view objective) {
     j["results"].push_back(std::move(e));
   }
   j["scenario_layout"] = scenario_json(r);
+  j["topology"] = topology_json(r);
   return j.dump(2) + "\n";
 }
 

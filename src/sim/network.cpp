@@ -14,19 +14,11 @@ bool Fabric::blocking() const {
 }
 
 Fabric fabric_of(const core::HardwareSpec& hw) {
+  // the one rule of what a representative GPU has above its NIC (analytic::uplink_shares), which
+  // the sweep's bound reads too
+  const analytic::UplinkShares u = analytic::uplink_shares(hw);
   Fabric f;
-  const double nic = hw.network.bandwidth_Bps;
-  if (!(nic > 0)) return f;
-  const auto& tiers = hw.fabric.tiers;
-  const double per_gpu = static_cast<double>(hw.nics_per_node()) / std::max(1, hw.gpus_per_node);
-  double over = 1;
-  // uplinks above every tier but the top one (nothing is above it)
-  for (std::size_t k = 0; k + 1 < tiers.size(); ++k) {
-    over *= std::max(1.0, tiers[k].oversubscription);
-    const double port = tiers[k + 1].bandwidth_Bps > 0 ? tiers[k + 1].bandwidth_Bps : tiers[k].bandwidth_Bps;
-    const double bw = port > 0 ? port * per_gpu : nic;
-    f.uplink.push_back(bw / over / nic);
-  }
+  f.uplink.assign(u.uplink.begin(), u.uplink.begin() + u.count);
   return f;
 }
 

@@ -120,6 +120,32 @@ TEST_CASE("analytic: which tiers a group crosses under dense placement", "[analy
   }
 }
 
+TEST_CASE("analytic: a fragmented allocation puts every node under a leaf of its own", "[analytic][fabric]") {
+  auto hw = superpod();
+  hw.fabric.placement = core::NodePlacement::fragmented;
+  SECTION("tp 8 inside a node: still no switch") {
+    const DimStride d{8, 1};
+    CHECK(fabric_span(hw, &d, 1).top == -1);
+  }
+  SECTION("dp 32 at stride 8: one scalable unit when dense, 32 leaves when fragmented -> the spine") {
+    // 32 nodes, one a leaf: 32 leaf groups; the spine's group (128 nodes) holds them all
+    const DimStride d{32, 8};
+    const auto f = fabric_span(hw, &d, 1);
+    CHECK(f.nodes == 32);
+    CHECK(f.leaves() == 32);
+    CHECK(f.groups[1] == 1);
+    CHECK(f.top == 1);
+  }
+  SECTION("two nodes: a pipeline hop leaves its leaf too") {
+    const DimStride d{2, 8};
+    CHECK(fabric_span(hw, &d, 1).top == 1);
+  }
+  SECTION("a group that already crosses the spine crosses what it did") {
+    const DimStride d{128, 128};  // Llama 3 405B's dp: the core either way
+    CHECK(fabric_span(hw, &d, 1).top == 2);
+  }
+}
+
 TEST_CASE("analytic: a step's groups carry their fabric span", "[analytic][fabric]") {
   auto s = testing::gpt3_1024();  // tp 8, dp 8, pp 16; 8 GPUs a node; placement tp-cp-ep-dp-pp
   s.hardware.topology = core::Topology::rail_optimized;

@@ -641,3 +641,40 @@ TEST_CASE("cli: sweep folds near-ties that differ only in vpp or micro-batch", "
   CHECK(folded == 2);
   CHECK(table.out.find("(2 near-ties folded into an earlier row") != std::string::npos);
 }
+
+TEST_CASE("cli: the sweep says which tiers the best layout's groups cross, and what a tier costs", "[cli][sweep][topology]") {
+  // GPT-3 175B (96 heads: tp 16 divides them) on 576 GPUs, tp 8 or 16, pp 4 (dp 18 or 9; batch 1152
+  // divides by both). On DGX H100 (8 GPUs a node) tp 16 spans two nodes, so every tp-16 layout's TP
+  // all-reduces cross the NVLink domain and the sweep must say so against the best (tp 8); on a GB200
+  // NVL72 rack (72 GPUs a node) tp 16 fits the domain and no TP sentence appears.
+  const std::string space =
+      " --gpus 576 --set training.global_batch=1152 --tp 8,16 --pp 4 --cp 1 --micro-batch 1 --zero 1 --max-vpp 1"
+      " --top 40";
+  auto dgx = ptdsim("sweep scenarios/default.yaml --set hardware=dgx-h100" + space);
+  REQUIRE(dgx.status == 0);
+  CHECK(dgx.out.find("best's groups: tp 8 inside one NVLink domain;") != std::string::npos);
+  const auto at = dgx.out.find("'s tp 16 crosses the NVLink domain where #1's tp 8 does not: +");
+  REQUIRE(at != std::string::npos);
+  CHECK(dgx.out.find(" ms of exposed TP comm per step (+", at) != std::string::npos);
+  auto nvl = ptdsim("sweep scenarios/default.yaml --set hardware=gb200-nvl72" + space);
+  REQUIRE(nvl.status == 0);
+  CHECK(nvl.out.find("best's groups: tp") != std::string::npos);
+  CHECK(nvl.out.find("tp 16 crosses") == std::string::npos);
+
+  // JSON: the same, per group, with the tier names of the hardware file (dgx-h100: leaf, spine, core)
+  auto js = ptdsim("sweep scenarios/default.yaml --set hardware=dgx-h100 --format json" + space);
+  REQUIRE(js.status == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  const auto& groups = j.at("topology").at("groups");
+  REQUIRE(groups.size() == 5);
+  CHECK(groups[0].at("group") == "tp");
+  CHECK(groups[0].at("crosses").empty());
+  // dp 18 of tp 8: 18 nodes, all under one 32-node leaf group (the SuperPOD's scalable unit)
+  CHECK(groups[4].at("group") == "dp");
+  CHECK(groups[4].at("nodes") == 18);
+  CHECK(groups[4].at("crosses") == nlohmann::json::array({"NVLink domain", "leaf"}));
+  bool tp_line = false;
+  for (const auto& d : j.at("topology").at("differences"))
+    tp_line = tp_line || d.get<std::string>().find("tp 16 crosses the NVLink domain") != std::string::npos;
+  CHECK(tp_line);
+}

@@ -306,3 +306,30 @@ TEST_CASE("shipped data: each fabric reaches the nodes its reference architectur
   // the GB200 SuperPOD's SU: 8 NVL72 racks
   CHECK(ptdsim::analytic::tier_reach(ptdsim::io::load_hardware(dir + "gb200-nvl72.yaml"))[0] == 8);
 }
+
+TEST_CASE("shipped data: the cloud instances carry their providers' NICs and fabrics", "[data][fabric]") {
+  const std::string dir = std::string(PTDSIM_SOURCE_DIR) + "/hardware/";
+  // hardware/FACTS.md HF8.9: p5.48xlarge, 32 EFA cards x 100 Gb/s = 3,200 Gb/s a node; over 8 H100s
+  // 400 Gb/s = 50 GB/s per GPU; AWS documents no rails and a nonblocking network: one tier, every node
+  const auto p5 = ptdsim::io::load_hardware(dir + "aws-p5.yaml");
+  CHECK(p5.gpus_per_node == 8);
+  CHECK(p5.nics_per_node() == 32);
+  CHECK(p5.network.bandwidth_Bps * p5.gpus_per_node * 8 == Approx(3200e9).epsilon(1e-12));
+  CHECK(p5.topology == ptdsim::core::Topology::fat_tree);
+  CHECK(ptdsim::analytic::tier_count(p5) == 1);
+  CHECK(ptdsim::analytic::tier_reach(p5)[0] == ptdsim::analytic::kUnboundedReach);
+  // HF8.10: a3-megagpu-8g, 8 GPU NICs x 200 Gb/s (GPUDirect-TCPXO) = 25 GB/s per GPU, NIC k on VPC k
+  const auto a3 = ptdsim::io::load_hardware(dir + "gcp-a3-mega.yaml");
+  CHECK(a3.gpus_per_node == 8);
+  CHECK(a3.nics_per_node() == 8);
+  CHECK(a3.network.bandwidth_Bps * 8 == Approx(200e9).epsilon(1e-12));
+  CHECK(a3.topology == ptdsim::core::Topology::rail_optimized);
+  // the same H100 SXM5 as the DGX H100: its peaks and kernel tables
+  const auto h100 = ptdsim::io::load_hardware(dir + "dgx-h100.yaml");
+  for (const auto* hw : {&p5, &a3}) {
+    CHECK(hw->gpu.peak_flops == h100.gpu.peak_flops);
+    REQUIRE(hw->gpu.kernels != nullptr);
+    CHECK(hw->gpu.kernels->gemm_rows.size() == h100.gpu.kernels->gemm_rows.size());
+    CHECK(hw->intra.bandwidth_Bps == h100.intra.bandwidth_Bps);
+  }
+}

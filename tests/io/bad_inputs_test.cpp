@@ -246,6 +246,11 @@ const Case kCases[] = {
      "rail-optimized, got \"dragonfly\"\n"
      "network: {bandwidth_gbs: 25, latency_us: 10, topology: dragonfly}\n"
      "                                                       ^"},
+    {"hardware_placement_unknown.yaml",
+     "{data}/bad/hardware_placement_unknown.yaml:4:57: error: hardware.network.placement must be one of dense, "
+     "fragmented, got \"scattered\"\n"
+     "network: {bandwidth_gbs: 25, latency_us: 10, placement: scattered}\n"
+     "                                                        ^"},
     {"hardware_nics_per_node_uneven.yaml",
      "{data}/bad/hardware_nics_per_node_uneven.yaml:3:61: error: hardware.network.nics_per_node must divide or be a multiple of hardware.node.gpus (8)\n"
      "network: {bandwidth_gbs: 50, latency_us: 10, nics_per_node: 3}\n"
@@ -424,7 +429,7 @@ const Case kCases[] = {
      "cost: {gpu_hours: 2.5}\n"
      "       ^"},
     {"scenario_hardware_name_unknown.yaml",
-     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-b300, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
+     "{data}/bad/scenario_hardware_name_unknown.yaml:2:11: error: no shipped hardware named 'dgx-h10'; did you mean 'dgx-h100'? (shipped: aws-p5, dgx-a100-40g, dgx-a100-80g, dgx-b200, dgx-b300, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, gcp-a3-mega, grand-teton-h100, hgx-h800; a path with '/' or ending in .yaml names any file)\n"
      "hardware: dgx-h10\n"
      "          ^"},
     {"scenario_attention_kernel_unknown.yaml",

@@ -2,6 +2,7 @@
 
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/explain.hpp"
+#include "ptdsim/planner/tiers.hpp"
 
 using namespace ptdsim;
 using namespace ptdsim::planner;
@@ -51,4 +52,30 @@ TEST_CASE("planner: the reason a layout needs more memory", "[planner][explain]"
   r.peak_bytes = r.stages[0].total();
   CHECK(why_bigger(best, r) == "activations +3.5 GiB");
   CHECK(why_bigger(r, best).empty());
+}
+
+TEST_CASE("planner: a group that crosses a tier the other layout's does not is named with its cost", "[planner][explain][topology]") {
+  core::Report a, b;
+  a.of(core::CommBucket::tp).exposed_s = 0.0100;  // tp 8 on NVLink: 10.0 ms exposed, 30.0 ms in all
+  a.of(core::CommBucket::tp).time_s = 0.0300;
+  b.of(core::CommBucket::tp).exposed_s = 0.0223;  // tp 16 across two nodes: 22.3 ms, 70.1 ms
+  b.of(core::CommBucket::tp).time_s = 0.0701;
+  GroupTiers tp8{"tp", 8, 8, 1, -1, {}};
+  GroupTiers tp16{"tp", 16, 16, 2, 0, {"NVLink domain", "leaf"}};
+  const int tp = static_cast<int>(core::CommBucket::tp);
+  // the runner-up (#3) crosses: +12.3 ms exposed (22.3 - 10.0), +40.1 ms in all (70.1 - 30.0)
+  CHECK(tier_difference(a, tp8, b, tp16, tp, 3) ==
+        "#3's tp 16 crosses the NVLink domain where #1's tp 8 does not: +12.3 ms of exposed TP comm per step "
+        "(+40.1 ms of TP collectives)");
+  // the best crosses: the same words from its side
+  CHECK(tier_difference(b, tp16, a, tp8, tp, 2) ==
+        "tp 16 crosses the NVLink domain where #2's tp 8 does not: +12.3 ms of exposed TP comm per step "
+        "(+40.1 ms of TP collectives)");
+  // both leave the NVLink domain, one through the spine: the spine is the tier named
+  GroupTiers dp_leaf{"dp", 16, 16, 16, 0, {"NVLink domain", "leaf"}};
+  GroupTiers dp_spine{"dp", 64, 64, 64, 1, {"NVLink domain", "leaf", "spine"}};
+  const int dp = static_cast<int>(core::CommBucket::dp);
+  CHECK(tier_difference(a, dp_spine, b, dp_leaf, dp, 2).rfind("dp 64 crosses the spine where #2's dp 16 does not: ", 0) == 0);
+  // the same tiers: nothing to say
+  CHECK(tier_difference(a, tp8, b, tp8, tp, 2).empty());
 }

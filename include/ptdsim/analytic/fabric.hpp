@@ -27,6 +27,23 @@ inline constexpr long long kUnboundedReach = 1LL << 40;
 int tier_count(const core::HardwareSpec& hw);
 std::array<long long, core::kMaxSwitchTiers> tier_reach(const core::HardwareSpec& hw);
 
+// What a representative GPU has of the fabric above its NIC (docs/simulator.md "The rule for
+// representative ranks"), as capacities relative to its NIC share: uplink[k] is the bandwidth per GPU
+// above tier k's switches, the next tier's port bandwidth (tier k's when the next gives none) times
+// NIC ports per node / GPUs per node, divided by the oversubscription of tier k and of every tier
+// below it, over the NIC's bandwidth. The simulator's links (sim::fabric_of) and the sweep's bound
+// (the closed form of link sharing, docs/analytic.md "Shared links") read the same numbers.
+struct UplinkShares {
+  std::array<double, core::kMaxSwitchTiers - 1> uplink{};
+  int count = 0;  // uplinks: one fewer than the tiers (nothing is above the top)
+  // some uplink narrower than the NIC: only then do a rank's flows share unevenly
+  bool blocking() const;
+  // The rate a flow whose traffic crosses up to tier `top` moves at alone, as a share of the NIC:
+  // the narrowest of the NIC (1) and the uplinks below `top` (the route sim::StepLinks gives it).
+  double route(int top) const;
+};
+UplinkShares uplink_shares(const core::HardwareSpec& hw);
+
 struct FabricSpan {
   int nodes = 1;  // nodes (NVLink domains) its ranks lie on
   // switch groups of each tier its nodes lie under (groups[0]: leaf groups, the scalable units of a

@@ -131,6 +131,7 @@ struct StepPlan {
   bool overlap_dp = true;   // DP gradient reduction overlapped with the backward
   bool overlap_pp = true;   // p2p sends asynchronous (the sender does not wait for them)
   double comm_share = 0;    // compute speed a running collective takes (GpuSpec::comm_share)
+  UplinkShares fabric;      // the fabric above a rank's NIC (uplink_shares of the hardware)
   std::vector<StagePlan> stages;
   std::vector<ChunkPlan> chunks;
   std::vector<Segment> segments;
@@ -213,6 +214,7 @@ struct PlanOptions {
   core::Sharding sharding;          // how the framework runs ZeRO-3 (zero == 3)
   bool recompute_full = false;      // full recomputation: the backward recomputes each unit's forward
   double comm_share = 0;
+  UplinkShares fabric;  // uplink_shares(hardware): the links a step's transfers share
   double dp_bucket_bytes = 40e6 * 4;  // Megatron-LM's DDP bucket: 40M fp32 gradients
   std::array<Group, kGroupCount> groups{};
 };

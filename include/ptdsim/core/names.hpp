@@ -26,6 +26,7 @@ std::string_view name(Position);
 std::string_view name(Router);
 std::string_view name(Optimizer);
 std::string_view name(Topology);
+std::string_view name(NodePlacement);
 std::string_view name(MainGrads);
 std::string_view name(AttentionKernel);
 std::string_view name(Fusion);

@@ -21,6 +21,12 @@ struct SwitchTier {
   int nodes = 0;                // nodes one switch group of this tier reaches without a higher tier; 0: from radix
 };
 
+// Where a job's nodes sit under the leaves (network.placement, docs/inputs.md "Network topology"):
+// dense, as a scheduler allocating whole scalable units gives them (consecutive nodes fill a leaf's
+// reach), or fragmented, the job's nodes scattered over the fabric one to a leaf, so every group
+// that spans two nodes leaves its leaf.
+enum class NodePlacement { dense, fragmented };
+
 // The fabric. `tiers` is never empty once a hardware file is loaded (a file without tiers gets one
 // unbounded tier from its network scalars, so its numbers stay as they were).
 struct NetworkTopology {
@@ -29,6 +35,7 @@ struct NetworkTopology {
   // DGX B300 SuperPOD); a node's ports are spread evenly over them and traffic never changes plane
   int planes = 1;
   std::vector<SwitchTier> tiers;
+  NodePlacement placement = NodePlacement::dense;
 };
 
 }  // namespace ptdsim::core

@@ -11,6 +11,7 @@
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/planner/space.hpp"
+#include "ptdsim/planner/tiers.hpp"
 
 // The sweep: every candidate of a Space is checked (core::check), evaluated by the analytic engine
 // (memory and a lower bound on the step time) and, unless the bound proves it cannot reach the
@@ -94,6 +95,11 @@ struct SweepResult {
   std::vector<Ranked> results;                    // best first, at most `top`
   std::optional<ScenarioRank> scenario;           // absent when options.rank_scenario is off
   std::string no_candidate;  // when nothing was enumerated: why (Space::why_no_candidate)
+  // The best layout's groups against the topology (tiers.hpp), and for each group kind whose tiers
+  // differ between it and a runner-up, the sentence of the best-ranked such runner-up (at most one
+  // a kind). Empty when there are no results.
+  std::vector<GroupTiers> best_tiers;
+  std::vector<std::string> tier_notes;
 };
 
 SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOptions& options = {});
