@@ -347,8 +347,9 @@ def convert(r):
         if asynctp:
             notes.append("overlap.tp for AsyncTP (TP communication overlapped with the GEMMs)")
         if other.get("peak_memory_gib") is not None:
-            notes.append(f"peak_memory_gib = the source's {other['peak_memory_gib']} GiB, the caching allocator's peak "
-                         "reserved memory; the tool predicts its tensors (allocated), not the reserve")
+            notes.append(f"peak_reserved_gib = the source's {other['peak_memory_gib']} GiB, the caching allocator's "
+                         "peak reserved memory (torchtitan logs reserved_bytes.all.peak: no CUDA context, no NCCL "
+                         "buffers), compared with the predicted reserve")
     else:
         raise SystemExit(f"unknown source group {g} in {rid}")
 
@@ -378,7 +379,7 @@ def convert(r):
             peak = 1979 if t["precision"].upper().startswith("FP8") else 989
         measured["tflops_per_gpu"] = round(me["mfu"] * peak, 1)
     if g.startswith("torchtitan") and (me.get("other") or {}).get("peak_memory_gib") is not None:
-        measured["peak_memory_gib"] = me["other"]["peak_memory_gib"]
+        measured["peak_reserved_gib"] = me["other"]["peak_memory_gib"]
     elif me.get("peak_memory_gb") is not None:
         measured["peak_memory_gib"] = me["peak_memory_gb"]
     if me.get("tokens_per_s") is not None:

@@ -28,8 +28,11 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
   r.stages = stage_memory(s, *step.split, *step.costs, t.in_flight.empty() ? nullptr : &t.in_flight);
   r.capacity_bytes = s.hardware.gpu.memory_bytes;
   for (const auto& st : r.stages)
-    if (const double total = st.total(); total > r.peak_bytes) {
-      r.peak_bytes = total;
+    if (const double required = st.required(); required > r.peak_bytes) {
+      r.peak_bytes = required;
+      r.peak_allocated_bytes = st.allocated();
+      r.peak_reserved_bytes = st.reserved;
+      r.peak_device_bytes = st.device();
       r.peak_stage = st.stage;
     }
   r.fits = r.peak_bytes <= r.capacity_bytes;

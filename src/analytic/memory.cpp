@@ -1,4 +1,5 @@
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/allocator.hpp"
 #include "ptdsim/analytic/offload.hpp"
 
 #include <algorithm>
@@ -205,7 +206,7 @@ double peak_memory_bytes(const core::Scenario& s) { return peak_memory_bytes(s, 
 double peak_memory_bytes(const core::Scenario& s, const PipelineLayers& layers, const LayerCosts& costs) {
   double peak = 0;
   for (int i = 0; i < s.parallel.pp; ++i)
-    peak = std::max(peak, stage_memory(s, i, layers, costs, in_flight_microbatches(s, i)).total());
+    peak = std::max(peak, stage_memory(s, i, layers, costs, in_flight_microbatches(s, i)).required());
   return peak;
 }
 
@@ -256,6 +257,7 @@ std::vector<core::StageMemory> stage_memory(const core::Scenario& s, const Pipel
       core::StageMemory& st = out.emplace_back(out[run]);  // (reserved: no reallocation)
       st.stage = i;
       set_activations(s, i, layers.stages[i], costs, f, st);
+      set_reserve(st);
     } else {
       run = i;
       out.push_back(stage_memory(s, i, layers, costs, f));
@@ -300,8 +302,13 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
   }
 
   set_activations(s, i, L, costs, in_flight, st);
-  if (i == par.pp - 1)  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
+  if (i == par.pp - 1) {  // fp32 logits for the cross-entropy, vocabulary split over TP, one micro-batch
     st.logits = 4 * local * b * m.vocab / t;
+    // F.cross_entropy(logits.float()) (training.fusion.cross_entropy eager): its backward holds the
+    // saved log-softmax output (the logits above), nll_loss's gradient of it and log_softmax's
+    // gradient of its input, all fp32 of the logits' size, at once (docs/analytic.md "The loss")
+    if (tr.fusion.cross_entropy == core::LossFusion::eager) st.loss_buffers = 2 * st.logits;
+  }
   if (par.zero >= 3 && st.layers > 0)
     st.buffers = zero3_buffer_bytes(s, L, L.moe_layers > 0 ? costs.moe_params : costs.dense_params);
   if (sb > 0 && par.zero < 3) {
@@ -314,6 +321,7 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
   const ProcessOverhead o = process_overhead(s, i);
   st.context = o.context;
   st.nccl = o.nccl;
+  set_reserve(st);
   return st;
 }
 

@@ -73,11 +73,17 @@ Record convert_record(const detail::NodePtr& item, const std::string& file) {
     r.measured.step_s = m.number("step_s");
     r.measured.tflops_per_gpu = m.number("tflops_per_gpu");
     if (auto gib = m.number("peak_memory_gib")) r.measured.peak_memory_bytes = *gib * core::kGiB;
+    if (auto gib = m.number("peak_reserved_gib")) {
+      if (r.measured.peak_memory_bytes)
+        detail::fail(me->key_mark, "measured gives peak_memory_gib and peak_reserved_gib: give one (the source's)");
+      r.measured.peak_reserved_bytes = *gib * core::kGiB;
+    }
     r.measured.tokens_per_s = m.number("tokens_per_s");
     const auto& x = r.measured;
-    if (!declared && !x.step_s && !x.tflops_per_gpu && !x.peak_memory_bytes && !x.tokens_per_s)
-      detail::fail(me->key_mark,
-                   "measured must give at least one of step_s, tflops_per_gpu, peak_memory_gib, tokens_per_s");
+    if (!declared && !x.step_s && !x.tflops_per_gpu && !x.peak_memory_bytes && !x.peak_reserved_bytes &&
+        !x.tokens_per_s)
+      detail::fail(me->key_mark, "measured must give at least one of step_s, tflops_per_gpu, peak_memory_gib, "
+                                 "peak_reserved_gib, tokens_per_s");
   }
   return r;
 }

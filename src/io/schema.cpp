@@ -292,6 +292,7 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["measured.step_s"] = rate(Kind::positive, 0, kMaxStepS, "s");
   t["measured.tflops_per_gpu"] = rate(Kind::positive, 0, kMaxPeakTflops, "TFLOP/s");
   t["measured.peak_memory_gib"] = rate(Kind::positive, 0, kMaxMemoryGiB, "GiB");
+  t["measured.peak_reserved_gib"] = rate(Kind::positive, 0, kMaxMemoryGiB, "GiB");
   t["measured.tokens_per_s"] = rate(Kind::positive, 0, kMaxTokensPerS, "");
   return t;
 }
@@ -342,7 +343,8 @@ const std::vector<std::string>& record_keys() {
   return k;
 }
 const std::vector<std::string>& measured_keys() {
-  static const std::vector<std::string> k{"step_s", "tflops_per_gpu", "peak_memory_gib", "tokens_per_s"};
+  static const std::vector<std::string> k{"step_s", "tflops_per_gpu", "peak_memory_gib", "peak_reserved_gib",
+                                          "tokens_per_s"};
   return k;
 }
 

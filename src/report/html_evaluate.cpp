@@ -298,10 +298,10 @@ svg::Svg memory_chart(const core::Report& r) {
   f.height = 380;
   f.bottom = 70;
   svg::Svg chart("memory", f, "Memory per GPU of each pipeline stage against capacity");
-  const std::vector<std::string> parts{"weights", "gradients", "optimizer", "activations", "other"};
+  const std::vector<std::string> parts{"weights", "gradients", "optimizer", "activations", "other", "cache"};
   svg::Colours colours(parts);
   double top = r.capacity_bytes;
-  for (const auto& m : r.stages) top = std::max(top, m.total());
+  for (const auto& m : r.stages) top = std::max(top, m.device());
   const auto [lo, hi] = svg::nice_domain(0, 1.05 * top / kGiB, 6);
   const svg::Scale y{lo, hi, f.y0(), f.y1()};
   chart.y_axis(y, "GiB per GPU");
@@ -313,7 +313,9 @@ svg::Svg memory_chart(const core::Report& r) {
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     const auto& m = r.stages[i];
     const double x0 = f.x0() + band * static_cast<double>(i) + (band - w) / 2;
-    const std::array<double, 5> v{m.weights, m.gradients, m.optimizer, m.activations, m.other()};
+    // the tensors, the CUDA context and NCCL, then what the allocator holds beyond the tensors: device()
+    const std::array<double, 6> v{m.weights,     m.gradients, m.optimizer,
+                                  m.activations, m.other(),   m.reserved - m.allocated()};
     double acc = 0;
     for (std::size_t k = 0; k < v.size(); ++k) {
       const double y0 = y(acc / kGiB), y1 = y((acc + v[k]) / kGiB);
@@ -322,11 +324,11 @@ svg::Svg memory_chart(const core::Report& r) {
       chart.rect(x0, y1, w, y0 - y1, "bar seg-" + parts[k], colours.of(parts[k]),
                  fmt::format("stage {} {}: {:.2f} GiB", m.stage, parts[k], v[k] / kGiB));
     }
-    const bool over = m.total() > r.capacity_bytes;
+    const bool over = m.required() > r.capacity_bytes;
     if (over || n <= 32)
       chart.text(x0 + w / 2, y(acc / kGiB) - 4,
-                 m.total() < 10 * kGiB ? fmt::format("{:.1f}", m.total() / kGiB)
-                                       : fmt::format("{:.0f}", m.total() / kGiB),
+                 m.device() < 10 * kGiB ? fmt::format("{:.1f}", m.device() / kGiB)
+                                        : fmt::format("{:.0f}", m.device() / kGiB),
                  over ? "bar-label over" : "bar-label", "middle");
     if (i % every == 0) chart.text(x0 + w / 2, f.y0() + 16, std::to_string(m.stage), "tick-label", "middle");
   }
@@ -443,8 +445,9 @@ std::string evaluate_html(const core::Report& r, const core::Timeline& t, const 
   page.figure(memory_chart(r),
               "Stacked per GPU of each stage from Report.stages (weights, gradients, optimizer states, "
               "activations of the micro-batches in flight; other = embedding activations, logits and "
-              "loss, communication buffers, the optimizer step's copies, the CUDA context and NCCL's buffers), "
-              "against Report.capacity_bytes.");
+              "loss, communication buffers, the optimizer step's copies, the CUDA context and NCCL's buffers; "
+              "cache = what the caching allocator reserves beyond the tensors), against "
+              "Report.capacity_bytes.");
 
   page.section("where", "Where the step time goes");
   const auto shares = step_shares(r);

@@ -93,7 +93,13 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("training.framework", Value{t.framework});
   // the keys training.framework filled because the scenario left them unset
   f("training.resolved_from_framework", Value{t.from_framework});
-  f("memory.peak_gib", Value{r.peak_bytes / core::kGiB});
+  f("memory.peak_gib", Value{r.peak_bytes / core::kGiB});  // what must fit: the reserve less its cache + context + NCCL
+  // that stage's tensors (torch.cuda.max_memory_allocated), the caching allocator's reserve for them
+  // with room for its cache (torch.cuda.max_memory_reserved, what torchtitan logs), and the device's
+  // figure with the CUDA context and NCCL (nvidia-smi)
+  f("memory.peak_allocated_gib", Value{r.peak_allocated_bytes / core::kGiB});
+  f("memory.peak_reserved_gib", Value{r.peak_reserved_bytes / core::kGiB});
+  f("memory.peak_device_gib", Value{r.peak_device_bytes / core::kGiB});
   // the experts on a GPU of the peak stage: their parameters, and their weights, gradients and
   // optimizer states as the expert data-parallel group shards them
   f("memory.expert_params", known_if(ex.present, ex.params));
@@ -205,6 +211,12 @@ void visit_stage(const core::StageMemory& m, F&& f) {
   f("activations_gib", Value{m.activations / core::kGiB});
   f("other_gib", Value{m.other() / core::kGiB});
   f("total_gib", Value{m.total() / core::kGiB});
+  f("loss_buffers_gib", Value{m.loss_buffers / core::kGiB});
+  f("allocated_gib", Value{m.allocated() / core::kGiB});
+  f("reserved_gib", Value{m.reserved / core::kGiB});
+  f("cache_gib", Value{m.cache / core::kGiB});
+  f("device_gib", Value{m.device() / core::kGiB});
+  f("required_gib", Value{m.required() / core::kGiB});
 }
 
 }  // namespace ptdsim::report

@@ -40,35 +40,42 @@ bool same_row(const core::StageMemory& a, const core::StageMemory& b) {
 
 void memory_section(std::string& out, const core::Report& r) {
   out += fmt::format("\nMemory per GPU (GiB; capacity {:.1f})\n", r.capacity_bytes / kGiB);
-  out += fmt::format("{:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}\n", "stage", "layers",
-                     "weights", "grads", "optim", "activ", "other", "total", "used");
+  out += fmt::format("{:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}\n", "stage", "layers",
+                     "weights", "grads", "optim", "activ", "other", "alloc", "reserved", "device", "used");
   for (std::size_t i = 0; i < r.stages.size();) {
     std::size_t j = i;
     while (j + 1 < r.stages.size() && same_row(r.stages[i], r.stages[j + 1])) ++j;
     const auto& m = r.stages[i];
     std::string label = i == j ? std::to_string(m.stage)
                                : fmt::format("{}-{}", m.stage, r.stages[j].stage);
-    out += fmt::format("{:>7} {:>6} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>5.0f}%\n",
+    const double tensors = m.weights + m.gradients + m.optimizer + m.activations;
+    out += fmt::format("{:>7} {:>6} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>5.0f}%\n",
                        label, m.layers, m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB,
-                       m.activations / kGiB, m.other() / kGiB, m.total() / kGiB,
-                       100 * m.total() / r.capacity_bytes);
+                       m.activations / kGiB, (m.allocated() - tensors) / kGiB, m.allocated() / kGiB,
+                       m.reserved / kGiB, m.device() / kGiB, 100 * m.required() / r.capacity_bytes);
     i = j + 1;
   }
+  out += "  (alloc: the tensors; reserved: what the caching allocator holds for them with room for its cache; "
+         "device: reserved, the CUDA context and NCCL's buffers; used: device less the cache, which the allocator "
+         "frees when short, of capacity)\n";
   if (!r.stages.empty()) {
     const auto& m = r.stages[static_cast<std::size_t>(r.peak_stage)];
     out += fmt::format(
         "  stage {} in detail: activations {:.2f} GiB for {} layers x {:g} micro-batches in flight; "
         "embedding activations {:.2f}, logits and loss {:.2f}, buffers {:.2f}, optimizer-step copies {:.2f}, "
-        "CUDA context {:.2f}, NCCL {:.2f}\n",
+        "allocator rounding {:.2f} and cache {:.2f}, CUDA context {:.2f}, NCCL {:.2f}\n",
         m.stage, m.activations / kGiB, m.layers, m.in_flight, m.embedding_activations / kGiB,
-        m.logits / kGiB, m.buffers / kGiB, m.step_buffers / kGiB, m.context / kGiB, m.nccl / kGiB);
+        (m.logits + m.loss_buffers) / kGiB, m.buffers / kGiB, m.step_buffers / kGiB,
+        (m.reserved - m.cache - m.allocated()) / kGiB, m.cache / kGiB, m.context / kGiB, m.nccl / kGiB);
   }
-  out += fmt::format("peak {:.2f} GiB on stage {} of {:.1f} GiB: {}\n", r.peak_bytes / kGiB,
-                     r.peak_stage, r.capacity_bytes / kGiB,
+  out += fmt::format("peak {:.2f} GiB on stage {} of {:.1f} GiB: {} (tensors {:.2f}; the allocator's reserve {:.2f} "
+                     "with room for its cache, the device's {:.2f})\n",
+                     r.peak_bytes / kGiB, r.peak_stage, r.capacity_bytes / kGiB,
                      r.peak_bytes <= r.capacity_bytes ? fmt::format("fits, {:.2f} GiB headroom",
                                           (r.capacity_bytes - r.peak_bytes) / kGiB)
                             : fmt::format("DOES NOT FIT, {:.2f} GiB over",
-                                          (r.peak_bytes - r.capacity_bytes) / kGiB));
+                                          (r.peak_bytes - r.capacity_bytes) / kGiB),
+                     r.peak_allocated_bytes / kGiB, r.peak_reserved_bytes / kGiB, r.peak_device_bytes / kGiB);
   if (const core::ExpertsReport& e = r.experts; e.present)
     out += fmt::format("experts on a GPU of stage {}: {:.3g} B parameters, {:.2f} GiB of weights, gradients and "
                        "optimizer states (etp {}, ep {}, expert data parallel {})\n",

@@ -105,6 +105,8 @@ std::string json_of(const validation::Summary& s) {
       rec["memory"] = {{"predicted_peak_gib", r.predicted_peak_gib},
                        {"capacity_gib", r.capacity_gib},
                        {"fits", r.fits}};
+      // what the record's peak_memory_gib compares: the device's peak or the allocator's reserve
+      if (r.peak_memory_gib.complete()) rec["memory"]["compared"] = r.memory_reserved ? "reserved" : "device";
       if (!r.fits) rec["flag"] = r.memory_flag();
     }
     j["records"].push_back(rec);

@@ -69,7 +69,13 @@ RecordResult validate_record(const io::Record& rec) {
   }
   if (rec.measured.peak_memory_bytes) {
     out.peak_memory_gib.measured = *rec.measured.peak_memory_bytes / core::kGiB;
-    out.peak_memory_gib.predicted = r.peak_bytes / core::kGiB;
+    out.peak_memory_gib.predicted = r.peak_device_bytes / core::kGiB;  // nvidia-smi's: with the cache
+  } else if (rec.measured.peak_reserved_bytes) {
+    // the caching allocator's reserve (torchtitan logs reserved_bytes.all.peak): without the CUDA
+    // context and NCCL's buffers, which it does not allocate
+    out.memory_reserved = true;
+    out.peak_memory_gib.measured = *rec.measured.peak_reserved_bytes / core::kGiB;
+    out.peak_memory_gib.predicted = r.peak_reserved_bytes / core::kGiB;
   }
   return out;
 }

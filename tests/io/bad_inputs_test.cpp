@@ -119,6 +119,10 @@ const Case kCases[] = {
      "{data}/bad/dataset_bad_split.yaml:3:10: error: split must be one of fit, holdout, got \"train\"\n"
      "  split: train\n"
      "         ^"},
+    {"dataset_two_peaks.yaml",
+     "{data}/bad/dataset_two_peaks.yaml:5:3: error: measured gives peak_memory_gib and peak_reserved_gib: give one (the source's)\n"
+     "  measured: {peak_memory_gib: 70, peak_reserved_gib: 68}\n"
+     "  ^"},
     {"dataset_missing_source.yaml",
      "{data}/bad/dataset_missing_source.yaml:1:3: error: missing required key 'source' in record\n"
      "- name: r\n"

@@ -91,7 +91,7 @@ TEST_CASE("io: dataset errors name the record's place", "[io][dataset][errors]")
         "data.yaml:1:3: error: missing required key 'measured' in record\n- name: a\n  ^");
   CHECK(error_of("- name: a\n  source: s\n  scenario: tiny.yaml\n  measured: {}\n") ==
         "data.yaml:4:3: error: measured must give at least one of step_s, tflops_per_gpu, peak_memory_gib, "
-        "tokens_per_s\n  measured: {}\n  ^");
+        "peak_reserved_gib, tokens_per_s\n  measured: {}\n  ^");
   CHECK(error_of("- name: a\n  source: s\n  scenario: tiny.yaml\n  measured: {step_s: -1}\n") ==
         "data.yaml:4:22: error: measured.step_s must be a positive number, got \"-1\"\n"
         "  measured: {step_s: -1}\n                     ^");

@@ -49,6 +49,27 @@ TEST_CASE("validation: a record that does not fit is predicted, scored and flagg
   CHECK(sum.by_quantity.at("step_s").count == 2);
 }
 
+TEST_CASE("validation: a peak is compared with the figure the record gives", "[validation][memory]") {
+  const auto s = testing::gpt3_1024();
+  const core::Report rep = sim::simulate(s);
+  // nvidia-smi's peak (peak_memory_gib) against the device's figure: the reserve, context and NCCL
+  auto device = record("device", s, 10.0);
+  device.measured.peak_memory_bytes = 30 * core::kGiB;
+  const auto d = validation::validate_record(device);
+  CHECK_FALSE(d.memory_reserved);
+  CHECK(*d.peak_memory_gib.predicted == Approx(rep.peak_device_bytes / core::kGiB).epsilon(1e-12));
+  // the allocator's (peak_reserved_gib, torchtitan's log) against the reserve alone: 1573 MiB of
+  // context and 5 x 688 MiB of NCCL buffers less (memory_test.cpp's first stage, the peak here)
+  auto reserved = record("reserved", s, 10.0);
+  reserved.measured.peak_reserved_bytes = 25 * core::kGiB;
+  const auto r = validation::validate_record(reserved);
+  CHECK(r.memory_reserved);
+  CHECK(*r.peak_memory_gib.measured == Approx(25.0).epsilon(1e-12));
+  CHECK(*r.peak_memory_gib.predicted * core::kGiB ==
+        Approx(rep.peak_device_bytes - (1573.0 + 5 * 688.0) * 1024 * 1024).epsilon(1e-12));
+  CHECK(rep.peak_reserved_bytes >= rep.peak_allocated_bytes);
+}
+
 TEST_CASE("validation: every record gets an outcome and the counts add up", "[validation]") {
   auto declared = record("no-shape", std::nullopt, 1.0);
   declared.not_modelled = "shape not stated";

@@ -18,7 +18,9 @@ struct StageMemory {
   double optimizer = 0;
   double activations = 0;   // transformer layers x micro-batches in flight
   double embedding_activations = 0;  // input embedding output and dropout mask (first stage)
-  double logits = 0;        // logits and loss buffers (last stage)
+  double logits = 0;        // the fp32 logits the cross-entropy keeps (last stage)
+  // the eager cross-entropy's further fp32 copies at its backward (last stage; analytic/allocator.hpp)
+  double loss_buffers = 0;
   double buffers = 0;       // communication buffers (ZeRO-3 gathered layers, DP buckets)
   // the optimizer step's copies the caching allocator holds beside the cached activation blocks
   // (16-bit gradients converted to an fp32 shard, with the flat copy it is made from)
@@ -26,8 +28,27 @@ struct StageMemory {
   double context = 0;       // the CUDA context (driver, loaded kernels)
   double nccl = 0;          // NCCL's buffers, for every communicator the GPU's process uses
   double in_flight = 0;     // micro-batches whose activations are held at the peak
-  double other() const { return embedding_activations + logits + buffers + step_buffers + context + nccl; }
+  // what PyTorch's caching allocator holds at the peak on a GPU with room for it
+  // (torch.cuda.max_memory_reserved): the tensors above, the segments they were rounded up to, and
+  // `cache`, the freed blocks it keeps, which it gives back before a cudaMalloc fails
+  // (analytic/allocator.hpp); never less than allocated()
+  double reserved = 0;
+  double cache = 0;
+  double other() const {
+    return embedding_activations + logits + loss_buffers + buffers + step_buffers + context + nccl;
+  }
+  // the tensors (torch.cuda.max_memory_allocated), the CUDA context and NCCL's buffers
   double total() const { return weights + gradients + optimizer + activations + other(); }
+  // the tensors alone, what the allocator hands out
+  double allocated() const {
+    return weights + gradients + optimizer + activations + embedding_activations + logits + loss_buffers + buffers +
+           step_buffers;
+  }
+  // what the GPU holds with room for the cache (nvidia-smi): the allocator's reserve, the CUDA
+  // context and NCCL's buffers (which the allocator does not see)
+  double device() const { return reserved + context + nccl; }
+  // what it must hold, the cache given back: the fit check's figure
+  double required() const { return reserved - cache + context + nccl; }
 };
 
 // Per communication kind, per GPU per step.
@@ -198,7 +219,10 @@ struct Report {
 
   // memory
   std::vector<StageMemory> stages;
-  double peak_bytes = 0;
+  double peak_bytes = 0;            // the largest stage's required(): what must fit, the fit check's
+  double peak_allocated_bytes = 0;  // that stage's tensors (StageMemory::allocated)
+  double peak_reserved_bytes = 0;   // that stage's allocator reserve with room (StageMemory::reserved)
+  double peak_device_bytes = 0;     // that stage's device(): the reserve, CUDA context and NCCL (nvidia-smi)
   int peak_stage = 0;
   double capacity_bytes = 0;
   bool fits = true;

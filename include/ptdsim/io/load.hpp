@@ -65,6 +65,9 @@ struct Measured {
   std::optional<double> step_s;
   std::optional<double> tflops_per_gpu;
   std::optional<double> peak_memory_bytes;
+  // the caching allocator's peak reserve (torch.cuda.max_memory_reserved; measured.peak_reserved_gib),
+  // which a record gives instead of the device's peak (nvidia-smi, peak_memory_gib)
+  std::optional<double> peak_reserved_bytes;
   std::optional<double> tokens_per_s;  // optional extra, where the source gives it
 };
 struct Record {

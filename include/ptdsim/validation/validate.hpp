@@ -29,7 +29,10 @@ struct RecordResult {
   std::string gpu;           // the GPU's name
   Quantity step_s;
   Quantity tflops_per_gpu;   // in the source's own FLOP convention
+  // the device's peak (measured.peak_memory_gib, against Report::peak_device_bytes) or, where the record
+  // gives the allocator's (measured.peak_reserved_gib), that (against Report::peak_reserved_bytes)
   Quantity peak_memory_gib;
+  bool memory_reserved = false;  // which of the two
   // Predicted peak memory per GPU against the GPU's capacity, for every predicted record: one that
   // does not fit is still scored (the run it stands for did fit), and flagged in every format.
   bool fits = true;
