@@ -77,10 +77,6 @@ std::vector<std::string> keys_of(const Node& n) {
 
 std::string int_text(long long v) { return detail::yaml_int(v); }
 
-}  // namespace
-
-namespace {
-
 // The config's top object: its JSON syntax checked first (nlohmann gives the position of a syntax
 // error), then read as YAML, which keeps every value's line and column for the errors that follow.
 struct Config {
