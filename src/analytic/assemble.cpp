@@ -72,6 +72,52 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
 
 namespace detail {
 
+namespace {
+
+// The cost of scale (scale_cost.hpp): the step ends with its slowest GPU, so either engine's step
+// (one representative rank per stage, DP replicas alike) waits for the slowest of the job's GPUs
+// beyond it. Its part of the critical path comes last: the step's final synchronisation.
+void add_straggler_wait(const core::Scenario& s, StepTiming& t) {
+  double exposed = 0;
+  for (double e : t.exposed_s) exposed += e;
+  if (const double wait = straggler_wait_s(s.hardware.jitter, s.gpus, t.compute_s, exposed); wait > 0) {
+    t.step_s += wait;
+    t.critical_path.push_back(core::PathPart{core::PathCause::straggler, -1, wait});
+  }
+}
+
+// ZeRO-3's overlap ratios and prefetch depths, from the stage comm_stats reports DP for.
+void zero3_overlap(const Folds& folds, core::Report& r) {
+  const StageFold* d = &folds.dp_fold();
+  if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {
+    r.zero3_overlap_ratio = ratio(d->unit_gather_s, d->unit_forward_s);
+    r.zero3_backward_ratio = ratio(d->unit_backward_comm_s, d->unit_backward_s);
+    r.zero3_prefetch = d->unit_forward_ahead;
+    r.zero3_backward_prefetch = d->unit_backward_ahead;
+  }
+}
+
+// Throughput, TFLOP/s per GPU, MFU and HFU (against the precision's peak, and an FP8 run's also
+// against bf16's) from the step time.
+void rates(const core::Scenario& s, core::Report& r) {
+  const double peak = s.hardware.gpu.peak_flops[core::index(s.training.precision)];
+  const double bf16_peak = s.hardware.gpu.peak_flops[core::index(core::Precision::bf16)];
+  r.mfu_peak_flops = peak;
+  if (r.step_s > 0) {
+    r.tokens_per_s = static_cast<double>(s.training.global_batch) * s.training.seq_len / r.step_s;
+    r.tflops_per_gpu = r.model_flops_per_step / r.step_s / s.gpus / core::kTera;
+    if (peak > 0) {
+      r.mfu = r.model_flops_per_step / r.step_s / s.gpus / peak;
+      r.hfu = r.hardware_flops_per_step / r.step_s / s.gpus / peak;
+    }
+    // an FP8 run's MFU against the FP8 peak (twice bf16's) reads low beside bf16 runs: both are given
+    if (s.training.precision != core::Precision::bf16 && bf16_peak > 0)
+      r.mfu_bf16 = r.model_flops_per_step / r.step_s / s.gpus / bf16_peak;
+  }
+}
+
+}  // namespace
+
 core::Report assemble(const Step& step, const Folds& folds,
                       const std::array<core::CommStats, core::kCommBucketCount>& comm, StepTiming t) {
   const core::Scenario& s = *step.scenario;
@@ -88,17 +134,7 @@ core::Report assemble(const Step& step, const Folds& folds,
 
   memory_and_warnings(step, t, r);
 
-  // The cost of scale (scale_cost.hpp): the step ends with its slowest GPU, so either engine's step
-  // (one representative rank per stage, DP replicas alike) waits for the slowest of the job's GPUs
-  // beyond it. Its part of the critical path comes last: the step's final synchronisation.
-  {
-    double exposed = 0;
-    for (double e : t.exposed_s) exposed += e;
-    if (const double wait = straggler_wait_s(s.hardware.jitter, s.gpus, t.compute_s, exposed); wait > 0) {
-      t.step_s += wait;
-      t.critical_path.push_back(core::PathPart{core::PathCause::straggler, -1, wait});
-    }
-  }
+  add_straggler_wait(s, t);
   r.step_s = t.step_s;
   r.compute_s = t.compute_s;
   r.contention_s = t.contention_s;
@@ -124,30 +160,9 @@ core::Report assemble(const Step& step, const Folds& folds,
   r.compute = compute_breakdown(s, plan, split.stages, costs);
   r.experts = experts_report(s, r.peak_stage, split, costs);
   for (int k = 0; k < core::kCommBucketCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
-  {
-    const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for
-    if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {
-      r.zero3_overlap_ratio = ratio(d->unit_gather_s, d->unit_forward_s);
-      r.zero3_backward_ratio = ratio(d->unit_backward_comm_s, d->unit_backward_s);
-      r.zero3_prefetch = d->unit_forward_ahead;
-      r.zero3_backward_prefetch = d->unit_backward_ahead;
-    }
-  }
+  zero3_overlap(folds, r);
 
-  const double peak = s.hardware.gpu.peak_flops[core::index(s.training.precision)];
-  const double bf16_peak = s.hardware.gpu.peak_flops[core::index(core::Precision::bf16)];
-  r.mfu_peak_flops = peak;
-  if (r.step_s > 0) {
-    r.tokens_per_s = static_cast<double>(s.training.global_batch) * s.training.seq_len / r.step_s;
-    r.tflops_per_gpu = r.model_flops_per_step / r.step_s / s.gpus / core::kTera;
-    if (peak > 0) {
-      r.mfu = r.model_flops_per_step / r.step_s / s.gpus / peak;
-      r.hfu = r.hardware_flops_per_step / r.step_s / s.gpus / peak;
-    }
-    // an FP8 run's MFU against the FP8 peak (twice bf16's) reads low beside bf16 runs: both are given
-    if (s.training.precision != core::Precision::bf16 && bf16_peak > 0)
-      r.mfu_bf16 = r.model_flops_per_step / r.step_s / s.gpus / bf16_peak;
-  }
+  rates(s, r);
   // the GPU runs kernels during its stage's compute (contention included); bubbles and exposed
   // communication count as idle
   r.to_train = to_train(s, r.step_s, r.compute_s);
