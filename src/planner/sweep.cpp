@@ -629,6 +629,20 @@ Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, KeptSteps& kep
   return kSimulated;
 }
 
+// `r` into the top K `best` (sorted, at most `top`), where it orders among them.
+void enter_top(Objective o, std::size_t top, Ranked&& r, std::vector<Ranked>& best) {
+  auto at = std::lower_bound(best.begin(), best.end(), r, [&](const Ranked& a, const Ranked& b) { return better(o, a, b); });
+  if (static_cast<std::size_t>(at - best.begin()) < top) {
+    best.insert(at, std::move(r));
+    if (best.size() > top) best.pop_back();
+  }
+}
+
+// Why `r` is slower (or, by memory, bigger) than the first of the top K.
+std::string why_behind(Objective o, const core::Report& first, const core::Report& r) {
+  return o == Objective::memory ? why_bigger(first, r) : why_slower(first, r);
+}
+
 std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& feasible, const ScenarioRank* sr,
                             std::uint64_t& ahead, std::vector<Entry>& for_rank,
                             std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
@@ -693,20 +707,14 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
         continue;
       }
       if (sr && better(o, r.report, r.candidate.index, sr->report, sr->candidate.index)) ++ahead;
-      auto at = std::lower_bound(best.begin(), best.end(), r,
-                                 [&](const Ranked& a, const Ranked& b) { return better(o, a, b); });
-      if (static_cast<std::size_t>(at - best.begin()) < top) {
-        best.insert(at, std::move(r));
-        if (best.size() > top) best.pop_back();
-      }
+      enter_top(o, top, std::move(r), best);
     }
     pos += n;
   }
   out.simulated = pos - spared;
   out.pruned = feasible.size() - pos + spared;
   for (std::size_t i = 1; i < best.size(); ++i)
-    best[i].slower_because = o == Objective::memory ? why_bigger(best.front().report, best[i].report)
-                                                    : why_slower(best.front().report, best[i].report);
+    best[i].slower_because = why_behind(o, best.front().report, best[i].report);
   out.results = std::move(best);
   return pos;
 }
@@ -878,8 +886,7 @@ SweepResult sweep(const core::Scenario& base, const Space& space, const SweepOpt
     auto& sr = *out.scenario;
     rank_scenario(ctx, workers, feasible, taken, for_rank, ahead, sr);
     if (!out.results.empty() && out.results.front().candidate.index != sr.candidate.index)
-      sr.slower_because = o == Objective::memory ? why_bigger(out.results.front().report, sr.report)
-                                                 : why_slower(out.results.front().report, sr.report);
+      sr.slower_because = why_behind(o, out.results.front().report, sr.report);
   }
   if (opt.on_row) emit_rows(ctx, workers, kept_for_rows, spared_bounds);
   return out;
