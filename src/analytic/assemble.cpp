@@ -75,6 +75,66 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
 
 namespace detail {
 
+namespace {
+
+// FP8 delayed scaling's amax reductions (scale_cost.hpp): each blocks the compute stream of every
+// rank of the tp*cp*dp group, twice per micro-batch and model chunk on the busiest stage, whose
+// steady phase sets the step; added to either engine's step as its own part of the critical path.
+void add_amax_sync(const Step& step, StepTiming& t) {
+  const core::Scenario& s = *step.scenario;
+  if (s.training.precision != core::Precision::fp8 || s.training.fp8_recipe != core::Fp8Recipe::delayed) return;
+  const auto& sh = step.plan.shape;
+  const int per_chunk = (s.model.layers + sh.p * sh.v - 1) / (sh.p * sh.v);
+  if (const double amax = amax_sync(s.hardware, step.groups.amax, sh.m, sh.v, per_chunk).step_s(); amax > 0) {
+    t.step_s += amax;
+    t.critical_path.push_back(core::PathPart{core::PathCause::fp8_amax, -1, amax});
+  }
+}
+
+// The cost of scale (scale_cost.hpp): the step ends with its slowest GPU, so either engine's step
+// (one representative rank per stage, DP replicas alike) waits for the slowest of the job's GPUs
+// beyond it. Its part of the critical path comes last: the step's final synchronisation.
+void add_straggler_wait(const core::Scenario& s, StepTiming& t) {
+  double exposed = 0;
+  for (double e : t.exposed_s) exposed += e;
+  if (const double wait = straggler_wait_s(s.hardware.jitter, s.gpus, t.compute_s, exposed); wait > 0) {
+    t.step_s += wait;
+    t.critical_path.push_back(core::PathPart{core::PathCause::straggler, -1, wait});
+  }
+}
+
+// ZeRO-3's overlap ratios and prefetch depths, from the stage comm_stats reports DP for.
+void zero3_overlap(const Folds& folds, core::Report& r) {
+  const StageFold* d = &folds.dp_fold();
+  if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {
+    r.zero3_overlap_ratio = ratio(d->unit_gather_s, d->unit_forward_s);
+    r.zero3_backward_ratio = ratio(d->unit_backward_comm_s, d->unit_backward_s);
+    r.zero3_prefetch = d->unit_forward_ahead;
+    r.zero3_backward_prefetch = d->unit_backward_ahead;
+  }
+}
+
+// Throughput, TFLOP/s per GPU, MFU and HFU (against the precision's peak, and an FP8 run's also
+// against bf16's) from the step time.
+void rates(const core::Scenario& s, core::Report& r) {
+  const double peak = s.hardware.gpu.peak_flops[core::index(s.training.precision)];
+  const double bf16_peak = s.hardware.gpu.peak_flops[core::index(core::Precision::bf16)];
+  r.mfu_peak_flops = peak;
+  if (r.step_s > 0) {
+    r.tokens_per_s = static_cast<double>(s.training.global_batch) * s.training.seq_len / r.step_s;
+    r.tflops_per_gpu = r.model_flops_per_step / r.step_s / s.gpus / core::kTera;
+    if (peak > 0) {
+      r.mfu = r.model_flops_per_step / r.step_s / s.gpus / peak;
+      r.hfu = r.hardware_flops_per_step / r.step_s / s.gpus / peak;
+    }
+    // an FP8 run's MFU against the FP8 peak (twice bf16's) reads low beside bf16 runs: both are given
+    if (s.training.precision != core::Precision::bf16 && bf16_peak > 0)
+      r.mfu_bf16 = r.model_flops_per_step / r.step_s / s.gpus / bf16_peak;
+  }
+}
+
+}  // namespace
+
 core::Report assemble(const Step& step, const Folds& folds,
                       const std::array<core::CommStats, core::kCommBucketCount>& comm, StepTiming t) {
   const core::Scenario& s = *step.scenario;
@@ -91,28 +151,8 @@ core::Report assemble(const Step& step, const Folds& folds,
 
   memory_and_warnings(step, t, r);
 
-  // FP8 delayed scaling's amax reductions (scale_cost.hpp): each blocks the compute stream of every
-  // rank of the tp*cp*dp group, twice per micro-batch and model chunk on the busiest stage, whose
-  // steady phase sets the step; added to either engine's step as its own part of the critical path
-  if (s.training.precision == core::Precision::fp8 && s.training.fp8_recipe == core::Fp8Recipe::delayed) {
-    const auto& sh = plan.shape;
-    const int per_chunk = (s.model.layers + sh.p * sh.v - 1) / (sh.p * sh.v);
-    if (const double amax = amax_sync(s.hardware, step.groups.amax, sh.m, sh.v, per_chunk).step_s(); amax > 0) {
-      t.step_s += amax;
-      t.critical_path.push_back(core::PathPart{core::PathCause::fp8_amax, -1, amax});
-    }
-  }
-  // The cost of scale (scale_cost.hpp): the step ends with its slowest GPU, so either engine's step
-  // (one representative rank per stage, DP replicas alike) waits for the slowest of the job's GPUs
-  // beyond it. Its part of the critical path comes last: the step's final synchronisation.
-  {
-    double exposed = 0;
-    for (double e : t.exposed_s) exposed += e;
-    if (const double wait = straggler_wait_s(s.hardware.jitter, s.gpus, t.compute_s, exposed); wait > 0) {
-      t.step_s += wait;
-      t.critical_path.push_back(core::PathPart{core::PathCause::straggler, -1, wait});
-    }
-  }
+  add_amax_sync(step, t);
+  add_straggler_wait(s, t);
   r.step_s = t.step_s;
   r.compute_s = t.compute_s;
   r.contention_s = t.contention_s;
@@ -138,30 +178,9 @@ core::Report assemble(const Step& step, const Folds& folds,
   r.compute = compute_breakdown(s, plan, split.stages, costs);
   r.experts = experts_report(s, r.peak_stage, split, costs);
   for (int k = 0; k < core::kCommBucketCount; ++k) r.comm[k].exposed_s = t.exposed_s[k];
-  {
-    const StageFold* d = &folds.dp_fold();  // the stage comm_stats reports DP for
-    if (d->unit_gather_s > 0 || d->unit_backward_comm_s > 0) {
-      r.zero3_overlap_ratio = ratio(d->unit_gather_s, d->unit_forward_s);
-      r.zero3_backward_ratio = ratio(d->unit_backward_comm_s, d->unit_backward_s);
-      r.zero3_prefetch = d->unit_forward_ahead;
-      r.zero3_backward_prefetch = d->unit_backward_ahead;
-    }
-  }
+  zero3_overlap(folds, r);
 
-  const double peak = s.hardware.gpu.peak_flops[core::index(s.training.precision)];
-  const double bf16_peak = s.hardware.gpu.peak_flops[core::index(core::Precision::bf16)];
-  r.mfu_peak_flops = peak;
-  if (r.step_s > 0) {
-    r.tokens_per_s = static_cast<double>(s.training.global_batch) * s.training.seq_len / r.step_s;
-    r.tflops_per_gpu = r.model_flops_per_step / r.step_s / s.gpus / core::kTera;
-    if (peak > 0) {
-      r.mfu = r.model_flops_per_step / r.step_s / s.gpus / peak;
-      r.hfu = r.hardware_flops_per_step / r.step_s / s.gpus / peak;
-    }
-    // an FP8 run's MFU against the FP8 peak (twice bf16's) reads low beside bf16 runs: both are given
-    if (s.training.precision != core::Precision::bf16 && bf16_peak > 0)
-      r.mfu_bf16 = r.model_flops_per_step / r.step_s / s.gpus / bf16_peak;
-  }
+  rates(s, r);
   // the GPU runs kernels during its stage's compute (contention included); bubbles and exposed
   // communication count as idle
   r.to_train = to_train(s, r.step_s, r.compute_s);

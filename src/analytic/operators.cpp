@@ -278,60 +278,36 @@ LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
   return out;
 }
 
-void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
-  const Timing t = timing(s);
+namespace {
+
+// Rotary embeddings on this rank's query and key heads, after the QKV GEMM (the scalar model: the
+// fused bytes); MLA ropes its heads' qk_rope_head_dim part and the one shared rope key.
+core::OperatorTime rope_op(const Timing& t, const core::ModelSpec& m, double tokens, double tp, double kv_local,
+                           bool by_bytes) {
+  const double d = m.head_dim();
+  const double qk = m.mla ? (m.heads / tp + 1) * m.mla->qk_rope_head_dim : (m.heads / tp + kv_local) * d;
+  if (by_bytes) return bytes_op(t, Operator::rope, rope_bytes(t.fusion.rope), tokens, qk);
+  core::OperatorTime r = op_of(Operator::rope, OperatorKind::memory_bound, tokens, qk, 0);
+  const OpBytes rb = rope_bytes(t.fusion.rope);
+  r.forward_s = memory_time(t.g, tokens * qk * t.width_bytes * rb.forward.total());
+  r.backward_input_s = memory_time(t.g, tokens * qk * t.width_bytes * rb.backward.total());
+  r.source = TimeSource::hbm_efficiency;
+  return r;
+}
+
+// The attention core over the local heads: s/c query rows of each sequence against all s keys,
+// by the attention kernel (with context parallelism's blocks and sliding windows) or, without
+// flash attention, two batched GEMMs and the softmax's bytes. Sets out.attention_gemm_s.
+core::OperatorTime attention_op(const core::Scenario& s, const Timing& t, double kv_local, LayerOps& out) {
   const auto& m = s.model;
   const double tp = s.parallel.tp, c = s.parallel.cp;
-  const double sp = s.parallel.sequence_parallel ? tp : 1.0;
-  const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
-  const double h = m.hidden, d = m.head_dim();
-  const core::MemoryOp norm = m.norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
-  const bool swiglu = m.mlp == core::Mlp::swiglu;
-  const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
-
-  clear(out);
-  out.tables = t.tables;
-  // norms and dropout-adds run on the full hidden width of the tokens this rank holds (all of
-  // them without sequence parallelism, 1/t with it)
-  const bool by_bytes = t.rates.valid;
-  const auto norm_op = [&](Operator op) {
-    return by_bytes ? bytes_op(t, op, norm_bytes(t.fusion.norm), tokens / sp, h)
-                    : stream_op(t, op, norm, core::memory_op_bytes(norm), tokens / sp, h);
-  };
-  const auto dropout_add = [&](Operator op) {
-    return by_bytes ? bytes_op(t, op, dropout_add_bytes(t.fusion.dropout_add), tokens / sp, h)
-                    : dropout_add_op(t, op, tokens / sp, h);
-  };
-  add(out, norm_op(Operator::input_norm));
-  const double kv_local = core::kv_heads_per_rank(m, s.parallel.tp);  // KV heads on this rank
-  if (m.mla) {
-    mla_projections(t, m, tokens, tp, sp, by_bytes, out);
-  } else {
-    add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
-  }
-  if (m.position == core::Position::rope) {
-    // on this rank's query and key heads, after the QKV GEMM (the scalar model: the fused bytes);
-    // MLA ropes its heads' qk_rope_head_dim part and the one shared rope key
-    const double qk = m.mla ? (m.heads / tp + 1) * m.mla->qk_rope_head_dim : (m.heads / tp + kv_local) * d;
-    if (by_bytes) {
-      add(out, bytes_op(t, Operator::rope, rope_bytes(t.fusion.rope), tokens, qk));
-    } else {
-      core::OperatorTime r = op_of(Operator::rope, OperatorKind::memory_bound, tokens, qk, 0);
-      const OpBytes rb = rope_bytes(t.fusion.rope);
-      r.forward_s = memory_time(t.g, tokens * qk * t.width_bytes * rb.forward.total());
-      r.backward_input_s = memory_time(t.g, tokens * qk * t.width_bytes * rb.backward.total());
-      r.source = TimeSource::hbm_efficiency;
-      add(out, r);
-    }
-  }
-
-  // attention core over the local heads: s/c query rows of each sequence against all s keys
+  const double b = s.training.micro_batch, seq = s.training.seq_len;
   AttentionShape a;
   a.batch = b;
   a.heads = m.heads / tp;
   a.kv_heads = s.attention_kv_heads();  // kv_local, or heads/t where the model repeats them
   // MLA: a head of (d_qk + d_v) / 2, which has the scores' and the weighted sum's FLOPs together
-  a.head_dim = m.mla ? (m.qk_head_dim() + m.v_head_dim()) / 2.0 : d;
+  a.head_dim = m.mla ? (m.qk_head_dim() + m.v_head_dim()) / 2.0 : m.head_dim();
   a.seq_q = seq / c;
   a.seq_k = seq;
   a.causal = true;
@@ -373,11 +349,17 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     att.backward_input_s = 2 * att.forward_s;
     att.source = at.source;
   }
-  add(out, att);
+  return att;
+}
 
-  add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, m.attention_out_width() / tp));
-  add(out, dropout_add(Operator::attention_dropout_add));
-  add(out, norm_op(Operator::mlp_norm));
+// The MLP: the routed experts as grouped GEMMs (with the shared experts beside them) on an MoE
+// layer, else the dense fc1, activation and fc2.
+void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double tokens, double sp, bool by_bytes,
+             LayerOps& out) {
+  const auto& m = s.model;
+  const double tp = s.parallel.tp, h = m.hidden;
+  const bool swiglu = m.mlp == core::Mlp::swiglu;
+  const double mats = swiglu ? 2.0 : 1.0;  // fc1 width multiple
   const core::MemoryOp act = swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu;
   const Operator act_op = swiglu ? Operator::swiglu : Operator::gelu;
   const Bytes act_bytes = core::memory_op_bytes(act);
@@ -418,6 +400,46 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     add(out, activation(tokens, f / tp));
     add(out, gemm_op(t, Operator::fc2, t.layer, tokens, h, f / tp));
   }
+}
+
+}  // namespace
+
+void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
+  const Timing t = timing(s);
+  const auto& m = s.model;
+  const double tp = s.parallel.tp, c = s.parallel.cp;
+  const double sp = s.parallel.sequence_parallel ? tp : 1.0;
+  const double b = s.training.micro_batch, seq = s.training.seq_len, tokens = b * seq / c;
+  const double h = m.hidden;
+  const core::MemoryOp norm = m.norm == core::Norm::rmsnorm ? core::MemoryOp::rmsnorm : core::MemoryOp::layernorm;
+
+  clear(out);
+  out.tables = t.tables;
+  // norms and dropout-adds run on the full hidden width of the tokens this rank holds (all of
+  // them without sequence parallelism, 1/t with it)
+  const bool by_bytes = t.rates.valid;
+  const auto norm_op = [&](Operator op) {
+    return by_bytes ? bytes_op(t, op, norm_bytes(t.fusion.norm), tokens / sp, h)
+                    : stream_op(t, op, norm, core::memory_op_bytes(norm), tokens / sp, h);
+  };
+  const auto dropout_add = [&](Operator op) {
+    return by_bytes ? bytes_op(t, op, dropout_add_bytes(t.fusion.dropout_add), tokens / sp, h)
+                    : dropout_add_op(t, op, tokens / sp, h);
+  };
+  add(out, norm_op(Operator::input_norm));
+  const double kv_local = core::kv_heads_per_rank(m, s.parallel.tp);  // KV heads on this rank
+  if (m.mla) {
+    mla_projections(t, m, tokens, tp, sp, by_bytes, out);
+  } else {
+    add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
+  }
+  if (m.position == core::Position::rope) add(out, rope_op(t, m, tokens, tp, kv_local, by_bytes));
+  const core::OperatorTime att = attention_op(s, t, kv_local, out);
+  add(out, att);
+  add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, m.attention_out_width() / tp));
+  add(out, dropout_add(Operator::attention_dropout_add));
+  add(out, norm_op(Operator::mlp_norm));
+  mlp_ops(s, t, moe_layer, tokens, sp, by_bytes, out);
   add(out, dropout_add(Operator::mlp_dropout_add));
   if (by_bytes && t.layer == core::Precision::fp8)
     add(out, fp8_casts(t, out, tokens / sp * h, s.training.fp8_recipe));

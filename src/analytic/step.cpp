@@ -27,17 +27,15 @@ void make_step(const core::Scenario& s, Step& out, StepParts parts, const StepLe
   if (out.planned) plan_from_work(out.work, out.options, out.plan);
 }
 
-void copy_step(const Step& from, Step& to) {
-  to.scenario = from.scenario;
-  to.groups = from.groups;
-  to.own_split = *from.split;
-  to.split = &to.own_split;
-  to.own_costs = *from.costs;
-  to.costs = &to.own_costs;
-  to.work = from.work;
-  to.options = from.options;
-  to.plan = from.plan;
-  to.planned = from.planned;
+void own_lent(Step& step) {
+  if (step.split != &step.own_split) {
+    step.own_split = *step.split;
+    step.split = &step.own_split;
+  }
+  if (step.costs != &step.own_costs) {
+    step.own_costs = *step.costs;
+    step.costs = &step.own_costs;
+  }
 }
 
 StepPlan plan_step(const core::Scenario& s) {

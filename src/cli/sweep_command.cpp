@@ -163,6 +163,58 @@ void run(const SweepArgs& a) {
                                      : report::sweep_table(sw.base, sw.space, result, a.objective, a.min_free_gib));
 }
 
+// The layout dimensions' lists (--tp 4,8 or 4..16, ...), each checked as it is parsed.
+void add_layout_lists(CLI::App* cmd, SweepArgs& a) {
+  auto choice = [&](const char* name, std::string& text, const char* what, int least = 1,
+                    const char* example = "4,8 or 4..16") {
+    cmd->add_option(name, text, std::string(what) + ": values and ranges, e.g. " + example)
+        ->type_name("LIST")
+        ->check(CLI::Validator(
+            [least, example](const std::string& v) {
+              return planner::parse_choice(v, least)
+                         ? std::string()
+                         : fmt::format("a list of {} integers and ranges such as {}, got {} (at most {} items)",
+                                       least > 0 ? "positive" : "non-negative", example,
+                                       v.size() > 60 ? v.substr(0, 60) + "..." : v, planner::kMaxChoiceItems);
+            },
+            "LIST"));
+  };
+  choice("--tp", a.tp, "tensor-parallel degrees");
+  choice("--pp", a.pp, "pipeline-parallel degrees");
+  choice("--cp", a.cp, "context-parallel degrees");
+  choice("--ep", a.ep, "expert-parallel degrees");
+  choice("--etp", a.etp, "expert tensor-parallel degrees (default: the scenario's parallel.etp, unset: as tp)");
+  choice("--dp", a.dp, "data-parallel degrees (a filter: dp = GPUs / (tp*pp*cp))");
+  choice("--vpp", a.vpp, "virtual pipeline stages per rank");
+  choice("--micro-batch", a.micro_batch, "micro-batch sizes");
+  const std::string stages = "0 to " + std::to_string(core::kMaxZeroStage);
+  choice("--zero", a.zero, ("ZeRO stages (" + stages + ")").c_str(), 0, "1,3 or 0..2");
+  cmd->get_option("--zero")->check(CLI::Validator(
+      [stages](const std::string& v) {
+        // (text that is no list is the validator above's to refuse)
+        const auto c = planner::parse_choice(v, 0);
+        int largest = 0;
+        if (c) {
+          for (int x : c->values) largest = std::max(largest, x);
+          for (const auto& [lo, hi] : c->ranges) largest = std::max(largest, hi);
+        }
+        return largest <= core::kMaxZeroStage ? std::string() : "ZeRO stages are " + stages + ", got " + v;
+      },
+      ""));
+}
+
+// The largest degree of each dimension searched when no list is given.
+void add_max_options(CLI::App* cmd, planner::SearchSpace& b) {
+  cmd->add_option("--max-tp", b.max_tp, "largest tensor-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-pp", b.max_pp, "largest pipeline-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-cp", b.max_cp, "largest context-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-ep", b.max_ep, "largest expert-parallel degree")->check(kPositiveCount);
+  cmd->add_option("--max-vpp", b.max_vpp, "most virtual pipeline stages per rank")
+      ->check(kPositiveCount);
+  cmd->add_option("--max-micro-batch", b.max_micro_batch, "largest micro-batch (default 8)")
+      ->check(kPositiveCount);
+}
+
 }  // namespace
 
 void add_sweep(CLI::App& app) {
@@ -192,42 +244,7 @@ void add_sweep(CLI::App& app) {
                   "(every value, even when --set)")
       ->delimiter(',')
       ->check(CLI::IsMember(planner::searchable_switches()));
-  auto choice = [&](const char* name, std::string& text, const char* what, int least = 1,
-                    const char* example = "4,8 or 4..16") {
-    cmd->add_option(name, text, std::string(what) + ": values and ranges, e.g. " + example)
-        ->type_name("LIST")
-        ->check(CLI::Validator(
-            [least, example](const std::string& v) {
-              return planner::parse_choice(v, least)
-                         ? std::string()
-                         : fmt::format("a list of {} integers and ranges such as {}, got {} (at most {} items)",
-                                       least > 0 ? "positive" : "non-negative", example,
-                                       v.size() > 60 ? v.substr(0, 60) + "..." : v, planner::kMaxChoiceItems);
-            },
-            "LIST"));
-  };
-  choice("--tp", args->tp, "tensor-parallel degrees");
-  choice("--pp", args->pp, "pipeline-parallel degrees");
-  choice("--cp", args->cp, "context-parallel degrees");
-  choice("--ep", args->ep, "expert-parallel degrees");
-  choice("--etp", args->etp, "expert tensor-parallel degrees (default: the scenario's parallel.etp, unset: as tp)");
-  choice("--dp", args->dp, "data-parallel degrees (a filter: dp = GPUs / (tp*pp*cp))");
-  choice("--vpp", args->vpp, "virtual pipeline stages per rank");
-  choice("--micro-batch", args->micro_batch, "micro-batch sizes");
-  const std::string stages = "0 to " + std::to_string(core::kMaxZeroStage);
-  choice("--zero", args->zero, ("ZeRO stages (" + stages + ")").c_str(), 0, "1,3 or 0..2");
-  cmd->get_option("--zero")->check(CLI::Validator(
-      [stages](const std::string& v) {
-        // (text that is no list is the validator above's to refuse)
-        const auto c = planner::parse_choice(v, 0);
-        int largest = 0;
-        if (c) {
-          for (int x : c->values) largest = std::max(largest, x);
-          for (const auto& [lo, hi] : c->ranges) largest = std::max(largest, hi);
-        }
-        return largest <= core::kMaxZeroStage ? std::string() : "ZeRO stages are " + stages + ", got " + v;
-      },
-      ""));
+  add_layout_lists(cmd, *args);
   cmd->add_option("--emit", args->emit,
                   "write the layout of rank --emit-rank (default the best) as a scenario FILE that `ptdsim evaluate` "
                   "runs as is")
@@ -243,15 +260,7 @@ void add_sweep(CLI::App& app) {
                   "is a range")
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
-  auto& b = args->bounds;
-  cmd->add_option("--max-tp", b.max_tp, "largest tensor-parallel degree")->check(kPositiveCount);
-  cmd->add_option("--max-pp", b.max_pp, "largest pipeline-parallel degree")->check(kPositiveCount);
-  cmd->add_option("--max-cp", b.max_cp, "largest context-parallel degree")->check(kPositiveCount);
-  cmd->add_option("--max-ep", b.max_ep, "largest expert-parallel degree")->check(kPositiveCount);
-  cmd->add_option("--max-vpp", b.max_vpp, "most virtual pipeline stages per rank")
-      ->check(kPositiveCount);
-  cmd->add_option("--max-micro-batch", b.max_micro_batch, "largest micro-batch (default 8)")
-      ->check(kPositiveCount);
+  add_max_options(cmd, args->bounds);
   add_output_options(cmd, args->out, {"table", "json", "csv", "html"});
   cmd->callback([args] { run(*args); });
 }

@@ -126,54 +126,63 @@ bool check_experts(const Scenario& s, Sink& sink) {
   return false;
 }
 
-// Every cross-field rule, in the order check() reports them; `split` is pipeline_split(s). Each
-// message is a lambda, called only by a sink that keeps it.
+// The GPUs the layout spans: tp*cp*pp*dp, all of them (true: the sink says stop).
 template <class Sink>
-void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
-  const auto& m = s.model;
+bool gpu_rules(const Scenario& s, Sink& sink) {
   const auto& p = s.parallel;
-  const auto& t = s.training;
-
   const long long model_parallel = 1LL * p.tp * p.cp * p.pp;
   if (s.gpus % model_parallel != 0) {
     if (sink.fail("parallel.tp", "divisibility", [&] {
           return "tp*cp*pp = " + str(p.tp) + "*" + str(p.cp) + "*" + str(p.pp) + " = " + str(model_parallel) +
                  " does not divide the " + str(s.gpus) + " GPUs";
         }))
-      return;
+      return true;
   } else if (model_parallel * p.dp != s.gpus) {
     if (sink.fail("parallel.dp", "divisibility", [&] {
           return "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " but the cluster has " + str(s.gpus) +
                  " GPUs (dp would be " + str(s.gpus / model_parallel) + ")";
         }))
-      return;
+      return true;
   }
+  return false;
+}
+
+// The model's heads and widths, and their split over the tensor-parallel ranks; whether to stop.
+template <class Sink>
+bool shape_rules(const Scenario& s, Sink& sink) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
   if (m.attention_head_dim == 0 && !m.mla && m.hidden % m.heads != 0 && sink.fail("model.hidden", "divisibility", [&] {
         return "hidden " + str(m.hidden) + " is not a multiple of heads " + str(m.heads);
       }))
-    return;
+    return true;
   if (m.heads % m.kv_heads != 0 && sink.fail("model.kv_heads", "divisibility", [&] {
         return "kv_heads " + str(m.kv_heads) + " does not divide heads " + str(m.heads);
       }))
-    return;
-  if (model_rules(m, sink)) return;
+    return true;
+  if (model_rules(m, sink)) return true;
   if (m.heads % p.tp != 0 && sink.fail("parallel.tp", "divisibility", [&] {
         return "tp " + str(p.tp) + " does not divide heads " + str(m.heads);
       }))
-    return;
+    return true;
   if (m.kv_heads != m.heads && m.kv_heads % p.tp != 0 && sink.fail("parallel.tp", "divisibility", [&] {
         return "tp " + str(p.tp) + " does not divide kv_heads " + str(m.kv_heads);
       }))
-    return;
+    return true;
   if (m.ffn_hidden % p.tp != 0 && sink.fail("parallel.tp", "divisibility", [&] {
         return "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden);
       }))
-    return;
+    return true;
+  return false;
+}
 
-  // the pipeline split (core/split.cpp): every virtual stage holds a layer, or the embedding or
-  // the loss in its place
+// The pipeline split (core/split.cpp): every virtual stage holds a layer, or the embedding or the
+// loss in its place; whether to stop.
+template <class Sink>
+bool split_rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
+  const auto& p = s.parallel;
   if (split.layers.empty()) {
-    if (sink.fail(split.key.c_str(), "divisibility", [&] { return split.problem; })) return;
+    if (sink.fail(split.key.c_str(), "divisibility", [&] { return split.problem; })) return true;
   } else {
     for (std::size_t i = 0; i < split.layers.size(); ++i) {
       const bool end_slot = (i == 0 && split.embedding_slot) || (i + 1 == split.layers.size() && split.loss_slot);
@@ -184,7 +193,7 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
                                std::string(name(split.method)) + " split holds no layer (" +
                                describe_layers(split.layers) + ")";
                       }))
-          return;
+          return true;
         break;
       }
     }
@@ -192,9 +201,16 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
 
   if (p.vpp > 1 && p.pp == 1 &&
       sink.fail("parallel.vpp", "unsupported", [] { return std::string("vpp > 1 needs pipeline parallelism (pp > 1)"); }))
-    return;
+    return true;
+  return false;
+}
 
-  // the schedule's own constraints (src/core/schedule/), with the micro-batch count once it is whole
+// The schedule's own constraints (src/core/schedule/), with the micro-batch count once it is
+// whole, then a global batch that is a whole number of micro_batch*dp; whether to stop.
+template <class Sink>
+bool batch_rules(const Scenario& s, Sink& sink) {
+  const auto& p = s.parallel;
+  const auto& t = s.training;
   const long long per_step = 1LL * t.micro_batch * p.dp;
   const bool whole = per_step > 0 && t.global_batch % per_step == 0;
   {
@@ -202,33 +218,40 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
     schedule_rules(p.schedule).check(PipelineShape{p.pp, p.vpp, whole ? static_cast<int>(t.global_batch / per_step) : 0},
                                      schedule);
     for (auto& problem : schedule)
-      if (sink.fail(problem.key.c_str(), problem.reason.c_str(), [&] { return problem.message; })) return;
+      if (sink.fail(problem.key.c_str(), problem.reason.c_str(), [&] { return problem.message; })) return true;
   }
   if (!whole && per_step > 0 && sink.fail("training.global_batch", "batch", [&] {
         return "global_batch " + str(t.global_batch) + " is not a multiple of micro_batch*dp = " + str(t.micro_batch) +
                "*" + str(p.dp) + " = " + str(per_step);
       }))
-    return;
+    return true;
+  return false;
+}
 
+// The experts' count, routing and layout; whether to stop.
+template <class Sink>
+bool expert_rules(const Scenario& s, Sink& sink) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
   if (m.moe) {
     if (m.moe->experts % p.ep != 0 && sink.fail("parallel.ep", "divisibility", [&] {
           return "ep " + str(p.ep) + " does not divide the " + str(m.moe->experts) + " experts";
         }))
-      return;
+      return true;
     if (m.moe->top_k > m.moe->experts && sink.fail("model.moe.top_k", "range", [&] {
           return "top_k " + str(m.moe->top_k) + " exceeds the " + str(m.moe->experts) + " experts";
         }))
-      return;
-    if (moe_rules(m, sink)) return;
+      return true;
+    if (moe_rules(m, sink)) return true;
     if (m.moe->shared_experts > 0 && m.moe->shared_ffn_hidden % p.tp != 0 &&
         sink.fail("parallel.tp", "divisibility", [&] {
           return "tp " + str(p.tp) + " does not divide the shared experts' ffn_hidden " + str(m.moe->shared_ffn_hidden);
         }))
-      return;
+      return true;
   } else if (p.ep > 1 && sink.fail("parallel.ep", "unsupported", [] {
                return std::string("ep > 1 needs a mixture-of-experts model (model.moe)");
              })) {
-    return;
+    return true;
   }
   if (!p.folded_experts() && p.ep > 1 && (1LL * p.dp * p.cp) % p.ep != 0 &&
       sink.fail("parallel.ep", "divisibility", [&] {
@@ -244,10 +267,19 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
                " that is etp*ep = " + str(1LL * p.tp * p.ep) + " dividing tp*cp*dp = " +
                str(1LL * p.tp * p.cp * p.dp) + "; a smaller parallel.etp folds ep over tensor-parallel ranks)";
       }))
-    return;
-  if (check_experts(s, sink)) return;
+    return true;
+  if (check_experts(s, sink)) return true;
+  return false;
+}
 
-  // what the simulator expands into tasks, bounded so no accepted scenario outgrows memory and time
+// What the simulator expands into tasks, bounded so no accepted scenario outgrows memory and time;
+// whether to stop.
+template <class Sink>
+bool size_rules(const Scenario& s, Sink& sink) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const auto& t = s.training;
+  const long long per_step = 1LL * t.micro_batch * p.dp;
   if (per_step > 0 && t.global_batch % per_step == 0) {
     const long long micro_batches = t.global_batch / per_step;
     const bool per_layer = p.zero >= 3;
@@ -258,20 +290,30 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
                  str(micro_batches * chunks) + " pipeline passes per step, more than the " + str(kMaxPipelinePasses) +
                  " the simulator takes";
         }))
-      return;
+      return true;
   }
+  return false;
+}
+
+// ZeRO-3's shard group, context parallelism's chunks and heads, sequence parallelism's split and
+// learned positions; whether to stop.
+template <class Sink>
+bool sequence_rules(const Scenario& s, Sink& sink) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const auto& t = s.training;
   if (p.zero == 3 && p.sharding.shard_ranks > 0 && (1LL * p.dp * p.cp) % p.sharding.shard_ranks != 0 &&
       sink.fail("parallel.sharding.shard_ranks", "divisibility", [&] {
         return "shard_ranks " + str(p.sharding.shard_ranks) + " must divide dp*cp = " + str(1LL * p.dp * p.cp) +
                " (each shard group is replicated dp*cp/shard_ranks times)";
       }))
-    return;
+    return true;
 
   if (t.seq_len % (2 * p.cp) != 0 && p.cp > 1 && sink.fail("parallel.cp", "divisibility", [&] {
         return "seq_len " + str(t.seq_len) + " must be a multiple of 2*cp = " + str(2 * p.cp) +
                " (each rank takes two balanced chunks)";
       }))
-    return;
+    return true;
   if (const int a = s.cp_a2a_ranks();
       a > 1 && (m.heads % (1LL * p.tp * a) != 0 || kv_heads_per_rank(m, p.tp) % a != 0) &&
       sink.fail("training.cp_comm", "divisibility", [&] {
@@ -279,12 +321,12 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
                " context-parallel ranks: heads/tp = " + str(m.heads / p.tp) + " and kv heads per rank " +
                str(kv_heads_per_rank(m, p.tp)) + " must both be multiples of " + str(a);
       }))
-    return;
+    return true;
   if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0 &&
       sink.fail("parallel.sequence_parallel", "divisibility", [&] {
         return "sequence parallel needs seq_len/cp = " + str(t.seq_len / p.cp) + " to be a multiple of tp " + str(p.tp);
       }))
-    return;
+    return true;
   // TransformerConfig.__post_init__: mla_up_proj needs multi_latent_attention, moe an MoE layer.
   // (The modules are read under recompute: selective only, as Megatron-Core reads them under
   // recompute_granularity "selective"; the sweep's none and full leave them unread.)
@@ -293,20 +335,27 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
         sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module mla_up_proj needs MLA attention (model.mla)");
         }))
-      return;
+      return true;
     if ((t.recompute_modules >> static_cast<unsigned>(RecomputeModule::moe) & 1u) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module moe needs a mixture-of-experts model (model.moe)");
         }))
-      return;
+      return true;
   }
   if (m.position == Position::learned && t.seq_len > m.max_seq_len && sink.fail("training.seq_len", "range", [&] {
         return "seq_len " + str(t.seq_len) + " exceeds the model's learned positions (max_seq_len " +
                str(m.max_seq_len) + ")";
       }))
-    return;
+    return true;
+  return false;
+}
+
+// The precision the GPU must run; whether to stop.
+template <class Sink>
+bool precision_rules(const Scenario& s, Sink& sink) {
+  const auto& t = s.training;
   if (!precision_ok(s.hardware.gpu, t.precision) &&
       sink.fail("training.precision", "unsupported", [&] { return precision_problem(s.hardware.gpu, t.precision); }))
-    return;
+    return true;
   // MXFP8's block scales are a Blackwell tensor-core format (the generation with FP4 peaks)
   if (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::mxfp8 &&
       !(s.hardware.gpu.peak_flops[static_cast<std::size_t>(Precision::fp4)] > 0) &&
@@ -314,27 +363,44 @@ void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
         return "fp8_recipe mxfp8 needs Blackwell's MX tensor cores; " + s.hardware.gpu.name +
                " has none (no fp4 peak): use delayed, current, rowwise or blockwise";
       }))
-    return;
-  // CPU offload (docs/analytic.md "CPU offload"): DeepSpeed offloads the optimizer from ZeRO stage 1
-  // and the parameters at stage 3 only (DeepSpeed config docs, offload_optimizer / offload_param);
-  // the host's link, memory and bandwidth time it
+    return true;
+  return false;
+}
+
+// CPU offload (docs/analytic.md "CPU offload"): DeepSpeed offloads the optimizer from ZeRO stage 1
+// and the parameters at stage 3 only (DeepSpeed config docs, offload_optimizer / offload_param);
+// the host's link, memory and bandwidth time it. Whether to stop.
+template <class Sink>
+bool offload_rules(const Scenario& s, Sink& sink) {
+  const auto& p = s.parallel;
+  const auto& t = s.training;
   if (t.offload != Offload::none) {
     if (p.zero < 1 && sink.fail("training.offload", "unsupported", [&] {
           return std::string("training.offload ") + std::string(name(t.offload)) +
                  " needs parallel.zero >= 1 (each data-parallel rank offloads its optimizer shard)";
         }))
-      return;
+      return true;
     if (t.offload == Offload::optimizer_params && p.zero < 3 && sink.fail("training.offload", "unsupported", [&] {
           return std::string("training.offload optimizer_params needs parallel.zero 3 (ZeRO-Infinity offloads "
                              "the parameter shard; below stage 3 every GPU holds the whole parameters)");
         }))
-      return;
+      return true;
     if (!s.hardware.host.known() && sink.fail("training.offload", "unsupported", [&] {
           return "training.offload needs the hardware's host: hardware.host.link_gbs, memory_gib and memory_gbs (" +
                  s.hardware.name + " gives " + (s.hardware.host.link_Bps > 0 ? "only some" : "none") + " of them)";
         }))
-      return;
+      return true;
   }
+  return false;
+}
+
+// Every cross-field rule, in the order check() reports them; `split` is pipeline_split(s). Each
+// message is a lambda, called only by a sink that keeps it.
+template <class Sink>
+void rules(const Scenario& s, const PipelineSplit& split, Sink& sink) {
+  (void)(gpu_rules(s, sink) || shape_rules(s, sink) || split_rules(s, split, sink) || batch_rules(s, sink) ||
+         expert_rules(s, sink) || size_rules(s, sink) || sequence_rules(s, sink) || precision_rules(s, sink) ||
+         offload_rules(s, sink));
 }
 
 }  // namespace

@@ -115,21 +115,8 @@ std::vector<core::SwitchTier> convert_tiers(const Entry& e) {
   return out;
 }
 
-}  // namespace
-
-core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name) {
-  Fields f(n, where, "hardware", "hardware", section_keys("hardware"));
-  core::HardwareSpec h;
-  h.name = f.string("name").value_or(default_name);
-  f.string("source");
-
-  const Entry& gpu_entry = f.require("gpu");
-  Fields gpu(*gpu_entry.value, where_of(gpu_entry), "hardware.gpu", "hardware.gpu",
-             section_keys("hardware.gpu"));
-  h.gpu.name = gpu.required_string("name");
-  h.gpu.memory_bytes = gpu.required_number("memory_gib") * core::kGiB;
-  h.gpu.hbm_Bps = gpu.required_number("hbm_gbs") * core::kGB;
-  h.gpu.hbm_efficiency = gpu.number("hbm_efficiency", 0.85);
+// hardware.gpu.peak_tflops: at least one precision's peak.
+void read_peaks(const Fields& gpu, core::GpuSpec& g) {
   const Entry& peak_entry = gpu.require("peak_tflops");
   Fields peak(*peak_entry.value, peak_entry.key_mark, "hardware.gpu.peak_tflops",
               "hardware.gpu.peak_tflops", section_keys("hardware.gpu.peak_tflops"));
@@ -137,13 +124,17 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
   for (int p = 0; p < core::kPrecisionCount; ++p) {
     const std::string key(core::name(static_cast<core::Precision>(p)));
     if (peak.get(key)) any_peak = true;  // given, even when its value is the problem (collected)
-    if (auto v = peak.number(key)) h.gpu.peak_flops[static_cast<std::size_t>(p)] = *v * core::kTera;
+    if (auto v = peak.number(key)) g.peak_flops[static_cast<std::size_t>(p)] = *v * core::kTera;
   }
   if (!any_peak && !peak.has_unknown())
     fail(peak_entry.key_mark, "hardware.gpu.peak_tflops must give at least one precision");
+}
+
+// hardware.gpu.matmul_efficiency: a table of GEMM shapes, one efficiency per precision, or one number.
+void read_matmul_efficiency(const Fields& gpu, core::GpuSpec& g) {
   if (const Entry* e = gpu.get("matmul_efficiency")) {
     if (e->value->kind == Node::Kind::list) {
-      h.gpu.matmul_table = convert_matmul_table(*e);
+      g.matmul_table = convert_matmul_table(*e);
     } else if (e->value->kind == Node::Kind::map) {
       // one efficiency per precision; precisions not named keep the 0.8 default
       Fields per(*e->value, e->key_mark, "hardware.gpu.matmul_efficiency",
@@ -151,39 +142,49 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
       for (int p = 0; p < core::kPrecisionCount; ++p) {
         const std::string key(core::name(static_cast<core::Precision>(p)));
         if (auto v = per.number(key))
-          h.gpu.matmul_efficiency_by_precision[static_cast<std::size_t>(p)] = *v;
+          g.matmul_efficiency_by_precision[static_cast<std::size_t>(p)] = *v;
       }
     } else {
-      h.gpu.matmul_efficiency = read_number(*e->value, gpu.path("matmul_efficiency"));
+      g.matmul_efficiency = read_number(*e->value, gpu.path("matmul_efficiency"));
     }
   }
-  h.gpu.kernel_launch_s = gpu.number("kernel_launch_us", 0.0) * core::kMicro;
-  h.gpu.sms = static_cast<int>(gpu.integer("sms", 0));
-  h.gpu.comm_sms = static_cast<int>(gpu.integer("comm_sms", 0));
-  if (h.gpu.comm_sms > 0 && h.gpu.comm_sms >= std::max(1, h.gpu.sms)) {
+}
+
+// hardware.gpu: memory, peaks, efficiencies, SMs, kernel tables and power.
+core::GpuSpec read_gpu(const Fields& f) {
+  core::GpuSpec g;
+  const Entry& gpu_entry = f.require("gpu");
+  Fields gpu(*gpu_entry.value, where_of(gpu_entry), "hardware.gpu", "hardware.gpu",
+             section_keys("hardware.gpu"));
+  g.name = gpu.required_string("name");
+  g.memory_bytes = gpu.required_number("memory_gib") * core::kGiB;
+  g.hbm_Bps = gpu.required_number("hbm_gbs") * core::kGB;
+  g.hbm_efficiency = gpu.number("hbm_efficiency", 0.85);
+  read_peaks(gpu, g);
+  read_matmul_efficiency(gpu, g);
+  g.kernel_launch_s = gpu.number("kernel_launch_us", 0.0) * core::kMicro;
+  g.sms = static_cast<int>(gpu.integer("sms", 0));
+  g.comm_sms = static_cast<int>(gpu.integer("comm_sms", 0));
+  if (g.comm_sms > 0 && g.comm_sms >= std::max(1, g.sms)) {
     const Entry* e = gpu.get("comm_sms");
-    fail(e->value->mark, h.gpu.sms > 0 ? "hardware.gpu.comm_sms must be below hardware.gpu.sms (" +
-                                             std::to_string(h.gpu.sms) + ")"
+    fail(e->value->mark, g.sms > 0 ? "hardware.gpu.comm_sms must be below hardware.gpu.sms (" +
+                                             std::to_string(g.sms) + ")"
                                        : std::string("hardware.gpu.comm_sms needs hardware.gpu.sms"));
   }
-  if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, h.gpu);
-  h.gpu.sustained_clock = gpu.number("sustained_clock", 1.0);
-  h.gpu.tables_hbm_Bps = gpu.number("tables_hbm_gbs", 0.0) * core::kGB;
+  if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, g);
+  g.sustained_clock = gpu.number("sustained_clock", 1.0);
+  g.tables_hbm_Bps = gpu.number("tables_hbm_gbs", 0.0) * core::kGB;
 
-  h.gpu.tdp_w = gpu.number("tdp_w", 0.0);
-  h.gpu.idle_w = gpu.number("idle_w", 0.0);
-  if (h.gpu.tdp_w > 0 && h.gpu.idle_w >= h.gpu.tdp_w)
+  g.tdp_w = gpu.number("tdp_w", 0.0);
+  g.idle_w = gpu.number("idle_w", 0.0);
+  if (g.tdp_w > 0 && g.idle_w >= g.tdp_w)
     fail(gpu.get("idle_w")->value->mark, "hardware.gpu.idle_w must be below hardware.gpu.tdp_w (" +
-                                             std::to_string(static_cast<long long>(h.gpu.tdp_w)) + ")");
+                                             std::to_string(static_cast<long long>(g.tdp_w)) + ")");
+  return g;
+}
 
-  const Entry& node_entry = f.require("node");
-  Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",
-              section_keys("hardware.node"));
-  h.gpus_per_node = static_cast<int>(node.required_integer("gpus"));
-  const Entry& intra_entry = node.require("intra");
-  h.intra = convert_link(Fields(*intra_entry.value, intra_entry.key_mark, "hardware.node.intra",
-                                "hardware.node.intra", section_keys("hardware.node.intra")));
-
+// hardware.network: the NIC link, the topology, the NICs and planes of a node and the switch tiers.
+void read_network(const Fields& f, core::HardwareSpec& h) {
   const Entry& net_entry = f.require("network");
   Fields net(*net_entry.value, where_of(net_entry), "hardware.network", "hardware.network",
              section_keys("hardware.network"));
@@ -212,6 +213,27 @@ core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std:
     t.oversubscription = h.oversubscription;
     h.fabric.tiers.push_back(t);
   }
+}
+
+}  // namespace
+
+core::HardwareSpec convert_hardware(const Node& n, const Mark& where, const std::string& default_name) {
+  Fields f(n, where, "hardware", "hardware", section_keys("hardware"));
+  core::HardwareSpec h;
+  h.name = f.string("name").value_or(default_name);
+  f.string("source");
+
+  h.gpu = read_gpu(f);
+
+  const Entry& node_entry = f.require("node");
+  Fields node(*node_entry.value, where_of(node_entry), "hardware.node", "hardware.node",
+              section_keys("hardware.node"));
+  h.gpus_per_node = static_cast<int>(node.required_integer("gpus"));
+  const Entry& intra_entry = node.require("intra");
+  h.intra = convert_link(Fields(*intra_entry.value, intra_entry.key_mark, "hardware.node.intra",
+                                "hardware.node.intra", section_keys("hardware.node.intra")));
+
+  read_network(f, h);
 
   if (const Entry* e = f.get("jitter")) {
     Fields j(*e->value, e->key_mark, "hardware.jitter", "hardware.jitter", section_keys("hardware.jitter"));

@@ -77,13 +77,13 @@ std::vector<std::string> keys_of(const Node& n) {
 
 std::string int_text(long long v) { return detail::yaml_int(v); }
 
-}  // namespace
-
-namespace {
-
-Imported convert_hf(const std::string& text, const std::string& file, const std::string& name,
-                    const ImportScenario& scenario) {
-  const auto src = detail::make_source(file, ".", text);
+// The config's top object: its JSON syntax checked first (nlohmann gives the position of a syntax
+// error), then read as YAML, which keeps every value's line and column for the errors that follow.
+struct Config {
+  detail::NodePtr root;
+  Mark whole;  // the whole file, for what no one value holds
+};
+Config parse_config(const std::string& text, const detail::SourcePtr& src) {
   try {
     const auto checked = nlohmann::json::parse(text);  // syntax only: the values are read below, with positions
     (void)checked;
@@ -94,13 +94,16 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
   // whitespace (JSON strings cannot hold a raw one), so a space in its place keeps every column
   std::string spaced = text;
   std::replace(spaced.begin(), spaced.end(), '\t', ' ');
-  const detail::NodePtr root = detail::parse_yaml(spaced, src);
-  const Mark whole = root->document ? *root->document : Mark{src, 0, 0};
-  if (root->kind != Node::Kind::map)
-    detail::fail(root->kind == Node::Kind::null ? whole : root->mark,
-                 "a config.json must be a JSON object, got " + detail::describe(*root));
+  Config c{detail::parse_yaml(spaced, src), {}};
+  c.whole = c.root->document ? *c.root->document : Mark{src, 0, 0};
+  if (c.root->kind != Node::Kind::map)
+    detail::fail(c.root->kind == Node::Kind::null ? c.whole : c.root->mark,
+                 "a config.json must be a JSON object, got " + detail::describe(*c.root));
+  return c;
+}
 
-  const Fields top(*root, whole, "", "config.json", keys_of(*root));
+// The first class of `architectures`, one of kArchitectures.
+const Architecture& read_architecture(const Fields& top) {
   const Entry& arch_entry = top.require("architectures");
   const Node& arch_list = *arch_entry.value;
   if (arch_list.kind != Node::Kind::list || arch_list.items.empty() || arch_list.items[0]->kind != Node::Kind::scalar)
@@ -112,37 +115,46 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
                                    [&](const Architecture& a) { return arch == a.name; });
   if (known == std::end(kArchitectures))
     detail::fail(arch_node.mark, "architecture '" + arch + "' is not supported (supported: " + supported_list() + ")");
-  const Family family = known->family;
-  // Llama 4's multimodal config holds the decoder's fields in text_config
-  const Node* body = root.get();
-  std::vector<std::string> warnings;
+  return *known;
+}
+
+// The object that holds the decoder's fields: the top one, or Llama 4's multimodal config's
+// text_config.
+const Node& decoder_fields(const Fields& top, const Node& root, Family family, std::vector<std::string>& warnings) {
   if (const Entry* text_config = top.get("text_config"); text_config && family == Family::llama4) {
     detail::expect_map(*text_config->value, text_config->key_mark, "text_config");
-    body = text_config->value.get();
     if (top.get("vision_config"))
       warnings.push_back("the vision encoder (vision_config) is not modelled: the text decoder only");
+    return *text_config->value;
   }
-  const Fields f(*body, whole, "", "config.json", keys_of(*body));
+  return root;
+}
 
-  Imported out;
-  out.warnings = warnings;
-  core::ModelSpec m;
-  detail::ModelLines lines;
-  // each field is read in the range of the model key it becomes (src/io/schema.cpp)
-  auto positive = [&](const char* key, const char* as) { return static_cast<int>(f.required_integer_as(key, as)); };
-  auto optional_positive = [&](const char* key, const char* as, int fallback) {
-    return static_cast<int>(f.integer_as(key, as).value_or(fallback));
-  };
-  m.layers = positive("num_hidden_layers", "model.layers");
-  m.hidden = positive("hidden_size", "model.hidden");
-  m.heads = positive("num_attention_heads", "model.heads");
-  m.kv_heads = family == Family::neox ? m.heads : optional_positive("num_key_value_heads", "model.kv_heads", m.heads);
+// Each field is read in the range of the model key it becomes (src/io/schema.cpp).
+int positive(const Fields& f, const char* key, const char* as) { return static_cast<int>(f.required_integer_as(key, as)); }
+int optional_positive(const Fields& f, const char* key, const char* as, int fallback) {
+  return static_cast<int>(f.integer_as(key, as).value_or(fallback));
+}
+// Where a field was, for check_model's errors; an absent one says "defaulted" in the file.
+Mark mark_of(const Fields& f, const char* key) {
+  const Entry* e = f.get(key);
+  return e ? e->value->mark : Mark{};
+}
+bool given(const Fields& f, const char* key) { return f.get(key) != nullptr; }
+
+// The dense shape: layers, widths, heads and vocabulary, each with the line that says its field.
+void read_shape(const Fields& f, Family family, core::ModelSpec& m, detail::ModelLines& lines) {
+  m.layers = positive(f, "num_hidden_layers", "model.layers");
+  m.hidden = positive(f, "hidden_size", "model.hidden");
+  m.heads = positive(f, "num_attention_heads", "model.heads");
+  m.kv_heads =
+      family == Family::neox ? m.heads : optional_positive(f, "num_key_value_heads", "model.kv_heads", m.heads);
   // Llama 4's dense layers are intermediate_size_mlp wide, its experts intermediate_size
   const bool dense_mlp_field = family == Family::llama4 && f.get("intermediate_size_mlp");
   const char* ffn_field = dense_mlp_field ? "intermediate_size_mlp" : "intermediate_size";
-  m.ffn_hidden = positive(ffn_field, "model.ffn_hidden");
-  m.vocab = positive("vocab_size", "model.vocab");
-  m.max_seq_len = optional_positive("max_position_embeddings", "model.max_seq_len", 2048);
+  m.ffn_hidden = positive(f, ffn_field, "model.ffn_hidden");
+  m.vocab = positive(f, "vocab_size", "model.vocab");
+  m.max_seq_len = optional_positive(f, "max_position_embeddings", "model.max_seq_len", 2048);
   m.tied_embeddings = f.boolean("tie_word_embeddings", false);  // false in all five classes
   m.position = core::Position::rope;
   // (DeepSeek's head_dim, where a config has it, is its rope width: MLA sets the heads' widths)
@@ -152,31 +164,33 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     if (head_dim * m.heads != m.hidden) m.attention_head_dim = static_cast<int>(head_dim);
   }
 
-  // where each model key came from, for check_model; absent fields say "defaulted" in the file
-  auto at = [&](const char* key) {
-    const Entry* e = f.get(key);
-    return e ? e->value->mark : Mark{};
-  };
-  auto given = [&](const char* key) { return f.get(key) != nullptr; };
-  lines.add("layers", int_text(m.layers), "num_hidden_layers", at("num_hidden_layers"));
-  lines.add("hidden", int_text(m.hidden), "hidden_size", at("hidden_size"));
-  lines.add("heads", int_text(m.heads), "num_attention_heads", at("num_attention_heads"));
+  lines.add("layers", int_text(m.layers), "num_hidden_layers", mark_of(f, "num_hidden_layers"));
+  lines.add("hidden", int_text(m.hidden), "hidden_size", mark_of(f, "hidden_size"));
+  lines.add("heads", int_text(m.heads), "num_attention_heads", mark_of(f, "num_attention_heads"));
   lines.add("kv_heads", int_text(m.kv_heads),
-            family == Family::neox            ? "GPT-NeoX has no grouped-query attention"
-            : given("num_key_value_heads") ? "num_key_value_heads"
-                                              : "num_key_value_heads absent: defaulted to num_attention_heads",
-            at("num_key_value_heads"));
-  lines.add("ffn_hidden", int_text(m.ffn_hidden), ffn_field, at(ffn_field));
+            family == Family::neox                ? "GPT-NeoX has no grouped-query attention"
+            : given(f, "num_key_value_heads") ? "num_key_value_heads"
+                                                  : "num_key_value_heads absent: defaulted to num_attention_heads",
+            mark_of(f, "num_key_value_heads"));
+  lines.add("ffn_hidden", int_text(m.ffn_hidden), ffn_field, mark_of(f, ffn_field));
   if (m.attention_head_dim > 0)
-    lines.add("head_dim", int_text(m.attention_head_dim), "head_dim (not hidden_size / num_attention_heads)", at("head_dim"));
-  lines.add("vocab", int_text(m.vocab), "vocab_size", at("vocab_size"));
-  const std::string max_seq_from =
-      given("max_position_embeddings") ? "max_position_embeddings" : "max_position_embeddings absent: defaulted to 2048";
+    lines.add("head_dim", int_text(m.attention_head_dim), "head_dim (not hidden_size / num_attention_heads)",
+              mark_of(f, "head_dim"));
+  lines.add("vocab", int_text(m.vocab), "vocab_size", mark_of(f, "vocab_size"));
+}
+
+// The block: GPT-NeoX's GELU MLP, LayerNorm and biases, or the Llama family's SwiGLU and RMSNorm
+// with the biases each class has; what ptdsim does not model is a warning.
+void read_block(const Fields& f, Family family, const std::string& arch, core::ModelSpec& m, detail::ModelLines& lines,
+                std::vector<std::string>& warnings) {
+  const std::string max_seq_from = given(f, "max_position_embeddings")
+                                       ? "max_position_embeddings"
+                                       : "max_position_embeddings absent: defaulted to 2048";
   const std::string tied_from =
-      given("tie_word_embeddings") ? "tie_word_embeddings" : "tie_word_embeddings absent: defaulted to false";
+      given(f, "tie_word_embeddings") ? "tie_word_embeddings" : "tie_word_embeddings absent: defaulted to false";
 
   const std::string act = f.string("hidden_act").value_or(family == Family::neox ? "gelu" : "silu");
-  const std::string act_from = "hidden_act " + act + (given("hidden_act") ? "" : " (absent: defaulted)");
+  const std::string act_from = "hidden_act " + act + (given(f, "hidden_act") ? "" : " (absent: defaulted)");
   if (family == Family::neox) {
     m.mlp = core::Mlp::gelu;
     m.norm = core::Norm::layernorm;
@@ -184,95 +198,124 @@ Imported convert_hf(const std::string& text, const std::string& file, const std:
     lines.add("mlp", "gelu", act_from + ": two FFN matrices");
     lines.add("norm", "layernorm", "GPT-NeoX LayerNorm");
     lines.add("position", "rope", "rotary embeddings (rotary_pct of each head)");
-    lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, at("max_position_embeddings"));
+    lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, mark_of(f, "max_position_embeddings"));
     lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
     lines.add("bias", "true", "GPT-NeoX linear and LayerNorm biases");
     if (f.boolean("use_parallel_residual", true))
-      out.warnings.push_back("use_parallel_residual: attention and MLP read the same input; FLOPs and memory are "
-                             "counted as for the sequential block");
-  } else {
-    m.mlp = core::Mlp::swiglu;
-    m.norm = core::Norm::rmsnorm;
-    if (act != "silu")
-      out.warnings.push_back("hidden_act " + act + " taken as swiglu's SiLU gate (same shapes and FLOPs)");
-    lines.add("mlp", "swiglu", act_from + ": gate, up and down projections");
-    lines.add("norm", "rmsnorm", "RMSNorm");
-    lines.add("position", "rope", "rotary embeddings");
-    lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, at("max_position_embeddings"));
-    lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
-    // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only; GPT-OSS's
-    // experts always have biases
-    m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false) || family == Family::gpt_oss;
-    lines.add("bias", detail::yaml_bool(m.bias),
-              family == Family::qwen2     ? "Qwen2 biases Q, K and V only: not counted"
-              : family == Family::gpt_oss ? "GPT-OSS: attention and expert biases"
-              : given("attention_bias") || given("mlp_bias")
-                  ? "attention_bias / mlp_bias"
-                  : "attention_bias and mlp_bias absent: defaulted to false");
-    if (family == Family::qwen2)
-      out.warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
-                             " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
-    if (family != Family::gpt_oss &&
-        (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window"))))
-      out.warnings.push_back("sliding-window attention is timed as full attention over the sequence");
+      warnings.push_back("use_parallel_residual: attention and MLP read the same input; FLOPs and memory are "
+                         "counted as for the sequential block");
+    return;
   }
+  m.mlp = core::Mlp::swiglu;
+  m.norm = core::Norm::rmsnorm;
+  if (act != "silu") warnings.push_back("hidden_act " + act + " taken as swiglu's SiLU gate (same shapes and FLOPs)");
+  lines.add("mlp", "swiglu", act_from + ": gate, up and down projections");
+  lines.add("norm", "rmsnorm", "RMSNorm");
+  lines.add("position", "rope", "rotary embeddings");
+  lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, mark_of(f, "max_position_embeddings"));
+  lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
+  // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only; GPT-OSS's
+  // experts always have biases
+  m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false) || family == Family::gpt_oss;
+  lines.add("bias", detail::yaml_bool(m.bias),
+            family == Family::qwen2     ? "Qwen2 biases Q, K and V only: not counted"
+            : family == Family::gpt_oss ? "GPT-OSS: attention and expert biases"
+            : given(f, "attention_bias") || given(f, "mlp_bias")
+                ? "attention_bias / mlp_bias"
+                : "attention_bias and mlp_bias absent: defaulted to false");
+  if (family == Family::qwen2)
+    warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
+                       " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
+  if (family != Family::gpt_oss &&
+      (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window"))))
+    warnings.push_back("sliding-window attention is timed as full attention over the sequence");
+}
+
+// The experts: Mixtral's here, the MoE and MLA classes' in import_hf_moe.cpp.
+void read_experts(const Fields& f, Family family, const std::string& arch, core::ModelSpec& m,
+                  detail::ModelLines& lines, std::vector<std::string>& warnings) {
   if (family == Family::mixtral) {
     core::MoeSpec moe;
-    moe.experts = positive("num_local_experts", "model.moe.experts");
-    moe.top_k = positive("num_experts_per_tok", "model.moe.top_k");
+    moe.experts = positive(f, "num_local_experts", "model.moe.experts");
+    moe.top_k = positive(f, "num_experts_per_tok", "model.moe.top_k");
     m.moe = moe;
-    lines.add_moe("experts", int_text(moe.experts), "num_local_experts", at("num_local_experts"));
-    lines.add_moe("top_k", int_text(moe.top_k), "num_experts_per_tok", at("num_experts_per_tok"));
+    lines.add_moe("experts", int_text(moe.experts), "num_local_experts", mark_of(f, "num_local_experts"));
+    lines.add_moe("top_k", int_text(moe.top_k), "num_experts_per_tok", mark_of(f, "num_experts_per_tok"));
     lines.add_moe("every", "1", "every layer is sparse");
   }
   switch (family) {
-    case Family::deepseek: detail::read_hf_deepseek(f, arch == "DeepseekV2ForCausalLM", m, lines, out.warnings); break;
-    case Family::qwen3_moe: detail::read_hf_qwen3_moe(f, m, lines, out.warnings); break;
-    case Family::gpt_oss: detail::read_hf_gpt_oss(f, m, lines, out.warnings); break;
-    case Family::llama4: detail::read_hf_llama4(f, m, lines, out.warnings); break;
+    case Family::deepseek: detail::read_hf_deepseek(f, arch == "DeepseekV2ForCausalLM", m, lines, warnings); break;
+    case Family::qwen3_moe: detail::read_hf_qwen3_moe(f, m, lines, warnings); break;
+    case Family::gpt_oss: detail::read_hf_gpt_oss(f, m, lines, warnings); break;
+    case Family::llama4: detail::read_hf_llama4(f, m, lines, warnings); break;
     case Family::llama:
     case Family::qwen2:
     case Family::mixtral:
     case Family::neox: break;
   }
+}
 
-  // the fields are read: with a bad or missing one, what follows would only repeat it
-  if (const auto* c = detail::Collector::current()) c->throw_if_any();
-  // what evaluate would refuse, at the field that holds it
-  detail::check_model(m, lines, whole);
-  if (const auto* c = detail::Collector::current()) c->throw_if_any();
-  // a key not read that is one edit or two from one that is: a misspelt field, whose default
-  // would otherwise be taken in silence
-  {
-    std::vector<std::string> read = kReadKeys;
-    read.insert(read.end(), detail::hf_moe_read_keys().begin(), detail::hf_moe_read_keys().end());
-    for (const auto& e : body->entries) {
-      if (std::find(read.begin(), read.end(), e.key) != read.end()) continue;
-      const std::string near = detail::near_miss(e.key, read);
-      if (!near.empty() && !f.get(near))
-        out.warnings.push_back(fmt::format("{}:{}:{}: config.json key '{}' is not read: did you mean '{}'? (its default "
-                                           "was taken)",
-                                           file, e.key_mark.line, e.key_mark.column, core::printable(e.key), near));
-    }
+// A key not read that is one edit or two from one that is: a misspelt field, whose default would
+// otherwise be taken in silence.
+void warn_misspelt(const Node& body, const Fields& f, const std::string& file, std::vector<std::string>& warnings) {
+  std::vector<std::string> read = kReadKeys;
+  read.insert(read.end(), detail::hf_moe_read_keys().begin(), detail::hf_moe_read_keys().end());
+  for (const auto& e : body.entries) {
+    if (std::find(read.begin(), read.end(), e.key) != read.end()) continue;
+    const std::string near = detail::near_miss(e.key, read);
+    if (!near.empty() && !f.get(near))
+      warnings.push_back(fmt::format("{}:{}:{}: config.json key '{}' is not read: did you mean '{}'? (its default "
+                                     "was taken)",
+                                     file, e.key_mark.line, e.key_mark.column, core::printable(e.key), near));
   }
+}
+
+// The model file, or with a hardware the scenario file, each line naming its config.json field.
+std::string imported_yaml(core::ModelSpec& m, const detail::ModelLines& lines, const std::string& arch,
+                          const std::string& file, const std::string& name, const ImportScenario& scenario) {
   std::string model_name = name;
   if (model_name.empty()) {
     const auto dir = std::filesystem::path(file).parent_path().filename().string();
     model_name = dir.empty() || dir == "." ? "hf-model" : dir;
   }
   m.name = model_name;
-  const std::string header = "# Imported by `ptdsim import hf` from " + core::printable(file) + " (" + core::printable(arch) +
-                             "): each key names the config.json field it came from.\n";
+  const std::string header = "# Imported by `ptdsim import hf` from " + core::printable(file) + " (" +
+                             core::printable(arch) + "): each key names the config.json field it came from.\n";
   const std::string source = "Hugging Face config.json (" + arch + "), " + file;
   if (scenario.hardware.empty()) {
-    out.yaml = detail::model_file(header, model_name, source, lines);
+    std::string yaml = detail::model_file(header, model_name, source, lines);
     // what is written must load: the model loader's own checks
-    load_model_from_string(out.yaml, "the imported model (" + file + ")");
-  } else {
-    detail::require_scenario_inputs(scenario, file);
-    out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(scenario.hardware), source, m, lines, scenario, {},
-                                     file);
+    load_model_from_string(yaml, "the imported model (" + file + ")");
+    return yaml;
   }
+  detail::require_scenario_inputs(scenario, file);
+  return detail::scenario_file(header, model_name + "-" + detail::stem(scenario.hardware), source, m, lines, scenario,
+                               {}, file);
+}
+
+Imported convert_hf(const std::string& text, const std::string& file, const std::string& name,
+                    const ImportScenario& scenario) {
+  const Config config = parse_config(text, detail::make_source(file, ".", text));
+  const Fields top(*config.root, config.whole, "", "config.json", keys_of(*config.root));
+  const Architecture& known = read_architecture(top);
+  const std::string arch = known.name;
+  Imported out;
+  const Node& body = decoder_fields(top, *config.root, known.family, out.warnings);
+  const Fields f(body, config.whole, "", "config.json", keys_of(body));
+
+  core::ModelSpec m;
+  detail::ModelLines lines;
+  read_shape(f, known.family, m, lines);
+  read_block(f, known.family, arch, m, lines, out.warnings);
+  read_experts(f, known.family, arch, m, lines, out.warnings);
+
+  // the fields are read: with a bad or missing one, what follows would only repeat it
+  if (const auto* c = detail::Collector::current()) c->throw_if_any();
+  // what evaluate would refuse, at the field that holds it
+  detail::check_model(m, lines, config.whole);
+  if (const auto* c = detail::Collector::current()) c->throw_if_any();
+  warn_misspelt(body, f, file, out.warnings);
+  out.yaml = imported_yaml(m, lines, arch, file, name, scenario);
   return out;
 }
 

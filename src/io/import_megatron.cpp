@@ -195,6 +195,8 @@ class Arguments {
     auto it = flags_.find(flag);
     return it == flags_.end() ? nullptr : &it->second;
   }
+  // Where the flag's value is, for an error about the key it became; nowhere when it is absent.
+  Mark at(const std::string& flag) const { return get(flag) ? get(flag)->at : Mark{}; }
   // A flag's value, in the range of the ptdsim key `as` it becomes (src/io/schema.cpp).
   std::optional<long long> wide(const std::string& flag, std::string_view as) const {
     const Flag* f = get(flag);
@@ -313,77 +315,83 @@ std::vector<int> layer_pattern(const std::string& text, int layers) {
   return out;
 }
 
-// The MoE and MLA flags (docs/inputs.md "Importing a Megatron-LM command line"), Megatron-LM's
-// defaults where a flag is absent (megatron/training/arguments.py). The parallel ones (expert
-// tensor parallelism, the token dispatcher) are the scenario's.
-void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
-  auto at = [&](const char* flag) { return a.get(flag) ? a.get(flag)->at : Mark{}; };
-  auto from = [&](const char* flag, const std::string& fallback) {
-    return a.has(flag) ? std::string(flag) : std::string(flag) + " absent: " + fallback;
-  };
-  if (const auto experts = a.integer("--num-experts", "model.moe.experts")) {
-    core::MoeSpec moe;
-    moe.experts = *experts;
-    moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
-    moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
-    std::string every_from = "every layer is an MoE layer (--moe-layer-freq 1)";
-    if (const Flag* freq = a.get("--moe-layer-freq")) {
-      const std::vector<int> p = layer_pattern(freq->value, m.layers);
-      if (static_cast<int>(p.size()) != m.layers)
-        detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not an integer or a list of " + itext(m.layers) +
-                                   " 0/1 entries (one per layer)");
-      // dense first layers, then every layer MoE; or MoE exactly where (i + 1) % every == 0
-      int k = 0;
-      while (k < m.layers && p[k] == 0) ++k;
-      const bool dense_first = k < m.layers && std::all_of(p.begin() + k, p.end(), [](int x) { return x == 1; });
-      int every = 0;
-      for (int n = 1; n <= m.layers && every == 0; ++n) {
-        bool fits = true;
-        for (int i = 0; i < m.layers && fits; ++i) fits = p[i] == ((i + 1) % n == 0 ? 1 : 0);
-        if (fits) every = n;
-      }
-      if (dense_first) {
-        moe.first_k_dense = k;
-        every_from = k == 0 ? std::string("--moe-layer-freq: every layer is an MoE layer")
-                            : "--moe-layer-freq: the layers after the first " + itext(k) + " are MoE";
-      } else if (every > 0) {
-        moe.every = every;
-        every_from = "--moe-layer-freq: MoE where (i + 1) % " + itext(every) + " == 0";
-      } else {
-        detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not modelled: ptdsim's MoE layers are those past "
-                               "moe.first_k_dense dense ones, or those with (i + 1) % moe.every == 0");
-      }
-    }
-    if (const auto shared = a.integer("--moe-shared-expert-intermediate-size", "model.moe.shared_ffn_hidden")) {
-      // Megatron-Core's SharedExpertMLP: the shared experts as one MLP of this width
-      moe.shared_experts = 1;
-      moe.shared_ffn_hidden = *shared;
-    }
-    const std::string score = a.choice("--moe-router-score-function", {"softmax", "sigmoid"}, "softmax");
-    moe.router = score == "sigmoid" ? core::Router::sigmoid : core::Router::softmax;
-    moe.router_groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
-    moe.router_group_topk = a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0);
-    m.moe = moe;
-    model.add_moe("experts", itext(moe.experts), "--num-experts", at("--num-experts"));
-    model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
-                  a.has("--moe-router-topk") ? at("--moe-router-topk") : at("--num-experts"));
-    model.add_moe("every", itext(moe.every), every_from, at("--moe-layer-freq"));
-    if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
-    if (moe.first_k_dense > 0)
-      model.add_moe("first_k_dense", itext(moe.first_k_dense), "--moe-layer-freq", at("--moe-layer-freq"));
-    if (moe.shared_experts > 0) {
-      model.add_moe("shared_experts", "1", "--moe-shared-expert-intermediate-size: one shared MLP");
-      model.add_moe("shared_ffn_hidden", itext(moe.shared_ffn_hidden), "--moe-shared-expert-intermediate-size",
-                    at("--moe-shared-expert-intermediate-size"));
-    }
-    if (a.has("--moe-router-score-function"))
-      model.add_moe("router", score, "--moe-router-score-function", at("--moe-router-score-function"));
-    if (moe.router_groups > 0)
-      model.add_moe("router_groups", itext(moe.router_groups), "--moe-router-num-groups", at("--moe-router-num-groups"));
-    if (moe.router_group_topk > 0)
-      model.add_moe("router_group_topk", itext(moe.router_group_topk), "--moe-router-group-topk",
-                    at("--moe-router-group-topk"));
+// --moe-layer-freq: dense first layers then every layer MoE, or MoE exactly where (i + 1) % every
+// == 0, into `moe`; what the written key says of it.
+std::string read_moe_layers(const Flag* freq, int layers, core::MoeSpec& moe) {
+  if (!freq) return "every layer is an MoE layer (--moe-layer-freq 1)";
+  const std::vector<int> p = layer_pattern(freq->value, layers);
+  if (static_cast<int>(p.size()) != layers)
+    detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not an integer or a list of " + itext(layers) +
+                               " 0/1 entries (one per layer)");
+  int k = 0;
+  while (k < layers && p[k] == 0) ++k;
+  const bool dense_first = k < layers && std::all_of(p.begin() + k, p.end(), [](int x) { return x == 1; });
+  int every = 0;
+  for (int n = 1; n <= layers && every == 0; ++n) {
+    bool fits = true;
+    for (int i = 0; i < layers && fits; ++i) fits = p[i] == ((i + 1) % n == 0 ? 1 : 0);
+    if (fits) every = n;
   }
+  if (dense_first) {
+    moe.first_k_dense = k;
+    return k == 0 ? std::string("--moe-layer-freq: every layer is an MoE layer")
+                  : "--moe-layer-freq: the layers after the first " + itext(k) + " are MoE";
+  }
+  if (every > 0) {
+    moe.every = every;
+    return "--moe-layer-freq: MoE where (i + 1) % " + itext(every) + " == 0";
+  }
+  detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not modelled: ptdsim's MoE layers are those past "
+                         "moe.first_k_dense dense ones, or those with (i + 1) % moe.every == 0");
+}
+
+// The experts (--num-experts and the router's flags), Megatron-LM's defaults where a flag is absent.
+void read_moe(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+  const auto experts = a.integer("--num-experts", "model.moe.experts");
+  if (!experts) return;
+  core::MoeSpec moe;
+  moe.experts = *experts;
+  moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
+  moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
+  const std::string every_from = read_moe_layers(a.get("--moe-layer-freq"), m.layers, moe);
+  if (const auto shared = a.integer("--moe-shared-expert-intermediate-size", "model.moe.shared_ffn_hidden")) {
+    // Megatron-Core's SharedExpertMLP: the shared experts as one MLP of this width
+    moe.shared_experts = 1;
+    moe.shared_ffn_hidden = *shared;
+  }
+  const std::string score = a.choice("--moe-router-score-function", {"softmax", "sigmoid"}, "softmax");
+  moe.router = score == "sigmoid" ? core::Router::sigmoid : core::Router::softmax;
+  moe.router_groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
+  moe.router_group_topk = a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0);
+  m.moe = moe;
+  model.add_moe("experts", itext(moe.experts), "--num-experts", a.at("--num-experts"));
+  model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
+                a.has("--moe-router-topk") ? a.at("--moe-router-topk") : a.at("--num-experts"));
+  model.add_moe("every", itext(moe.every), every_from, a.at("--moe-layer-freq"));
+  if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
+  if (moe.first_k_dense > 0)
+    model.add_moe("first_k_dense", itext(moe.first_k_dense), "--moe-layer-freq", a.at("--moe-layer-freq"));
+  if (moe.shared_experts > 0) {
+    model.add_moe("shared_experts", "1", "--moe-shared-expert-intermediate-size: one shared MLP");
+    model.add_moe("shared_ffn_hidden", itext(moe.shared_ffn_hidden), "--moe-shared-expert-intermediate-size",
+                  a.at("--moe-shared-expert-intermediate-size"));
+  }
+  if (a.has("--moe-router-score-function"))
+    model.add_moe("router", score, "--moe-router-score-function", a.at("--moe-router-score-function"));
+  if (moe.router_groups > 0)
+    model.add_moe("router_groups", itext(moe.router_groups), "--moe-router-num-groups", a.at("--moe-router-num-groups"));
+  if (moe.router_group_topk > 0)
+    model.add_moe("router_group_topk", itext(moe.router_group_topk), "--moe-router-group-topk",
+                  a.at("--moe-router-group-topk"));
+}
+
+// What a key written from `flag` says it came from: the flag, or its absence and the default taken.
+std::string from_flag(const Arguments& a, const char* flag, const std::string& fallback) {
+  return a.has(flag) ? std::string(flag) : std::string(flag) + " absent: " + fallback;
+}
+
+// Multi-latent attention (--multi-latent-attention and its widths); its widths without it are refused.
+void read_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
   if (a.has("--multi-latent-attention")) {
     // Megatron-LM's defaults (arguments.py): q_lora_rank None, kv_lora_rank 32, qk_head_dim 128 (the
     // part without rope), qk_pos_emb_head_dim 64, v_head_dim 128
@@ -394,24 +402,32 @@ void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines
     l.qk_rope_head_dim = a.integer("--qk-pos-emb-head-dim", "model.mla.qk_rope_head_dim").value_or(64);
     l.v_head_dim = a.integer("--v-head-dim", "model.mla.v_head_dim").value_or(128);
     m.mla = l;
-    model.add_in("mla", "q_lora_rank", itext(l.q_lora_rank), from("--q-lora-rank", "Megatron's default None (0)"),
-                 at("--q-lora-rank"));
-    model.add_in("mla", "kv_lora_rank", itext(l.kv_lora_rank), from("--kv-lora-rank", "Megatron's default 32"),
-                 at("--kv-lora-rank"));
-    model.add_in("mla", "qk_nope_head_dim", itext(l.qk_nope_head_dim), from("--qk-head-dim", "Megatron's default 128"),
-                 at("--qk-head-dim"));
+    model.add_in("mla", "q_lora_rank", itext(l.q_lora_rank), from_flag(a, "--q-lora-rank", "Megatron's default None (0)"),
+                 a.at("--q-lora-rank"));
+    model.add_in("mla", "kv_lora_rank", itext(l.kv_lora_rank), from_flag(a, "--kv-lora-rank", "Megatron's default 32"),
+                 a.at("--kv-lora-rank"));
+    model.add_in("mla", "qk_nope_head_dim", itext(l.qk_nope_head_dim), from_flag(a, "--qk-head-dim", "Megatron's default 128"),
+                 a.at("--qk-head-dim"));
     model.add_in("mla", "qk_rope_head_dim", itext(l.qk_rope_head_dim),
-                 from("--qk-pos-emb-head-dim", "Megatron's default 64"), at("--qk-pos-emb-head-dim"));
-    model.add_in("mla", "v_head_dim", itext(l.v_head_dim), from("--v-head-dim", "Megatron's default 128"),
-                 at("--v-head-dim"));
+                 from_flag(a, "--qk-pos-emb-head-dim", "Megatron's default 64"), a.at("--qk-pos-emb-head-dim"));
+    model.add_in("mla", "v_head_dim", itext(l.v_head_dim), from_flag(a, "--v-head-dim", "Megatron's default 128"),
+                 a.at("--v-head-dim"));
   } else {
     for (const char* flag : {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim"})
       if (a.has(flag))
-        detail::fail(at(flag), std::string(flag) + " is read with --multi-latent-attention only (as in Megatron-LM)");
+        detail::fail(a.at(flag), std::string(flag) + " is read with --multi-latent-attention only (as in Megatron-LM)");
   }
+}
+
+// The MoE and MLA flags (docs/inputs.md "Importing a Megatron-LM command line"), Megatron-LM's
+// defaults where a flag is absent (megatron/training/arguments.py). The parallel ones (expert
+// tensor parallelism, the token dispatcher) are the scenario's.
+void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+  read_moe(a, m, model);
+  read_mla(a, m, model);
   if (const auto mtp = a.integer("--mtp-num-layers", "model.mtp_layers")) {
     m.mtp_layers = *mtp;
-    model.add("mtp_layers", itext(m.mtp_layers), "--mtp-num-layers", at("--mtp-num-layers"));
+    model.add("mtp_layers", itext(m.mtp_layers), "--mtp-num-layers", a.at("--mtp-num-layers"));
   }
 }
 
@@ -482,7 +498,6 @@ void check_flags(const Arguments& a, Imported& out) {
 // The model's keys, each with the flag it came from (or Megatron-LM's default).
 core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, const detail::SourcePtr& src,
                            detail::ModelLines& model, Imported& out) {
-  auto at = [&](const char* flag) { return a.get(flag) ? a.get(flag)->at : Mark{}; };
   core::ModelSpec m;
   m.layers = a.required("--num-layers", "model.layers");
   m.hidden = a.required("--hidden-size", "model.hidden");
@@ -527,20 +542,20 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
   m.bias = !a.has("--disable-bias-linear");
 
-  model.add("layers", itext(m.layers), "--num-layers", at("--num-layers"));
-  model.add("hidden", itext(m.hidden), "--hidden-size", at("--hidden-size"));
-  model.add("heads", itext(m.heads), "--num-attention-heads", at("--num-attention-heads"));
+  model.add("layers", itext(m.layers), "--num-layers", a.at("--num-layers"));
+  model.add("hidden", itext(m.hidden), "--hidden-size", a.at("--hidden-size"));
+  model.add("heads", itext(m.heads), "--num-attention-heads", a.at("--num-attention-heads"));
   model.add("kv_heads", itext(m.kv_heads),
             !a.has("--group-query-attention") ? "no GQA"
             : a.has("--num-query-groups")     ? "--num-query-groups"
                                               : "--num-query-groups absent: Megatron's default 1",
-            a.has("--group-query-attention") ? (a.has("--num-query-groups") ? at("--num-query-groups")
-                                                                            : at("--group-query-attention"))
-                                             : at("--num-attention-heads"));
+            a.has("--group-query-attention") ? (a.has("--num-query-groups") ? a.at("--num-query-groups")
+                                                                            : a.at("--group-query-attention"))
+                                             : a.at("--num-attention-heads"));
   model.add("ffn_hidden", itext(m.ffn_hidden), a.has("--ffn-hidden-size") ? "--ffn-hidden-size"
                                                : swiglu ? "Megatron's SwiGLU default int(8h/3 / 64) * 64"
                                                         : "Megatron's default 4h",
-            at("--ffn-hidden-size"));
+            a.at("--ffn-hidden-size"));
   model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
   model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
   model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
@@ -550,7 +565,7 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   model.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings),
             m.tied_embeddings ? "no --untie-embeddings-and-output-weights" : "--untie-embeddings-and-output-weights");
   model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
-  if (m.attention_head_dim > 0) model.add("head_dim", itext(m.attention_head_dim), "--kv-channels", at("--kv-channels"));
+  if (m.attention_head_dim > 0) model.add("head_dim", itext(m.attention_head_dim), "--kv-channels", a.at("--kv-channels"));
   read_moe_and_mla(a, m, model);
   // what evaluate would refuse, at the flag that gave it
   detail::check_model(m, model, Mark{src, 0, 0});
@@ -622,12 +637,8 @@ void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::Scenar
   }
 }
 
-// The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
-// overlap, tokens.
-void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenario& opt, detail::ScenarioLines& lines) {
-  lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
-  lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
-  lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
+// training.precision: fp8, bf16 or fp16 as the flags say, else the --precision given, else fp32.
+std::pair<std::string, std::string> precision_line(const Arguments& a, const ImportScenario& opt) {
   std::string precision = "fp32", precision_from = "no --bf16, --fp16 or --fp8-format: Megatron trains in fp32";
   if (a.has("--fp8-format")) {
     a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
@@ -644,7 +655,12 @@ void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenar
     precision = opt.precision;
     precision_from = "--precision";
   }
-  lines.training.push_back({"precision: " + precision, precision_from});
+  return {"precision: " + precision, precision_from};
+}
+
+// training.recompute: --recompute-granularity, a uniform one-layer recompute method, or
+// --recompute-activations.
+std::pair<std::string, std::string> recompute_line(const Arguments& a, bool recompute_every_layer) {
   std::string recompute = "none", recompute_from = "no --recompute-granularity";
   if (a.has("--recompute-granularity")) {
     recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
@@ -656,10 +672,13 @@ void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenar
     recompute = "selective";
     recompute_from = "--recompute-activations (selective)";
   }
-  lines.training.push_back({"recompute: " + recompute, recompute_from});
-  // Megatron-Core's default transformer_engine runs attention through Transformer Engine, which
-  // takes cuDNN's fused attention on Hopper; `local` runs the flash-attn package (FlashAttention-2)
-  // with --use-flash-attn and the unfused core without it
+  return {"recompute: " + recompute, recompute_from};
+}
+
+// Megatron-Core's default transformer_engine runs attention through Transformer Engine, which
+// takes cuDNN's fused attention on Hopper; `local` runs the flash-attn package (FlashAttention-2)
+// with --use-flash-attn and the unfused core without it.
+void attention_lines(const Arguments& a, detail::ScenarioLines& lines) {
   const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
   if (local && a.has("--use-flash-attn")) {
     lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
@@ -669,23 +688,36 @@ void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenar
   } else if (a.has("--use-flash-attn")) {
     lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
   }
-  // the fusions Megatron-Core's switches turn off (or, for the loss, on); the rest the framework sets
-  {
-    std::string fusion, from;
-    const auto add_fusion = [&](const char* flag, const std::string& entry) {
-      if (!a.has(flag)) return;
-      if (fusion.find(entry) == std::string::npos)  // (both activation switches set one key)
-        fusion += (fusion.empty() ? "" : ", ") + entry;
-      from += (from.empty() ? "" : "; ") + std::string(flag);
-    };
-    add_fusion("--no-rope-fusion", "rope: eager");
-    add_fusion("--no-bias-swiglu-fusion", "activation: eager");
-    add_fusion("--no-bias-gelu-fusion", "activation: eager");
-    add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
-    add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
-    add_fusion("--no-gradient-accumulation-fusion", "wgrad_accumulation: separate");
-    if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
-  }
+}
+
+// The fusions Megatron-Core's switches turn off (or, for the loss, on); the rest the framework sets.
+void fusion_line(const Arguments& a, detail::ScenarioLines& lines) {
+  std::string fusion, from;
+  const auto add_fusion = [&](const char* flag, const std::string& entry) {
+    if (!a.has(flag)) return;
+    if (fusion.find(entry) == std::string::npos)  // (both activation switches set one key)
+      fusion += (fusion.empty() ? "" : ", ") + entry;
+    from += (from.empty() ? "" : "; ") + std::string(flag);
+  };
+  add_fusion("--no-rope-fusion", "rope: eager");
+  add_fusion("--no-bias-swiglu-fusion", "activation: eager");
+  add_fusion("--no-bias-gelu-fusion", "activation: eager");
+  add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
+  add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
+  add_fusion("--no-gradient-accumulation-fusion", "wgrad_accumulation: separate");
+  if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
+}
+
+// The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
+// overlap, tokens.
+void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenario& opt, detail::ScenarioLines& lines) {
+  lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
+  lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
+  lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
+  lines.training.push_back(precision_line(a, opt));
+  lines.training.push_back(recompute_line(a, recompute_every_layer));
+  attention_lines(a, lines);
+  fusion_line(a, lines);
   if (a.has("--num-experts") && a.has("--moe-token-dispatcher-type")) {  // an MoE model (read_model)
     // (unset: the framework row's allgather, Megatron-Core's default) alltoall_seq is alltoall over
     // a sequence-split layout: the same traffic

@@ -166,20 +166,15 @@ void require_scenario_inputs(const ImportScenario& opt, const std::string& sourc
   need(opt.global_batch > 0, "a global batch: --global-batch N");
 }
 
-std::string scenario_file(const std::string& header, const std::string& name, const std::string& source,
-                          const core::ModelSpec& spec, const ModelLines& model, const ImportScenario& opt,
-                          ScenarioLines lines, const std::string& source_name) {
-  // a shipped name stays a name; a path is made absolute, so the file reads the same from anywhere
-  const std::string hardware_path =
-      is_library_name(opt.hardware) ? library_file("hardware", opt.hardware, Mark{make_source(source_name, "", ""), 0, 0})
-                                    : std::filesystem::absolute(opt.hardware).lexically_normal().string();
-  const std::string hardware = is_library_name(opt.hardware) ? opt.hardware : hardware_path;
-  const core::HardwareSpec hw = load_hardware(hardware_path);
-  const int gpus = opt.gpus > 0 ? opt.gpus : opt.nodes * hw.gpus_per_node;
-  const int micro_batch = opt.micro_batch > 0 ? opt.micro_batch : 1;
+namespace {
 
+// The keys the command line gives but the source did not: a starting layout (tp, pp) that fits
+// the GPUs and the batch, the sequence length, the batch, the precision, the tokens and the framework.
+void complete_lines(const core::ModelSpec& spec, const ImportScenario& opt, int gpus, int gpus_per_node,
+                    const std::string& source_name, ScenarioLines& lines) {
+  const int micro_batch = opt.micro_batch > 0 ? opt.micro_batch : 1;
   if (!has_key(lines.parallel, "tp") && !has_key(lines.parallel, "pp")) {
-    const Layout l = choose_layout(spec, gpus, hw.gpus_per_node, opt.global_batch, micro_batch);
+    const Layout l = choose_layout(spec, gpus, gpus_per_node, opt.global_batch, micro_batch);
     if (l.tp == 0)
       throw core::ConfigError(core::SourceLocation{source_name, 0, 0},
                               "no layout of " + std::to_string(gpus) + " GPUs has a data-parallel size dividing "
@@ -200,32 +195,14 @@ std::string scenario_file(const std::string& header, const std::string& name, co
     lines.training.push_back({"tokens: " + yaml_scalar(opt.tokens), "--tokens"});
   if (!has_key(lines.training, "framework") && !opt.framework.empty())
     lines.training.push_back({"framework: " + yaml_scalar(opt.framework), "its documented defaults fill what is unset"});
+}
 
-  std::string out = header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\nmodel:\n";
-  out += "  name: " + yaml_string(spec.name) + "\n" + model.text(2);
-  out += commented("", "hardware: " + yaml_scalar(hardware), "--hardware");
-  out += opt.gpus > 0 ? commented("", "cluster: {gpus: " + yaml_int(opt.gpus) + "}", "--gpus")
-                      : commented("", "cluster: {nodes: " + yaml_int(opt.nodes) + "}", "--nodes");
-  out += "parallel:\n";
-  std::map<int, std::pair<std::string, std::string>> keyed;  // generated line -> {dotted key, comment}
-  auto line_no = [&] { return static_cast<int>(std::count(out.begin(), out.end(), '\n')) + 1; };
-  for (const auto& [kv, from] : lines.parallel) {
-    keyed[line_no()] = {"parallel." + kv.substr(0, kv.find(':')), from};
-    out += commented("  ", kv, from);
-  }
-  out += "training:\n";
-  for (const auto& [kv, from] : lines.training) {
-    keyed[line_no()] = {"training." + kv.substr(0, kv.find(':')), from};
-    out += commented("  ", kv, from);
-  }
-  if (opt.gpu_hour > 0) {
-    // the shortest text that reads back as the same number (%g kept six digits: 2.3456789 -> 2.34568)
-    out += "cost:\n" + commented("  ", fmt::format("gpu_hour: {}", opt.gpu_hour), "--gpu-hour");
-  }
-  // never write what ptdsim would refuse: load it, cross-field checks included. A problem on a
-  // line of its own (a parallel or training key) is told where that value came from: at the flag
-  // (lines.at), else against the source as a whole, naming the key and where it came from; the
-  // generated text is in no file a user could open
+// never write what ptdsim would refuse: load it, cross-field checks included. A problem on a
+// line of its own (a parallel or training key) is told where that value came from: at the flag
+// (lines.at), else against the source as a whole, naming the key and where it came from; the
+// generated text is in no file a user could open.
+void check_written(const std::string& out, const std::map<int, std::pair<std::string, std::string>>& keyed,
+                   const ScenarioLines& lines, const std::string& source_name) {
   try {
     load_scenario_from_string(out, "the imported scenario (" + source_name + ")");
   } catch (const core::ConfigError& e) {
@@ -252,6 +229,45 @@ std::string scenario_file(const std::string& header, const std::string& name, co
     }
     throw core::ConfigError(told);
   }
+}
+
+}  // namespace
+
+std::string scenario_file(const std::string& header, const std::string& name, const std::string& source,
+                          const core::ModelSpec& spec, const ModelLines& model, const ImportScenario& opt,
+                          ScenarioLines lines, const std::string& source_name) {
+  // a shipped name stays a name; a path is made absolute, so the file reads the same from anywhere
+  const std::string hardware_path =
+      is_library_name(opt.hardware) ? library_file("hardware", opt.hardware, Mark{make_source(source_name, "", ""), 0, 0})
+                                    : std::filesystem::absolute(opt.hardware).lexically_normal().string();
+  const std::string hardware = is_library_name(opt.hardware) ? opt.hardware : hardware_path;
+  const core::HardwareSpec hw = load_hardware(hardware_path);
+  const int gpus = opt.gpus > 0 ? opt.gpus : opt.nodes * hw.gpus_per_node;
+
+  complete_lines(spec, opt, gpus, hw.gpus_per_node, source_name, lines);
+
+  std::string out = header + "name: " + yaml_string(name) + "\nsource: " + yaml_string(source) + "\nmodel:\n";
+  out += "  name: " + yaml_string(spec.name) + "\n" + model.text(2);
+  out += commented("", "hardware: " + yaml_scalar(hardware), "--hardware");
+  out += opt.gpus > 0 ? commented("", "cluster: {gpus: " + yaml_int(opt.gpus) + "}", "--gpus")
+                      : commented("", "cluster: {nodes: " + yaml_int(opt.nodes) + "}", "--nodes");
+  out += "parallel:\n";
+  std::map<int, std::pair<std::string, std::string>> keyed;  // generated line -> {dotted key, comment}
+  auto line_no = [&] { return static_cast<int>(std::count(out.begin(), out.end(), '\n')) + 1; };
+  for (const auto& [kv, from] : lines.parallel) {
+    keyed[line_no()] = {"parallel." + kv.substr(0, kv.find(':')), from};
+    out += commented("  ", kv, from);
+  }
+  out += "training:\n";
+  for (const auto& [kv, from] : lines.training) {
+    keyed[line_no()] = {"training." + kv.substr(0, kv.find(':')), from};
+    out += commented("  ", kv, from);
+  }
+  if (opt.gpu_hour > 0) {
+    // the shortest text that reads back as the same number (%g kept six digits: 2.3456789 -> 2.34568)
+    out += "cost:\n" + commented("  ", fmt::format("gpu_hour: {}", opt.gpu_hour), "--gpu-hour");
+  }
+  check_written(out, keyed, lines, source_name);
   return out;
 }
 

@@ -77,16 +77,11 @@ void resolve_include(Entry& e) {
   e.value = parse_file(path, v.mark);
 }
 
-core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,
-                                const std::string& file, Checks checks) {
-  Fields f(root, where, "", "scenario", section_keys(""));
-  core::Scenario s;
-  s.file = file;
-  s.name = f.string("name").value_or(default_name);
-  f.string("source");
+namespace {
 
-  // model and hardware: a path (relative to the file that names it), a shipped name or an inline
-  // mapping. A file that cannot be found is collected like a bad value, so the rest is still read.
+// model and hardware: a path (relative to the file that names it), a shipped name or an inline
+// mapping. A file that cannot be found is collected like a bad value, so the rest is still read.
+void read_model_and_hardware(const Fields& f, Node& root, core::Scenario& s) {
   for (const char* key : {"model", "hardware"}) {
     const Entry& e = f.require(key);
     bool found = true;
@@ -110,7 +105,10 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
       s.hardware = convert_hardware(*inc.value, where_of(inc), name);
     }
   }
+}
 
+// cluster.gpus, or cluster.nodes of the hardware's nodes.
+int read_gpus(const Fields& f, const core::Scenario& s) {
   const Entry& ce = f.require("cluster");
   Fields cluster(*ce.value, ce.key_mark, "cluster", "cluster", section_keys("cluster"));
   auto gpus = cluster.integer("gpus");
@@ -131,8 +129,11 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
                std::to_string(max_gpus));
     gpus = total;
   }
-  s.gpus = static_cast<int>(*gpus);
+  return static_cast<int>(*gpus);
+}
 
+// The layout: the degrees, the schedule, the placement, the pipeline split and ZeRO-3's sharding.
+void read_parallel(const Fields& f, const Mark& where, core::Scenario& s) {
   Mark pwhere = where;
   Fields par(section_or_empty(f, "parallel", pwhere), pwhere, "parallel", "parallel",
              section_keys("parallel"));
@@ -172,7 +173,23 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
     Mark swhere = pwhere;
     p.sharding = convert_sharding(section_or_empty(par, "sharding", swhere), swhere);
   }
+}
 
+// training.nccl: NCCL_ALGO / NCCL_PROTO, the names in NCCL's order (analytic::NcclAlgo, NcclProto).
+void read_nccl(const Fields& tr, const Mark& where, core::HardwareSpec::NcclForce& out) {
+  Mark nwhere = where;
+  Fields nc(section_or_empty(tr, "nccl", nwhere), nwhere, "training.nccl", "training.nccl", section_keys("training.nccl"));
+  static const std::vector<std::string> kAlgos{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  static const std::vector<std::string> kProtos{"ll", "ll128", "simple"};
+  auto index = [](const std::vector<std::string>& v, const std::optional<std::string>& x) {
+    return x ? static_cast<int>(std::find(v.begin(), v.end(), *x) - v.begin()) : -1;
+  };
+  out.algo = index(kAlgos, nc.choice("algo", kAlgos));
+  out.proto = index(kProtos, nc.choice("proto", kProtos));
+}
+
+// The training section with its overlap, fusion, MoE and NCCL sections.
+void read_training(const Fields& f, core::Scenario& s) {
   const Entry& te = f.require("training");
   Fields tr(*te.value, te.key_mark, "training", "training", section_keys("training"));
   auto& t = s.training;
@@ -235,24 +252,13 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
   t.moe.dispatcher = mo.enumeration<core::Dispatcher>("dispatcher", 3).value_or(core::Dispatcher::alltoall);
   t.moe.load_imbalance = mo.number("load_imbalance", 1.0);
   t.moe.capacity_factor = mo.number("capacity_factor", 0.0);
-  // NCCL_ALGO / NCCL_PROTO: the names in NCCL's order (analytic::NcclAlgo, NcclProto)
-  Mark nwhere = te.key_mark;
-  Fields nc(section_or_empty(tr, "nccl", nwhere), nwhere, "training.nccl", "training.nccl", section_keys("training.nccl"));
-  static const std::vector<std::string> kAlgos{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
-  static const std::vector<std::string> kProtos{"ll", "ll128", "simple"};
-  auto index = [](const std::vector<std::string>& v, const std::optional<std::string>& x) {
-    return x ? static_cast<int>(std::find(v.begin(), v.end(), *x) - v.begin()) : -1;
-  };
-  s.hardware.nccl.algo = index(kAlgos, nc.choice("algo", kAlgos));
-  s.hardware.nccl.proto = index(kProtos, nc.choice("proto", kProtos));
+  read_nccl(tr, te.key_mark, s.hardware.nccl);
   t.offload = tr.enumeration<core::Offload>("offload", core::kOffloadCount).value_or(core::Offload::none);
   t.offload_fraction = tr.number("offload_fraction", 1.0);
+}
 
-  if (const Entry* e = f.get("cost")) {
-    Fields cost(*e->value, e->key_mark, "cost", "cost", section_keys("cost"));
-    s.cost.gpu_hour = cost.number("gpu_hour", 0.0);
-  }
-
+// The cross-field checks (core::check), each at the key it names; `checks` says which.
+void check_scenario(const core::Scenario& s, Node& root, const Mark& where, Checks checks) {
   // the cross-field checks read the values: with a bad or missing one they would only mislead
   if (const Collector* c = Collector::current()) c->throw_if_any();
   std::vector<core::Diagnostic> problems;
@@ -263,6 +269,26 @@ core::Scenario convert_scenario(Node& root, const Mark& where, const std::string
     problems.push_back(diagnostic(position_of(root, problem.key, where), problem.message));
   }
   if (!problems.empty()) throw core::ConfigError(std::move(problems));
+}
+
+}  // namespace
+
+core::Scenario convert_scenario(Node& root, const Mark& where, const std::string& default_name,
+                                const std::string& file, Checks checks) {
+  Fields f(root, where, "", "scenario", section_keys(""));
+  core::Scenario s;
+  s.file = file;
+  s.name = f.string("name").value_or(default_name);
+  f.string("source");
+  read_model_and_hardware(f, root, s);
+  s.gpus = read_gpus(f, s);
+  read_parallel(f, where, s);
+  read_training(f, s);
+  if (const Entry* e = f.get("cost")) {
+    Fields cost(*e->value, e->key_mark, "cost", "cost", section_keys("cost"));
+    s.cost.gpu_hour = cost.number("gpu_hour", 0.0);
+  }
+  check_scenario(s, root, where, checks);
   return s;
 }
 

@@ -394,6 +394,45 @@ double pass_floor(double units, double compute, double chained, double gather, d
   return (units - 1) * rest + first;
 }
 
+// One pass's floor from its makeup (analytic::chunk_passes: what it computes, what its
+// collectives may hide behind, whether a ZeRO-3 gather is prefetched): the chained collectives
+// are TP unless beside the GEMMs, EP, and CP without a window; a gather waits for the previous
+// unit's compute when it is not prefetched (depth 0). `ep_hidden_last` and `ep_hidden_first`: EP
+// overlap's paired share on the stages that pair the most and the fewest passes.
+double floor_of(const analytic::PassMakeup& mk, const analytic::ChunkWork& c, const analytic::PlanOptions& o,
+                double ep_hidden_last, double ep_hidden_first) {
+  const bool zero3 = o.zero >= 3;
+  const double units = mk.units;
+  const double gather = zero3 && c.zero3_units > 0 && c.zero3_gather_s > 0 && mk.zero3.gathers > 0 &&
+                                mk.zero3.depth == 0
+                            ? units * mk.zero3.gathers * c.zero3_gather_s
+                            : 0.0;
+  const double window = mk.cp_window_s;
+  // EP partly beside the compute: chained, at least the share the stage that pairs the most
+  // passes leaves serial, and beside, at least the whole of it, which runs on one stream
+  const double ep_chained = mk.ep_beside ? (1 - ep_hidden_last) * mk.ep_s : mk.ep_s;
+  const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + ep_chained + (window > 0 ? 0.0 : mk.cp_s);
+  const double beside = std::max(mk.tp_beside ? mk.tp_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);
+  // the compute slowed by the EP beside it (pass_bound's rule), at least the share the stage
+  // that pairs the fewest passes hides (the first)
+  const double contention =
+      mk.ep_beside ? o.comm_share * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
+  return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside, contention);
+}
+
+// Whether two chunks agree in every field floors() reads (the middle chunks of a stage, and the
+// middle stages, repeat them).
+bool same_floors(const analytic::ChunkWork& a, const analytic::ChunkWork& b) {
+  return a.forward_s == b.forward_s && a.backward_input_s == b.backward_input_s &&
+         a.backward_weight_s == b.backward_weight_s && a.recompute_s == b.recompute_s &&
+         a.cp_forward_window_s == b.cp_forward_window_s &&
+         a.cp_backward_window_s == b.cp_backward_window_s && a.tp_forward_s == b.tp_forward_s &&
+         a.tp_backward_s == b.tp_backward_s && a.cp_forward_s == b.cp_forward_s &&
+         a.cp_backward_s == b.cp_backward_s && a.ep_forward_s == b.ep_forward_s &&
+         a.ep_backward_s == b.ep_backward_s && a.zero3_units == b.zero3_units &&
+         a.zero3_unit_params == b.zero3_unit_params && a.zero3_gather_s == b.zero3_gather_s;
+}
+
 }  // namespace
 
 // step_lower_bound()'s chains with every pass bound replaced by pass_floor() (every term of a
@@ -413,50 +452,20 @@ WorkBound work_lower_bound(const analytic::Step& step) {
   const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
   const double m = o.microbatches;
   const bool zero3 = o.zero >= 3;
-  // One pass's floor from its makeup (analytic::chunk_passes: what it computes, what its
-  // collectives may hide behind, whether a ZeRO-3 gather is prefetched): the chained collectives
-  // are TP unless beside the GEMMs, EP, and CP without a window; a gather waits for the previous
-  // unit's compute when it is not prefetched (depth 0).
   // EP overlap's paired share on the stages that pair the most and the fewest passes (the last
   // rank runs the shortest warm-up, the first the longest)
   const double ep_hidden_last = analytic::ep_hidden_share(o, p, p - 1);
   const double ep_hidden_first = analytic::ep_hidden_share(o, p, 0);
-  auto floor_of = [&](const analytic::PassMakeup& mk, const analytic::ChunkWork& c) {
-    const double units = mk.units;
-    const double gather = zero3 && c.zero3_units > 0 && c.zero3_gather_s > 0 && mk.zero3.gathers > 0 &&
-                                  mk.zero3.depth == 0
-                              ? units * mk.zero3.gathers * c.zero3_gather_s
-                              : 0.0;
-    const double window = mk.cp_window_s;
-    // EP partly beside the compute: chained, at least the share the stage that pairs the most
-    // passes leaves serial, and beside, at least the whole of it, which runs on one stream
-    const double ep_chained = mk.ep_beside ? (1 - ep_hidden_last) * mk.ep_s : mk.ep_s;
-    const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + ep_chained + (window > 0 ? 0.0 : mk.cp_s);
-    const double beside = std::max(mk.tp_beside ? mk.tp_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);
-    // the compute slowed by the EP beside it (pass_bound's rule), at least the share the stage
-    // that pairs the fewest passes hides (the first)
-    const double contention =
-        mk.ep_beside ? o.comm_share * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
-    return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside, contention);
-  };
   // a chunk's forward and backward floors; the backward includes W unless the schedule splits it;
   // and a unit's gathers per micro-batch (W gathers none)
   int unit_gathers = 0;
   auto floors = [&](const analytic::ChunkWork& c) {
     const std::array<analytic::PassMakeup, 3> mk = analytic::chunk_passes(c, o);
     unit_gathers = mk[0].zero3.gathers + mk[1].zero3.gathers;
-    return std::array<double, 3>{floor_of(mk[0], c), floor_of(mk[1], c), split ? floor_of(mk[2], c) : 0.0};
-  };
-  // the fields floors() reads: the middle chunks of a stage, and the middle stages, repeat them
-  auto same = [](const analytic::ChunkWork& a, const analytic::ChunkWork& b) {
-    return a.forward_s == b.forward_s && a.backward_input_s == b.backward_input_s &&
-           a.backward_weight_s == b.backward_weight_s && a.recompute_s == b.recompute_s &&
-           a.cp_forward_window_s == b.cp_forward_window_s &&
-           a.cp_backward_window_s == b.cp_backward_window_s && a.tp_forward_s == b.tp_forward_s &&
-           a.tp_backward_s == b.tp_backward_s && a.cp_forward_s == b.cp_forward_s &&
-           a.cp_backward_s == b.cp_backward_s && a.ep_forward_s == b.ep_forward_s &&
-           a.ep_backward_s == b.ep_backward_s && a.zero3_units == b.zero3_units &&
-           a.zero3_unit_params == b.zero3_unit_params && a.zero3_gather_s == b.zero3_gather_s;
+    const auto floor = [&](const analytic::PassMakeup& pass) {
+      return floor_of(pass, c, o, ep_hidden_last, ep_hidden_first);
+    };
+    return std::array<double, 3>{floor(mk[0]), floor(mk[1]), split ? floor(mk[2]) : 0.0};
   };
   const analytic::ChunkWork* last = nullptr;  // the chunk whose floors `fl` holds
   std::array<double, 3> fl{};
@@ -467,7 +476,7 @@ WorkBound work_lower_bound(const analytic::Step& step) {
     std::array<double, 3> first{};
     for (int k = 0; k < v; ++k) {
       const analytic::ChunkWork& c = work.chunks[static_cast<std::size_t>(k) * p + j];
-      if (!last || !same(c, *last)) fl = floors(c);
+      if (!last || !same_floors(c, *last)) fl = floors(c);
       last = &c;
       if (k == 0) first = fl;
       busy += fl[0] + fl[1] + fl[2];

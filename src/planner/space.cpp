@@ -84,6 +84,83 @@ std::string outside(const char* dim, int v, const std::vector<int>& values) {
   return out;
 }
 
+// tp must divide the heads (Megatron splits attention by heads); kv_heads and ffn_hidden are
+// left to core::check so that such layouts are counted as `divisibility`, not hidden.
+std::vector<int> tp_values(const core::ModelSpec& m, const std::vector<int>& gpu_divisors, const SearchSpace& b) {
+  std::vector<int> tp_allowed;
+  for (int d : gpu_divisors)
+    if (m.heads > 0 && m.heads % d == 0) tp_allowed.push_back(d);
+  return choose(tp_allowed, b.tp, b.max_tp);
+}
+
+// ep divides the experts and the GPUs; a model without experts has ep 1.
+std::vector<int> ep_values(const core::ModelSpec& m, int gpus, const SearchSpace& b) {
+  std::vector<int> ep_allowed{1};
+  if (m.moe && m.moe->experts > 0) {
+    ep_allowed.clear();
+    for (int d : divisors(m.moe->experts))
+      if (gpus > 0 && gpus % d == 0) ep_allowed.push_back(d);
+  }
+  return choose(ep_allowed, b.ep, b.max_ep);
+}
+
+// etp splits each expert's FFN: a divisor of the GPUs and of the experts' ffn_hidden (the rest of
+// Megatron-Core's rules, etp*ep dividing tp*cp*dp, are core::check's)
+std::vector<int> etp_values(const core::ModelSpec& m, int base_etp, const std::vector<int>& gpu_divisors,
+                            const SearchSpace& b) {
+  if (b.etp.empty()) return {base_etp};
+  std::vector<int> etp_allowed;
+  if (m.moe && m.expert_ffn_hidden() > 0)
+    for (int d : gpu_divisors)
+      if (m.expert_ffn_hidden() % d == 0) etp_allowed.push_back(d);
+  return choose(etp_allowed, b.etp, 0);
+}
+
+// vpp divides the layers, or the layers with the embedding and the loss counted as layers (the
+// splits that matter, core::pipeline_split), and leaves every virtual stage of a pipeline (pp >= 2)
+// a layer or an end's slot; vpp 1 is the plain schedules, vpp > 1 interleaved.
+std::vector<std::pair<core::Schedule, int>> pipeline_values(const core::ModelSpec& m, const SearchSpace& b) {
+  std::vector<std::pair<core::Schedule, int>> out;
+  std::vector<int> vpp_divisors{1};
+  for (int extra = 0; extra <= 2 && m.layers > 0; ++extra)
+    for (int d : divisors(m.layers + extra))
+      if (d <= (m.layers + extra) / 2) vpp_divisors.push_back(d);
+  std::sort(vpp_divisors.begin(), vpp_divisors.end());
+  vpp_divisors.erase(std::unique(vpp_divisors.begin(), vpp_divisors.end()), vpp_divisors.end());
+  const std::vector<int> vpp_values = choose(vpp_divisors, b.vpp, b.max_vpp);
+  const auto schedules = or_default(
+      b.schedule, {core::Schedule::one_f_one_b, core::Schedule::gpipe, core::Schedule::zb_h1,
+                   core::Schedule::interleaved});
+  for (auto sched : schedules) {
+    for (int v : vpp_values) {
+      const bool interleaved = sched == core::Schedule::interleaved;
+      if (interleaved == (v > 1)) out.emplace_back(sched, v);
+    }
+  }
+  return out;
+}
+
+// The micro-batches: the global batch's divisors, up to --max-micro-batch or among those listed.
+std::vector<int> micro_batch_values(int global_batch, const SearchSpace& b) {
+  std::vector<int> out;
+  if (b.micro_batch.empty()) {
+    // a micro-batch that does not divide the global batch divides no micro_batch*dp either: the
+    // list is bounded by the batch, not by the flag (--max-micro-batch 1000000 on a batch of 1536
+    // lists its 20 divisors, not a million values)
+    for (int v : divisors(std::max(1, global_batch)))
+      if (v <= std::max(1, b.max_micro_batch)) out.push_back(v);
+  } else {
+    // only a divisor of the global batch divides it into micro_batch*dp pieces: the others could
+    // only be rejected, once per layout (1.4 ms a value with a 20,000-value list), so the list is
+    // cut to the batch's divisors it admits (an empty result is told by --micro-batch, Space::name_empty_dimension)
+    Choice listed = b.micro_batch;
+    listed.normalize();
+    for (int v : divisors(std::max(1, global_batch)))
+      if (listed.admits(v)) out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool Choice::admits(int v) const {
@@ -209,70 +286,13 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
     : gpus_(base.gpus), gpus_per_node_(std::max(1, base.hardware.gpus_per_node)) {
   const auto& m = base.model;
   const std::vector<int> gpu_divisors = gpus_ > 0 ? divisors(gpus_) : std::vector<int>{};
-
-  // tp must divide the heads (Megatron splits attention by heads); kv_heads and ffn_hidden are
-  // left to core::check so that such layouts are counted as `divisibility`, not hidden.
-  std::vector<int> tp_allowed;
-  for (int d : gpu_divisors)
-    if (m.heads > 0 && m.heads % d == 0) tp_allowed.push_back(d);
-  tp_ = choose(tp_allowed, b.tp, b.max_tp);
+  tp_ = tp_values(m, gpu_divisors, b);
   pp_ = choose(gpu_divisors, b.pp, b.max_pp);
   cp_ = choose(gpu_divisors, b.cp, b.max_cp);
-
-  std::vector<int> ep_allowed{1};
-  if (m.moe && m.moe->experts > 0) {
-    ep_allowed.clear();
-    for (int d : divisors(m.moe->experts))
-      if (gpus_ > 0 && gpus_ % d == 0) ep_allowed.push_back(d);
-  }
-  ep_ = choose(ep_allowed, b.ep, b.max_ep);
-  // etp splits each expert's FFN: a divisor of the GPUs and of the experts' ffn_hidden (the rest of
-  // Megatron-Core's rules, etp*ep dividing tp*cp*dp, are core::check's)
-  if (b.etp.empty()) {
-    etp_ = {base.parallel.etp};
-  } else {
-    std::vector<int> etp_allowed;
-    if (m.moe && m.expert_ffn_hidden() > 0)
-      for (int d : gpu_divisors)
-        if (m.expert_ffn_hidden() % d == 0) etp_allowed.push_back(d);
-    etp_ = choose(etp_allowed, b.etp, 0);
-  }
-
-  // vpp divides the layers, or the layers with the embedding and the loss counted as layers (the
-  // splits that matter, core::pipeline_split), and leaves every virtual stage of a pipeline (pp >= 2)
-  // a layer or an end's slot; vpp 1 is the plain schedules, vpp > 1 interleaved.
-  std::vector<int> vpp_divisors{1};
-  for (int extra = 0; extra <= 2 && m.layers > 0; ++extra)
-    for (int d : divisors(m.layers + extra))
-      if (d <= (m.layers + extra) / 2) vpp_divisors.push_back(d);
-  std::sort(vpp_divisors.begin(), vpp_divisors.end());
-  vpp_divisors.erase(std::unique(vpp_divisors.begin(), vpp_divisors.end()), vpp_divisors.end());
-  const std::vector<int> vpp_values = choose(vpp_divisors, b.vpp, b.max_vpp);
-  const auto schedules = or_default(
-      b.schedule, {core::Schedule::one_f_one_b, core::Schedule::gpipe, core::Schedule::zb_h1,
-                   core::Schedule::interleaved});
-  for (auto sched : schedules) {
-    for (int v : vpp_values) {
-      const bool interleaved = sched == core::Schedule::interleaved;
-      if (interleaved == (v > 1)) pipeline_.emplace_back(sched, v);
-    }
-  }
-
-  if (b.micro_batch.empty()) {
-    // a micro-batch that does not divide the global batch divides no micro_batch*dp either: the
-    // list is bounded by the batch, not by the flag (--max-micro-batch 1000000 on a batch of 1536
-    // lists its 20 divisors, not a million values)
-    for (int v : divisors(std::max(1, base.training.global_batch)))
-      if (v <= std::max(1, b.max_micro_batch)) micro_batch_.push_back(v);
-  } else {
-    // only a divisor of the global batch divides it into micro_batch*dp pieces: the others could
-    // only be rejected, once per layout (1.4 ms a value with a 20,000-value list), so the list is
-    // cut to the batch's divisors it admits (an empty result is told by --micro-batch below)
-    Choice listed = b.micro_batch;
-    listed.normalize();
-    for (int v : divisors(std::max(1, base.training.global_batch)))
-      if (listed.admits(v)) micro_batch_.push_back(v);
-  }
+  ep_ = ep_values(m, gpus_, b);
+  etp_ = etp_values(m, base.parallel.etp, gpu_divisors, b);
+  pipeline_ = pipeline_values(m, b);
+  micro_batch_ = micro_batch_values(base.training.global_batch, b);
   std::vector<int> stages;
   for (int z = 0; z <= core::kMaxZeroStage; ++z) stages.push_back(z);
   zero_ = choose(stages, b.zero, 0);
@@ -298,7 +318,20 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
       std::find(zero_.begin(), zero_.end(), 3) != zero_.end())
     shard_ranks_.push_back(gpus_per_node_);
 
-  // a dimension left with no value: named by the option that emptied it, with the rule
+  name_empty_dimension(base, b);
+
+  radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
+            pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),
+            sequence_parallel_.size(), overlap_tp_.size(), overlap_dp_.size(), overlap_pp_.size(),
+            shard_ranks_.size(), etp_.size(),
+            offload_.size()};
+  size_ = 1;
+  for (auto r : radix_) size_ *= r;
+}
+
+// A dimension left with no value: named by the option that emptied it, with the rule.
+void Space::name_empty_dimension(const core::Scenario& base, const SearchSpace& b) {
+  const auto& m = base.model;
   const std::string n_gpus = std::to_string(gpus_) + " GPUs";
   auto empty = [&](bool none, const Choice& asked, int max, const char* option, const char* max_option,
                    const std::string& rule) {
@@ -326,15 +359,8 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
   empty(micro_batch_.empty(), b.micro_batch, b.max_micro_batch, "--micro-batch", "--max-micro-batch",
         "divides the global batch " + std::to_string(base.training.global_batch));
   empty(zero_.empty(), b.zero, 0, "--zero", "--zero", "is a ZeRO stage, 0 to " + std::to_string(core::kMaxZeroStage));
-
-  radix_ = {tp_.size(),        pp_.size(),          cp_.size(),         ep_.size(),
-            pipeline_.size(),  micro_batch_.size(), zero_.size(),       recompute_.size(),
-            sequence_parallel_.size(), overlap_tp_.size(), overlap_dp_.size(), overlap_pp_.size(),
-            shard_ranks_.size(), etp_.size(),
-            offload_.size()};
-  size_ = 1;
-  for (auto r : radix_) size_ *= r;
 }
+
 
 std::string Space::why_no_candidate() const {
   if (!empty_option_.empty()) return empty_option_ + ": " + empty_why_;

@@ -50,13 +50,10 @@ void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
-std::vector<io::StudyRecord> master(const io::StudySpec& spec, const RunOptions& options, const MpiWorld& world) {
-  const auto start = std::chrono::steady_clock::now();
-  std::optional<io::StudyJournal> journal;
-  if (!options.journal.empty()) journal.emplace(options.journal, spec);
-  const std::uint64_t points = spec.points();
+// The journal's records into `records`; the points still to run.
+std::vector<std::uint64_t> resume(std::uint64_t points, const std::optional<io::StudyJournal>& journal,
+                                  std::vector<io::StudyRecord>& records) {
   std::vector<bool> done(points, false);
-  std::vector<io::StudyRecord> records;
   if (journal)
     for (const auto& r : journal->done()) {
       done[r.point] = true;
@@ -65,6 +62,40 @@ std::vector<io::StudyRecord> master(const io::StudySpec& spec, const RunOptions&
   std::vector<std::uint64_t> pending;
   for (std::uint64_t i = 0; i < points; ++i)
     if (!done[i]) pending.push_back(i);
+  return pending;
+}
+
+// Answers one rank's request, if one waits: `add`s the record it carries and sends it the next
+// point `take` gives, or kStop (one worker fewer). Whether a request was answered.
+template <class Take, class Add>
+bool serve_request(std::uint64_t points, Take& take, Add& add, int& workers) {
+  int flag = 0;
+  MPI_Status status;
+  check(MPI_Iprobe(MPI_ANY_SOURCE, kResult, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+  if (!flag) return false;
+  int n = 0;
+  MPI_Get_count(&status, MPI_CHAR, &n);
+  std::string text(static_cast<std::size_t>(n), '\0');
+  check(MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  if (!text.empty()) {
+    auto r = io::decode_record(text);
+    if (!r || r->point >= points) throw std::runtime_error("MPI: a rank sent a record that is not one");
+    add(std::move(*r));
+  }
+  const auto p = take();
+  unsigned long long assign = p ? *p : kStop;
+  check(MPI_Send(&assign, 1, MPI_UNSIGNED_LONG_LONG, status.MPI_SOURCE, kAssign, MPI_COMM_WORLD), "MPI_Send");
+  if (!p) --workers;
+  return true;
+}
+
+std::vector<io::StudyRecord> master(const io::StudySpec& spec, const RunOptions& options, const MpiWorld& world) {
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<io::StudyJournal> journal;
+  if (!options.journal.empty()) journal.emplace(options.journal, spec);
+  const std::uint64_t points = spec.points();
+  std::vector<io::StudyRecord> records;
+  const std::vector<std::uint64_t> pending = resume(points, journal, records);
   Progress progress;
   progress.total = points;
   progress.resumed = progress.done = records.size();
@@ -114,24 +145,7 @@ std::vector<io::StudyRecord> master(const io::StudySpec& spec, const RunOptions&
         if (error) std::rethrow_exception(error);
       }
       for (auto& r : mine) add(std::move(r));
-      int flag = 0;
-      MPI_Status status;
-      check(MPI_Iprobe(MPI_ANY_SOURCE, kResult, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
-      if (flag) {
-        int n = 0;
-        MPI_Get_count(&status, MPI_CHAR, &n);
-        std::string text(static_cast<std::size_t>(n), '\0');
-        check(MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
-        if (!text.empty()) {
-          auto r = io::decode_record(text);
-          if (!r || r->point >= points) throw std::runtime_error("MPI: a rank sent a record that is not one");
-          add(std::move(*r));
-        }
-        const auto p = take();
-        unsigned long long assign = p ? *p : kStop;
-        check(MPI_Send(&assign, 1, MPI_UNSIGNED_LONG_LONG, status.MPI_SOURCE, kAssign, MPI_COMM_WORLD), "MPI_Send");
-        if (!p) --workers;
-      }
+      const bool flag = serve_request(points, take, add, workers);
       const auto now = std::chrono::steady_clock::now();
       if (!mine.empty() || flag || now - last_report > std::chrono::seconds(1)) {
         progress.elapsed_s = std::chrono::duration<double>(now - start).count();

@@ -152,40 +152,46 @@ io::StudyRecord run_point(const io::StudySpec& spec, std::uint64_t index, int th
   return record;
 }
 
-std::vector<io::StudyRecord> run_study(const io::StudySpec& spec, const RunOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  std::optional<io::StudyJournal> journal;
-  if (!options.journal.empty()) journal.emplace(options.journal, spec);
+namespace {
 
+// This shard's points: those the journal holds already, and those still to run.
+struct ShardPoints {
+  std::vector<io::StudyRecord> resumed;
+  std::vector<std::uint64_t> pending;
+  std::uint64_t total = 0;
+};
+ShardPoints shard_points(const io::StudySpec& spec, const RunOptions& options,
+                         const std::optional<io::StudyJournal>& journal) {
   const std::uint64_t points = spec.points();
-  std::vector<io::StudyRecord> records;
+  ShardPoints out;
   std::vector<bool> done(points, false);
-  Progress progress;
   if (journal) {
     for (const auto& r : journal->done()) {
       if (io::shard_of(r.point, options.count) != options.shard) continue;
       done[r.point] = true;
-      records.push_back(r);
+      out.resumed.push_back(r);
     }
   }
-  std::vector<std::uint64_t> pending;
   for (std::uint64_t i = 0; i < points; ++i) {
     if (io::shard_of(i, options.count) != options.shard) continue;
-    ++progress.total;
-    if (!done[i]) pending.push_back(i);
+    ++out.total;
+    if (!done[i]) out.pending.push_back(i);
   }
-  progress.resumed = records.size();
-  progress.done = records.size();
+  return out;
+}
 
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), std::max<std::uint64_t>(pending.size(), 1)));
-
+// Runs the `pending` points on `threads` workers, handing each batch of finished records to
+// `finished` on the calling thread (which writes the journal), and `tick` about every second. The
+// first worker's exception stops the others and is thrown here.
+template <class Finished, class Tick>
+void run_pending(const io::StudySpec& spec, const std::vector<std::uint64_t>& pending, int threads,
+                 Finished&& on_finished, Tick&& tick) {
   std::mutex m;
   std::condition_variable cv;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::exception_ptr error;
-  std::vector<io::StudyRecord> finished;  // handed to the calling thread, which writes the journal
+  std::vector<io::StudyRecord> finished;
   int running = threads;
   auto work = [&] {
     try {
@@ -211,10 +217,6 @@ std::vector<io::StudyRecord> run_study(const io::StudySpec& spec, const RunOptio
   pool.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) pool.emplace_back(work);
 
-  auto report = [&] {
-    progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (options.on_progress) options.on_progress(progress);
-  };
   try {
     std::unique_lock lock(m);
     for (;;) {
@@ -223,12 +225,8 @@ std::vector<io::StudyRecord> run_study(const io::StudySpec& spec, const RunOptio
       batch.swap(finished);
       const bool over = running == 0;
       lock.unlock();
-      for (auto& r : batch) {
-        if (journal) journal->append(r);
-        records.push_back(std::move(r));
-        ++progress.done;
-      }
-      report();
+      on_finished(batch);
+      tick();
       lock.lock();
       if (over && finished.empty()) break;
     }
@@ -239,6 +237,38 @@ std::vector<io::StudyRecord> run_study(const io::StudySpec& spec, const RunOptio
   }
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+std::vector<io::StudyRecord> run_study(const io::StudySpec& spec, const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<io::StudyJournal> journal;
+  if (!options.journal.empty()) journal.emplace(options.journal, spec);
+
+  ShardPoints shard = shard_points(spec, options, journal);
+  std::vector<io::StudyRecord> records = std::move(shard.resumed);
+  Progress progress;
+  progress.total = shard.total;
+  progress.resumed = records.size();
+  progress.done = records.size();
+
+  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), std::max<std::uint64_t>(shard.pending.size(), 1)));
+  run_pending(
+      spec, shard.pending, threads,
+      [&](std::vector<io::StudyRecord>& batch) {
+        for (auto& r : batch) {
+          if (journal) journal->append(r);
+          records.push_back(std::move(r));
+          ++progress.done;
+        }
+      },
+      [&] {
+        progress.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (options.on_progress) options.on_progress(progress);
+      });
   std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.point < b.point; });
   return records;
 }

@@ -17,22 +17,8 @@ using namespace ptdsim::analytic;
 
 namespace {
 
-// A Mixtral-like MoE (32 layers, h 4096, 32 heads, 8 KV heads, 8 experts of ffn 14336, top-2) on
-// 64 A100s, 8 a node: tp 8, dp 8, ep 8, sequence parallel, seq 4096, micro-batch 1.
-core::Scenario moe_64() {
-  core::Scenario s;
-  s.model = testing::llama(32, 4096, 32, 8, 14336, 32000);
-  s.model.moe = core::MoeSpec{8, 2, 1, 0};
-  s.hardware = testing::dgx_a100_80g();
-  s.gpus = 64;
-  s.parallel.tp = 8;
-  s.parallel.dp = 8;
-  s.parallel.ep = 8;
-  s.parallel.sequence_parallel = true;
-  s.training.seq_len = 4096;
-  s.training.global_batch = 64;
-  return s;
-}
+// tp 8, dp 8, ep 8 (one rank a node), global batch 64
+core::Scenario moe_64() { return testing::mixtral_like_64(8); }
 
 bool has_problem(const core::Scenario& s, const std::string& key) {
   for (const auto& p : core::check(s))

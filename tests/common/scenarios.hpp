@@ -117,4 +117,23 @@ inline core::Scenario gpt3_cp4_contention() {
   return s;
 }
 
+// A Mixtral-like MoE (32 layers, h 4096, 32 heads, 8 KV heads, 8 experts of ffn 14336, top-2) on
+// 64 A100s, 8 a node: tensor parallel `tp`, ep 8, dp 64 / tp, sequence parallel, seq 4096,
+// micro-batch 1, 8 micro-batches per data-parallel rank. With tp 8 the ep group steps over the
+// nodes one rank a node; with tp 2 its ranks are 2 apart, across two nodes.
+inline core::Scenario mixtral_like_64(int tp) {
+  core::Scenario s;
+  s.model = llama(32, 4096, 32, 8, 14336, 32000);
+  s.model.moe = core::MoeSpec{8, 2, 1, 0};
+  s.hardware = dgx_a100_80g();
+  s.gpus = 64;
+  s.parallel.tp = tp;
+  s.parallel.dp = 64 / tp;
+  s.parallel.ep = 8;
+  s.parallel.sequence_parallel = true;
+  s.training.seq_len = 4096;
+  s.training.global_batch = 8 * s.parallel.dp;
+  return s;
+}
+
 }  // namespace ptdsim::testing

@@ -23,20 +23,9 @@ namespace {
 
 constexpr int kEp = static_cast<int>(core::CommBucket::ep);
 
-// A Mixtral-like MoE (32 layers, h 4096, 32 heads, 8 KV heads, 8 experts of ffn 14336, top-2) on
-// 64 A100s, 8 a node: tp 2, dp 32, ep 8 (its ranks 2 apart, so across two nodes), seq 4096.
+// tp 2, dp 32, ep 8 (its ranks 2 apart, so across two nodes), global batch 256, no recomputation
 core::Scenario moe_64() {
-  core::Scenario s;
-  s.model = testing::llama(32, 4096, 32, 8, 14336, 32000);
-  s.model.moe = core::MoeSpec{8, 2, 1, 0};
-  s.hardware = testing::dgx_a100_80g();
-  s.gpus = 64;
-  s.parallel.tp = 2;
-  s.parallel.dp = 32;
-  s.parallel.ep = 8;
-  s.parallel.sequence_parallel = true;
-  s.training.seq_len = 4096;
-  s.training.global_batch = 256;
+  core::Scenario s = testing::mixtral_like_64(2);
   s.training.recompute = core::Recompute::none;
   return s;
 }

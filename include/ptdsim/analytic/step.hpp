@@ -51,10 +51,9 @@ struct StepLent {
 // plan. The one place a Step is made. Assumes core::check(s) is empty.
 void make_step(const core::Scenario& s, Step& out, StepParts parts = StepParts::plan, const StepLent& lent = {});
 
-// A copy of `from` into `to` (storage reused) that owns its split and layer costs, so that it
-// outlives what `from` was lent (the sweep keeps the steps it built for the plan key until its
-// simulation tier takes them, planner/sweep.cpp). Its `scenario` is `from`'s: a keeper whose
-// scenario changes points it at one equal in value before reading it.
-void copy_step(const Step& from, Step& to);
+// Makes `step` own its split and layer costs: copies of what it was lent, so that it outlives the
+// lender (the sweep keeps the steps it built for the plan key until its simulation tier takes
+// them, planner/sweep.cpp). Nothing else of the step is copied.
+void own_lent(Step& step);
 
 }  // namespace ptdsim::analytic

@@ -170,6 +170,7 @@ class Space {
   using Digits = std::array<std::uint64_t, kDigits>;
   Digits digits(std::uint64_t index) const;  // index < size_
   std::optional<Candidate> candidate(std::uint64_t index, const Digits& d) const;
+  void name_empty_dimension(const core::Scenario& base, const SearchSpace& b);  // empty_option_, empty_why_
   void next(Digits& d) const {  // the digits of the next index (odometer order)
     for (int i = kDigits - 1; i >= 0; --i) {
       if (++d[i] < radix_[i]) return;
