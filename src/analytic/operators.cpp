@@ -298,14 +298,14 @@ core::OperatorTime rope_op(const Timing& t, const core::ModelSpec& m, double tok
 // The attention core over the local heads: s/c query rows of each sequence against all s keys,
 // by the attention kernel (with context parallelism's blocks and sliding windows) or, without
 // flash attention, two batched GEMMs and the softmax's bytes. Sets out.attention_gemm_s.
-core::OperatorTime attention_op(const core::Scenario& s, const Timing& t, double kv_local, LayerOps& out) {
+core::OperatorTime attention_op(const core::Scenario& s, const Timing& t, LayerOps& out) {
   const auto& m = s.model;
   const double tp = s.parallel.tp, c = s.parallel.cp;
   const double b = s.training.micro_batch, seq = s.training.seq_len;
   AttentionShape a;
   a.batch = b;
   a.heads = m.heads / tp;
-  a.kv_heads = s.attention_kv_heads();  // kv_local, or heads/t where the model repeats them
+  a.kv_heads = s.attention_kv_heads();  // the rank's KV heads, or heads/t where the model repeats them
   // MLA: a head of (d_qk + d_v) / 2, which has the scores' and the weighted sum's FLOPs together
   a.head_dim = m.mla ? (m.qk_head_dim() + m.v_head_dim()) / 2.0 : m.head_dim();
   a.seq_q = seq / c;
@@ -434,7 +434,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
     add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
   }
   if (m.position == core::Position::rope) add(out, rope_op(t, m, tokens, tp, kv_local, by_bytes));
-  const core::OperatorTime att = attention_op(s, t, kv_local, out);
+  const core::OperatorTime att = attention_op(s, t, out);
   add(out, att);
   add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, m.attention_out_width() / tp));
   add(out, dropout_add(Operator::attention_dropout_add));
