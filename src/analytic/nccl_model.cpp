@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 
@@ -246,9 +247,54 @@ double nccl_time_us(const NcclComm& c, C op, NcclAlgo algo, NcclProto proto, dou
   return k.latency_us + static_cast<double>(static_cast<long long>(std::max(0.0, bytes))) / (1000 * k.bw_GBs);
 }
 
+namespace {
+
+// NCCL's choice for one (communicator, collective, size, forced pair), kept for the last few seen:
+// a step asks the same few collectives of the same sizes for every layer and pass, and scanning the
+// 18 pairs with their size corrections is most of a collective's cost. Direct-mapped, as costs().
+struct ChoiceEntry {
+  bool used = false;
+  NcclComm comm;
+  C op = C::all_reduce;
+  long long nbytes = 0;
+  int algo = -1, proto = -1;
+  NcclChoice choice;
+};
+
+NcclChoice choose_uncached(const NcclComm& c, C op, double bytes, int algo, int proto);
+
+}  // namespace
+
 NcclChoice nccl_choose(const NcclComm& c, C op, double bytes, int algo, int proto) {
+  if (c.ranks <= 1) return NcclChoice{};
+  constexpr std::size_t kSlots = 64;
+  thread_local ChoiceEntry table[kSlots];
+  const auto nbytes = static_cast<long long>(std::max(0.0, bytes));
+  std::size_t h = mix(static_cast<std::size_t>(op), static_cast<std::size_t>(c.ranks));
+  h = mix(h, static_cast<std::size_t>(c.nodes));
+  h = mix(h, static_cast<std::size_t>(nbytes));
+  h = mix(h, static_cast<std::size_t>(algo + 2 * (proto + 2)));
+  h = mix(h, std::bit_cast<std::uint64_t>(c.bw_inter_GBs));
+  // the sizes are multiples of large powers of two, so the slot is taken from the high bits of a
+  // multiplicative hash, where every bit of the key has reached
+  ChoiceEntry& e = table[(h * 0x9e3779b97f4a7c15ULL) >> 58];
+  static_assert(kSlots == 64, "the slot is the top 6 bits");
+  if (!e.used || e.op != op || e.nbytes != nbytes || e.algo != algo || e.proto != proto || !(e.comm == c)) {
+    e.used = true;
+    e.comm = c;
+    e.op = op;
+    e.nbytes = nbytes;
+    e.algo = algo;
+    e.proto = proto;
+    e.choice = choose_uncached(c, op, bytes, algo, proto);
+  }
+  return e.choice;
+}
+
+namespace {
+
+NcclChoice choose_uncached(const NcclComm& c, C op, double bytes, int algo, int proto) {
   NcclChoice best;
-  if (c.ranks <= 1) return best;
   const double nbytes = static_cast<double>(static_cast<long long>(std::max(0.0, bytes)));
   const CostsEntry& e = costs(c, op);
   for (int a = 0; a < kNcclAlgoCount; ++a) {
@@ -264,6 +310,8 @@ NcclChoice nccl_choose(const NcclComm& c, C op, double bytes, int algo, int prot
   }
   return best;
 }
+
+}  // namespace
 
 NcclComm nccl_comm(const core::HardwareSpec& hw, const Group& g) {
   NcclComm c;
