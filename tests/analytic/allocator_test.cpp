@@ -48,7 +48,7 @@ TEST_CASE("analytic: the eager loss's buffers and the reserve, GPT-3 175B's last
 
   SECTION("a vocabulary of 50257: each of the three fp32 tensors rounded up to 2 MiB") {
     s.model.vocab = 50257;
-    const auto& v = stage_memory(s)[15];
+    const auto v = stage_memory(s)[15];  // (a copy: the vector is a temporary)
     // 4 * 2048 * 50257 / 8 = 51,463,168 bytes, 24.54 steps of 2 MiB: a 25-step segment, 52,428,800;
     // 965,632 bytes more for each of the logits and their two gradients
     CHECK(v.logits == Approx(51463168.0).epsilon(1e-12));
