@@ -51,11 +51,10 @@ std::string supported_list() {
   return out;
 }
 
-// nlohmann's parse errors carry a byte offset: the line and column of that byte, and the reason
-// without the library's prefix ("[json.exception.parse_error.101] parse error at line 3, column 5: ").
-[[noreturn]] void json_syntax_error(const nlohmann::json::parse_error& e, const std::string& text,
-                                    const detail::SourcePtr& src) {
-  const std::size_t byte = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+// The line and column of a byte of the text, for an error there.
+[[noreturn]] void json_error_at(std::size_t byte, const std::string& reason, const std::string& text,
+                                const detail::SourcePtr& src) {
+  byte = std::min(byte, text.size());
   int line = 1;
   std::size_t line_start = 0;
   for (std::size_t i = 0; i < byte; ++i)
@@ -63,10 +62,29 @@ std::string supported_list() {
       ++line;
       line_start = i + 1;
     }
+  detail::fail(Mark{src, line, static_cast<int>(byte - line_start) + 1}, "invalid JSON: " + reason);
+}
+
+// nlohmann's parse errors carry a byte offset: the line and column of that byte, and the reason
+// without the library's prefix ("[json.exception.parse_error.101] parse error at line 3, column 5: ").
+[[noreturn]] void json_syntax_error(const nlohmann::json::parse_error& e, const std::string& text,
+                                    const detail::SourcePtr& src) {
   std::string reason = e.what();
   if (const auto at = reason.find(": "); at != std::string::npos && reason.find("parse error") != std::string::npos)
     reason = reason.substr(at + 2);
-  detail::fail(Mark{src, line, static_cast<int>(byte - line_start) + 1}, "invalid JSON: " + reason);
+  json_error_at(e.byte > 0 ? e.byte - 1 : 0, reason, text, src);
+}
+
+// A number beyond a double's range ("[json.exception.out_of_range.406] number overflow parsing
+// '1e999'") carries no offset: the first place the literal stands in the text.
+[[noreturn]] void json_range_error(const nlohmann::json::out_of_range& e, const std::string& text,
+                                   const detail::SourcePtr& src) {
+  std::string reason = e.what();
+  if (const auto at = reason.find("] "); at != std::string::npos) reason = reason.substr(at + 2);
+  std::size_t byte = 0;
+  if (const auto open = reason.find('\''), close = reason.rfind('\''); open != std::string::npos && close > open)
+    if (const auto found = text.find(reason.substr(open + 1, close - open - 1)); found != std::string::npos) byte = found;
+  json_error_at(byte, reason, text, src);
 }
 
 std::vector<std::string> keys_of(const Node& n) {
@@ -89,6 +107,8 @@ Config parse_config(const std::string& text, const detail::SourcePtr& src) {
     (void)checked;
   } catch (const nlohmann::json::parse_error& e) {
     json_syntax_error(e, text, src);
+  } catch (const nlohmann::json::out_of_range& e) {
+    json_range_error(e, text, src);
   }
   // JSON's whitespace may hold tabs, which YAML's indentation refuses: a tab outside a string is
   // whitespace (JSON strings cannot hold a raw one), so a space in its place keeps every column

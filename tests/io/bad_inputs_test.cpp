@@ -332,6 +332,10 @@ const Case kCases[] = {
      "{data}/bad/hf_llama4_no_rope_flag.json:35:7: error: no_rope_layers[3] must be an integer from 0 to 1, got \"2\"\n"
      "      2,\n"
      "      ^"},
+    {"hf_number_overflow.json",
+     "{data}/bad/hf_number_overflow.json:3:18: error: invalid JSON: number overflow parsing '1e999'\n"
+     "  \"hidden_size\": 1e999\n"
+     "                 ^"},
     {"hf_syntax.json",
      "{data}/bad/hf_syntax.json:3:15: error: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'\n"
      "  \"hidden_size\": 4096\n"
