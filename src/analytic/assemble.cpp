@@ -13,6 +13,7 @@
 #include "ptdsim/analytic/to_train.hpp"
 #include "ptdsim/core/units.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -84,7 +85,8 @@ void add_amax_sync(const Step& step, StepTiming& t) {
   const core::Scenario& s = *step.scenario;
   if (s.training.precision != core::Precision::fp8 || s.training.fp8_recipe != core::Fp8Recipe::delayed) return;
   const auto& sh = step.plan.shape;
-  const int per_chunk = (s.model.layers + sh.p * sh.v - 1) / (sh.p * sh.v);
+  int per_chunk = 0;  // the busiest chunk's layers, as the split placed them
+  for (const auto& c : step.split->chunks) per_chunk = std::max(per_chunk, c.layers);
   if (const double amax = amax_sync(s.hardware, step.groups.amax, sh.m, sh.v, per_chunk).step_s(); amax > 0) {
     t.step_s += amax;
     t.critical_path.push_back(core::PathPart{core::PathCause::fp8_amax, -1, amax});
