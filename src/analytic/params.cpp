@@ -102,6 +102,21 @@ double active_params(const core::ModelSpec& m) {
   return p;
 }
 
+namespace {
+// Each middle rank (neither end nor next to the first) whose chunks hold rank r - 1's layers,
+// chunk for chunk: their stage sums then agree too. (The stages start unmarked.)
+void mark_repeats(PipelineLayers& L) {
+  const int p = static_cast<int>(L.stages.size()), V = static_cast<int>(L.chunks.size());
+  const VirtualStage* c = L.chunks.data();
+  StageLayers* st = L.stages.data();
+  for (int r = 2; r < p - 1; ++r) {
+    int i = r;
+    while (i < V && c[i].layers == c[i - 1].layers && c[i].moe_layers == c[i - 1].moe_layers) i += p;
+    st[r].repeats_previous = i >= V;
+  }
+}
+}  // namespace
+
 PipelineLayers pipeline_layers(const core::Scenario& s) {
   PipelineLayers out;
   pipeline_layers(s, out);
@@ -133,18 +148,7 @@ void pipeline_layers(const core::Scenario& s, PipelineLayers& out) {
     out.stages[r].layers += out.chunks[i].layers;
     out.stages[r].moe_layers += out.chunks[i].moe_layers;
   }
-}
-
-bool PipelineLayers::repeats_previous(int r) const {
-  const int p = static_cast<int>(stages.size());
-  if (r < 2 || r >= p - 1) return false;
-  const StageLayers &a = stages[r], &b = stages[r - 1];
-  if (a.layers != b.layers || a.moe_layers != b.moe_layers) return false;
-  for (std::size_t i = r; i < chunks.size(); i += p) {
-    const VirtualStage &x = chunks[i], &y = chunks[i - 1];
-    if (x.layers != y.layers || x.moe_layers != y.moe_layers) return false;
-  }
-  return true;
+  mark_repeats(out);
 }
 
 std::vector<VirtualStage> virtual_stages(const core::Scenario& s) { return pipeline_layers(s).chunks; }

@@ -59,6 +59,8 @@ std::vector<VirtualStage> virtual_stages(const core::Scenario& s);
 struct StageLayers {
   int layers = 0;
   int moe_layers = 0;
+  // PipelineLayers::repeats_previous, set once by pipeline_layers (three readers ask per stage)
+  bool repeats_previous = false;
   int dense_layers() const { return layers - moe_layers; }
 };
 std::vector<StageLayers> stage_layers(const core::Scenario& s);
@@ -71,7 +73,7 @@ struct PipelineLayers {
   // Whether pipeline rank r, neither end nor next to the first, holds the layers of rank r - 1,
   // chunk for chunk: then its work and memory are r - 1's number for number (only the ends hold the
   // embedding and the head), which step_work and stage_memory copy instead of computing again.
-  bool repeats_previous(int r) const;
+  bool repeats_previous(int r) const { return stages[static_cast<std::size_t>(r)].repeats_previous; }
 };
 PipelineLayers pipeline_layers(const core::Scenario& s);
 // The same into `out`, whose storage is reused (nothing of what it held is read).
