@@ -54,37 +54,43 @@ double ep_hidden_share(const PlanOptions& o, int stages, int stage) {
 std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o) {
   const bool split = core::schedule_rules(o.schedule).splits_weight_grad;
   const bool zero3 = o.zero >= 3 && c.zero3_units > 0;
-  std::array<PassMakeup, 3> out;
-  auto fill = [&](PassMakeup& m, core::Pass pass, double compute, double flops, double gemm, double cp_window,
-                  double tp, double cp, double ep, double share) {
-    m.pass = pass;
-    m.units = zero3 ? c.zero3_units : 1;  // ZeRO-3: a segment per unit
-    m.compute_s = compute;
-    m.flops = flops;
-    m.tp_s = tp;
-    m.tp_bytes = c.tp_bytes * share;
-    m.tp_beside = o.overlap_tp;
-    m.tp_window_s = gemm;
-    m.cp_s = cp;
-    m.cp_bytes = c.cp_bytes * share;
-    // CP's key/value exchange hides behind the attention kernels only: the projections before
-    // them produce the keys and values, the ones after need their output.
-    m.cp_window_s = std::min(compute, cp_window);
-    m.ep_s = ep;
-    m.ep_bytes = c.ep_bytes * share;
-    m.ep_beside = o.overlap_ep && ep > 0;
-    m.zero3 = zero3 ? zero3_pass(o.sharding, o.zero3_prefetch, o.recompute_full, pass, c.zero3_unit_params)
-                    : Zero3Pass{};
+  // (each makeup built whole in its place: a default one overwritten field by field cost a tenth
+  // of an evaluation's plan)
+  auto make = [&](core::Pass pass, double compute, double flops, double gemm, double cp_window, double tp, double cp,
+                  double ep, double share) {
+    return PassMakeup{
+        .pass = pass,
+        .units = zero3 ? c.zero3_units : 1,  // ZeRO-3: a segment per unit
+        .compute_s = compute,
+        .flops = flops,
+        .tp_s = tp,
+        .tp_bytes = c.tp_bytes * share,
+        .tp_beside = o.overlap_tp,
+        .tp_window_s = gemm,
+        .cp_s = cp,
+        .cp_bytes = c.cp_bytes * share,
+        // CP's key/value exchange hides behind the attention kernels only: the projections before
+        // them produce the keys and values, the ones after need their output.
+        .cp_window_s = std::min(compute, cp_window),
+        .ep_s = ep,
+        .ep_bytes = c.ep_bytes * share,
+        .ep_beside = o.overlap_ep && ep > 0,
+        .zero3 = zero3 ? zero3_pass(o.sharding, o.zero3_prefetch, o.recompute_full, pass, c.zero3_unit_params)
+                       : Zero3Pass{},
+    };
   };
-  fill(out[0], core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.cp_forward_window_s, c.tp_forward_s,
-       c.cp_forward_s, c.ep_forward_s, 0.5);
-  // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
-  // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
-  fill(out[1], core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s),
-       c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, c.cp_backward_window_s, c.tp_backward_s,
-       c.cp_backward_s, c.ep_backward_s, 0.5);
-  fill(out[2], core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0);
-  return out;
+  return {
+      make(core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.cp_forward_window_s, c.tp_forward_s,
+           c.cp_forward_s, c.ep_forward_s, 0.5),
+      // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
+      // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
+      make(core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s),
+           c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, c.cp_backward_window_s,
+           c.tp_backward_s, c.cp_backward_s, c.ep_backward_s, 0.5),
+      // W on its own only where the schedule splits it (no reader looks at it otherwise)
+      split ? make(core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0)
+            : PassMakeup{.pass = core::Pass::W, .zero3 = {}},
+  };
 }
 
 namespace {
@@ -164,18 +170,18 @@ class Planner {
     // the combined 1F1B pairs fewer passes on earlier stages: EP hidden differently
     if (o_.overlap_ep && !same_bits(ep_hidden_share(o_, p, r), ep_hidden_share(o_, p, r - 1))) return false;
     const bool sends = work_.stages[r].p2p_s > 0;
+    const ChunkWork* chunks = work_.chunks.data();
     for (int k = 0; k < v; ++k) {
-      const int vs = k * p + r;
-      if (!copied && !same_work(work_.chunks[vs], work_.chunks[vs - 1])) return false;
-      if (sends && ((vs - 1 > 0) != (vs > 0) || (vs - 1 < V - 1) != (vs < V - 1))) return false;
-      if (sends && !same_bits(receiver_forward(vs), receiver_forward(vs - 1))) return false;
+      const int vs = k * p + r;  // >= 1 (r >= 1)
+      if (!copied && !same_work(chunks[vs], chunks[vs - 1])) return false;
+      if (!sends) continue;
+      // the same sends: virtual stage 1 sends back to the first (which sends none back) and V - 1
+      // is the last (which sends none on); the same window: the receiver's forward (vs - 1's
+      // receiver is vs)
+      if (vs == 1 || vs == V - 1) return false;
+      if (!same_bits(chunks[vs + 1].forward_s, chunks[vs].forward_s)) return false;
     }
     return true;
-  }
-  // The forward of the chunk a send from virtual stage vs goes to (its own for the last).
-  double receiver_forward(int vs) const {
-    const int V = plan_.shape.p * plan_.shape.v;
-    return vs + 1 < V ? work_.chunks[vs + 1].forward_s : work_.chunks[vs].forward_s;
   }
 
   // Stage r as the stage it repeats (r-1's, or the one r-1 repeats): its chunks and collective

@@ -257,7 +257,7 @@ struct PassMakeup {
 // (m·v - w) / (m·v) of each pass is paired. 0 when overlap_ep is off.
 double ep_hidden_share(const PlanOptions& o, int stages, int stage);
 
-// A chunk's F, B (with W unless the schedule splits it) and W (split only) passes.
+// A chunk's F, B (with W unless the schedule splits it) and W passes (W's makeup empty unless split).
 std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o);
 
 // The step's work from the scenario alone (tests; a Step builds it once, analytic/step.hpp).
