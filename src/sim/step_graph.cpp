@@ -199,37 +199,32 @@ class Builder {
   static std::size_t program_list(const core::PassRef& op, bool last_grad) {
     return (static_cast<std::size_t>(op.chunk) * 3 + static_cast<int>(op.pass)) * 2 + last_grad;
   }
-  // `send`: the plan's p2p send after the pass (-1: none)
-  const PassProgram& program(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
-                             const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
-                             int send) {
-    const std::size_t at = program_list(op, last_grad);
-    auto& list = programs_[at];
-    std::size_t& used = programs_used_[at];
-    for (std::size_t k = 0; k < used; ++k)
-      if (list[k].shape == shape) return list[k];
-    reuse_for(&op, last_grad);
-    if (used == list.size()) list.emplace_back();
-    PassProgram& prog = list[used++];
-    prog.reset(shape);
-    auto task = [&](const TaskSpec& t) {
-      prog.specs.push_back(spec_for(t));
+  // One pass's program as it is recorded: its tasks as references among themselves (Ref), its
+  // edges and its ends, made by the same rules, in the same order, as the pass's engine calls.
+  struct Recording {
+    Builder& b;
+    PassProgram& prog;
+    const Shape& shape;
+    int r;
+    const core::PassRef& op;
+    TaskKind kind;
+
+    Ref task(const TaskSpec& t) {
+      prog.specs.push_back(b.spec_for(t));
       return Ref{Ref::local, static_cast<std::int32_t>(prog.specs.size() - 1)};
-    };
-    auto depend = [&](Ref from, Ref to) { prog.edges.emplace_back(from, to); };
+    }
+    void depend(Ref from, Ref to) { prog.edges.emplace_back(from, to); }
     // the rank's last compute segment: the input's, until the pass makes its own
-    auto is_prev_compute = [&](Ref x) {
+    bool is_prev_compute(Ref x) const {
       if (prog.prev_compute >= 0) return x.kind == Ref::local && x.i == prog.prev_compute;
       return x.kind == Ref::prev_end && ((shape.is_prev_compute >> x.i) & 1);
-    };
-    int nseg = 0;
-    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_->segments[i].repeat;
-    Refs seg_end;
-    for (int i = 0; i < shape.prev_end; ++i) seg_end.add(Ref{Ref::prev_end, i});
-    int j = 0;  // segment index within the pass, repeats expanded
-    for (int si = pass.seg_begin; si < pass.seg_begin + pass.seg_count; ++si) {
-      const analytic::Segment& seg = plan_->segments[si];
-      const PlanComm* comms = plan_->comms.data() + seg.comm_begin;
+    }
+
+    // One plan segment, `seg.repeat` times: `j` counts the pass's segments (repeats expanded),
+    // `seg_end` holds the tasks the next segment waits for.
+    void segment(const analytic::Segment& seg, const analytic::ChunkPlan& ch, int nseg, bool fold_tp, int& j,
+                 Refs& seg_end) {
+      const PlanComm* comms = b.plan_->comms.data() + seg.comm_begin;
       double serial_tp_s = 0, serial_tp_bytes = 0, window = 0;
       for (int q = 0; q < seg.comm_count; ++q) {
         if (comms[q].kind == core::CommKind::tp && comms[q].overlap == Overlap::serial) {
@@ -243,69 +238,104 @@ class Builder {
         const int l0 = ch.layer_first + (j * ch.layers) / nseg;
         const int l1 = ch.layer_first + ((j + 1) * ch.layers) / nseg;
         Refs deps = seg_end;
-        for (int q = 0; q < seg.comm_count; ++q) {
-          if (comms[q].overlap != Overlap::prefetch) continue;
-          const Ref g = task(comm_spec(r, comms[q], &op, l0, l1 - l0));
-          // issued once the compute depth+1 segments back is done (its buffer is free): depth
-          // gathers run ahead of the compute
-          const auto back = static_cast<std::int32_t>(std::max(0, comms[q].depth)) + 1;
-          const auto made = static_cast<std::int32_t>(prog.recent.size());
-          if (shape.recent + made >= back)
-            depend(back <= made ? Ref{Ref::local, prog.recent[made - back]} : Ref{Ref::recent, back - made}, g);
-          deps.add(g);
-        }
+        gathers(comms, seg.comm_count, l0, l1, deps);
         // A window collective runs beside the last `window` seconds of the compute: the rest of
         // the segment runs first, as a task of its own.
         Ref before{Ref::local, -1};
         if (window > 0 && seg.compute_s > window) {
           before = task(compute_spec(r, kind, seg.compute_s - window, &op, l0, l1 - l0,
                                      seg.flops * (1 - window / seg.compute_s)));
-          for (int i = 0; i < deps.n; ++i)
-            if (!is_prev_compute(deps.id[i])) depend(deps.id[i], before);
+          depend_on(deps, before);
         }
         const bool split_off = before.i >= 0;
         const double own_s = split_off ? window : seg.compute_s;
         const double own_flops = split_off ? seg.flops * window / seg.compute_s : seg.flops;
         const Ref c = task(compute_spec(r, kind, own_s + (fold ? serial_tp_s : 0), &op, l0, l1 - l0, own_flops,
                                         fold ? serial_tp_s : 0, fold ? serial_tp_bytes : 0));
-        const Ref head = split_off ? before : c;
-        if (!split_off)
-          for (int i = 0; i < deps.n; ++i)
-            if (!is_prev_compute(deps.id[i])) depend(deps.id[i], c);
-        if (j == 0) prog.entry.add(head);
-        if (prog.first < 0) prog.first = head.i;
+        if (!split_off) depend_on(deps, c);
+        if (j == 0) prog.entry.add(split_off ? before : c);
+        if (prog.first < 0) prog.first = (split_off ? before : c).i;
         seg_end.clear();
         seg_end.add(c);
-        Ref chain = c;
-        for (int q = 0; q < seg.comm_count; ++q) {
-          const PlanComm& x = comms[q];
-          if (x.overlap == Overlap::prefetch) continue;
-          if (x.overlap == Overlap::after) {
-            const Ref a = task(comm_spec(r, x, &op, l0, l1 - l0));
-            depend(c, a);
-            prog.dp_tail.push_back(a.i);
-            continue;
-          }
-          if (fold && x.kind == core::CommKind::tp && x.overlap == Overlap::serial) continue;
-          const Ref t = task(comm_spec(r, x, &op, l0, l1 - l0));
-          if (x.overlap == Overlap::window && split_off) {
-            depend(before, t);  // starts with the last `window` of the compute
-            seg_end.add(t);
-          } else if (x.overlap == Overlap::window || x.overlap == Overlap::beside) {
-            for (int i = 0; i < deps.n; ++i) depend(deps.id[i], t);
-            if (j == 0) prog.entry.add(t);
-            seg_end.add(t);
-          } else {
-            depend(chain, t);
-            chain = t;
-            seg_end.id[0] = t;  // the serial chain ends here
-          }
-        }
+        collectives(comms, seg.comm_count, fold, c, before, deps, j == 0, l0, l1, seg_end);
         prog.recent.push_back(c.i);
         prog.prev_compute = c.i;
         prog.last = c.i;
       }
     }
+    // `to` after every input but the rank's last compute segment (the compute stream orders those)
+    void depend_on(const Refs& deps, Ref to) {
+      for (int i = 0; i < deps.n; ++i)
+        if (!is_prev_compute(deps.id[i])) depend(deps.id[i], to);
+    }
+    // The segment's prefetched gathers, each issued once the compute depth+1 segments back is done
+    // (its buffer is free: depth gathers run ahead of the compute); the compute waits for them.
+    void gathers(const PlanComm* comms, int count, int l0, int l1, Refs& deps) {
+      for (int q = 0; q < count; ++q) {
+        if (comms[q].overlap != Overlap::prefetch) continue;
+        const Ref g = task(b.comm_spec(r, comms[q], &op, l0, l1 - l0));
+        const auto back = static_cast<std::int32_t>(std::max(0, comms[q].depth)) + 1;
+        const auto made = static_cast<std::int32_t>(prog.recent.size());
+        if (shape.recent + made >= back)
+          depend(back <= made ? Ref{Ref::local, prog.recent[made - back]} : Ref{Ref::recent, back - made}, g);
+        deps.add(g);
+      }
+    }
+    // The segment's other collectives after its compute `c`: DP reductions after it (the pass's
+    // tail), a window one with the compute's last part (`before` split off), beside ones with
+    // its inputs, serial ones chained after it (serial TP folded into `c` aside).
+    void collectives(const PlanComm* comms, int count, bool fold, Ref c, Ref before, const Refs& deps, bool first,
+                     int l0, int l1, Refs& seg_end) {
+      Ref chain = c;
+      for (int q = 0; q < count; ++q) {
+        const PlanComm& x = comms[q];
+        if (x.overlap == Overlap::prefetch) continue;
+        if (x.overlap == Overlap::after) {
+          const Ref a = task(b.comm_spec(r, x, &op, l0, l1 - l0));
+          depend(c, a);
+          prog.dp_tail.push_back(a.i);
+          continue;
+        }
+        if (fold && x.kind == core::CommKind::tp && x.overlap == Overlap::serial) continue;
+        const Ref t = task(b.comm_spec(r, x, &op, l0, l1 - l0));
+        if (x.overlap == Overlap::window && before.i >= 0) {
+          depend(before, t);  // starts with the last `window` of the compute
+          seg_end.add(t);
+        } else if (x.overlap == Overlap::window || x.overlap == Overlap::beside) {
+          for (int i = 0; i < deps.n; ++i) depend(deps.id[i], t);
+          if (first) prog.entry.add(t);
+          seg_end.add(t);
+        } else {
+          depend(chain, t);
+          chain = t;
+          seg_end.id[0] = t;  // the serial chain ends here
+        }
+      }
+    }
+  };
+
+  // The program of a (chunk, pass kind, last gradient pass) for this input shape: found, or
+  // recorded. `send`: the plan's p2p send after the pass (-1: none).
+  const PassProgram& program(int r, const core::PassRef& op, TaskKind kind, const analytic::PassPlan& pass,
+                             const analytic::ChunkPlan& ch, bool last_grad, const Shape& shape, bool fold_tp,
+                             int send) {
+    const std::size_t at = program_list(op, last_grad);
+    auto& list = programs_[at];
+    std::size_t& used = programs_used_[at];
+    for (std::size_t k = 0; k < used; ++k)
+      if (list[k].shape == shape) return list[k];
+    reuse_for(&op, last_grad);
+    if (used == list.size()) list.emplace_back();
+    PassProgram& prog = list[used++];
+    prog.reset(shape);
+    Recording rec{*this, prog, shape, r, op, kind};
+    int nseg = 0;
+    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) nseg += plan_->segments[i].repeat;
+    Refs seg_end;
+    for (int i = 0; i < shape.prev_end; ++i) seg_end.add(Ref{Ref::prev_end, i});
+    int j = 0;
+    for (int si = pass.seg_begin; si < pass.seg_begin + pass.seg_count; ++si)
+      rec.segment(plan_->segments[si], ch, nseg, fold_tp, j, seg_end);
     prog.seg_end = seg_end;
     if (send >= 0) prog.send = spec_for(comm_spec(r, plan_->comms[send], &op, -1, 0));
     return prog;
