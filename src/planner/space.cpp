@@ -254,7 +254,20 @@ std::vector<int> divisors(int n) {
   return low;
 }
 
+bool own_split_fits(const core::Scenario& s) {
+  const auto& p = s.parallel;
+  const bool gives_none = p.stage_layers.empty() && p.first_stage_layers == 0 && p.last_stage_layers == 0 &&
+                          !p.embedding_in_split && !p.loss_in_split;
+  return gives_none || !core::pipeline_split(s).layers.empty();
+}
+
 void apply(const Candidate& c, core::Scenario& s) {
+  s.parallel.pp = c.pp;
+  s.parallel.vpp = c.vpp;
+  apply(c, s, own_split_fits(s));
+}
+
+void apply(const Candidate& c, core::Scenario& s, bool split_fits) {
   auto& p = s.parallel;
   p.tp = c.tp;
   p.pp = c.pp;
@@ -269,7 +282,7 @@ void apply(const Candidate& c, core::Scenario& s) {
   p.schedule = c.schedule;
   // A split the scenario gives explicitly survives where it is valid for the candidate's pipeline;
   // elsewhere the candidate takes the split chosen for it (core::pipeline_split).
-  if (core::pipeline_split(s).layers.empty()) {
+  if (!split_fits) {
     p.stage_layers.clear();
     p.first_stage_layers = p.last_stage_layers = 0;
     p.embedding_in_split = p.loss_in_split = false;

@@ -156,10 +156,27 @@ double simulation_cost(const Candidate& c, const core::Scenario& base) {
   return static_cast<double>(c.pp) * c.vpp * base.training.global_batch / (static_cast<double>(c.dp) * c.micro_batch);
 }
 
+// Whether the base's own pipeline split fits a pipeline (planner::own_split_fits), kept per pp and
+// vpp: within a sweep the model and the base's split fields are fixed, so nothing else changes it.
+class SplitFits {
+ public:
+  // s: the base's split fields, the candidate's pp and vpp
+  bool operator()(const core::Scenario& s) {
+    const std::pair<int, int> key{s.parallel.pp, s.parallel.vpp};
+    for (const auto& [k, fits] : known_)
+      if (k == key) return fits;
+    return known_.emplace_back(key, own_split_fits(s)).second;
+  }
+
+ private:
+  std::vector<std::pair<std::pair<int, int>, bool>> known_;
+};
+
 // Writes a candidate into a worker's scratch scenario. apply() may drop an explicit pipeline split
 // that does not fit the candidate; it comes back from the base so that a scratch copy's history
-// (which candidates this worker saw before) can never change a result.
-void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
+// (which candidates this worker saw before) can never change a result. `fits`: the worker's
+// answers kept (tier 1 places a million candidates).
+void place(const Candidate& c, const core::Scenario& base, core::Scenario& s, SplitFits* fits = nullptr) {
   auto& p = s.parallel;
   const auto& b = base.parallel;
   if (p.stage_layers != b.stage_layers) p.stage_layers = b.stage_layers;
@@ -167,7 +184,10 @@ void place(const Candidate& c, const core::Scenario& base, core::Scenario& s) {
   p.last_stage_layers = b.last_stage_layers;
   p.embedding_in_split = b.embedding_in_split;
   p.loss_in_split = b.loss_in_split;
-  apply(c, s);
+  if (!fits) return apply(c, s);
+  p.pp = c.pp;
+  p.vpp = c.vpp;
+  apply(c, s, (*fits)(s));
 }
 
 // The ranking of each objective; the candidate index makes every order total.
@@ -297,6 +317,7 @@ class Tier1Worker {
     analytic::make_step(s, *step_, parts, analytic::StepLent{&layers(s), &c, &groups(s)});
     return *step_;
   }
+  SplitFits split_fits;  // place()'s answers for this worker's candidates
   // The storage step() builds into, for KeptSteps::offer to take and give back in another.
   std::unique_ptr<analytic::Step>& step_storage() { return step_; }
   // step_groups(s), the last kGroups keys kept: the groups read the degrees, ZeRO-3 and its shard
@@ -347,7 +368,7 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
         auto& res = tier1[chunk];
         space.for_each(chunk * kAnalyticChunk, (chunk + 1) * kAnalyticChunk, [&](const Candidate& c) {
           ++res.evaluated;
-          place(c, ctx.base, s);
+          place(c, ctx.base, s, &w.split_fits);
           if (const std::string why = core::first_problem(s, w.split(s)); !why.empty()) {
             ++res.rejected[why];  // the first problem in check()'s order
             return;

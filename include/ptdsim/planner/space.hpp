@@ -93,6 +93,13 @@ struct Candidate {
 // pipeline split survives only where it is valid for the candidate's pp and vpp, else the split
 // core::pipeline_split chooses applies).
 void apply(const Candidate& c, core::Scenario& s);
+// The same with own_split_fits() for the candidate's pp and vpp given (the sweep keeps it per pp
+// and vpp: a million candidates share a few dozen answers).
+void apply(const Candidate& c, core::Scenario& s, bool split_fits);
+// Whether the pipeline split the scenario gives itself (parallel.stage_layers, first/last_stage_layers,
+// embedding/loss_in_split) is valid for its pp and vpp; true when it gives none. It reads the
+// model's layers, pp, vpp and those fields alone.
+bool own_split_fits(const core::Scenario& s);
 
 // The concrete space for a base scenario (its model, hardware and gpus) and the user's bounds.
 // Dimensions, most significant digit first: tp, pp, cp, ep, pipeline (schedule with its vpp),
