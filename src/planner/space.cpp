@@ -268,8 +268,11 @@ void apply(const Candidate& c, core::Scenario& s) {
   p.sequence_parallel = c.sequence_parallel;
   p.schedule = c.schedule;
   // A split the scenario gives explicitly survives where it is valid for the candidate's pipeline;
-  // elsewhere the candidate takes the split chosen for it (core::pipeline_split).
-  if (core::pipeline_split(s).layers.empty()) {
+  // elsewhere the candidate takes the split chosen for it (core::pipeline_split). Without one there
+  // is nothing to drop (and no split to build per candidate: a tenth of a sweep's analytic tier).
+  const bool explicit_split = !p.stage_layers.empty() || p.first_stage_layers != 0 || p.last_stage_layers != 0 ||
+                              p.embedding_in_split || p.loss_in_split;
+  if (explicit_split && core::pipeline_split(s).layers.empty()) {
     p.stage_layers.clear();
     p.first_stage_layers = p.last_stage_layers = 0;
     p.embedding_in_split = p.loss_in_split = false;
