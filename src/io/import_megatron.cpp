@@ -199,7 +199,8 @@ class Arguments {
         } else if (among(kIgnoredFlags, word)) {
           ignored_.push_back(word);
           if (among(kIgnoredListFlags, word) && !inline_value)
-            while (i + 2 < ws.size() && ws[i + 2].text.rfind("--", 0) != 0) ++i;  // all but the last value
+            while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
+              ++i;  // all but the last value
         } else {
           unknown_.push_back({word, at});
         }

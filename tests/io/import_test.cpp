@@ -379,6 +379,11 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --moe-aux-loss-coeff 1e-2 1e-3");
     CHECK_FALSE(mentions(im.warnings, "unknown flag"));
     CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --data-path --moe-aux-loss-coeff"));
+    // an empty list takes nothing of the next flag
+    const auto empty = import("--data-path --lr 1e-4 --sequence-parallel");
+    CHECK_FALSE(mentions(empty.warnings, "unknown flag"));
+    CHECK(mentions(empty.warnings, "ignored (not read by ptdsim): --data-path --lr ("));
+    CHECK(load(empty).parallel.sequence_parallel);
   }
 }
 
