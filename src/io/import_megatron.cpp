@@ -47,6 +47,13 @@ const std::vector<std::string> kSwitchFlags{
     "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
     "--multi-latent-attention",
     "--optimizer-cpu-offload"};
+// Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
+// with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
+const std::vector<std::string> kListFlags{"--recompute-modules"};
+// Harmless flags that take a list (arguments.py: --data-path nargs '*', the MoE auxiliary loss's
+// two nargs '+'): their values are skipped with them, not warned of as stray words.
+const std::vector<std::string> kIgnoredListFlags{"--data-path", "--moe-router-load-balancing-type",
+                                                 "--moe-aux-loss-coeff"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
@@ -78,7 +85,6 @@ constexpr Refused kRefusedFlags[] = {
     {"--recompute-method", "recomputing some layers (block, or uniform over chunks of more than one layer) is not "
                            "modelled: ptdsim's recompute: full recomputes every layer"},
     {"--recompute-num-layers", "recomputing some layers is not modelled: ptdsim's recompute: full recomputes every layer"},
-    {"--recompute-modules", "recomputing chosen modules is not modelled (recompute: selective or full)"},
     {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
     {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
     {"--cpu-offloading", "activation offload to the CPU is not modelled"},
@@ -130,8 +136,13 @@ std::vector<Token> words(const std::string& s) {
 }
 
 struct Flag {
-  std::string value;  // "" for a switch
-  Mark at;            // the value (or the flag, for a switch)
+  std::string value;  // "" for a switch or a list
+  Mark at;            // the value (or the flag, for a switch or a list)
+  struct Item {
+    std::string text;
+    Mark at;
+  };
+  std::vector<Item> items;  // a list flag's values, each at its word
 };
 
 class Arguments {
@@ -161,10 +172,24 @@ class Arguments {
           value = ws[++i].text;
           value_column = ws[i].column;
         }
-        flags_[word] = Flag{value, Mark{src_, 1, value_column}};
+        flags_[word] = Flag{value, Mark{src_, 1, value_column}, {}};
+      } else if (among(kListFlags, word)) {
+        Flag f{"", Mark{src_, 1, ws[i].column}, {}};
+        if (inline_value) {
+          f.items.push_back({value, Mark{src_, 1, value_column}});
+        } else {
+          while (i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) {
+            ++i;
+            f.items.push_back({ws[i].text, Mark{src_, 1, ws[i].column}});
+          }
+        }
+        // argparse keeps the last list alone: a second one is a slip for a longer first
+        if (flags_.count(word))
+          detail::fail(f.at, word + " is given twice (Megatron-LM keeps only the last list): give every value in one");
+        flags_[word] = std::move(f);
       } else if (among(kSwitchFlags, word)) {
         if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
-        flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}};
+        flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}, {}};
       } else {
         const Mark at{src_, 1, ws[i].column};
         if (const Refused* r = refused(word)) {
@@ -173,6 +198,9 @@ class Arguments {
           refused_.push_back({word, value, at, r});
         } else if (among(kIgnoredFlags, word)) {
           ignored_.push_back(word);
+          if (among(kIgnoredListFlags, word) && !inline_value)
+            while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
+              ++i;  // all but the last value
         } else {
           unknown_.push_back({word, at});
         }
@@ -268,6 +296,12 @@ class Arguments {
 };
 
 std::string itext(long long v) { return detail::yaml_int(v); }
+
+// What --recompute-modules leaves to write: the modules selective recomputes, or none at all.
+struct RecomputeModules {
+  std::vector<std::string> names;  // training.recompute_modules, in the flag's order; empty: the key unwritten
+  bool none_left = false;          // selective with an empty list: nothing recomputed (recompute: none)
+};
 
 // --moe-layer-freq's value: an integer N (layer i is MoE when i % N == 0, Megatron's
 // moe_layer_pattern) or a Python list of 0/1 per layer, written out or as sums of [x]*n. Empty
@@ -659,10 +693,13 @@ std::pair<std::string, std::string> precision_line(const Arguments& a, const Imp
 }
 
 // training.recompute: --recompute-granularity, a uniform one-layer recompute method, or
-// --recompute-activations.
-std::pair<std::string, std::string> recompute_line(const Arguments& a, bool recompute_every_layer) {
+// --recompute-activations; none where the modules selective recomputes come to none.
+std::pair<std::string, std::string> recompute_line(const Arguments& a, bool recompute_every_layer,
+                                                   const RecomputeModules& modules) {
   std::string recompute = "none", recompute_from = "no --recompute-granularity";
-  if (a.has("--recompute-granularity")) {
+  if (modules.none_left) {
+    recompute_from = "--recompute-granularity selective with no module of --recompute-modules to recompute";
+  } else if (a.has("--recompute-granularity")) {
     recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
     recompute_from = "--recompute-granularity";
   } else if (recompute_every_layer) {
@@ -673,6 +710,60 @@ std::pair<std::string, std::string> recompute_line(const Arguments& a, bool reco
     recompute_from = "--recompute-activations (selective)";
   }
   return {"recompute: " + recompute, recompute_from};
+}
+
+// Megatron-Core's recompute modules (TransformerConfig.recompute_modules's choices), those
+// ptdsim models first, in core::RecomputeModule's order.
+const std::vector<std::string> kRecomputeModules{"core_attn", "mla_up_proj", "mlp", "moe",
+                                                 "moe_act", "layernorm", "shared_experts", "gdn_norm_out",
+                                                 "gdp_in_proj", "gdp_qkv", "mhc"};
+constexpr std::size_t kModelledModules = 4;
+
+// --recompute-modules (docs/inputs.md "import megatron"; megatron/training/arguments.py and
+// megatron/core/transformer/transformer_config.py). Megatron-Core reads the list under
+// --recompute-granularity selective only (each module: `recompute_granularity == 'selective' and
+// name in recompute_modules`), there it replaces the default ["core_attn"], and an empty list
+// recomputes nothing (TransformerConfig.__post_init__ checks the names only when the list is
+// non-empty). The names are checked under any granularity, as every flag read is.
+RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every_layer, std::vector<std::string>& warnings) {
+  RecomputeModules out;
+  const Flag* f = a.get("--recompute-modules");
+  if (!f) return out;
+  std::string all;
+  for (const auto& m : kRecomputeModules) all += (all.empty() ? "" : ", ") + m;
+  std::vector<std::string> seen;
+  for (const auto& item : f->items) {
+    if (!among(kRecomputeModules, item.text)) {
+      const std::string near = core::closest_match(item.text, kRecomputeModules);
+      detail::fail(item.at, "--recompute-modules: unknown module \"" + core::printable(item.text) + "\"" +
+                                (near.empty() ? "" : ": did you mean " + near + "?") + " (Megatron-Core's: " + all + ")");
+    }
+    if (among(seen, item.text)) detail::fail(item.at, "--recompute-modules names " + item.text + " twice");
+    seen.push_back(item.text);
+  }
+  const std::string granularity = recompute_line(a, recompute_every_layer, out).first.substr(std::string("recompute: ").size());
+  if (granularity != "selective") {
+    warnings.push_back("--recompute-modules is read under --recompute-granularity selective only, as Megatron-LM "
+                       "does: not read (the recompute is " + granularity + ")");
+    return out;
+  }
+  for (const auto& item : f->items) {
+    const auto index = static_cast<std::size_t>(
+        std::find(kRecomputeModules.begin(), kRecomputeModules.end(), item.text) - kRecomputeModules.begin());
+    if (index >= kModelledModules)
+      detail::fail(item.at, "--recompute-modules " + item.text + " changes the step, and recomputing " + item.text +
+                                " is not modelled (ptdsim models core_attn, mla_up_proj, mlp, moe)");
+    if (item.text == "mla_up_proj" && !a.has("--multi-latent-attention"))
+      detail::fail(item.at, "--recompute-modules mla_up_proj needs --multi-latent-attention (as in Megatron-LM)");
+    if (item.text == "moe" && !a.has("--num-experts")) {
+      // Megatron-Core reads it in MoE layers only: without experts it recomputes nothing
+      warnings.push_back("--recompute-modules moe recomputes nothing without --num-experts, as in Megatron-LM: not written");
+      continue;
+    }
+    out.names.push_back(item.text);
+  }
+  out.none_left = out.names.empty();
+  return out;
 }
 
 // Megatron-Core's default transformer_engine runs attention through Transformer Engine, which
@@ -710,12 +801,19 @@ void fusion_line(const Arguments& a, detail::ScenarioLines& lines) {
 
 // The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
 // overlap, tokens.
-void training_lines(const Arguments& a, bool recompute_every_layer, ImportScenario& opt, detail::ScenarioLines& lines) {
+void training_lines(const Arguments& a, bool recompute_every_layer, const RecomputeModules& modules, ImportScenario& opt,
+                    detail::ScenarioLines& lines) {
   lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
   lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
   lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
   lines.training.push_back(precision_line(a, opt));
-  lines.training.push_back(recompute_line(a, recompute_every_layer));
+  lines.training.push_back(recompute_line(a, recompute_every_layer, modules));
+  if (!modules.names.empty()) {
+    std::string list;
+    for (const auto& n : modules.names) list += (list.empty() ? "" : ", ") + n;
+    lines.training.push_back({"recompute_modules: [" + list + "]", "--recompute-modules"});
+    lines.at.emplace_back("training.recompute_modules", a.get("--recompute-modules")->at);
+  }
   attention_lines(a, lines);
   fusion_line(a, lines);
   if (a.has("--num-experts") && a.has("--moe-token-dispatcher-type")) {  // an MoE model (read_model)
@@ -757,6 +855,7 @@ const std::vector<std::string>& megatron_flags() {
   static const std::vector<std::string> all = [] {
     std::vector<std::string> v = kValueFlags;
     v.insert(v.end(), kSwitchFlags.begin(), kSwitchFlags.end());
+    v.insert(v.end(), kListFlags.begin(), kListFlags.end());
     std::sort(v.begin(), v.end());
     return v;
   }();
@@ -773,6 +872,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     Imported out;
     const bool recompute_every_layer = read_refused(a);
     check_flags(a, out);
+    const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
 
     detail::ModelLines model;
     core::ModelSpec m = read_model(a, scenario, src, model, out);
@@ -806,7 +906,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
     detail::ScenarioLines lines;
     parallel_lines(a, m, lines);
-    training_lines(a, recompute_every_layer, opt, lines);
+    training_lines(a, recompute_every_layer, modules, opt, lines);
     if (opt.framework.empty()) opt.framework = "megatron-core-0.8";
     out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(opt.hardware), source, m, model, opt,
                                      std::move(lines), kSource);

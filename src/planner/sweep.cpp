@@ -295,20 +295,22 @@ class Tier1Worker {
     }
     return layers_;
   }
-  // layer_costs(s), the last kCosts keys kept: the space's low digits (ZeRO stage, recompute,
-  // sequence parallel, overlap, shard group) cycle through a few keys within a chunk.
+  // layer_costs(s), every key seen kept (up to kCosts, then the store starts again). The space's
+  // pipeline digit (schedule, vpp) is above the micro-batch, recompute and sequence-parallel
+  // digits the key reads, so each pipeline choice cycles through the same few dozen keys again: a
+  // store of the last few lost them all between two cycles (DeepSeek-V3's sweep computed the costs
+  // for one candidate in five).
   const analytic::LayerCosts& costs(const core::Scenario& s) {
     const analytic::LayerCostsKey key = analytic::layer_costs_key(s);
-    for (std::size_t i = 0; i < costs_.size(); ++i)
-      if (costs_[i].first == key) return costs_[i].second;
-    if (costs_.size() < kCosts) {
-      costs_.emplace_back(key, analytic::layer_costs(s));
-      return costs_.back().second;
+    if (last_costs_ && last_costs_->first == key) return last_costs_->second;
+    auto it = costs_.find(key);
+    if (it == costs_.end()) {
+      if (costs_.size() >= kCosts) costs_.clear();  // (no reference outlives the candidate it was asked for)
+      it = costs_.try_emplace(key).first;
+      analytic::layer_costs(s, it->second);
     }
-    auto& slot = costs_[next_];
-    next_ = (next_ + 1) % kCosts;
-    slot = {key, analytic::layer_costs(s)};
-    return slot.second;
+    last_costs_ = &*it;
+    return it->second;
   }
   // The candidate's step (analytic::make_step) up to `parts`, with the kept split and layer costs
   // lent, into storage kept from the previous candidate: valid until the next call.
@@ -335,7 +337,17 @@ class Tier1Worker {
   }
 
  private:
-  static constexpr std::size_t kCosts = 8, kGroups = 8;
+  static constexpr std::size_t kCosts = 512, kGroups = 8;
+  struct CostsHash {
+    std::size_t operator()(const analytic::LayerCostsKey& k) const {
+      std::uint64_t h = 0;
+      for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp), std::uint64_t(k.cp),
+                              std::uint64_t(k.ep), std::uint64_t(k.micro_batch), std::uint64_t(k.sequence_parallel),
+                              std::uint64_t(k.recompute), std::uint64_t(k.etp), std::uint64_t(k.recompute_modules)})
+        h = (h ^ v) * 0x100000001b3ULL;  // FNV-1a's step over whole fields
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
   struct GroupsKey {
     int tp, pp, dp, cp, ep, shard;  // shard: ZeRO-3's shard_ranks, -1 below ZeRO-3
     bool operator==(const GroupsKey&) const = default;
@@ -346,8 +358,8 @@ class Tier1Worker {
   int pp_ = 0, vpp_ = 0;
   core::PipelineSplit split_;
   analytic::PipelineLayers layers_;
-  std::vector<std::pair<analytic::LayerCostsKey, analytic::LayerCosts>> costs_;
-  std::size_t next_ = 0;
+  std::unordered_map<analytic::LayerCostsKey, analytic::LayerCosts, CostsHash> costs_;
+  const std::pair<const analytic::LayerCostsKey, analytic::LayerCosts>* last_costs_ = nullptr;
   std::unique_ptr<analytic::Step> step_ = std::make_unique<analytic::Step>();
 };
 

@@ -132,6 +132,51 @@ TEST_CASE("cli: import megatron reads the MoE and MLA flags", "[cli][import][moe
   }
 }
 
+TEST_CASE("cli: import megatron reads --recompute-modules as the scenario's recompute_modules", "[cli][import][moe][mla]") {
+  // DeepSeek-V3's flags (as above) with Megatron-Bridge's DeepSeek-V3 recompute (selective:
+  // mla_up_proj; moe added here to cover an MoE module too)
+  const std::string flags =
+      "--num-layers 61 --hidden-size 7168 --num-attention-heads 128 --ffn-hidden-size 18432 --vocab-size 129280 "
+      "--swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
+      "--disable-bias-linear --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 "
+      "--moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --multi-latent-attention "
+      "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
+      "--pipeline-model-parallel-size 8 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer "
+      "--recompute-granularity selective";
+  const std::string where = " --hardware dgx-h100 --gpus 256 --seq-len 4096 --global-batch 512 -o ";
+  const auto dir = cli_testing::scratch_dir();
+  const std::string with = (dir / "dsv3-modules.yaml").string(), without = (dir / "dsv3-selective.yaml").string();
+  REQUIRE(ptdsim("import megatron '" + flags + " --recompute-modules mla_up_proj moe'" + where + with).status == 0);
+  REQUIRE(ptdsim("import megatron '" + flags + "'" + where + without).status == 0);
+  // the one line the list adds, by hand: the key the scenario reads, under the flag's name
+  std::string a = slurp(with), b = slurp(without);
+  const std::string line = "  recompute_modules: [mla_up_proj, moe] # --recompute-modules\n";
+  const auto at = a.find(line);
+  REQUIRE(at != std::string::npos);
+  CHECK(a.erase(at, line.size()) == b);
+  // evaluated, the import is the selective scenario with the key set by hand
+  const auto imported = ptdsim("evaluate " + with + " --format json");
+  const auto by_hand = ptdsim("evaluate " + without + " --format json --set 'training.recompute_modules=[mla_up_proj, moe]'");
+  REQUIRE(imported.status == 0);
+  CHECK(imported.out == by_hand.out);
+  // and the recomputed modules keep less than the attention core alone (Megatron's default)
+  const auto core_only = nlohmann::json::parse(ptdsim("evaluate " + without + " --format json").out);
+  const auto j = nlohmann::json::parse(imported.out);
+  CHECK(j["memory"]["by_stage"][0]["activations_gib"].get<double>() <
+        core_only["memory"]["by_stage"][0]["activations_gib"].get<double>());
+
+  SECTION("an unknown module is an error at its word; so is one named twice") {
+    const std::string small = "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --vocab-size 1000 "
+                              "--recompute-granularity selective --recompute-modules ";
+    const auto bad = ptdsim("import megatron '" + small + "core_attn mpl'");
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("megatron:1:141: error: --recompute-modules: unknown module \"mpl\": did you mean mlp?") == 0);
+    const auto twice = ptdsim("import megatron '" + small + "mlp mlp'");
+    CHECK(twice.status == 2);
+    CHECK(twice.err.find("megatron:1:135: error: --recompute-modules names mlp twice") == 0);
+  }
+}
+
 TEST_CASE("cli: import hf of DeepSeek-V2-Lite: no query bottleneck, greedy softmax routing", "[cli][import][moe][mla]") {
   // the shape fields of deepseek-ai/DeepSeek-V2-Lite's config.json (q_lora_rank null, topk_method
   // greedy, scoring_func softmax: DeepseekV2Config's defaults)

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "ptdsim/core/check.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/import.hpp"
 #include "ptdsim/io/load.hpp"
@@ -319,6 +320,73 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
   }
 }
 
+TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][import][recompute]") {
+  // Megatron-LM's --recompute-modules takes a list (arguments.py: nargs '*'; since its arguments are
+  // generated from TransformerConfig, nargs '+'), read under --recompute-granularity selective only
+  // (every module's switch is `recompute_granularity == 'selective' and name in recompute_modules`)
+  io::ImportScenario s;
+  s.hardware = "dgx-h100";
+  s.gpus = 16;
+  const std::string base = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                           "--num-experts 64 --moe-router-topk 8 --moe-ffn-hidden-size 1024 --seq-length 4096 "
+                           "--global-batch-size 64 --bf16 --expert-model-parallel-size 8 ";
+  const auto bit = [](core::RecomputeModule m) { return 1u << static_cast<unsigned>(m); };
+  auto import = [&](const std::string& more) { return io::import_megatron(base + more, "", s); };
+  auto load = [&](const io::Imported& im) { return io::load_scenario_from_string(im.yaml, "plan.yaml"); };
+  SECTION("selective with a list: the modules, in the order given, and nothing else") {
+    const auto im = import("--recompute-granularity selective --recompute-modules mlp moe --lr 1e-4");
+    // the two written lines, by hand: the granularity, then the list under its flag's name
+    CHECK(im.yaml.find("\n  recompute: selective               # --recompute-granularity\n"
+                       "  recompute_modules: [mlp, moe]      # --recompute-modules\n") != std::string::npos);
+    const auto sc = load(im);
+    CHECK(sc.training.recompute == core::Recompute::selective);
+    CHECK(sc.training.recompute_modules == (bit(core::RecomputeModule::mlp) | bit(core::RecomputeModule::moe)));
+    CHECK_FALSE(sc.training.recomputes(core::RecomputeModule::core_attn));  // the list replaces Megatron's default
+    CHECK(core::check(sc).empty());
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --lr ("));  // the list stops at the next flag
+  }
+  SECTION("--recompute-activations is selective; --flag=value gives one value, as argparse does") {
+    const auto sc = load(import("--recompute-activations --recompute-modules=core_attn"));
+    CHECK(sc.training.recompute == core::Recompute::selective);
+    CHECK(sc.training.recompute_modules == bit(core::RecomputeModule::core_attn));
+    const auto im = import("--recompute-activations --recompute-modules=core_attn moe");
+    CHECK(mentions(im.warnings, "unknown flag moe"));  // a stray word after the one value
+  }
+  SECTION("under full or no recompute the list is not read") {
+    const auto full = import("--recompute-granularity full --recompute-modules moe_act layernorm");
+    CHECK(load(full).training.recompute == core::Recompute::full);
+    CHECK(load(full).training.recompute_modules == 0u);
+    CHECK(full.yaml.find("recompute_modules") == std::string::npos);
+    CHECK(mentions(full.warnings, "--recompute-modules is read under --recompute-granularity selective only"));
+    const auto none = import("--recompute-modules mlp");
+    CHECK(load(none).training.recompute == core::Recompute::none);
+    CHECK(mentions(none.warnings, "(the recompute is none)"));
+  }
+  SECTION("an empty list under selective recomputes nothing: recompute none") {
+    const auto sc = load(import("--recompute-granularity selective --recompute-modules --sequence-parallel"));
+    CHECK(sc.training.recompute == core::Recompute::none);
+    CHECK(sc.parallel.sequence_parallel);  // the empty list took no word from the next flag
+  }
+  SECTION("moe on a dense model recomputes nothing (Megatron-Core reads it in MoE layers): left out") {
+    const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                              "--seq-length 4096 --global-batch-size 64 --bf16 --recompute-granularity selective ";
+    const auto im = io::import_megatron(dense + "--recompute-modules core_attn moe", "", s);
+    CHECK(load(im).training.recompute_modules == bit(core::RecomputeModule::core_attn));
+    CHECK(mentions(im.warnings, "--recompute-modules moe recomputes nothing without --num-experts"));
+    CHECK(load(io::import_megatron(dense + "--recompute-modules moe", "", s)).training.recompute == core::Recompute::none);
+  }
+  SECTION("the harmless list flags take their values with them") {
+    const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --moe-aux-loss-coeff 1e-2 1e-3");
+    CHECK_FALSE(mentions(im.warnings, "unknown flag"));
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --data-path --moe-aux-loss-coeff"));
+    // an empty list takes nothing of the next flag
+    const auto empty = import("--data-path --lr 1e-4 --sequence-parallel");
+    CHECK_FALSE(mentions(empty.warnings, "unknown flag"));
+    CHECK(mentions(empty.warnings, "ignored (not read by ptdsim): --data-path --lr ("));
+    CHECK(load(empty).parallel.sequence_parallel);
+  }
+}
+
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
   auto mg = [](const std::string& args) { return error_of([&] { io::import_megatron(args, "", {}); }); };
   CHECK(mg("--num-layers 8x --hidden-size 64") ==
@@ -350,6 +418,26 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
     CHECK(error_of([&] { io::import_megatron(args, "", s); }) ==
           "megatron:1:131: error: --transformer-impl must be one of transformer_engine, local, got \"te\"\n" + args +
               "\n" + std::string(130, ' ') + "^");
+  }
+  {  // --recompute-modules: each name at its word, whatever the granularity
+    const std::string base = "--num-layers 8 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 ";
+    CHECK(mg(base + "--recompute-granularity selective --recompute-modules core_attn core_atn") ==
+          "megatron:1:138: error: --recompute-modules: unknown module \"core_atn\": did you mean core_attn? "
+          "(Megatron-Core's: core_attn, mla_up_proj, mlp, moe, moe_act, layernorm, shared_experts, gdn_norm_out, "
+          "gdp_in_proj, gdp_qkv, mhc)\n" +
+              base + "--recompute-granularity selective --recompute-modules core_attn core_atn\n" +
+              std::string(137, ' ') + "^");
+    CHECK(mg(base + "--recompute-granularity full --recompute-modules attention").rfind(
+              "megatron:1:123: error: --recompute-modules: unknown module \"attention\" (Megatron-Core's: ", 0) == 0);
+    CHECK(mg(base + "--recompute-granularity selective --recompute-modules mlp core_attn mlp")
+              .rfind("megatron:1:142: error: --recompute-modules names mlp twice\n", 0) == 0);
+    CHECK(mg(base + "--recompute-modules mlp --recompute-granularity selective --recompute-modules core_attn")
+              .rfind("megatron:1:132: error: --recompute-modules is given twice (Megatron-LM keeps only the last list)", 0) == 0);
+    CHECK(mg(base + "--recompute-granularity selective --recompute-modules moe_act")
+              .rfind("megatron:1:128: error: --recompute-modules moe_act changes the step, and recomputing moe_act is not "
+                     "modelled (ptdsim models core_attn, mla_up_proj, mlp, moe)\n", 0) == 0);
+    CHECK(mg(base + "--recompute-activations --recompute-modules mla_up_proj")
+              .rfind("megatron:1:118: error: --recompute-modules mla_up_proj needs --multi-latent-attention", 0) == 0);
   }
   CHECK(mg("--num-layers 8 --hidden-size") == "megatron:1:16: error: --hidden-size needs a value\n"
                                               "--num-layers 8 --hidden-size\n"
