@@ -216,6 +216,11 @@ def measure_attention(torch, timeit, gpu, grid, seq_lens, tokens_per_batch, flas
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
 
             def forward_backward():
+                # q, k and v stand for the projections' outputs, whose gradients a training step
+                # hands on, never adds into: left set, each backward would also run autograd's
+                # accumulation of dQ, dK and dV into the last call's (0.8-25.6% of the backward
+                # in the 2026-11-23 table; flash-attn's own benchmark clears them too)
+                q.grad = k.grad = v.grad = None
                 forward().backward(grad)
 
             try:
@@ -274,7 +279,11 @@ def measure_cross_entropy(torch, timeit, gpu, vocabs, tps, tokens):
             logits = torch.randn(tokens, vocab // tp, device="cuda", dtype=torch.bfloat16, requires_grad=True)
             target = torch.randint(0, vocab // tp, (tokens,), device="cuda")
             fwd = timeit(lambda: F.cross_entropy(logits.float(), target))
-            both = timeit(lambda: F.cross_entropy(logits.float(), target).backward())
+            def forward_backward():
+                logits.grad = None  # the head's output: its gradient is handed on, not added into
+                F.cross_entropy(logits.float(), target).backward()
+
+            both = timeit(forward_backward)
             rows.append(cross_entropy_row(vocab, tp, tokens, fwd, both, gpu))
             del logits, target
             torch.cuda.empty_cache()
