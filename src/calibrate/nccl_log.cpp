@@ -386,7 +386,7 @@ class Parser {
         }
         value = v;
       }
-      if (!value) {
+      if (!value && line.find("unset") != std::string_view::npos) {
         auto t = split(line, 0);
         for (std::size_t i = 0; i + 1 < t.size(); ++i)
           if (t[i].text == "unset" && t[i + 1].text == var) value = std::string();
