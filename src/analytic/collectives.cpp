@@ -40,8 +40,8 @@ double extra_latency(core::Collective op, const Group& g) {
 
 // How far a calibrated row's measurement is from a group: the rank count first (in log distance;
 // the larger count wins a tie), then the GPUs per node (equal before unknown before different),
-// then the GPU (the hardware's part before unknown before another part).
-// A row forced to the algorithm that runs is nearer than one NCCL picked for itself.
+// then the GPU (the hardware's part before unknown before another part), then a row forced to the
+// algorithm that runs before one NCCL picked for itself (which only rows otherwise equal reach).
 struct Distance {
   double ranks = INFINITY;
   int per_node = 0, gpu = 0, unforced = 0, larger = 0;
@@ -82,8 +82,8 @@ bool same_measurement(const core::CollectiveFit& a, const core::CollectiveFit& b
 // A row of the measurement (op, scope, ranks, ranks per node, GPU, algorithm, protocol) nearest to
 // the group; null when the table has none for the op and the group's scope. A row forced to an
 // algorithm or protocol counts only where `pick` (NCCL's pick at the size) runs it; without a pick,
-// never.
-// `only_forced`: the nearest of the forced rows alone, whatever the pick (the rows a size passed over).
+// never. `only_forced`: the nearest of the forced rows alone, whatever the pick (the rows a size
+// passed over).
 const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Collective op, const Group& g,
                                        const NcclChoice* pick = nullptr, bool only_forced = false) {
   const core::CollectiveFit* best = nullptr;
