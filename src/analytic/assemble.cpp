@@ -7,6 +7,7 @@
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/nccl_picks.hpp"
 #include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/scale_cost.hpp"
@@ -68,8 +69,16 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
     if (!w.empty()) r.warnings.push_back(std::move(w));
   }
   // calibrated collective rows applied to groups they were not measured on (docs/calibration.md)
-  if (!s.hardware.collectives.empty())
+  if (!s.hardware.collectives.empty()) {
     for (auto& w : collective_warnings(s, step.groups)) r.warnings.push_back(std::move(w));
+    // rows forced to an algorithm: used or passed over at the size each collective moves
+    const bool forced = std::any_of(s.hardware.collectives.begin(), s.hardware.collectives.end(),
+                                    [](const core::CollectiveFit& f) { return f.algo >= 0 || f.proto >= 0; });
+    if (forced)
+      for (auto& k : collective_picks(s))
+        if (!k.warning.empty() && std::find(r.warnings.begin(), r.warnings.end(), k.warning) == r.warnings.end())
+          r.warnings.push_back(std::move(k.warning));
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -39,39 +40,57 @@ double extra_latency(core::Collective op, const Group& g) {
 
 // How far a calibrated row's measurement is from a group: the rank count first (in log distance;
 // the larger count wins a tie), then the GPUs per node (equal before unknown before different),
-// then the GPU (the hardware's part before unknown before another part).
+// then the GPU (the hardware's part before unknown before another part), then a row forced to the
+// algorithm that runs before one NCCL picked for itself (which only rows otherwise equal reach).
 struct Distance {
   double ranks = INFINITY;
-  int per_node = 0, gpu = 0, larger = 0;
+  int per_node = 0, gpu = 0, unforced = 0, larger = 0;
   bool operator<(const Distance& o) const {
     if (std::abs(ranks - o.ranks) > 1e-12) return ranks < o.ranks;
     if (per_node != o.per_node) return per_node < o.per_node;
     if (gpu != o.gpu) return gpu < o.gpu;
+    if (unforced != o.unforced) return unforced < o.unforced;
     return larger < o.larger;
   }
 };
+
+// A row measured with NCCL_ALGO or NCCL_PROTO forcing NCCL's choice.
+bool forced(const core::CollectiveFit& r) { return r.algo >= 0 || r.proto >= 0; }
+
+// Whether NCCL's pick `k` runs what a forced row measured (an unforced row measured NCCL's pick).
+bool runs_what_measured(const core::CollectiveFit& r, const NcclChoice& k) {
+  if (!forced(r)) return true;
+  return k.valid && (r.algo < 0 || r.algo == static_cast<int>(k.algo)) &&
+         (r.proto < 0 || r.proto == static_cast<int>(k.proto));
+}
 
 Distance distance(const core::HardwareSpec& hw, const core::CollectiveFit& r, const Group& g) {
   Distance d;
   d.ranks = std::abs(std::log(static_cast<double>(r.ranks) / g.ranks));
   d.per_node = r.ranks_per_node == 0 ? 1 : r.ranks_per_node == g.ranks_per_node ? 0 : 2;
   d.gpu = r.gpu.empty() ? 1 : core::same_gpu_part(r.gpu, hw.gpu.name) ? 0 : 2;
+  d.unforced = forced(r) ? 0 : 1;
   d.larger = -r.ranks;
   return d;
 }
 
 bool same_measurement(const core::CollectiveFit& a, const core::CollectiveFit& b) {
   return a.op == b.op && a.scope == b.scope && a.ranks == b.ranks && a.ranks_per_node == b.ranks_per_node &&
-         a.gpu == b.gpu;
+         a.gpu == b.gpu && a.algo == b.algo && a.proto == b.proto;
 }
 
-// A row of the measurement (op, scope, ranks, ranks per node, GPU) nearest to the group; null
-// when the table has none for the op and the group's scope.
-const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Collective op, const Group& g) {
+// A row of the measurement (op, scope, ranks, ranks per node, GPU, algorithm, protocol) nearest to
+// the group; null when the table has none for the op and the group's scope. A row forced to an
+// algorithm or protocol counts only where `pick` (NCCL's pick at the size) runs it; without a pick,
+// never. `only_forced`: the nearest of the forced rows alone, whatever the pick (the rows a size
+// passed over).
+const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Collective op, const Group& g,
+                                       const NcclChoice* pick = nullptr, bool only_forced = false) {
   const core::CollectiveFit* best = nullptr;
   Distance best_d;
   for (const auto& r : hw.collectives) {
     if (r.op != op || r.scope != g.scope || r.ranks <= 0) continue;
+    if (only_forced ? !forced(r) : forced(r) && !(pick && runs_what_measured(r, *pick))) continue;
     const Distance d = distance(hw, r, g);
     if (!best || d < best_d) {
       best = &r;
@@ -81,11 +100,26 @@ const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Colle
   return best;
 }
 
+bool any_forced(const core::HardwareSpec& hw, core::Collective op, core::Scope scope) {
+  return std::any_of(hw.collectives.begin(), hw.collectives.end(),
+                     [&](const core::CollectiveFit& r) { return r.op == op && r.scope == scope && forced(r); });
+}
+
+// The measurement a collective of `bytes` over the group uses: NCCL's pick at the size decides
+// whether rows forced to an algorithm or protocol count (only computed when there are such rows,
+// so a table without them costs what it always did).
+const core::CollectiveFit* measurement_at(const core::HardwareSpec& hw, core::Collective op, double bytes,
+                                          const Group& g) {
+  if (!any_forced(hw, op, g.scope)) return measurement(hw, op, g);
+  const NcclChoice pick = nccl_line(hw, op, bytes, g);
+  return measurement(hw, op, g, &pick);
+}
+
 // Of the nearest measurement's rows, the one whose size range holds `bytes`, else the one whose
 // range is closest to it (core::piece_miss).
 AlphaBeta calibrated(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
                      int* found_ranks) {
-  const core::CollectiveFit* m = measurement(hw, op, g);
+  const core::CollectiveFit* m = measurement_at(hw, op, bytes, g);
   *found_ranks = m ? m->ranks : 0;
   AlphaBeta out;
   if (!m) return out;
@@ -113,8 +147,9 @@ NcclChoice nccl_line(const core::HardwareSpec& hw, core::Collective op, double b
   return nccl_choose(c, op, bytes);
 }
 
-bool calibrated_applies(const core::HardwareSpec& hw, core::Collective op, const Group& g) {
-  return !hw.collectives.empty() && measurement(hw, op, g) != nullptr;
+const core::CollectiveFit* calibrated_row(const core::HardwareSpec& hw, core::Collective op, double bytes,
+                                          const Group& g) {
+  return hw.collectives.empty() || g.ranks <= 1 ? nullptr : measurement_at(hw, op, bytes, g);
 }
 
 AlphaBeta collective_line(const core::HardwareSpec& hw, core::Collective op, double bytes,
@@ -206,6 +241,38 @@ std::string mismatches(const core::HardwareSpec& hw, const core::CollectiveFit& 
 }
 
 }  // namespace
+
+std::string forced_row_warning(const core::HardwareSpec& hw, core::Collective op, double bytes, const Group& g,
+                               const std::string& group) {
+  if (hw.collectives.empty() || g.ranks <= 1 || bytes <= 0 || !any_forced(hw, op, g.scope)) return "";
+  const NcclChoice pick = nccl_line(hw, op, bytes, g);
+  const core::CollectiveFit* used = measurement(hw, op, g, &pick);
+  auto measured = [](const core::CollectiveFit& m) {
+    std::string out = say_ranks(m.ranks, m.ranks_per_node) + (m.gpu.empty() ? "" : ", " + m.gpu) + " with";
+    if (m.algo >= 0) out += " NCCL_ALGO " + core::nccl_algo_names()[static_cast<std::size_t>(m.algo)];
+    if (m.proto >= 0) out += " NCCL_PROTO " + core::nccl_proto_names()[static_cast<std::size_t>(m.proto)];
+    return out;
+  };
+  char size[64];
+  if (bytes >= 1e9) std::snprintf(size, sizeof size, "%.4g GB", bytes / 1e9);
+  else if (bytes >= 1e6) std::snprintf(size, sizeof size, "%.4g MB", bytes / 1e6);
+  else if (bytes >= 1e3) std::snprintf(size, sizeof size, "%.4g kB", bytes / 1e3);
+  else std::snprintf(size, sizeof size, "%.4g B", bytes);
+  const std::string what = std::string(core::name(op)) + " over the " + group + " group (" +
+                           say_ranks(g.ranks, g.ranks_per_node) + ", " + std::string(core::name(g.scope)) + ") at " +
+                           size;
+  if (used && forced(*used)) {
+    const std::string why = mismatches(hw, *used, g);
+    return why.empty() ? "" : what + " uses the calibrated rows measured on " + measured(*used) + ": " + why;
+  }
+  const core::CollectiveFit* passed = measurement(hw, op, g, nullptr, true);
+  if (!passed) return "";
+  const std::string picked = pick.valid ? std::string(name(pick.algo)) + "/" + name(pick.proto) : "no NCCL algorithm";
+  return what + ": the calibrated rows measured on " + measured(*passed) + " are not used, because NCCL's model runs " +
+         picked + " there, which they did not measure; " +
+         (used ? "the calibrated rows of NCCL's own pick (" + say_ranks(used->ranks, used->ranks_per_node) + ") time it"
+               : std::string("NCCL's model times it"));
+}
 
 std::vector<std::string> collective_warnings(const core::Scenario& s) { return collective_warnings(s, step_groups(s)); }
 

@@ -18,15 +18,18 @@ std::vector<CollectivePick> collective_picks(const core::Scenario& s) {
   using C = core::Collective;
   auto add = [&](const char* kind, C op, double bytes, const Group& g) {
     if (g.ranks <= 1 || bytes <= 0) return;
-    CollectivePick k{kind, op, g.ranks, bytes, "", ""};
-    if (calibrated_applies(hw, op, g)) {
-      k.algorithm = k.protocol = "calibrated";
+    CollectivePick k{kind, op, g.ranks, bytes, "", "", ""};
+    if (const core::CollectiveFit* m = calibrated_row(hw, op, bytes, g)) {
+      // a row forced to an algorithm times it only where that algorithm runs: name it
+      k.algorithm = m->algo >= 0 ? core::nccl_algo_names()[static_cast<std::size_t>(m->algo)] : "calibrated";
+      k.protocol = "calibrated";
     } else if (const NcclChoice c = nccl_line(hw, op, bytes, g); c.valid) {
       k.algorithm = name(c.algo);
       k.protocol = name(c.proto);
     } else {
       k.algorithm = "p2p";
     }
+    k.warning = forced_row_warning(hw, op, bytes, g, kind);
     out.push_back(std::move(k));
   };
   // the sizes layer_comm, dispatch and the plan time (comm.cpp, plan.cpp)

@@ -344,12 +344,12 @@ CollectiveFitResult fit_one(std::vector<Sample> s, core::Collective op, core::Sc
   return r;
 }
 
-// The runs' rows as samples of one measurement per collective, scope, rank count, ranks per node
-// and GPU (logs of another shape or part are other measurements, not more samples of the same
-// one), with the files they came from and their notes; a run with one rank or no usable row is an
+// The runs' rows as samples of one measurement per collective, scope, rank count, ranks per node,
+// GPU and forced algorithm and protocol (logs of another shape, part or algorithm are other
+// measurements, not more samples of the same one), with the files they came from and their notes; a run with one rank or no usable row is an
 // error at the run.
 struct Measurements {
-  using Key = std::tuple<int, int, int, int, std::string>;
+  using Key = std::tuple<int, int, int, int, std::string, int, int>;
   std::map<Key, std::vector<Sample>> samples;
   std::map<Key, std::vector<std::string>> files, notes;
 };
@@ -367,7 +367,8 @@ Measurements measurements(const std::vector<NcclRun>& runs) {
               " rank: with one rank nothing crosses a link, so busbw is meaningless; measure with 2 or "
               "more GPUs");
     }
-    Key key{static_cast<int>(run.op), static_cast<int>(run.scope), run.ranks, run.ranks_per_node, run.gpu};
+    Key key{static_cast<int>(run.op), static_cast<int>(run.scope), run.ranks, run.ranks_per_node, run.gpu,
+            run.algo, run.proto};
     const double factor = bus_factor(run.op, run.ranks);
     std::size_t used = 0, zero_time = 0;
     for (const auto& row : run.rows) {
@@ -429,7 +430,7 @@ std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& run
   Measurements m = measurements(runs);
   std::vector<CollectiveFitResult> out;
   for (auto& [key, s] : m.samples) {
-    const auto& [op, scope, ranks, ranks_per_node, gpu] = key;
+    const auto& [op, scope, ranks, ranks_per_node, gpu, algo, proto] = key;
     std::stable_sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) { return a.size < b.size; });
     std::size_t sizes = 0;
     for (std::size_t i = 0; i < s.size(); ++i) sizes += (i == 0 || s[i].size != s[i - 1].size) ? 1 : 0;
@@ -443,6 +444,8 @@ std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& run
     if (!spikes.empty()) note_spikes(r, spikes);
     r.ranks_per_node = ranks_per_node;
     r.gpu = gpu;
+    r.algo = algo;
+    r.proto = proto;
     r.files = m.files[key];
     auto& n = m.notes[key];
     r.notes.insert(r.notes.begin(), n.begin(), n.end());
@@ -461,6 +464,8 @@ std::vector<core::CollectiveFit> hardware_rows(const std::vector<CollectiveFitRe
       row.ranks = f.ranks;
       row.ranks_per_node = f.ranks_per_node;
       row.gpu = f.gpu;
+      row.algo = f.algo;
+      row.proto = f.proto;
       row.alpha_s = p.alpha_s;
       row.busbw_Bps = p.busbw_Bps;
       row.min_bytes = p.min_bytes;

@@ -38,6 +38,11 @@ std::string fit_report(const std::vector<CollectiveFitResult>& fits) {
     out += fmt::format("  measured on {}, {}\n", f.gpu.empty() ? "an unnamed GPU" : f.gpu,
                        f.ranks_per_node > 0 ? fmt::format("{} per node", f.ranks_per_node)
                                             : std::string("GPUs per node unknown (--ranks-per-node)"));
+    if (f.algo >= 0 || f.proto >= 0)
+      out += fmt::format("  forced to {}{}{} (used only where NCCL's model picks it)\n",
+                         f.algo >= 0 ? "algorithm " + core::nccl_algo_names()[static_cast<std::size_t>(f.algo)] : "",
+                         f.algo >= 0 && f.proto >= 0 ? ", " : "",
+                         f.proto >= 0 ? "protocol " + core::nccl_proto_names()[static_cast<std::size_t>(f.proto)] : "");
     for (const auto& file : f.files) out += fmt::format("  from {}\n", file);
     out += fmt::format("  {:>5}  {:>21}  {:>10}  {:>10}  {:>9}\n", "piece", "fitted on sizes", "alpha_us",
                        "busbw_gbs", "max error");
@@ -78,6 +83,9 @@ std::vector<std::string> base_warnings(const std::vector<CollectiveFitResult>& f
     g.scope = f.scope;
     g.ranks_per_node = f.ranks_per_node > 0 ? f.ranks_per_node
                                             : f.scope == core::Scope::intra ? f.ranks : base.gpus_per_node;
+    // a run forced to an algorithm (protocol) is compared with that algorithm on the file's links
+    base.nccl.algo = f.algo;
+    base.nccl.proto = f.proto;
     const double size = f.points.back().size_bytes;
     const double fitted = fitted_time(f, size), link = analytic::collective_time(base, f.op, size, g);
     if (!(link > 0) || !(fitted > 0)) continue;

@@ -69,6 +69,8 @@ std::string collectives_yaml(const std::vector<core::CollectiveFit>& rows) {
       e << YAML::Key << "ranks" << YAML::Value << r.ranks;
       if (r.ranks_per_node > 0) e << YAML::Key << "ranks_per_node" << YAML::Value << r.ranks_per_node;
       if (!r.gpu.empty()) e << YAML::Key << "gpu" << YAML::Value << YAML::DoubleQuoted << r.gpu;
+      if (r.algo >= 0) e << YAML::Key << "algorithm" << YAML::Value << core::nccl_algo_names().at(static_cast<std::size_t>(r.algo));
+      if (r.proto >= 0) e << YAML::Key << "protocol" << YAML::Value << core::nccl_proto_names().at(static_cast<std::size_t>(r.proto));
       e << YAML::Key << "alpha_us" << YAML::Value << num(r.alpha_s / core::kMicro);
       e << YAML::Key << "busbw_gbs" << YAML::Value << num(r.busbw_Bps / core::kGB);
       e << YAML::Key << "min_bytes" << YAML::Value << bytes(r.min_bytes);

@@ -202,10 +202,17 @@ struct Header {
   Sweep sweep;  // "# nThread ... minBytes B maxBytes E step: F(factor)" and "Reducing maxBytes"
 };
 
+// An NCCL_ALGO or NCCL_PROTO value a line of the log stated, as NCCL reads it; line 0: none.
+struct Setting {
+  std::string value;
+  int line = 0;
+};
+
 struct Table {
   Columns columns;
   Header header;
   Command command;
+  Setting algo, proto;  // NCCL_ALGO, NCCL_PROTO as stated before the table (or inside it)
   int line = 0;  // the column header, or the first row when tail-only
   bool tail_only = false;
   std::vector<NcclRow> rows;
@@ -254,6 +261,7 @@ class Parser {
     auto tokens = split(line, from);
     if (tokens.empty()) return;
     std::string_view first = tokens[0].text;
+    if (line.find("NCCL_") != std::string_view::npos) nccl_setting(n, line);
     if (first.substr(0, 2) == "##") return metadata_line(n, line);  // fixture metadata, markdown headings
     // Markdown renders "# ..." as a heading, so logs copied from a rendered page (a GitHub issue, a
     // wiki) lose the '#' of their header lines: those are still header lines.
@@ -346,6 +354,48 @@ class Parser {
   }
 
   void metadata_line(int n, std::string_view line) { command_line(n, line, true); }
+
+  // NCCL_ALGO / NCCL_PROTO as a line states them: NCCL's own INFO line ("NCCL_ALGO set by
+  // environment to Ring", src/graph/tuning.cc ncclTopoTuneModel), an assignment on a command line
+  // or in an export ("-x NCCL_ALGO=Ring", "NCCL_ALGO=Ring ./all_reduce_perf", "--export=ALL,NCCL_ALGO=Ring",
+  // the fixtures' "##" command), or "unset NCCL_ALGO". The value holds for the tables after it
+  // (and the open one) until the log states another.
+  void nccl_setting(int n, std::string_view line) {
+    for (auto [var, setting] : {std::pair<std::string_view, Setting*>{"NCCL_ALGO", &algo_}, {"NCCL_PROTO", &proto_}}) {
+      const std::string info = std::string(var) + " set by environment to ";
+      std::optional<std::string> value;
+      if (auto at = line.find(info); at != std::string_view::npos) {
+        auto rest = split(line.substr(at + info.size()), 0);
+        value = rest.empty() ? std::string() : std::string(rest[0].text);
+      }
+      const std::string assign = std::string(var) + "=";
+      for (auto at = line.find(assign); !value && at != std::string_view::npos; at = line.find(assign, at + 1)) {
+        if (at > 0 && (std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) continue;
+        std::size_t end = at + assign.size();
+        while (end < line.size() && !blank(line[end]) && line[end] != ')') ++end;
+        std::string v(line.substr(at + assign.size(), end - at - assign.size()));
+        v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
+        v.erase(std::remove(v.begin(), v.end(), '\''), v.end());
+        // srun's --export=ALL,NCCL_ALGO=Ring,NCCL_PROTO=Simple: the next variable ends the value
+        for (std::size_t comma = v.find(','); comma != std::string::npos; comma = v.find(',', comma + 1)) {
+          const std::size_t next = v.find_first_of(",=", comma + 1);
+          if (next != std::string::npos && v[next] == '=') {
+            v.resize(comma);
+            break;
+          }
+        }
+        value = v;
+      }
+      if (!value && line.find("unset") != std::string_view::npos) {
+        auto t = split(line, 0);
+        for (std::size_t i = 0; i + 1 < t.size(); ++i)
+          if (t[i].text == "unset" && t[i + 1].text == var) value = std::string();
+      }
+      if (!value) continue;
+      *setting = Setting{*value, value->empty() ? 0 : n};
+      if (open_) (var == "NCCL_ALGO" ? open_->algo : open_->proto) = *setting;
+    }
+  }
 
   void header_line(int n, const std::vector<Token>& tokens, const std::string& joined) {
     if (tokens.empty()) return;
@@ -479,6 +529,8 @@ class Parser {
     open_->columns = c;
     open_->header = header_;
     open_->command = command_;
+    open_->algo = algo_;
+    open_->proto = proto_;
     open_->line = n;
     open_->tail_only = tail_only;
   }
@@ -659,6 +711,7 @@ class Parser {
   std::vector<std::string_view> lines_;
   Header header_;
   Command command_;
+  Setting algo_, proto_;
   std::optional<Table> open_;
   std::vector<Table> done_;
 };
@@ -856,6 +909,103 @@ void find_ranks_per_node(const Parser& p, const ParseOptions& o, const std::map<
   }
 }
 
+bool same_text(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::vector<std::string_view> split_on(std::string_view s, char c) {
+  std::vector<std::string_view> out;
+  for (std::size_t from = 0;;) {
+    const auto at = s.find(c, from);
+    out.push_back(s.substr(from, at == std::string_view::npos ? std::string_view::npos : at - from));
+    if (at == std::string_view::npos) return out;
+    from = at + 1;
+  }
+}
+
+// NCCL's names (src/init.cc ncclFuncStr, ncclAlgoStr, ncclProtoStr at 5067397), in NCCL's order,
+// which is core::nccl_algo_names' and nccl_proto_names'.
+const std::vector<std::string_view> kNcclAlgoStr{"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+const std::vector<std::string_view> kNcclProtoStr{"LL", "LL128", "Simple"};
+std::string_view nccl_func_str(Collective op) {
+  switch (op) {
+    case Collective::all_reduce: return "AllReduce";
+    case Collective::all_gather: return "AllGather";
+    case Collective::reduce_scatter: return "ReduceScatter";
+    case Collective::broadcast: return "Broadcast";
+    case Collective::reduce: return "Reduce";
+    default: return "";
+  }
+}
+
+// What NCCL enables for `func` from an NCCL_ALGO / NCCL_PROTO value, read as its parseList does
+// (src/graph/tuning.cc): entries split on ';', the first optionally without a "func:" prefix;
+// each sets its functions' list to the names it gives, or to all but them after a '^'; names and
+// prefixes are compared case-insensitively. Empty when NCCL would refuse the value.
+std::optional<std::vector<bool>> nccl_enabled(std::string_view value, std::string_view func,
+                                              const std::vector<std::string_view>& elems) {
+  static const std::vector<std::string_view> funcs{"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
+  std::vector<bool> on(elems.size(), true);
+  const auto entries = split_on(value, ';');
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    auto parts = split_on(entries[i], ':');
+    if (parts.size() > 2) return std::nullopt;
+    std::string_view prefix = parts.size() == 2 ? parts[0] : std::string_view(), list = parts.back();
+    if (parts.size() == 1 && i > 0) return std::nullopt;  // only the first entry may lack a prefix
+    if (!prefix.empty() &&
+        std::none_of(funcs.begin(), funcs.end(), [&](std::string_view f) { return same_text(f, prefix); }))
+      return std::nullopt;
+    const bool set = list.empty() || list[0] != '^';
+    if (!set) list.remove_prefix(1);
+    std::vector<bool> next(elems.size(), !set);
+    for (std::string_view e : split_on(list, ',')) {
+      auto it = std::find_if(elems.begin(), elems.end(), [&](std::string_view x) { return same_text(x, e); });
+      if (it == elems.end()) return std::nullopt;
+      next[static_cast<std::size_t>(it - elems.begin())] = set;
+    }
+    if (prefix.empty() || same_text(prefix, func)) on = next;
+  }
+  return on;
+}
+
+// The one algorithm (or protocol) a stated NCCL_ALGO (NCCL_PROTO) leaves the run's collective,
+// else -1 with a note saying why the run counts as NCCL's pick.
+int forced(const Setting& s, const char* var, const std::vector<std::string_view>& elems,
+           const std::vector<std::string>& ours, NcclRun& run) {
+  if (s.line == 0) return -1;
+  const std::string said = std::string(var) + "=" + s.value + " (line " + std::to_string(s.line) + ")";
+  const std::string_view func = nccl_func_str(run.op);
+  if (func.empty()) {
+    run.notes.push_back(said + " does not apply to " + std::string(core::name(run.op)) +
+                        ": NCCL runs it point-to-point, outside its algorithms and protocols");
+    return -1;
+  }
+  const auto on = nccl_enabled(s.value, func, elems);
+  if (!on) {
+    run.notes.push_back(said + " is not a value NCCL takes (it would refuse the run): fitted as NCCL's pick");
+    return -1;
+  }
+  std::string left;
+  int count = 0, which = -1;
+  for (std::size_t i = 0; i < on->size(); ++i) {
+    if (!(*on)[i]) continue;
+    ++count;
+    which = static_cast<int>(i);
+    left += (left.empty() ? "" : ", ") + ours[i];
+  }
+  if (count == 1) {
+    run.notes.push_back(std::string(std::string_view(var).substr(5) == "ALGO" ? "algorithm " : "protocol ") +
+                        ours[static_cast<std::size_t>(which)] + ": " + said);
+    return which;
+  }
+  run.notes.push_back(said + " leaves " + std::string(core::name(run.op)) + " " +
+                      (count == 0 ? std::string("nothing") : std::to_string(count) + " to choose from (" + left + ")") +
+                      ": not one, so the rows are fitted as NCCL's pick");
+  return -1;
+}
+
 NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOptions& o) {
   NcclRun run;
   run.file = file;
@@ -881,6 +1031,8 @@ NcclRun finish(const Parser& p, Table& t, const std::string& file, const ParseOp
 
   find_scope(p, o, run);
   find_ranks_per_node(p, o, per_host, run);
+  run.algo = forced(t.algo, "NCCL_ALGO", kNcclAlgoStr, core::nccl_algo_names(), run);
+  run.proto = forced(t.proto, "NCCL_PROTO", kNcclProtoStr, core::nccl_proto_names(), run);
   if (run.tail_only) run.notes.insert(run.notes.begin(), "tail-only log: columns inferred from the row width");
   return run;
 }

@@ -54,9 +54,12 @@ void run_import(const ImportArgs& a) {
   auto fits = calibrate::fit_collectives(runs, fit);
   for (const auto& run : runs)
     for (const auto& w : run.warnings) std::cerr << w << "\n";
+  // a base that does not load is refused before anything is printed
+  std::optional<core::HardwareSpec> base;
+  if (!a.base.empty()) base = io::load_hardware(a.base);
   std::cout << calibrate::fit_report(fits);
-  if (!a.base.empty()) {
-    for (const auto& w : calibrate::base_warnings(fits, io::load_hardware(a.base), a.base)) std::cerr << w << "\n";
+  if (base) {
+    for (const auto& w : calibrate::base_warnings(fits, *base, a.base)) std::cerr << w << "\n";
   }
 
   if (a.output.empty()) return;

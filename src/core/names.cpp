@@ -144,6 +144,15 @@ std::optional<E> reverse(const Table<E, N>& t, std::string_view s) {
 
 }  // namespace
 
+const std::vector<std::string>& nccl_algo_names() {
+  static const std::vector<std::string> n{"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  return n;
+}
+const std::vector<std::string>& nccl_proto_names() {
+  static const std::vector<std::string> n{"ll", "ll128", "simple"};
+  return n;
+}
+
 std::string_view name(Precision e) { return lookup(kPrecision, e); }
 std::string_view name(Collective e) { return lookup(kCollective, e); }
 std::string_view name(Scope e) { return lookup(kScope, e); }

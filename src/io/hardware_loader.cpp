@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "yaml_fields.hpp"
@@ -64,6 +65,18 @@ std::vector<core::CollectiveFit> convert_collectives(const Fields& f) {
              r.path("ranks_per_node") + (fit.scope == core::Scope::intra ? " must equal ranks (" : " must divide ranks (") +
                  std::to_string(fit.ranks) + ")" + (fit.scope == core::Scope::intra ? " for scope intra" : ""));
       fit.gpu = r.string("gpu").value_or("");
+      // the NCCL algorithm and protocol the log forced (docs/calibration.md "Rows per algorithm")
+      auto index = [](const std::vector<std::string>& v, const std::optional<std::string>& x) {
+        return x ? static_cast<int>(std::find(v.begin(), v.end(), *x) - v.begin()) : -1;
+      };
+      fit.algo = index(core::nccl_algo_names(), r.choice("algorithm", core::nccl_algo_names()));
+      fit.proto = index(core::nccl_proto_names(), r.choice("protocol", core::nccl_proto_names()));
+      for (const char* key : {"algorithm", "protocol"}) {
+        const Entry* k = r.get(key);
+        if (k && (op == core::Collective::all_to_all || op == core::Collective::send_recv))
+          fail(k->value->mark, r.path(key) + " names an NCCL " + key + ", but " + std::string(core::name(op)) +
+                                   " runs point-to-point, outside NCCL's algorithms and protocols");
+      }
       fit.alpha_s = r.required_number("alpha_us") * core::kMicro;
       fit.busbw_Bps = r.required_number("busbw_gbs") * core::kGB;
       fit.min_bytes = r.number("min_bytes", 0.0);

@@ -329,8 +329,8 @@ const std::vector<std::string>& gemm_row_keys() {
   return k;
 }
 const std::vector<std::string>& collective_row_keys() {
-  static const std::vector<std::string> k{"scope",     "ranks",     "ranks_per_node", "gpu",
-                                          "alpha_us",  "busbw_gbs", "min_bytes",      "max_bytes"};
+  static const std::vector<std::string> k{"scope",     "ranks",     "ranks_per_node", "gpu",       "algorithm",
+                                          "protocol",  "alpha_us",  "busbw_gbs",      "min_bytes", "max_bytes"};
   return k;
 }
 const std::vector<std::string>& tier_row_keys() {

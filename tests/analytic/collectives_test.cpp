@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <limits>
 
 #include "ptdsim/analytic/collectives.hpp"
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/nccl_picks.hpp"
 #include "../common/scenarios.hpp"
 
@@ -354,4 +356,89 @@ TEST_CASE("analytic: the report's algorithm and protocol for each kind of collec
       seen = true;
     }
   CHECK(seen);
+}
+
+TEST_CASE("analytic: a calibrated row measured with a forced algorithm times only that algorithm",
+          "[analytic][collectives][algo]") {
+  auto hw = testing::dgx_a100_80g();  // NVLink 300 GB/s, 16 channels, A100: no NVLS
+  const Group intra8{8, core::Scope::intra, 8};
+  const double S = core::kGiB;
+  const int ring = static_cast<int>(NcclAlgo::ring), tree = static_cast<int>(NcclAlgo::tree);
+  // an 8-GPU all-reduce measured with NCCL_ALGO=Ring: 30 us + S F / 230 GB/s, F = 2 x 7/8 = 1.75
+  core::CollectiveFit row = measured_row(Collective::all_reduce, core::Scope::intra, 8, 8, "NVIDIA A100-SXM4-80GB", 30e-6, 230e9);
+  row.algo = ring;
+  hw.collectives.push_back(row);
+  SECTION("NCCL's model picks ring at 1 GiB (ring Simple, the tests above): the row times it") {
+    REQUIRE(nccl_line(hw, Collective::all_reduce, S, intra8).algo == NcclAlgo::ring);
+    // 30e-6 + 1.75 x 2^30 / 230e9 = 30e-6 + 8.16977e-3 = 8.19977e-3 s
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(8.19977e-3).epsilon(1e-5));
+    CHECK(calibrated_row(hw, Collective::all_reduce, S, intra8) == &hw.collectives[0]);
+    CHECK(forced_row_warning(hw, Collective::all_reduce, S, intra8, "tp").empty());
+  }
+  SECTION("the scenario forces tree (training.nccl, --set): the ring row is not used, NCCL's model times it") {
+    hw.nccl.algo = tree;
+    // the tree inside a node (the forced-tree test above): 64.4 us + S / 138 GB/s
+    // = 64.4e-6 + 7.78074e-3 = 7.84514e-3 s
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(7.84514e-3).epsilon(1e-5));
+    CHECK(calibrated_row(hw, Collective::all_reduce, S, intra8) == nullptr);
+    CHECK(forced_row_warning(hw, Collective::all_reduce, S, intra8, "tp") ==
+          "all_reduce over the tp group (8 ranks, 8 per node, intra) at 1.074 GB: the calibrated rows measured on 8 "
+          "ranks, 8 per node, NVIDIA A100-SXM4-80GB with NCCL_ALGO ring are not used, because NCCL's model runs "
+          "tree/simple there, which they did not measure; NCCL's model times it");
+  }
+  SECTION("a row measured with NCCL_ALGO=Tree where NCCL's model picks ring: not used") {
+    hw.collectives[0].algo = tree;
+    // ring Simple on NVLink (above): 56 us + 1.75 S / 300 GB/s = 56e-6 + 6.26349e-3 = 6.31949e-3 s
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(6.31949e-3).epsilon(1e-5));
+    CHECK(calibrated_row(hw, Collective::all_reduce, S, intra8) == nullptr);
+    // and where the scenario forces tree, it is
+    hw.nccl.algo = tree;
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(8.19977e-3).epsilon(1e-5));
+  }
+  SECTION("a protocol the row did not measure: not used (ring LL128 forced: 40.6 us + 1.75 S / 276 GB/s)") {
+    hw.collectives[0].proto = static_cast<int>(NcclProto::simple);
+    hw.nccl.proto = static_cast<int>(NcclProto::ll128);
+    // 40.6e-6 + 1.75 x 2^30 / 276e9 = 40.6e-6 + 6.80814e-3 = 6.84874e-3 s
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(6.84874e-3).epsilon(1e-5));
+  }
+  SECTION("beside a row NCCL picked for itself: the ring row where ring runs, the other elsewhere") {
+    core::CollectiveFit own = measured_row(Collective::all_reduce, core::Scope::intra, 8, 8, "NVIDIA A100-SXM4-80GB", 20e-6, 200e9);
+    hw.collectives.push_back(own);
+    CHECK(calibrated_row(hw, Collective::all_reduce, S, intra8) == &hw.collectives[0]);
+    hw.nccl.algo = tree;
+    // 20e-6 + 1.75 x 2^30 / 200e9 = 20e-6 + 9.39524e-3 = 9.41524e-3 s
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(9.41524e-3).epsilon(1e-5));
+    CHECK(forced_row_warning(hw, Collective::all_reduce, S, intra8, "tp").ends_with(
+        "which they did not measure; the calibrated rows of NCCL's own pick (8 ranks, 8 per node) time it"));
+  }
+  SECTION("a row without an algorithm is used whatever NCCL picks, as before") {
+    hw.collectives[0].algo = -1;
+    hw.nccl.algo = tree;
+    CHECK(collective_time(hw, Collective::all_reduce, S, intra8) == Approx(8.19977e-3).epsilon(1e-5));
+    CHECK(forced_row_warning(hw, Collective::all_reduce, S, intra8, "tp").empty());
+  }
+}
+
+TEST_CASE("analytic: the report and evaluate say which forced rows run", "[analytic][collectives][algo]") {
+  auto s = testing::gpt3_1024();  // tp 8 inside a node: its all-reduce of 2 x 2048 x 12288 B runs ring Simple
+  s.parallel.sequence_parallel = false;
+  core::CollectiveFit row = measured_row(Collective::all_reduce, core::Scope::intra, 8, 8, "NVIDIA A100-SXM4-80GB", 30e-6, 230e9);
+  row.algo = static_cast<int>(NcclAlgo::ring);
+  s.hardware.collectives.push_back(row);
+  auto tp_pick = [&] {
+    for (const auto& k : collective_picks(s))
+      if (k.kind == std::string("tp")) return k;
+    FAIL("no tp pick");
+    return CollectivePick{};
+  };
+  CHECK(tp_pick().algorithm == "ring");
+  CHECK(tp_pick().protocol == "calibrated");
+  CHECK(tp_pick().warning.empty());
+  s.hardware.nccl.algo = static_cast<int>(NcclAlgo::tree);
+  CHECK(tp_pick().algorithm == "tree");
+  CHECK(tp_pick().protocol != "calibrated");
+  const std::string w = tp_pick().warning;
+  CHECK(w.starts_with("all_reduce over the tp group (8 ranks, 8 per node, intra) at 50.33 MB: the calibrated rows"));
+  const auto report = evaluate(s);
+  CHECK(std::count(report.warnings.begin(), report.warnings.end(), w) == 1);
 }

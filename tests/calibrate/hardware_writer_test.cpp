@@ -174,3 +174,22 @@ TEST_CASE("calibrate: gpu.kernels is merged into a hardware file, reloads to the
   // merging the same calibration again replaces the section and its comment: the text is unchanged
   CHECK(calibrate::merge_calibration(merged, "merged.yaml", c) == merged);
 }
+
+TEST_CASE("calibrate: a row's forced algorithm and protocol are written and read back", "[calibrate][writer][algo]") {
+  const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-40g.yaml");
+  auto c = two_pieces();
+  c.collectives[0].algo = 1;   // ring (core::nccl_algo_names)
+  c.collectives[1].algo = 1;
+  c.collectives[1].proto = 2;  // simple (core::nccl_proto_names)
+  const std::string merged = calibrate::merge_calibration(base, "dgx-a100-40g.yaml", c);
+  CHECK(merged.find("    - {scope: inter, ranks: 16, algorithm: ring, alpha_us: 36.92, busbw_gbs: 1.38, min_bytes: 0, "
+                    "max_bytes: 16384}\n"
+                    "    - {scope: inter, ranks: 16, algorithm: ring, protocol: simple, alpha_us: 708.06, "
+                    "busbw_gbs: 240.18, min_bytes: 16384}\n") != std::string::npos);
+  const auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  REQUIRE(hw.collectives.size() == 2);
+  CHECK(hw.collectives[0].algo == 1);
+  CHECK(hw.collectives[0].proto == -1);
+  CHECK(hw.collectives[1].algo == 1);
+  CHECK(hw.collectives[1].proto == 2);
+}

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -480,4 +481,87 @@ TEST_CASE("calibrate: a collective given for a log must agree with its rows", "[
   // the collective it is, given, is taken
   o.op = Collective::all_reduce;
   CHECK(calibrate::parse_nccl_tests(kHeader + kRow1 + kRow2 + kFooter, "ar.log", o).at(0).op == Collective::all_reduce);
+}
+
+TEST_CASE("calibrate: the algorithm and protocol a run was forced to (NCCL_ALGO, NCCL_PROTO)", "[calibrate][nccl][algo]") {
+  const std::string table = kHeader + kRow1 + kRow2 + kFooter;
+  auto one = [&](const std::string& before, const std::string& name = "forced.log") {
+    auto runs = calibrate::parse_nccl_tests(before + table, name);
+    REQUIRE(runs.size() == 1);
+    return runs[0];
+  };
+  auto has_note = [](const calibrate::NcclRun& r, const std::string& text) {
+    for (const auto& n : r.notes)
+      if (n == text) return true;
+    return false;
+  };
+  const int ring = 1, tree = 0, simple = 2;  // NCCL's order (core::nccl_algo_names, nccl_proto_names)
+  SECTION("the OCI Ring fixture: its command line's -x NCCL_ALGO=Ring (the '##' block)") {
+    auto runs = calibrate::read_nccl_tests(fixture("oci-a100-2x8-roce-allreduce-ring-newfmt.txt"));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].algo == ring);
+    CHECK(runs[0].proto == -1);
+    // line 11 of the fixture's block restates it, and the last statement names its line
+    CHECK(has_note(runs[0], "algorithm ring: NCCL_ALGO=Ring (line 11)"));
+    // the same lab's unforced log: NCCL's pick
+    auto unforced = calibrate::read_nccl_tests(fixture("oci-a100-2x8-roce-allreduce.txt"));
+    CHECK(unforced.at(0).algo == -1);
+    CHECK(unforced.at(0).proto == -1);
+  }
+  SECTION("NCCL's own INFO line (src/graph/tuning.cc: \"NCCL_ALGO set by environment to %s\")") {
+    auto r = one("node0:1:1 [0] NCCL INFO NCCL_ALGO set by environment to tree\n"
+                 "node0:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n");
+    CHECK(r.algo == tree);
+    CHECK(r.proto == simple);
+    CHECK(has_note(r, "protocol simple: NCCL_PROTO=Simple (line 2)"));
+  }
+  SECTION("shell and launcher spellings") {
+    CHECK(one("$ NCCL_ALGO=Ring ./build/all_reduce_perf -b 1M -e 2M\n").algo == ring);
+    CHECK(one("export NCCL_ALGO=\"RING\"\n").algo == ring);
+    auto r = one("srun --export=ALL,NCCL_ALGO=Tree,NCCL_PROTO=Simple ./all_reduce_perf -b 1M -e 2M\n");
+    CHECK(r.algo == tree);
+    CHECK(r.proto == simple);
+    // NCCL's per-function form: the all_reduce entry decides for an all_reduce run
+    CHECK(one("export NCCL_ALGO='ring;allreduce:tree'\n").algo == tree);
+    CHECK(one("export NCCL_ALGO='tree;allgather:ring'\n").algo == tree);
+    // a later statement replaces an earlier one, and unset clears it
+    CHECK(one("export NCCL_ALGO=Tree\nexport NCCL_ALGO=Ring\n").algo == ring);
+    CHECK(one("export NCCL_ALGO=Tree\nunset NCCL_ALGO\n").algo == -1);
+    // a variable whose name only ends in NCCL_ALGO is another one
+    CHECK(one("export MY_NCCL_ALGO=Ring\n").algo == -1);
+  }
+  SECTION("a list, an exclusion or a value NCCL refuses is not one algorithm: NCCL's pick, with a note") {
+    auto list = one("export NCCL_ALGO=Ring,Tree\n");
+    CHECK(list.algo == -1);
+    CHECK(has_note(list, "NCCL_ALGO=Ring,Tree (line 1) leaves all_reduce 2 to choose from (tree, ring): not one, "
+                         "so the rows are fitted as NCCL's pick"));
+    auto excluded = one("export NCCL_ALGO=^NVLS\n");
+    CHECK(excluded.algo == -1);
+    CHECK(has_note(excluded, "NCCL_ALGO=^NVLS (line 1) leaves all_reduce 6 to choose from (tree, ring, collnet_direct, "
+                             "collnet_chain, nvls_tree, pat): not one, so the rows are fitted as NCCL's pick"));
+    auto unknown = one("export NCCL_ALGO=Hypercube\n");
+    CHECK(unknown.algo == -1);
+    CHECK(has_note(unknown, "NCCL_ALGO=Hypercube (line 1) is not a value NCCL takes (it would refuse the run): "
+                            "fitted as NCCL's pick"));
+    CHECK(one("export NCCL_PROTO=^LL128\n").proto == -1);
+  }
+  SECTION("the fit keeps runs of different algorithms apart") {
+    const std::string text = "export NCCL_ALGO=Ring\n" + table + "export NCCL_ALGO=Tree\n" + table + "unset NCCL_ALGO\n" +
+                             table;
+    auto runs = calibrate::parse_nccl_tests(text, "three.log");
+    REQUIRE(runs.size() == 3);
+    const auto fits = calibrate::fit_collectives(runs);
+    REQUIRE(fits.size() == 3);  // one per (all_reduce, intra, 2 ranks, ..., algorithm)
+    std::vector<int> algos;
+    for (const auto& f : fits) algos.push_back(f.algo);
+    std::sort(algos.begin(), algos.end());
+    CHECK(algos == std::vector<int>{-1, tree, ring});
+    // the rows carry their fit's algorithm, in the fits' order (one piece each: two sizes)
+    const auto rows = calibrate::hardware_rows(fits);
+    REQUIRE(rows.size() == 3);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      CHECK(rows[i].algo == fits[i].algo);
+      CHECK(rows[i].proto == -1);
+    }
+  }
 }

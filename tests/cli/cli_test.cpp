@@ -498,6 +498,39 @@ TEST_CASE("cli: evaluate's JSON says where the compute goes", "[cli][kernels]") 
   CHECK(t.out.find("Compute by kind (whole model, one step, recomputation included)\n  gemm ") != std::string::npos);
 }
 
+TEST_CASE("cli: the OCI Ring log imports as rows with algorithm: ring, used only where ring runs", "[cli][calibrate][algo]") {
+  const fs::path out = fs::temp_directory_path() / ("ptdsim_ring_" + std::to_string(::getpid()) + ".yaml");
+  auto r = ptdsim("calibrate import-nccl-tests tests/data/nccl-tests/oci-a100-2x8-roce-allreduce-ring-newfmt.txt "
+                  "--base hardware/dgx-a100-80g.yaml -o " + out.string());
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("forced to algorithm ring (used only where NCCL's model picks it)") != std::string::npos);
+  // one piece through the fixture's two sizes (docs/calibration.md's table: 269.3 us, 191.7 GB/s)
+  CHECK(slurp(out).find("    - {scope: inter, ranks: 16, gpu: \"NVIDIA A100-SXM4-40GB\", algorithm: ring, alpha_us: 269.333, "
+                        "busbw_gbs: 191.711, min_bytes: 0}\n") != std::string::npos);
+  // the default scenario with ZeRO 0 all-reduces its gradients over dp 8 (one GPU a node); NCCL's
+  // model runs the ring there, so the row times it (its report names the ring, protocol
+  // "calibrated"); forced to tree as NCCL_ALGO=Tree would, the row is passed over, with a warning
+  const std::string run = "evaluate scenarios/default.yaml --format json --set parallel.zero=0 --set hardware=" + out.string();
+  auto dp_pick = [](const std::string& json) {
+    const auto j = nlohmann::json::parse(json);
+    for (const auto& c : j["communication"]["collectives"])
+      if (c["kind"] == "dp") return c["algorithm"].get<std::string>() + "/" + c["protocol"].get<std::string>();
+    return std::string("none");
+  };
+  auto ring = ptdsim(run);
+  REQUIRE(ring.status == 0);
+  CHECK(dp_pick(ring.out) == "ring/calibrated");
+  CHECK(ring.err.find("are not used") == std::string::npos);
+  auto tree = ptdsim(run + " --set training.nccl.algo=tree");
+  REQUIRE(tree.status == 0);
+  CHECK(dp_pick(tree.out) == "tree/simple");
+  CHECK(tree.err.find("all_reduce over the dp group (8 ranks, 1 per node, inter) at 5.853 GB: the calibrated rows "
+                      "measured on 16 ranks, NVIDIA A100-SXM4-40GB with NCCL_ALGO ring are not used, because NCCL's "
+                      "model runs tree/simple there, which they did not measure; NCCL's model times it") !=
+        std::string::npos);
+  fs::remove(out);
+}
+
 TEST_CASE("cli: the choices of import --precision and calibrate import-nccl-tests --op come from one table each",
           "[cli]") {
   // fp4 is a peak rate only: no scenario trains at it, so import does not write one

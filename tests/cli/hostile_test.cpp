@@ -530,6 +530,10 @@ TEST_CASE("cli: hostile parsers: every refusal is a positioned error", "[cli][ho
       {"validate", file("dataset.yaml", "- {name: r, source: x, split: train, not_modelled: n/a}\n")},
       {"validate", file("dataset2.yaml", "{not: a list}\n")},
       {"calibrate", "import-nccl-tests", kData + "nccl_garbage.txt"},
+      // a base hardware file whose calibrated row names an algorithm NCCL does not have
+      {"calibrate", "import-nccl-tests", "tests/data/nccl-tests/oci-a100-2x8-roce-allreduce-ring-newfmt.txt", "--base",
+       "tests/data/bad/hardware_collective_unknown_algorithm.yaml", "-o", (d / "calibrated.yaml").string()},
+      {"evaluate", kScenario, "--set", "hardware=tests/data/bad/hardware_collective_algorithm_p2p.yaml"},
       // a study file (docs/study.md): its own errors, and what it hands the scenario loader
       {"study", file("study_empty.yaml", "")},
       {"study", file("study_binary.yaml", bytes("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe"))},

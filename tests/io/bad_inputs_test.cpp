@@ -143,6 +143,14 @@ const Case kCases[] = {
      "{data}/bad/hardware_collective_bad_scope.yaml:6:15: error: hardware.collectives.all_reduce[0].scope must be one of intra, inter, got \"global\"\n"
      "    - {scope: global, ranks: 8, alpha_us: 20, busbw_gbs: 230}\n"
      "              ^"},
+    {"hardware_collective_unknown_algorithm.yaml",
+     "{data}/bad/hardware_collective_unknown_algorithm.yaml:6:63: error: hardware.collectives.all_reduce[0].algorithm must be one of tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat, got \"hypercube\"\n"
+     "    - {scope: inter, ranks: 16, ranks_per_node: 8, algorithm: hypercube, alpha_us: 40, busbw_gbs: 190}\n"
+     "                                                              ^"},
+    {"hardware_collective_algorithm_p2p.yaml",
+     "{data}/bad/hardware_collective_algorithm_p2p.yaml:6:62: error: hardware.collectives.all_to_all[0].protocol names an NCCL protocol, but all_to_all runs point-to-point, outside NCCL's algorithms and protocols\n"
+     "    - {scope: inter, ranks: 16, ranks_per_node: 8, protocol: simple, alpha_us: 40, busbw_gbs: 20}\n"
+     "                                                             ^"},
     {"hardware_collective_not_list.yaml",
      "{data}/bad/hardware_collective_not_list.yaml:5:15: error: hardware.collectives.all_gather must be a list, got a mapping\n"
      "  all_gather: {scope: intra, ranks: 8, alpha_us: 20, busbw_gbs: 230}\n"

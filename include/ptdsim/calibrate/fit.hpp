@@ -54,6 +54,7 @@ struct CollectiveFitResult {
   int ranks = 0;
   int ranks_per_node = 0;  // as measured; 0 when the logs do not tell
   std::string gpu;         // the device list's GPU name; "" when the logs do not tell
+  int algo = -1, proto = -1;  // the NCCL_ALGO / NCCL_PROTO the logs forced (NcclRun); -1: NCCL's pick
   std::vector<FitPiece> pieces;
   std::vector<FitPoint> points;  // by size
   double max_abs_rel_error = 0;
@@ -61,7 +62,7 @@ struct CollectiveFitResult {
   std::vector<std::string> notes;
 };
 
-// One fit per (collective, scope, ranks, ranks per node, GPU) found in the runs; runs with the same
+// One fit per (collective, scope, ranks, ranks per node, GPU, algorithm, protocol) found in the runs; runs with the same
 // key are pooled. Throws core::ConfigError for a run that cannot be fitted: one rank (busbw is
 // meaningless), no row with a size and a time above 0, fewer than two distinct non-zero sizes.
 std::vector<CollectiveFitResult> fit_collectives(const std::vector<NcclRun>& runs,

@@ -57,6 +57,13 @@ struct NcclRun {
   int ranks_per_node = 0;       // GPUs of the run on each node; 0 when the log does not tell
   std::string gpu;              // the GPU name of the device list, "" when there is none
   bool tail_only = false;       // no table header: the layout was inferred from the row width
+  // The NCCL algorithm and protocol the run was forced to (core::nccl_algo_names /
+  // nccl_proto_names indices), -1 when NCCL picked: from NCCL_ALGO= / NCCL_PROTO= on a line
+  // before the table (a command line, an export, the fixtures' "##" command) or NCCL's own
+  // "NCCL_ALGO set by environment to X" INFO line; a list or an exclusion ("Ring,Tree", "^NVLS")
+  // is not one algorithm and leaves it -1, with a note (docs/calibration.md "Rows per algorithm").
+  int algo = -1;
+  int proto = -1;
   std::vector<NcclRow> rows;
   std::vector<std::string> notes;     // how op, ranks or scope were decided when the log did not say
   std::vector<std::string> warnings;  // "file:line:col: warning: ..." (e.g. a missing footer)

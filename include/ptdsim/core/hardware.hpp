@@ -37,13 +37,18 @@ struct Link {
 // One fitted line of a calibrated collectives table: time = alpha + bytes*factor/busbw for
 // message sizes in [min_bytes, max_bytes] (piecewise fits have several rows per op and scope).
 // ranks_per_node and gpu say what the row was measured on, so a group of another shape or part
-// can be warned about (analytic::collective_warnings); 0 and "" when unknown.
+// can be warned about (analytic::collective_warnings); 0 and "" when unknown. algo and proto are
+// the NCCL algorithm and protocol the log forced (NCCL_ALGO / NCCL_PROTO), indices of
+// nccl_algo_names() / nccl_proto_names(); -1 when NCCL picked. A row with an algorithm times a
+// collective only where NCCL's model picks that algorithm (analytic::collective_line).
 struct CollectiveFit {
   Collective op = Collective::all_reduce;
   Scope scope = Scope::intra;
   int ranks = 0;
   int ranks_per_node = 0;
   std::string gpu;
+  int algo = -1;
+  int proto = -1;
   double alpha_s = 0;
   double busbw_Bps = 0;
   double min_bytes = 0;
@@ -240,6 +245,12 @@ struct JitterSpec {
   bool any() const { return compute > 0 || link > 0; }
 };
 
+// NCCL's algorithms and protocols as hardware and scenario files name them, in NCCL's order
+// (nccl_tuner.h NCCL_ALGO_*, NCCL_PROTO_*; analytic::NcclAlgo, NcclProto): tree, ring,
+// collnet_direct, collnet_chain, nvls, nvls_tree, pat; ll, ll128, simple.
+const std::vector<std::string>& nccl_algo_names();
+const std::vector<std::string>& nccl_proto_names();
+
 struct HardwareSpec {
   std::string name;
   GpuSpec gpu;
@@ -257,7 +268,7 @@ struct HardwareSpec {
   HostSpec host;
   JitterSpec jitter;
   // The job's NCCL_ALGO / NCCL_PROTO (the scenario's training.nccl): indices in NCCL's order
-  // (analytic::NcclAlgo, NcclProto); -1: NCCL's own choice.
+  // (analytic::NcclAlgo, NcclProto; nccl_algo_names, nccl_proto_names); -1: NCCL's own choice.
   struct NcclForce {
     int algo = -1;
     int proto = -1;
