@@ -63,4 +63,9 @@ TEST_CASE("fuzz: expect_clean refuses library text the input did not hold, and a
   // quoting the input is not a leak
   CHECK_NOTHROW(expect_clean(ConfigError({"a.yaml", 1, 9}, "layers must be a positive integer, got \"std::x\""),
                              "layers: std::x"));
+  // nor is quoting a word a shell split out of it (the Megatron importer's quotes removed)
+  CHECK_NOTHROW(expect_clean(ConfigError({"megatron", 1, 40}, "--pipeline-model-parallel-size must be a positive "
+                                                              "integer, got \"4std:: --lr\""),
+                             "--pipeline-model-parallel-size 4std':: --lr'"));
+  CHECK_THROWS_AS(expect_clean(ConfigError({"megatron", 1, 1}, "std::invalid_argument"), "--lr 'x'"), Finding);
 }
