@@ -73,9 +73,9 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
     for (auto& w : collective_warnings(s, step.groups)) r.warnings.push_back(std::move(w));
     // rows forced to an algorithm: used or passed over at the size each collective moves
     const bool forced = std::any_of(s.hardware.collectives.begin(), s.hardware.collectives.end(),
-                                    [](const core::CollectiveFit& f) { return f.algo >= 0 || f.proto >= 0; });
+                                    [](const core::CollectiveFit& f) { return f.forced(); });
     if (forced)
-      for (auto& k : collective_picks(s))
+      for (auto& k : collective_picks(s, step.groups))
         if (!k.warning.empty() && std::find(r.warnings.begin(), r.warnings.end(), k.warning) == r.warnings.end())
           r.warnings.push_back(std::move(k.warning));
   }

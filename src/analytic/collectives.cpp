@@ -54,12 +54,9 @@ struct Distance {
   }
 };
 
-// A row measured with NCCL_ALGO or NCCL_PROTO forcing NCCL's choice.
-bool forced(const core::CollectiveFit& r) { return r.algo >= 0 || r.proto >= 0; }
-
 // Whether NCCL's pick `k` runs what a forced row measured (an unforced row measured NCCL's pick).
 bool runs_what_measured(const core::CollectiveFit& r, const NcclChoice& k) {
-  if (!forced(r)) return true;
+  if (!r.forced()) return true;
   return k.valid && (r.algo < 0 || r.algo == static_cast<int>(k.algo)) &&
          (r.proto < 0 || r.proto == static_cast<int>(k.proto));
 }
@@ -69,7 +66,7 @@ Distance distance(const core::HardwareSpec& hw, const core::CollectiveFit& r, co
   d.ranks = std::abs(std::log(static_cast<double>(r.ranks) / g.ranks));
   d.per_node = r.ranks_per_node == 0 ? 1 : r.ranks_per_node == g.ranks_per_node ? 0 : 2;
   d.gpu = r.gpu.empty() ? 1 : core::same_gpu_part(r.gpu, hw.gpu.name) ? 0 : 2;
-  d.unforced = forced(r) ? 0 : 1;
+  d.unforced = r.forced() ? 0 : 1;
   d.larger = -r.ranks;
   return d;
 }
@@ -90,7 +87,7 @@ const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Colle
   Distance best_d;
   for (const auto& r : hw.collectives) {
     if (r.op != op || r.scope != g.scope || r.ranks <= 0) continue;
-    if (only_forced ? !forced(r) : forced(r) && !(pick && runs_what_measured(r, *pick))) continue;
+    if (only_forced ? !r.forced() : r.forced() && !(pick && runs_what_measured(r, *pick))) continue;
     const Distance d = distance(hw, r, g);
     if (!best || d < best_d) {
       best = &r;
@@ -102,7 +99,7 @@ const core::CollectiveFit* measurement(const core::HardwareSpec& hw, core::Colle
 
 bool any_forced(const core::HardwareSpec& hw, core::Collective op, core::Scope scope) {
   return std::any_of(hw.collectives.begin(), hw.collectives.end(),
-                     [&](const core::CollectiveFit& r) { return r.op == op && r.scope == scope && forced(r); });
+                     [&](const core::CollectiveFit& r) { return r.op == op && r.scope == scope && r.forced(); });
 }
 
 // The measurement a collective of `bytes` over the group uses: NCCL's pick at the size decides
@@ -261,7 +258,7 @@ std::string forced_row_warning(const core::HardwareSpec& hw, core::Collective op
   const std::string what = std::string(core::name(op)) + " over the " + group + " group (" +
                            say_ranks(g.ranks, g.ranks_per_node) + ", " + std::string(core::name(g.scope)) + ") at " +
                            size;
-  if (used && forced(*used)) {
+  if (used && used->forced()) {
     const std::string why = mismatches(hw, *used, g);
     return why.empty() ? "" : what + " uses the calibrated rows measured on " + measured(*used) + ": " + why;
   }

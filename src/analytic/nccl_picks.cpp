@@ -9,12 +9,17 @@
 namespace ptdsim::analytic {
 
 std::vector<CollectivePick> collective_picks(const core::Scenario& s) {
+  const auto& p = s.parallel;
+  if (p.tp < 1 || p.cp < 1 || p.pp < 1 || p.dp < 1 || s.model.layers < 1 || s.model.hidden < 1) return {};
+  return collective_picks(s, step_groups(s));
+}
+
+std::vector<CollectivePick> collective_picks(const core::Scenario& s, const StepGroups& groups) {
   std::vector<CollectivePick> out;
   const auto& hw = s.hardware;
   const auto& p = s.parallel;
   const auto& tr = s.training;
   if (p.tp < 1 || p.cp < 1 || p.pp < 1 || p.dp < 1 || s.model.layers < 1 || s.model.hidden < 1) return out;
-  const StepGroups groups = step_groups(s);
   using C = core::Collective;
   auto add = [&](const char* kind, C op, double bytes, const Group& g) {
     if (g.ranks <= 1 || bytes <= 0) return;

@@ -66,11 +66,8 @@ std::vector<core::CollectiveFit> convert_collectives(const Fields& f) {
                  std::to_string(fit.ranks) + ")" + (fit.scope == core::Scope::intra ? " for scope intra" : ""));
       fit.gpu = r.string("gpu").value_or("");
       // the NCCL algorithm and protocol the log forced (docs/calibration.md "Rows per algorithm")
-      auto index = [](const std::vector<std::string>& v, const std::optional<std::string>& x) {
-        return x ? static_cast<int>(std::find(v.begin(), v.end(), *x) - v.begin()) : -1;
-      };
-      fit.algo = index(core::nccl_algo_names(), r.choice("algorithm", core::nccl_algo_names()));
-      fit.proto = index(core::nccl_proto_names(), r.choice("protocol", core::nccl_proto_names()));
+      fit.algo = r.choice_index("algorithm", core::nccl_algo_names());
+      fit.proto = r.choice_index("protocol", core::nccl_proto_names());
       for (const char* key : {"algorithm", "protocol"}) {
         const Entry* k = r.get(key);
         if (k && (op == core::Collective::all_to_all || op == core::Collective::send_recv))

@@ -179,13 +179,8 @@ void read_parallel(const Fields& f, const Mark& where, core::Scenario& s) {
 void read_nccl(const Fields& tr, const Mark& where, core::HardwareSpec::NcclForce& out) {
   Mark nwhere = where;
   Fields nc(section_or_empty(tr, "nccl", nwhere), nwhere, "training.nccl", "training.nccl", section_keys("training.nccl"));
-  const std::vector<std::string>& kAlgos = core::nccl_algo_names();
-  const std::vector<std::string>& kProtos = core::nccl_proto_names();
-  auto index = [](const std::vector<std::string>& v, const std::optional<std::string>& x) {
-    return x ? static_cast<int>(std::find(v.begin(), v.end(), *x) - v.begin()) : -1;
-  };
-  out.algo = index(kAlgos, nc.choice("algo", kAlgos));
-  out.proto = index(kProtos, nc.choice("proto", kProtos));
+  out.algo = nc.choice_index("algo", core::nccl_algo_names());
+  out.proto = nc.choice_index("proto", core::nccl_proto_names());
 }
 
 // The training section with its overlap, fusion, MoE and NCCL sections.

@@ -290,6 +290,11 @@ std::optional<std::string> Fields::choice(std::string_view key, const std::vecto
   return collected<std::optional<std::string>>([&] { return choice_of(*e, key, choices); }, std::nullopt);
 }
 
+int Fields::choice_index(std::string_view key, const std::vector<std::string>& choices) const {
+  const std::optional<std::string> c = choice(key, choices);
+  return c ? static_cast<int>(std::find(choices.begin(), choices.end(), *c) - choices.begin()) : -1;
+}
+
 std::string Fields::required_choice(std::string_view key, const std::vector<std::string>& choices) const {
   return collected<std::string>([&] { return choice_of(require(key), key, choices); }, choices.front());
 }

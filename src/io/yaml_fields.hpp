@@ -94,6 +94,8 @@ class Fields {
 
   // One of `choices`; "x must be one of a, b, got "c"; did you mean 'b'?"
   std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& choices) const;
+  // The same as its index in `choices`; -1 when the key is absent.
+  int choice_index(std::string_view key, const std::vector<std::string>& choices) const;
 
   std::string required_choice(std::string_view key, const std::vector<std::string>& choices) const;
 

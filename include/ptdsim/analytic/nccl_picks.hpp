@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "ptdsim/analytic/groups.hpp"
 #include "ptdsim/core/scenario.hpp"
 
 // What runs each kind of the step's communication (the report's communication.collectives;
@@ -24,5 +25,7 @@ struct CollectivePick {
   std::string warning;
 };
 std::vector<CollectivePick> collective_picks(const core::Scenario& s);
+// The same with the groups given (a Step's: analytic::Step::groups).
+std::vector<CollectivePick> collective_picks(const core::Scenario& s, const StepGroups& groups);
 
 }  // namespace ptdsim::analytic

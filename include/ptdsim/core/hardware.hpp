@@ -53,6 +53,8 @@ struct CollectiveFit {
   double busbw_Bps = 0;
   double min_bytes = 0;
   double max_bytes = std::numeric_limits<double>::infinity();
+  // measured with NCCL_ALGO or NCCL_PROTO forcing NCCL's choice
+  bool forced() const { return algo >= 0 || proto >= 0; }
 };
 
 // One row of a calibrated GEMM efficiency table: achieved fraction of peak for a GEMM of
