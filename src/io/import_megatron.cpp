@@ -712,12 +712,11 @@ std::pair<std::string, std::string> recompute_line(const Arguments& a, bool reco
   return {"recompute: " + recompute, recompute_from};
 }
 
-// Megatron-Core's recompute modules (TransformerConfig.recompute_modules's choices), those
-// ptdsim models first, in core::RecomputeModule's order.
+// Megatron-Core's recompute modules (TransformerConfig.recompute_modules's choices); those ptdsim
+// models are core::RecomputeModule's.
 const std::vector<std::string> kRecomputeModules{"core_attn", "mla_up_proj", "mlp", "moe",
                                                  "moe_act", "layernorm", "shared_experts", "gdn_norm_out",
                                                  "gdp_in_proj", "gdp_qkv", "mhc"};
-constexpr std::size_t kModelledModules = 4;
 
 // --recompute-modules (docs/inputs.md "import megatron"; megatron/training/arguments.py and
 // megatron/core/transformer/transformer_config.py). Megatron-Core reads the list under
@@ -748,9 +747,7 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     return out;
   }
   for (const auto& item : f->items) {
-    const auto index = static_cast<std::size_t>(
-        std::find(kRecomputeModules.begin(), kRecomputeModules.end(), item.text) - kRecomputeModules.begin());
-    if (index >= kModelledModules)
+    if (!core::parse<core::RecomputeModule>(item.text))
       detail::fail(item.at, "--recompute-modules " + item.text + " changes the step, and recomputing " + item.text +
                                 " is not modelled (ptdsim models core_attn, mla_up_proj, mlp, moe)");
     if (item.text == "mla_up_proj" && !a.has("--multi-latent-attention"))
