@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/comm.hpp"
 
 #include "ptdsim/analytic/context_parallel.hpp"
+#include "ptdsim/analytic/memory_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -122,20 +123,30 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
   if (p.tp > 1) {
     // two all-reduces of the s*b*h activation forward and two backward (Shoeybi et al. 2019, fig. 3);
     // with SP each becomes an all-gather plus a reduce-scatter of the same volume (Korthikanti 2022 4.2.2)
+    // In FP8 the forward all-gathers carry QKV's and fc1's inputs quantised where the recipe
+    // gathers them so (fp8_gathers_quantized): one byte an element.
     const Group& g = groups.tp;
     const double S = width * tokens * m.hidden;
-    double one;  // one all-reduce-equivalent
-    if (p.sequence_parallel)
-      one = collective_time(hw, core::Collective::all_gather, S, g) +
-            collective_time(hw, core::Collective::reduce_scatter, S, g);
-    else
-      one = collective_time(hw, core::Collective::all_reduce, S, g);
-    const double per = bytes_sent(core::Collective::all_reduce, S, p.tp);
-    const double bwd_count = full ? 4 : 2;
-    out.tp_forward_s = 2 * one;
-    out.tp_backward_s = bwd_count * one;
-    out.tp_bytes_forward = 2 * per;
-    out.tp_bytes_backward = bwd_count * per;
+    double one, one_forward;  // one all-reduce-equivalent
+    double per = bytes_sent(core::Collective::all_reduce, S, p.tp), per_forward = per;
+    if (p.sequence_parallel) {
+      const double rs = collective_time(hw, core::Collective::reduce_scatter, S, g);
+      one = collective_time(hw, core::Collective::all_gather, S, g) + rs;
+      one_forward = one;
+      if (tr.precision == core::Precision::fp8 && fp8_gathers_quantized(tr.fp8_recipe)) {
+        const double gathered = tokens * m.hidden;
+        one_forward = collective_time(hw, core::Collective::all_gather, gathered, g) + rs;
+        per_forward = (bytes_sent(core::Collective::all_gather, gathered, p.tp) +
+                       bytes_sent(core::Collective::reduce_scatter, S, p.tp));
+      }
+    } else {
+      one = one_forward = collective_time(hw, core::Collective::all_reduce, S, g);
+    }
+    const double again = full ? 2 : 0;  // the recomputed forward's
+    out.tp_forward_s = 2 * one_forward;
+    out.tp_backward_s = 2 * one + again * one_forward;
+    out.tp_bytes_forward = 2 * per_forward;
+    out.tp_bytes_backward = 2 * per + again * per_forward;
   }
   if (p.cp > 1) {
     // the exchange of training.cp_comm beside the attention kernels it runs (context_parallel.hpp)

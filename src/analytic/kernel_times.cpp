@@ -24,13 +24,26 @@ const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision
   return it != t.gemm_rows.end() && key(*it) == key(probe) ? &*it : nullptr;
 }
 
+// The wave model counts tiles and FLOPs, not operand traffic: a narrow GEMM (a K or V projection
+// of one KV head, n = 128) is bound by reading its input x[m,k] instead, which no row of the tables
+// measured. The kernel reads x and W once (1 byte an element in FP8, 2 else) and writes y in 16
+// bits, at the GPU's achieved HBM bandwidth (the roofline torchao's float8 model uses,
+// torchao/testing/float8/roofline_utils.py get_individual_gemm_time_sympy).
+double gemm_memory_floor(const core::GpuSpec& g, core::Precision cls, double m, double n, double k) {
+  const double bw = g.hbm_Bps * g.hbm_efficiency;
+  const double in = cls == core::Precision::fp8 ? 1.0 : 2.0;
+  return bw > 0 ? ((m * k + n * k) * in + 2 * m * n) / bw : 0.0;
+}
+
 KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k) {
   core::Precision cls;
   if (g.kernels && core::gemm_class(p, cls)) {
     if (const core::GemmTime* row = find_gemm_row(*g.kernels, cls, m, n, k))
       return {row->time_s / g.sustained_clock, core::TimeSource::measured};
     const core::GemmModel& model = g.kernels->gemm_model[static_cast<std::size_t>(core::index(cls))];
-    if (model.valid() && g.sms > 0) return {model.time(g.sms, m, n, k) / g.sustained_clock, core::TimeSource::model};
+    if (model.valid() && g.sms > 0)
+      return {std::max(model.time(g.sms, m, n, k) / g.sustained_clock, gemm_memory_floor(g, cls, m, n, k)),
+              core::TimeSource::model};
   }
   return {gemm_time(g, p, m, n, k), core::TimeSource::scalar_efficiency};
 }

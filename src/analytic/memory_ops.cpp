@@ -113,6 +113,8 @@ double fp8_cast_bytes(core::Fp8Recipe r) {
 // pytorch/ao#2184: at least one extra kernel per GEMM under torch.compile). No other recipe has it.
 double fp8_rescale_bytes(core::Fp8Recipe r) { return r == core::Fp8Recipe::rowwise ? 4 : 0; }
 
+bool fp8_gathers_quantized(core::Fp8Recipe r) { return r != core::Fp8Recipe::rowwise; }
+
 // What calibrate/data/h100's measuring script ran per element (its rows time forward, and forward +
 // backward with the input a leaf whose .grad accumulates): residual_add (x + g: 6; backward only the
 // accumulation, 6); a norm (4; backward dx 6, weight gradient 4, accumulation 6: 16); dropout (5;

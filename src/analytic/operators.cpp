@@ -123,6 +123,29 @@ core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, doub
   return o;
 }
 
+// A projection the framework may run as one GEMM per part (training.fusion.projections eager:
+// torchtitan's wq, wk, wv and w1, w3): each part reads the whole input again (the GEMMs' own
+// times, which the memory floor of kernel_times bounds for the narrow ones), and autograd sums the
+// parts' input gradients after, one pointwise kernel reading each and writing the sum: 2 (parts + 1)
+// bytes per input element. Fused, one GEMM of the summed width.
+core::OperatorTime projection_op(const Timing& t, Operator op, double m, const double* widths, int parts, double k) {
+  double n = 0;
+  for (int i = 0; i < parts; ++i) n += widths[i];
+  if (parts == 1 || t.fusion.projections == core::Fusion::fused) return gemm_op(t, op, t.layer, m, n, k);
+  core::OperatorTime o = op_of(op, OperatorKind::gemm, m, n, k);
+  for (int i = 0; i < parts; ++i) {
+    const core::OperatorTime part = gemm_op(t, op, t.layer, m, widths[i], k);
+    o.forward_s += part.forward_s;
+    o.backward_input_s += part.backward_input_s;
+    o.backward_weight_s += part.backward_weight_s;
+    o.source = std::max(o.source, part.source);
+  }
+  if (t.rates.valid)
+    o.backward_input_s += t.factor * 2 * (parts + 1) * m * k /
+                          t.rates.backward[static_cast<std::size_t>(StreamKind::pointwise)];
+  return o;
+}
+
 const core::StreamRate* rate_of(const core::GpuSpec& g, core::MemoryOp op) {
   return g.kernels ? &g.kernels->memory_bound[static_cast<std::size_t>(op)] : nullptr;
 }
@@ -188,19 +211,35 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // elements, are left out); torchao's rowwise 8 (the column-scaled copy made from a transposed 16-bit
 // copy), and its backward GEMMs' outputs rescaled after the GEMM, 4 bytes per element of dx[m,k]
 // and dW[n,k] (fp8_rescale_bytes).
-core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, core::Fp8Recipe recipe) {
+// Under sequence parallelism QKV's and fc1's inputs are all-gathered first. Where the recipe gathers
+// the quantised tensor (fp8_gathers_quantized) the cast runs on the rank's own 1/sp of the rows
+// (its bytes less the transposed copy's write) and the transposed copy for the weight gradient is
+// made from the gathered FP8 tensor (read 1, write 1 per gathered element); the fused norm's
+// transpose moves there too. Rowwise casts the gathered 16-bit tensor.
+core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
+                             core::Fp8Recipe recipe) {
   const double per = fp8_cast_bytes(recipe);
   const double rescale = fp8_rescale_bytes(recipe);
   const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
+  const bool dense = ops.find(Operator::router) == nullptr;
   double forward = 0, backward = 0;  // bytes
   for (const auto& o : ops) {
     if (o.kind != OperatorKind::gemm || o.op == Operator::router) continue;
-    const bool after_norm = o.op == Operator::qkv || o.op == Operator::q_down || o.op == Operator::kv_down ||
-                            ((o.op == Operator::fc1 || o.op == Operator::fc1_gated) &&
-                                                       o.count == 1 && ops.find(Operator::router) == nullptr);
-    if (!(after_norm && norm_fused)) forward += per * o.m * o.k * o.count;
+    const bool fc1 = (o.op == Operator::fc1 || o.op == Operator::fc1_gated) && o.count == 1 && dense;
+    const bool after_norm = o.op == Operator::qkv || o.op == Operator::q_down || o.op == Operator::kv_down || fc1;
+    const bool gathered = sp > 1 && (o.op == Operator::qkv || fc1);
+    const double input = o.m * o.k * o.count, local = gathered ? input / sp : input;
+    if (after_norm && norm_fused)
+      forward += 2 * (input - local);  // the transpose of the gathered copy, beyond the rank's own rows
+    else if (gathered && fp8_gathers_quantized(recipe))
+      forward += (per - 1) * local + 2 * input;
+    else
+      forward += per * input;
     backward += per * o.m * o.n * o.count;
-    backward += rescale * (o.m * o.k + o.n * o.k) * o.count;
+    // (dx once per projection the framework runs apart)
+    const bool apart = t.fusion.projections == core::Fusion::eager;
+    const double parts = !apart ? 1 : o.op == Operator::qkv ? 3 : o.op == Operator::fc1_gated ? 2 : 1;
+    backward += rescale * (parts * o.m * o.k + o.n * o.k) * o.count;
   }
   if (norm_fused) forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
   core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);
@@ -396,7 +435,8 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     }
   } else {
     const double f = m.ffn_hidden;
-    add(out, gemm_op(t, fc1, t.layer, tokens, mats * f / tp, h));
+    const double widths[] = {f / tp, f / tp};
+    add(out, projection_op(t, fc1, tokens, widths, swiglu ? 2 : 1, h));
     add(out, activation(tokens, f / tp));
     add(out, gemm_op(t, Operator::fc2, t.layer, tokens, h, f / tp));
   }
@@ -431,7 +471,9 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   if (m.mla) {
     mla_projections(t, m, tokens, tp, sp, by_bytes, out);
   } else {
-    add(out, gemm_op(t, Operator::qkv, t.layer, tokens, static_cast<double>(core::qkv_width(m, s.parallel.tp)), h));
+    const double q = static_cast<double>(m.heads / s.parallel.tp) * m.head_dim(), kv = kv_local * m.head_dim();
+    const double widths[] = {q, kv, kv};
+    add(out, projection_op(t, Operator::qkv, tokens, widths, 3, h));
   }
   if (m.position == core::Position::rope) add(out, rope_op(t, m, tokens, tp, kv_local, by_bytes));
   const core::OperatorTime att = attention_op(s, t, out);
@@ -442,7 +484,7 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   mlp_ops(s, t, moe_layer, tokens, sp, by_bytes, out);
   add(out, dropout_add(Operator::mlp_dropout_add));
   if (by_bytes && t.layer == core::Precision::fp8)
-    add(out, fp8_casts(t, out, tokens / sp * h, s.training.fp8_recipe));
+    add(out, fp8_casts(t, out, tokens / sp * h, sp, s.training.fp8_recipe));
 
   if (t.tables && t.g.kernel_launch_s > 0)  // (nothing to raise otherwise: the sweep's hot path)
     for (int i = 0; i < out.count; ++i) at_least_one_launch(t, out.ops[static_cast<std::size_t>(i)]);

@@ -213,6 +213,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "eager"},      // F.silu(self.w1(x)) * self.w3(x)
         {"training.fusion.dropout_add", "eager"},     // h = x + attention(...): no dropout, the add
         {"training.fusion.rope", "eager"},            // apply_rotary_emb: view_as_complex product
+        {"training.fusion.projections", "eager"},     // Attention wq, wk, wv; FeedForward w1, w2, w3
         {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
         {"training.fusion.wgrad_accumulation", "none"},  // FSDP2 reduce-scatters autograd's .grad
         {"training.fp8_recipe", "current"},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
@@ -233,6 +234,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.activation", "fused"},      // silu * mul in one kernel
         {"training.fusion.dropout_add", "fused"},     // the residual add joins its neighbours
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
+        {"training.fusion.projections", "eager"},     // nn.Linear each: cuBLAS GEMMs Inductor does not merge
         {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
         {"training.fusion.wgrad_accumulation", "none"},
         {"training.fp8_recipe", "current"},           // as torchtitan

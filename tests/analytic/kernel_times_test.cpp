@@ -28,6 +28,17 @@ TEST_CASE("analytic: a GEMM is a measured row, else the fitted model, else the s
     CHECK(f.source == TimeSource::model);
     CHECK(f.time_s == g.kernels->gemm_model[core::index(Precision::fp8)].time(132, 4096, 4096, 4096));
   }
+  SECTION("a narrow GEMM no faster than reading its operands") {
+    // a K projection of one KV head: x[98304, 4096] in FP8 (1 byte), W[128, 4096], y[98304, 128]
+    // in 16 bits: 403.2 MB in, 25.2 MB out at the file's hbm_Bps x hbm_efficiency
+    const double bytes = 98304.0 * 4096 + 128.0 * 4096 + 2.0 * 98304 * 128;
+    CHECK(gemm_memory_floor(g, Precision::fp8, 98304, 128, 4096) ==
+          Approx(bytes / (g.hbm_Bps * g.hbm_efficiency)).epsilon(1e-12));
+    const KernelTime t = gemm_kernel(g, Precision::fp8, 98304, 128, 4096);
+    CHECK(t.source == TimeSource::model);
+    CHECK(t.time_s == gemm_memory_floor(g, Precision::fp8, 98304, 128, 4096));
+    CHECK(t.time_s > g.kernels->gemm_model[core::index(Precision::fp8)].time(132, 98304, 128, 4096));
+  }
   SECTION("a precision the tables do not cover: 2mnk / (peak x efficiency)") {
     auto g32 = g;
     g32.peak_flops[core::index(Precision::tf32)] = 494.5e12;

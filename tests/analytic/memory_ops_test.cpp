@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/memory_ops.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "../common/round_kernel_tables.hpp"
@@ -129,7 +130,7 @@ TEST_CASE("analytic: the layer follows training.fusion: eager is slower, RoPE ap
     return o->forward_s + o->backward_input_s;
   };
   const LayerOps fused = layer_ops(s, false);
-  s.training.fusion = {Fusion::eager, Fusion::eager, Fusion::eager, Fusion::eager, LossFusion::eager};
+  s.training.fusion = {Fusion::eager, Fusion::eager, Fusion::eager, Fusion::eager, Fusion::fused, LossFusion::eager};
   const LayerOps eager = layer_ops(s, false);
   // rope over this rank's q and k heads: 2048 tokens x (96 + 96) heads x 128 / 8 at the pointwise
   // kind's 2899.15 GB/s forward, 2891.84 backward; 4 bytes fused, 20 eager
@@ -154,8 +155,9 @@ TEST_CASE("analytic: FP8 adds the casts around the layer's FP8 GEMMs", "[analyti
   REQUIRE(c != nullptr);
   // forward: proj's input 2048 x 1536 and fc2's 2048 x 6144 cast and transposed (4 bytes each),
   // QKV's and fc1's inputs written in FP8 by the fused norm and transposed (1 byte more, 256 x 12288
-  // each); at 2 TB/s
-  const double forward = 4.0 * 2048 * (1536 + 6144) + 2.0 * 256 * 12288;
+  // each), the transposes made from the gathered FP8 tensor (read 1, write 1 for the 2048 - 256 rows
+  // beyond the rank's own, each); at 2 TB/s
+  const double forward = 4.0 * 2048 * (1536 + 6144) + 2.0 * 256 * 12288 + 2 * 2.0 * (2048 - 256) * 12288;
   CHECK(c->forward_s == Approx(forward / 2e12));
   // backward: each GEMM's output gradient, 4 bytes: qkv 2048 x 4608, proj 2048 x 12288, fc1 2048 x 6144,
   // fc2 2048 x 12288; at 1 TB/s
@@ -200,16 +202,19 @@ TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 
   const auto ops = layer_ops(s, false);  // kept: find() points into it
   const auto* c = ops.find(Operator::fp8_cast);
   REQUIRE(c != nullptr);
-  // every GEMM input at 6 bytes (the norm no longer writes FP8 itself): QKV and fc1 2048 x 12288,
-  // proj 2048 x 1536, fc2 2048 x 6144, at 2 TB/s; every output gradient at 6 bytes, at 1 TB/s
-  CHECK(c->forward_s == Approx(6.0 * 2048 * (12288 + 1536 + 12288 + 6144) / 2e12));
+  // proj's input 2048 x 1536 and fc2's 2048 x 6144 at 6 bytes (the norm no longer writes FP8
+  // itself); QKV's and fc1's quantised on the rank's 256 rows before the all-gather (6 less the
+  // transposed copy's write: 5) and transposed after it (read 1, write 1 of 2048 x 12288); at 2 TB/s.
+  // Every output gradient at 6 bytes, at 1 TB/s
+  CHECK(c->forward_s ==
+        Approx((6.0 * 2048 * (1536 + 6144) + 2 * (5.0 * 256 * 12288 + 2.0 * 2048 * 12288)) / 2e12));
   CHECK(c->backward_input_s == Approx(6.0 * 2048 * (4608 + 12288 + 6144 + 12288) / 1e12));
 
   s.training.fp8_recipe = core::Fp8Recipe::rowwise;
   const auto rw = layer_ops(s, false);
   const auto* r = rw.find(Operator::fp8_cast);
   REQUIRE(r != nullptr);
-  // forward: the same inputs at 8 bytes
+  // forward: every input at 8 bytes, QKV's and fc1's gathered in 16 bits first (2048 rows)
   CHECK(r->forward_s == Approx(8.0 * 2048 * (12288 + 1536 + 12288 + 6144) / 2e12));
   // backward: the output gradients at 8 bytes, then 4 bytes over every dx[m,k] and dW[n,k]:
   // qkv dx 2048 x 12288, dW 4608 x 12288; proj 2048 x 1536, 12288 x 1536; fc1 2048 x 12288,
@@ -247,4 +252,32 @@ TEST_CASE("analytic: the weight gradient into the fp32 main gradient (training.f
   const auto b = layer_ops(s, false);
   CHECK(a.find(Operator::qkv)->forward_s == b.find(Operator::qkv)->forward_s);
   CHECK(a.find(Operator::qkv)->backward_input_s == b.find(Operator::qkv)->backward_input_s);
+}
+
+TEST_CASE("analytic: training.fusion.projections eager runs Q, K, V and the gated MLP's two inputs apart",
+          "[analytic][memory_ops]") {
+  auto s = testing::gpt3_1024();  // tp 8, SP, 2048 tokens, h 12288, 96 heads of 128: 1536 each of q, k, v
+  s.hardware = testing::h100_with_tables();
+  s.model.mlp = core::Mlp::swiglu;
+  const auto& g = s.hardware.gpu;
+  const auto fused_ops = layer_ops(s, false);  // kept: find() points into it
+  s.training.fusion.projections = Fusion::eager;
+  const auto apart_ops = layer_ops(s, false);
+  const auto* fused = fused_ops.find(Operator::qkv);
+  const auto* apart = apart_ops.find(Operator::qkv);
+  REQUIRE((fused != nullptr && apart != nullptr));
+  // the same shape reported, 2048 x 4608 x 12288
+  CHECK(apart->n == fused->n);
+  // three GEMMs of 2048 x 1536 x 12288, each timed alone
+  const double part = gemm_kernel(g, core::Precision::bf16, 2048, 1536, 12288).time_s;
+  CHECK(apart->forward_s == Approx(3 * part).epsilon(1e-12));
+  // backward: three input-gradient GEMMs, then one kernel summing them: read 3 x 2, write 2 bytes
+  // of 2048 x 12288, at the pointwise kind's backward 1 TB/s
+  const double dx = gemm_kernel(g, core::Precision::bf16, 2048, 12288, 1536).time_s;
+  CHECK(apart->backward_input_s == Approx(3 * dx + 8.0 * 2048 * 12288 / 1e12).epsilon(1e-12));
+  // the gated MLP's gate and up projections, 2 x (2048 x 6144 x 12288)
+  const double half = gemm_kernel(g, core::Precision::bf16, 2048, 6144, 12288).time_s;
+  CHECK(apart_ops.find(Operator::fc1_gated)->forward_s == Approx(2 * half).epsilon(1e-12));
+  CHECK(fused_ops.find(Operator::fc1_gated)->forward_s ==
+        Approx(gemm_kernel(g, core::Precision::bf16, 2048, 12288, 12288).time_s).epsilon(1e-12));
 }

@@ -629,6 +629,11 @@ const Case kCases[] = {
      "vocab_parallel, fused, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"
      "  fusion: {norm: fused, cross_entropy: vocab-parallel}\n"
      "                                       ^"},
+    {"scenario_fusion_projections_unknown.yaml",
+     "{data}/bad/scenario_fusion_projections_unknown.yaml:7:38: error: training.fusion.projections must be one of "
+     "eager, fused, got \"separate\"\n"
+     "  fusion: {rope: eager, projections: separate}\n"
+     "                                     ^"},
     {"scenario_fusion_wgrad_unknown.yaml",
      "{data}/bad/scenario_fusion_wgrad_unknown.yaml:7:32: error: training.fusion.wgrad_accumulation must be one of "
      "fused, separate, none, got \"fp32\"\n"

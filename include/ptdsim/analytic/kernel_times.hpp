@@ -30,9 +30,12 @@ inline double launch_floor(const core::GpuSpec& g, double t, core::TimeSource so
 const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision p, double m, double n,
                                     double k);
 
-// One GEMM: the measured row when (precision class, m, n, k) matches one, else the fitted model,
-// else 2mnk / (peak x scalar efficiency).
+// One GEMM: the measured row when (precision class, m, n, k) matches one, else the fitted model
+// (no faster than gemm_memory_floor), else 2mnk / (peak x scalar efficiency).
 KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
+// The time to read x[m,k] and W[n,k] (1 byte an element in FP8, else 2) and write y[m,n] in 16 bits
+// at hbm_Bps x hbm_efficiency: the floor under the fitted model's time.
+double gemm_memory_floor(const core::GpuSpec& g, core::Precision cls, double m, double n, double k);
 
 // What `extra_bytes` more per output element costs a GEMM y[m,n] of precision p in its epilogue, at the
 // rate the tables' model fits to the output traffic it does not hide (GemmModel::epilogue_Bps, over the

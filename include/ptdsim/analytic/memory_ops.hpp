@@ -43,6 +43,14 @@ double fp8_cast_bytes(core::Fp8Recipe r);
 // FP8: bytes per output element of each backward GEMM (input and weight gradient) rescaled after
 // the GEMM: torchao's rowwise 4 (read 2, write 2), the others 0.
 double fp8_rescale_bytes(core::Fp8Recipe r);
+// FP8 under sequence parallelism: whether the inputs of the column-parallel GEMMs (QKV, fc1) are
+// quantised on the rank's own rows and all-gathered in FP8, or gathered in 16 bits and quantised
+// after. Transformer Engine gathers the quantised tensor (LayerNormLinear / LayerNormMLP:
+// gather_along_first_dim with the input quantizer), and so does torchao's tensorwise recipe under
+// its Float8ColwiseParallel / PrepareFloat8ModuleInput ("the float8 cast happens before the
+// all-gather", torchao/float8/float8_tensor_parallel.py); torchao's rowwise recipe has no float8 TP
+// plan, so torchtitan runs it under the plain ColwiseParallel: a 16-bit all-gather, then the cast.
+bool fp8_gathers_quantized(core::Fp8Recipe r);
 
 // The bytes the kernel tables' measured sequences really moved per element, against the bytes their
 // rates are stated over (core::kMemoryOpBytes, core::kCrossEntropyBytes): the backward rows also

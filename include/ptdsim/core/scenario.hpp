@@ -69,6 +69,10 @@ struct FusionSpec {
   Fusion activation = Fusion::fused;   // bias + GeLU or SwiGLU
   Fusion dropout_add = Fusion::fused;  // bias + dropout + residual add
   Fusion rope = Fusion::fused;         // rotary embedding of q and k
+  // Q, K and V in one GEMM and a gated MLP's two input projections in one (Megatron-Core's
+  // linear_qkv and linear_fc1), or eager: one nn.Linear each (torchtitan's wq, wk, wv and w1, w3),
+  // each reading the input again, and their input gradients summed after
+  Fusion projections = Fusion::fused;
   LossFusion cross_entropy = LossFusion::eager;
   WgradAccumulation wgrad_accumulation = WgradAccumulation::fused;
 };
