@@ -103,7 +103,7 @@ double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers) {
 }
 
 double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers, const GpuParams& layer_params) {
-  const auto& sh = s.parallel.sharding;
+  const core::Sharding sh = sharding_as_run(s);
   const auto& tr = s.training;
   const double wb = weight_bytes_per_param(tr.precision);
   const double layer = layer_params.total();
@@ -114,7 +114,11 @@ double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers, co
   for (core::Pass p : {core::Pass::F, core::Pass::B})
     ahead = std::max(ahead, zero3_pass(sh, tr.overlap.zero3_prefetch, full, p, unit).depth);
   const double gathered = sh.reshard_after_forward ? (1 + ahead) * unit : layers.layers * layer + ahead * unit;
-  const double grads = unit * (wb + (sh.reduce_bytes != wb ? sh.reduce_bytes : 0.0));
+  // under a pipeline that accumulates: the stage's gradients unsharded in the reduce dtype all step,
+  // beside the one unit's 16-bit gradient autograd has just made
+  const bool accumulates = sh.pipeline_accumulates && s.parallel.pp > 1;
+  const double grads = accumulates ? unit * wb + layers.layers * layer * sh.reduce_bytes
+                                   : unit * (wb + (sh.reduce_bytes != wb ? sh.reduce_bytes : 0.0));
   return wb * gathered + grads + sh.reduce_bytes * tr.dp_bucket_params;
 }
 

@@ -43,6 +43,12 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
   return z;
 }
 
+core::Sharding sharding_as_run(const core::Scenario& s) {
+  core::Sharding sh = s.parallel.sharding;
+  if (sh.pipeline_accumulates && s.parallel.pp > 1) sh.reshard_after_forward = false;
+  return sh;
+}
+
 double ep_hidden_share(const PlanOptions& o, int stages, int stage) {
   if (!o.overlap_ep) return 0.0;
   const int p = std::max(1, stages), v = std::max(1, o.vpp);
@@ -691,7 +697,7 @@ PlanOptions plan_options(const core::Scenario& s, const StepGroups& g) {
   o.zero3_prefetch = s.training.overlap.zero3_prefetch;
   o.overlap_offload = s.training.overlap.offload;
   o.overlap_ep = ep_overlaps(s);
-  o.sharding = s.parallel.sharding;
+  o.sharding = sharding_as_run(s);
   o.recompute_full = s.training.recompute == core::Recompute::full;
   o.comm_share = s.hardware.gpu.comm_share();
   o.fabric = uplink_shares(s.hardware);

@@ -206,6 +206,8 @@ const std::vector<Framework>& frameworks() {
        {{"parallel.zero", "3"},                       // data_parallel_shard_degree: FSDP2 fully_shard
         {"parallel.sharding.unit_layers", "1"},       // apply_fsdp: fully_shard per TransformerBlock
         {"parallel.sharding.reduce_dtype", "fp32"},   // training.mixed_precision_reduce = float32
+        {"parallel.sharding.pipeline_accumulates", "true"},  // apply_fsdp: no reshard after forward with PP;
+                                                     // pipelining's stage: no grad sync until the last backward
         {"training.attention_kernel", "flash2"},      // F.scaled_dot_product_attention: FlashAttention-2
         {"training.overlap.dp", "true"},              // FSDP2 reduce-scatter per unit
         {"training.overlap.zero3_prefetch", "true"},  // FSDP2 implicit prefetch
@@ -227,6 +229,7 @@ const std::vector<Framework>& frameworks() {
        {{"parallel.zero", "3"},
         {"parallel.sharding.unit_layers", "1"},
         {"parallel.sharding.reduce_dtype", "fp32"},
+        {"parallel.sharding.pipeline_accumulates", "true"},
         {"training.attention_kernel", "flash2"},
         {"training.overlap.dp", "true"},
         {"training.overlap.zero3_prefetch", "true"},

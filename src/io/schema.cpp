@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
         "stage_layers", "first_stage_layers", "last_stage_layers", "embedding_in_split",
         "loss_in_split", "sharding"}},
       {"parallel.sharding",
-       {"unit_layers", "reshard_after_forward", "regather_on_recompute", "reduce_dtype", "prefetch_units",
+       {"unit_layers", "reshard_after_forward", "pipeline_accumulates", "regather_on_recompute", "reduce_dtype", "prefetch_units",
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
        {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "recompute_modules", "flash_attention",

@@ -11,6 +11,7 @@ core::Sharding convert_sharding(const Node& node, const Mark& where) {
   core::Sharding z;
   z.unit_layers = sh.number("unit_layers", 1.0);
   z.reshard_after_forward = sh.boolean("reshard_after_forward", true);
+  z.pipeline_accumulates = sh.boolean("pipeline_accumulates", false);
   z.regather_on_recompute = sh.boolean("regather_on_recompute", false);
   const std::string dtype = sh.choice("reduce_dtype", {"fp32", "bf16", "fp16"}).value_or("fp32");
   z.reduce_bytes = dtype == "fp32" ? 4 : 2;

@@ -235,6 +235,19 @@ TEST_CASE("analytic: the memory of ZeRO-3's units in flight", "[analytic][zero3]
     s.parallel.sharding.reshard_after_forward = false;
     CHECK(zero3_buffer_bytes(s, all) == Approx((2 * 96 + 2 + 6) * kLayer).epsilon(1e-12));
   }
+  SECTION("a pipeline that accumulates (torchtitan): the stage gathered, its gradients unsharded in fp32") {
+    s.parallel.sharding.pipeline_accumulates = true;
+    CHECK(zero3_buffer_bytes(s, all) == Approx(10 * kLayer).epsilon(1e-12));  // pp 1: as before
+    s.parallel.pp = 8;
+    s.parallel.dp /= 8;
+    const StageLayers stage{12, 0};
+    // 12 layers gathered in bf16 and the unit prefetched (2 B x 13, as kept gathered above), the
+    // unit's bf16 gradient (2 B) and the stage's fp32 accumulated gradients (4 B x 12 layers)
+    CHECK(zero3_buffer_bytes(s, stage) == Approx((2 * 13 + 2 + 4 * 12) * kLayer).epsilon(1e-12));
+    // the backward gathers nothing: kept from the forward
+    CHECK(sharding_as_run(s).reshard_after_forward == false);
+    CHECK(zero3_pass(sharding_as_run(s), true, false, core::Pass::B, kLayer).gathers == 0);
+  }
   SECTION("two layers a unit, and DeepSpeed's contiguous 5e8-element fp16 reduce bucket") {
     s.parallel.sharding.unit_layers = 2;
     s.parallel.sharding.reduce_bytes = 2;

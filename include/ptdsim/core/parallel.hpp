@@ -21,6 +21,10 @@ struct Sharding {
   // units (DeepSpeed ZeRO-3 fetches each submodule's weights on its own: 0.25 for a GPT layer's four).
   double unit_layers = 1;
   bool reshard_after_forward = true;   // false: kept gathered from forward to backward (SHARD_GRAD_OP, ZeRO++)
+  // Under a pipeline (pp > 1) the stage's units stay gathered from their forward to their last
+  // backward and their gradients accumulate unsharded in the reduce dtype until the last micro-batch
+  // (torch.distributed.pipelining on FSDP2, as torchtitan runs it)
+  bool pipeline_accumulates = false;
   bool regather_on_recompute = false;  // recomputing a unit's forward gathers it once more
   int reduce_bytes = 4;                // gradient reduce-scatter dtype: 4 fp32, 2 bf16/fp16
   int prefetch_units = 1;              // gathers issued at most this many units ahead
