@@ -735,6 +735,11 @@ const Case kCases[] = {
      "{data}/bad/scenario_sharding_shard_ranks.yaml:4:32: error: shard_ranks 3 must divide dp*cp = 8 (each shard group is replicated dp*cp/shard_ranks times)\n"
      "parallel: {zero: 3, sharding: {shard_ranks: 3}}\n"
      "                               ^"},
+    {"scenario_sharding_pipeline_accumulates.yaml",
+     "{data}/bad/scenario_sharding_pipeline_accumulates.yaml:4:68: error: parallel.sharding.pipeline_accumulates must "
+     "be true or false, got \"last\"\n"
+     "parallel: {zero: 3, pp: 2, dp: 4, sharding: {pipeline_accumulates: last}}\n"
+     "                                                                   ^"},
     {"scenario_sharding_sync_not_bool.yaml",
      "{data}/bad/scenario_sharding_sync_not_bool.yaml:4:38: error: parallel.sharding.sync must be true or false, got \"yes\"\n"
      "parallel: {zero: 3, sharding: {sync: yes}}\n"
