@@ -323,10 +323,11 @@ def convert(r):
             notes.append(f"micro_batch {micro} ASSUMED: local batch {local} in pp {p['pp']} micro-batches "
                          "(torchtitan's default pipeline_parallel_microbatches = pp degree; the source does not say)")
         rec = t["recompute"] or ""
-        recompute = "full" if rec.startswith("full") else "none"
-        if recompute == "none":
-            notes.append("recompute none for torchtitan's op-level selective checkpointing: it saves the matmul and "
-                         "attention outputs and recomputes only elementwise work, which the tool does not count")
+        op_sac = rec.startswith("selective") and ("op" in rec or "SAC" in rec)
+        recompute = "full" if rec.startswith("full") else "op" if op_sac else "none"
+        if op_sac:
+            notes.append("recompute op for torchtitan's op-level selective checkpointing (selective_ac_option "
+                         "\"op\"): every second mm and every elementwise operator recomputed, the attention output saved")
         float8 = "float8" in rid or "fp8" in rid or "Float8" in (t.get("precision") or "")
         training = dict(seq_len=seq, micro_batch=micro, global_batch=t["global_batch_size"],
                         precision="fp8" if float8 else "bf16", recompute=recompute)

@@ -10,8 +10,8 @@ namespace {
 
 // One layer's operators, each with what recomputation adds to it: its forward again where the
 // backward reruns it (compute.hpp recomputed).
-double with_recompute(const core::OperatorTime& o, const core::TrainingSpec& t, bool moe_layer) {
-  return o.total_s() + (recomputed(t, o.op, o.kind, moe_layer) ? o.forward_s : 0.0);
+double with_recompute(const core::OperatorTime& o, const core::Scenario& s, bool moe_layer) {
+  return o.total_s() + recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
 }
 
 // The breakdown from one dense and one MoE layer's operators and the ends' (moe: unread
@@ -42,7 +42,7 @@ core::ComputeBreakdown breakdown(const core::Scenario& s, const StepPlan& plan, 
   // once per micro-batch, the optimizer once
   const double m = plan.shape.m;
   auto add = [&](const core::OperatorTime& o, double times, bool moe_layer) {
-    out.share[static_cast<std::size_t>(o.kind)] += times * with_recompute(o, s.training, moe_layer);
+    out.share[static_cast<std::size_t>(o.kind)] += times * with_recompute(o, s, moe_layer);
   };
   for (const auto& o : dense) add(o, m * dense_layers, false);
   if (moe_layers > 0)

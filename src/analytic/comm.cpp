@@ -127,26 +127,28 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     // gathers them so (fp8_gathers_quantized): one byte an element.
     const Group& g = groups.tp;
     const double S = width * tokens * m.hidden;
-    double one, one_forward;  // one all-reduce-equivalent
+    double one, one_forward, gather_s = 0, gather_bytes = 0;  // one all-reduce-equivalent; the all-gather of it
     double per = bytes_sent(core::Collective::all_reduce, S, p.tp), per_forward = per;
     if (p.sequence_parallel) {
       const double rs = collective_time(hw, core::Collective::reduce_scatter, S, g);
+      const bool quantised = tr.precision == core::Precision::fp8 && fp8_gathers_quantized(tr.fp8_recipe);
+      const double gathered = quantised ? tokens * m.hidden : S;
+      gather_s = collective_time(hw, core::Collective::all_gather, gathered, g);
+      gather_bytes = bytes_sent(core::Collective::all_gather, gathered, p.tp);
       one = collective_time(hw, core::Collective::all_gather, S, g) + rs;
-      one_forward = one;
-      if (tr.precision == core::Precision::fp8 && fp8_gathers_quantized(tr.fp8_recipe)) {
-        const double gathered = tokens * m.hidden;
-        one_forward = collective_time(hw, core::Collective::all_gather, gathered, g) + rs;
-        per_forward = (bytes_sent(core::Collective::all_gather, gathered, p.tp) +
-                       bytes_sent(core::Collective::reduce_scatter, S, p.tp));
-      }
+      one_forward = gather_s + rs;
+      if (quantised) per_forward = gather_bytes + bytes_sent(core::Collective::reduce_scatter, S, p.tp);
     } else {
       one = one_forward = collective_time(hw, core::Collective::all_reduce, S, g);
     }
-    const double again = full ? 2 : 0;  // the recomputed forward's
+    // The recomputed forward's: full recomputation reruns all four; torchtitan's per-op
+    // checkpointing saves the reduce-scatters' outputs but not the all-gathers'
+    const double again = full ? 2 : 0;
+    const double regather = tr.recompute == core::Recompute::op ? 2 : 0;
     out.tp_forward_s = 2 * one_forward;
-    out.tp_backward_s = 2 * one + again * one_forward;
+    out.tp_backward_s = 2 * one + again * one_forward + regather * gather_s;
     out.tp_bytes_forward = 2 * per_forward;
-    out.tp_bytes_backward = 2 * per + again * per_forward;
+    out.tp_bytes_backward = 2 * per + again * per_forward + regather * gather_bytes;
   }
   if (p.cp > 1) {
     // the exchange of training.cp_comm beside the attention kernels it runs (context_parallel.hpp)

@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/compute.hpp"
 
 #include "ptdsim/analytic/kernel_times.hpp"
+#include "ptdsim/analytic/op_checkpoint.hpp"
 #include "ptdsim/analytic/operators.hpp"
 
 #include <algorithm>
@@ -180,11 +181,23 @@ double layer_forward_flops(const core::Scenario& s, bool moe_layer) {
 
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer) { return layer_times(s, moe_layer, layer_ops(s, moe_layer)); }
 
-bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKind kind, bool moe_layer) {
+double recomputed_share(const core::Scenario& s, core::Operator op, core::OperatorKind kind, bool moe_layer) {
   using O = core::Operator;
   using M = core::RecomputeModule;
-  if (t.recompute == core::Recompute::full) return true;
-  if (t.recompute != core::Recompute::selective) return false;
+  const core::TrainingSpec& t = s.training;
+  if (t.recompute == core::Recompute::full) return 1;
+  if (t.recompute == core::Recompute::op) {
+    if (kind == core::OperatorKind::attention || kind == core::OperatorKind::overhead) return 0;
+    const OpCheckpointShares g = op_checkpoint_shares(s);
+    switch (op) {
+      case O::qkv: return g.qkv;
+      case O::proj: return g.proj;
+      case O::fc1: case O::fc1_gated: return g.fc1;
+      case O::fc2: return g.fc2;
+      default: return 1;  // the memory-bound operators: no output of theirs is saved
+    }
+  }
+  if (t.recompute != core::Recompute::selective) return 0;
   if (kind == core::OperatorKind::attention) return t.recomputes(M::core_attn);
   switch (op) {
     // MLA's up projections and the rotary embedding applied to their output (Megatron-Core's
@@ -196,7 +209,7 @@ bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKi
     case O::shared_fc2: return moe_layer && t.recomputes(M::moe);
     case O::fc1: case O::fc1_gated: case O::gelu: case O::swiglu: case O::fc2:
       return moe_layer ? t.recomputes(M::moe) : t.recomputes(M::mlp);
-    default: return false;
+    default: return 0;
   }
 }
 
@@ -210,11 +223,13 @@ LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& 
       if (s.training.recompute_modules != 0) {
         // the named modules' operators, their forward once more (the attention core above)
         for (const core::OperatorTime& o : ops)
-          if (o.kind != core::OperatorKind::attention && recomputed(s.training, o.op, o.kind, moe_layer))
-            out.recompute += o.forward_s;
+          if (o.kind != core::OperatorKind::attention) out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
       }
       break;
     case core::Recompute::full: out.recompute = out.forward; break;
+    case core::Recompute::op:
+      for (const core::OperatorTime& o : ops) out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
+      break;
   }
   return out;
 }

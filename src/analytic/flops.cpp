@@ -1,4 +1,5 @@
 #include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/analytic/op_checkpoint.hpp"
 
 #include "repeated_sum.hpp"
 
@@ -78,6 +79,7 @@ double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, do
       return core;
     }
     case core::Recompute::full: return layers_forward_flops(m, b, s);
+    case core::Recompute::op: break;  // needs the scenario: op_recompute_flops
   }
   return 0;
 }
@@ -107,6 +109,20 @@ double module_recompute_flops(const core::Scenario& s, double b, double seq) {
   return total;
 }
 
+// torchtitan's per-op checkpointing: each layer's weight GEMMs again by their recomputed shares
+// (op_checkpoint_shares); the attention core is saved. Dense models only (core::check).
+double op_recompute_flops(const core::Scenario& s, double b, double seq) {
+  const auto& m = s.model;
+  const OpCheckpointShares g = op_checkpoint_shares(s);
+  const double fc1 = m.mlp == core::Mlp::swiglu ? 2.0 / 3 : 0.5;  // fc1's part of the MLP's FLOPs
+  double total = 0;
+  for (int i = 0; i < m.layers + m.mtp_layers; ++i) {
+    const LayerFlops f = layer_forward_flops(m, false, m.is_windowed_layer(i), b, seq);
+    total += f.qkv * g.qkv + f.out_proj * g.proj + f.mlp * (fc1 * g.fc1 + (1 - fc1) * g.fc2);
+  }
+  return total;
+}
+
 }  // namespace
 
 double model_flops_per_step(const core::Scenario& s) {
@@ -121,6 +137,7 @@ double hardware_flops_per_step(const core::Scenario& s, double model_flops) {
   const double B = s.training.global_batch, seq = s.training.seq_len;
   if (s.training.recompute == core::Recompute::selective && s.training.recompute_modules != 0)
     return model_flops + module_recompute_flops(s, B, seq);
+  if (s.training.recompute == core::Recompute::op) return model_flops + op_recompute_flops(s, B, seq);
   return model_flops + recompute_flops(s.model, s.training.recompute, B, seq);
 }
 

@@ -39,7 +39,8 @@ void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& 
     c.moe_params = GpuParams{};
     c.activation_moe = 0;
   }
-  const bool full = s.training.recompute == core::Recompute::full;
+  // the layer the backward recomputes holds its whole activations meanwhile (full, and op's region)
+  const bool full = s.training.recompute == core::Recompute::full || s.training.recompute == core::Recompute::op;
   c.recomputed_dense = full ? layer_activation_bytes(s, false, core::Recompute::none) : 0.0;
   c.recomputed_moe = full && moe ? layer_activation_bytes(s, true, core::Recompute::none) : 0.0;
   c.ends = end_ops(s);

@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/allocator.hpp"
 #include "ptdsim/analytic/offload.hpp"
+#include "ptdsim/analytic/op_checkpoint.hpp"
 
 #include <algorithm>
 
@@ -41,6 +42,7 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const double width = full_width(s.training.precision) ? 2.0 : 1.0;
   const double sp = p.sequence_parallel ? t : 1.0;
   if (recompute == core::Recompute::full) return width * 2 * sbh / sp;
+  if (recompute == core::Recompute::op) return op_checkpoint_saved_bytes(s);
 
   double replicated = 10 * sbh;
   const double mlp_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;  // bytes per token per ffn unit
@@ -228,7 +230,7 @@ void set_activations(const core::Scenario& s, int i, const StageLayers& L, const
   st.in_flight = in_flight;
   const double per_mb = L.dense_layers() * costs.activation_dense + L.moe_layers * costs.activation_moe;
   st.activations = per_mb * st.in_flight;
-  if (tr.recompute == core::Recompute::full && L.layers > 0) {
+  if ((tr.recompute == core::Recompute::full || tr.recompute == core::Recompute::op) && L.layers > 0) {
     // the layer being recomputed holds its whole activations during its backward pass
     const bool moe_only = L.dense_layers() == 0;
     st.activations += moe_only ? costs.recomputed_moe : costs.recomputed_dense;

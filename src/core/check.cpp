@@ -341,6 +341,13 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
         }))
       return true;
   }
+  // torchtitan's per-op checkpointing is modelled for its dense Llama block (analytic/op_checkpoint.hpp):
+  // an MoE layer's or MLA's operators run other mm's than the block's seven
+  if (t.recompute == Recompute::op && (m.moe || m.mla) && sink.fail("training.recompute", "unsupported", [] {
+        return std::string("recompute op (torchtitan's per-op checkpointing) is modelled for dense models without "
+                           "MLA: use none, selective or full");
+      }))
+    return true;
   if (m.position == Position::learned && t.seq_len > m.max_seq_len && sink.fail("training.seq_len", "range", [&] {
         return "seq_len " + str(t.seq_len) + " exceeds the model's learned positions (max_seq_len " +
                str(m.max_seq_len) + ")";

@@ -33,8 +33,10 @@ constexpr Table<RecomputeModule, 4> kRecomputeModule{{{RecomputeModule::core_att
                                                      {RecomputeModule::mla_up_proj, "mla_up_proj"},
                                                      {RecomputeModule::mlp, "mlp"},
                                                      {RecomputeModule::moe, "moe"}}};
-constexpr Table<Recompute, 3> kRecompute{
-    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+constexpr Table<Recompute, 4> kRecompute{{{Recompute::none, "none"},
+                                          {Recompute::selective, "selective"},
+                                          {Recompute::full, "full"},
+                                          {Recompute::op, "op"}}};
 constexpr Table<Dim, 5> kDim{
     {{Dim::tp, "tp"}, {Dim::cp, "cp"}, {Dim::ep, "ep"}, {Dim::dp, "dp"}, {Dim::pp, "pp"}}};
 constexpr Table<Mlp, 2> kMlp{{{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}}};

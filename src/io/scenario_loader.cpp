@@ -193,7 +193,7 @@ void read_training(const Fields& f, core::Scenario& s) {
   t.global_batch = static_cast<int>(tr.required_integer("global_batch"));
   t.precision = tr.enumeration<core::Precision>("precision", core::kPrecisionCount)
                     .value_or(core::Precision::bf16);
-  t.recompute = tr.enumeration<core::Recompute>("recompute", 3).value_or(core::Recompute::selective);
+  t.recompute = tr.enumeration<core::Recompute>("recompute", 4).value_or(core::Recompute::selective);
   if (const Entry* e = tr.get("recompute_modules")) {
     // Megatron-Core's --recompute-modules names; each at most once (a repeat is a slip)
     if (e->value->kind != Node::Kind::list || e->value->items.empty())

@@ -582,6 +582,11 @@ const Case kCases[] = {
      "{data}/bad/scenario_recompute_module_mla.yaml:9:65: error: recompute module mla_up_proj needs MLA attention (model.mla)\n"
      "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [mla_up_proj]}\n"
      "                                                                ^"},
+    {"scenario_recompute_op_moe.yaml",
+     "{data}/bad/scenario_recompute_op_moe.yaml:10:43: error: recompute op (torchtitan's per-op checkpointing) is "
+     "modelled for dense models without MLA: use none, selective or full\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: op}\n"
+     "                                          ^"},
     {"scenario_moe_dispatcher_unknown.yaml",
      "{data}/bad/scenario_moe_dispatcher_unknown.yaml:13:21: error: training.moe.dispatcher must be one of alltoall, allgather, flex, got \"deepep\"\n"
      "  moe: {dispatcher: deepep}\n"

@@ -35,10 +35,11 @@ struct LayerTimes {
   double forward_flops = 0;    // per GPU
 };
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer);
-// Whether the backward reruns an operator's forward in a dense or an MoE layer: every operator
+// The share of an operator's forward the backward reruns in a dense or an MoE layer: every operator
 // under recompute full; under selective the attention core, or with training.recompute_modules the
-// operators of the modules it names (docs/analytic.md "Recompute modules").
-bool recomputed(const core::TrainingSpec& t, core::Operator op, core::OperatorKind kind, bool moe_layer);
+// operators of the modules it names (docs/analytic.md "Recompute modules"); under op, every
+// operator but the attention core, the weight GEMMs by op_checkpoint_shares.
+double recomputed_share(const core::Scenario& s, core::Operator op, core::OperatorKind kind, bool moe_layer);
 struct LayerOps;
 // The same from the layer's operators given (layer_ops(s, moe_layer)).
 LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& ops);

@@ -36,7 +36,8 @@ double logits_forward_flops(const core::ModelSpec& m, double b, double s);
 double layers_forward_flops(const core::ModelSpec& m, double b, double s);
 
 // Extra forward work recomputed before the backward pass, for b sequences, all layers:
-// none 0; selective the attention core of every layer; full a whole forward of every layer.
+// none 0; selective the attention core of every layer; full a whole forward of every layer; op 0
+// here (its shares depend on the scenario: hardware_flops_per_step counts them).
 double recompute_flops(const core::ModelSpec& m, core::Recompute r, double b, double s);
 
 // Forward + backward (2x forward) of one global batch, no recomputation (interface.md).

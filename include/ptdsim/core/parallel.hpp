@@ -6,7 +6,8 @@
 namespace ptdsim::core {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
-enum class Recompute { none, selective, full };
+// op: torchtitan's per-operator selective checkpointing (analytic/op_checkpoint.hpp)
+enum class Recompute { none, selective, full, op };
 // The modules Megatron-Core's --recompute-modules names (recompute_granularity selective) that the
 // tool models: the attention core, MLA's up projections, a dense layer's MLP, an MoE layer's whole
 // MoE block (router, dispatch, experts, combine, shared experts). training.recompute_modules.
