@@ -24,11 +24,14 @@ bool layers_per_virtual_stage_only(std::string_view framework) {
 // "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"`.
 bool deepspeed(std::string_view framework) { return framework == "deepspeed" || framework == "deepspeed-0.3"; }
 
-enum class Limit { none, schedule, zero, split, pp };
+bool torchtitan(std::string_view framework) { return framework == "torchtitan" || framework == "torchtitan-compile"; }
+
+enum class Limit { none, recompute, schedule, zero, split, pp };
 
 Limit limit(const Scenario& s, const PipelineSplit& split) {
   const auto& p = s.parallel;
   const std::string& f = s.training.framework;
+  if (!framework_runs_recompute(f, s.training.recompute)) return Limit::recompute;
   if (p.pp > 1 && deepspeed(f)) {
     if (p.schedule != Schedule::one_f_one_b) return Limit::schedule;
     if (p.zero >= 2) return Limit::zero;
@@ -57,6 +60,18 @@ Limit limit(const Scenario& s, const PipelineSplit& split) {
 
 }  // namespace
 
+std::vector<Recompute> framework_recompute_modes(std::string_view framework) {
+  using R = Recompute;
+  if (torchtitan(framework)) return {R::none, R::op, R::full};
+  return {R::none, R::selective, R::full};
+}
+
+bool framework_runs_recompute(std::string_view framework, Recompute r) {
+  if (torchtitan(framework)) return r != Recompute::selective;
+  if (r != Recompute::op) return true;
+  return framework.empty() || framework == "pytorch-fsdp" || framework == "pytorch-fsdp2";
+}
+
 bool framework_expresses(const Scenario& s, const PipelineSplit& split) { return limit(s, split) == Limit::none; }
 
 std::string framework_layout_problem(const Scenario& s, const PipelineSplit& split) {
@@ -64,6 +79,12 @@ std::string framework_layout_problem(const Scenario& s, const PipelineSplit& spl
   const std::string& f = s.training.framework;
   switch (limit(s, split)) {
     case Limit::none: return {};
+    case Limit::recompute: {
+      std::string runs;
+      for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full, Recompute::op})
+        if (framework_runs_recompute(f, r)) runs += (runs.empty() ? "" : ", ") + std::string(name(r));
+      return f + " has no recompute " + std::string(name(s.training.recompute)) + " (it runs " + runs + ")";
+    }
     case Limit::schedule:
       return f + " has no " + std::string(name(p.schedule)) + " schedule (" +
              (deepspeed(f) ? "1f1b only" : "1f1b and interleaved only") + ")";

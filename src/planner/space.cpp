@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "ptdsim/core/framework.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
 
@@ -309,8 +310,7 @@ Space::Space(const core::Scenario& base, const SearchSpace& b)
   std::vector<int> stages;
   for (int z = 0; z <= core::kMaxZeroStage; ++z) stages.push_back(z);
   zero_ = choose(stages, b.zero, 0);
-  recompute_ = or_default(b.recompute, {core::Recompute::none, core::Recompute::selective,
-                                        core::Recompute::full});
+  recompute_ = or_default(b.recompute, core::framework_recompute_modes(base.training.framework));
   sequence_parallel_ = or_default(b.sequence_parallel, {false, true});
   dp_filter_ = b.dp;
   dp_filter_.normalize();  // admits() runs per candidate: a binary search, whatever the list's length

@@ -81,3 +81,25 @@ TEST_CASE("core: layouts a framework cannot express", "[core][framework]") {
     CHECK(expresses(layout("deepspeed", 80, 2, 27)));
   }
 }
+
+TEST_CASE("core: the recompute modes a framework runs", "[core][framework]") {
+  using R = core::Recompute;
+  // torchtitan: activation_checkpoint none, full or selective "op" (or every n-th layer); no
+  // attention-core-only recompute
+  auto s = layout("torchtitan", 32, 1, 1);
+  s.training.recompute = R::selective;
+  CHECK_FALSE(expresses(s));
+  CHECK(problem(s) == "torchtitan has no recompute selective (it runs none, full, op)");
+  for (R r : {R::none, R::op, R::full}) {
+    s.training.recompute = r;
+    CHECK(expresses(s));
+  }
+  CHECK(core::framework_recompute_modes("torchtitan-compile") == std::vector<R>{R::none, R::op, R::full});
+  // Megatron's rows have no torchtitan policy; PyTorch FSDP's and no framework may run it
+  auto m = layout("megatron-core-0.8", 32, 1, 1);
+  m.training.recompute = R::op;
+  CHECK(problem(m) == "megatron-core-0.8 has no recompute op (it runs none, selective, full)");
+  CHECK(core::framework_runs_recompute("pytorch-fsdp2", R::op));
+  CHECK(core::framework_runs_recompute("", R::op));
+  CHECK(core::framework_recompute_modes("") == std::vector<R>{R::none, R::selective, R::full});
+}

@@ -3,6 +3,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ptdsim/core/parallel.hpp"
+
 // Training frameworks as presets: what a framework does by default for the switches a scenario
 // leaves unset (`training.framework`). One row per framework, one entry per switch; the loader
 // fills a key from the row only when the scenario file and every --set leave it unset, so an
@@ -30,6 +32,15 @@ const std::vector<Framework>& frameworks();
 // nullptr when no framework has that name.
 const Framework* find_framework(std::string_view name);
 std::vector<std::string> framework_names();
+
+// The recompute modes the sweep offers under the named framework, in its order: torchtitan's rows
+// none, op (its per-op selective checkpointing) and full, its activation_checkpoint modes; every
+// other row and no framework none, selective and full.
+std::vector<Recompute> framework_recompute_modes(std::string_view framework);
+// Whether the named framework runs recompute mode r: torchtitan's rows have no attention-core-only
+// recompute (selective); op is torchtitan's policy on PyTorch's selective checkpointing API, which
+// the PyTorch FSDP rows and no framework may run too, and the Megatron and DeepSpeed rows do not.
+bool framework_runs_recompute(std::string_view framework, Recompute r);
 
 struct Scenario;
 struct PipelineSplit;
