@@ -44,7 +44,6 @@ int block_mms(const core::Scenario& s, Mm* out) {
 }  // namespace
 
 OpCheckpointShares op_checkpoint_shares(const core::Scenario& s) {
-  if (s.training.precision == core::Precision::fp8) return {1, 1, 1, 1};  // _scaled_mm: none saved
   Mm mms[8];
   const int n = block_mms(s, mms);
   double again[4] = {}, all[4] = {};
@@ -63,12 +62,10 @@ double op_checkpoint_saved_bytes(const core::Scenario& s) {
   const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / p.cp;
   const double h = m.hidden;
   double bytes = 2 * tokens * h / sp;  // the block's input, which the checkpoint keeps
-  if (s.training.precision != core::Precision::fp8) {
-    Mm mms[8];
-    const int n = block_mms(s, mms);
-    for (int i = 0; i < n; ++i)
-      if ((i + 1) % 2 == 1) bytes += 2 * tokens * mms[i].width;
-  }
+  Mm mms[8];
+  const int n = block_mms(s, mms);
+  for (int i = 0; i < n; ++i)
+    if ((i + 1) % 2 == 1) bytes += 2 * tokens * mms[i].width;
   // SDPA's output and its fp32 log-sum-exp per query head
   bytes += 2 * tokens * m.attention_out_width() / t + 4 * tokens * (m.heads / t);
   if (t > 1 && p.sequence_parallel) bytes += 2 * (2 * tokens * h / t);  // wo's and w2's reduce-scatters
