@@ -123,32 +123,32 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
   if (p.tp > 1) {
     // two all-reduces of the s*b*h activation forward and two backward (Shoeybi et al. 2019, fig. 3);
     // with SP each becomes an all-gather plus a reduce-scatter of the same volume (Korthikanti 2022 4.2.2)
-    // In FP8 the forward all-gathers carry QKV's and fc1's inputs quantised where the recipe
-    // gathers them so (fp8_gathers_quantized): one byte an element.
+    // In FP8 the all-gathers carry QKV's and fc1's inputs (forward) and proj's and fc2's output
+    // gradients (backward) quantised where the recipe gathers them so (fp8_gathers_quantized): one
+    // byte an element; the reduce-scatters stay 16-bit.
     const Group& g = groups.tp;
     const double S = width * tokens * m.hidden;
-    double one, one_forward, gather_s = 0, gather_bytes = 0;  // one all-reduce-equivalent; the all-gather of it
-    double per = bytes_sent(core::Collective::all_reduce, S, p.tp), per_forward = per;
+    // one all-reduce-equivalent (an all-gather and a reduce-scatter under SP), and its all-gather
+    double one, gather_s = 0, gather_bytes = 0;
+    double per = bytes_sent(core::Collective::all_reduce, S, p.tp);
     if (p.sequence_parallel) {
-      const double rs = collective_time(hw, core::Collective::reduce_scatter, S, g);
       const bool quantised = tr.precision == core::Precision::fp8 && fp8_gathers_quantized(tr.fp8_recipe);
       const double gathered = quantised ? tokens * m.hidden : S;
       gather_s = collective_time(hw, core::Collective::all_gather, gathered, g);
       gather_bytes = bytes_sent(core::Collective::all_gather, gathered, p.tp);
-      one = collective_time(hw, core::Collective::all_gather, S, g) + rs;
-      one_forward = gather_s + rs;
-      if (quantised) per_forward = gather_bytes + bytes_sent(core::Collective::reduce_scatter, S, p.tp);
+      one = gather_s + collective_time(hw, core::Collective::reduce_scatter, S, g);
+      per = gather_bytes + bytes_sent(core::Collective::reduce_scatter, S, p.tp);
     } else {
-      one = one_forward = collective_time(hw, core::Collective::all_reduce, S, g);
+      one = collective_time(hw, core::Collective::all_reduce, S, g);
     }
     // The recomputed forward's: full recomputation reruns all four; torchtitan's per-op
     // checkpointing saves the reduce-scatters' outputs but not the all-gathers'
     const double again = full ? 2 : 0;
     const double regather = tr.recompute == core::Recompute::op ? 2 : 0;
-    out.tp_forward_s = 2 * one_forward;
-    out.tp_backward_s = 2 * one + again * one_forward + regather * gather_s;
-    out.tp_bytes_forward = 2 * per_forward;
-    out.tp_bytes_backward = 2 * per + again * per_forward + regather * gather_bytes;
+    out.tp_forward_s = 2 * one;
+    out.tp_backward_s = (2 + again) * one + regather * gather_s;
+    out.tp_bytes_forward = 2 * per;
+    out.tp_bytes_backward = (2 + again) * per + regather * gather_bytes;
   }
   if (p.cp > 1) {
     // the exchange of training.cp_comm beside the attention kernels it runs (context_parallel.hpp)

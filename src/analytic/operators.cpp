@@ -211,11 +211,12 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // elements, are left out); torchao's rowwise 8 (the column-scaled copy made from a transposed 16-bit
 // copy), and its backward GEMMs' outputs rescaled after the GEMM, 4 bytes per element of dx[m,k]
 // and dW[n,k] (fp8_rescale_bytes).
-// Under sequence parallelism QKV's and fc1's inputs are all-gathered first. Where the recipe gathers
-// the quantised tensor (fp8_gathers_quantized) the cast runs on the rank's own 1/sp of the rows
-// (its bytes less the transposed copy's write) and the transposed copy for the weight gradient is
-// made from the gathered FP8 tensor (read 1, write 1 per gathered element); the fused norm's
-// transpose moves there too. Rowwise casts the gathered 16-bit tensor.
+// Under sequence parallelism QKV's and fc1's inputs are all-gathered first, and so are the output
+// gradients of proj and fc2 in the backward. Where the recipe gathers the quantised tensor
+// (fp8_gathers_quantized) the cast runs on the rank's own 1/sp of the rows (its bytes less the
+// transposed copy's write) and the transposed copy for the weight gradient is made from the
+// gathered FP8 tensor (read 1, write 1 per gathered element); the fused norm's transpose moves there
+// too. Rowwise casts the gathered 16-bit tensor.
 core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
                              core::Fp8Recipe recipe) {
   const double per = fp8_cast_bytes(recipe);
@@ -235,7 +236,14 @@ core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_e
       forward += (per - 1) * local + 2 * input;
     else
       forward += per * input;
-    backward += per * o.m * o.n * o.count;
+    // the output gradients of the row-parallel GEMMs (proj, fc2) arrive over SP as an all-gather:
+    // quantised first on the rank's rows where the recipe gathers FP8, as the inputs above
+    const bool row_gathered = sp > 1 && (o.op == Operator::proj || (o.op == Operator::fc2 && o.count == 1 && dense));
+    const double grad = o.m * o.n * o.count;
+    if (row_gathered && fp8_gathers_quantized(recipe))
+      backward += (per - 1) * grad / sp + 2 * grad;
+    else
+      backward += per * grad;
     // (dx once per projection the framework runs apart)
     const bool apart = t.fusion.projections == core::Fusion::eager;
     const double parts = !apart ? 1 : o.op == Operator::qkv ? 3 : o.op == Operator::fc1_gated ? 2 : 1;

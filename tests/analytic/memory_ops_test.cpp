@@ -159,9 +159,10 @@ TEST_CASE("analytic: FP8 adds the casts around the layer's FP8 GEMMs", "[analyti
   // beyond the rank's own, each); at 2 TB/s
   const double forward = 4.0 * 2048 * (1536 + 6144) + 2.0 * 256 * 12288 + 2 * 2.0 * (2048 - 256) * 12288;
   CHECK(c->forward_s == Approx(forward / 2e12));
-  // backward: each GEMM's output gradient, 4 bytes: qkv 2048 x 4608, proj 2048 x 12288, fc1 2048 x 6144,
-  // fc2 2048 x 12288; at 1 TB/s
-  const double backward = 4.0 * 2048 * (4608 + 12288 + 6144 + 12288);
+  // backward: each GEMM's output gradient, 4 bytes: qkv 2048 x 4608 and fc1 2048 x 6144; proj's and
+  // fc2's 2048 x 12288, all-gathered over SP, quantised on the rank's 256 rows (4 - 1) and
+  // transposed after the gather (2 a gathered element); at 1 TB/s
+  const double backward = 4.0 * 2048 * (4608 + 6144) + 2 * (3.0 * 256 * 12288 + 2.0 * 2048 * 12288);
   CHECK(c->backward_input_s == Approx(backward / 1e12));
 }
 
@@ -205,10 +206,11 @@ TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 
   // proj's input 2048 x 1536 and fc2's 2048 x 6144 at 6 bytes (the norm no longer writes FP8
   // itself); QKV's and fc1's quantised on the rank's 256 rows before the all-gather (6 less the
   // transposed copy's write: 5) and transposed after it (read 1, write 1 of 2048 x 12288); at 2 TB/s.
-  // Every output gradient at 6 bytes, at 1 TB/s
+  // Every output gradient at 6 bytes, proj's and fc2's gathered ones as the gathered inputs; at 1 TB/s
   CHECK(c->forward_s ==
         Approx((6.0 * 2048 * (1536 + 6144) + 2 * (5.0 * 256 * 12288 + 2.0 * 2048 * 12288)) / 2e12));
-  CHECK(c->backward_input_s == Approx(6.0 * 2048 * (4608 + 12288 + 6144 + 12288) / 1e12));
+  CHECK(c->backward_input_s ==
+        Approx((6.0 * 2048 * (4608 + 6144) + 2 * (5.0 * 256 * 12288 + 2.0 * 2048 * 12288)) / 1e12));
 
   s.training.fp8_recipe = core::Fp8Recipe::rowwise;
   const auto rw = layer_ops(s, false);
