@@ -223,12 +223,14 @@ LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& 
       if (s.training.recompute_modules != 0) {
         // the named modules' operators, their forward once more (the attention core above)
         for (const core::OperatorTime& o : ops)
-          if (o.kind != core::OperatorKind::attention) out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
+          if (o.kind != core::OperatorKind::attention)
+            out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
       }
       break;
     case core::Recompute::full: out.recompute = out.forward; break;
     case core::Recompute::op:
-      for (const core::OperatorTime& o : ops) out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
+      for (const core::OperatorTime& o : ops)
+        out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
       break;
   }
   return out;

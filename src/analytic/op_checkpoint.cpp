@@ -17,8 +17,8 @@ struct Mm {
 int block_mms(const core::Scenario& s, Mm* out) {
   const auto& m = s.model;
   const double t = s.parallel.tp;
-  const double q = static_cast<double>(m.heads / s.parallel.tp) * m.head_dim();
-  const double kv = static_cast<double>(core::kv_heads_per_rank(m, s.parallel.tp)) * m.head_dim();
+  const double q = static_cast<double>(core::q_width_per_rank(m, s.parallel.tp));
+  const double kv = static_cast<double>(core::kv_width_per_rank(m, s.parallel.tp));
   const double f = m.ffn_hidden / t, h = m.hidden;
   const bool apart = s.training.fusion.projections == core::Fusion::eager;
   const bool gated = m.mlp == core::Mlp::swiglu;

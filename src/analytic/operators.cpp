@@ -479,7 +479,8 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   if (m.mla) {
     mla_projections(t, m, tokens, tp, sp, by_bytes, out);
   } else {
-    const double q = static_cast<double>(m.heads / s.parallel.tp) * m.head_dim(), kv = kv_local * m.head_dim();
+    const double q = static_cast<double>(core::q_width_per_rank(m, s.parallel.tp));
+    const double kv = static_cast<double>(core::kv_width_per_rank(m, s.parallel.tp));
     const double widths[] = {q, kv, kv};
     add(out, projection_op(t, Operator::qkv, tokens, widths, 3, h));
   }

@@ -16,10 +16,19 @@ inline int kv_heads_per_rank(const ModelSpec& m, int tp) {
   return kv >= tp ? kv / tp : 1;
 }
 
+// The query projection's outputs on one rank, heads / t x head_dim, and the key's (the value's the same),
+// kv heads per rank x head_dim: the parts of the QKV GEMM, which a framework may run apart
+// (training.fusion.projections).
+inline long long q_width_per_rank(const ModelSpec& m, int tp) {
+  return static_cast<long long>(m.heads / tp) * m.head_dim();
+}
+inline long long kv_width_per_rank(const ModelSpec& m, int tp) {
+  return static_cast<long long>(kv_heads_per_rank(m, tp)) * m.head_dim();
+}
 // The QKV GEMM's outputs on one rank: (heads / t + 2 kv heads per rank) x head_dim. Equal to
 // (hidden + 2 kv_heads x head_dim) / t where t divides kv_heads.
 inline long long qkv_width(const ModelSpec& m, int tp) {
-  return (static_cast<long long>(m.heads / tp) + 2LL * kv_heads_per_rank(m, tp)) * m.head_dim();
+  return q_width_per_rank(m, tp) + 2 * kv_width_per_rank(m, tp);
 }
 
 struct GemmWidth {
