@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -216,6 +217,9 @@ CollectiveResult measure_collective(World& w, Group& g, Collective op, const Siz
 
   std::string& text = r.text;
   text += fmt::format("# Collective test starting: {}\n", binary(op));
+  // what NCCL was told (its environment): the reader takes a single algorithm or protocol as the
+  // table's, and its fit keeps such rows apart (docs/calibration.md "Rows per algorithm")
+  text += calibrate::nccl_setting_lines([](const char* var) -> const char* { return std::getenv(var); });
   text += fmt::format(
       "# nThread 1 nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: {} iters: {} agg iters: 1 "
       "validation: 1 graph: 0\n#\n# Using devices\n",
@@ -259,6 +263,11 @@ CollectiveResult measure_collective(World& w, Group& g, Collective op, const Siz
   text += fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:g}\n#\n# Collective test concluded: {}\n\n",
                       r.wrong, r.wrong == 0 ? "OK" : "FAILED",
                       sizes.empty() ? 0.0 : busbw_sum / 1e9 / (2.0 * static_cast<double>(sizes.size())), binary(op));
+  // the algorithm and protocol NCCL was forced to, as the reader takes the text back (-1: NCCL's pick)
+  if (const auto back = calibrate::parse_nccl_tests(text, run.file); back.size() == 1) {
+    run.algo = back.front().algo;
+    run.proto = back.front().proto;
+  }
   return r;
 }
 

@@ -1094,6 +1094,15 @@ std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string
   return runs;
 }
 
+std::string nccl_setting_lines(const char* (*env)(const char*)) {
+  std::string out;
+  for (const char* var : {"NCCL_ALGO", "NCCL_PROTO"}) {
+    const char* value = env(var);
+    out += value && *value ? "# " + std::string(var) + "=" + value + "\n" : "# unset " + std::string(var) + "\n";
+  }
+  return out;
+}
+
 std::vector<NcclRun> read_nccl_tests(const std::string& path, const ParseOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError({path, 0, 0}, "cannot read the nccl-tests log");

@@ -530,6 +530,19 @@ TEST_CASE("calibrate: the algorithm and protocol a run was forced to (NCCL_ALGO,
     // a variable whose name only ends in NCCL_ALGO is another one
     CHECK(one("export MY_NCCL_ALGO=Ring\n").algo == -1);
   }
+  SECTION("ptdsim-calibrate's own lines: what NCCL's environment held, set or unset") {
+    auto env = [](const char* var) -> const char* { return std::string_view(var) == "NCCL_ALGO" ? "Ring" : nullptr; };
+    const std::string lines = calibrate::nccl_setting_lines(env);
+    CHECK(lines == "# NCCL_ALGO=Ring\n# unset NCCL_PROTO\n");
+    CHECK(one(lines).algo == ring);
+    CHECK(one(lines).proto == -1);
+    // a joined log: the second table's "unset" ends the first one's Ring
+    auto none = [](const char*) -> const char* { return nullptr; };
+    const auto runs = calibrate::parse_nccl_tests(lines + table + calibrate::nccl_setting_lines(none) + table, "joined.log");
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].algo == ring);
+    CHECK(runs[1].algo == -1);
+  }
   SECTION("a list, an exclusion or a value NCCL refuses is not one algorithm: NCCL's pick, with a note") {
     auto list = one("export NCCL_ALGO=Ring,Tree\n");
     CHECK(list.algo == -1);

@@ -84,6 +84,12 @@ std::vector<NcclRun> parse_nccl_tests(const std::string& text, const std::string
                                       const ParseOptions& options = {});
 std::vector<NcclRun> read_nccl_tests(const std::string& path, const ParseOptions& options = {});
 
+// The lines ptdsim-calibrate writes before each of its tables, so that the reader above knows what
+// NCCL was told for it: "# NCCL_ALGO=<value>" where the variable is set, "# unset NCCL_ALGO" where
+// not (a value an earlier table of a joined log stated ends there), and the same for NCCL_PROTO.
+// `env` gives a variable's value or nullptr (std::getenv).
+std::string nccl_setting_lines(const char* (*env)(const char*));
+
 // core::bus_factor (core/alpha_beta.hpp): the bus factor the fit divides by.
 
 // nccl-tests' names of the collectives, in core::Collective's order: its binaries are these with
