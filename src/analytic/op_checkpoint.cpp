@@ -12,31 +12,18 @@ struct Mm {
 };
 
 // The block's mm's in the order torchtitan's Llama runs them: wq, wk, wv (or one QKV GEMM), wo, then
-// w1 and w3 (or one fc1), w2. Row-parallel outputs (wo, w2) are the whole hidden width on every
-// rank before their reduce-scatter.
+// w1 and w3 (or one fc1), w2 (core::ProjectionParts). Row-parallel outputs (wo, w2) are the whole
+// hidden width on every rank before their reduce-scatter.
 int block_mms(const core::Scenario& s, Mm* out) {
   const auto& m = s.model;
-  const double t = s.parallel.tp;
-  const double q = static_cast<double>(core::q_width_per_rank(m, s.parallel.tp));
-  const double kv = static_cast<double>(core::kv_width_per_rank(m, s.parallel.tp));
-  const double f = m.ffn_hidden / t, h = m.hidden;
-  const bool apart = s.training.fusion.projections == core::Fusion::eager;
-  const bool gated = m.mlp == core::Mlp::swiglu;
+  const bool apart = s.training.fusion.projections_apart();
+  const double h = m.hidden;
   int n = 0;
-  if (apart) {
-    out[n++] = {0, q};
-    out[n++] = {0, kv};
-    out[n++] = {0, kv};
-  } else {
-    out[n++] = {0, q + 2 * kv};
-  }
+  const core::ProjectionParts qkv = core::qkv_parts(m, s.parallel.tp, apart);
+  for (int i = 0; i < qkv.n; ++i) out[n++] = {0, qkv.width[i]};
   out[n++] = {1, h};
-  if (apart && gated) {
-    out[n++] = {2, f};
-    out[n++] = {2, f};
-  } else {
-    out[n++] = {2, gated ? 2 * f : f};
-  }
+  const core::ProjectionParts fc1 = core::fc1_parts(m, s.parallel.tp, apart);
+  for (int i = 0; i < fc1.n; ++i) out[n++] = {2, fc1.width[i]};
   out[n++] = {3, h};
   return n;
 }

@@ -123,25 +123,23 @@ core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, doub
   return o;
 }
 
-// A projection the framework may run as one GEMM per part (training.fusion.projections eager:
-// torchtitan's wq, wk, wv and w1, w3): each part reads the whole input again (the GEMMs' own
-// times, which the memory floor of kernel_times bounds for the narrow ones), and autograd sums the
-// parts' input gradients after, one pointwise kernel reading each and writing the sum: 2 (parts + 1)
-// bytes per input element. Fused, one GEMM of the summed width.
-core::OperatorTime projection_op(const Timing& t, Operator op, double m, const double* widths, int parts, double k) {
-  double n = 0;
-  for (int i = 0; i < parts; ++i) n += widths[i];
-  if (parts == 1 || t.fusion.projections == core::Fusion::fused) return gemm_op(t, op, t.layer, m, n, k);
+// A projection as the framework runs it (core::ProjectionParts): one GEMM, or one per part, each
+// reading the whole input again (the GEMMs' own times, which the memory floor of kernel_times
+// bounds for the narrow ones), with autograd summing the parts' input gradients after, one
+// pointwise kernel reading each and writing the sum: 2 (parts + 1) bytes per input element.
+core::OperatorTime projection_op(const Timing& t, Operator op, double m, const core::ProjectionParts& parts, double k) {
+  const double n = parts.total();
+  if (parts.n == 1) return gemm_op(t, op, t.layer, m, n, k);
   core::OperatorTime o = op_of(op, OperatorKind::gemm, m, n, k);
-  for (int i = 0; i < parts; ++i) {
-    const core::OperatorTime part = gemm_op(t, op, t.layer, m, widths[i], k);
+  for (int i = 0; i < parts.n; ++i) {
+    const core::OperatorTime part = gemm_op(t, op, t.layer, m, parts.width[i], k);
     o.forward_s += part.forward_s;
     o.backward_input_s += part.backward_input_s;
     o.backward_weight_s += part.backward_weight_s;
     o.source = std::max(o.source, part.source);
   }
   if (t.rates.valid)
-    o.backward_input_s += t.factor * 2 * (parts + 1) * m * k /
+    o.backward_input_s += t.factor * 2 * (parts.n + 1) * m * k /
                           t.rates.backward[static_cast<std::size_t>(StreamKind::pointwise)];
   return o;
 }
@@ -218,7 +216,7 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // gathered FP8 tensor (read 1, write 1 per gathered element); the fused norm's transpose moves there
 // too. Rowwise casts the gathered 16-bit tensor.
 core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
-                             core::Fp8Recipe recipe) {
+                             core::Fp8Recipe recipe, int qkv_parts, int fc1_parts) {
   const double per = fp8_cast_bytes(recipe);
   const double rescale = fp8_rescale_bytes(recipe);
   const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
@@ -244,9 +242,8 @@ core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_e
       backward += (per - 1) * grad / sp + 2 * grad;
     else
       backward += per * grad;
-    // (dx once per projection the framework runs apart)
-    const bool apart = t.fusion.projections == core::Fusion::eager;
-    const double parts = !apart ? 1 : o.op == Operator::qkv ? 3 : o.op == Operator::fc1_gated ? 2 : 1;
+    // (dx once per GEMM the framework runs the projection as)
+    const double parts = o.op == Operator::qkv ? qkv_parts : fc1 ? fc1_parts : 1;
     backward += rescale * (parts * o.m * o.k + o.n * o.k) * o.count;
   }
   if (norm_fused) forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
@@ -400,9 +397,9 @@ core::OperatorTime attention_op(const core::Scenario& s, const Timing& t, LayerO
 }
 
 // The MLP: the routed experts as grouped GEMMs (with the shared experts beside them) on an MoE
-// layer, else the dense fc1, activation and fc2.
+// layer, else the dense fc1 (as `dense_fc1`'s GEMMs), activation and fc2.
 void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double tokens, double sp, bool by_bytes,
-             LayerOps& out) {
+             const core::ProjectionParts& dense_fc1, LayerOps& out) {
   const auto& m = s.model;
   const double tp = s.parallel.tp, h = m.hidden;
   const bool swiglu = m.mlp == core::Mlp::swiglu;
@@ -443,8 +440,7 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     }
   } else {
     const double f = m.ffn_hidden;
-    const double widths[] = {f / tp, f / tp};
-    add(out, projection_op(t, fc1, tokens, widths, swiglu ? 2 : 1, h));
+    add(out, projection_op(t, fc1, tokens, dense_fc1, h));
     add(out, activation(tokens, f / tp));
     add(out, gemm_op(t, Operator::fc2, t.layer, tokens, h, f / tp));
   }
@@ -475,14 +471,14 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
                     : dropout_add_op(t, op, tokens / sp, h);
   };
   add(out, norm_op(Operator::input_norm));
+  const bool apart = s.training.fusion.projections_apart();
+  const core::ProjectionParts qkv = core::qkv_parts(m, s.parallel.tp, apart);
+  const core::ProjectionParts fc1 = core::fc1_parts(m, s.parallel.tp, apart);
   const double kv_local = core::kv_heads_per_rank(m, s.parallel.tp);  // KV heads on this rank
   if (m.mla) {
     mla_projections(t, m, tokens, tp, sp, by_bytes, out);
   } else {
-    const double q = static_cast<double>(core::q_width_per_rank(m, s.parallel.tp));
-    const double kv = static_cast<double>(core::kv_width_per_rank(m, s.parallel.tp));
-    const double widths[] = {q, kv, kv};
-    add(out, projection_op(t, Operator::qkv, tokens, widths, 3, h));
+    add(out, projection_op(t, Operator::qkv, tokens, qkv, h));
   }
   if (m.position == core::Position::rope) add(out, rope_op(t, m, tokens, tp, kv_local, by_bytes));
   const core::OperatorTime att = attention_op(s, t, out);
@@ -490,10 +486,10 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   add(out, gemm_op(t, Operator::proj, t.layer, tokens, h, m.attention_out_width() / tp));
   add(out, dropout_add(Operator::attention_dropout_add));
   add(out, norm_op(Operator::mlp_norm));
-  mlp_ops(s, t, moe_layer, tokens, sp, by_bytes, out);
+  mlp_ops(s, t, moe_layer, tokens, sp, by_bytes, fc1, out);
   add(out, dropout_add(Operator::mlp_dropout_add));
   if (by_bytes && t.layer == core::Precision::fp8)
-    add(out, fp8_casts(t, out, tokens / sp * h, sp, s.training.fp8_recipe));
+    add(out, fp8_casts(t, out, tokens / sp * h, sp, s.training.fp8_recipe, qkv.n, fc1.n));
 
   if (t.tables && t.g.kernel_launch_s > 0)  // (nothing to raise otherwise: the sweep's hot path)
     for (int i = 0; i < out.count; ++i) at_least_one_launch(t, out.ops[static_cast<std::size_t>(i)]);

@@ -31,6 +31,18 @@ inline long long qkv_width(const ModelSpec& m, int tp) {
   return q_width_per_rank(m, tp) + 2 * kv_width_per_rank(m, tp);
 }
 
+// The GEMMs a framework runs for a layer's QKV projection and a dense layer's fc1, in the order it
+// runs them, by their output widths on one rank: one GEMM of the summed width (Megatron-Core's
+// linear_qkv and linear_fc1), or, with the projections apart (training.fusion.projections eager:
+// torchtitan's wq, wk, wv and w1, w3), one per projection: q, k, v; a gated MLP's gate and up.
+struct ProjectionParts {
+  int n = 0;
+  double width[3] = {};
+  double total() const { return width[0] + width[1] + width[2]; }
+};
+ProjectionParts qkv_parts(const ModelSpec& m, int tp, bool apart);
+ProjectionParts fc1_parts(const ModelSpec& m, int tp, bool apart);
+
 struct GemmWidth {
   long long n = 0, k = 0;
 };

@@ -73,6 +73,7 @@ struct FusionSpec {
   // linear_qkv and linear_fc1), or eager: one nn.Linear each (torchtitan's wq, wk, wv and w1, w3),
   // each reading the input again, and their input gradients summed after
   Fusion projections = Fusion::fused;
+  bool projections_apart() const { return projections == Fusion::eager; }
   LossFusion cross_entropy = LossFusion::eager;
   WgradAccumulation wgrad_accumulation = WgradAccumulation::fused;
 };
