@@ -118,8 +118,7 @@ double zero3_buffer_bytes(const core::Scenario& s, const StageLayers& layers, co
   const double gathered = sh.reshard_after_forward ? (1 + ahead) * unit : layers.layers * layer + ahead * unit;
   // under a pipeline that accumulates: the stage's gradients unsharded in the reduce dtype all step,
   // beside the one unit's 16-bit gradient autograd has just made
-  const bool accumulates = sh.pipeline_accumulates && s.parallel.pp > 1;
-  const double grads = accumulates ? unit * wb + layers.layers * layer * sh.reduce_bytes
+  const double grads = sh.pipeline_accumulates ? unit * wb + layers.layers * layer * sh.reduce_bytes
                                    : unit * (wb + (sh.reduce_bytes != wb ? sh.reduce_bytes : 0.0));
   return wb * gathered + grads + sh.reduce_bytes * tr.dp_bucket_params;
 }
@@ -230,8 +229,9 @@ void set_activations(const core::Scenario& s, int i, const StageLayers& L, const
   st.in_flight = in_flight;
   const double per_mb = L.dense_layers() * costs.activation_dense + L.moe_layers * costs.activation_moe;
   st.activations = per_mb * st.in_flight;
-  if ((tr.recompute == core::Recompute::full || tr.recompute == core::Recompute::op) && L.layers > 0) {
-    // the layer being recomputed holds its whole activations during its backward pass
+  if (L.layers > 0) {
+    // the layer being recomputed holds its whole activations during its backward pass (layer_costs:
+    // 0 where no layer is recomputed whole)
     const bool moe_only = L.dense_layers() == 0;
     st.activations += moe_only ? costs.recomputed_moe : costs.recomputed_dense;
   }

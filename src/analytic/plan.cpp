@@ -45,7 +45,8 @@ Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_ful
 
 core::Sharding sharding_as_run(const core::Scenario& s) {
   core::Sharding sh = s.parallel.sharding;
-  if (sh.pipeline_accumulates && s.parallel.pp > 1) sh.reshard_after_forward = false;
+  if (s.parallel.pp <= 1) sh.pipeline_accumulates = false;  // no pipeline: nothing to accumulate over
+  if (sh.pipeline_accumulates) sh.reshard_after_forward = false;
   return sh;
 }
 

@@ -229,9 +229,9 @@ struct Zero3Pass {
 };
 Zero3Pass zero3_pass(const core::Sharding& sh, bool prefetch, bool recompute_full, core::Pass pass,
                      double unit_params);
-// The sharding as the framework runs it on this layout: parallel.sharding, with the units kept
-// gathered from forward to backward (reshard_after_forward false) where pipeline_accumulates holds
-// under pp > 1 (torchtitan's apply_fsdp: "For PP, do not reshard after forward").
+// The sharding as the framework runs it on this layout: parallel.sharding, pipeline_accumulates
+// only under pp > 1, and then the units kept gathered from forward to backward
+// (reshard_after_forward false; torchtitan's apply_fsdp: "For PP, do not reshard after forward").
 core::Sharding sharding_as_run(const core::Scenario& s);
 
 // One pass of one chunk as the rules make it up, per micro-batch, before it is cut into segments:
