@@ -2,9 +2,11 @@
 
 #include "ptdsim/analytic/context_parallel.hpp"
 #include "ptdsim/analytic/memory_ops.hpp"
+#include "ptdsim/analytic/operators.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ptdsim::analytic {
 namespace {
@@ -108,9 +110,64 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
   return d;
 }
 
-LayerComm layer_comm(const core::Scenario& s, bool moe_layer) { return layer_comm(s, step_groups(s), moe_layer); }
+namespace {
+// What of one SP collective, timed `c`, stays on the critical path where TP overlaps the GEMMs: what
+// the GEMM beside it, `window` seconds of it, does not cover; where no GEMM is adjacent (`fused`
+// false) the whole of it.
+double exposed(double c, double window, bool fused) { return fused ? std::max(0.0, c - window) : c; }
+// The GEMM's time in that pass; where the layer has no such operator (MLA's projections, no `ops`)
+// the window is not known and the collective counts as hidden, as overlap assumes.
+double time_of(const LayerOps* ops, core::Operator op, double core::OperatorTime::*pass) {
+  const core::OperatorTime* o = ops != nullptr ? ops->find(op) : nullptr;
+  return o != nullptr ? o->*pass : std::numeric_limits<double>::infinity();
+}
+}  // namespace
 
-LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer) {
+TpExposure tp_exposure(const core::Scenario& s, const LayerOps* ops, bool moe_layer, double gather_s,
+                       double scatter_s) {
+  using O = core::Operator;
+  const auto& tr = s.training;
+  const int tp = s.parallel.tp;
+  const bool fp8 = tr.precision == core::Precision::fp8;
+  // Two framework choices put a kernel between a collective and its GEMM
+  // (torch/_inductor/fx_passes/micro_pipeline_tp.py: _find_consumer_matmuls, _find_producer_matmul):
+  // - a projection run as several GEMMs (training.fusion.projections eager) sums their input
+  //   gradients before the backward's reduce-scatter; so does a recipe that rescales the GEMM's
+  //   output after it (torchao's rowwise, fp8_rescale_bytes);
+  // - a recipe that gathers 16 bits and casts after (fp8_gathers_quantized false) feeds every
+  //   all-gather to the cast.
+  const bool summed = tr.fusion.projections_apart() || (fp8 && fp8_rescale_bytes(tr.fp8_recipe) > 0);
+  const bool gather_fused = !(fp8 && !fp8_gathers_quantized(tr.fp8_recipe));
+  auto f = [&](O op) { return time_of(ops, op, &core::OperatorTime::forward_s); };
+  auto b = [&](O op) { return time_of(ops, op, &core::OperatorTime::backward_input_s); };
+  auto w = [&](O op) { return time_of(ops, op, &core::OperatorTime::backward_weight_s); };
+  // Split into tp chunks, a GEMM exchanges each beside another chunk's GEMM; one chunk has nothing
+  // beside it, so (tp - 1) / tp of the GEMM is the window (TE's ring_exchange and pipeline methods,
+  // PyTorch's fused_all_gather_matmul and fused_matmul_reduce_scatter). TE runs the reduce-scatter
+  // of QKV's and fc1's input gradients in bulk beside their weight-gradient GEMM, whole
+  // (transformer_engine/pytorch/module/base.py initialize_ub: qkv_wgrad, fc1_wgrad "bulk").
+  const double chunked = (tp - 1.0) / tp;
+  const O fc1 = ops != nullptr && ops->find(O::fc1_gated) != nullptr ? O::fc1_gated : O::fc1;
+  TpExposure x;
+  // attention: the all-gather into QKV, the reduce-scatter out of proj; backward, the output
+  // gradient's all-gather into proj's input-gradient GEMM, the reduce-scatter of QKV's
+  x.forward_s = exposed(gather_s, chunked * f(O::qkv), gather_fused) + exposed(scatter_s, chunked * f(O::proj), true);
+  x.backward_s = exposed(gather_s, chunked * b(O::proj), gather_fused) + exposed(scatter_s, w(O::qkv), !summed);
+  x.regather_s = exposed(gather_s, chunked * f(O::qkv), gather_fused);
+  if (!moe_layer) {  // the dense MLP's, the same around fc1 and fc2 (an MoE layer's are the dispatcher's)
+    x.forward_s += exposed(gather_s, chunked * f(fc1), gather_fused) + exposed(scatter_s, chunked * f(O::fc2), true);
+    x.backward_s += exposed(gather_s, chunked * b(O::fc2), gather_fused) + exposed(scatter_s, w(fc1), !summed);
+    x.regather_s += exposed(gather_s, chunked * f(fc1), gather_fused);
+  }
+  x.regather_s /= 2;  // per regathered all-gather (the caller counts two)
+  return x;
+}
+
+LayerComm layer_comm(const core::Scenario& s, bool moe_layer, const LayerOps* ops) {
+  return layer_comm(s, step_groups(s), moe_layer, ops);
+}
+
+LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer, const LayerOps* ops) {
   const auto& hw = s.hardware;
   const auto& m = s.model;
   const auto& p = s.parallel;
@@ -129,14 +186,16 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     const Group& g = groups.tp;
     const double S = width * tokens * m.hidden;
     // one all-reduce-equivalent (an all-gather and a reduce-scatter under SP), and its all-gather
-    double one, gather_s = 0, gather_bytes = 0;
+    double one, gather_s = 0, gather_bytes = 0, scatter_s = 0;
     double per = bytes_sent(core::Collective::all_reduce, S, p.tp);
+    const bool fp8 = tr.precision == core::Precision::fp8;
     if (p.sequence_parallel) {
-      const bool quantised = tr.precision == core::Precision::fp8 && fp8_gathers_quantized(tr.fp8_recipe);
+      const bool quantised = fp8 && fp8_gathers_quantized(tr.fp8_recipe);
       const double gathered = quantised ? tokens * m.hidden : S;
       gather_s = collective_time(hw, core::Collective::all_gather, gathered, g);
       gather_bytes = bytes_sent(core::Collective::all_gather, gathered, p.tp);
-      one = gather_s + collective_time(hw, core::Collective::reduce_scatter, S, g);
+      scatter_s = collective_time(hw, core::Collective::reduce_scatter, S, g);
+      one = gather_s + scatter_s;
       per = gather_bytes + bytes_sent(core::Collective::reduce_scatter, S, p.tp);
     } else {
       one = collective_time(hw, core::Collective::all_reduce, S, g);
@@ -149,6 +208,11 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     out.tp_backward_s = (2 + again) * one + regather * gather_s;
     out.tp_bytes_forward = 2 * per;
     out.tp_bytes_backward = (2 + again) * per + regather * gather_bytes;
+    if (p.sequence_parallel && tp_overlaps(s, g)) {
+      const TpExposure x = tp_exposure(s, ops, moe_layer, gather_s, scatter_s);
+      out.tp_serial_forward_s = x.forward_s;
+      out.tp_serial_backward_s = x.backward_s + (full ? x.forward_s : 0) + regather * x.regather_s;
+    }
   }
   if (p.cp > 1) {
     // the exchange of training.cp_comm beside the attention kernels it runs (context_parallel.hpp)

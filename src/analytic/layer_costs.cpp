@@ -23,13 +23,13 @@ void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& 
   const bool moe = s.model.moe.has_value();  // (MoE layers only exist with moe)
   layer_ops(s, false, c.dense_ops);
   c.dense = layer_times(s, false, c.dense_ops);
-  c.dense_comm = layer_comm(s, groups, false);
+  c.dense_comm = layer_comm(s, groups, false, &c.dense_ops);
   c.dense_params = layer_params_per_gpu(s, false);
   c.activation_dense = activation_bytes_per_layer(s, false);
   if (moe) {
     layer_ops(s, true, c.moe_ops);
     c.moe = layer_times(s, true, c.moe_ops);
-    c.moe_comm = layer_comm(s, groups, true);
+    c.moe_comm = layer_comm(s, groups, true, &c.moe_ops);
     c.moe_params = layer_params_per_gpu(s, true);
     c.activation_moe = activation_bytes_per_layer(s, true);
   } else {

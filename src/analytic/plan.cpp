@@ -63,8 +63,8 @@ std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o)
   const bool zero3 = o.zero >= 3 && c.zero3_units > 0;
   // (each makeup built whole in its place: a default one overwritten field by field cost a tenth
   // of an evaluation's plan)
-  auto make = [&](core::Pass pass, double compute, double flops, double gemm, double cp_window, double tp, double cp,
-                  double ep, double share) {
+  auto make = [&](core::Pass pass, double compute, double flops, double gemm, double cp_window, double tp,
+                  double tp_serial, double cp, double ep, double share) {
     return PassMakeup{
         .pass = pass,
         .units = zero3 ? c.zero3_units : 1,  // ZeRO-3: a segment per unit
@@ -73,6 +73,7 @@ std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o)
         .tp_s = tp,
         .tp_bytes = c.tp_bytes * share,
         .tp_beside = o.overlap_tp,
+        .tp_serial_s = o.overlap_tp ? tp_serial : 0.0,
         .tp_window_s = gemm,
         .cp_s = cp,
         .cp_bytes = c.cp_bytes * share,
@@ -88,14 +89,14 @@ std::array<PassMakeup, 3> chunk_passes(const ChunkWork& c, const PlanOptions& o)
   };
   return {
       make(core::Pass::F, c.forward_s, c.forward_flops, c.gemm_forward_s, c.cp_forward_window_s, c.tp_forward_s,
-           c.cp_forward_s, c.ep_forward_s, 0.5),
+           c.tp_serial_forward_s, c.cp_forward_s, c.ep_forward_s, 0.5),
       // B: the recomputed forward it needs, the input gradients and, unless split off, the weight
       // gradients; each weight GEMM has an input- and a weight-gradient GEMM of its forward's size
       make(core::Pass::B, c.recompute_s + c.backward_input_s + (split ? 0 : c.backward_weight_s),
            c.forward_flops * (split ? 1 : 2), (split ? 1 : 2) * c.gemm_forward_s, c.cp_backward_window_s,
-           c.tp_backward_s, c.cp_backward_s, c.ep_backward_s, 0.5),
+           c.tp_backward_s, c.tp_serial_backward_s, c.cp_backward_s, c.ep_backward_s, 0.5),
       // W on its own only where the schedule splits it (no reader looks at it otherwise)
-      split ? make(core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0)
+      split ? make(core::Pass::W, c.backward_weight_s, c.forward_flops, c.gemm_forward_s, 0, 0, 0, 0, 0, 0)
             : PassMakeup{.pass = core::Pass::W, .zero3 = {}},
   };
 }
@@ -107,7 +108,7 @@ bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == s
 // Equal work, bit for bit (layer_first aside: where a chunk's layers start changes no number).
 // Every field is compared: a field added to ChunkWork or StageWork must be added here, which the
 // size checks below enforce.
-static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 25 * sizeof(double) + 4,  // 4: padding after zero3_units
+static_assert(sizeof(ChunkWork) == 3 * sizeof(int) + 27 * sizeof(double) + 4,  // 4: padding after zero3_units
               "a field was added to ChunkWork: compare it in same_work");
 bool same_work(const ChunkWork& a, const ChunkWork& b) {
   return a.layers == b.layers && a.zero3_units == b.zero3_units && same_bits(a.forward_s, b.forward_s) &&
@@ -116,6 +117,8 @@ bool same_work(const ChunkWork& a, const ChunkWork& b) {
          same_bits(a.gemm_forward_s, b.gemm_forward_s) && same_bits(a.cp_forward_window_s, b.cp_forward_window_s) &&
          same_bits(a.cp_backward_window_s, b.cp_backward_window_s) &&
          same_bits(a.tp_forward_s, b.tp_forward_s) && same_bits(a.tp_backward_s, b.tp_backward_s) &&
+         same_bits(a.tp_serial_forward_s, b.tp_serial_forward_s) &&
+         same_bits(a.tp_serial_backward_s, b.tp_serial_backward_s) &&
          same_bits(a.tp_bytes, b.tp_bytes) && same_bits(a.cp_forward_s, b.cp_forward_s) &&
          same_bits(a.cp_backward_s, b.cp_backward_s) && same_bits(a.cp_bytes, b.cp_bytes) &&
          same_bits(a.ep_forward_s, b.ep_forward_s) && same_bits(a.ep_backward_s, b.ep_backward_s) &&
@@ -252,9 +255,16 @@ class Planner {
     }
     if (w.tp_s > 0) {
       // TP collectives sit between dependent GEMMs; with overlap they run beside them, chunked
-      // (Megatron's tp-comm-overlap), hiding behind the GEMMs
-      add_comm(core::CommKind::tp, Stream::tp, w.tp_beside ? Overlap::beside : Overlap::serial, GroupId::tp, per(w.tp_s),
-               per(w.tp_bytes), per(w.tp_window_s), 0);
+      // (Megatron's tp-comm-overlap), hiding behind the GEMMs, but for those a kernel separates
+      // from their GEMM (tp_serial_s), which stay between
+      const double serial = w.tp_beside ? w.tp_serial_s : w.tp_s, beside = w.tp_s - serial;
+      const double bytes_per_s = w.tp_bytes / w.tp_s;
+      if (beside > 0)
+        add_comm(core::CommKind::tp, Stream::tp, Overlap::beside, GroupId::tp, per(beside),
+                 per(serial > 0 ? beside * bytes_per_s : w.tp_bytes), per(w.tp_window_s), 0);
+      if (serial > 0)
+        add_comm(core::CommKind::tp, Stream::tp, Overlap::serial, GroupId::tp, per(serial),
+                 per(beside > 0 ? serial * bytes_per_s : w.tp_bytes), per(w.tp_window_s), 0);
     }
     if (w.cp_s > 0) {  // beside the attention core (PassMakeup::cp_window_s), serial without one
       const double window = per(w.cp_window_s);
@@ -541,6 +551,8 @@ void chunk_layers_work(const VirtualStage& L, bool first, bool last, const Layer
   }
   c.tp_forward_s = sum(lc_dense.tp_forward_s, lc_moe.tp_forward_s);
   c.tp_backward_s = sum(lc_dense.tp_backward_s, lc_moe.tp_backward_s);
+  c.tp_serial_forward_s = sum(lc_dense.tp_serial_forward_s, lc_moe.tp_serial_forward_s);
+  c.tp_serial_backward_s = sum(lc_dense.tp_serial_backward_s, lc_moe.tp_serial_backward_s);
   c.tp_bytes = sum(lc_dense.tp_bytes_forward + lc_dense.tp_bytes_backward,
                    lc_moe.tp_bytes_forward + lc_moe.tp_bytes_backward);
   c.cp_forward_s = sum(lc_dense.cp_forward_s, lc_moe.cp_forward_s);

@@ -411,8 +411,8 @@ double floor_of(const analytic::PassMakeup& mk, const analytic::ChunkWork& c, co
   // EP partly beside the compute: chained, at least the share the stage that pairs the most
   // passes leaves serial, and beside, at least the whole of it, which runs on one stream
   const double ep_chained = mk.ep_beside ? (1 - ep_hidden_last) * mk.ep_s : mk.ep_s;
-  const double chained = (mk.tp_beside ? 0.0 : mk.tp_s) + ep_chained + (window > 0 ? 0.0 : mk.cp_s);
-  const double beside = std::max(mk.tp_beside ? mk.tp_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);
+  const double chained = (mk.tp_beside ? mk.tp_serial_s : mk.tp_s) + ep_chained + (window > 0 ? 0.0 : mk.cp_s);
+  const double beside = std::max(mk.tp_beside ? mk.tp_s - mk.tp_serial_s : 0.0, mk.ep_beside ? mk.ep_s : 0.0);
   // the compute slowed by the EP beside it (pass_bound's rule), at least the share the stage
   // that pairs the fewest passes hides (the first)
   const double contention =
@@ -427,7 +427,8 @@ bool same_floors(const analytic::ChunkWork& a, const analytic::ChunkWork& b) {
          a.backward_weight_s == b.backward_weight_s && a.recompute_s == b.recompute_s &&
          a.cp_forward_window_s == b.cp_forward_window_s &&
          a.cp_backward_window_s == b.cp_backward_window_s && a.tp_forward_s == b.tp_forward_s &&
-         a.tp_backward_s == b.tp_backward_s && a.cp_forward_s == b.cp_forward_s &&
+         a.tp_backward_s == b.tp_backward_s && a.tp_serial_forward_s == b.tp_serial_forward_s &&
+         a.tp_serial_backward_s == b.tp_serial_backward_s && a.cp_forward_s == b.cp_forward_s &&
          a.cp_backward_s == b.cp_backward_s && a.ep_forward_s == b.ep_forward_s &&
          a.ep_backward_s == b.ep_backward_s && a.zero3_units == b.zero3_units &&
          a.zero3_unit_params == b.zero3_unit_params && a.zero3_gather_s == b.zero3_gather_s;

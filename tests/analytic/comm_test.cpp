@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/operators.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -84,5 +85,71 @@ TEST_CASE("analytic: pipeline, context and expert volumes", "[analytic][comm]") 
     CHECK(c.ep_bytes_backward == Approx(2 * 0.875 * 67108864.0).epsilon(1e-12));
     CHECK(c.ep_forward_s == Approx(2 * (5e-6 + 0.875 * 67108864.0 / 300e9)).epsilon(1e-12));
     CHECK(layer_comm(x, false).ep_bytes_forward == 0);  // dense layers exchange no tokens
+  }
+}
+
+namespace {
+// A layer's four GEMMs with the times given, the rest of the layer left out: what TP overlap reads.
+LayerOps four_gemms(double qkv, double proj, double fc1, double fc2) {
+  LayerOps ops;
+  auto add = [&](core::Operator op, double t) {
+    core::OperatorTime& o = ops.ops[static_cast<std::size_t>(ops.count++)];
+    o.op = op;
+    o.forward_s = o.backward_input_s = o.backward_weight_s = t;
+  };
+  add(core::Operator::qkv, qkv);
+  add(core::Operator::proj, proj);
+  add(core::Operator::fc1, fc1);
+  add(core::Operator::fc2, fc2);
+  return ops;
+}
+}  // namespace
+
+TEST_CASE("analytic: overlapped TP hides each collective behind the GEMM it is fused with", "[analytic][comm]") {
+  auto s = testing::gpt3_1024();  // tp 8 in one node, sequence parallel
+  s.training.overlap.tp = true;
+  s.training.recompute = core::Recompute::none;
+  const double S = 2.0 * 2048 * 12288;
+  const double c = 32.2e-6 + 0.875 * S / 300e9;  // one all-gather or reduce-scatter: 179.0 us
+  // QKV 100 us, proj 40, fc1 400, fc2 200 in every pass
+  const LayerOps ops = four_gemms(100e-6, 40e-6, 400e-6, 200e-6);
+  SECTION("Megatron-Core with TE: a chunked GEMM hides (t-1)/t of itself, the bulk reduce-scatters the weight GEMM") {
+    const auto l = layer_comm(s, false, &ops);
+    // forward: all-gather beside 7/8 of QKV (87.5 us), reduce-scatter 7/8 of proj (35), then fc1's
+    // (350) and fc2's (175): 91.5 + 144.0 + 0 + 4.0 us
+    const double forward = (c - 87.5e-6) + (c - 35e-6) + 0 + (c - 175e-6);
+    CHECK(l.tp_serial_forward_s == Approx(forward).epsilon(1e-9));
+    // backward: the output gradients' all-gathers beside 7/8 of proj's and fc2's input-gradient
+    // GEMMs; QKV's and fc1's input gradients reduce-scattered beside their whole weight GEMMs
+    const double backward = (c - 35e-6) + (c - 100e-6) + (c - 175e-6) + 0;
+    CHECK(l.tp_serial_backward_s == Approx(backward).epsilon(1e-9));
+    CHECK(l.tp_forward_s == Approx(4 * c).epsilon(1e-12));  // the collectives themselves unchanged
+  }
+  SECTION("full recomputation reruns the forward's, exposed the same") {
+    s.training.recompute = core::Recompute::full;
+    const auto l = layer_comm(s, false, &ops);
+    CHECK(l.tp_serial_backward_s ==
+          Approx(l.tp_serial_forward_s + (c - 35e-6) + (c - 100e-6) + (c - 175e-6)).epsilon(1e-9));
+  }
+  SECTION("projections apart (torchtitan): the summed input gradients' reduce-scatters stay whole") {
+    s.training.fusion.projections = core::Fusion::eager;
+    const auto l = layer_comm(s, false, &ops);
+    CHECK(l.tp_serial_backward_s == Approx((c - 35e-6) + (c - 175e-6) + 2 * c).epsilon(1e-9));
+  }
+  SECTION("rowwise FP8: every all-gather feeds the cast, and the rescaled input gradients are summed") {
+    s.training.precision = core::Precision::fp8;
+    s.training.fp8_recipe = core::Fp8Recipe::rowwise;
+    const auto l = layer_comm(s, false, &ops);  // rowwise gathers 16 bits: c as in bf16
+    CHECK(l.tp_serial_forward_s == Approx(2 * c + (c - 35e-6) + (c - 175e-6)).epsilon(1e-9));
+    CHECK(l.tp_serial_backward_s == Approx(4 * c).epsilon(1e-9));
+  }
+  SECTION("an MoE layer keeps the attention's two each way") {
+    const auto l = layer_comm(s, true, &ops);
+    CHECK(l.tp_serial_forward_s == Approx((c - 87.5e-6) + (c - 35e-6)).epsilon(1e-9));
+  }
+  SECTION("without the operators, or without overlap, nothing is called serial here") {
+    CHECK(layer_comm(s, false).tp_serial_backward_s == 0);
+    s.training.overlap.tp = false;
+    CHECK(layer_comm(s, false, &ops).tp_serial_forward_s == 0);
   }
 }

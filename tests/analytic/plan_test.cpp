@@ -110,6 +110,27 @@ TEST_CASE("analytic: the plan's rules on hand-made stage work", "[analytic][plan
     CHECK(tp.overlap == Overlap::beside);
     CHECK(tp.window_s == Approx(0.6).epsilon(1e-12));
   }
+  SECTION("overlap.tp: what no GEMM hides (tp_serial_forward_s) stays serial, with its share of the bytes") {
+    o.overlap_tp = true;
+    w.tp_serial_forward_s = 0.05;
+    w.tp_bytes = 1e9;  // 0.5e9 in each pass
+    const auto plan = plan_from_work(work, o);
+    const Segment& f = plan.segments[plan.chunk(plan.stages[0], 0).pass[0].seg_begin];
+    REQUIRE(f.comm_count == 2);
+    const PlanComm& beside = plan.comms[f.comm_begin];
+    const PlanComm& serial = plan.comms[f.comm_begin + 1];
+    CHECK(beside.overlap == Overlap::beside);
+    CHECK(beside.time_s == Approx(0.15).epsilon(1e-12));
+    CHECK(beside.sent_bytes == Approx(0.375e9).epsilon(1e-12));
+    CHECK(serial.overlap == Overlap::serial);
+    CHECK(serial.time_s == Approx(0.05).epsilon(1e-12));
+    CHECK(serial.sent_bytes == Approx(0.125e9).epsilon(1e-12));
+    o.overlap_tp = false;  // without overlap all of it is serial, one collective
+    const auto off = plan_from_work(work, o);
+    const Segment& g = off.segments[off.chunk(off.stages[0], 0).pass[0].seg_begin];
+    CHECK(g.comm_count == 1);
+    CHECK(off.comms[g.comm_begin].time_s == Approx(0.2).epsilon(1e-12));
+  }
   SECTION("ZB-H1 splits W off B and reduces gradients after W") {
     o.schedule = core::Schedule::zb_h1;
     w.backward_weight_s = 0.5;

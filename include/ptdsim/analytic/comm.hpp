@@ -5,6 +5,8 @@
 // Communication volumes and times (docs/analytic.md "Communication"), one GPU.
 namespace ptdsim::analytic {
 
+struct LayerOps;
+
 // An MoE layer's forward dispatch and combine, one micro-batch (docs/analytic.md "Expert
 // parallelism"): the collectives of training.moe.dispatcher one after another over the step's
 // expert groups, the busiest expert's rank setting their time; the bytes one GPU sends. The
@@ -23,15 +25,32 @@ double distinct_nodes(int top_k, int nodes);
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)
   double tp_forward_s = 0, tp_backward_s = 0;
+  // of those, what stays serial where TP overlaps the GEMMs (a kernel between collective and GEMM)
+  double tp_serial_forward_s = 0, tp_serial_backward_s = 0;
   double cp_bytes_forward = 0, cp_bytes_backward = 0;
   double cp_forward_s = 0, cp_backward_s = 0;
   double cp_forward_window_s = 0, cp_backward_window_s = 0;  // the part that hides (cp_exchange)
   double ep_bytes_forward = 0, ep_bytes_backward = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
 };
-LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer);
+// `ops`, the layer's operators (operators.hpp), give the GEMMs overlapped TP hides behind
+// (tp_exposure); without them only the collectives no GEMM is next to count as serial.
+LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer,
+                     const LayerOps* ops = nullptr);
 // The same, resolving the groups (tests).
-LayerComm layer_comm(const core::Scenario& s, bool moe_layer);
+LayerComm layer_comm(const core::Scenario& s, bool moe_layer, const LayerOps* ops = nullptr);
+
+// Where TP overlaps the GEMMs under sequence parallelism (tp_overlaps): what of one layer's
+// collectives, one micro-batch, stays on the critical path: each all-gather and reduce-scatter
+// beside the GEMM it feeds or is fed by, less (tp - 1) / tp of that GEMM, or whole where the
+// framework puts another kernel between (docs/analytic.md "TP overlap, one GEMM at a time").
+// forward_s: the forward's four (two in an MoE layer, whose MLP exchanges are the dispatcher's);
+// backward_s: the backward's own; regather_s: one of per-op checkpointing's re-gathers.
+struct TpExposure {
+  double forward_s = 0, backward_s = 0, regather_s = 0;
+};
+TpExposure tp_exposure(const core::Scenario& s, const LayerOps* ops, bool moe_layer, double gather_s,
+                       double scatter_s);
 
 // The activation tensor a pipeline boundary passes per micro-batch, one direction, bytes:
 // s/c * b * h * 2, divided by t (sequence parallel, or Megatron's scatter/gather of p2p tensors).

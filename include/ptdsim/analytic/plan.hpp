@@ -163,6 +163,7 @@ struct ChunkWork {  // one virtual stage, per micro-batch
   // runs beside (context_parallel.hpp cp_exchange; a recomputed forward's in B)
   double cp_forward_window_s = 0, cp_backward_window_s = 0;
   double tp_forward_s = 0, tp_backward_s = 0, tp_bytes = 0;  // bytes: sent, forward + backward
+  double tp_serial_forward_s = 0, tp_serial_backward_s = 0;   // of those, serial even beside the GEMMs
   double cp_forward_s = 0, cp_backward_s = 0, cp_bytes = 0;
   double ep_forward_s = 0, ep_backward_s = 0, ep_bytes = 0;
   // ZeRO-3 per sharding unit (parallel.sharding.unit_layers): the all-gather of one unit's 16-bit
@@ -244,6 +245,7 @@ struct PassMakeup {
   double compute_s = 0, flops = 0;
   double tp_s = 0, tp_bytes = 0;
   bool tp_beside = false;   // TP beside the GEMMs (overlap_tp), else serial between them
+  double tp_serial_s = 0;   // of tp_s, what stays serial beside them (LayerComm::tp_serial_forward_s)
   double tp_window_s = 0;   // the weight GEMMs, which TP beside them hides behind
   double cp_s = 0, cp_bytes = 0;
   double cp_window_s = 0;   // the attention kernels within the pass CP's exchange hides behind (0: serial)
