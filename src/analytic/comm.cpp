@@ -208,7 +208,9 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
     out.tp_backward_s = (2 + again) * one + regather * gather_s;
     out.tp_bytes_forward = 2 * per;
     out.tp_bytes_backward = (2 + again) * per + regather * gather_bytes;
-    if (p.sequence_parallel && tp_overlaps(s, g)) {
+    // (whether or not TP overlaps: the plan reads these only where it does, and layer costs are
+    // shared between candidates that differ in the overlap switches, layer_costs_key)
+    if (p.sequence_parallel) {
       const TpExposure x = tp_exposure(s, ops, moe_layer, gather_s, scatter_s);
       out.tp_serial_forward_s = x.forward_s;
       out.tp_serial_backward_s = x.backward_s + (full ? x.forward_s : 0) + regather * x.regather_s;

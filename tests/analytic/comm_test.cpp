@@ -147,9 +147,12 @@ TEST_CASE("analytic: overlapped TP hides each collective behind the GEMM it is f
     const auto l = layer_comm(s, true, &ops);
     CHECK(l.tp_serial_forward_s == Approx((c - 87.5e-6) + (c - 35e-6)).epsilon(1e-9));
   }
-  SECTION("without the operators, or without overlap, nothing is called serial here") {
+  SECTION("without the operators nothing fused is called serial; without overlap the same (the plan ignores it)") {
     CHECK(layer_comm(s, false).tp_serial_backward_s == 0);
-    s.training.overlap.tp = false;
+    const double on = layer_comm(s, false, &ops).tp_serial_forward_s;
+    s.training.overlap.tp = false;  // the layer costs do not read the switch (layer_costs_key)
+    CHECK(layer_comm(s, false, &ops).tp_serial_forward_s == on);
+    s.parallel.sequence_parallel = false;  // all-reduces: TP overlap needs SP
     CHECK(layer_comm(s, false, &ops).tp_serial_forward_s == 0);
   }
 }

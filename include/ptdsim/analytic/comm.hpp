@@ -25,7 +25,8 @@ double distinct_nodes(int top_k, int nodes);
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)
   double tp_forward_s = 0, tp_backward_s = 0;
-  // of those, what stays serial where TP overlaps the GEMMs (a kernel between collective and GEMM)
+  // of those, what stays serial where TP overlaps the GEMMs (tp_exposure; under SP, read by the plan
+  // only where tp_overlaps)
   double tp_serial_forward_s = 0, tp_serial_backward_s = 0;
   double cp_bytes_forward = 0, cp_bytes_backward = 0;
   double cp_forward_s = 0, cp_backward_s = 0;
@@ -40,7 +41,7 @@ LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe
 // The same, resolving the groups (tests).
 LayerComm layer_comm(const core::Scenario& s, bool moe_layer, const LayerOps* ops = nullptr);
 
-// Where TP overlaps the GEMMs under sequence parallelism (tp_overlaps): what of one layer's
+// Where TP would overlap the GEMMs under sequence parallelism (the plan reads it where tp_overlaps): what of one layer's
 // collectives, one micro-batch, stays on the critical path: each all-gather and reduce-scatter
 // beside the GEMM it feeds or is fed by, less (tp - 1) / tp of that GEMM, or whole where the
 // framework puts another kernel between (docs/analytic.md "TP overlap, one GEMM at a time").
