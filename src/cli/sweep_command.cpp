@@ -76,11 +76,17 @@ class ProgressLine {
 // --emit: the layout of rank N as a scenario `ptdsim evaluate` runs as is. It is loaded and simulated
 // again before it is written: a file that would not reproduce the ranked step time is never written.
 void emit_layout(const SweepArgs& a, const std::vector<io::Override>& overrides, const planner::SweepResult& r) {
-  if (a.emit_rank > static_cast<int>(r.results.size()))
+  // the row of that rank (its near-ties share it and follow it)
+  const auto row = std::find_if(r.results.begin(), r.results.end(),
+                                [&](const planner::Ranked& x) { return x.near_tie_of < 0 && x.rank == a.emit_rank; });
+  if (row == r.results.end()) {
+    int rows = 0;
+    for (const auto& x : r.results) rows = std::max(rows, x.rank);
     throw core::ConfigError(core::SourceLocation{"--emit-rank", 0, 0},
-                            fmt::format("rank {} was asked for, but the sweep ranked {} layout{}", a.emit_rank,
-                                        r.results.size(), r.results.size() == 1 ? "" : "s"));
-  const planner::Ranked& w = r.results[static_cast<std::size_t>(a.emit_rank - 1)];
+                            fmt::format("rank {} was asked for, but the sweep ranked {} layout{}", a.emit_rank, rows,
+                                        rows == 1 ? "" : "s"));
+  }
+  const planner::Ranked& w = *row;
   const std::string header = fmt::format(
       "# Written by `ptdsim {} sweep --emit`: rank {} (objective {}) of {}, step {:.17g} s.\n"
       "# `ptdsim evaluate` on this file gives that step; the sweep's degrees and switches are set below.\n",

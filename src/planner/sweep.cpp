@@ -1,4 +1,5 @@
 #include "ptdsim/planner/sweep.hpp"
+#include "ptdsim/planner/near_ties.hpp"
 
 #include <algorithm>
 #include <array>
@@ -663,14 +664,74 @@ Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, KeptSteps& kep
   return kSimulated;
 }
 
-// `r` into the top K `best` (sorted, at most `top`), where it orders among them.
-void enter_top(Objective o, std::size_t top, Ranked&& r, std::vector<Ranked>& best) {
-  auto at = std::lower_bound(best.begin(), best.end(), r, [&](const Ranked& a, const Ranked& b) { return better(o, a, b); });
-  if (static_cast<std::size_t>(at - best.begin()) < top) {
-    best.insert(at, std::move(r));
-    if (best.size() > top) best.pop_back();
+// The top K as the sweep keeps it: in order, K rows at most and the near-ties folded into them
+// (near_ties.hpp; none under the memory objective, whose rows are not steps). A row's near-ties
+// do not count toward K, so `--top 5` shows five different answers.
+class TopRows {
+ public:
+  TopRows(Objective o, std::size_t top) : o_(o), top_(top) {}
+  // `r` where it orders, if it is among the K rows or a near-tie of one of them
+  void enter(Ranked&& r) {
+    const auto at = std::lower_bound(best_.begin(), best_.end(), r,
+                                     [&](const Ranked& a, const Ranked& b) { return better(o_, a, b); });
+    const std::size_t p = static_cast<std::size_t>(at - best_.begin());
+    if (kth_ >= 0 && p > static_cast<std::size_t>(kth_) && o_ == Objective::memory) return;
+    best_.insert(at, std::move(r));
+    tie_of_.insert(tie_of_.begin() + static_cast<std::ptrdiff_t>(p), -1);
+    fold(p);
+    trim();
   }
-}
+  // the K-th row (null while there are fewer): a candidate ordered beyond it cannot enter
+  const core::Report* kth() const { return kth_ >= 0 ? &best_[static_cast<std::size_t>(kth_)].report : nullptr; }
+  std::vector<Ranked> take() {
+    int rank = 0;
+    for (std::size_t i = 0; i < best_.size(); ++i) {
+      best_[i].near_tie_of = tie_of_[i];
+      best_[i].rank = tie_of_[i] < 0 ? ++rank : best_[static_cast<std::size_t>(tie_of_[i])].rank;
+    }
+    return std::move(best_);
+  }
+
+ private:
+  void fold(std::size_t from) {
+    if (o_ == Objective::memory) return;
+    layouts_.clear();
+    steps_.clear();
+    for (const Ranked& x : best_) layouts_.push_back(&x.candidate), steps_.push_back(x.report.step_s);
+    fold_near_ties(layouts_, steps_, tie_of_, from);
+  }
+  // keep K rows and their near-ties; the K-th row's place
+  void trim() {
+    std::size_t rows = 0;
+    keep_.assign(best_.size(), 1);
+    for (std::size_t i = 0; i < best_.size(); ++i)
+      keep_[i] = tie_of_[i] < 0 ? ++rows <= top_ : keep_[static_cast<std::size_t>(tie_of_[i])];
+    if (rows > top_) {
+      std::size_t out = 0;
+      for (std::size_t i = 0; i < best_.size(); ++i)
+        if (keep_[i]) {
+          if (out != i) best_[out] = std::move(best_[i]);
+          ++out;
+        }
+      best_.resize(out);
+      tie_of_.assign(out, -1);
+      fold(0);
+    }
+    kth_ = -1;
+    rows = 0;
+    for (std::size_t i = 0; i < best_.size(); ++i)
+      if (tie_of_[i] < 0 && ++rows == top_) kth_ = static_cast<std::ptrdiff_t>(i);
+  }
+
+  Objective o_;
+  std::size_t top_;
+  std::vector<Ranked> best_;
+  std::vector<int> tie_of_;
+  std::ptrdiff_t kth_ = -1;
+  std::vector<const Candidate*> layouts_;  // (scratch)
+  std::vector<double> steps_;
+  std::vector<char> keep_;
+};
 
 // Why `r` is slower (or, by memory, bigger) than the first of the top K.
 std::string why_behind(Objective o, const core::Report& first, const core::Report& r) {
@@ -683,13 +744,11 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
                             std::unordered_map<std::uint64_t, double>& spared_bounds, SweepResult& out) {
   const Objective o = ctx.opt.objective;
   const std::size_t top = static_cast<std::size_t>(std::max(1, ctx.opt.top));
-  std::vector<Ranked> best;  // sorted, at most `top`
+  TopRows best(o, top);
   std::size_t pos = 0;
   std::size_t spared = 0;  // taken in key order, then put beyond the top K by the schedule bound
   std::atomic<std::uint64_t> done{0};
-  auto cannot_enter = [&](const Entry& e) {
-    return best.size() >= top && beyond(o, key(o, e), best.back().report);
-  };
+  auto cannot_enter = [&](const Entry& e) { return best.kth() && beyond(o, key(o, e), *best.kth()); };
   while (pos < feasible.size() && !cannot_enter(feasible[pos])) {
     const std::size_t n = std::min(kSimBatch, feasible.size() - pos);
     // (copies: a later place of `feasible` may move the entries it holds)
@@ -709,7 +768,7 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
     // beyond it cannot enter and is not simulated. The same for any thread count.
     // A spared candidate whose schedule bound does not put it beyond the scenario's layout may
     // still order before it: the rank settles it (rank_scenario()).
-    const core::Report* kth = best.size() >= top && o != Objective::memory ? &best.back().report : nullptr;
+    const core::Report* kth = o != Objective::memory ? best.kth() : nullptr;
     std::vector<char> fate(n, kSimulated);
     std::vector<double> spared_by(n, -1.0);  // the schedule bound that spared it (-1: its key did)
     parallel_claim(
@@ -741,15 +800,15 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
         continue;
       }
       if (sr && better(o, r.report, r.candidate.index, sr->report, sr->candidate.index)) ++ahead;
-      enter_top(o, top, std::move(r), best);
+      best.enter(std::move(r));
     }
     pos += n;
   }
   out.simulated = pos - spared;
   out.pruned = feasible.size() - pos + spared;
-  for (std::size_t i = 1; i < best.size(); ++i)
-    best[i].slower_because = why_behind(o, best.front().report, best[i].report);
-  out.results = std::move(best);
+  out.results = best.take();
+  for (std::size_t i = 1; i < out.results.size(); ++i)
+    out.results[i].slower_because = why_behind(o, out.results.front().report, out.results[i].report);
   return pos;
 }
 
@@ -902,11 +961,12 @@ void explain_tiers(SweepResult& out) {
   out.best_tiers = group_tiers(best.scenario);
   std::array<bool, core::kCommBucketCount> told{};
   for (std::size_t i = 1; i < out.results.size(); ++i) {
+    if (out.results[i].near_tie_of >= 0) continue;  // its row's groups
     const auto& r = out.results[i].report;
     const auto t = group_tiers(r.scenario);
     for (int k = 0; k < core::kCommBucketCount; ++k) {
       if (told[k]) continue;
-      auto line = tier_difference(best, out.best_tiers[k], r, t[k], k, static_cast<int>(i + 1));
+      auto line = tier_difference(best, out.best_tiers[k], r, t[k], k, out.results[i].rank);
       if (line.empty()) continue;
       told[k] = true;
       out.tier_notes.push_back(std::move(line));

@@ -261,11 +261,10 @@ svg::Svg pareto(const planner::SweepResult& result, const SweepCollector& rows, 
     chart.close_group();
   }
   chart.open_group("ranked-points");
-  int rank = 0;
   for (const auto& r : result.results) {
-    ++rank;
     chart.circle(x(r.report.peak_bytes / kGiB), y(r.report.step_s), 3, "ranked", {},
-                 fmt::format("#{} {}: step {}, peak {:.1f} GiB", rank, planner::label(r.candidate),
+                 fmt::format("#{}{} {}: step {}, peak {:.1f} GiB", r.rank, r.near_tie_of >= 0 ? " (near-tie)" : "",
+                             planner::label(r.candidate),
                              step_text(r.report.step_s), r.report.peak_bytes / kGiB));
   }
   chart.close_group();
@@ -297,12 +296,13 @@ std::string ranked_table(const core::Scenario& base, const planner::SweepResult&
     numeric[static_cast<std::size_t>(std::find(head.begin(), head.end(), text) - head.begin())] = false;
   numeric.back() = false;
   Table tab("ranked", head, numeric);
-  int rank = 0;
   for (const auto& x : result.results) {
     const auto& c = x.candidate;
     const auto& r = x.report;
-    ++rank;
-    std::vector<std::string> cells{std::to_string(rank), std::to_string(c.tp), std::to_string(c.pp),
+    const int rank = x.rank;
+    // a near-tie (planner/near_ties.hpp) follows its row, with its rank
+    std::vector<std::string> cells{x.near_tie_of >= 0 ? fmt::format("{} (tie)", rank) : std::to_string(rank),
+                                   std::to_string(c.tp), std::to_string(c.pp),
                                    std::to_string(c.dp), std::to_string(c.cp)};
     if (moe) cells.push_back(std::to_string(c.ep));
     for (auto&& v : {std::to_string(c.vpp), std::to_string(c.micro_batch), std::to_string(c.zero),
@@ -311,8 +311,9 @@ std::string ranked_table(const core::Scenario& base, const planner::SweepResult&
                      fmt::format("{:.0f}", r.tokens_per_s), fmt::format("{:.1f}", r.peak_bytes / kGiB),
                      fmt::format("{:.1f}", (r.capacity_bytes - r.peak_bytes) / kGiB)})
       cells.push_back(v);
-    cells.push_back(rank == 1 ? "(best)" : x.slower_because.empty() ? "tie" : x.slower_because);
-    tab.row(cells, rank == 1 ? "best" : "");
+    const bool first = &x == &result.results.front();
+    cells.push_back(first ? "(best)" : x.slower_because.empty() ? "tie" : x.slower_because);
+    tab.row(cells, first ? "best" : "");
   }
   return tab.str();
 }

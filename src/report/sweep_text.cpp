@@ -10,6 +10,7 @@
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
+#include "ptdsim/planner/near_ties.hpp"
 #include "ptdsim/report/evaluate.hpp"
 #include "ptdsim/report/sweep.hpp"
 
@@ -96,48 +97,26 @@ std::string scenario_line_of(const planner::SweepResult& r, std::string_view obj
                      sr.slower_because.empty() ? "tie" : sr.slower_because);
 }
 
-// Near-ties folded: a layout that differs from a row above in its vpp or micro-batch alone, with a
-// step within kNearTie of that row's, is not a different answer; the row says "also vpp 16, 27".
-struct NearTies {
-  static constexpr double kNearTie = 0.005;
-  std::vector<int> folded_into;   // per result, the row it is folded into (-1: none)
-  std::vector<std::string> also;  // per result, the rows folded into it
-  int folded = 0;
-};
-NearTies near_ties(const planner::SweepResult& r, std::string_view objective) {
-  NearTies t;
-  t.folded_into.assign(r.results.size(), -1);
-  t.also.assign(r.results.size(), std::string());
-  std::vector<int>& folded_into = t.folded_into;
-  std::vector<std::string>& also = t.also;
-  int& folded = t.folded;
-  constexpr double kNearTie = NearTies::kNearTie;
-  if (objective != "memory") {
-    for (std::size_t i = 1; i < r.results.size(); ++i) {
-      const auto& c = r.results[i].candidate;
-      for (std::size_t j = 0; j < i; ++j) {
-        if (folded_into[j] >= 0) continue;
-        const auto& d = r.results[j].candidate;
-        const bool same_but_vpp = c.vpp != d.vpp && c.micro_batch == d.micro_batch;
-        const bool same_but_mb = c.micro_batch != d.micro_batch && c.vpp == d.vpp;
-        const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep && c.etp == d.etp &&
-                          c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
-                          c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
-                          c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp &&
-                          c.offload == d.offload;
-        const double dj = r.results[j].report.step_s, di = r.results[i].report.step_s;
-        if (rest && (same_but_vpp || same_but_mb) && std::abs(di - dj) <= kNearTie * dj) {
-          folded_into[i] = static_cast<int>(j);
-          also[j] += fmt::format("{}{} {} ({:+.2f}%)", also[j].empty() ? "; also " : ", ",
-                                 same_but_vpp ? "vpp" : "mb", same_but_vpp ? c.vpp : c.micro_batch,
-                                 100 * (di / dj - 1));
-          ++folded;
-          break;
-        }
-      }
-    }
+// Near-ties (planner/near_ties.hpp) ride with the row they tie, the closest three named: "also vpp 16
+// (+0.03%), vpp 27 (+0.10%), mb 2 (+0.12%) and 2 more".
+std::vector<std::string> near_tie_notes(const planner::SweepResult& r) {
+  constexpr int kNamed = 3;
+  std::vector<std::string> also(r.results.size());
+  std::vector<int> ties(r.results.size(), 0);
+  for (const auto& x : r.results) {
+    if (x.near_tie_of < 0) continue;
+    const auto row_at = static_cast<std::size_t>(x.near_tie_of);
+    const auto& row = r.results[row_at];
+    if (++ties[row_at] > kNamed) continue;
+    const bool by_vpp = planner::near_tie(x.candidate, x.report.step_s, row.candidate, row.report.step_s) ==
+                        planner::TieBy::vpp;
+    std::string& a = also[row_at];
+    a += fmt::format("{}{} {} ({:+.2f}%)", a.empty() ? "; also " : ", ", by_vpp ? "vpp" : "mb",
+                     by_vpp ? x.candidate.vpp : x.candidate.micro_batch, 100 * (x.report.step_s / row.report.step_s - 1));
   }
-  return t;
+  for (std::size_t i = 0; i < also.size(); ++i)
+    if (ties[i] > kNamed) also[i] += fmt::format(" and {} more", ties[i] - kNamed);
+  return also;
 }
 
 // The best layout's groups against the topology and the tiers that set it apart from a runner-up
@@ -213,17 +192,17 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
                      objective == "memory"   ? "uses more than #1 for"
                      : objective == "energy" ? "energy per step vs #1"
                                              : "slower than #1 because");
-  const NearTies ties = near_ties(r, objective);
-  const std::vector<int>& folded_into = ties.folded_into;
-  const std::vector<std::string>& also = ties.also;
-  const int folded = ties.folded;
-  constexpr double kNearTie = NearTies::kNearTie;
-  int rank = 0;
-  for (const auto& x : r.results) {
+  const std::vector<std::string> also = near_tie_notes(r);
+  int folded = 0;
+  for (std::size_t i = 0; i < r.results.size(); ++i) {
+    const auto& x = r.results[i];
     const auto& rep = x.report;
     const auto& tt = rep.to_train;
-    ++rank;
-    if (folded_into[static_cast<std::size_t>(rank - 1)] >= 0) continue;
+    if (x.near_tie_of >= 0) {
+      ++folded;
+      continue;
+    }
+    const int rank = x.rank;
     out += fmt::format("{:>4} {}{} {:>9.3f} {:>5.1f}% {:>10.0f} {:>8.1f} {:>8.1f}{}{}{}  {}{}\n", rank,
                        degrees(x.candidate, moe),
                        switches ? fmt::format(" {:<22}", planner::switches(x.candidate)) : std::string(),
@@ -237,12 +216,12 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
                                                                                     planner::step_energy_j(first) - 1))
                        : x.slower_because.empty() ? std::string("tie")
                                                  : x.slower_because,
-                       also[static_cast<std::size_t>(rank - 1)]);
+                       also[i]);
   }
   if (folded > 0)
-    out += fmt::format("({} near-tie{} folded into an earlier row: the same layout but for its vpp or micro-batch, "
-                       "within {:g}% of that row's step; the rank column skips them; a larger --top ranks more)\n",
-                       folded, folded == 1 ? "" : "s", 100 * kNearTie);
+    out += fmt::format("({} near-tie{} shown with the row {} tie{}: the same layout but for its vpp or micro-batch, "
+                       "within {:g}% of that row's step; --top counts the rows)\n",
+                       folded, folded == 1 ? "" : "s", folded == 1 ? "it" : "they", folded == 1 ? "s" : "", 100 * planner::kNearTie);
   const auto& best = r.results.front().report;
   out += '\n';
   out += scenario_line_of(r, objective);
@@ -282,11 +261,23 @@ std::string json_of(const planner::SweepResult& r, std::string_view objective) {
   j["pruned"] = r.pruned;
   j["objective"] = objective;
   j["results"] = nlohmann::ordered_json::array();
-  int rank = 0;
-  for (const auto& x : r.results) {
+  // the rows; each carries its near-ties (planner/near_ties.hpp), which share its rank
+  auto entry = [](const planner::Ranked& x) {
     auto e = nlohmann::ordered_json::parse(report::report_json(x.report));
-    e["rank"] = ++rank;
+    e["rank"] = x.rank;
     e["slower_because"] = x.slower_because;
+    return e;
+  };
+  std::vector<std::size_t> at(r.results.size());
+  for (std::size_t i = 0; i < r.results.size(); ++i) {
+    const auto& x = r.results[i];
+    if (x.near_tie_of >= 0) {
+      j["results"][at[static_cast<std::size_t>(x.near_tie_of)]]["near_ties"].push_back(entry(x));
+      continue;
+    }
+    at[i] = j["results"].size();
+    auto e = entry(x);
+    e["near_ties"] = nlohmann::ordered_json::array();
     j["results"].push_back(std::move(e));
   }
   j["scenario_layout"] = scenario_json(r);
@@ -304,8 +295,9 @@ std::string sweep_json(const planner::SweepResult& r, std::string_view objective
 std::string sweep_csv_header() { return "rank,index,status,lower_bound_s," + report_csv_header(); }
 std::string sweep_csv_ranked(const planner::SweepResult& r) {
   std::string out;
-  for (std::size_t i = 0; i < r.results.size(); ++i)
-    out += fmt::format("{},{},ranked,,", i + 1, r.results[i].candidate.index) + report_csv_row(r.results[i].report);
+  for (const auto& x : r.results)
+    out += fmt::format("{},{},{},,", x.rank, x.candidate.index, x.near_tie_of >= 0 ? "near_tie" : "ranked") +
+           report_csv_row(x.report);
   return out;
 }
 std::string sweep_csv_row(const planner::Row& row) {

@@ -146,6 +146,7 @@ namespace {
 nlohmann::json without_rank(nlohmann::json result) {
   result.erase("rank");
   result.erase("slower_because");
+  result.erase("near_ties");
   return result;
 }
 
@@ -642,10 +643,9 @@ TEST_CASE("cli: evaluate on a model or hardware file names what the file is", "[
   CHECK(h.err.find("unknown key") == std::string::npos);
 }
 
-// Issue 38: near-ties folded in the sweep's table. Rows that differ from an earlier row in vpp
-// alone, within 0.5% of its step, are listed on it ("also vpp 16 (+0.14%)"), not as rows; JSON keeps
-// every ranked layout. Checked against the JSON of the same sweep: each ranked layout either has
-// its row, or is named on the row of one with the same degrees but vpp, within 0.5%.
+// Near-ties in the sweep: layouts that differ from a row above in vpp or micro-batch alone, within
+// 0.5% of its step, ride with that row ("also vpp 16 (+0.14%)") and do not count toward --top, so
+// --top 8 gives eight rows. Checked against the JSON of the same sweep, where each row carries them.
 TEST_CASE("cli: sweep folds near-ties that differ only in vpp or micro-batch", "[cli][sweep]") {
   const std::string small = "sweep scenarios/default.yaml --max-cp 1 --max-micro-batch 2 --top 8";
   const auto table = ptdsim(small);
@@ -656,23 +656,32 @@ TEST_CASE("cli: sweep folds near-ties that differ only in vpp or micro-batch", "
   REQUIRE(results.size() == 8);
   int folded = 0;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    const std::string rank = fmt_rank(static_cast<int>(i + 1));
-    if (table.out.find("\n" + rank + " ") != std::string::npos) continue;  // has its row
-    ++folded;
-    // folded: an earlier row with the same degrees but vpp, within 0.5%
-    bool found = false;
-    for (std::size_t j = 0; j < i; ++j) {
-      const auto& a = results[i]["parallel"];
-      const auto& b = results[j]["parallel"];
-      const double ds = results[i]["time"]["step_s"].get<double>(), dj = results[j]["time"]["step_s"].get<double>();
-      found = found || (a["tp"] == b["tp"] && a["pp"] == b["pp"] && a["cp"] == b["cp"] && a["zero"] == b["zero"] &&
-                        a["recompute"] == b["recompute"] && a["vpp"] != b["vpp"] && std::abs(ds - dj) <= 0.005 * dj);
+    const auto& row = results[i];
+    CHECK(row["rank"] == static_cast<int>(i + 1));
+    std::string line = "\n";
+    line += fmt_rank(static_cast<int>(i + 1));
+    line += " ";
+    CHECK(table.out.find(line) != std::string::npos);  // its row
+    const auto& b = row["parallel"];
+    const double dj = row["time"]["step_s"].get<double>();
+    for (const auto& tie : row["near_ties"]) {
+      ++folded;
+      const auto& a = tie["parallel"];
+      const double ds = tie["time"]["step_s"].get<double>();
+      CHECK(tie["rank"] == row["rank"]);
+      CHECK((a["tp"] == b["tp"] && a["pp"] == b["pp"] && a["cp"] == b["cp"] && a["zero"] == b["zero"] &&
+             a["recompute"] == b["recompute"] && (a["vpp"] != b["vpp"]) != (a["micro_batch"] != b["micro_batch"]) &&
+             std::abs(ds - dj) <= 0.005 * dj));
+      const bool vpp = a["vpp"] != b["vpp"];
+      CHECK(table.out.find(std::string(vpp ? "vpp " : "mb ") +
+                           std::to_string((vpp ? a["vpp"] : a["micro_batch"]).get<int>()) + " (") != std::string::npos);
     }
-    CHECK(found);
-    CHECK(table.out.find("vpp " + std::to_string(results[i]["parallel"]["vpp"].get<int>()) + " (+") != std::string::npos);
   }
-  CHECK(folded == 2);
-  CHECK(table.out.find("(2 near-ties folded into an earlier row") != std::string::npos);
+  CHECK(folded > 0);  // this space has some
+  std::string note = "(";
+  note += std::to_string(folded);
+  note += " near-tie";
+  CHECK(table.out.find(note) != std::string::npos);
 }
 
 TEST_CASE("cli: the sweep says which tiers the best layout's groups cross, and what a tier costs", "[cli][sweep][topology]") {

@@ -68,6 +68,8 @@ struct Ranked {
   Candidate candidate;
   core::Report report;  // identical to sim::simulate of the candidate's scenario
   std::string slower_because;  // "" for the first; see explain.hpp
+  int rank = 0;                // its row's place: near-ties share the rank of the row they tie
+  int near_tie_of = -1;        // the index in `results` of the row it is a near-tie of (near_ties.hpp), -1: a row
 };
 
 // Where the base scenario's own layout ranks among every feasible candidate, in the same total
@@ -92,7 +94,7 @@ struct SweepResult {
   std::uint64_t simulated = 0;  // feasible candidates the scheduler ran
   std::uint64_t pruned = 0;     // feasible, not simulated: a bound above the K-th best (not rejected)
   std::map<std::string, std::uint64_t> rejected;  // reason -> count (core::check's words, memory)
-  std::vector<Ranked> results;                    // best first, at most `top`
+  std::vector<Ranked> results;  // best first: `top` rows at most, each followed by none or more of its near-ties
   std::optional<ScenarioRank> scenario;           // absent when options.rank_scenario is off
   std::string no_candidate;  // when nothing was enumerated: why (Space::why_no_candidate)
   // The best layout's groups against the topology (tiers.hpp), and for each group kind whose tiers

@@ -1,0 +1,34 @@
+#include "ptdsim/planner/near_ties.hpp"
+
+#include <cmath>
+
+namespace ptdsim::planner {
+
+TieBy near_tie(const Candidate& c, double later_s, const Candidate& d, double earlier_s) {
+  const bool rest = c.tp == d.tp && c.pp == d.pp && c.dp == d.dp && c.cp == d.cp && c.ep == d.ep && c.etp == d.etp &&
+                    c.zero == d.zero && c.shard_ranks == d.shard_ranks && c.recompute == d.recompute &&
+                    c.sequence_parallel == d.sequence_parallel && c.schedule == d.schedule &&
+                    c.overlap_tp == d.overlap_tp && c.overlap_dp == d.overlap_dp && c.overlap_pp == d.overlap_pp &&
+                    c.offload == d.offload;
+  if (!rest || std::abs(later_s - earlier_s) > kNearTie * earlier_s) return TieBy::none;
+  if (c.vpp != d.vpp && c.micro_batch == d.micro_batch) return TieBy::vpp;
+  if (c.micro_batch != d.micro_batch && c.vpp == d.vpp) return TieBy::micro_batch;
+  return TieBy::none;
+}
+
+void fold_near_ties(const std::vector<const Candidate*>& layouts, const std::vector<double>& steps,
+                    std::vector<int>& tie_of, std::size_t from) {
+  tie_of.resize(layouts.size(), -1);
+  for (std::size_t i = from; i < layouts.size(); ++i) {
+    tie_of[i] = -1;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (tie_of[j] >= 0) continue;
+      if (near_tie(*layouts[i], steps[i], *layouts[j], steps[j]) != TieBy::none) {
+        tie_of[i] = static_cast<int>(j);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace ptdsim::planner
