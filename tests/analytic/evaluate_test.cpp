@@ -238,3 +238,26 @@ TEST_CASE("analytic: layer costs written into used storage equal fresh ones", "[
   CHECK(layer_costs(dense).p2p_s == 0);
   CHECK(layer_costs(dense).moe_ops.count == 0);
 }
+
+// The sweep shares layer costs between candidates with equal layer_costs_key (docs/performance.md
+// "Planner"): what the key leaves out (vpp, schedule, ZeRO stage, the overlap switches) must not
+// move a number of them. TP overlap once read its switch there, and the Mixtral sweep's rows then
+// depended on which candidate filled the cache first.
+TEST_CASE("analytic: layer costs do not read what layer_costs_key leaves out", "[analytic][evaluate]") {
+  core::Scenario a = testing::gpt3_1024();  // tp 8 in one node with SP: TP overlap applies
+  a.training.fusion.projections = core::Fusion::eager;  // (input gradients summed: some TP stays serial)
+  core::Scenario b = a;
+  b.training.overlap.tp = !a.training.overlap.tp;
+  b.training.overlap.dp = !a.training.overlap.dp;
+  b.training.overlap.pp = !a.training.overlap.pp;
+  b.parallel.vpp = 2;
+  b.parallel.zero = 2;
+  REQUIRE(layer_costs_key(a) == layer_costs_key(b));
+  const LayerCosts x = layer_costs(a), y = layer_costs(b);
+  CHECK(x.dense_comm.tp_forward_s == y.dense_comm.tp_forward_s);
+  CHECK(x.dense_comm.tp_serial_forward_s == y.dense_comm.tp_serial_forward_s);
+  CHECK(x.dense_comm.tp_serial_backward_s == y.dense_comm.tp_serial_backward_s);
+  CHECK(x.dense_comm.tp_serial_backward_s > 0);  // (a case where the field is written)
+  CHECK(x.dense.forward == y.dense.forward);
+  CHECK(x.dense.backward_input == y.dense.backward_input);
+}
