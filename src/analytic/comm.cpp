@@ -2,6 +2,7 @@
 
 #include "ptdsim/analytic/context_parallel.hpp"
 #include "ptdsim/analytic/memory_ops.hpp"
+#include "ptdsim/analytic/op_checkpoint.hpp"
 #include "ptdsim/analytic/operators.hpp"
 
 #include <algorithm>
@@ -153,11 +154,16 @@ TpExposure tp_exposure(const core::Scenario& s, const LayerOps* ops, bool moe_la
   // gradient's all-gather into proj's input-gradient GEMM, the reduce-scatter of QKV's
   x.forward_s = exposed(gather_s, chunked * f(O::qkv), gather_fused) + exposed(scatter_s, chunked * f(O::proj), true);
   x.backward_s = exposed(gather_s, chunked * b(O::proj), gather_fused) + exposed(scatter_s, w(O::qkv), !summed);
-  x.regather_s = exposed(gather_s, chunked * f(O::qkv), gather_fused);
+  // per-op checkpointing re-gathers QKV's and fc1's inputs for the mm it recomputes (the weight
+  // gradient reads the gathered input as its second operand, which the fusion does not take): the
+  // window is the recomputed share of that GEMM (op_checkpoint_shares; none where none reruns)
+  const bool op = tr.recompute == core::Recompute::op;
+  const OpCheckpointShares again = op ? op_checkpoint_shares(s) : OpCheckpointShares{};
+  x.regather_s = exposed(gather_s, chunked * again.qkv * f(O::qkv), gather_fused && again.qkv > 0);
   if (!moe_layer) {  // the dense MLP's, the same around fc1 and fc2 (an MoE layer's are the dispatcher's)
     x.forward_s += exposed(gather_s, chunked * f(fc1), gather_fused) + exposed(scatter_s, chunked * f(O::fc2), true);
     x.backward_s += exposed(gather_s, chunked * b(O::fc2), gather_fused) + exposed(scatter_s, w(fc1), !summed);
-    x.regather_s += exposed(gather_s, chunked * f(fc1), gather_fused);
+    x.regather_s += exposed(gather_s, chunked * again.fc1 * f(fc1), gather_fused && again.fc1 > 0);
   }
   x.regather_s /= 2;  // per regathered all-gather (the caller counts two)
   return x;

@@ -262,9 +262,10 @@ class Planner {
       if (beside > 0)
         add_comm(core::CommKind::tp, Stream::tp, Overlap::beside, GroupId::tp, per(beside),
                  per(serial > 0 ? beside * bytes_per_s : w.tp_bytes), per(w.tp_window_s), 0);
+      // (the window once: the overlap ratio sets the pass's TP against its GEMMs)
       if (serial > 0)
         add_comm(core::CommKind::tp, Stream::tp, Overlap::serial, GroupId::tp, per(serial),
-                 per(beside > 0 ? serial * bytes_per_s : w.tp_bytes), per(w.tp_window_s), 0);
+                 per(beside > 0 ? serial * bytes_per_s : w.tp_bytes), beside > 0 ? 0.0 : per(w.tp_window_s), 0);
     }
     if (w.cp_s > 0) {  // beside the attention core (PassMakeup::cp_window_s), serial without one
       const double window = per(w.cp_window_s);

@@ -233,7 +233,7 @@ void add_sweep(CLI::App& app) {
       ->check(CLI::Range(1LL, static_cast<long long>(io::valid_range("cluster.gpus").max)));
   add_set_option(cmd, args->sets);
   add_plan_options(cmd, args->plan);
-  cmd->add_option("--top", args->top, "how many layouts to rank")->check(kPositiveCount)->default_val(10);
+  cmd->add_option("--top", args->top, "how many rows to rank (different layouts; near-ties ride with their row)")->check(kPositiveCount)->default_val(10);
   cmd->add_option("--threads", args->threads, "worker threads (default: all cores)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--objective", args->objective,

@@ -396,7 +396,7 @@ double pass_floor(double units, double compute, double chained, double gather, d
 
 // One pass's floor from its makeup (analytic::chunk_passes: what it computes, what its
 // collectives may hide behind, whether a ZeRO-3 gather is prefetched): the chained collectives
-// are TP unless beside the GEMMs, EP, and CP without a window; a gather waits for the previous
+// are TP (beside the GEMMs, only what no GEMM hides: tp_serial_s), EP, and CP without a window; a gather waits for the previous
 // unit's compute when it is not prefetched (depth 0). `ep_hidden_last` and `ep_hidden_first`: EP
 // overlap's paired share on the stages that pair the most and the fewest passes.
 double floor_of(const analytic::PassMakeup& mk, const analytic::ChunkWork& c, const analytic::PlanOptions& o,

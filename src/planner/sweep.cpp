@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -664,73 +665,71 @@ Fate settle(Objective o, const core::Scenario& s, Tier1Worker& w, KeptSteps& kep
   return kSimulated;
 }
 
-// The top K as the sweep keeps it: in order, K rows at most and the near-ties folded into them
-// (near_ties.hpp; none under the memory objective, whose rows are not steps). A row's near-ties
-// do not count toward K, so `--top 5` shows five different answers.
+// The top K as the sweep keeps it: every simulated layout that fits, in order, until take() folds
+// the near-ties into their rows (near_ties.hpp) and keeps K rows with theirs, so `--top 5` shows
+// five different answers. A layout enters where it orders; the K-th row so far is not a safe
+// threshold (a faster layout entering later can turn rows into its near-ties and bring a row from
+// beyond it into the top K), but the first layout of the K-th tie class is: layouts of K classes
+// are at least K rows, and that place only moves earlier as layouts enter. The memory objective
+// folds nothing: its K-th layout is the threshold, and the rest are dropped as they come.
 class TopRows {
  public:
   TopRows(Objective o, std::size_t top) : o_(o), top_(top) {}
-  // `r` where it orders, if it is among the K rows or a near-tie of one of them
   void enter(Ranked&& r) {
     const auto at = std::lower_bound(best_.begin(), best_.end(), r,
                                      [&](const Ranked& a, const Ranked& b) { return better(o_, a, b); });
     const std::size_t p = static_cast<std::size_t>(at - best_.begin());
     if (kth_ >= 0 && p > static_cast<std::size_t>(kth_) && o_ == Objective::memory) return;
     best_.insert(at, std::move(r));
-    tie_of_.insert(tie_of_.begin() + static_cast<std::ptrdiff_t>(p), -1);
-    fold(p);
-    trim();
+    if (o_ == Objective::memory && best_.size() > top_) best_.pop_back();
+    place_kth();
   }
-  // the K-th row (null while there are fewer): a candidate ordered beyond it cannot enter
+  // the threshold (null while there are fewer than K classes): a candidate beyond it cannot enter
   const core::Report* kth() const { return kth_ >= 0 ? &best_[static_cast<std::size_t>(kth_)].report : nullptr; }
+  // K rows best first, each followed by its near-ties among the layouts simulated
   std::vector<Ranked> take() {
-    int rank = 0;
-    for (std::size_t i = 0; i < best_.size(); ++i) {
-      best_[i].near_tie_of = tie_of_[i];
-      best_[i].rank = tie_of_[i] < 0 ? ++rank : best_[static_cast<std::size_t>(tie_of_[i])].rank;
+    std::vector<int> tie_of(best_.size(), -1);
+    if (o_ != Objective::memory) {
+      std::vector<const Candidate*> layouts;
+      std::vector<double> steps;
+      for (const Ranked& x : best_) layouts.push_back(&x.candidate), steps.push_back(x.report.step_s);
+      fold_near_ties(layouts, steps, tie_of);
     }
-    return std::move(best_);
+    std::vector<Ranked> out;
+    std::vector<int> kept_as(best_.size(), -1);  // a kept row's place in `out`
+    int rows = 0;
+    for (std::size_t i = 0; i < best_.size(); ++i) {
+      const int row = tie_of[i];
+      if (row < 0 && rows == static_cast<int>(top_)) continue;
+      if (row >= 0 && kept_as[static_cast<std::size_t>(row)] < 0) continue;  // a near-tie of a row not kept
+      Ranked& x = out.emplace_back(std::move(best_[i]));
+      x.near_tie_of = row < 0 ? -1 : kept_as[static_cast<std::size_t>(row)];
+      x.rank = row < 0 ? ++rows : out[static_cast<std::size_t>(x.near_tie_of)].rank;
+      if (row < 0) kept_as[i] = static_cast<int>(out.size()) - 1;
+    }
+    return out;
   }
 
  private:
-  void fold(std::size_t from) {
-    if (o_ == Objective::memory) return;
-    layouts_.clear();
-    steps_.clear();
-    for (const Ranked& x : best_) layouts_.push_back(&x.candidate), steps_.push_back(x.report.step_s);
-    fold_near_ties(layouts_, steps_, tie_of_, from);
-  }
-  // keep K rows and their near-ties; the K-th row's place
-  void trim() {
-    std::size_t rows = 0;
-    keep_.assign(best_.size(), 1);
-    for (std::size_t i = 0; i < best_.size(); ++i)
-      keep_[i] = tie_of_[i] < 0 ? ++rows <= top_ : keep_[static_cast<std::size_t>(tie_of_[i])];
-    if (rows > top_) {
-      std::size_t out = 0;
-      for (std::size_t i = 0; i < best_.size(); ++i)
-        if (keep_[i]) {
-          if (out != i) best_[out] = std::move(best_[i]);
-          ++out;
-        }
-      best_.resize(out);
-      tie_of_.assign(out, -1);
-      fold(0);
-    }
+  void place_kth() {
     kth_ = -1;
-    rows = 0;
+    if (o_ == Objective::memory) {
+      if (best_.size() >= top_) kth_ = static_cast<std::ptrdiff_t>(top_) - 1;
+      return;
+    }
+    classes_.clear();
     for (std::size_t i = 0; i < best_.size(); ++i)
-      if (tie_of_[i] < 0 && ++rows == top_) kth_ = static_cast<std::ptrdiff_t>(i);
+      if (classes_.insert(tie_class(best_[i].candidate)).second && classes_.size() == top_) {
+        kth_ = static_cast<std::ptrdiff_t>(i);
+        return;
+      }
   }
 
   Objective o_;
   std::size_t top_;
   std::vector<Ranked> best_;
-  std::vector<int> tie_of_;
   std::ptrdiff_t kth_ = -1;
-  std::vector<const Candidate*> layouts_;  // (scratch)
-  std::vector<double> steps_;
-  std::vector<char> keep_;
+  std::unordered_set<std::uint64_t> classes_;  // (scratch)
 };
 
 // Why `r` is slower (or, by memory, bigger) than the first of the top K.
@@ -764,8 +763,8 @@ std::size_t simulation_tier(Context& ctx, std::vector<Tier1Worker>& workers, Key
       batch[k].candidate = *ctx.space.at(entry[k].index);
       cost[k] = simulation_cost(batch[k].candidate, ctx.base);
     }
-    // The K-th best as the batch starts (it only improves): a candidate whose schedule bound is
-    // beyond it cannot enter and is not simulated. The same for any thread count.
+    // The threshold as the batch starts (TopRows::kth; it only moves earlier): a candidate whose
+    // schedule bound is beyond it cannot enter and is not simulated. The same for any thread count.
     // A spared candidate whose schedule bound does not put it beyond the scenario's layout may
     // still order before it: the rank settles it (rank_scenario()).
     const core::Report* kth = o != Objective::memory ? best.kth() : nullptr;

@@ -97,8 +97,8 @@ std::string scenario_line_of(const planner::SweepResult& r, std::string_view obj
                      sr.slower_because.empty() ? "tie" : sr.slower_because);
 }
 
-// Near-ties (planner/near_ties.hpp) ride with the row they tie, the closest three named: "also vpp 16
-// (+0.03%), vpp 27 (+0.10%), mb 2 (+0.12%) and 2 more".
+// Near-ties (planner/near_ties.hpp) ride with the row they tie, the first three in rank order named:
+// "also vpp 16 (+0.03%), vpp 27 (+0.10%), mb 2 (+0.12%) and 2 more".
 std::vector<std::string> near_tie_notes(const planner::SweepResult& r) {
   constexpr int kNamed = 3;
   std::vector<std::string> also(r.results.size());

@@ -141,6 +141,7 @@ io::StudyRecord run_point(const io::StudySpec& spec, std::uint64_t index, int th
                                   : planner::Objective::time;
   const planner::SweepResult result = planner::sweep(base, space, opt);
   for (const auto& x : result.results) {
+    if (x.near_tie_of >= 0) continue;  // a study point keeps the rows (planner/near_ties.hpp)
     if (auto problem = report::report_problem(x.report); !problem.empty()) {
       record.layouts.clear();
       record.failed = problem;

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/op_checkpoint.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "../common/scenarios.hpp"
 
@@ -135,6 +138,20 @@ TEST_CASE("analytic: overlapped TP hides each collective behind the GEMM it is f
     s.training.fusion.projections = core::Fusion::eager;
     const auto l = layer_comm(s, false, &ops);
     CHECK(l.tp_serial_backward_s == Approx((c - 35e-6) + (c - 175e-6) + 2 * c).epsilon(1e-9));
+  }
+  SECTION("per-op checkpointing: a re-gather hides behind the share of its GEMM that reruns") {
+    s.training.recompute = core::Recompute::op;
+    s.training.fusion.projections = core::Fusion::eager;
+    // GPT-3's mm order is wq wk wv wo fc1 fc2, every second rerun: wk, wo, fc2. QKV's re-gather
+    // feeds the rerun wk; fc1's input is gathered again only for its weight gradient, which reads it
+    // as its second operand: nothing fuses with it, it is serial whole
+    const auto share = op_checkpoint_shares(s);
+    REQUIRE(share.qkv > 0);
+    CHECK(share.fc1 == 0);
+    const auto l = layer_comm(s, false, &ops);
+    const double own = (c - 35e-6) + (c - 175e-6) + 2 * c;  // as with the projections apart
+    const double regathers = std::max(0.0, c - 0.875 * share.qkv * 100e-6) + c;
+    CHECK(l.tp_serial_backward_s == Approx(own + regathers).epsilon(1e-9));
   }
   SECTION("rowwise FP8: every all-gather feeds the cast, and the rescaled input gradients are summed") {
     s.training.precision = core::Precision::fp8;
