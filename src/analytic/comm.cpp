@@ -122,8 +122,15 @@ double time_of(const LayerOps* ops, core::Operator op, double core::OperatorTime
   const core::OperatorTime* o = ops != nullptr ? ops->find(op) : nullptr;
   return o != nullptr ? o->*pass : std::numeric_limits<double>::infinity();
 }
-}  // namespace
-
+// Where TP would overlap the GEMMs under sequence parallelism (the plan reads it where tp_overlaps): what of one layer's
+// collectives, one micro-batch, stays on the critical path: each all-gather and reduce-scatter
+// beside the GEMM it feeds or is fed by, less its window, or whole where the framework puts another
+// kernel between (docs/analytic.md "TP overlap, one GEMM at a time"). forward_s: the forward's four
+// (two in an MoE layer, whose MLP exchanges are the dispatcher's); backward_s: the backward's own;
+// regather_s: one of per-op checkpointing's re-gathers.
+struct TpExposure {
+  double forward_s = 0, backward_s = 0, regather_s = 0;
+};
 TpExposure tp_exposure(const core::Scenario& s, const LayerOps* ops, bool moe_layer, double gather_s,
                        double scatter_s) {
   using O = core::Operator;
@@ -168,6 +175,7 @@ TpExposure tp_exposure(const core::Scenario& s, const LayerOps* ops, bool moe_la
   x.regather_s /= 2;  // per regathered all-gather (the caller counts two)
   return x;
 }
+}  // namespace
 
 LayerComm layer_comm(const core::Scenario& s, bool moe_layer, const LayerOps* ops) {
   return layer_comm(s, step_groups(s), moe_layer, ops);

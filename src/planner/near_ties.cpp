@@ -31,10 +31,9 @@ TieBy near_tie(const Candidate& c, double later_s, const Candidate& d, double ea
 }
 
 void fold_near_ties(const std::vector<const Candidate*>& layouts, const std::vector<double>& steps,
-                    std::vector<int>& tie_of, std::size_t from) {
-  tie_of.resize(layouts.size(), -1);
-  for (std::size_t i = from; i < layouts.size(); ++i) {
-    tie_of[i] = -1;
+                    std::vector<int>& tie_of) {
+  tie_of.assign(layouts.size(), -1);
+  for (std::size_t i = 1; i < layouts.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (tie_of[j] >= 0) continue;
       if (near_tie(*layouts[i], steps[i], *layouts[j], steps[j]) != TieBy::none) {

@@ -25,7 +25,7 @@ double distinct_nodes(int top_k, int nodes);
 struct LayerComm {
   double tp_bytes_forward = 0, tp_bytes_backward = 0;  // sent by one GPU (backward incl. recompute)
   double tp_forward_s = 0, tp_backward_s = 0;
-  // of those, what stays serial where TP overlaps the GEMMs (tp_exposure; under SP, read by the plan
+  // of those, what stays serial where TP overlaps the GEMMs (comm.cpp tp_exposure; under SP, read by the plan
   // only where tp_overlaps)
   double tp_serial_forward_s = 0, tp_serial_backward_s = 0;
   double cp_bytes_forward = 0, cp_bytes_backward = 0;
@@ -35,23 +35,11 @@ struct LayerComm {
   double ep_forward_s = 0, ep_backward_s = 0;
 };
 // `ops`, the layer's operators (operators.hpp), give the GEMMs overlapped TP hides behind
-// (tp_exposure); without them only the collectives no GEMM is next to count as serial.
+// (comm.cpp tp_exposure); without them only the collectives no GEMM is next to count as serial.
 LayerComm layer_comm(const core::Scenario& s, const StepGroups& groups, bool moe_layer,
                      const LayerOps* ops = nullptr);
 // The same, resolving the groups (tests).
 LayerComm layer_comm(const core::Scenario& s, bool moe_layer, const LayerOps* ops = nullptr);
-
-// Where TP would overlap the GEMMs under sequence parallelism (the plan reads it where tp_overlaps): what of one layer's
-// collectives, one micro-batch, stays on the critical path: each all-gather and reduce-scatter
-// beside the GEMM it feeds or is fed by, less (tp - 1) / tp of that GEMM, or whole where the
-// framework puts another kernel between (docs/analytic.md "TP overlap, one GEMM at a time").
-// forward_s: the forward's four (two in an MoE layer, whose MLP exchanges are the dispatcher's);
-// backward_s: the backward's own; regather_s: one of per-op checkpointing's re-gathers.
-struct TpExposure {
-  double forward_s = 0, backward_s = 0, regather_s = 0;
-};
-TpExposure tp_exposure(const core::Scenario& s, const LayerOps* ops, bool moe_layer, double gather_s,
-                       double scatter_s);
 
 // The activation tensor a pipeline boundary passes per micro-batch, one direction, bytes:
 // s/c * b * h * 2, divided by t (sequence parallel, or Megatron's scatter/gather of p2p tensors).

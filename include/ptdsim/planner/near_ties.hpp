@@ -24,9 +24,8 @@ bool same_tie_class(const Candidate& a, const Candidate& b);
 std::uint64_t tie_class(const Candidate& c);
 
 // For each of `layouts` in ranked order (their steps in `steps`), the index of the earlier one it is
-// a near-tie of: the first that is not itself a near-tie; -1 for a row of its own. Entries before
-// `from` are taken as already folded (their values in `tie_of` are kept).
+// a near-tie of: the first that is not itself a near-tie; -1 for a row of its own.
 void fold_near_ties(const std::vector<const Candidate*>& layouts, const std::vector<double>& steps,
-                    std::vector<int>& tie_of, std::size_t from = 0);
+                    std::vector<int>& tie_of);
 
 }  // namespace ptdsim::planner
