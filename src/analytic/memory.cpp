@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ptdsim/analytic/layer_costs.hpp"
+#include "ptdsim/analytic/memory_ops.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/core/schedule.hpp"
@@ -312,8 +313,12 @@ core::StageMemory stage_memory(const core::Scenario& s, int i, const PipelineLay
     st.logits = 4 * local * b * m.vocab / t;
     // F.cross_entropy(logits.float()) (training.fusion.cross_entropy eager): its backward holds the
     // saved log-softmax output (the logits above), nll_loss's gradient of it and log_softmax's
-    // gradient of its input, all fp32 of the logits' size, at once (docs/analytic.md "The loss")
-    if (tr.fusion.cross_entropy == core::LossFusion::eager) st.loss_buffers = 2 * st.logits;
+    // gradient of its input, all fp32 of the logits' size, at once. Under loss_parallel the
+    // backward's separate ops hold one more: the saved output, the zeros with the targets' -1, the
+    // exponentials and their sum (docs/analytic.md "The loss")
+    const core::LossFusion loss = loss_as_run(tr.fusion.cross_entropy, par.tp);
+    if (loss == core::LossFusion::eager) st.loss_buffers = 2 * st.logits;
+    if (loss == core::LossFusion::loss_parallel) st.loss_buffers = 3 * st.logits;
   }
   if (par.zero >= 3 && st.layers > 0)
     st.buffers = zero3_buffer_bytes(s, L, L.moe_layers > 0 ? costs.moe_params : costs.dense_params);

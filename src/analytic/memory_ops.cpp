@@ -76,12 +76,18 @@ OpBytes rope_bytes(core::Fusion f) {
 // (8) and casts back (6): 14. Fused (Megatron's --cross-entropy-loss-fusion, TransformerEngine's and
 // flash-attn's Triton losses): the 16-bit logits read twice (max and sum, then the gradient written
 // in their place: 2 + 2 + 2) in the forward, and the gradient scaled in place (4) backward.
+// PyTorch's loss_parallel (torch/distributed/tensor/parallel/loss.py: `_log_softmax`, then
+// `_nll_loss_and_log_softmax_backward`), each step its own op: the cast (6), amax (4), subtract (8),
+// exp (8), sum (4), subtract the log-sum (8): 38 forward; backward zeros_like (write 4), exp of the
+// saved output (8), their sum (12), times the per-row gradient (8), the cast back (6): 38.
 OpBytes cross_entropy_bytes(core::LossFusion f) {
   switch (f) {
     case core::LossFusion::eager:
       return {one(StreamKind::softmax, 22), one(StreamKind::softmax, 22)};
     case core::LossFusion::vocab_parallel:
       return {one(StreamKind::softmax, 38), one(StreamKind::softmax, 14)};
+    case core::LossFusion::loss_parallel:
+      return {one(StreamKind::softmax, 38), one(StreamKind::softmax, 38)};
     case core::LossFusion::fused:
       break;
   }
@@ -105,6 +111,10 @@ double fp8_cast_bytes(core::Fp8Recipe r) {
     case core::Fp8Recipe::mxfp8: break;
   }
   return 6;
+}
+
+core::LossFusion loss_as_run(core::LossFusion f, int tp) {
+  return f == core::LossFusion::loss_parallel && tp == 1 ? core::LossFusion::eager : f;
 }
 
 // torchao's rowwise recipe runs its two backward GEMMs (use_fast_accum off) as cuBLAS's tensorwise

@@ -538,7 +538,8 @@ EndOps end_ops(const core::Scenario& s) {
   const core::StreamRate* ce = t.tables ? &g.kernels->cross_entropy : nullptr;
   if (t.rates.valid) {
     // fp32 work whatever the activations' width
-    const core::OperatorTime c = bytes_op(t, core::Operator::cross_entropy, cross_entropy_bytes(t.fusion.cross_entropy),
+    const core::OperatorTime c = bytes_op(t, core::Operator::cross_entropy,
+                                          cross_entropy_bytes(loss_as_run(t.fusion.cross_entropy, s.parallel.tp)),
                                           tokens, V / tp, 1.0);
     e.cross_entropy.forward_s = c.forward_s;
     e.cross_entropy.backward_input_s = c.backward_input_s;

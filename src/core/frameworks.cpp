@@ -216,7 +216,8 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "eager"},     // h = x + attention(...): no dropout, the add
         {"training.fusion.rope", "eager"},            // apply_rotary_emb: view_as_complex product
         {"training.fusion.projections", "eager"},     // Attention wq, wk, wv; FeedForward w1, w2, w3
-        {"training.fusion.cross_entropy", "eager"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
+        {"training.fusion.cross_entropy", "loss_parallel"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
+                                                             // inside loss_parallel() where tp > 1
         {"training.fusion.wgrad_accumulation", "none"},  // FSDP2 reduce-scatters autograd's .grad
         {"training.fp8_recipe", "current"},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
         {"training.cp_comm", "allgather"},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
@@ -238,7 +239,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.dropout_add", "fused"},     // the residual add joins its neighbours
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
         {"training.fusion.projections", "eager"},     // nn.Linear each: cuBLAS GEMMs Inductor does not merge
-        {"training.fusion.cross_entropy", "eager"},  // the loss is not compiled at this commit
+        {"training.fusion.cross_entropy", "loss_parallel"},  // the loss is not compiled at this commit
         {"training.fusion.wgrad_accumulation", "none"},
         {"training.fp8_recipe", "current"},           // as torchtitan
         {"training.cp_comm", "allgather"},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER

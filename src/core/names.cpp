@@ -51,8 +51,10 @@ constexpr Table<MainGrads, 2> kMainGrads{{{MainGrads::fp32, "fp32"}, {MainGrads:
 constexpr Table<AttentionKernel, 2> kAttentionKernel{
     {{AttentionKernel::cudnn, "cudnn"}, {AttentionKernel::flash2, "flash2"}}};
 constexpr Table<Fusion, 2> kFusion{{{Fusion::eager, "eager"}, {Fusion::fused, "fused"}}};
-constexpr Table<LossFusion, 3> kLossFusion{
-    {{LossFusion::eager, "eager"}, {LossFusion::vocab_parallel, "vocab_parallel"}, {LossFusion::fused, "fused"}}};
+constexpr Table<LossFusion, 4> kLossFusion{{{LossFusion::eager, "eager"},
+                                             {LossFusion::vocab_parallel, "vocab_parallel"},
+                                             {LossFusion::fused, "fused"},
+                                             {LossFusion::loss_parallel, "loss_parallel"}}};
 constexpr Table<WgradAccumulation, 3> kWgradAccumulation{{{WgradAccumulation::fused, "fused"},
                                                           {WgradAccumulation::separate, "separate"},
                                                           {WgradAccumulation::none, "none"}}};

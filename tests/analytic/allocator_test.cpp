@@ -68,4 +68,18 @@ TEST_CASE("analytic: the eager loss's buffers and the reserve, GPT-3 175B's last
     s.training.fusion.cross_entropy = core::LossFusion::fused;
     CHECK(stage_memory(s)[15].loss_buffers == 0);
   }
+  SECTION("PyTorch's loss_parallel: the saved output, the zeros, the exponentials and their sum") {
+    s.training.fusion.cross_entropy = core::LossFusion::loss_parallel;
+    const auto v = stage_memory(s)[15];
+    // three fp32 tensors of the logits' size beside them: 3 * 52,428,800, each rounded as one
+    CHECK(v.loss_buffers == Approx(157286400.0).epsilon(1e-12));
+    CHECK(v.reserved == Approx(v.allocated() + 0.10 * (6 * 106954752.0 + 4 * 52428800.0)).epsilon(1e-12));
+    // on one rank nothing is sharded: F.cross_entropy itself, as eager
+    s.parallel.tp = 1;
+    s.parallel.dp = 64;
+    s.parallel.sequence_parallel = false;
+    const auto one = stage_memory(s)[15];
+    CHECK(one.loss_buffers == Approx(2 * one.logits).epsilon(1e-12));
+    CHECK(one.logits == Approx(8 * 52428800.0).epsilon(1e-12));
+  }
 }

@@ -64,6 +64,13 @@ TEST_CASE("analytic: the bytes of each memory-bound operator per fusion setting 
   CHECK(bwd(cross_entropy_bytes(LossFusion::vocab_parallel)) == 14);
   CHECK(fwd(cross_entropy_bytes(LossFusion::fused)) == 6);
   CHECK(bwd(cross_entropy_bytes(LossFusion::fused)) == 4);
+  // PyTorch's loss_parallel: 6 + 4 + 8 + 8 + 4 + 8 forward; 4 + 8 + 12 + 8 + 6 backward; itself only
+  // where the logits are sharded
+  CHECK(fwd(cross_entropy_bytes(LossFusion::loss_parallel)) == 38);
+  CHECK(bwd(cross_entropy_bytes(LossFusion::loss_parallel)) == 38);
+  CHECK(loss_as_run(LossFusion::loss_parallel, 8) == LossFusion::loss_parallel);
+  CHECK(loss_as_run(LossFusion::loss_parallel, 1) == LossFusion::eager);
+  CHECK(loss_as_run(LossFusion::vocab_parallel, 1) == LossFusion::vocab_parallel);
 }
 
 TEST_CASE("analytic: each kind's bandwidth is its table's rate over the real bytes the measurement moved",

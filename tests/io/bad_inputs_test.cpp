@@ -631,7 +631,7 @@ const Case kCases[] = {
      "  ^"},
     {"scenario_fusion_unknown.yaml",
      "{data}/bad/scenario_fusion_unknown.yaml:7:40: error: training.fusion.cross_entropy must be one of eager, "
-     "vocab_parallel, fused, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"
+     "vocab_parallel, fused, loss_parallel, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"
      "  fusion: {norm: fused, cross_entropy: vocab-parallel}\n"
      "                                       ^"},
     {"scenario_fusion_projections_unknown.yaml",

@@ -200,13 +200,13 @@ TEST_CASE("io: the torchtitan rows set its fusions and torchao's Float8 recipe",
   CHECK(eager.training.fusion.norm == core::Fusion::eager);
   CHECK(eager.training.fusion.activation == core::Fusion::eager);
   CHECK(eager.training.fusion.rope == core::Fusion::eager);
-  CHECK(eager.training.fusion.cross_entropy == core::LossFusion::eager);
+  CHECK(eager.training.fusion.cross_entropy == core::LossFusion::loss_parallel);  // F.cross_entropy, sharded where tp > 1
   CHECK(eager.training.fp8_recipe == core::Fp8Recipe::current);
   CHECK(eager.parallel.zero == 3);
   const auto compiled = load("  seq_len: 512\n  global_batch: 8\n  framework: torchtitan-compile\n");
   CHECK(compiled.training.fusion.norm == core::Fusion::fused);
   CHECK(compiled.training.fusion.rope == core::Fusion::fused);
-  CHECK(compiled.training.fusion.cross_entropy == core::LossFusion::eager);  // the loss is outside the blocks
+  CHECK(compiled.training.fusion.cross_entropy == core::LossFusion::loss_parallel);  // the loss is outside the blocks
   const auto nemo = load("  seq_len: 512\n  global_batch: 8\n  framework: nemo-24.07\n");
   CHECK(nemo.training.fusion.cross_entropy == core::LossFusion::fused);
   CHECK(nemo.training.fp8_recipe == core::Fp8Recipe::delayed);  // TransformerEngine's default, the tool's

@@ -37,6 +37,9 @@ OpBytes swiglu_bytes(core::Fusion f);
 OpBytes dropout_add_bytes(core::Fusion f);
 OpBytes rope_bytes(core::Fusion f);
 OpBytes cross_entropy_bytes(core::LossFusion f);
+// The loss as it runs on tp ranks: loss_parallel is F.cross_entropy itself where there is one rank
+// (nothing is sharded, torchtitan enters loss_parallel only when tp > 1).
+core::LossFusion loss_as_run(core::LossFusion f, int tp);
 // FP8: bytes per element to quantise one GEMM operand for both its GEMMs (the forward's and the
 // weight gradient's, transposed) under the recipe: delayed 4, torchao's rowwise 8, the others 6.
 double fp8_cast_bytes(core::Fp8Recipe r);

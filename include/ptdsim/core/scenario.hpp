@@ -46,8 +46,10 @@ inline constexpr int kOffloadCount = 3;
 enum class Fusion { eager, fused };
 // How the loss runs: eager, F.cross_entropy on fp32 logits (the measured kernel); vocab_parallel,
 // Megatron's unfused vocabulary-parallel cross-entropy (cast, max, subtract, exp, sum, divide);
-// fused, one pass that writes the gradient in the forward (Megatron's --cross-entropy-loss-fusion).
-enum class LossFusion { eager, vocab_parallel, fused };
+// fused, one pass that writes the gradient in the forward (Megatron's --cross-entropy-loss-fusion);
+// loss_parallel, F.cross_entropy on vocabulary-sharded logits under PyTorch's loss_parallel (DTensor
+// runs it as separate ops), which is eager where tp is 1 (loss_as_run).
+enum class LossFusion { eager, vocab_parallel, fused, loss_parallel };
 // How a weight gradient reaches the gradient the optimizer reads (training.fusion.wgrad_accumulation):
 // fused, Megatron-Core's gradient_accumulation_fusion (TransformerEngine's fuse_wgrad_accumulation):
 // the weight-gradient GEMM accumulates into the fp32 main_grad, its epilogue reading and writing 4
