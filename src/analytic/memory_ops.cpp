@@ -102,11 +102,18 @@ OpBytes cross_entropy_bytes(core::LossFusion f) {
 // counts it (torchao/testing/float8/roofline_utils.py, pytorch/ao@6243040): a first kernel reads
 // the tensor and writes its row-scaled FP8 copy and a transposed 16-bit copy (2 + 1 + 2), a second
 // reads that copy and writes the column-scaled FP8 one (2 + 1): 8.
-double fp8_cast_bytes(core::Fp8Recipe r) {
+// Under torch.compile the amax of an activation or a gradient is taken by the kernel that produces
+// it (torchao's roofline model, torchao/testing/training/roofline_utils.py `fuse_with_prev`, which
+// benchmarks/float8/float8_roofline.py turns on for the inputs and output gradients: "assume for
+// float8 activations/gradients that torch.compile will fuse to the preceding op"): current 4 (read
+// 2, write both FP8 copies), rowwise 6 (its first kernel's read joins the producer). Delayed takes
+// its amax inside the cast already; blockwise and MXFP8 take theirs per block in the same pass.
+double fp8_cast_bytes(core::Fp8Recipe r, core::Fusion amax) {
+  const double fused_read = amax == core::Fusion::fused ? 2 : 0;
   switch (r) {
     case core::Fp8Recipe::delayed: return 4;
-    case core::Fp8Recipe::rowwise: return 8;
-    case core::Fp8Recipe::current:
+    case core::Fp8Recipe::rowwise: return 8 - fused_read;
+    case core::Fp8Recipe::current: return 6 - fused_read;
     case core::Fp8Recipe::blockwise:
     case core::Fp8Recipe::mxfp8: break;
   }

@@ -191,13 +191,20 @@ TEST_CASE("analytic: another GPU's tables: GEMM and attention at its sustained c
 }
 
 TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 GEMMs", "[analytic][memory_ops]") {
-  CHECK(fp8_cast_bytes(core::Fp8Recipe::delayed) == 4);  // read 2, write the copy and its transpose
-  CHECK(fp8_cast_bytes(core::Fp8Recipe::current) == 6);  // an amax pass (read 2) first
+  const auto eager = core::Fusion::eager, fused = core::Fusion::fused;
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::delayed, eager) == 4);  // read 2, write the copy and its transpose
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::current, eager) == 6);  // an amax pass (read 2) first
   for (auto r : {core::Fp8Recipe::blockwise, core::Fp8Recipe::mxfp8})
-    CHECK(fp8_cast_bytes(r) == 6);  // each direction its own pass: read 2, write 1, twice
+    CHECK(fp8_cast_bytes(r, eager) == 6);  // each direction its own pass: read 2, write 1, twice
   // torchao's rowwise: read 2, write the row-scaled FP8 copy 1 and a transposed 16-bit copy 2; then
   // read that copy 2 and write the column-scaled FP8 copy 1 (torchao's roofline_utils.py)
-  CHECK(fp8_cast_bytes(core::Fp8Recipe::rowwise) == 8);
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::rowwise, eager) == 8);
+  // torch.compile: the producer takes the amax, so the pass that read for it goes (fuse_with_prev);
+  // the recipes that take it inside their cast have no such pass
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::current, fused) == 4);
+  CHECK(fp8_cast_bytes(core::Fp8Recipe::rowwise, fused) == 6);
+  for (auto r : {core::Fp8Recipe::delayed, core::Fp8Recipe::blockwise, core::Fp8Recipe::mxfp8})
+    CHECK(fp8_cast_bytes(r, fused) == fp8_cast_bytes(r, eager));
   // only rowwise rescales its backward GEMMs' outputs after cuBLAS's tensorwise kernel: read 2, write 2
   CHECK(fp8_rescale_bytes(core::Fp8Recipe::rowwise) == 4);
   for (auto r : {core::Fp8Recipe::delayed, core::Fp8Recipe::current, core::Fp8Recipe::blockwise,
@@ -231,6 +238,18 @@ TEST_CASE("analytic: training.fp8_recipe sets the quantise bytes around the FP8 
   const double rescaled = 2048.0 * (12288 + 1536 + 12288 + 6144) +
                           (4608.0 * 12288 + 12288.0 * 1536 + 6144.0 * 12288 + 12288.0 * 6144);
   CHECK(r->backward_input_s == Approx((8.0 * 2048 * (4608 + 12288 + 6144 + 12288) + 4.0 * rescaled) / 1e12));
+
+  // current scaling under torch.compile (fusion.fp8_amax fused): 4 bytes where 6 were, the gathered
+  // inputs quantised on the rank's rows at 3 (4 less the transposed copy's write)
+  s.training.fp8_recipe = core::Fp8Recipe::current;
+  s.training.fusion.fp8_amax = core::Fusion::fused;
+  const auto cf = layer_ops(s, false);
+  const auto* f = cf.find(Operator::fp8_cast);
+  REQUIRE(f != nullptr);
+  CHECK(f->forward_s ==
+        Approx((4.0 * 2048 * (1536 + 6144) + 2 * (3.0 * 256 * 12288 + 2.0 * 2048 * 12288)) / 2e12));
+  CHECK(f->backward_input_s ==
+        Approx((4.0 * 2048 * (4608 + 6144) + 2 * (3.0 * 256 * 12288 + 2.0 * 2048 * 12288)) / 1e12));
 }
 
 TEST_CASE("analytic: the weight gradient into the fp32 main gradient (training.fusion.wgrad_accumulation)",

@@ -639,6 +639,11 @@ const Case kCases[] = {
      "eager, fused, got \"separate\"\n"
      "  fusion: {rope: eager, projections: separate}\n"
      "                                     ^"},
+    {"scenario_fusion_fp8_amax_unknown.yaml",
+     "{data}/bad/scenario_fusion_fp8_amax_unknown.yaml:7:35: error: training.fusion.fp8_amax must be one of "
+     "eager, fused, got \"producer\"\n"
+     "  fusion: {norm: fused, fp8_amax: producer}\n"
+     "                                  ^"},
     {"scenario_fusion_wgrad_unknown.yaml",
      "{data}/bad/scenario_fusion_wgrad_unknown.yaml:7:32: error: training.fusion.wgrad_accumulation must be one of "
      "fused, separate, none, got \"fp32\"\n"

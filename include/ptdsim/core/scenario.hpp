@@ -78,6 +78,11 @@ struct FusionSpec {
   bool projections_apart() const { return projections == Fusion::eager; }
   LossFusion cross_entropy = LossFusion::eager;
   WgradAccumulation wgrad_accumulation = WgradAccumulation::fused;
+  // FP8 recipes that take a tensor's amax in a pass of its own (current, rowwise): eager, that pass
+  // reads the tensor (TransformerEngine's current scaling, torchao without compile); fused, the kernel
+  // that produces an activation or gradient takes it on the way (torch.compile; torchao's roofline
+  // model's fuse_with_prev)
+  Fusion fp8_amax = Fusion::eager;
 };
 
 // How the framework holds gradients (training.main_grads), which sets their memory:
