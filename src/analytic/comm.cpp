@@ -38,10 +38,36 @@ double p2p_bytes(const core::Scenario& s) {
          s.model.hidden / s.parallel.tp;
 }
 
-double distinct_nodes(int top_k, int nodes) {
+namespace {
+// a choose b
+double choose(int a, int b) {
+  if (b < 0 || b > a) return 0;
+  return std::exp(std::lgamma(a + 1.0) - std::lgamma(b + 1.0) - std::lgamma(a - b + 1.0));
+}
+}  // namespace
+
+double distinct_nodes(const core::MoeSpec& moe, int nodes) {
   if (nodes <= 1) return 1;
-  const double n = nodes;
-  return n * (1 - std::pow(1 - 1 / n, top_k));
+  const double n = nodes, k = moe.top_k;
+  const int G = moe.router_groups, kept = moe.router_group_topk;
+  if (G > 0 && kept > 0 && kept < G) {
+    if (nodes % G == 0) {
+      // each group on nodes/G nodes: a node is reached when its group is kept (G'/G) and one of the
+      // k experts, uniform over the kept groups' experts, is among its 1/(nodes/G * G') of them
+      const double share = 1.0 / (n / G * kept);
+      return n * (static_cast<double>(kept) / G) * (1 - std::pow(1 - share, k));
+    }
+    if (G % nodes == 0) {
+      // q = G/nodes whole groups a node: j of them kept with the hypergeometric probability of
+      // drawing G' of G; then one of the k experts lands on the node's j of the G' kept groups
+      const int q = G / nodes;
+      double hit = 0;
+      for (int j = 1; j <= std::min(q, kept); ++j)
+        hit += choose(q, j) * choose(G - q, kept - j) / choose(G, kept) * (1 - std::pow(1 - static_cast<double>(j) / kept, k));
+      return n * hit;
+    }
+  }
+  return n * (1 - std::pow(1 - 1 / n, k));
 }
 
 Dispatch dispatch(const core::Scenario& s) { return dispatch(s, step_groups(s)); }
@@ -100,7 +126,7 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
         if (g.scope == core::Scope::inter) {
           const int per_node = std::max(1, g.ranks_per_node);
           const int nodes = (g.ranks + per_node - 1) / per_node;
-          S *= distinct_nodes(m.moe->top_k, nodes) / k;
+          S *= distinct_nodes(*m.moe, nodes) / k;
         }
         d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
         d.sent_bytes += 2 * bytes_sent(C::all_to_all, S, g.ranks);

@@ -151,14 +151,37 @@ TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
     s.parallel.etp = 1;
     s.parallel.sequence_parallel = false;
     // ep 32 over 4 nodes; top-8 of experts spread uniformly reach 4 (1 - (3/4)^8) = 3.5995 nodes
-    CHECK(distinct_nodes(8, 4) == Approx(4 * (1 - std::pow(0.75, 8))).epsilon(1e-12));
-    CHECK(distinct_nodes(8, 1) == 1);
+    CHECK(distinct_nodes(*s.model.moe, 4) == Approx(4 * (1 - std::pow(0.75, 8))).epsilon(1e-12));
+    CHECK(distinct_nodes(*s.model.moe, 1) == 1);
     // T = 4096 tokens routed; S = 2 * 4096 * 4096 * 8 * (3.5995 / 8) bytes
-    const double Sf = 2.0 * 4096 * 4096 * 8 * distinct_nodes(8, 4) / 8;
+    const double Sf = 2.0 * 4096 * 4096 * 8 * 4 * (1 - std::pow(0.75, 8)) / 8;
     const Dispatch d = dispatch(s);
     CHECK(d.sent_bytes == Approx(2 * (31.0 / 32) * Sf).epsilon(1e-12));
     // across nodes with 8 ranks a node: the network's 10 us and NVLink's 5, one NIC's 25 GB/s
     CHECK(d.time_s == Approx(2 * (15e-6 + (31.0 / 32) * Sf / 25e9)).epsilon(1e-9));
+  }
+  SECTION("node-limited routing: a token reaches only the nodes of the groups its router keeps") {
+    // DeepSeek-V3: 256 experts in 8 groups, top-8 from the best 4 groups
+    core::MoeSpec v3{256, 8, 1, 2048};
+    v3.router_groups = 8;
+    v3.router_group_topk = 4;
+    // ep 64 on 8 nodes, a group a node: half the nodes are kept, and a kept one is reached unless
+    // all 8 experts miss its quarter of the kept experts: 8 * 1/2 * (1 - (3/4)^8) = 3.5995, where
+    // uniform experts would reach 8 (1 - (7/8)^8) = 5.2509 (DeepSeek-V3's "at most 4 nodes")
+    CHECK(distinct_nodes(v3, 8) == Approx(4 * (1 - std::pow(0.75, 8))).epsilon(1e-12));
+    // a group on 2 nodes (16 nodes): 16 * 1/2 * (1 - (1 - 1/8)^8) = 5.2509
+    CHECK(distinct_nodes(v3, 16) == Approx(8 * (1 - std::pow(7.0 / 8, 8))).epsilon(1e-12));
+    // two groups a node (4 nodes): the node keeps none with C(6,4)/C(8,4) = 15/70, one with
+    // 2 C(6,3)/70 = 40/70 (reached unless 8 experts miss 1 of 4 groups), both with 15/70 (2 of 4)
+    const double hit = 40.0 / 70 * (1 - std::pow(0.75, 8)) + 15.0 / 70 * (1 - std::pow(0.5, 8));
+    CHECK(distinct_nodes(v3, 4) == Approx(4 * hit).epsilon(1e-12));
+    // at most the kept groups' nodes: G' = 4 where a node holds a group or more, 4 n / G beyond
+    for (int n : {2, 4, 8, 16, 32}) CHECK(distinct_nodes(v3, n) <= 4.0 * std::max(1, n / 8) + 1e-12);
+    // groups that do not line up with nodes: drawn uniformly
+    CHECK(distinct_nodes(v3, 3) == Approx(3 * (1 - std::pow(2.0 / 3, 8))).epsilon(1e-12));
+    // no group limit: uniform
+    v3.router_group_topk = 0;
+    CHECK(distinct_nodes(v3, 8) == Approx(8 * (1 - std::pow(7.0 / 8, 8))).epsilon(1e-12));
   }
 }
 

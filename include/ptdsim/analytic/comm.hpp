@@ -18,8 +18,11 @@ struct Dispatch {
 Dispatch dispatch(const core::Scenario& s, const StepGroups& groups);
 // The same, resolving the groups (tests).
 Dispatch dispatch(const core::Scenario& s);
-// Expected distinct nodes that top_k experts drawn uniformly over `nodes` nodes land on.
-double distinct_nodes(int top_k, int nodes);
+// Expected distinct nodes that a token's top_k experts land on, the experts spread evenly over
+// `nodes` nodes in order: drawn uniformly, N (1 - (1 - 1/N)^k); under group-limited routing
+// (moe.router_groups G, router_group_topk G') drawn uniformly from the G' groups the router keeps,
+// so a token reaches the nodes of those groups only (DeepSeek-V3's node-limited routing).
+double distinct_nodes(const core::MoeSpec& moe, int nodes);
 
 // Per layer, per micro-batch. Times are for the layer's collectives one after another.
 struct LayerComm {
