@@ -14,6 +14,13 @@ namespace {
 double act_width(core::Precision p) {
   return p == core::Precision::fp32 || p == core::Precision::tf32 ? 4.0 : 2.0;
 }
+// a choose b, exactly for the small counts of expert groups
+double choose(int a, int b) {
+  if (b < 0 || b > a) return 0;
+  double c = 1;
+  for (int i = 1; i <= b; ++i) c = c * (a - b + i) / i;
+  return c;
+}
 }  // namespace
 
 bool tp_overlaps(const core::Scenario& s, const Group& tp) {
@@ -37,14 +44,6 @@ double p2p_bytes(const core::Scenario& s) {
   return act_width(tr.precision) * tr.micro_batch * static_cast<double>(tr.seq_len) / s.parallel.cp *
          s.model.hidden / s.parallel.tp;
 }
-
-namespace {
-// a choose b
-double choose(int a, int b) {
-  if (b < 0 || b > a) return 0;
-  return std::exp(std::lgamma(a + 1.0) - std::lgamma(b + 1.0) - std::lgamma(a - b + 1.0));
-}
-}  // namespace
 
 double distinct_nodes(const core::MoeSpec& moe, int nodes) {
   if (nodes <= 1) return 1;
@@ -118,8 +117,8 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
     case core::Dispatcher::flex: {
       // DeepEP's fused dispatch and combine over the etp*ep group: a token goes to each expert-TP
       // rank of its experts; across nodes it crosses the network once per destination node and
-      // fans out over NVLink there (Zhao et al. 2025, DeepEP "normal kernels"). With experts
-      // drawn uniformly, top_k experts on N nodes reach N (1 - (1 - 1/N)^top_k) nodes.
+      // fans out over NVLink there (Zhao et al. 2025, DeepEP "normal kernels"): the nodes its
+      // top_k experts reach, fewer under group-limited routing (distinct_nodes).
       const Group& g = groups.expert_tp_ep;
       if (g.ranks > 1) {
         double S = width * routed * h * k * etp;

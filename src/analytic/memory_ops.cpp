@@ -94,6 +94,10 @@ OpBytes cross_entropy_bytes(core::LossFusion f) {
   return {one(StreamKind::softmax, 6), one(StreamKind::pointwise, 4)};
 }
 
+core::LossFusion loss_as_run(core::LossFusion f, int tp) {
+  return f == core::LossFusion::loss_parallel && tp == 1 ? core::LossFusion::eager : f;
+}
+
 // Delayed tensorwise scaling (TransformerEngine's cast_transpose): read 2, write the FP8 copy and
 // its transpose (1 + 1), the amax taken on the way. Current tensorwise scaling reads the tensor once
 // more for its amax first (2 + 4). Blockwise (1x128) and MXFP8 (1x32) scale along the GEMM's
@@ -102,26 +106,18 @@ OpBytes cross_entropy_bytes(core::LossFusion f) {
 // counts it (torchao/testing/float8/roofline_utils.py, pytorch/ao@6243040): a first kernel reads
 // the tensor and writes its row-scaled FP8 copy and a transposed 16-bit copy (2 + 1 + 2), a second
 // reads that copy and writes the column-scaled FP8 one (2 + 1): 8.
-// Under torch.compile the amax of an activation or a gradient is taken by the kernel that produces
-// it (torchao's roofline model, torchao/testing/training/roofline_utils.py `fuse_with_prev`, which
-// benchmarks/float8/float8_roofline.py turns on for the inputs and output gradients: "assume for
-// float8 activations/gradients that torch.compile will fuse to the preceding op"): current 4 (read
-// 2, write both FP8 copies), rowwise 6 (its first kernel's read joins the producer). Delayed takes
-// its amax inside the cast already; blockwise and MXFP8 take theirs per block in the same pass.
-double fp8_cast_bytes(core::Fp8Recipe r, core::Fusion amax) {
-  const double fused_read = amax == core::Fusion::fused ? 2 : 0;
-  switch (r) {
-    case core::Fp8Recipe::delayed: return 4;
-    case core::Fp8Recipe::rowwise: return 8 - fused_read;
-    case core::Fp8Recipe::current: return 6 - fused_read;
-    case core::Fp8Recipe::blockwise:
-    case core::Fp8Recipe::mxfp8: break;
-  }
-  return 6;
-}
-
-core::LossFusion loss_as_run(core::LossFusion f, int tp) {
-  return f == core::LossFusion::loss_parallel && tp == 1 ? core::LossFusion::eager : f;
+// Under torch.compile the kernel that produces an activation or an output gradient does the first
+// pass of its cast on the way, which torchao's roofline model assumes of compiled training
+// (torchao/testing/training/roofline_utils.py `fuse_with_prev`, which benchmarks/float8/float8_roofline.py
+// turns on for the inputs and output gradients: "assume for float8 activations/gradients that
+// torch.compile will fuse to the preceding op"): that pass's read of the 16-bit tensor goes, the amax
+// of tensorwise scaling (6 -> 4), rowwise's first kernel (8 -> 6), the first layout of blockwise and
+// MXFP8 (6 -> 4, `fuse_read`). Delayed scaling is TransformerEngine's, whose casts are its own kernels
+// (or its fused norm's, fusion.norm).
+double fp8_cast_bytes(core::Fp8Recipe r, core::Fusion cast) {
+  if (r == core::Fp8Recipe::delayed) return 4;
+  const double unfused = r == core::Fp8Recipe::rowwise ? 8 : 6;
+  return cast == core::Fusion::fused ? unfused - 2 : unfused;
 }
 
 // torchao's rowwise recipe runs its two backward GEMMs (use_fast_accum off) as cuBLAS's tensorwise

@@ -217,7 +217,7 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // too. Rowwise casts the gathered 16-bit tensor.
 core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
                              core::Fp8Recipe recipe, int qkv_parts, int fc1_parts) {
-  const double per = fp8_cast_bytes(recipe, t.fusion.fp8_amax);
+  const double per = fp8_cast_bytes(recipe, t.fusion.fp8_cast);
   const double rescale = fp8_rescale_bytes(recipe);
   const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
   const bool dense = ops.find(Operator::router) == nullptr;

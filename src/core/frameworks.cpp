@@ -218,7 +218,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.projections", "eager"},     // Attention wq, wk, wv; FeedForward w1, w2, w3
         {"training.fusion.cross_entropy", "loss_parallel"},  // F.cross_entropy(pred.flatten(0, 1).float(), ...)
                                                              // inside loss_parallel() where tp > 1
-        {"training.fusion.fp8_amax", "eager"},  // float8: torchao's cast takes its amax in a kernel of its own
+        {"training.fusion.fp8_cast", "eager"},  // float8: torchao's amax, then its cast, kernels of their own
         {"training.fusion.wgrad_accumulation", "none"},  // FSDP2 reduce-scatters autograd's .grad
         {"training.fp8_recipe", "current"},  // float8: torchao Float8LinearConfig, tensorwise dynamic scaling
         {"training.cp_comm", "allgather"},  // torch context_parallel: _cp_options.rotate_method ALL_GATHER
@@ -241,7 +241,7 @@ const std::vector<Framework>& frameworks() {
         {"training.fusion.rope", "fused"},            // the complex product in one kernel
         {"training.fusion.projections", "eager"},     // nn.Linear each: cuBLAS GEMMs Inductor does not merge
         {"training.fusion.cross_entropy", "loss_parallel"},  // the loss is not compiled at this commit
-        {"training.fusion.fp8_amax", "fused"},  // Inductor takes each activation's and gradient's amax
+        {"training.fusion.fp8_cast", "fused"},  // Inductor takes each activation's and gradient's amax
                                                 // in the kernel that produces it (torchao's roofline)
         {"training.fusion.wgrad_accumulation", "none"},
         {"training.fp8_recipe", "current"},           // as torchtitan

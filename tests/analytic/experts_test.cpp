@@ -182,6 +182,20 @@ TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
     // no group limit: uniform
     v3.router_group_topk = 0;
     CHECK(distinct_nodes(v3, 8) == Approx(8 * (1 - std::pow(7.0 / 8, 8))).epsilon(1e-12));
+
+    // in the dispatch: the flex layout above (ep 32 over 4 nodes), its 64 experts in 4 groups of
+    // which a token's 8 come from the best 2: 4 * 2/4 * (1 - (1/2)^8) = 1.9922 nodes a token
+    s.training.moe.dispatcher = core::Dispatcher::flex;
+    s.model.moe = core::MoeSpec{64, 8, 1, 1792};
+    s.model.moe->router_groups = 4;
+    s.model.moe->router_group_topk = 2;
+    s.parallel.tp = 1;
+    s.parallel.dp = 64;
+    s.parallel.ep = 32;
+    s.parallel.etp = 1;
+    s.parallel.sequence_parallel = false;
+    const double S = 2.0 * 4096 * 4096 * 8 * (2 * (1 - std::pow(0.5, 8))) / 8;
+    CHECK(dispatch(s).sent_bytes == Approx(2 * (31.0 / 32) * S).epsilon(1e-12));
   }
 }
 

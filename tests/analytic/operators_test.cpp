@@ -162,6 +162,27 @@ TEST_CASE("analytic: the fitted overhead per layer and the factor on memory-boun
   CHECK(optimizer_time(s.hardware.gpu, s.training, 1e9) == Approx(2 * 34e9 / 2.5e12).epsilon(1e-12));
 }
 
+TEST_CASE("analytic: PyTorch's loss_parallel moves 38 bytes a logit each way, and is F.cross_entropy on one rank",
+          "[analytic][operators]") {
+  auto s = gpt3_on_tables();  // tp 8: 2048 x 6400 logits a rank
+  s.training.fusion.cross_entropy = core::LossFusion::eager;
+  const EndOps eager = end_ops(s);
+  s.training.fusion.cross_entropy = core::LossFusion::loss_parallel;
+  const EndOps parallel = end_ops(s);
+  // the same kind of kernel (the measured cross-entropy's bandwidth), 38 bytes where eager moves 22
+  CHECK(parallel.cross_entropy.forward_s == Approx(38.0 / 22 * eager.cross_entropy.forward_s).epsilon(1e-12));
+  CHECK(parallel.cross_entropy.backward_input_s ==
+        Approx(38.0 / 22 * eager.cross_entropy.backward_input_s).epsilon(1e-12));
+  // tp 1: nothing to shard, torchtitan calls F.cross_entropy itself
+  s.parallel.tp = 1;
+  s.parallel.dp *= 8;
+  s.parallel.sequence_parallel = false;
+  const EndOps one_rank = end_ops(s);
+  s.training.fusion.cross_entropy = core::LossFusion::eager;
+  CHECK(one_rank.cross_entropy.forward_s == end_ops(s).cross_entropy.forward_s);
+  CHECK(one_rank.cross_entropy.backward_input_s == end_ops(s).cross_entropy.backward_input_s);
+}
+
 TEST_CASE("analytic: with tables no pass of an operator is shorter than one kernel launch", "[analytic][operators]") {
   auto s = gpt3_on_tables();
   s.hardware.gpu.layer_overhead_s = 2e-6;  // the fitted overhead is not a kernel: never raised

@@ -639,10 +639,10 @@ const Case kCases[] = {
      "eager, fused, got \"separate\"\n"
      "  fusion: {rope: eager, projections: separate}\n"
      "                                     ^"},
-    {"scenario_fusion_fp8_amax_unknown.yaml",
-     "{data}/bad/scenario_fusion_fp8_amax_unknown.yaml:7:35: error: training.fusion.fp8_amax must be one of "
+    {"scenario_fusion_fp8_cast_unknown.yaml",
+     "{data}/bad/scenario_fusion_fp8_cast_unknown.yaml:7:35: error: training.fusion.fp8_cast must be one of "
      "eager, fused, got \"producer\"\n"
-     "  fusion: {norm: fused, fp8_amax: producer}\n"
+     "  fusion: {norm: fused, fp8_cast: producer}\n"
      "                                  ^"},
     {"scenario_fusion_wgrad_unknown.yaml",
      "{data}/bad/scenario_fusion_wgrad_unknown.yaml:7:32: error: training.fusion.wgrad_accumulation must be one of "

@@ -207,8 +207,8 @@ TEST_CASE("io: the torchtitan rows set its fusions and torchao's Float8 recipe",
   CHECK(compiled.training.fusion.norm == core::Fusion::fused);
   CHECK(compiled.training.fusion.rope == core::Fusion::fused);
   CHECK(compiled.training.fusion.cross_entropy == core::LossFusion::loss_parallel);  // the loss is outside the blocks
-  CHECK(compiled.training.fusion.fp8_amax == core::Fusion::fused);  // Inductor: the producer takes the amax
-  CHECK(eager.training.fusion.fp8_amax == core::Fusion::eager);
+  CHECK(compiled.training.fusion.fp8_cast == core::Fusion::fused);  // Inductor: the producer takes the amax
+  CHECK(eager.training.fusion.fp8_cast == core::Fusion::eager);
   const auto nemo = load("  seq_len: 512\n  global_batch: 8\n  framework: nemo-24.07\n");
   CHECK(nemo.training.fusion.cross_entropy == core::LossFusion::fused);
   CHECK(nemo.training.fp8_recipe == core::Fp8Recipe::delayed);  // TransformerEngine's default, the tool's

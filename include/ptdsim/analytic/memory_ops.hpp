@@ -42,8 +42,8 @@ OpBytes cross_entropy_bytes(core::LossFusion f);
 core::LossFusion loss_as_run(core::LossFusion f, int tp);
 // FP8: bytes per element to quantise one GEMM operand for both its GEMMs (the forward's and the
 // weight gradient's, transposed) under the recipe: delayed 4, torchao's rowwise 8, the others 6; 2
-// fewer for current and rowwise where the producing kernel takes the amax (fusion.fp8_amax fused).
-double fp8_cast_bytes(core::Fp8Recipe r, core::Fusion amax);
+// fewer but delayed's where the producing kernel does the first pass (fusion.fp8_cast fused).
+double fp8_cast_bytes(core::Fp8Recipe r, core::Fusion cast);
 // FP8: bytes per output element of each backward GEMM (input and weight gradient) rescaled after
 // the GEMM: torchao's rowwise 4 (read 2, write 2), the others 0.
 double fp8_rescale_bytes(core::Fp8Recipe r);

@@ -78,11 +78,11 @@ struct FusionSpec {
   bool projections_apart() const { return projections == Fusion::eager; }
   LossFusion cross_entropy = LossFusion::eager;
   WgradAccumulation wgrad_accumulation = WgradAccumulation::fused;
-  // FP8 recipes that take a tensor's amax in a pass of its own (current, rowwise): eager, that pass
-  // reads the tensor (TransformerEngine's current scaling, torchao without compile); fused, the kernel
-  // that produces an activation or gradient takes it on the way (torch.compile; torchao's roofline
-  // model's fuse_with_prev)
-  Fusion fp8_amax = Fusion::eager;
+  // The FP8 cast of each activation and output gradient under the recipes that read the tensor in a
+  // pass of their own first (current, rowwise, blockwise, mxfp8): eager, that pass reads it from HBM
+  // (TransformerEngine's kernels, torchao without compile); fused, the kernel that produces the tensor
+  // does that pass's work on the way (torch.compile; torchao's roofline model's fuse_with_prev)
+  Fusion fp8_cast = Fusion::eager;
 };
 
 // How the framework holds gradients (training.main_grads), which sets their memory:
