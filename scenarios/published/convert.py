@@ -529,6 +529,24 @@ def bridge_2509_script(r, gpu):
             "v0.1.0rc3 scripts/performance/run_script.py: A2A_1F1B only for DeepSeek-V3 on H100)")
 
 
+def dgxc_2508_script(r, gpu):
+    """dgxc-benchmarking's release 25.08 (59689f59, deepseek_v3/pretrain/launch.sh) runs NeMo at 9244b1ec
+    (its metadata.yaml), whose scripts/performance/llm/pretrain_deepseek_v3.py sets the dispatcher per GPU:
+    on H100 DeepEP (moe_token_dispatcher_type flex, moe_enable_deepep) with the router force-balanced;
+    elsewhere alltoall with the token-drop callback. launch.sh passes -ol 0: no all-to-all overlap.
+    Returns (the recipe's words, the note) or None."""
+    if not (r["source"].get("commit") or "").startswith("59689f59") or r["model"]["name"] != "DeepSeek-V3":
+        return None
+    if gpu == "H100":
+        return ("deepep balanced A2A_OVERLAP=0",
+                "dispatcher flex from the 25.08 release's recipe (dgxc-benchmarking 59689f59 runs NeMo 9244b1ec's "
+                "scripts/performance/llm/pretrain_deepseek_v3.py: on H100 moe_token_dispatcher_type flex with "
+                "moe_enable_deepep and moe_router_force_load_balancing; launch.sh -ol 0)")
+    return ("tokendrop A2A_OVERLAP=0",
+            "dispatcher alltoall with token dropping from the 25.08 release's recipe (NeMo 9244b1ec "
+            "pretrain_deepseek_v3.py off H100: alltoall and MegatronTokenDropCallback; launch.sh -ol 0)")
+
+
 def convert_moe(r):
     """One MoE record: every assumption goes into `notes`."""
     rid, g, src = r["id"], r["source_group"], r["source"]
@@ -678,25 +696,26 @@ def convert_moe(r):
         drop = str(mc.get("token_dropping") or "")
         low = (rec_notes + " " + drop).lower()
         moe = {}
-        script = bridge_2509_script(r, gpu)
+        script = bridge_2509_script(r, gpu) or dgxc_2508_script(r, gpu)
         if script:
             low += " " + script[0]
             notes.append(script[1])
         if "hybridep" in low or "deepep" in low:
             moe["dispatcher"] = "flex"
-            notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
+            if not (script and "deepep" in script[0]):  # the release's script said so above
+                notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
         else:
             moe["dispatcher"] = "alltoall"
             notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
                          "moe_token_dispatcher_type)")
-        if "token dropping" in drop or "tokendrop" in rid:
+        if "token dropping" in drop or "tokendrop" in rid or (script and "tokendrop" in script[0]):
             if moe["dispatcher"] != "alltoall":
                 moe["dispatcher"] = "alltoall"
                 notes.append("dispatcher alltoall: token dropping runs only with it")
             moe["capacity_factor"] = 1
             notes.append("capacity_factor 1 ASSUMED for token dropping (the recipes' moe_expert_capacity_factor 1.0 "
                          "with padding to capacity)")
-        elif "balanc" in drop or "balanc" in r.get("measurement_context", ""):
+        elif "balanc" in drop or "balanc" in r.get("measurement_context", "") or (script and "balanced" in script[0]):
             notes.append("dropless, load_imbalance 1: the row force-balances the router")
         else:
             notes.append("dropless, load_imbalance 1 ASSUMED (not stated; the tool's default)")
