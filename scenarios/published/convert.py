@@ -532,19 +532,16 @@ def bridge_2509_script(r, gpu):
 def dgxc_2508_script(r, gpu):
     """dgxc-benchmarking's release 25.08 (59689f59, deepseek_v3/pretrain/launch.sh) runs NeMo at 9244b1ec
     (its metadata.yaml), whose scripts/performance/llm/pretrain_deepseek_v3.py sets the dispatcher per GPU:
-    on H100 DeepEP (moe_token_dispatcher_type flex, moe_enable_deepep) with the router force-balanced;
-    elsewhere alltoall with the token-drop callback. launch.sh passes -ol 0: no all-to-all overlap.
-    Returns (the recipe's words, the note) or None."""
-    if not (r["source"].get("commit") or "").startswith("59689f59") or r["model"]["name"] != "DeepSeek-V3":
+    on H100 DeepEP (moe_token_dispatcher_type flex, moe_enable_deepep) with the router force-balanced
+    (elsewhere alltoall with the token-drop callback: no such row in the data). launch.sh passes -ol 0:
+    no all-to-all overlap. Returns (the recipe's words, the note) or None."""
+    if not (r["source"].get("commit") or "").startswith("59689f59") or r["model"]["name"] != "DeepSeek-V3" \
+            or gpu != "H100":
         return None
-    if gpu == "H100":
-        return ("deepep balanced A2A_OVERLAP=0",
-                "dispatcher flex from the 25.08 release's recipe (dgxc-benchmarking 59689f59 runs NeMo 9244b1ec's "
-                "scripts/performance/llm/pretrain_deepseek_v3.py: on H100 moe_token_dispatcher_type flex with "
-                "moe_enable_deepep and moe_router_force_load_balancing; launch.sh -ol 0)")
-    return ("tokendrop A2A_OVERLAP=0",
-            "dispatcher alltoall with token dropping from the 25.08 release's recipe (NeMo 9244b1ec "
-            "pretrain_deepseek_v3.py off H100: alltoall and MegatronTokenDropCallback; launch.sh -ol 0)")
+    return ("deepep balanced A2A_OVERLAP=0",
+            "dispatcher flex from the 25.08 release's recipe (dgxc-benchmarking 59689f59 runs NeMo 9244b1ec's "
+            "scripts/performance/llm/pretrain_deepseek_v3.py: on H100 moe_token_dispatcher_type flex with "
+            "moe_enable_deepep and moe_router_force_load_balancing; launch.sh -ol 0)")
 
 
 # What the model zoo's benchmarking yaml sets beyond the table's columns, per model
@@ -723,7 +720,7 @@ def convert_moe(r):
             moe["dispatcher"] = "alltoall"
             notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
                          "moe_token_dispatcher_type)")
-        if "token dropping" in drop or "tokendrop" in rid or (script and "tokendrop" in script[0]):
+        if "token dropping" in drop or "tokendrop" in rid:
             if moe["dispatcher"] != "alltoall":
                 moe["dispatcher"] = "alltoall"
                 notes.append("dispatcher alltoall: token dropping runs only with it")

@@ -61,8 +61,10 @@ double distinct_nodes(const core::MoeSpec& moe, int nodes) {
       // drawing G' of G; then one of the k experts lands on the node's j of the G' kept groups
       const int q = G / nodes;
       double hit = 0;
-      for (int j = 1; j <= std::min(q, kept); ++j)
-        hit += choose(q, j) * choose(G - q, kept - j) / choose(G, kept) * (1 - std::pow(1 - static_cast<double>(j) / kept, k));
+      for (int j = 1; j <= std::min(q, kept); ++j) {
+        const double p_j = choose(q, j) * choose(G - q, kept - j) / choose(G, kept);
+        hit += p_j * (1 - std::pow(1 - static_cast<double>(j) / kept, k));
+      }
       return n * hit;
     }
   }
