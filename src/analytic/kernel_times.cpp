@@ -48,6 +48,32 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
   return {gemm_time(g, p, m, n, k), core::TimeSource::scalar_efficiency};
 }
 
+KernelTime fp8_gemm_kernel(const core::GpuSpec& g, core::Fp8Kernel kernel, double m, double n, double k) {
+  if (g.kernels && g.sms > 0) {
+    const core::GemmModel& model = g.kernels->fp8_kernels[static_cast<std::size_t>(kernel)];
+    if (model.valid())
+      return {std::max(model.time(g.sms, m, n, k) / g.sustained_clock,
+                       gemm_memory_floor(g, core::Precision::fp8, m, n, k)),
+              core::TimeSource::model};
+  }
+  return gemm_kernel(g, core::Precision::fp8, m, n, k);
+}
+
+std::optional<core::Fp8Kernel> fp8_kernel_of(core::Fp8Recipe recipe, GemmPass pass) {
+  switch (recipe) {
+    case core::Fp8Recipe::delayed:
+    case core::Fp8Recipe::current:
+      if (pass == GemmPass::forward) return core::Fp8Kernel::fast_accum;
+      break;
+    case core::Fp8Recipe::rowwise:
+      if (pass == GemmPass::forward) return core::Fp8Kernel::rowwise;
+      break;
+    case core::Fp8Recipe::blockwise: return core::Fp8Kernel::blockwise;
+    case core::Fp8Recipe::mxfp8: return core::Fp8Kernel::mxfp8;
+  }
+  return std::nullopt;
+}
+
 double gemm_epilogue_seconds(const core::GpuSpec& g, core::Precision p, double m, double n, double extra_bytes) {
   core::Precision cls;
   if (!g.kernels || g.sms <= 0 || !core::gemm_class(p, cls)) return 0;

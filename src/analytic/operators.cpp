@@ -48,6 +48,7 @@ struct Timing {
   core::FusionSpec fusion;
   // the weight gradients accumulate into fp32 main gradients (training.main_grads fp32): how
   core::WgradAccumulation accumulation;
+  core::Fp8Recipe recipe;  // which FP8 GEMM kernel each pass runs (fp8_kernel_of)
 };
 
 Timing timing(const core::Scenario& s) {
@@ -66,7 +67,8 @@ Timing timing(const core::Scenario& s) {
           tables ? kind_rates(*g.kernels, s.model.norm, g.tables_hbm_scale()) : KindRates{},
           s.training.fusion,
           s.training.main_grads == core::MainGrads::fp32 ? s.training.fusion.wgrad_accumulation
-                                                         : core::WgradAccumulation::none};
+                                                         : core::WgradAccumulation::none,
+          s.training.fp8_recipe};
 }
 
 core::OperatorTime op_of(Operator op, OperatorKind kind, double m, double n, double k, double count = 1) {
@@ -111,9 +113,15 @@ core::OperatorTime gemm_op(const Timing& t, Operator op, core::Precision p, doub
     o.source = TimeSource::scalar_efficiency;
     return o;
   }
-  const KernelTime f = gemm_kernel(t.g, p, m, n, k);
-  const KernelTime b = gemm_kernel(t.g, p, m, k, n);
-  const KernelTime w = gemm_kernel(t.g, p, n, k, m);
+  // each pass on the kernel its recipe runs, where the GEMM is in FP8
+  const auto kernel = [&](GemmPass pass, double m_, double n_, double k_) {
+    const std::optional<core::Fp8Kernel> fp8 =
+        p == core::Precision::fp8 ? fp8_kernel_of(t.recipe, pass) : std::nullopt;
+    return fp8 ? fp8_gemm_kernel(t.g, *fp8, m_, n_, k_) : gemm_kernel(t.g, p, m_, n_, k_);
+  };
+  const KernelTime f = kernel(GemmPass::forward, m, n, k);
+  const KernelTime b = kernel(GemmPass::input_grad, m, k, n);
+  const KernelTime w = kernel(GemmPass::weight_grad, n, k, m);
   // `count` GEMMs (local experts), each at least one launch
   o.forward_s = count * launch_floor(t.g, f.time_s, f.source);
   o.backward_input_s = count * launch_floor(t.g, b.time_s, b.source);

@@ -90,6 +90,10 @@ constexpr Table<MemoryOp, kMemoryOpCount> kMemoryOp{{{MemoryOp::layernorm, "laye
                                                      {MemoryOp::swiglu, "swiglu"},
                                                      {MemoryOp::dropout, "dropout"},
                                                      {MemoryOp::residual_add, "residual_add"}}};
+constexpr Table<Fp8Kernel, kFp8KernelCount> kFp8Kernel{{{Fp8Kernel::fast_accum, "fast_accum"},
+                                                        {Fp8Kernel::rowwise, "rowwise"},
+                                                        {Fp8Kernel::blockwise, "blockwise"},
+                                                        {Fp8Kernel::mxfp8, "mxfp8"}}};
 constexpr Table<Operator, kOperatorCount> kOperator{{{Operator::embedding, "embedding"},
                                                      {Operator::input_norm, "input_norm"},
                                                      {Operator::qkv, "qkv"},
@@ -210,6 +214,7 @@ std::string describe(const std::vector<BoundPart>& parts) {
   return words;
 }
 std::string_view name(MemoryOp e) { return lookup(kMemoryOp, e); }
+std::string_view name(Fp8Kernel e) { return lookup(kFp8Kernel, e); }
 std::string_view name(Operator e) { return lookup(kOperator, e); }
 std::string_view name(OperatorKind e) { return lookup(kOperatorKind, e); }
 std::string_view name(TimeSource e) { return lookup(kTimeSource, e); }
@@ -229,6 +234,7 @@ template <> std::optional<Optimizer> parse(std::string_view s) { return reverse(
 template <> std::optional<Topology> parse(std::string_view s) { return reverse(kTopology, s); }
 template <> std::optional<NodePlacement> parse(std::string_view s) { return reverse(kNodePlacement, s); }
 template <> std::optional<MemoryOp> parse(std::string_view s) { return reverse(kMemoryOp, s); }
+template <> std::optional<Fp8Kernel> parse(std::string_view s) { return reverse(kFp8Kernel, s); }
 template <> std::optional<MainGrads> parse(std::string_view s) { return reverse(kMainGrads, s); }
 template <> std::optional<AttentionKernel> parse(std::string_view s) { return reverse(kAttentionKernel, s); }
 template <> std::optional<Fusion> parse(std::string_view s) { return reverse(kFusion, s); }

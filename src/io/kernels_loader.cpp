@@ -108,6 +108,16 @@ void convert_kernels(const Entry& e, core::GpuSpec& gpu) {
         fail(m->key_mark, gemm.path("model") + " needs hardware.gpu.sms: the model counts waves of tiles over the SMs");
     }
     if (const Entry* rows = gemm.get("rows")) t->gemm_rows = convert_gemm_rows(*rows, gemm.path("rows"));
+    if (const Entry* f = gemm.get("fp8_kernels")) {
+      Fields kernels = section(gemm, *f);
+      for (int i = 0; i < core::kFp8KernelCount; ++i) {
+        if (const Entry* one = kernels.get(core::name(static_cast<core::Fp8Kernel>(i))))
+          t->fp8_kernels[static_cast<std::size_t>(i)] = convert_gemm_model(section(kernels, *one));
+      }
+      if (gpu.sms <= 0)
+        fail(f->key_mark,
+             gemm.path("fp8_kernels") + " needs hardware.gpu.sms: the model counts waves of tiles over the SMs");
+    }
   }
   if (const Entry* a = k.get("attention")) {
     Fields att = section(k, *a);

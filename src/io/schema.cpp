@@ -62,10 +62,15 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.gpu.kernels",
        {"source", "gemm", "attention", "attention_flash2", "memory_bound", "cross_entropy", "optimizer", "contention",
         "overhead"}},
-      {"hardware.gpu.kernels.gemm", {"model", "rows"}},
+      {"hardware.gpu.kernels.gemm", {"model", "rows", "fp8_kernels"}},
+      {"hardware.gpu.kernels.gemm.fp8_kernels", names_of<core::Fp8Kernel>(core::kFp8KernelCount)},
       {"hardware.gpu.kernels.gemm.model", {"bf16", "fp8"}},
       {"hardware.gpu.kernels.gemm.model.bf16", gemm_model_keys()},
       {"hardware.gpu.kernels.gemm.model.fp8", gemm_model_keys()},
+      {"hardware.gpu.kernels.gemm.fp8_kernels.fast_accum", gemm_model_keys()},
+      {"hardware.gpu.kernels.gemm.fp8_kernels.rowwise", gemm_model_keys()},
+      {"hardware.gpu.kernels.gemm.fp8_kernels.blockwise", gemm_model_keys()},
+      {"hardware.gpu.kernels.gemm.fp8_kernels.mxfp8", gemm_model_keys()},
       {"hardware.gpu.kernels.attention", {"forward", "backward"}},
       {"hardware.gpu.kernels.attention.forward", attention_keys()},
       {"hardware.gpu.kernels.attention.backward", attention_keys()},
@@ -194,8 +199,9 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   const std::string kern = "hardware.gpu.kernels.";
   const Bound tflops = rate(Kind::positive, kMinPeakTflops, kMaxPeakTflops, "TFLOP/s");
   const Bound stream = rate(Kind::non_negative, 0, kMaxBandwidthGBs, "GB/s");  // 0: not measured
-  for (const char* p : {"bf16", "fp8"}) {
-    const std::string m = kern + "gemm.model." + p + ".";
+  for (const char* p : {"model.bf16", "model.fp8", "fp8_kernels.fast_accum", "fp8_kernels.rowwise",
+                        "fp8_kernels.blockwise", "fp8_kernels.mxfp8"}) {
+    const std::string m = kern + "gemm." + p + ".";
     t[m + "tflops"] = tflops;
     t[m + "epilogue_gbs"] = bandwidth;
     t[m + "floor_us"] = latency;

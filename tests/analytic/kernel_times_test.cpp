@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/kernel_times.hpp"
 #include "../common/round_kernel_tables.hpp"
@@ -137,4 +139,57 @@ TEST_CASE("analytic: a memory-bound kernel at its class's measured bandwidth, el
   CHECK(s.source == TimeSource::hbm_efficiency);
   CHECK(s.forward_s == Approx(4e9 / (3350e9 * 0.85)).epsilon(1e-12));
   CHECK(s.backward_s == 2 * s.forward_s);
+}
+
+TEST_CASE("analytic: each pass of an FP8 recipe on the kernel its framework runs", "[analytic][kernels]") {
+  using core::Fp8Kernel;
+  using core::Fp8Recipe;
+  // Transformer Engine and torchao: fast accumulation forward, split accumulation for the gradients
+  for (auto r : {Fp8Recipe::delayed, Fp8Recipe::current}) {
+    CHECK(fp8_kernel_of(r, GemmPass::forward) == Fp8Kernel::fast_accum);
+    CHECK_FALSE(fp8_kernel_of(r, GemmPass::input_grad).has_value());
+    CHECK_FALSE(fp8_kernel_of(r, GemmPass::weight_grad).has_value());
+  }
+  // torchao's rowwise: the rowwise kernel forward, the tensorwise one (unit scales) for the gradients
+  CHECK(fp8_kernel_of(Fp8Recipe::rowwise, GemmPass::forward) == Fp8Kernel::rowwise);
+  CHECK_FALSE(fp8_kernel_of(Fp8Recipe::rowwise, GemmPass::input_grad).has_value());
+  CHECK_FALSE(fp8_kernel_of(Fp8Recipe::rowwise, GemmPass::weight_grad).has_value());
+  for (auto p : {GemmPass::forward, GemmPass::input_grad, GemmPass::weight_grad}) {
+    CHECK(fp8_kernel_of(Fp8Recipe::blockwise, p) == Fp8Kernel::blockwise);
+    CHECK(fp8_kernel_of(Fp8Recipe::mxfp8, p) == Fp8Kernel::mxfp8);
+  }
+}
+
+TEST_CASE("analytic: an FP8 kernel's own model where the tables hold one, else the fp8 rows and model",
+          "[analytic][kernels]") {
+  auto hw = testing::h100_with_tables();
+  const auto& fp8 = hw.gpu.kernels->gemm_model[core::index(Precision::fp8)];
+  SECTION("not measured: the tensorwise kernel's time, as before") {
+    for (auto k : {core::Fp8Kernel::fast_accum, core::Fp8Kernel::rowwise, core::Fp8Kernel::blockwise}) {
+      const KernelTime t = fp8_gemm_kernel(hw.gpu, k, 8192, 8192, 8192);
+      CHECK(t.time_s == gemm_kernel(hw.gpu, Precision::fp8, 8192, 8192, 8192).time_s);
+      CHECK(t.time_s == fp8.time(132, 8192, 8192, 8192));
+    }
+  }
+  SECTION("measured: its model, at the sustained clock, no faster than reading the operands") {
+    auto k = std::make_shared<core::KernelTables>(*hw.gpu.kernels);
+    k->fp8_kernels[static_cast<std::size_t>(core::Fp8Kernel::fast_accum)] = testing::round_gemm_model(1800);
+    hw.gpu.kernels = k;
+    hw.gpu.sustained_clock = 0.9;
+    const KernelTime t = fp8_gemm_kernel(hw.gpu, core::Fp8Kernel::fast_accum, 8192, 8192, 8192);
+    CHECK(t.source == TimeSource::model);
+    CHECK(t.time_s == testing::round_gemm_model(1800).time(132, 8192, 8192, 8192) / 0.9);
+    // hand-worked: 64 x 64 = 4096 tiles of 128 x 128 over 132 SMs, 31 full waves and 4 tiles more
+    // (0.25 + 0.75 x 4/132 of a wave); each output 2 x 8192 FLOPs at 1800 TFLOP/s and 2 bytes at 4
+    // TB/s; then the smooth maximum (p = 2) with the 20 us floor, at 0.9 of the tables' clock
+    const double waves = 31 + 0.25 + 0.75 * 4 / 132;
+    const double work = waves * 132 * 128 * 128 * (2 * 8192 / 1800e12 + 2 / 4e12);
+    CHECK(t.time_s == Approx(std::sqrt(work * work + 20e-6 * 20e-6) / 0.9).epsilon(1e-12));
+    // a narrow GEMM: reading its operands, the floor under every kernel's model
+    CHECK(fp8_gemm_kernel(hw.gpu, core::Fp8Kernel::fast_accum, 98304, 128, 4096).time_s ==
+          gemm_memory_floor(hw.gpu, Precision::fp8, 98304, 128, 4096));
+    // the other kernels are still not measured
+    CHECK(fp8_gemm_kernel(hw.gpu, core::Fp8Kernel::rowwise, 8192, 8192, 8192).time_s ==
+          gemm_kernel(hw.gpu, Precision::fp8, 8192, 8192, 8192).time_s);
+  }
 }

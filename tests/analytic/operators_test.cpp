@@ -312,3 +312,36 @@ TEST_CASE("analytic: with fewer KV heads than TP ranks each rank computes one KV
   REQUIRE(divided.find(Operator::qkv));
   CHECK(divided.find(Operator::qkv)->n == (8192 + 2 * 16 * 128) / 8);
 }
+
+TEST_CASE("analytic: an FP8 layer's GEMMs run each pass on its recipe's kernel where the tables time it",
+          "[analytic][operators]") {
+  auto s = testing::gpt3_1024();  // tp 8, SP, 2048 tokens a micro-batch, h 12288, ffn 49152
+  s.hardware = testing::h100_with_tables();
+  s.training.precision = core::Precision::fp8;
+  s.training.fp8_recipe = core::Fp8Recipe::current;
+  const LayerOps before = layer_ops(s, false);
+  auto k = std::make_shared<core::KernelTables>(*s.hardware.gpu.kernels);
+  k->fp8_kernels[static_cast<std::size_t>(core::Fp8Kernel::fast_accum)] = testing::round_gemm_model(1900);
+  s.hardware.gpu.kernels = k;
+  const LayerOps after = layer_ops(s, false);
+  const auto& g = s.hardware.gpu;
+  // fc1 y[2048, 49152/8] = x[2048, 12288] W^T: forward on the fast-accumulation model, its two
+  // gradients still on the tensorwise one
+  const auto* f = after.find(Operator::fc1);
+  REQUIRE(f != nullptr);
+  CHECK(f->forward_s == fp8_gemm_kernel(g, core::Fp8Kernel::fast_accum, 2048, 6144, 12288).time_s);
+  CHECK(f->forward_s == testing::round_gemm_model(1900).time(132, 2048, 6144, 12288));
+  CHECK(f->forward_s < before.find(Operator::fc1)->forward_s);
+  CHECK(f->backward_input_s == before.find(Operator::fc1)->backward_input_s);
+  CHECK(f->backward_weight_s == before.find(Operator::fc1)->backward_weight_s);
+  // blockwise (not measured here): every pass on the tensorwise kernel, as before the kernels were
+  s.training.fp8_recipe = core::Fp8Recipe::blockwise;
+  s.hardware.gpu.kernels = testing::round_tables();
+  const LayerOps block = layer_ops(s, false);
+  CHECK(block.find(Operator::fc1)->forward_s == before.find(Operator::fc1)->forward_s);
+  // in bf16 the FP8 kernels are not read
+  s.training.precision = core::Precision::bf16;
+  s.hardware.gpu.kernels = k;
+  CHECK(layer_ops(s, false).find(Operator::fc1)->forward_s ==
+        gemm_kernel(g, core::Precision::bf16, 2048, 6144, 12288).time_s);
+}

@@ -195,6 +195,14 @@ const Case kCases[] = {
      "{data}/bad/hardware_kernels_duplicate_row.yaml:13:11: error: hardware.gpu.kernels.gemm.rows[2] measures the same shape as hardware.gpu.kernels.gemm.rows[0]\n"
      "        - {precision: bf16, m: 1024, n: 1024, k: 1024, time_us: 21}\n"
      "          ^"},
+    {"hardware_kernels_fp8_kernel_unknown.yaml",
+     "{data}/bad/hardware_kernels_fp8_kernel_unknown.yaml:10:9: error: unknown key 'fastaccum' in hardware.gpu.kernels.gemm.fp8_kernels; did you mean 'fast_accum'?\n"
+     "        fastaccum: {tflops: 1500, epilogue_gbs: 4280, floor_us: 18.5, knee: 1.8, tail: 0.12, tile_m: 256, tile_n: 128}\n"
+     "        ^"},
+    {"hardware_kernels_fp8_kernels_without_sms.yaml",
+     "{data}/bad/hardware_kernels_fp8_kernels_without_sms.yaml:8:7: error: hardware.gpu.kernels.gemm.fp8_kernels needs hardware.gpu.sms: the model counts waves of tiles over the SMs\n"
+     "      fp8_kernels:\n"
+     "      ^"},
     {"hardware_kernels_model_without_sms.yaml",
      "{data}/bad/hardware_kernels_model_without_sms.yaml:8:7: error: hardware.gpu.kernels.gemm.model needs hardware.gpu.sms: the model counts waves of tiles over the SMs\n"
      "      model:\n"

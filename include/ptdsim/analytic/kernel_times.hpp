@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 
 #include "ptdsim/core/hardware.hpp"
@@ -33,6 +34,22 @@ const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision
 // One GEMM: the measured row when (precision class, m, n, k) matches one, else the fitted model
 // (no faster than gemm_memory_floor), else 2mnk / (peak x scalar efficiency).
 KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
+// An FP8 GEMM on `kernel` (core::Fp8Kernel): its fitted model where the tables hold one (no faster
+// than gemm_memory_floor), else gemm_kernel's fp8 rows and model, the tensorwise kernel with split
+// accumulation, as every FP8 GEMM was timed before the others were measured (docs/analytic.md "FP8
+// GEMM kernels").
+KernelTime fp8_gemm_kernel(const core::GpuSpec& g, core::Fp8Kernel kernel, double m, double n, double k);
+
+// The three GEMMs of one weight: the forward y = x W^T, the input gradient dx = dy W and the weight
+// gradient dW = dy^T x.
+enum class GemmPass { forward, input_grad, weight_grad };
+// The kernel an FP8 GEMM of `pass` runs under `recipe`; nothing: the tensorwise kernel with split
+// accumulation. Transformer Engine's tensorwise recipes and torchao's accumulate the forward GEMM in
+// the tensor cores and split the gradients' (TE's _2X_ACC_FPROP False, _2X_ACC_DGRAD and _WGRAD True;
+// torchao's Float8LinearConfig gemm_config_output use_fast_accum=True, grad_input and grad_weight
+// False); torchao's rowwise runs the forward on the rowwise kernel and the gradients on the
+// tensorwise one with unit scales (fp8_rescale_bytes); blockwise and MXFP8 run every pass on theirs.
+std::optional<core::Fp8Kernel> fp8_kernel_of(core::Fp8Recipe recipe, GemmPass pass);
 // The time to read x[m,k] and W[n,k] (1 byte an element in FP8, else 2) and write y[m,n] in 16 bits
 // at hbm_Bps x hbm_efficiency: the floor under the fitted model's time.
 double gemm_memory_floor(const core::GpuSpec& g, core::Precision cls, double m, double n, double k);

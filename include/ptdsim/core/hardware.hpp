@@ -150,10 +150,21 @@ struct StreamRate {
   bool valid() const { return forward_Bps > 0 && backward_Bps > 0; }
 };
 
+// The FP8 GEMM kernels beside the one the `fp8` rows and model measure, cuBLAS's tensorwise-scaled
+// kernel with split accumulation (partial sums promoted to FP32 in CUDA cores: cuBLASLt's default,
+// torch._scaled_mm's use_fast_accum=False): fast_accum, the same kernel accumulating in the tensor
+// cores alone (CUBLASLT_MATMUL_DESC_FAST_ACCUM); rowwise, per-row and per-column scales with fast
+// accumulation (PyTorch's rowwise _scaled_mm); blockwise, 1x128 activation and 128x128 weight tiles
+// (DeepSeek-V3's); mxfp8, MX blocks of 32 with E8M0 scales (Blackwell). Which one each pass of a
+// recipe runs: analytic::fp8_gemm_kernel (docs/analytic.md "FP8 GEMM kernels").
+enum class Fp8Kernel { fast_accum, rowwise, blockwise, mxfp8 };
+inline constexpr int kFp8KernelCount = 4;
+
 struct KernelTables {
   std::string source;  // where the tables were measured
   std::array<GemmModel, kPrecisionCount> gemm_model{};
   std::vector<GemmTime> gemm_rows;  // sorted by (precision, m, n, k), no duplicates: binary search
+  std::array<GemmModel, kFp8KernelCount> fp8_kernels{};  // invalid where not measured
   AttentionModel attention_forward, attention_backward;  // bf16 (TransformerEngine keeps it in bf16 under fp8)
   // FlashAttention-2's rates (training.attention_kernel flash2); invalid when not measured
   AttentionModel flash2_forward, flash2_backward;

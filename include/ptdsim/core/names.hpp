@@ -46,6 +46,7 @@ std::string placement_text(const ParallelSpec& p);
 // bounded_by in words: "stage 15 compute (82%), then TP (10%)".
 std::string describe(const std::vector<BoundPart>& parts);
 std::string_view name(MemoryOp);
+std::string_view name(Fp8Kernel);
 std::string_view name(Operator);
 std::string_view name(OperatorKind);
 std::string_view name(TimeSource);
