@@ -7,6 +7,10 @@ as the kernel tables `ptdsim calibrate import-kernels` reads (docs/calibration.m
   elementwise.csv    layernorm, rmsnorm, gelu (tanh), dropout, residual add, SwiGLU on [tokens, width]
   cross_entropy.csv  the loss over [tokens, vocab / tp] logits (cast to fp32), forward and forward+backward
   optimizer.csv      one fused AdamW step over N fp32 parameters with fp32 gradients
+  gemm_fp8.csv       FP8 GEMMs on each kernel a recipe runs (torch._scaled_mm): tensorwise with split
+                     accumulation (what gemm.csv's fp8 rows time) and with fast accumulation, rowwise,
+                     blockwise (1x128 / 128x128) and MXFP8 (Blackwell) where this PyTorch and GPU run
+                     them, over the three GEMMs (forward, input and weight gradient) of layer shapes
 
 Columns are those of calibrate/data/h100/*.csv, plus `gpu` at the end (the CUDA device name). Every
 figure is a CUDA-event timing: the median over --repeats batches of (elapsed / --iters) after --warmup
@@ -34,6 +38,7 @@ COLUMNS = {
     "elementwise": ["op", "tokens", "width", "bytes_in", "fwd_s", "fwd_bwd_s", "fwd_GBps", "gpu"],
     "cross_entropy": ["vocab", "tp", "tokens", "fwd_s", "fwd_bwd_s", "gpu"],
     "optimizer": ["op", "params", "time_s", "s_per_param", "bytes_per_param_moved", "gpu"],
+    "gemm_fp8": ["kernel", "m", "n", "k", "time_s", "tflops", "gpu"],
 }
 
 # The rows of two tables that measure the same thing: these columns agree.
@@ -44,6 +49,7 @@ KEYS = {
     "elementwise": ["op", "tokens", "width"],
     "cross_entropy": ["vocab", "tp", "tokens"],
     "optimizer": ["op", "params"],
+    "gemm_fp8": ["kernel", "m", "n", "k"],
 }
 TIMES = {
     "attention": ["fwd_s", "fwd_bwd_s"],
@@ -51,6 +57,7 @@ TIMES = {
     "elementwise": ["fwd_s", "fwd_bwd_s"],
     "cross_entropy": ["fwd_s", "fwd_bwd_s"],
     "optimizer": ["time_s"],
+    "gemm_fp8": ["time_s"],
 }
 
 BF16_BYTES = 2
@@ -66,6 +73,14 @@ TOKENS = 8192
 WIDTHS = [2048, 4096, 8192, 12288, 16384]
 VOCABS = [32000, 50257, 128256, 256000]
 OPTIMIZER_PARAMS = [10**8, 5 * 10**8, 10**9]
+# FP8 GEMMs: the kernels of docs/analytic.md "FP8 GEMM kernels" (tensorwise is the split-accumulation
+# kernel gemm.csv's fp8 rows time, measured again here for the ratio on the same GPU and run), on the
+# layers of Llama 3 8B and 70B and GPT-3 175B (hidden, ffn, heads, kv_heads; SwiGLU but GPT-3) at tp 1
+# and 8, 8192 tokens.
+FP8_KERNELS = ["tensorwise", "fast_accum", "rowwise", "blockwise", "mxfp8"]
+GEMM_LAYERS = [(4096, 14336, 32, 8, True), (8192, 28672, 64, 8, True), (12288, 49152, 96, 96, False)]
+GEMM_TPS = (1, 8)
+GEMM_TOKENS = 8192
 
 
 def attention_flops(heads, seq, head_dim, batch, causal):
@@ -98,6 +113,30 @@ def cross_entropy_row(vocab, tp, tokens, fwd_s, fwd_bwd_s, gpu):
 def optimizer_row(params, time_s, gpu, op="adamw_fused_fp32"):
     return {"op": op, "params": params, "time_s": time_s, "s_per_param": time_s / params,
             "bytes_per_param_moved": ADAMW_BYTES_PER_PARAM, "gpu": gpu}
+
+
+def gemm_row(kernel, m, n, k, time_s, gpu):
+    return {"kernel": kernel, "m": m, "n": n, "k": k, "time_s": time_s, "tflops": 2.0 * m * n * k / time_s / 1e12,
+            "gpu": gpu}
+
+
+def layer_gemm_shapes(layers, tps, tokens):
+    """The (m, n, k) of every GEMM a layer's weights take part in, y[m,n] = x[m,k] W^T forward and its
+    input gradient (m, k, n) and weight gradient (n, k, m), for the QKV, output, fc1 and fc2 weights
+    of each (hidden, ffn, heads, kv_heads, gated) under each tp that divides it. Every dimension a
+    multiple of 128 (the blockwise kernel's tile); sorted, no repeats."""
+    shapes = set()
+    for h, ffn, heads, kv, gated in layers:
+        d = h // heads
+        for tp in tps:
+            if heads % tp or ffn % tp:
+                continue
+            qkv = (heads + 2 * max(kv, tp)) * d // tp
+            for n, k in ((qkv, h), (h, heads * d // tp), ((2 if gated else 1) * ffn // tp, h), (h, ffn // tp)):
+                for shape in ((tokens, n, k), (tokens, k, n), (n, k, tokens)):
+                    if all(x % 128 == 0 for x in shape):
+                        shapes.add(shape)
+    return sorted(shapes)
 
 
 def cell(v):
@@ -303,6 +342,76 @@ def measure_optimizer(torch, gpu, sizes, repeats):
     return rows
 
 
+def fp8_operands(torch, kernel, m, n, k):
+    """x[m,k] and W[n,k] in E4M3 and _scaled_mm's arguments for `kernel`, or None where this PyTorch or
+    GPU has no such kernel."""
+    dev = "cuda"
+    x = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+    w = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn)
+    one = torch.tensor(1.0, device=dev)
+    if kernel in ("tensorwise", "fast_accum"):
+        return lambda: torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                        use_fast_accum=kernel == "fast_accum")
+    if kernel == "rowwise":  # PyTorch's rowwise _scaled_mm, as torchao's rowwise recipe calls it forward
+        sa, sb = torch.ones(m, 1, device=dev), torch.ones(1, n, device=dev)
+        return lambda: torch._scaled_mm(x, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                        use_fast_accum=True)
+    F = torch.nn.functional
+    if not hasattr(F, "scaled_mm"):
+        return None
+    from torch.nn.functional import ScalingType, SwizzleType
+
+    def member(enum, *names):  # spelled BlockWise1x128 in some releases, Blockwise_1x128 in others
+        for n in names:
+            if hasattr(enum, n):
+                return getattr(enum, n)
+        raise RuntimeError("%s has none of %s" % (enum.__name__, ", ".join(names)))
+
+    if kernel == "blockwise":  # DeepSeek-V3's tiles, as PyTorch's own scaled_mm benchmark lays them out
+        if torch.cuda.get_device_capability() != (9, 0):
+            return None
+        # x: 1x128 scales (m, k/128), outer-dim-major; W: 128x128 scales (n/128, k/128), k/128 padded
+        # to a multiple of 4, then transposed
+        sa = torch.ones(m, k // 128, device=dev).t().contiguous().t()
+        blocks = -(-(k // 128) // 4) * 4
+        sb = torch.ones(n // 128, blocks, device=dev).t()
+        one_by = member(ScalingType, "BlockWise1x128", "Blockwise_1x128")
+        square = member(ScalingType, "BlockWise128x128", "Blockwise_128x128")
+        return lambda: F.scaled_mm(x, w.t(), scale_a=sa, scale_recipe_a=one_by, scale_b=sb, scale_recipe_b=square,
+                                   output_dtype=torch.bfloat16)
+    if kernel == "mxfp8":  # blocks of 32 with E8M0 scales, swizzled as the kernel reads them (Blackwell)
+        if torch.cuda.get_device_capability() < (10, 0):
+            return None
+        from torch.testing._internal.common_quantized import to_blocked, to_mxfp
+        sa, xa = to_mxfp(torch.randn(m, k, device=dev, dtype=torch.bfloat16), block_size=32, format="mxfp8")
+        sb, wb = to_mxfp(torch.randn(n, k, device=dev, dtype=torch.bfloat16), block_size=32, format="mxfp8")
+        sa, sb = to_blocked(sa), to_blocked(sb)
+        mx = member(ScalingType, "BlockWise1x32", "Blockwise_1x32")
+        swizzle = member(SwizzleType, "SWIZZLE_32_4_4", "Swizzle_32_4_4")
+        return lambda: F.scaled_mm(xa, wb.t(), scale_a=sa, scale_recipe_a=mx, scale_b=sb, scale_recipe_b=mx,
+                                   swizzle_a=swizzle, swizzle_b=swizzle, output_dtype=torch.bfloat16)
+    return None
+
+
+def measure_gemm_fp8(torch, timeit, gpu, shapes, kernels):
+    """Each kernel on each shape; a kernel this PyTorch or GPU cannot run is skipped, and said so once."""
+    rows, skipped = [], set()
+    for kernel in kernels:
+        for m, n, k in shapes:
+            if kernel in skipped:
+                break
+            try:
+                fn = fp8_operands(torch, kernel, m, n, k)
+                if fn is None:
+                    raise RuntimeError("not in this PyTorch or on this GPU")
+                rows.append(gemm_row(kernel, m, n, k, timeit(fn), gpu))
+            except (RuntimeError, TypeError, ValueError, ImportError) as e:
+                print("gemm_fp8 %s: skipped (%s)" % (kernel, str(e)[:160]), file=sys.stderr)
+                skipped.add(kernel)
+            torch.cuda.empty_cache()
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="directory for the tables")
@@ -349,8 +458,10 @@ def main(argv=None):
         more_heads, more_widths = model_grid(models)
         grid = sorted(set(grid) | set(more_heads))
         widths = sorted(set(widths) | set(more_widths))
+    shapes = layer_gemm_shapes(GEMM_LAYERS, GEMM_TPS, GEMM_TOKENS)
     if a.quick:
         grid, seq_lens, widths, vocabs, sizes = grid[:2], seq_lens[:3], widths[:2], vocabs[:2], sizes[:1]
+        shapes = layer_gemm_shapes(GEMM_LAYERS[:1], (1,), GEMM_TOKENS)
     only = set(a.only or COLUMNS)
     print("measuring on %s (PyTorch %s, CUDA %s)" % (gpu, torch.__version__, torch.version.cuda), file=sys.stderr)
     if "attention" in only:
@@ -367,6 +478,9 @@ def main(argv=None):
                     measure_cross_entropy(torch, timeit, gpu, vocabs, (1, 8), TOKENS))
     if "optimizer" in only:
         write_table(os.path.join(a.out, "optimizer.csv"), "optimizer", measure_optimizer(torch, gpu, sizes, a.repeats))
+    if "gemm_fp8" in only and torch.cuda.get_device_capability() >= (8, 9):  # FP8 tensor cores: Ada, Hopper, on
+        write_table(os.path.join(a.out, "gemm_fp8.csv"), "gemm_fp8",
+                    measure_gemm_fp8(torch, timeit, gpu, shapes, FP8_KERNELS))
     print("wrote the tables under %s" % a.out, file=sys.stderr)
     return 0
 

@@ -97,6 +97,8 @@ struct GemmTime {
   bool launch_floor = false;  // the time is the launch floor, not the model's
 };
 GemmTime gemm(const core::GpuSpec& gpu, core::Precision p, double m, double n, double k);
+// An FP8 GEMM on one of the kernels beside the tensorwise one (analytic::fp8_gemm_kernel).
+GemmTime fp8_gemm(const core::GpuSpec& gpu, core::Fp8Kernel kernel, double m, double n, double k);
 std::string gemm_json(const GemmTime& t);
 
 struct AttentionTime {

@@ -181,14 +181,25 @@ Validation validate(const std::string& dataset, const std::string& split, bool s
 
 std::string validate_json(const Validation& v) { return report::validate_json(v.summary); }
 
-GemmTime gemm(const core::GpuSpec& gpu, core::Precision p, double m, double n, double k) {
-  const analytic::KernelTime t = analytic::gemm_kernel(gpu, p, m, n, k);
+namespace {
+
+GemmTime gemm_time(const core::GpuSpec& gpu, const analytic::KernelTime& t, double m, double n, double k) {
   GemmTime g;
   g.time_s = analytic::launch_floor(gpu, t.time_s, t.source);  // as the step times it (operators.cpp)
   g.tflops = g.time_s > 0 ? 2 * m * n * k / g.time_s / 1e12 : 0.0;
   g.source = t.source;
   g.launch_floor = g.time_s > t.time_s;
   return g;
+}
+
+}  // namespace
+
+GemmTime gemm(const core::GpuSpec& gpu, core::Precision p, double m, double n, double k) {
+  return gemm_time(gpu, analytic::gemm_kernel(gpu, p, m, n, k), m, n, k);
+}
+
+GemmTime fp8_gemm(const core::GpuSpec& gpu, core::Fp8Kernel kernel, double m, double n, double k) {
+  return gemm_time(gpu, analytic::fp8_gemm_kernel(gpu, kernel, m, n, k), m, n, k);
 }
 
 std::string gemm_json(const GemmTime& t) {

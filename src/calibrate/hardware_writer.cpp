@@ -101,26 +101,38 @@ std::string matmul_yaml(const std::vector<core::GemmEfficiency>& rows) {
 
 // gpu.kernels.gemm: the fitted model per precision (one flow mapping each), the measured rows one
 // per line.
+// One fitted GEMM model as a flow mapping under `key`.
+void gemm_model_yaml(YAML::Emitter& e, const std::string& key, const core::GemmModel& m) {
+  e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "tflops" << YAML::Value << num(m.rate_flops / core::kTera);
+  e << YAML::Key << "epilogue_gbs" << YAML::Value << num(m.epilogue_Bps / core::kGB);
+  e << YAML::Key << "floor_us" << YAML::Value << num(m.floor_s / core::kMicro);
+  e << YAML::Key << "knee" << YAML::Value << num(m.knee);
+  e << YAML::Key << "tail" << YAML::Value << num(m.tail);
+  e << YAML::Key << "tile_m" << YAML::Value << m.tile_m;
+  e << YAML::Key << "tile_n" << YAML::Value << m.tile_n;
+  e << YAML::EndMap;
+}
+
 void gemm_yaml(YAML::Emitter& e, const core::KernelTables& t) {
-  bool any_model = false;
+  bool any_model = false, any_fp8 = false;
   for (const auto& m : t.gemm_model) any_model = any_model || m.valid();
-  if (!any_model && t.gemm_rows.empty()) return;
+  for (const auto& m : t.fp8_kernels) any_fp8 = any_fp8 || m.valid();
+  if (!any_model && !any_fp8 && t.gemm_rows.empty()) return;
   e << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
   if (any_model) {
     e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
     for (int p = 0; p < core::kPrecisionCount; ++p) {
       const core::GemmModel& m = t.gemm_model[static_cast<std::size_t>(p)];
-      if (!m.valid()) continue;
-      e << YAML::Key << std::string(core::name(static_cast<core::Precision>(p))) << YAML::Value << YAML::Flow
-        << YAML::BeginMap;
-      e << YAML::Key << "tflops" << YAML::Value << num(m.rate_flops / core::kTera);
-      e << YAML::Key << "epilogue_gbs" << YAML::Value << num(m.epilogue_Bps / core::kGB);
-      e << YAML::Key << "floor_us" << YAML::Value << num(m.floor_s / core::kMicro);
-      e << YAML::Key << "knee" << YAML::Value << num(m.knee);
-      e << YAML::Key << "tail" << YAML::Value << num(m.tail);
-      e << YAML::Key << "tile_m" << YAML::Value << m.tile_m;
-      e << YAML::Key << "tile_n" << YAML::Value << m.tile_n;
-      e << YAML::EndMap;
+      if (m.valid()) gemm_model_yaml(e, std::string(core::name(static_cast<core::Precision>(p))), m);
+    }
+    e << YAML::EndMap;
+  }
+  if (any_fp8) {
+    e << YAML::Key << "fp8_kernels" << YAML::Value << YAML::BeginMap;
+    for (int i = 0; i < core::kFp8KernelCount; ++i) {
+      const core::GemmModel& m = t.fp8_kernels[static_cast<std::size_t>(i)];
+      if (m.valid()) gemm_model_yaml(e, std::string(core::name(static_cast<core::Fp8Kernel>(i))), m);
     }
     e << YAML::EndMap;
   }

@@ -247,6 +247,38 @@ double fit_contention(const std::vector<ContentionMeasurement>& rows, int sms, i
 
 namespace {
 
+// gemm_fp8.csv: the GEMM model of each FP8 kernel measured (no rows kept: the model's rows are the
+// tensorwise kernel's, which gemm.csv times).
+void fit_fp8_kernel_tables(const KernelMeasurements& m, int sms, KernelFit& out) {
+  const std::string file = table_path(m, "gemm_fp8.csv");
+  for (int i = 0; i < core::kFp8KernelCount; ++i) {
+    const auto& rows = m.gemm_fp8[static_cast<std::size_t>(i)];
+    if (rows.empty()) continue;
+    const std::string name(core::name(static_cast<core::Fp8Kernel>(i)));
+    if (sms <= 0) throw core::ConfigError({file, 0, 0}, "the GEMM model needs the GPU's SM count (from --base or --sms)");
+    if (rows.size() < 6)
+      throw core::ConfigError({file, rows.front().line, 0},
+                              fmt::format("too few {} rows to fit the GEMM model ({}; at least 6)", name, rows.size()));
+    const core::GemmModel model = fit_gemm_model(rows, core::Precision::fp8, sms);
+    const std::string key = "hardware.gpu.kernels.gemm.fp8_kernels." + name + ".";
+    std::vector<RowValue> rates;
+    for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
+    check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
+    check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
+    check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
+    check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
+    out.tables.fp8_kernels[static_cast<std::size_t>(i)] = model;
+    const FitError e = error_of(
+        rows.size(), [&](std::size_t j) { return model.time(sms, rows[j].m, rows[j].n, rows[j].k); },
+        [&](std::size_t j) { return rows[j].time_s; });
+    out.report.push_back(fmt::format(
+        "gemm fp8 {}: {:.1f} TFLOP/s, epilogue {:.0f} GB/s, floor {:.2f} us, knee {:.3g}, tail {:.3g}, tiles {}x{}; "
+        "model against the rows: {}",
+        name, model.rate_flops / 1e12, model.epilogue_Bps / 1e9, model.floor_s * 1e6, model.knee, model.tail,
+        model.tile_m, model.tile_n, pct(e)));
+  }
+}
+
 // gemm.csv: the GEMM model per precision, and the measured rows (a shape measured more than once at
 // the median of its times).
 void fit_gemm_tables(const KernelMeasurements& m, int sms, KernelFit& out) {
@@ -449,6 +481,7 @@ KernelFit fit_kernels(const KernelMeasurements& m, int sms, int comm_sms, const 
   auto& t = out.tables;
   t.source = source;
   fit_gemm_tables(m, sms, out);
+  fit_fp8_kernel_tables(m, sms, out);
   // cuDNN's fused attention (attention.csv) and FlashAttention-2 (attention_flash2.csv): one model each
   fit_attention_table(m, m.attention, t.attention_forward, t.attention_backward, "attention", out);
   fit_attention_table(m, m.attention_flash2, t.flash2_forward, t.flash2_backward, "attention flash2", out);

@@ -306,6 +306,31 @@ std::vector<GemmMeasurement> parse_gemm_csv(const std::string& text, const std::
   return out;
 }
 
+std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> parse_gemm_fp8_csv(const std::string& text,
+                                                                                  const std::string& name) {
+  Csv csv(text, name);
+  csv.require({"kernel", "m", "n", "k", "time_s"});
+  std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> out;
+  constexpr int kTensorwise = -1;  // gemm.csv's fp8 kernel, timed again beside the others
+  for (const auto& r : csv.rows()) {
+    const int kernel = csv.choice<int>(r, "kernel",
+                                       {{"tensorwise", kTensorwise},
+                                        {"fast_accum", static_cast<int>(core::Fp8Kernel::fast_accum)},
+                                        {"rowwise", static_cast<int>(core::Fp8Kernel::rowwise)},
+                                        {"blockwise", static_cast<int>(core::Fp8Kernel::blockwise)},
+                                        {"mxfp8", static_cast<int>(core::Fp8Kernel::mxfp8)}});
+    GemmMeasurement g;
+    g.precision = core::Precision::fp8;
+    g.m = csv.value(r, "m");
+    g.n = csv.value(r, "n");
+    g.k = csv.value(r, "k");
+    g.time_s = csv.value(r, "time_s");
+    g.line = r.line;
+    if (kernel != kTensorwise) out[static_cast<std::size_t>(kernel)].push_back(g);
+  }
+  return out;
+}
+
 std::vector<AttentionMeasurement> parse_attention_csv(const std::string& text, const std::string& name) {
   Csv csv(text, name);
   csv.require({"heads", "kv_heads", "head_dim", "seq", "batch", "causal", "fwd_s", "fwd_bwd_s"});
@@ -423,6 +448,7 @@ KernelMeasurements read_kernel_tables(const std::string& dir) {
     m.files.push_back(path);
   };
   take("gemm.csv", parse_gemm_csv, m.gemm);
+  take("gemm_fp8.csv", parse_gemm_fp8_csv, m.gemm_fp8);
   take("attention.csv", parse_attention_csv, m.attention);
   take("attention_flash2.csv", parse_attention_csv, m.attention_flash2);
   take("elementwise.csv", parse_elementwise_csv, m.elementwise);
@@ -431,8 +457,8 @@ KernelMeasurements read_kernel_tables(const std::string& dir) {
   take("contention.csv", parse_contention_csv, m.contention);
   if (m.files.empty())
     throw ConfigError({dir, 0, 0},
-                      "no kernel tables here: expected one or more of gemm.csv, attention.csv, attention_flash2.csv, "
-                      "elementwise.csv, cross_entropy.csv, optimizer.csv, contention.csv");
+                      "no kernel tables here: expected one or more of gemm.csv, gemm_fp8.csv, attention.csv, "
+                      "attention_flash2.csv, elementwise.csv, cross_entropy.csv, optimizer.csv, contention.csv");
   return m;
 }
 

@@ -1,4 +1,4 @@
-// `ptdsim kernel HARDWARE.yaml gemm --m M --n N --k K [--precision P]` and
+// `ptdsim kernel HARDWARE.yaml gemm --m M --n N --k K [--precision P] [--fp8-kernel K]` and
 // `ptdsim kernel HARDWARE.yaml attention --seq S --heads H [--kv-heads G] [--head-dim D] [--batch B]
 // [--causal|--no-causal] [--precision P] [--kernel cudnn|flash2]`: one kernel's predicted time and
 // where it came from (a measured row, a model fitted to the hardware's kernel tables, or the scalar
@@ -27,6 +27,7 @@ struct KernelArgs {
   long long seq = 0, heads = 0, kv_heads = 0, head_dim = 128, batch = 1;
   bool causal = true;
   std::string kernel = "cudnn";  // training.attention_kernel's values
+  std::string fp8_kernel = "tensorwise";  // core::Fp8Kernel's values, or the tables' fp8 kernel
 };
 
 // --precision, refused (exit 2) where the hardware file has no peak rate at it, or where it is fp4:
@@ -51,14 +52,24 @@ void run_gemm(const KernelArgs& a) {
   const core::HardwareSpec hw = io::load_hardware(a.hardware);
   const auto p = precision_of(a, hw.gpu);
   const double m = static_cast<double>(a.m), n = static_cast<double>(a.n), k = static_cast<double>(a.k);
-  const api::GemmTime t = api::gemm(hw.gpu, p, m, n, k);
+  const bool other = a.fp8_kernel != "tensorwise";
+  if (other && p != core::Precision::fp8)
+    throw CLI::ValidationError("--fp8-kernel", a.fp8_kernel + " is an FP8 kernel: it needs --precision fp8");
+  if (other) {
+    const auto kernel = *core::parse<core::Fp8Kernel>(a.fp8_kernel);
+    if (!hw.gpu.kernels || !hw.gpu.kernels->fp8_kernels[static_cast<std::size_t>(kernel)].valid())
+      print_warnings({a.hardware + ": no gpu.kernels.gemm.fp8_kernels." + a.fp8_kernel +
+                      ": timed as the tensorwise kernel (split accumulation) that the fp8 rows and model measure"});
+  }
+  const api::GemmTime t = other ? api::fp8_gemm(hw.gpu, *core::parse<core::Fp8Kernel>(a.fp8_kernel), m, n, k)
+                                : api::gemm(hw.gpu, p, m, n, k);
   if (a.out.format == "json") {
     emit(a.out, api::gemm_json(t));
     return;
   }
-  emit(a.out, fmt::format("gemm {} {} x {} x {} on {}: {:.2f} us, {:.1f} TFLOP/s ({}{})\n", a.precision, a.m, a.n, a.k,
-                          hw.gpu.name, t.time_s * 1e6, t.tflops, core::name(t.source),
-                          t.launch_floor ? kRaised : ""));
+  emit(a.out, fmt::format("gemm {}{} {} x {} x {} on {}: {:.2f} us, {:.1f} TFLOP/s ({}{})\n", a.precision,
+                          other ? " (" + a.fp8_kernel + ")" : "", a.m, a.n, a.k, hw.gpu.name, t.time_s * 1e6,
+                          t.tflops, core::name(t.source), t.launch_floor ? kRaised : ""));
 }
 
 void run_attention(const KernelArgs& a) {
@@ -115,6 +126,11 @@ void add_kernel(CLI::App& app) {
   gemm->add_option("--n", args->n, "columns of y (output features)")->required()->check(kPositiveCount);
   gemm->add_option("--k", args->k, "the reduced dimension (input features)")->required()->check(kPositiveCount);
   add_precision(gemm, *args);
+  gemm->add_option("--fp8-kernel", args->fp8_kernel,
+                   "tensorwise | fast_accum | rowwise | blockwise | mxfp8: the FP8 kernel (docs/analytic.md \"FP8 GEMM "
+                   "kernels\"); one the file does not model times as tensorwise")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tensorwise", "fast_accum", "rowwise", "blockwise", "mxfp8"}));
   add_output_options(gemm, args->out, {"table", "json"});
   gemm->callback([args] { run_gemm(*args); });
 

@@ -8,7 +8,10 @@
 #include <set>
 #include <sstream>
 
+#include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/calibrate/kernel_tables.hpp"
+#include "ptdsim/core/error.hpp"
+#include "ptdsim/io/load.hpp"
 #include "ptdsim/core/names.hpp"
 
 using namespace ptdsim;
@@ -198,5 +201,74 @@ TEST_CASE("calibrate: the shipped H100 fits predict ptdsim's own re-measurement 
     const Errors e = attention_errors(calibrate::fit_attention(shipped.attention, backward), again.attention, backward);
     INFO((backward ? "attention backward" : "attention forward") << ": MAPE " << 100 * e.mean << "%");
     CHECK(e.mean < (backward ? 0.03 : 0.045));  // measured: 3.2% forward, 2.0% backward
+  }
+}
+
+TEST_CASE("calibrate: gemm_fp8.csv fits each FP8 kernel's model, and the hardware file carries it back",
+          "[calibrate][kernels][fp8]") {
+  // rows of a known fast-accumulation model (1500 TFLOP/s, epilogue 4.5 TB/s, floor 18 us, knee 1.9,
+  // tail 0.2, 256 x 128 tiles) on gemm.csv's fp8 shapes, and tensorwise rows beside them, as
+  // measure_kernels.py writes them
+  core::GemmModel truth;
+  truth.rate_flops = 1500e12;
+  truth.epilogue_Bps = 4.5e12;
+  truth.floor_s = 18e-6;
+  truth.knee = 1.9;
+  truth.tail = 0.2;
+  truth.tile_m = 256;
+  truth.tile_n = 128;
+  std::ostringstream csv;
+  csv << "kernel,m,n,k,time_s,tflops,gpu\n";
+  for (const auto& g : calibrate::read_kernel_tables(kTables).gemm) {
+    if (g.precision != Precision::fp8) continue;
+    csv << "fast_accum," << g.m << "," << g.n << "," << g.k << "," << truth.time(kH100Sms, g.m, g.n, g.k) << ",0,H\n";
+    csv << "tensorwise," << g.m << "," << g.n << "," << g.k << "," << g.time_s << ",0,H\n";
+  }
+  const auto rows = calibrate::parse_gemm_fp8_csv(csv.str(), "gemm_fp8.csv");
+  CHECK(rows[static_cast<std::size_t>(core::Fp8Kernel::fast_accum)].size() > 100);
+  CHECK(rows[static_cast<std::size_t>(core::Fp8Kernel::rowwise)].empty());
+  calibrate::KernelMeasurements m;
+  m.gemm_fp8 = rows;
+  const auto fit = calibrate::fit_kernels(m, kH100Sms, 16, "test");
+  const core::GemmModel& got = fit.tables.fp8_kernels[static_cast<std::size_t>(core::Fp8Kernel::fast_accum)];
+  CHECK(got.tile_m == 256);
+  CHECK(got.tile_n == 128);
+  CHECK(got.rate_flops == Approx(1500e12).epsilon(1e-3));
+  CHECK(got.floor_s == Approx(18e-6).epsilon(1e-2));
+  CHECK_FALSE(fit.tables.fp8_kernels[static_cast<std::size_t>(core::Fp8Kernel::rowwise)].valid());
+  CHECK_FALSE(fit.tables.gemm_model[core::index(Precision::fp8)].valid());  // gemm.csv's, not read here
+  CHECK(std::any_of(fit.report.begin(), fit.report.end(),
+                    [](const std::string& l) { return l.rfind("gemm fp8 fast_accum: ", 0) == 0; }));
+
+  SECTION("written into a hardware file and loaded back") {
+    std::ifstream in(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-80g.yaml");
+    std::stringstream base;
+    base << in.rdbuf();
+    calibrate::HardwareCalibration c;
+    calibrate::HardwareCalibration::Kernels k;
+    k.tables = fit.tables;
+    c.kernels = k;
+    const std::string merged = calibrate::merge_calibration(base.str(), "dgx-a100-80g.yaml", c);
+    CHECK(merged.find("      fp8_kernels:\n        fast_accum: {tflops: ") != std::string::npos);
+    const auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+    REQUIRE(hw.gpu.kernels);
+    const auto& back = hw.gpu.kernels->fp8_kernels[static_cast<std::size_t>(core::Fp8Kernel::fast_accum)];
+    CHECK(back.rate_flops == Approx(got.rate_flops).epsilon(1e-3));
+    CHECK(back.tile_m == 256);
+    CHECK_FALSE(hw.gpu.kernels->fp8_kernels[static_cast<std::size_t>(core::Fp8Kernel::mxfp8)].valid());
+  }
+  SECTION("a kernel the file does not know, and too few rows of one, are refused at their line") {
+    try {
+      calibrate::parse_gemm_fp8_csv("kernel,m,n,k,time_s\nfastaccum,1024,1024,1024,2e-5\n", "gemm_fp8.csv");
+      FAIL("no error");
+    } catch (const core::ConfigError& e) {
+      CHECK(std::string(e.what()).find("gemm_fp8.csv:2:") == 0);
+      CHECK(std::string(e.what()).find("fast_accum") != std::string::npos);
+    }
+    calibrate::KernelMeasurements few;
+    few.gemm_fp8 = calibrate::parse_gemm_fp8_csv("kernel,m,n,k,time_s\nrowwise,1024,1024,1024,2e-5\n", "gemm_fp8.csv");
+    few.dir = "tables";
+    CHECK_THROWS_WITH(calibrate::fit_kernels(few, kH100Sms, 16, "test"),
+                      Catch::Contains("tables/gemm_fp8.csv:2") && Catch::Contains("too few rowwise rows"));
   }
 }

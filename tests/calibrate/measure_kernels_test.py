@@ -44,6 +44,34 @@ class Rows(unittest.TestCase):
         self.assertEqual(r["bytes_per_param_moved"], 28)
 
 
+class Fp8Gemms(unittest.TestCase):
+    def test_layer_shapes_are_the_three_gemms_of_each_weight(self):
+        # Llama 3 8B at tp 8, 8192 tokens: QKV n = (32 + 2 x 8) x 128 / 8 = 768, output k = 512, fc1
+        # n = 2 x 14336 / 8 = 3584, fc2 k = 1792; each forward (m, n, k), input gradient (m, k, n)
+        # and weight gradient (n, k, m)
+        shapes = mk.layer_gemm_shapes([(4096, 14336, 32, 8, True)], (8,), 8192)
+        for n, k in ((768, 4096), (4096, 512), (3584, 4096), (4096, 1792)):
+            self.assertIn((8192, n, k), shapes)
+            self.assertIn((8192, k, n), shapes)
+            self.assertIn((n, k, 8192), shapes)
+        self.assertEqual(len(shapes), 12)
+        self.assertEqual(shapes, sorted(set(shapes)))
+        # fewer kv heads than ranks: each rank keeps one (Megatron replicates them)
+        self.assertIn((8192, (32 + 2 * 8) * 128 // 8, 4096), mk.layer_gemm_shapes([(4096, 14336, 32, 4, True)], (8,), 8192))
+
+    def test_rows_carry_the_kernel_and_its_rate(self):
+        r = mk.gemm_row("fast_accum", 8192, 8192, 8192, 0.8e-3, "H")
+        self.assertAlmostEqual(r["tflops"], 2 * 8192 ** 3 / 0.8e-3 / 1e12, places=6)
+        self.assertEqual(mk.COLUMNS["gemm_fp8"], ["kernel", "m", "n", "k", "time_s", "tflops", "gpu"])
+        with tempfile.TemporaryDirectory() as d:
+            mk.write_table(os.path.join(d, "gemm_fp8.csv"), "gemm_fp8", [r])
+            with open(os.path.join(d, "gemm_fp8.csv")) as f:
+                self.assertEqual(f.read(), "kernel,m,n,k,time_s,tflops,gpu\nfast_accum,8192,8192,8192,0.0008,%g,H\n"
+                                 % r["tflops"])
+        # the kernels' names are the hardware file's (gemm.fp8_kernels) and tensorwise
+        self.assertEqual(mk.FP8_KERNELS, ["tensorwise", "fast_accum", "rowwise", "blockwise", "mxfp8"])
+
+
 class Tables(unittest.TestCase):
     def test_written_like_the_measured_tables_with_gpu_last(self):
         with tempfile.TemporaryDirectory() as d:

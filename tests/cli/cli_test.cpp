@@ -723,3 +723,49 @@ TEST_CASE("cli: the sweep says which tiers the best layout's groups cross, and w
     tp_line = tp_line || d.get<std::string>().find("tp 16 crosses the NVLink domain") != std::string::npos;
   CHECK(tp_line);
 }
+
+TEST_CASE("cli: gemm_fp8.csv goes through import-kernels into the file, and kernel --fp8-kernel reads it",
+          "[cli][kernels][fp8]") {
+  // the H100's fp8 rows (gemm.csv) and, as measure_kernels.py writes them, the same shapes on a
+  // fast-accumulation kernel 1.15 times faster
+  const fs::path dir = cli_testing::scratch_dir() / "fp8-kernels";
+  fs::create_directories(dir);
+  std::ifstream in(std::string(PTDSIM_SOURCE_DIR) + "/calibrate/data/h100/gemm.csv");
+  std::ofstream gemm(dir / "gemm.csv"), fp8(dir / "gemm_fp8.csv");
+  fp8 << "kernel,m,n,k,time_s,tflops,gpu\n";
+  std::string line;
+  std::getline(in, line);
+  gemm << line << "\n";
+  const auto cols = [](const std::string& l) {
+    std::vector<std::string> v;
+    std::stringstream ss(l);
+    for (std::string c; std::getline(ss, c, ',');) v.push_back(c);
+    return v;
+  };
+  while (std::getline(in, line)) {
+    gemm << line << "\n";
+    const auto c = cols(line);  // precision,hidden,ffn,heads,kv_heads,tp,op,m,n,k,time_s,...
+    if (c[0] == "fp8")
+      fp8 << "fast_accum," << c[7] << "," << c[8] << "," << c[9] << "," << std::stod(c[10]) / 1.15 << ",0,H\n";
+  }
+  gemm.close();
+  fp8.close();
+  const std::string hw = (dir / "hw.yaml").string();
+  auto imp = ptdsim("calibrate import-kernels " + dir.string() + " --base hardware/dgx-h100.yaml -o " + hw);
+  REQUIRE(imp.status == 0);
+  CHECK(imp.out.find("gemm fp8 fast_accum: ") != std::string::npos);
+  const auto fast = nlohmann::json::parse(
+      ptdsim("kernel " + hw + " gemm --m 8192 --n 8192 --k 8192 --precision fp8 --fp8-kernel fast_accum --format json").out);
+  const auto split = nlohmann::json::parse(
+      ptdsim("kernel " + hw + " gemm --m 8192 --n 8192 --k 8192 --precision fp8 --format json").out);
+  CHECK(fast["source"] == "model");
+  CHECK(split["time_s"].get<double>() / fast["time_s"].get<double>() == Approx(1.15).epsilon(0.05));
+  // a kernel the file does not model: the tensorwise time, and a warning that says so
+  auto row = ptdsim("kernel " + hw + " gemm --m 8192 --n 8192 --k 8192 --precision fp8 --fp8-kernel rowwise --format json");
+  REQUIRE(row.status == 0);
+  CHECK(nlohmann::json::parse(row.out)["time_s"] == split["time_s"]);
+  CHECK(row.err.find("no gpu.kernels.gemm.fp8_kernels.rowwise: timed as the tensorwise kernel") != std::string::npos);
+  // an FP8 kernel needs --precision fp8, and an unknown one is refused
+  CHECK(ptdsim("kernel " + hw + " gemm --m 8 --n 8 --k 8 --fp8-kernel fast_accum").status == 2);
+  CHECK(ptdsim("kernel " + hw + " gemm --m 8 --n 8 --k 8 --precision fp8 --fp8-kernel fastaccum").status == 2);
+}

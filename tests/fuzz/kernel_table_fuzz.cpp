@@ -3,12 +3,13 @@
 
 using namespace ptdsim;
 
-// A measured kernel table (calibrate import-kernels): read as each of the six tables, each either
+// A measured kernel table (calibrate import-kernels): read as each of the seven tables, each either
 // read or refused with a clean, positioned ConfigError.
 PTDSIM_FUZZ_TARGET(kernel_table) {
   using Parse = void (*)(const std::string&);
   const Parse parsers[] = {
       [](const std::string& t) { calibrate::parse_gemm_csv(t, "gemm.csv"); },
+      [](const std::string& t) { calibrate::parse_gemm_fp8_csv(t, "gemm_fp8.csv"); },
       [](const std::string& t) { calibrate::parse_attention_csv(t, "attention.csv"); },
       [](const std::string& t) { calibrate::parse_elementwise_csv(t, "elementwise.csv"); },
       [](const std::string& t) { calibrate::parse_cross_entropy_csv(t, "cross_entropy.csv"); },

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ struct ContentionMeasurement {
 
 struct KernelMeasurements {
   std::vector<GemmMeasurement> gemm;
+  // gemm_fp8.csv: each FP8 kernel's rows (precision fp8; its tensorwise rows, the kernel of gemm.csv's
+  // fp8 rows, are read for --compare and not fitted)
+  std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> gemm_fp8;
   std::vector<AttentionMeasurement> attention;
   std::vector<AttentionMeasurement> attention_flash2;  // attention_flash2.csv: FlashAttention-2's rows
   std::vector<ElementwiseMeasurement> elementwise;
@@ -59,13 +63,15 @@ struct KernelMeasurements {
 // a row of the wrong length, a value that is not a positive number, ...) throws core::ConfigError
 // at its file:line:col.
 std::vector<GemmMeasurement> parse_gemm_csv(const std::string& text, const std::string& name);
+std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> parse_gemm_fp8_csv(const std::string& text,
+                                                                                  const std::string& name);
 std::vector<AttentionMeasurement> parse_attention_csv(const std::string& text, const std::string& name);
 std::vector<ElementwiseMeasurement> parse_elementwise_csv(const std::string& text, const std::string& name);
 std::vector<CrossEntropyMeasurement> parse_cross_entropy_csv(const std::string& text, const std::string& name);
 std::vector<OptimizerMeasurement> parse_optimizer_csv(const std::string& text, const std::string& name);
 std::vector<ContentionMeasurement> parse_contention_csv(const std::string& text, const std::string& name);
 
-// Reads whichever of DIR/{gemm,attention,attention_flash2,elementwise,cross_entropy,optimizer,contention}.csv exist;
+// Reads whichever of DIR/{gemm,gemm_fp8,attention,attention_flash2,elementwise,cross_entropy,optimizer,contention}.csv exist;
 // throws core::ConfigError when there is none.
 KernelMeasurements read_kernel_tables(const std::string& dir);
 
