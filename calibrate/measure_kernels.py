@@ -373,8 +373,8 @@ def fp8_operands(torch, kernel, m, n, k):
         # x: 1x128 scales (m, k/128), outer-dim-major; W: 128x128 scales (n/128, k/128), k/128 padded
         # to a multiple of 4, then transposed
         sa = torch.ones(m, k // 128, device=dev).t().contiguous().t()
-        blocks = -(-(k // 128) // 4) * 4
-        sb = torch.ones(n // 128, blocks, device=dev).t()
+        blocks = -(-(k // 128) // 4) * 4  # the stride padded, the size not
+        sb = torch.ones(n // 128, blocks, device=dev)[:, :k // 128].t()
         one_by = member(ScalingType, "BlockWise1x128", "Blockwise_1x128")
         square = member(ScalingType, "BlockWise128x128", "Blockwise_128x128")
         return lambda: F.scaled_mm(x, w.t(), scale_a=sa, scale_recipe_a=one_by, scale_b=sb, scale_recipe_b=square,
@@ -394,20 +394,19 @@ def fp8_operands(torch, kernel, m, n, k):
 
 
 def measure_gemm_fp8(torch, timeit, gpu, shapes, kernels):
-    """Each kernel on each shape; a kernel this PyTorch or GPU cannot run is skipped, and said so once."""
-    rows, skipped = [], set()
+    """Each kernel on each shape. A kernel this PyTorch or GPU does not have is skipped whole, a shape
+    it refuses alone; each said on stderr."""
+    rows = []
     for kernel in kernels:
         for m, n, k in shapes:
-            if kernel in skipped:
-                break
             try:
                 fn = fp8_operands(torch, kernel, m, n, k)
                 if fn is None:
-                    raise RuntimeError("not in this PyTorch or on this GPU")
+                    print("gemm_fp8 %s: skipped (not in this PyTorch or on this GPU)" % kernel, file=sys.stderr)
+                    break
                 rows.append(gemm_row(kernel, m, n, k, timeit(fn), gpu))
-            except (RuntimeError, TypeError, ValueError, ImportError) as e:
-                print("gemm_fp8 %s: skipped (%s)" % (kernel, str(e)[:160]), file=sys.stderr)
-                skipped.add(kernel)
+            except (RuntimeError, TypeError, ValueError, ImportError, AssertionError, AttributeError) as e:
+                print("gemm_fp8 %s %d x %d x %d: skipped (%s)" % (kernel, m, n, k, str(e)[:160]), file=sys.stderr)
             torch.cuda.empty_cache()
     return rows
 
@@ -478,9 +477,13 @@ def main(argv=None):
                     measure_cross_entropy(torch, timeit, gpu, vocabs, (1, 8), TOKENS))
     if "optimizer" in only:
         write_table(os.path.join(a.out, "optimizer.csv"), "optimizer", measure_optimizer(torch, gpu, sizes, a.repeats))
-    if "gemm_fp8" in only and torch.cuda.get_device_capability() >= (8, 9):  # FP8 tensor cores: Ada, Hopper, on
-        write_table(os.path.join(a.out, "gemm_fp8.csv"), "gemm_fp8",
-                    measure_gemm_fp8(torch, timeit, gpu, shapes, FP8_KERNELS))
+    if "gemm_fp8" in only:
+        if torch.cuda.get_device_capability() >= (8, 9):  # FP8 tensor cores: Ada, Hopper and later
+            write_table(os.path.join(a.out, "gemm_fp8.csv"), "gemm_fp8",
+                        measure_gemm_fp8(torch, timeit, gpu, shapes, FP8_KERNELS))
+        else:
+            print("gemm_fp8: skipped (no FP8 tensor cores before sm_89; this GPU is sm_%d%d)"
+                  % torch.cuda.get_device_capability(), file=sys.stderr)
     print("wrote the tables under %s" % a.out, file=sys.stderr)
     return 0
 

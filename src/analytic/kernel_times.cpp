@@ -51,10 +51,17 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
 KernelTime fp8_gemm_kernel(const core::GpuSpec& g, core::Fp8Kernel kernel, double m, double n, double k) {
   if (g.kernels && g.sms > 0) {
     const core::GemmModel& model = g.kernels->fp8_kernels[static_cast<std::size_t>(kernel)];
-    if (model.valid())
-      return {std::max(model.time(g.sms, m, n, k) / g.sustained_clock,
-                       gemm_memory_floor(g, core::Precision::fp8, m, n, k)),
+    if (model.valid()) {
+      double t = model.time(g.sms, m, n, k);
+      // a shape the tables measured on the tensorwise kernel keeps what its row holds beyond that
+      // kernel's model (cuBLAS's pick of tile and split for the shape), scaled by the two models' ratio
+      const core::GemmModel& tensorwise = g.kernels->gemm_model[static_cast<std::size_t>(core::index(core::Precision::fp8))];
+      if (const core::GemmTime* row = find_gemm_row(*g.kernels, core::Precision::fp8, m, n, k);
+          row && tensorwise.valid())
+        t = row->time_s * t / tensorwise.time(g.sms, m, n, k);
+      return {std::max(t / g.sustained_clock, gemm_memory_floor(g, core::Precision::fp8, m, n, k)),
               core::TimeSource::model};
+    }
   }
   return gemm_kernel(g, core::Precision::fp8, m, n, k);
 }

@@ -99,8 +99,6 @@ std::string matmul_yaml(const std::vector<core::GemmEfficiency>& rows) {
   return emit(e);
 }
 
-// gpu.kernels.gemm: the fitted model per precision (one flow mapping each), the measured rows one
-// per line.
 // One fitted GEMM model as a flow mapping under `key`.
 void gemm_model_yaml(YAML::Emitter& e, const std::string& key, const core::GemmModel& m) {
   e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -114,6 +112,8 @@ void gemm_model_yaml(YAML::Emitter& e, const std::string& key, const core::GemmM
   e << YAML::EndMap;
 }
 
+// gpu.kernels.gemm: the fitted model per precision and per FP8 kernel (one flow mapping each), the
+// measured rows one per line.
 void gemm_yaml(YAML::Emitter& e, const core::KernelTables& t) {
   bool any_model = false, any_fp8 = false;
   for (const auto& m : t.gemm_model) any_model = any_model || m.valid();

@@ -163,7 +163,7 @@ TEST_CASE("analytic: each pass of an FP8 recipe on the kernel its framework runs
 TEST_CASE("analytic: an FP8 kernel's own model where the tables hold one, else the fp8 rows and model",
           "[analytic][kernels]") {
   auto hw = testing::h100_with_tables();
-  const auto& fp8 = hw.gpu.kernels->gemm_model[core::index(Precision::fp8)];
+  const core::GemmModel fp8 = hw.gpu.kernels->gemm_model[core::index(Precision::fp8)];  // a copy: the tables change
   SECTION("not measured: the tensorwise kernel's time, as before") {
     for (auto k : {core::Fp8Kernel::fast_accum, core::Fp8Kernel::rowwise, core::Fp8Kernel::blockwise}) {
       const KernelTime t = fp8_gemm_kernel(hw.gpu, k, 8192, 8192, 8192);
@@ -188,6 +188,15 @@ TEST_CASE("analytic: an FP8 kernel's own model where the tables hold one, else t
     // a narrow GEMM: reading its operands, the floor under every kernel's model
     CHECK(fp8_gemm_kernel(hw.gpu, core::Fp8Kernel::fast_accum, 98304, 128, 4096).time_s ==
           gemm_memory_floor(hw.gpu, Precision::fp8, 98304, 128, 4096));
+    // a shape with a measured tensorwise row: the row, times the ratio of the two models
+    auto with_row = std::make_shared<core::KernelTables>(*k);
+    with_row->gemm_rows.push_back({Precision::fp8, 8192, 8192, 8192, 700e-6});
+    hw.gpu.kernels = with_row;
+    CHECK(fp8_gemm_kernel(hw.gpu, core::Fp8Kernel::fast_accum, 8192, 8192, 8192).time_s ==
+          Approx(700e-6 * testing::round_gemm_model(1800).time(132, 8192, 8192, 8192) /
+                 fp8.time(132, 8192, 8192, 8192) / 0.9)
+              .epsilon(1e-12));
+    hw.gpu.kernels = k;
     // the other kernels are still not measured
     CHECK(fp8_gemm_kernel(hw.gpu, core::Fp8Kernel::rowwise, 8192, 8192, 8192).time_s ==
           gemm_kernel(hw.gpu, Precision::fp8, 8192, 8192, 8192).time_s);

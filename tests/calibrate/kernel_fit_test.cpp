@@ -239,6 +239,10 @@ TEST_CASE("calibrate: gemm_fp8.csv fits each FP8 kernel's model, and the hardwar
   CHECK_FALSE(fit.tables.gemm_model[core::index(Precision::fp8)].valid());  // gemm.csv's, not read here
   CHECK(std::any_of(fit.report.begin(), fit.report.end(),
                     [](const std::string& l) { return l.rfind("gemm fp8 fast_accum: ", 0) == 0; }));
+  // gpu.kernels is written whole: alone, gemm_fp8.csv leaves no tensorwise rows to fall back on, and says so
+  CHECK(std::any_of(fit.report.begin(), fit.report.end(), [](const std::string& l) {
+    return l.find("without gemm.csv: the written gpu.kernels has no tensorwise fp8 rows") != std::string::npos;
+  }));
 
   SECTION("written into a hardware file and loaded back") {
     std::ifstream in(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-a100-80g.yaml");

@@ -34,8 +34,9 @@ const core::GemmTime* find_gemm_row(const core::KernelTables& t, core::Precision
 // One GEMM: the measured row when (precision class, m, n, k) matches one, else the fitted model
 // (no faster than gemm_memory_floor), else 2mnk / (peak x scalar efficiency).
 KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, double n, double k);
-// An FP8 GEMM on `kernel` (core::Fp8Kernel): its fitted model where the tables hold one (no faster
-// than gemm_memory_floor), else gemm_kernel's fp8 rows and model, the tensorwise kernel with split
+// An FP8 GEMM on `kernel` (core::Fp8Kernel): its fitted model where the tables hold one (on a shape
+// with a tensorwise row, that row times the two models' ratio; no faster than gemm_memory_floor),
+// else gemm_kernel's fp8 rows and model, the tensorwise kernel with split
 // accumulation, as every FP8 GEMM was timed before the others were measured (docs/analytic.md "FP8
 // GEMM kernels").
 KernelTime fp8_gemm_kernel(const core::GpuSpec& g, core::Fp8Kernel kernel, double m, double n, double k);

@@ -156,7 +156,7 @@ struct StreamRate {
 // cores alone (CUBLASLT_MATMUL_DESC_FAST_ACCUM); rowwise, per-row and per-column scales with fast
 // accumulation (PyTorch's rowwise _scaled_mm); blockwise, 1x128 activation and 128x128 weight tiles
 // (DeepSeek-V3's); mxfp8, MX blocks of 32 with E8M0 scales (Blackwell). Which one each pass of a
-// recipe runs: analytic::fp8_gemm_kernel (docs/analytic.md "FP8 GEMM kernels").
+// recipe runs: analytic::fp8_kernel_of (docs/analytic.md "FP8 GEMM kernels").
 enum class Fp8Kernel { fast_accum, rowwise, blockwise, mxfp8 };
 inline constexpr int kFp8KernelCount = 4;
 
