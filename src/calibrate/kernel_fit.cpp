@@ -247,6 +247,29 @@ double fit_contention(const std::vector<ContentionMeasurement>& rows, int sms, i
 
 namespace {
 
+// One GEMM model fitted to `rows` of `file`, its parameters checked against the ranges of their keys
+// (`key`: the model's section, ending in a dot), and a line of the report, headed `label`.
+core::GemmModel fit_reported_gemm(const std::vector<GemmMeasurement>& rows, core::Precision p, int sms,
+                                  const std::string& key, const std::string& file, const std::string& label,
+                                  KernelFit& out) {
+  const core::GemmModel model = fit_gemm_model(rows, p, sms);
+  std::vector<RowValue> rates;
+  for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
+  check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
+  check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
+  check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
+  check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
+  const FitError e = error_of(
+      rows.size(), [&](std::size_t i) { return model.time(sms, rows[i].m, rows[i].n, rows[i].k); },
+      [&](std::size_t i) { return rows[i].time_s; });
+  out.report.push_back(fmt::format(
+      "{}: {:.1f} TFLOP/s, epilogue {:.0f} GB/s, floor {:.2f} us, knee {:.3g}, tail {:.3g}, tiles {}x{}; "
+      "model against the rows: {}",
+      label, model.rate_flops / 1e12, model.epilogue_Bps / 1e9, model.floor_s * 1e6, model.knee, model.tail,
+      model.tile_m, model.tile_n, pct(e)));
+  return model;
+}
+
 // gemm_fp8.csv: the GEMM model of each FP8 kernel measured (no rows kept: the model's rows are the
 // tensorwise kernel's, which gemm.csv times).
 void fit_fp8_kernel_tables(const KernelMeasurements& m, int sms, KernelFit& out) {
@@ -270,23 +293,9 @@ void fit_fp8_kernel_tables(const KernelMeasurements& m, int sms, KernelFit& out)
     if (rows.size() < 6)
       throw core::ConfigError({file, rows.front().line, 0},
                               fmt::format("too few {} rows to fit the GEMM model ({}; at least 6)", name, rows.size()));
-    const core::GemmModel model = fit_gemm_model(rows, core::Precision::fp8, sms);
-    const std::string key = "hardware.gpu.kernels.gemm.fp8_kernels." + name + ".";
-    std::vector<RowValue> rates;
-    for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
-    check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
-    check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
-    check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
-    check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
-    out.tables.fp8_kernels[static_cast<std::size_t>(i)] = model;
-    const FitError e = error_of(
-        rows.size(), [&](std::size_t j) { return model.time(sms, rows[j].m, rows[j].n, rows[j].k); },
-        [&](std::size_t j) { return rows[j].time_s; });
-    out.report.push_back(fmt::format(
-        "gemm fp8 {}: {:.1f} TFLOP/s, epilogue {:.0f} GB/s, floor {:.2f} us, knee {:.3g}, tail {:.3g}, tiles {}x{}; "
-        "model against the rows: {}",
-        name, model.rate_flops / 1e12, model.epilogue_Bps / 1e9, model.floor_s * 1e6, model.knee, model.tail,
-        model.tile_m, model.tile_n, pct(e)));
+    out.tables.fp8_kernels[static_cast<std::size_t>(i)] =
+        fit_reported_gemm(rows, core::Precision::fp8, sms, "hardware.gpu.kernels.gemm.fp8_kernels." + name + ".", file,
+                          "gemm fp8 " + name, out);
   }
 }
 
@@ -302,26 +311,9 @@ void fit_gemm_tables(const KernelMeasurements& m, int sms, KernelFit& out) {
     for (const auto& g : m.gemm)
       if (g.precision == p) rows.push_back(g);
     if (rows.empty()) continue;
-    const core::GemmModel model = fit_gemm_model(rows, p, sms);
-    {
-      const std::string key = std::string("hardware.gpu.kernels.gemm.model.") + std::string(core::name(p)) + ".";
-      std::vector<RowValue> rates;
-      for (const auto& g : rows) rates.push_back({g.line, 2 * g.m * g.n * g.k / g.time_s / 1e12});
-      const std::string file = table_path(m, "gemm.csv");
-      check_fitted(model.rate_flops / 1e12, key + "tflops", "GEMM rate (TFLOP/s)", file, rates);
-      check_fitted(model.epilogue_Bps / 1e9, key + "epilogue_gbs", "GEMM epilogue bandwidth (GB/s)", file, {});
-      check_fitted(model.floor_s * 1e6, key + "floor_us", "GEMM floor (us)", file, {});
-      check_fitted(model.knee, key + "knee", "GEMM knee", file, {});
-    }
-    t.gemm_model[static_cast<std::size_t>(core::index(p))] = model;
-    const FitError e = error_of(
-        rows.size(), [&](std::size_t i) { return model.time(sms, rows[i].m, rows[i].n, rows[i].k); },
-        [&](std::size_t i) { return rows[i].time_s; });
-    out.report.push_back(fmt::format(
-        "gemm {}: {:.1f} TFLOP/s, epilogue {:.0f} GB/s, floor {:.2f} us, knee {:.3g}, tail {:.3g}, tiles {}x{}; "
-        "model against the rows: {}",
-        core::name(p), model.rate_flops / 1e12, model.epilogue_Bps / 1e9, model.floor_s * 1e6, model.knee,
-        model.tail, model.tile_m, model.tile_n, pct(e)));
+    const std::string name(core::name(p));
+    t.gemm_model[static_cast<std::size_t>(core::index(p))] = fit_reported_gemm(
+        rows, p, sms, "hardware.gpu.kernels.gemm.model." + name + ".", table_path(m, "gemm.csv"), "gemm " + name, out);
   }
   // a shape measured more than once (the same GEMM occurs in several models' layers) is kept
   // once, at the median of its times
