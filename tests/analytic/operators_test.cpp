@@ -93,7 +93,7 @@ TEST_CASE("analytic: with tables the backward GEMMs run at their own shapes", "[
   CHECK(proj->source == TimeSource::model);
 }
 
-TEST_CASE("analytic: FP8 runs the layer GEMMs in fp8; attention and the logits stay bf16", "[analytic][operators]") {
+TEST_CASE("analytic: FP8 runs the layer GEMMs in fp8, attention and the logits stay bf16", "[analytic][operators]") {
   auto s = gpt3_on_tables();
   s.training.precision = Precision::fp8;
   const auto& g = s.hardware.gpu;

@@ -110,7 +110,7 @@ TEST_CASE("cli: a YAML syntax error comes before schema errors", "[cli][guard][y
   CHECK_FALSE(has(r.err, "missing required key"));
 }
 
-TEST_CASE("cli: names with control characters are printed escaped; CSV guards formulas", "[cli][guard][escape]") {
+TEST_CASE("cli: names with control characters are printed escaped, and CSV guards formulas", "[cli][guard][escape]") {
   const fs::path d = fresh("escape");
   // a model whose name would retitle the terminal (ESC ] 0 ; ... BEL) and start with '=' in CSV
   std::ofstream(d / "m.yaml") << "name: \"=HYPERLINK(1)\\e]0;pwned\\a\"\nlayers: 32\nhidden: 512\nheads: 8\nffn_hidden: 2048\n"

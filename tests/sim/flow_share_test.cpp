@@ -112,7 +112,7 @@ TEST_CASE("flow share: two collectives on one rail against a hand computation", 
   CHECK(same.k.finish(same.ids[0]) == Approx(1.5));
 }
 
-TEST_CASE("flow share: a flow alone moves at its narrowest resource; bad networks are refused", "[sim][sharing][flow]") {
+TEST_CASE("flow share: a flow alone moves at its narrowest resource, and bad networks are refused", "[sim][sharing][flow]") {
   // bound 50 over a resource of 25: alone at 25/50 of its bound, 1 unit in 2 s
   Net n({25.0}, {{50.0, {0}}});
   n.flow(1, 0, 1.0);
