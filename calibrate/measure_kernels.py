@@ -343,45 +343,22 @@ def measure_optimizer(torch, gpu, sizes, repeats):
 
 
 def fp8_operands(torch, kernel, m, n, k):
-    """x[m,k] and W[n,k] in E4M3 and _scaled_mm's arguments for `kernel`, or None where this PyTorch or
-    GPU has no such kernel."""
-    dev = "cuda"
-    x = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
-    w = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn)
-    one = torch.tensor(1.0, device=dev)
-    if kernel in ("tensorwise", "fast_accum"):
-        return lambda: torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
-                                        use_fast_accum=kernel == "fast_accum")
-    if kernel == "rowwise":  # PyTorch's rowwise _scaled_mm, as torchao's rowwise recipe calls it forward
-        sa, sb = torch.ones(m, 1, device=dev), torch.ones(1, n, device=dev)
-        return lambda: torch._scaled_mm(x, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
-                                        use_fast_accum=True)
-    F = torch.nn.functional
-    if not hasattr(F, "scaled_mm"):
+    """A call of `kernel` on x[m,k] and W[n,k] in E4M3 (W^T column-major, as _scaled_mm wants it), or
+    None where this PyTorch or GPU has no such kernel."""
+    F, cap, dev = torch.nn.functional, torch.cuda.get_device_capability(), "cuda"
+    if kernel == "blockwise" and (cap != (9, 0) or not hasattr(F, "scaled_mm")):
         return None
-    from torch.nn.functional import ScalingType, SwizzleType
+    if kernel == "mxfp8" and (cap < (10, 0) or not hasattr(F, "scaled_mm")):
+        return None
 
-    def member(enum, *names):  # spelled BlockWise1x128 in some releases, Blockwise_1x128 in others
-        for n in names:
-            if hasattr(enum, n):
-                return getattr(enum, n)
-        raise RuntimeError("%s has none of %s" % (enum.__name__, ", ".join(names)))
+    def member(enum, *spellings):  # BlockWise1x128 in some releases, Blockwise_1x128 in others
+        for spelled in spellings:
+            if hasattr(enum, spelled):
+                return getattr(enum, spelled)
+        raise RuntimeError("%s has none of %s" % (enum.__name__, ", ".join(spellings)))
 
-    if kernel == "blockwise":  # DeepSeek-V3's tiles, as PyTorch's own scaled_mm benchmark lays them out
-        if torch.cuda.get_device_capability() != (9, 0):
-            return None
-        # x: 1x128 scales (m, k/128), outer-dim-major; W: 128x128 scales (n/128, k/128), k/128 padded
-        # to a multiple of 4, then transposed
-        sa = torch.ones(m, k // 128, device=dev).t().contiguous().t()
-        blocks = -(-(k // 128) // 4) * 4  # the stride padded, the size not
-        sb = torch.ones(n // 128, blocks, device=dev)[:, :k // 128].t()
-        one_by = member(ScalingType, "BlockWise1x128", "Blockwise_1x128")
-        square = member(ScalingType, "BlockWise128x128", "Blockwise_128x128")
-        return lambda: F.scaled_mm(x, w.t(), scale_a=sa, scale_recipe_a=one_by, scale_b=sb, scale_recipe_b=square,
-                                   output_dtype=torch.bfloat16)
     if kernel == "mxfp8":  # blocks of 32 with E8M0 scales, swizzled as the kernel reads them (Blackwell)
-        if torch.cuda.get_device_capability() < (10, 0):
-            return None
+        from torch.nn.functional import ScalingType, SwizzleType
         from torch.testing._internal.common_quantized import to_blocked, to_mxfp
         sa, xa = to_mxfp(torch.randn(m, k, device=dev, dtype=torch.bfloat16), block_size=32, format="mxfp8")
         sb, wb = to_mxfp(torch.randn(n, k, device=dev, dtype=torch.bfloat16), block_size=32, format="mxfp8")
@@ -390,6 +367,27 @@ def fp8_operands(torch, kernel, m, n, k):
         swizzle = member(SwizzleType, "SWIZZLE_32_4_4", "Swizzle_32_4_4")
         return lambda: F.scaled_mm(xa, wb.t(), scale_a=sa, scale_recipe_a=mx, scale_b=sb, scale_recipe_b=mx,
                                    swizzle_a=swizzle, swizzle_b=swizzle, output_dtype=torch.bfloat16)
+    x = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+    w = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn)
+    if kernel in ("tensorwise", "fast_accum"):
+        one = torch.tensor(1.0, device=dev)
+        return lambda: torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                        use_fast_accum=kernel == "fast_accum")
+    if kernel == "rowwise":  # PyTorch's rowwise _scaled_mm, as torchao's rowwise recipe calls it forward
+        sa, sb = torch.ones(m, 1, device=dev), torch.ones(1, n, device=dev)
+        return lambda: torch._scaled_mm(x, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                        use_fast_accum=True)
+    if kernel == "blockwise":  # DeepSeek-V3's tiles, as PyTorch's own scaled_mm benchmark lays them out
+        from torch.nn.functional import ScalingType
+        # x: 1x128 scales (m, k/128), outer-dim-major; W: 128x128 scales (n/128, k/128) with the row
+        # stride padded to a multiple of 4, then transposed
+        sa = torch.ones(m, k // 128, device=dev).t().contiguous().t()
+        padded = -(-(k // 128) // 4) * 4
+        sb = torch.ones(n // 128, padded, device=dev)[:, :k // 128].t()
+        one_by = member(ScalingType, "BlockWise1x128", "Blockwise_1x128")
+        square = member(ScalingType, "BlockWise128x128", "Blockwise_128x128")
+        return lambda: F.scaled_mm(x, w.t(), scale_a=sa, scale_recipe_a=one_by, scale_b=sb, scale_recipe_b=square,
+                                   output_dtype=torch.bfloat16)
     return None
 
 

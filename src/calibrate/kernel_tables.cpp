@@ -312,13 +312,11 @@ std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> parse_gemm_fp8_c
   csv.require({"kernel", "m", "n", "k", "time_s"});
   std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> out;
   constexpr int kTensorwise = -1;  // gemm.csv's fp8 kernel, timed again beside the others
+  std::vector<std::pair<std::string, int>> kernels{{"tensorwise", kTensorwise}};
+  for (int i = 0; i < core::kFp8KernelCount; ++i)
+    kernels.emplace_back(std::string(core::name(static_cast<core::Fp8Kernel>(i))), i);
   for (const auto& r : csv.rows()) {
-    const int kernel = csv.choice<int>(r, "kernel",
-                                       {{"tensorwise", kTensorwise},
-                                        {"fast_accum", static_cast<int>(core::Fp8Kernel::fast_accum)},
-                                        {"rowwise", static_cast<int>(core::Fp8Kernel::rowwise)},
-                                        {"blockwise", static_cast<int>(core::Fp8Kernel::blockwise)},
-                                        {"mxfp8", static_cast<int>(core::Fp8Kernel::mxfp8)}});
+    const int kernel = csv.choice<int>(r, "kernel", kernels);
     GemmMeasurement g;
     g.precision = core::Precision::fp8;
     g.m = csv.value(r, "m");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.hpp"
@@ -52,17 +53,14 @@ void run_gemm(const KernelArgs& a) {
   const core::HardwareSpec hw = io::load_hardware(a.hardware);
   const auto p = precision_of(a, hw.gpu);
   const double m = static_cast<double>(a.m), n = static_cast<double>(a.n), k = static_cast<double>(a.k);
-  const bool other = a.fp8_kernel != "tensorwise";
+  // nothing for "tensorwise", the kernel the fp8 rows and model time
+  const std::optional<core::Fp8Kernel> other = core::parse<core::Fp8Kernel>(a.fp8_kernel);
   if (other && p != core::Precision::fp8)
     throw CLI::ValidationError("--fp8-kernel", a.fp8_kernel + " is an FP8 kernel: it needs --precision fp8");
-  if (other) {
-    const auto kernel = *core::parse<core::Fp8Kernel>(a.fp8_kernel);
-    if (!hw.gpu.kernels || !hw.gpu.kernels->fp8_kernels[static_cast<std::size_t>(kernel)].valid())
-      print_warnings({a.hardware + ": no gpu.kernels.gemm.fp8_kernels." + a.fp8_kernel +
-                      ": timed as the tensorwise kernel (split accumulation) that the fp8 rows and model measure"});
-  }
-  const api::GemmTime t = other ? api::fp8_gemm(hw.gpu, *core::parse<core::Fp8Kernel>(a.fp8_kernel), m, n, k)
-                                : api::gemm(hw.gpu, p, m, n, k);
+  if (other && (!hw.gpu.kernels || !hw.gpu.kernels->fp8_kernels[static_cast<std::size_t>(*other)].valid()))
+    print_warnings({a.hardware + ": no gpu.kernels.gemm.fp8_kernels." + a.fp8_kernel +
+                    ": timed as the tensorwise kernel (split accumulation) that the fp8 rows and model measure"});
+  const api::GemmTime t = other ? api::fp8_gemm(hw.gpu, *other, m, n, k) : api::gemm(hw.gpu, p, m, n, k);
   if (a.out.format == "json") {
     emit(a.out, api::gemm_json(t));
     return;
@@ -126,11 +124,13 @@ void add_kernel(CLI::App& app) {
   gemm->add_option("--n", args->n, "columns of y (output features)")->required()->check(kPositiveCount);
   gemm->add_option("--k", args->k, "the reduced dimension (input features)")->required()->check(kPositiveCount);
   add_precision(gemm, *args);
+  std::vector<std::string> fp8_kernels{"tensorwise"};
+  for (const auto& k : core::spellings<core::Fp8Kernel>()) fp8_kernels.push_back(k);
   gemm->add_option("--fp8-kernel", args->fp8_kernel,
-                   "tensorwise | fast_accum | rowwise | blockwise | mxfp8: the FP8 kernel (docs/analytic.md \"FP8 GEMM "
-                   "kernels\"); one the file does not model times as tensorwise")
+                   choices(fp8_kernels) + ": the FP8 kernel (docs/analytic.md \"FP8 GEMM kernels\"); one the file "
+                   "does not model times as tensorwise")
       ->capture_default_str()
-      ->check(CLI::IsMember({"tensorwise", "fast_accum", "rowwise", "blockwise", "mxfp8"}));
+      ->check(CLI::IsMember(fp8_kernels));
   add_output_options(gemm, args->out, {"table", "json"});
   gemm->callback([args] { run_gemm(*args); });
 

@@ -255,5 +255,6 @@ std::vector<std::string> all(const Table<E, N>& t) {
 }  // namespace
 template <> std::vector<std::string> spellings<Precision>() { return all(kPrecision); }
 template <> std::vector<std::string> spellings<AttentionKernel>() { return all(kAttentionKernel); }
+template <> std::vector<std::string> spellings<Fp8Kernel>() { return all(kFp8Kernel); }
 
 }  // namespace ptdsim::core

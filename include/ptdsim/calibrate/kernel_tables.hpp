@@ -47,7 +47,7 @@ struct ContentionMeasurement {
 struct KernelMeasurements {
   std::vector<GemmMeasurement> gemm;
   // gemm_fp8.csv: each FP8 kernel's rows (precision fp8; its tensorwise rows, the kernel of gemm.csv's
-  // fp8 rows, are read for --compare and not fitted)
+  // fp8 rows timed again for measure_kernels.py --compare, are checked and left out)
   std::array<std::vector<GemmMeasurement>, core::kFp8KernelCount> gemm_fp8;
   std::vector<AttentionMeasurement> attention;
   std::vector<AttentionMeasurement> attention_flash2;  // attention_flash2.csv: FlashAttention-2's rows

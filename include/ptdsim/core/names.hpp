@@ -55,6 +55,6 @@ template <class E>
 std::optional<E> parse(std::string_view text);  // specialised for each enum above
 // Every spelling of E, in its table's order (a command line's choices).
 template <class E>
-std::vector<std::string> spellings();  // specialised for Precision and AttentionKernel
+std::vector<std::string> spellings();  // specialised for Precision, AttentionKernel and Fp8Kernel
 
 }  // namespace ptdsim::core
