@@ -550,6 +550,77 @@ def dgxc_2508_script(r, gpu):
 # --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split. (Its
 # --cross-entropy-loss-fusion came later, by b0b92ff of 2025-11-04, after the table's runs, so the
 # rows keep the preset's loss.)
+# The performance presets of the two patch containers' own Megatron-Bridge releases. The source's notes
+# compare each 26.02.01 / 26.04.01 row with the nearest tag before the container (v0.3.0, v0.4.0); the
+# releases those containers carry are v0.3.1 (2026-03-20) and v0.4.2 (2026-05-28): the rows' layouts
+# that no earlier tag has (B200 DeepSeek-V3 pp 8 vp 2 ep 32, B300 DeepSeek-V3 pp 8 mbs 2, B300
+# Qwen3-235B mbs 2, B200 Qwen3-30B mbs 4) first appear there. Transcribed from
+# scripts/performance/configs/deepseek/deepseek_workload_base_configs.py and
+# scripts/performance/configs/qwen/qwen3_workload_base_configs.py at each tag (NVIDIA-NeMo/Megatron-Bridge):
+# (container, model, GPU) -> (tag, preset, (tp, pp, vp, ep, mbs, gbs), recompute_modules,
+# moe_flex_dispatcher_backend, moe_a2a_overlap, pp_layout). The precision is each row's (MXFP8 on
+# Blackwell, FP8 current scaling on H100).
+RELEASE_PRESETS = {
+    ("26.02.01", "DeepSeek-V3", "B200"): ("v0.3.1", "DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2", (1, 16, 1, 8, 1, 4096), ["mla_up_proj"], "hybridep", False, None),
+    ("26.02.01", "DeepSeek-V3", "B300"): ("v0.3.1", "DEEPSEEK_V3_PRETRAIN_CONFIG_B300_FP8_MX_V2", (1, 16, 1, 8, 1, 4096), ["mla_up_proj"], "hybridep", False, None),
+    ("26.02.01", "DeepSeek-V3", "GB300"): ("v0.3.1", "DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V2", (1, 2, 8, 32, 2, 4096), ["mla_up_proj"], "hybridep", False, "Et*4|(t*4|)*14tmL"),
+    ("26.02.01", "Qwen3-235B-A22B", "B300"): ("v0.3.1", "QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_MX_V2", (1, 8, 1, 8, 1, 8192), None, "deepep", False, None),
+    ("26.02.01", "Qwen3-235B-A22B", "GB200"): ("v0.3.1", "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_FP8_MX_V2", (1, 8, 1, 32, 1, 8192), None, "hybridep", False, None),
+    ("26.02.01", "Qwen3-235B-A22B", "GB300"): ("v0.3.1", "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB300_FP8_MX_V2", (1, 4, 1, 32, 2, 8192), None, "hybridep", False, None),
+    ("26.02.01", "Qwen3-30B-A3B", "B200"): ("v0.3.1", "QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1", (1, 1, 1, 8, 4, 512), None, "hybridep", False, None),
+    ("26.02.01", "Qwen3-30B-A3B", "B300"): ("v0.3.1", "QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1", (1, 1, 1, 8, 8, 512), None, "hybridep", False, None),
+    ("26.02.01", "Qwen3-30B-A3B", "H100"): ("v0.3.1", "QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1", (1, 1, 1, 16, 1, 1024), None, "hybridep", False, None),
+    ("26.04.01", "DeepSeek-V3", "B200"): ("v0.4.2", "DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2", (1, 8, 2, 32, 1, 4096), ["mla_up_proj", "mlp"], "deepep", True, "Et*4|(t*4|)*14tmL"),
+    ("26.04.01", "DeepSeek-V3", "B300"): ("v0.4.2", "DEEPSEEK_V3_PRETRAIN_CONFIG_B300_FP8_MX_V2", (1, 8, 1, 8, 2, 4096), ["mla_up_proj"], "hybridep", False, None),
+    ("26.04.01", "DeepSeek-V3", "GB300"): ("v0.4.2", "DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V2", (1, 2, 8, 32, 2, 4096), ["mla_up_proj"], "hybridep", False, "Et*4|(t*4|)*14tmL"),
+    ("26.04.01", "Qwen3-235B-A22B", "B300"): ("v0.4.2", "QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_MX_V2", (1, 8, 1, 8, 2, 8192), None, "hybridep", False, None),
+    ("26.04.01", "Qwen3-235B-A22B", "GB200"): ("v0.4.2", "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_FP8_MX_V2", (1, 8, 3, 32, 1, 8192), None, "hybridep", False, None),
+    ("26.04.01", "Qwen3-235B-A22B", "GB300"): ("v0.4.2", "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB300_FP8_MX_V2", (1, 4, 12, 32, 2, 8192), None, "hybridep", False, None),
+    ("26.04.01", "Qwen3-30B-A3B", "B200"): ("v0.4.2", "QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1", (1, 1, 1, 8, 4, 512), None, "hybridep", False, None),
+    ("26.04.01", "Qwen3-30B-A3B", "B300"): ("v0.4.2", "QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1", (1, 1, 1, 8, 8, 512), None, "hybridep", False, None),
+    ("26.04.01", "Qwen3-30B-A3B", "H100"): ("v0.4.2", "QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1", (1, 1, 1, 16, 1, 1024), None, "hybridep", False, None),
+}
+PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exactly this layout .*?medium confidence\."
+                             r"|No preset in the perf recipes @ tag \S+ matches this exact layout;.*?left null\.)")
+
+
+def release_preset(r, gpu, rec_notes):
+    """The row's recipe text for the switches convert_moe reads (dispatcher backend, moe_a2a_overlap,
+    recompute_modules, pp_layout): for a 26.02.01 / 26.04.01 row whose layout its release's preset has,
+    that preset in place of the earlier tag's (RELEASE_PRESETS); else the source's notes. Returns
+    (text, note or None)."""
+    p, t = r["parallelism"], r["training"]
+    container = next((c for c in ("26.02.01", "26.04.01") if c in (t.get("framework") or "")), None)
+    hit = RELEASE_PRESETS.get((container, r["model"]["name"], gpu)) if r["source_group"].startswith("Megatron-Bridge") else None
+    if not hit:
+        return rec_notes, None
+    tag, name, layout, modules, backend, a2a, pp_layout = hit
+    row = (p["tp"], p["pp"], p.get("vp") or 1, p["ep"], t["micro_batch_size"], t["global_batch_size"])
+    if row != layout:
+        return rec_notes, (f"the {container} release's preset ({name} @ Megatron-Bridge {tag}) has another layout "
+                           f"(tp, pp, vp, ep, mbs, gbs {layout}); the source's notes kept")
+    text = (f"Perf recipe @ tag {tag} ({name}): recompute_modules={modules}, dispatcher backend={backend}, "
+            f"moe_a2a_overlap={a2a}, pp_layout={pp_layout},")
+    return (PRESET_SENTENCE.sub("", rec_notes) + " " + text,
+            f"recipe switches from the {container} container's release, Megatron-Bridge {tag} ({name}, the row's "
+            f"layout): recompute_modules {modules}, dispatcher backend {backend}, moe_a2a_overlap {a2a}, "
+            f"pp_layout {pp_layout} (the source's notes compare an earlier tag)")
+
+
+def pp_layout_stages(layout):
+    """Megatron-Core's pipeline layout string (PipelineParallelLayerLayout: '|' ends a virtual stage, 't' a
+    transformer layer, 'E' the embedding, 'm' an MTP module, 'L' the loss, 'x*N' and '(...)*N' repeats)
+    as transformer layers per virtual stage, in pipeline order."""
+    s = layout
+    while True:
+        n = re.sub(r"\(([^()]*)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+        if n == s:
+            break
+        s = n
+    s = re.sub(r"(\w)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+    return [st.count("t") for st in s.rstrip("|").split("|")]
+
+
 MOEZOO_YAML = {"Qwen3-235B-A22B": "model_configs/benchmarking/Qwen3-235B-A22B.yaml"}
 
 
@@ -566,6 +637,7 @@ def convert_moe(r):
     gpus = hw["num_gpus"]
     gpu = moe_gpu(hw["gpu"])
     rec_notes = " ".join((r.get("notes") or "").split())
+    switches, preset_note = release_preset(r, gpu, rec_notes)
     seq = m["seq_len"]
     step = None
     if me.get("iteration_time_s") is not None:
@@ -657,6 +729,17 @@ def convert_moe(r):
             parallel["schedule"] = "interleaved"
         elif not p.get("vp"):
             notes.append("vpp 1 (the source gives none or n/a)")
+        layout = re.search(r"pp_layout=([^,\s]+),", switches)
+        if layout and layout.group(1) != "None" and p["pp"] > 1:
+            stages = pp_layout_stages(layout.group(1))
+            if len(stages) == p["pp"] * vpp and min(stages) >= 1 and sum(stages) == m["layers"]:
+                parallel["stage_layers"] = stages
+                notes.append(f"stage_layers from the recipe's pp_layout {layout.group(1)} (Megatron-Core's "
+                             "PipelineParallelLayerLayout: the embedding on the first virtual stage, the MTP module "
+                             "and the loss on the last)")
+            else:
+                notes.append(f"pp_layout {layout.group(1)} not expressible as stage_layers (a virtual stage without a "
+                             "transformer layer, or not pp x vpp stages): the tool's own split")
         prec = (t.get("precision") or "")
         recipe = None
         if prec.startswith("not stated"):
@@ -676,7 +759,12 @@ def convert_moe(r):
         else:
             precision, recipe = "fp8", "delayed"
             notes.append(f"precision fp8, fp8_recipe delayed ASSUMED for '{prec}' (Transformer Engine's default recipe in NeMo 2.0)")
+        if preset_note:
+            notes.append(preset_note)
         rec = t.get("recompute") or ""
+        listed = re.search(r"recompute_modules=\[([^\]]*)\]", switches)
+        if not rec and preset_note and listed:
+            rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", listed.group(1)))
         recompute = "full" if rec.startswith("full") else "none"
         # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); the
         # others (layernorm, moe_act) are not counted, and said so
@@ -706,7 +794,7 @@ def convert_moe(r):
         if recipe:
             training["fp8_recipe"] = recipe
         drop = str(mc.get("token_dropping") or "")
-        low = (rec_notes + " " + drop).lower()
+        low = (switches + " " + drop).lower()
         moe = {}
         script = bridge_2509_script(r, gpu) or dgxc_2508_script(r, gpu)
         if script:
@@ -734,7 +822,7 @@ def convert_moe(r):
         training["moe"] = moe
         # EP overlap (training.overlap.ep, Megatron-Core overlap_moe_expert_parallel_comm): as the
         # record's recipe sets it; Megatron-Core and the Bridge recipes leave it off by default
-        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", rec_notes + " " + (script[0] if script else ""))
+        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", switches + " " + (script[0] if script else ""))
         if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
             training["overlap"] = {"ep": True}
             notes.append("overlap.ep true: the record's recipe sets moe_a2a_overlap (EP all-to-all beside another "
@@ -785,6 +873,39 @@ def moe_text(source_path):
     return emit(recs, HEAD_MOE.format(n=len(src)))
 
 
+def self_test():
+    """Hand-worked cases of the recipe readers; returns the exit status."""
+    ok = True
+
+    def check(what, got, want):
+        nonlocal ok
+        if got != want:
+            ok = False
+            print(f"FAIL {what}: got {got!r}, want {want!r}")
+
+    # Megatron-Bridge's DeepSeek-V3 layouts: 16 virtual stages of 4 layers but the last (a layer, the MTP
+    # module and the loss); the H100's 32, the last holding no transformer layer
+    check("pp_layout Et*4|(t*4|)*14tmL", pp_layout_stages("Et*4|(t*4|)*14tmL"), [4] * 15 + [1])
+    check("pp_layout Et|(tt|)*30mL", pp_layout_stages("Et|(tt|)*30mL"), [1] + [2] * 30 + [0])
+    row = {"source_group": "Megatron-Bridge performance summary", "model": {"name": "DeepSeek-V3"},
+           "parallelism": {"tp": 1, "pp": 8, "vp": 2, "ep": 32},
+           "training": {"framework": "Megatron-Bridge / NeMo 26.04.01 container", "micro_batch_size": 1,
+                        "global_batch_size": 4096}}
+    old = ("A. No preset in the perf recipes @ tag v0.4.0 matches this exact layout; recompute/ETP/dispatcher "
+           "therefore left null. B.")
+    text, note = release_preset(row, "B200", old)
+    check("release preset replaces the earlier tag's sentence", "No preset" in text or "v0.4.0" in text, False)
+    check("release preset: its switches", all(w in text for w in ("deepep", "moe_a2a_overlap=True", "'mlp'")), True)
+    check("release preset: noted", note is not None and "v0.4.2" in note, True)
+    row["training"]["micro_batch_size"] = 2
+    text, note = release_preset(row, "B200", old)
+    check("another layout keeps the source's notes", (text, "another layout" in (note or "")), (old, True))
+    row["training"]["framework"] = "Megatron-Bridge / NeMo 26.04 container"
+    check("a container without a release table", release_preset(row, "B200", old), (old, None))
+    print("convert.py self-test: " + ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="Convert the published-runs record into the validation dataset.")
     ap.add_argument("source", nargs="?", default=os.path.join(HERE, "sources", "published_runs.yaml"),
@@ -795,7 +916,11 @@ if __name__ == "__main__":
                     help="convert sources/published_runs_torchtitan.yaml into torchtitan.yaml instead")
     ap.add_argument("--moe", action="store_true",
                     help="convert the MoE records of sources/published_runs_moe.yaml into moe.yaml instead")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the recipe readers on hand-worked cases and exit (1 on a failure)")
     args = ap.parse_args()
+    if args.self_test:
+        sys.exit(self_test())
     target = "dataset.yaml"
     if args.moe:
         target = "moe.yaml"
