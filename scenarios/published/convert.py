@@ -587,38 +587,39 @@ PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exac
 def release_preset(r, gpu, rec_notes):
     """The row's recipe text for the switches convert_moe reads (dispatcher backend, moe_a2a_overlap,
     recompute_modules, pp_layout): for a 26.02.01 / 26.04.01 row whose layout its release's preset has,
-    that preset in place of the earlier tag's (RELEASE_PRESETS); else the source's notes. Returns
-    (text, note or None)."""
+    that preset in place of the earlier tag's (RELEASE_PRESETS), first, so that it is what the readers
+    find; else the source's notes. Returns (text, note or None, whether the preset applies)."""
     p, t = r["parallelism"], r["training"]
     container = next((c for c in ("26.02.01", "26.04.01") if c in (t.get("framework") or "")), None)
     hit = RELEASE_PRESETS.get((container, r["model"]["name"], gpu)) if r["source_group"].startswith("Megatron-Bridge") else None
     if not hit:
-        return rec_notes, None
+        return rec_notes, None, False
     tag, name, layout, modules, backend, a2a, pp_layout = hit
     row = (p["tp"], p["pp"], p.get("vp") or 1, p["ep"], t["micro_batch_size"], t["global_batch_size"])
     if row != layout:
         return rec_notes, (f"the {container} release's preset ({name} @ Megatron-Bridge {tag}) has another layout "
-                           f"(tp, pp, vp, ep, mbs, gbs {layout}); the source's notes kept")
+                           f"(tp, pp, vp, ep, mbs, gbs {layout}); the source's notes kept"), False
     text = (f"Perf recipe @ tag {tag} ({name}): recompute_modules={modules}, dispatcher backend={backend}, "
             f"moe_a2a_overlap={a2a}, pp_layout={pp_layout},")
-    return (PRESET_SENTENCE.sub("", rec_notes) + " " + text,
+    return (text + " " + PRESET_SENTENCE.sub("", rec_notes),
             f"recipe switches from the {container} container's release, Megatron-Bridge {tag} ({name}, the row's "
             f"layout): recompute_modules {modules}, dispatcher backend {backend}, moe_a2a_overlap {a2a}, "
-            f"pp_layout {pp_layout} (the source's notes compare an earlier tag)")
+            f"pp_layout {pp_layout} (the source's notes compare an earlier tag)", True)
 
 
 def pp_layout_stages(layout):
     """Megatron-Core's pipeline layout string (PipelineParallelLayerLayout: '|' ends a virtual stage, 't' a
     transformer layer, 'E' the embedding, 'm' an MTP module, 'L' the loss, 'x*N' and '(...)*N' repeats)
-    as transformer layers per virtual stage, in pipeline order."""
-    s = layout
+    as transformer layers per virtual stage, in pipeline order (Megatron-Core's order: virtual stage
+    v of pipeline rank r is entry v*pp + r). Commas are cosmetic there and dropped."""
+    s = layout.replace(",", "")
     while True:
         n = re.sub(r"\(([^()]*)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
         if n == s:
             break
         s = n
-    s = re.sub(r"(\w)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
-    return [st.count("t") for st in s.rstrip("|").split("|")]
+    s = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+    return [st.count("t") for st in s.split("|")]
 
 
 MOEZOO_YAML = {"Qwen3-235B-A22B": "model_configs/benchmarking/Qwen3-235B-A22B.yaml"}
@@ -637,7 +638,7 @@ def convert_moe(r):
     gpus = hw["num_gpus"]
     gpu = moe_gpu(hw["gpu"])
     rec_notes = " ".join((r.get("notes") or "").split())
-    switches, preset_note = release_preset(r, gpu, rec_notes)
+    switches, preset_note, preset_applies = release_preset(r, gpu, rec_notes)
     seq = m["seq_len"]
     step = None
     if me.get("iteration_time_s") is not None:
@@ -729,7 +730,7 @@ def convert_moe(r):
             parallel["schedule"] = "interleaved"
         elif not p.get("vp"):
             notes.append("vpp 1 (the source gives none or n/a)")
-        layout = re.search(r"pp_layout=([^,\s]+),", switches)
+        layout = re.search(r"pp_layout=(\S+?),(?:\s|$)", switches)
         if layout and layout.group(1) != "None" and p["pp"] > 1:
             stages = pp_layout_stages(layout.group(1))
             if len(stages) == p["pp"] * vpp and min(stages) >= 1 and sum(stages) == m["layers"]:
@@ -763,7 +764,7 @@ def convert_moe(r):
             notes.append(preset_note)
         rec = t.get("recompute") or ""
         listed = re.search(r"recompute_modules=\[([^\]]*)\]", switches)
-        if not rec and preset_note and listed:
+        if not rec and preset_applies and listed:
             rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", listed.group(1)))
         recompute = "full" if rec.startswith("full") else "none"
         # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); the
@@ -891,17 +892,27 @@ def self_test():
            "parallelism": {"tp": 1, "pp": 8, "vp": 2, "ep": 32},
            "training": {"framework": "Megatron-Bridge / NeMo 26.04.01 container", "micro_batch_size": 1,
                         "global_batch_size": 4096}}
-    old = ("A. No preset in the perf recipes @ tag v0.4.0 matches this exact layout; recompute/ETP/dispatcher "
-           "therefore left null. B.")
-    text, note = release_preset(row, "B200", old)
-    check("release preset replaces the earlier tag's sentence", "No preset" in text or "v0.4.0" in text, False)
-    check("release preset: its switches", all(w in text for w in ("deepep", "moe_a2a_overlap=True", "'mlp'")), True)
-    check("release preset: noted", note is not None and "v0.4.2" in note, True)
+    check("pp_layout with cosmetic commas", pp_layout_stages("Et*3,|t*3|t*3,mL"), [3, 3, 3])
+    # the source's two wordings of the earlier tag's preset
+    none = ("A. No preset in the perf recipes @ tag v0.4.0 matches this exact layout; recompute/ETP/dispatcher "
+            "therefore left null. B.")
+    earlier = ("A. Perf recipe scripts/performance/configs/deepseek/deepseek_workload_base_configs.py @ tag v0.4.0 has "
+               "a preset with exactly this layout (X): recompute_modules=['mla_up_proj'], ETP=1, dispatcher "
+               "backend=hybridep, moe_a2a_overlap=False, cuda_graph=None None, pp_layout=None, "
+               "cpu_offloading_num_layers=None. The tag is the nearest release tag, not proven to be the exact code "
+               "that produced the number, so etp/recompute are medium confidence. B.")
+    for old in (none, earlier):
+        text, note, applies = release_preset(row, "B200", old)
+        check("release preset replaces the earlier tag's sentence", "v0.4.0" in text or "hybridep" in text, False)
+        check("release preset: its switches, first", text.startswith("Perf recipe @ tag v0.4.2") and
+              all(w in text for w in ("deepep", "moe_a2a_overlap=True", "'mlp'")), True)
+        check("release preset: noted and applied", (note is not None and "v0.4.2" in note, applies), (True, True))
     row["training"]["micro_batch_size"] = 2
-    text, note = release_preset(row, "B200", old)
-    check("another layout keeps the source's notes", (text, "another layout" in (note or "")), (old, True))
+    text, note, applies = release_preset(row, "B200", earlier)
+    check("another layout keeps the source's notes",
+          (text, "another layout" in (note or ""), applies), (earlier, True, False))
     row["training"]["framework"] = "Megatron-Bridge / NeMo 26.04 container"
-    check("a container without a release table", release_preset(row, "B200", old), (old, None))
+    check("a container without a release table", release_preset(row, "B200", none), (none, None, False))
     print("convert.py self-test: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
