@@ -550,13 +550,17 @@ def dgxc_2508_script(r, gpu):
 # --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split. (Its
 # --cross-entropy-loss-fusion came later, by b0b92ff of 2025-11-04, after the table's runs, so the
 # rows keep the preset's loss.)
-# The performance presets of the two patch containers' own Megatron-Bridge releases. The source's notes
-# compare each 26.02.01 / 26.04.01 row with the nearest tag before the container (v0.3.0, v0.4.0); the
-# releases those containers carry are v0.3.1 (2026-03-20) and v0.4.2 (2026-05-28): the rows' layouts
-# that no earlier tag has (B200 DeepSeek-V3 pp 8 vp 2 ep 32, B300 DeepSeek-V3 pp 8 mbs 2, B300
-# Qwen3-235B mbs 2, B200 Qwen3-30B mbs 4) first appear there. Transcribed from
-# scripts/performance/configs/deepseek/deepseek_workload_base_configs.py and
-# scripts/performance/configs/qwen/qwen3_workload_base_configs.py at each tag (NVIDIA-NeMo/Megatron-Bridge):
+# The performance presets of three containers' own Megatron-Bridge releases. The source's notes compare
+# each 26.02.01 / 26.04.01 row with the nearest tag before the container (v0.3.0, v0.4.0) and name no
+# preset for the 26.08 rows; the releases those containers carry are v0.3.1 (2026-03-20), v0.4.2
+# (2026-05-28) and v0.6.0 (2026-08-19, whose docs/performance-summary.md is the 26.08 one). The rows'
+# layouts that no earlier tag has (B200 DeepSeek-V3 pp 8 vp 2 ep 32, B300 DeepSeek-V3 pp 8 mbs 2,
+# B200 Qwen3-30B mbs 4) first appear in them, and 26.02.01's Qwen3-235B layouts are v0.3.1's, not
+# v0.4.0's. Transcribed from scripts/performance/configs/deepseek/deepseek_workload_base_configs.py and
+# scripts/performance/configs/qwen/qwen3_workload_base_configs.py (v0.3.1, v0.4.2) and from
+# src/megatron/bridge/perf_recipes/qwen/{gb200,gb300}/qwen3_moe.py, the 256-GPU fp8mx recipes, whose
+# _enable_hybridep_full_iteration_mxfp8 (perf_recipes/qwen/common.py) sets
+# overlap_moe_expert_parallel_comm (v0.6.0), NVIDIA-NeMo/Megatron-Bridge:
 # (container, model, GPU) -> (tag, preset, (tp, pp, vp, ep, mbs, gbs), recompute_modules,
 # moe_flex_dispatcher_backend, moe_a2a_overlap, pp_layout). The precision is each row's (MXFP8 on
 # Blackwell, FP8 current scaling on H100).
@@ -579,6 +583,8 @@ RELEASE_PRESETS = {
     ("26.04.01", "Qwen3-30B-A3B", "B200"): ("v0.4.2", "QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1", (1, 1, 1, 8, 4, 512), None, "hybridep", False, None),
     ("26.04.01", "Qwen3-30B-A3B", "B300"): ("v0.4.2", "QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1", (1, 1, 1, 8, 8, 512), None, "hybridep", False, None),
     ("26.04.01", "Qwen3-30B-A3B", "H100"): ("v0.4.2", "QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1", (1, 1, 1, 16, 1, 1024), None, "hybridep", False, None),
+    ("26.08", "Qwen3-235B-A22B", "GB200"): ("v0.6.0", "qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config", (1, 8, 3, 32, 1, 8192), None, "hybridep", True, None),
+    ("26.08", "Qwen3-235B-A22B", "GB300"): ("v0.6.0", "qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config", (1, 4, 12, 32, 2, 8192), None, "hybridep", True, None),
 }
 PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exactly this layout .*?medium confidence\."
                              r"|No preset in the perf recipes @ tag \S+ matches this exact layout;.*?left null\.)")
@@ -586,11 +592,12 @@ PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exac
 
 def release_preset(r, gpu, rec_notes):
     """The row's recipe text for the switches convert_moe reads (dispatcher backend, moe_a2a_overlap,
-    recompute_modules, pp_layout): for a 26.02.01 / 26.04.01 row whose layout its release's preset has,
+    recompute_modules, pp_layout): for a 26.02.01 / 26.04.01 / 26.08 row whose layout its release's preset has,
     that preset in place of the earlier tag's (RELEASE_PRESETS), first, so that it is what the readers
     find; else the source's notes. Returns (text, note or None, whether the preset applies)."""
     p, t = r["parallelism"], r["training"]
-    container = next((c for c in ("26.02.01", "26.04.01") if c in (t.get("framework") or "")), None)
+    named = re.search(r"NeMo (\d\d\.\d\d(?:\.\d\d)?) container", t.get("framework") or "")
+    container = named.group(1) if named else None
     hit = RELEASE_PRESETS.get((container, r["model"]["name"], gpu)) if r["source_group"].startswith("Megatron-Bridge") else None
     if not hit:
         return rec_notes, None, False
@@ -913,6 +920,13 @@ def self_test():
           (text, "another layout" in (note or ""), applies), (earlier, True, False))
     row["training"]["framework"] = "Megatron-Bridge / NeMo 26.04 container"
     check("a container without a release table", release_preset(row, "B200", none), (none, None, False))
+    # the 26.08 container, whose rows' notes name no preset: v0.6.0's recipe, its overlap on
+    row = {"source_group": "Megatron-Bridge performance summary", "model": {"name": "Qwen3-235B-A22B"},
+           "parallelism": {"tp": 1, "pp": 4, "vp": 12, "ep": 32},
+           "training": {"framework": "Megatron-Bridge / NeMo 26.08 container", "micro_batch_size": 2,
+                        "global_batch_size": 8192}}
+    text, note, applies = release_preset(row, "GB300", "A.")
+    check("26.08: v0.6.0's recipe", (applies, "v0.6.0" in text, "moe_a2a_overlap=True" in text), (True, True, True))
     print("convert.py self-test: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
