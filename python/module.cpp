@@ -360,12 +360,25 @@ PYBIND11_MODULE(_ptdsim, m) {
   // `ptdsim kernel`: (JSON, warning or "").
   m.def(
       "gemm_json",
-      [](const std::string& hardware, const std::string& precision, double mm, double n, double k) {
+      [](const std::string& hardware, const std::string& precision, double mm, double n, double k,
+         const std::string& fp8_kernel) {
         py::gil_scoped_release unlocked;
         const core::HardwareSpec hw = io::load_hardware(hardware);
-        return api::gemm_json(api::gemm(hw.gpu, precision_of(precision, hw.gpu, hardware), mm, n, k));
+        const core::Precision p = precision_of(precision, hw.gpu, hardware);
+        if (fp8_kernel == "tensorwise") return std::make_pair(api::gemm_json(api::gemm(hw.gpu, p, mm, n, k)), std::string());
+        // the checks and the warning of `ptdsim kernel gemm --fp8-kernel`
+        const auto kernel = core::parse<core::Fp8Kernel>(fp8_kernel);
+        if (!kernel) {
+          std::string known = "tensorwise";
+          for (const auto& s : core::spellings<core::Fp8Kernel>()) known += " | " + s;
+          bad_argument("fp8_kernel", "unknown FP8 kernel '" + fp8_kernel + "' (" + known + ")");
+        }
+        if (p != core::Precision::fp8) bad_argument("fp8_kernel", fp8_kernel + " is an FP8 kernel: it needs precision fp8");
+        std::string warning = analytic::fp8_kernel_fallback(hw.gpu, *kernel);
+        if (!warning.empty()) warning = hardware + ": " + warning;
+        return std::make_pair(api::gemm_json(api::fp8_gemm(hw.gpu, *kernel, mm, n, k)), warning);
       },
-      py::arg("hardware"), py::arg("precision"), py::arg("m"), py::arg("n"), py::arg("k"));
+      py::arg("hardware"), py::arg("precision"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("fp8_kernel"));
   m.def(
       "attention_json",
       [](const std::string& hardware, const std::string& precision, const std::string& kernel_name,

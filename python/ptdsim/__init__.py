@@ -337,14 +337,19 @@ def _hardware_path(hardware: Union[str, "_os.PathLike[str]"]) -> str:
     return _shipped("hardware", path) or path
 
 
-def gemm(hardware: Union[str, "_os.PathLike[str]"], m: int, n: int, k: int, precision: str = "bf16") -> Dict[str, Any]:
+def gemm(hardware: Union[str, "_os.PathLike[str]"], m: int, n: int, k: int, precision: str = "bf16",
+         fp8_kernel: str = "tensorwise") -> Dict[str, Any]:
     """One GEMM y[m,n] = x[m,k] W[n,k]^T on a hardware file's GPU (a path or a shipped name):
-    ``ptdsim kernel HARDWARE gemm --m M --n N --k K --format json`` as a dict (time_s, tflops, source,
-    launch_floor). Raises InputError."""
+    ``ptdsim kernel HARDWARE gemm --m M --n N --k K --precision P --fp8-kernel K --format json`` as a dict
+    (time_s, tflops, source, launch_floor). fp8_kernel (fast_accum, rowwise, blockwise, mxfp8; with
+    precision "fp8") warns (PtdsimWarning) where the file does not model it. Raises InputError."""
     for label, v in (("m", m), ("n", n), ("k", k)):
         if int(v) < 1:
             raise _bad(label, f"must be a positive count, got {v}")
-    return _json.loads(_c.gemm_json(_hardware_path(hardware), precision, float(m), float(n), float(k)))
+    data, warning = _c.gemm_json(_hardware_path(hardware), precision, float(m), float(n), float(k), fp8_kernel)
+    if warning:
+        _warnings.warn(warning, PtdsimWarning, stacklevel=2)
+    return _json.loads(data)
 
 
 def attention(hardware: Union[str, "_os.PathLike[str]"], seq: int, heads: int, kv_heads: Optional[int] = None,

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "ptdsim/analytic/compute.hpp"
+#include "ptdsim/core/names.hpp"
 
 namespace ptdsim::analytic {
 namespace {
@@ -97,6 +98,12 @@ AttentionTime attention_kernel(const core::GpuSpec& g, core::Precision p, const 
     return {t.forward->time(a, false) / g.sustained_clock, t.backward->time(a, true) / g.sustained_clock,
             core::TimeSource::model};
   return attention_gemms(g, p, a);
+}
+
+std::string fp8_kernel_fallback(const core::GpuSpec& g, core::Fp8Kernel kernel) {
+  if (g.kernels && g.kernels->fp8_kernels[static_cast<std::size_t>(kernel)].valid()) return {};
+  return "no gpu.kernels.gemm.fp8_kernels." + std::string(core::name(kernel)) +
+         ": timed as the tensorwise kernel (split accumulation) that the fp8 rows and model measure";
 }
 
 std::string attention_fallback(const core::GpuSpec& g, core::Precision p, bool flash_attention,

@@ -57,9 +57,10 @@ void run_gemm(const KernelArgs& a) {
   const std::optional<core::Fp8Kernel> other = core::parse<core::Fp8Kernel>(a.fp8_kernel);
   if (other && p != core::Precision::fp8)
     throw CLI::ValidationError("--fp8-kernel", a.fp8_kernel + " is an FP8 kernel: it needs --precision fp8");
-  if (other && (!hw.gpu.kernels || !hw.gpu.kernels->fp8_kernels[static_cast<std::size_t>(*other)].valid()))
-    print_warnings({a.hardware + ": no gpu.kernels.gemm.fp8_kernels." + a.fp8_kernel +
-                    ": timed as the tensorwise kernel (split accumulation) that the fp8 rows and model measure"});
+  if (other) {
+    const std::string fallback = analytic::fp8_kernel_fallback(hw.gpu, *other);
+    if (!fallback.empty()) print_warnings({a.hardware + ": " + fallback});
+  }
   const api::GemmTime t = other ? api::fp8_gemm(hw.gpu, *other, m, n, k) : api::gemm(hw.gpu, p, m, n, k);
   if (a.out.format == "json") {
     emit(a.out, api::gemm_json(t));

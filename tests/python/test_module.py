@@ -11,6 +11,7 @@ import os
 import subprocess
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -258,6 +259,33 @@ def test_kernel_equals_cli():
         "kernel", hw, "attention", "--seq", "4096", "--heads", "64", "--kv-heads", "8")
     with pytest.raises(ptdsim.InputError, match="fp8"):
         ptdsim.gemm("dgx-a100-80g", 1024, 1024, 1024, precision="fp8")
+
+
+def test_fp8_kernel_gemm_equals_cli(tmp_path):
+    # a hardware file that models the fast-accumulation kernel (hand-picked model constants), and one
+    # that does not: the CLI's JSON either way, and its warning where the kernel falls back
+    shipped = open("hardware/dgx-h100.yaml").read()
+    assert "fp8_kernels" not in shipped
+    model = "{tflops: 1450, epilogue_gbs: 4280, floor_us: 18.5, knee: 1.8, tail: 0.12, tile_m: 256, tile_n: 128}"
+    modelled = tmp_path / "fast.yaml"
+    assert shipped.count("    gemm:\n      model:\n") == 1
+    modelled.write_text(shipped.replace("    gemm:\n      model:\n",
+                                        "    gemm:\n      fp8_kernels: {fast_accum: " + model + "}\n      model:\n"))
+    args = ["--m", "8192", "--n", "8192", "--k", "8192", "--precision", "fp8", "--fp8-kernel", "fast_accum"]
+    for hw in (str(modelled), "hardware/dgx-h100.yaml"):
+        expected = cli_json("kernel", hw, "gemm", *args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = ptdsim.gemm(hw, 8192, 8192, 8192, precision="fp8", fp8_kernel="fast_accum")
+        assert got == expected
+        fell_back = [str(w.message) for w in caught if "fp8_kernels.fast_accum" in str(w.message)]
+        assert len(fell_back) == (0 if hw == str(modelled) else 1)
+    assert ptdsim.gemm(str(modelled), 8192, 8192, 8192, precision="fp8", fp8_kernel="fast_accum") != \
+        ptdsim.gemm(str(modelled), 8192, 8192, 8192, precision="fp8")
+    with pytest.raises(ptdsim.InputError, match="needs precision fp8"):
+        ptdsim.gemm("dgx-h100", 1024, 1024, 1024, fp8_kernel="fast_accum")
+    with pytest.raises(ptdsim.InputError, match="unknown FP8 kernel 'fastest'"):
+        ptdsim.gemm("dgx-h100", 1024, 1024, 1024, precision="fp8", fp8_kernel="fastest")
 
 
 def test_names_and_version():

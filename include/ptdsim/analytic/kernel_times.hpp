@@ -41,6 +41,10 @@ KernelTime gemm_kernel(const core::GpuSpec& g, core::Precision p, double m, doub
 // GEMM kernels").
 KernelTime fp8_gemm_kernel(const core::GpuSpec& g, core::Fp8Kernel kernel, double m, double n, double k);
 
+// What a query of one FP8 kernel should be told when the hardware file does not model it (fp8_gemm_kernel
+// then times the tensorwise kernel): the warning's text, or "" when the file models it.
+std::string fp8_kernel_fallback(const core::GpuSpec& g, core::Fp8Kernel kernel);
+
 // The three GEMMs of one weight: the forward y = x W^T, the input gradient dx = dy W and the weight
 // gradient dW = dy^T x.
 enum class GemmPass { forward, input_grad, weight_grad };
