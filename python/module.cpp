@@ -363,16 +363,17 @@ PYBIND11_MODULE(_ptdsim, m) {
       [](const std::string& hardware, const std::string& precision, double mm, double n, double k,
          const std::string& fp8_kernel) {
         py::gil_scoped_release unlocked;
-        const core::HardwareSpec hw = io::load_hardware(hardware);
-        const core::Precision p = precision_of(precision, hw.gpu, hardware);
-        if (fp8_kernel == "tensorwise") return std::make_pair(api::gemm_json(api::gemm(hw.gpu, p, mm, n, k)), std::string());
-        // the checks and the warning of `ptdsim kernel gemm --fp8-kernel`
+        // the checks and the warning of `ptdsim kernel gemm --fp8-kernel`, in its order: the kernel's
+        // name first (the CLI's parser), then the file and the precision
         const auto kernel = core::parse<core::Fp8Kernel>(fp8_kernel);
-        if (!kernel) {
+        if (!kernel && fp8_kernel != "tensorwise") {
           std::string known = "tensorwise";
           for (const auto& s : core::spellings<core::Fp8Kernel>()) known += " | " + s;
           bad_argument("fp8_kernel", "unknown FP8 kernel '" + fp8_kernel + "' (" + known + ")");
         }
+        const core::HardwareSpec hw = io::load_hardware(hardware);
+        const core::Precision p = precision_of(precision, hw.gpu, hardware);
+        if (!kernel) return std::make_pair(api::gemm_json(api::gemm(hw.gpu, p, mm, n, k)), std::string());
         if (p != core::Precision::fp8) bad_argument("fp8_kernel", fp8_kernel + " is an FP8 kernel: it needs precision fp8");
         std::string warning = analytic::fp8_kernel_fallback(hw.gpu, *kernel);
         if (!warning.empty()) warning = hardware + ": " + warning;

@@ -611,7 +611,8 @@ def release_preset(r, gpu, rec_notes):
     return (text + " " + PRESET_SENTENCE.sub("", rec_notes),
             f"recipe switches from the {container} container's release, Megatron-Bridge {tag} ({name}, the row's "
             f"layout): recompute_modules {modules}, dispatcher backend {backend}, moe_a2a_overlap {a2a}, "
-            f"pp_layout {pp_layout} (the source's notes compare an earlier tag)", True)
+            f"pp_layout {pp_layout} (" + ("the source's notes compare an earlier tag" if PRESET_SENTENCE.search(rec_notes)
+                                         else "the source's notes name no preset") + ")", True)
 
 
 def pp_layout_stages(layout):
@@ -793,6 +794,8 @@ def convert_moe(r):
         elif rec and recompute == "none":
             notes.append(f"recompute none for '{rec}': module-level recompute of the named modules is not a tool setting "
                          "(its selective is the attention core); their extra forward is not counted")
+        elif not rec and preset_applies:
+            notes.append("recompute none: the release's preset recomputes nothing")
         elif not rec:
             notes.append("recompute none ASSUMED (not stated)")
         training = dict(seq_len=seq, micro_batch=t["micro_batch_size"], global_batch=t["global_batch_size"],
