@@ -898,11 +898,11 @@ def self_test():
     # module and the loss); the H100's 32, the last holding no transformer layer
     check("pp_layout Et*4|(t*4|)*14tmL", pp_layout_stages("Et*4|(t*4|)*14tmL"), [4] * 15 + [1])
     check("pp_layout Et|(tt|)*30mL", pp_layout_stages("Et|(tt|)*30mL"), [1] + [2] * 30 + [0])
+    check("pp_layout with cosmetic commas", pp_layout_stages("Et*3,|t*3|t*3,mL"), [3, 3, 3])
     row = {"source_group": "Megatron-Bridge performance summary", "model": {"name": "DeepSeek-V3"},
            "parallelism": {"tp": 1, "pp": 8, "vp": 2, "ep": 32},
            "training": {"framework": "Megatron-Bridge / NeMo 26.04.01 container", "micro_batch_size": 1,
                         "global_batch_size": 4096}}
-    check("pp_layout with cosmetic commas", pp_layout_stages("Et*3,|t*3|t*3,mL"), [3, 3, 3])
     # the source's two wordings of the earlier tag's preset
     none = ("A. No preset in the perf recipes @ tag v0.4.0 matches this exact layout; recompute/ETP/dispatcher "
             "therefore left null. B.")
