@@ -65,6 +65,17 @@ double memory_time(const core::GpuSpec& g, double bytes) {
   return bw > 0 ? bytes / bw : 0.0;
 }
 
+// Forward, one MoE layer, one GPU: the routed experts' activation over their rows and the tokens'
+// permute and unpermute (read 2, write 2 each, top_k copies of every token: 8 sbh * top_k, /t with SP).
+double routed_elementwise_bytes(const core::Scenario& s) {
+  const auto& m = s.model;
+  const double t = s.parallel.tp, sp = s.parallel.sequence_parallel ? t : 1.0;
+  const double sbh = s.training.seq_len / s.parallel.cp * s.training.micro_batch * m.hidden;
+  const double act_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;
+  const ExpertRows r = expert_rows(s);
+  return act_per_f * r.per_expert * r.local_experts * r.width + m.moe->top_k * 8 * sbh / sp;
+}
+
 // Forward, one layer, one GPU, bytes read + written by the memory-bound kernels (16-bit tensors):
 //   two norms: read 2sbh + write 2sbh each                         8 sbh   (/t with SP)
 //   two dropout + residual adds: read 2+2, write 2, mask 1         14 sbh  (/t with SP)
@@ -80,8 +91,7 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   const double act_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;
   double bytes = 22 * sbh / sp;
   if (moe_layer) {
-    const ExpertRows r = expert_rows(s);
-    bytes += act_per_f * r.per_expert * r.local_experts * r.width + m.moe->top_k * 8 * sbh / sp;
+    bytes += routed_elementwise_bytes(s);
     if (m.moe->shared_experts > 0)
       bytes += act_per_f * local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden) / t;
   } else {
@@ -111,7 +121,11 @@ LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& 
             fwd(core::Operator::kv_up);
   if (moe_layer && s.model.moe->shared_experts > 0) gemm += fwd(core::Operator::shared_fc1) + fwd(core::Operator::shared_fc2);
   const double core_gemm = ops.attention_gemm_s;
-  const double elementwise = memory_time(s.hardware.gpu, layer_elementwise_bytes(s, moe_layer));
+  // the routed experts' own memory-bound work at the factor the dense-set efficiencies leave out
+  // (hardware.gpu.moe_memory_factor; docs/analytic.md "An MoE layer's memory-bound work without tables")
+  const double routed = moe_layer ? routed_elementwise_bytes(s) : 0.0;
+  const double elementwise = memory_time(s.hardware.gpu, layer_elementwise_bytes(s, moe_layer) - routed) +
+                             s.hardware.gpu.moe_memory_factor * memory_time(s.hardware.gpu, routed);
   LayerTimes out;
   out.attention_core = fwd(core::Operator::attention);
   out.gemm_forward = gemm;

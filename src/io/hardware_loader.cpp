@@ -183,6 +183,7 @@ core::GpuSpec read_gpu(const Fields& f) {
   }
   if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, g);
   g.sustained_clock = gpu.number("sustained_clock", 1.0);
+  g.moe_memory_factor = gpu.number("moe_memory_factor", 1.0);
   g.tables_hbm_Bps = gpu.number("tables_hbm_gbs", 0.0) * core::kGB;
 
   g.tdp_w = gpu.number("tdp_w", 0.0);

@@ -4,6 +4,7 @@
 
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/analytic/operators.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -83,6 +84,37 @@ TEST_CASE("analytic: one layer's time splits into forward, B and W", "[analytic]
   CHECK(lt.recompute == Approx(core_t).epsilon(1e-12));             // selective: the attention core
   s.training.recompute = core::Recompute::full;
   CHECK(layer_times(s, false).recompute == Approx(gemm + core_t).epsilon(1e-12));
+}
+
+TEST_CASE("analytic: an MoE layer's own memory-bound work carries moe_memory_factor without tables",
+          "[analytic][compute][moe]") {
+  auto s = testing::mixtral_like_64(8);  // tp 8 with SP, ep 8, 8 experts top-2, h 4096, ffn 14336, swiglu
+  s.parallel.etp = 1;
+  // each rank routes 4096 / 8 = 512 tokens; its one local expert gets 512 x 2 x 8 / 8 = 1024 rows
+  // of the full ffn 14336: SwiGLU reads 4 and writes 2 bytes an element of them; permute and
+  // unpermute read 2 and write 2 bytes of each of the top_k copies of the rank's 512 x 4096
+  const double routed = 6.0 * 1024 * 14336 + 2 * 8.0 * 512 * 4096;
+  CHECK(routed_elementwise_bytes(s) == Approx(routed).epsilon(1e-12));
+  const core::GpuSpec& g = s.hardware.gpu;
+  REQUIRE(g.kernels == nullptr);
+  REQUIRE(g.moe_memory_factor == 1.0);
+  const LayerTimes at_one = layer_times(s, true);
+  const double dense_one = layer_times(s, false).forward;
+  s.hardware.gpu.moe_memory_factor = 2.5;
+  const LayerTimes at = layer_times(s, true);
+  const double extra = 1.5 * routed / (g.hbm_Bps * g.hbm_efficiency);
+  CHECK(at.forward - at_one.forward == Approx(extra).epsilon(1e-9));
+  CHECK(at.backward_input - at_one.backward_input == Approx(2 * extra).epsilon(1e-9));  // backward twice the bytes
+  CHECK(at.backward_weight == Approx(at_one.backward_weight).epsilon(1e-12));            // no GEMM moves
+  CHECK(layer_times(s, false).forward == Approx(dense_one).epsilon(1e-12));  // a dense layer: no routed work
+  // the report's operator table scales the same three operators, and nothing else
+  s.hardware.gpu.moe_memory_factor = 1.0;
+  const LayerOps one = layer_ops(s, true);
+  s.hardware.gpu.moe_memory_factor = 2.5;
+  const LayerOps two = layer_ops(s, true);
+  for (const core::Operator op : {core::Operator::permute, core::Operator::swiglu, core::Operator::unpermute})
+    CHECK(two.find(op)->forward_s == Approx(2.5 * one.find(op)->forward_s).epsilon(1e-12));
+  CHECK(two.find(core::Operator::mlp_norm)->forward_s == Approx(one.find(core::Operator::mlp_norm)->forward_s).epsilon(1e-12));
 }
 
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {
