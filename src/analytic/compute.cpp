@@ -65,15 +65,19 @@ double memory_time(const core::GpuSpec& g, double bytes) {
   return bw > 0 ? bytes / bw : 0.0;
 }
 
-// Forward, one MoE layer, one GPU: the routed experts' activation over their rows and the tokens'
-// permute and unpermute (read 2, write 2 each, top_k copies of every token: 8 sbh * top_k, /t with SP).
-double routed_elementwise_bytes(const core::Scenario& s) {
+// One MoE layer, one GPU, 16-bit tensors: the routed experts' activation over their rows and the
+// tokens' permute and unpermute (top_k copies of every token, each read and written once, forward and
+// backward: 8 sbh * top_k, /t with SP), the backward at each class's own bytes (core::memory_op_bytes:
+// SwiGLU 6 and 10 an output element, GeLU 4 and 6), as the tables' model times them.
+RoutedBytes routed_elementwise_bytes(const core::Scenario& s) {
   const auto& m = s.model;
   const double t = s.parallel.tp, sp = s.parallel.sequence_parallel ? t : 1.0;
   const double sbh = s.training.seq_len / s.parallel.cp * s.training.micro_batch * m.hidden;
-  const double act_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;
+  const core::ElementBytes act =
+      core::memory_op_bytes(m.mlp == core::Mlp::swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu);
   const ExpertRows r = expert_rows(s);
-  return act_per_f * r.per_expert * r.local_experts * r.width + m.moe->top_k * 8 * sbh / sp;
+  const double rows = r.per_expert * r.local_experts * r.width, tokens = m.moe->top_k * 8 * sbh / sp;
+  return {act.forward * rows + tokens, act.backward * rows + tokens};
 }
 
 // Forward, one layer, one GPU, bytes read + written by the memory-bound kernels (16-bit tensors):
@@ -91,7 +95,7 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   const double act_per_f = m.mlp == core::Mlp::swiglu ? 6.0 : 4.0;
   double bytes = 22 * sbh / sp;
   if (moe_layer) {
-    bytes += routed_elementwise_bytes(s);
+    bytes += routed_elementwise_bytes(s).forward;
     if (m.moe->shared_experts > 0)
       bytes += act_per_f * local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden) / t;
   } else {
@@ -121,20 +125,23 @@ LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& 
             fwd(core::Operator::kv_up);
   if (moe_layer && s.model.moe->shared_experts > 0) gemm += fwd(core::Operator::shared_fc1) + fwd(core::Operator::shared_fc2);
   const double core_gemm = ops.attention_gemm_s;
-  // the routed experts' own memory-bound work at the factor the dense-set efficiencies leave out
-  // (hardware.gpu.moe_memory_factor; docs/analytic.md "An MoE layer's memory-bound work without tables")
-  const double routed = moe_layer ? routed_elementwise_bytes(s) : 0.0;
-  const double elementwise = memory_time(s.hardware.gpu, layer_elementwise_bytes(s, moe_layer) - routed) +
-                             s.hardware.gpu.moe_memory_factor * memory_time(s.hardware.gpu, routed);
+  // An MoE layer's routed memory-bound work apart: at its own backward bytes and times the factor the
+  // dense-set efficiencies leave out (hardware.gpu.moe_memory_factor; docs/analytic.md "An MoE
+  // layer's memory-bound work without tables")
+  const core::GpuSpec& g = s.hardware.gpu;
+  const double width = full_width(s.training.precision) ? 2.0 : 1.0;
+  const RoutedBytes routed = moe_layer ? routed_elementwise_bytes(s) : RoutedBytes{};
+  const double elementwise = memory_time(g, layer_elementwise_bytes(s, moe_layer) - width * routed.forward);
   LayerTimes out;
   out.attention_core = fwd(core::Operator::attention);
   out.gemm_forward = gemm;
-  out.forward = gemm + core_gemm + elementwise;
+  out.forward = gemm + core_gemm + elementwise + g.moe_memory_factor * memory_time(g, width * routed.forward);
   // backward: each weight GEMM has an input-gradient and a weight-gradient GEMM of its own FLOPs;
   // the attention core has no weights, its 2x forward is all input gradient; elementwise work
   // reads the saved tensor and the incoming gradient and writes the outgoing one (2x).
   out.backward_weight = gemm;
-  out.backward_input = gemm + 2 * core_gemm + 2 * elementwise;
+  out.backward_input = gemm + 2 * core_gemm + 2 * elementwise +
+                       g.moe_memory_factor * memory_time(g, width * routed.backward);
   return out;
 }
 

@@ -426,21 +426,22 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     // local expert top_k * ep / experts of every token of its etp*ep group's ranks.
     const ExpertRows r = expert_rows(s);
     const double top_k = m.moe->top_k;
-    // without tables the routed experts' memory-bound work carries gpu.moe_memory_factor, as
-    // compute.cpp's scalar sums do (with tables their factor is the tables' one, already in)
-    const auto routed = [&](core::OperatorTime o) {
+    // Without tables the routed experts' memory-bound work carries gpu.moe_memory_factor and its
+    // backward moves its own bytes, as compute.cpp's scalar sums time it (with tables the tables'
+    // factor and bytes are in already).
+    const auto routed = [&](core::OperatorTime o, Bytes bytes) {
       if (!t.tables) {
         o.forward_s *= t.g.moe_memory_factor;
-        o.backward_input_s *= t.g.moe_memory_factor;
+        o.backward_input_s = o.forward_s * bytes.backward / bytes.forward;
       }
       return o;
     };
     add(out, gemm_op(t, Operator::router, t.wide, tokens / sp, m.moe->experts, h));
-    add(out, routed(stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h)));
+    add(out, routed(stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h), kPermute));
     add(out, gemm_op(t, fc1, t.layer, r.per_expert, mats * r.width, h, r.local_experts, true));
-    add(out, routed(activation(r.per_expert * r.local_experts, r.width)));
+    add(out, routed(activation(r.per_expert * r.local_experts, r.width), act_bytes));
     add(out, gemm_op(t, Operator::fc2, t.layer, r.per_expert, h, r.width, r.local_experts, true));
-    add(out, routed(stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h)));
+    add(out, routed(stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h), kPermute));
     if (m.moe->shared_experts > 0) {
       // the shared experts as one dense MLP of their summed width on every token, split over TP
       // (Megatron-Core's SharedExpertMLP), beside the routed ones

@@ -91,30 +91,43 @@ TEST_CASE("analytic: an MoE layer's own memory-bound work carries moe_memory_fac
   auto s = testing::mixtral_like_64(8);  // tp 8 with SP, ep 8, 8 experts top-2, h 4096, ffn 14336, swiglu
   s.parallel.etp = 1;
   // each rank routes 4096 / 8 = 512 tokens; its one local expert gets 512 x 2 x 8 / 8 = 1024 rows
-  // of the full ffn 14336: SwiGLU reads 4 and writes 2 bytes an element of them; permute and
-  // unpermute read 2 and write 2 bytes of each of the top_k copies of the rank's 512 x 4096
-  const double routed = 6.0 * 1024 * 14336 + 2 * 8.0 * 512 * 4096;
-  CHECK(routed_elementwise_bytes(s) == Approx(routed).epsilon(1e-12));
+  // of the full ffn 14336: SwiGLU reads 4 and writes 2 bytes an output element forward, reads 6 and
+  // writes 4 backward; permute and unpermute read and write each of the top_k copies of the rank's
+  // 512 x 4096 once, 2 + 2 bytes, in both passes
+  const double act = 1024.0 * 14336, tokens = 2 * 8.0 * 512 * 4096;
+  const RoutedBytes routed = routed_elementwise_bytes(s);
+  CHECK(routed.forward == Approx(6 * act + tokens).epsilon(1e-12));
+  CHECK(routed.backward == Approx(10 * act + tokens).epsilon(1e-12));
   const core::GpuSpec& g = s.hardware.gpu;
   REQUIRE(g.kernels == nullptr);
   REQUIRE(g.moe_memory_factor == 1.0);
-  const LayerTimes at_one = layer_times(s, true);
-  const double dense_one = layer_times(s, false).forward;
-  s.hardware.gpu.moe_memory_factor = 2.5;
-  const LayerTimes at = layer_times(s, true);
-  const double extra = 1.5 * routed / (g.hbm_Bps * g.hbm_efficiency);
-  CHECK(at.forward - at_one.forward == Approx(extra).epsilon(1e-9));
-  CHECK(at.backward_input - at_one.backward_input == Approx(2 * extra).epsilon(1e-9));  // backward twice the bytes
-  CHECK(at.backward_weight == Approx(at_one.backward_weight).epsilon(1e-12));            // no GEMM moves
-  CHECK(layer_times(s, false).forward == Approx(dense_one).epsilon(1e-12));  // a dense layer: no routed work
-  // the report's operator table scales the same three operators, and nothing else
-  s.hardware.gpu.moe_memory_factor = 1.0;
-  const LayerOps one = layer_ops(s, true);
-  s.hardware.gpu.moe_memory_factor = 2.5;
-  const LayerOps two = layer_ops(s, true);
-  for (const core::Operator op : {core::Operator::permute, core::Operator::swiglu, core::Operator::unpermute})
-    CHECK(two.find(op)->forward_s == Approx(2.5 * one.find(op)->forward_s).epsilon(1e-12));
-  CHECK(two.find(core::Operator::mlp_norm)->forward_s == Approx(one.find(core::Operator::mlp_norm)->forward_s).epsilon(1e-12));
+  const double bw = g.hbm_Bps * g.hbm_efficiency;
+  for (const core::Precision p : {core::Precision::bf16, core::Precision::tf32}) {
+    s.training.precision = p;
+    const double width = p == core::Precision::tf32 ? 2.0 : 1.0;  // 32-bit tensors move twice the bytes
+    s.hardware.gpu.moe_memory_factor = 1.0;
+    const LayerTimes at_one = layer_times(s, true);
+    const double dense_one = layer_times(s, false).forward;
+    const LayerOps ops_one = layer_ops(s, true);
+    s.hardware.gpu.moe_memory_factor = 2.5;
+    const LayerTimes at = layer_times(s, true);
+    CHECK(at.forward - at_one.forward == Approx(1.5 * width * routed.forward / bw).epsilon(1e-9));
+    CHECK(at.backward_input - at_one.backward_input == Approx(1.5 * width * routed.backward / bw).epsilon(1e-9));
+    CHECK(at.backward_weight == Approx(at_one.backward_weight).epsilon(1e-12));  // no GEMM moves
+    CHECK(layer_times(s, false).forward == Approx(dense_one).epsilon(1e-12));    // a dense layer: no routed work
+    // the report's operator table times the same three operators at the same bytes, nothing else
+    const LayerOps ops = layer_ops(s, true);
+    double f = 0, b = 0;
+    for (const core::Operator op : {core::Operator::permute, core::Operator::swiglu, core::Operator::unpermute}) {
+      CHECK(ops.find(op)->forward_s == Approx(2.5 * ops_one.find(op)->forward_s).epsilon(1e-12));
+      f += ops.find(op)->forward_s;
+      b += ops.find(op)->backward_input_s;
+    }
+    CHECK(f == Approx(2.5 * width * routed.forward / bw).epsilon(1e-9));
+    CHECK(b == Approx(2.5 * width * routed.backward / bw).epsilon(1e-9));
+    CHECK(ops.find(core::Operator::mlp_norm)->forward_s ==
+          Approx(ops_one.find(core::Operator::mlp_norm)->forward_s).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {

@@ -57,8 +57,12 @@ EndTimes logits_times(const core::Scenario& s, const EndOps& ends);
 
 // Memory-bound elementwise bytes of one layer's forward on one GPU (documented byte counts).
 double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer);
-// Of them, an MoE layer's routed experts' own: their activation and the tokens' permute and unpermute.
-double routed_elementwise_bytes(const core::Scenario& s);
+// Of them, an MoE layer's routed experts' own (their activation, the tokens' permute and unpermute),
+// forward and backward, 16-bit tensors.
+struct RoutedBytes {
+  double forward = 0, backward = 0;
+};
+RoutedBytes routed_elementwise_bytes(const core::Scenario& s);
 
 // The optimizer step of one GPU: bytes of states read and written per parameter it updates.
 double optimizer_step_bytes_per_param(const core::TrainingSpec& t);

@@ -214,10 +214,11 @@ struct GpuSpec {
   // grows with the same activations. Used only with kernel tables.
   double layer_overhead_s = 0;
   double memory_bound_factor = 1.0;
-  // Without tables, the factor on an MoE layer's own memory-bound work (token permute and unpermute,
-  // the routed experts' activation): the scalar efficiencies, set by dense runs, hold a dense layer's
-  // memory-bound work but not this (hardware.gpu.moe_memory_factor; docs/analytic.md "An MoE layer's
-  // memory-bound work without tables"). Not used with kernel tables, whose factor above covers it.
+  // Without tables, the factor on the time of an MoE layer's routed memory-bound work (token permute
+  // and unpermute, the routed experts' activation): scalar efficiencies set by dense runs hold a
+  // dense layer's memory-bound work, not work a dense layer does not have (hardware.gpu.
+  // moe_memory_factor; docs/analytic.md "An MoE layer's memory-bound work without tables"). Not read
+  // with kernel tables, whose factor above covers the same operators.
   double moe_memory_factor = 1.0;
   // What the tables measured, carried to this GPU (hardware.gpu.sustained_clock, tables_hbm_gbs;
   // docs/analytic.md "Another GPU's tables"): the fraction of the tables' SM clock this GPU sustains
