@@ -586,6 +586,35 @@ RELEASE_PRESETS = {
     ("26.08", "Qwen3-235B-A22B", "GB200"): ("v0.6.0", "qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config", (1, 8, 3, 32, 1, 8192), None, "hybridep", True, None),
     ("26.08", "Qwen3-235B-A22B", "GB300"): ("v0.6.0", "qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config", (1, 4, 12, 32, 2, 8192), None, "hybridep", True, None),
 }
+# The presets whose recipe turns on TransformerEngine's fused MXFP8 grouped MLP (the performance
+# scripts' cutedsl_fused_grouped_mlp, which scripts/performance/utils/overrides.py turns into
+# use_transformer_engine_op_fuser=True and moe_mlp_glu_interleave_size=32, with
+# NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in perf_plugins.py), NVIDIA-NeMo/Megatron-Bridge:
+# v0.5.0 (the 26.06 container) scripts/performance/configs/qwen/qwen3_workload_base_configs.py:358,
+# 388, 432 (Qwen3-30B-A3B) and 202, 229 (Qwen3-235B-A22B), deepseek_workload_base_configs.py:68, 98,
+# 193, 209, 323 (DeepSeek-V3; V2 and GBS15360 inherit V1's switch by replace()); v0.5.1 (26.06.01,
+# docs/versions1.json) keeps them; v0.6.0 (26.08) src/megatron/bridge/perf_recipes/qwen/common.py:51
+# (_enable_hybridep_full_iteration_mxfp8) for the 256-GPU fp8mx recipes. Not at v0.4.x, whose
+# overrides.py:63-64 forced the op fuser off; not for DeepSeek-V3 on B300 at v0.5.0.
+FUSED_GROUPED_MLP = {
+    "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1",
+    "QWEN3_30B_A3B_PRETRAIN_CONFIG_B300_FP8_MX_V1", "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB300_FP8_MX_V2",
+    "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_FP8_MX_V2", "DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V1",
+    "DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V2", "DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_GBS15360",
+    "DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1", "DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V2",
+    "qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config", "qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config",
+}
+FUSED_GROUPED_MLP_TAGS = ("v0.5.0", "v0.6.0")
+
+
+def fused_grouped_mlp(switches, recipe):
+    """(tag, preset) when the recipe text's preset turns the fused MXFP8 grouped MLP on, else None."""
+    named = re.search(r"@ tag (v[\d.]+)(?: has a preset with exactly this layout)? \((\w+)\)", switches)
+    if named and named.group(1) in FUSED_GROUPED_MLP_TAGS and named.group(2) in FUSED_GROUPED_MLP and recipe == "mxfp8":
+        return named.group(1), named.group(2)
+    return None
+
+
 PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exactly this layout .*?medium confidence\."
                              r"|No preset in the perf recipes @ tag \S+ matches this exact layout;.*?left null\.)")
 
@@ -843,6 +872,14 @@ def convert_moe(r):
         else:
             notes.append("overlap.ep false ASSUMED (not stated; the default of Megatron-Core's "
                          "overlap_moe_expert_parallel_comm and of the Bridge scripts' moe_a2a_overlap)")
+        # TransformerEngine's fused MXFP8 grouped MLP (training.fusion.grouped_mlp): as the row's preset
+        # sets it (FUSED_GROUPED_MLP), else Megatron-Core's default, off
+        named = fused_grouped_mlp(switches, recipe)
+        if named:
+            training["fusion"] = {"grouped_mlp": "fused"}
+            notes.append(f"fusion.grouped_mlp fused: the row's preset ({named[1]} @ Megatron-Bridge {named[0]}) "
+                         "sets cutedsl_fused_grouped_mlp (TransformerEngine's fused MXFP8 grouped MLP: SwiGLU and fc2's "
+                         "input quantisation in fc1's epilogue, dSwiGLU and fc1's gradient quantisation in fc2's)")
         training["framework"] = framework
     notes.append("source notes: " + rec_notes if rec_notes else "")
     notes = [n for n in notes if n]
@@ -930,6 +967,20 @@ def self_test():
                         "global_batch_size": 8192}}
     text, note, applies = release_preset(row, "GB300", "A.")
     check("26.08: v0.6.0's recipe", (applies, "v0.6.0" in text, "moe_a2a_overlap=True" in text), (True, True, True))
+    # the fused grouped MLP: the presets of v0.5.0 and v0.6.0 that set it, in MXFP8 only
+    check("26.08: v0.6.0's recipe fuses the grouped MLP", fused_grouped_mlp(text, "mxfp8"),
+          ("v0.6.0", "qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config"))
+    sentence = ("Perf recipe scripts/performance/configs/qwen/qwen3_workload_base_configs.py @ tag {} has a preset with "
+                "exactly this layout ({}): recompute_modules=None, ETP=1.")
+    check("26.06: v0.5.0's GB200 Qwen3-30B preset", fused_grouped_mlp(
+        sentence.format("v0.5.0", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1"), "mxfp8"),
+        ("v0.5.0", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1"))
+    check("26.04: the same preset at v0.4.0", fused_grouped_mlp(
+        sentence.format("v0.4.0", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1"), "mxfp8"), None)
+    check("26.06: v0.5.0's B300 DeepSeek-V3 preset", fused_grouped_mlp(
+        sentence.format("v0.5.0", "DEEPSEEK_V3_PRETRAIN_CONFIG_B300_FP8_MX_V2"), "mxfp8"), None)
+    check("not in MXFP8", fused_grouped_mlp(
+        sentence.format("v0.5.0", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1"), "current"), None)
     print("convert.py self-test: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 

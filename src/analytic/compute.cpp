@@ -76,7 +76,9 @@ RoutedBytes routed_elementwise_bytes(const core::Scenario& s) {
   const core::ElementBytes act =
       core::memory_op_bytes(m.mlp == core::Mlp::swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu);
   const ExpertRows r = expert_rows(s);
-  const double rows = r.per_expert * r.local_experts * r.width, tokens = m.moe->top_k * 8 * sbh / sp;
+  // (the fused grouped MLP runs the activation in the GEMMs' epilogues: operators.cpp mlp_ops)
+  const double rows = s.training.fusion.grouped_mlp == core::Fusion::fused ? 0 : r.per_expert * r.local_experts * r.width;
+  const double tokens = m.moe->top_k * 8 * sbh / sp;
   return {act.forward * rows + tokens, act.backward * rows + tokens};
 }
 
@@ -135,13 +137,17 @@ LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& 
   LayerTimes out;
   out.attention_core = fwd(core::Operator::attention);
   out.gemm_forward = gemm;
-  out.forward = gemm + core_gemm + elementwise + g.moe_memory_factor * memory_time(g, width * routed.forward);
+  // (and, in FP8, the routed experts' casts, operators.cpp routed_fp8_casts: absent otherwise)
+  const core::OperatorTime* casts = ops.find(core::Operator::fp8_cast);
+  out.forward = gemm + core_gemm + elementwise + g.moe_memory_factor * memory_time(g, width * routed.forward) +
+                (casts ? casts->forward_s : 0.0);
   // backward: each weight GEMM has an input-gradient and a weight-gradient GEMM of its own FLOPs;
   // the attention core has no weights, its 2x forward is all input gradient; elementwise work
   // reads the saved tensor and the incoming gradient and writes the outgoing one (2x).
   out.backward_weight = gemm;
   out.backward_input = gemm + 2 * core_gemm + 2 * elementwise +
-                       g.moe_memory_factor * memory_time(g, width * routed.backward);
+                       g.moe_memory_factor * memory_time(g, width * routed.backward) +
+                       (casts ? casts->backward_input_s : 0.0);
   return out;
 }
 

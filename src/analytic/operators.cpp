@@ -223,44 +223,75 @@ core::OperatorTime dropout_add_op(const Timing& t, Operator op, double rows, dou
 // transposed copy's write) and the transposed copy for the weight gradient is made from the
 // gathered FP8 tensor (read 1, write 1 per gathered element); the fused norm's transpose moves there
 // too. Rowwise casts the gathered 16-bit tensor.
-core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
-                             core::Fp8Recipe recipe, int qkv_parts, int fc1_parts) {
+struct CastBytes {
+  double forward = 0, backward = 0;
+};
+
+// The bytes of the casts above over the layer's FP8 GEMMs, or (`routed_only`) over the routed
+// experts' GEMMs alone, which are never gathered over SP and never follow a norm.
+CastBytes cast_bytes(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
+                         core::Fp8Recipe recipe, int qkv_parts, int fc1_parts, bool routed_only) {
   const double per = fp8_cast_bytes(recipe, t.fusion.fp8_cast);
   const double rescale = fp8_rescale_bytes(recipe);
-  const bool norm_fused = t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
+  const bool norm_fused = !routed_only && t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;
   const bool dense = ops.find(Operator::router) == nullptr;
-  double forward = 0, backward = 0;  // bytes
+  CastBytes out;
   for (const auto& o : ops) {
     if (o.kind != OperatorKind::gemm || o.op == Operator::router) continue;
+    const bool routed = !dense && (o.op == Operator::fc1 || o.op == Operator::fc1_gated || o.op == Operator::fc2);
+    if (routed_only && !routed) continue;
+    // the fused grouped MLP quantises fc2's input in fc1's epilogue and fc1's output gradient in
+    // fc2's input-gradient epilogue (training.fusion.grouped_mlp)
+    const bool in_epilogue = routed && t.fusion.grouped_mlp == core::Fusion::fused;
     const bool fc1 = (o.op == Operator::fc1 || o.op == Operator::fc1_gated) && o.count == 1 && dense;
     const bool after_norm = o.op == Operator::qkv || o.op == Operator::q_down || o.op == Operator::kv_down || fc1;
     const bool gathered = sp > 1 && (o.op == Operator::qkv || fc1);
-    const double input = o.m * o.k * o.count, local = gathered ? input / sp : input;
+    const double input = in_epilogue && o.op == Operator::fc2 ? 0 : o.m * o.k * o.count;
+    const double local = gathered ? input / sp : input;
     if (after_norm && norm_fused)
-      forward += 2 * (input - local);  // the transpose of the gathered copy, beyond the rank's own rows
+      out.forward += 2 * (input - local);  // the transpose of the gathered copy, beyond the rank's own rows
     else if (gathered && fp8_gathers_quantized(recipe))
-      forward += (per - 1) * local + 2 * input;
+      out.forward += (per - 1) * local + 2 * input;
     else
-      forward += per * input;
+      out.forward += per * input;
     // the output gradients of the row-parallel GEMMs (proj, fc2) arrive over SP as an all-gather:
     // quantised first on the rank's rows where the recipe gathers FP8, as the inputs above
     const bool row_gathered = sp > 1 && (o.op == Operator::proj || (o.op == Operator::fc2 && o.count == 1 && dense));
-    const double grad = o.m * o.n * o.count;
+    const double grad = in_epilogue && o.op != Operator::fc2 ? 0 : o.m * o.n * o.count;
     if (row_gathered && fp8_gathers_quantized(recipe))
-      backward += (per - 1) * grad / sp + 2 * grad;
+      out.backward += (per - 1) * grad / sp + 2 * grad;
     else
-      backward += per * grad;
+      out.backward += per * grad;
     // (dx once per GEMM the framework runs the projection as)
     const double parts = o.op == Operator::qkv ? qkv_parts : fc1 ? fc1_parts : 1;
-    backward += rescale * (parts * o.m * o.k + o.n * o.k) * o.count;
+    out.backward += rescale * (parts * o.m * o.k + o.n * o.k) * o.count;
   }
-  if (norm_fused) forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
+  if (norm_fused) out.forward += 2 * norm_elements;  // (QKV's and fc1's, one byte each)
+  return out;
+}
+
+core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
+                             core::Fp8Recipe recipe, int qkv_parts, int fc1_parts) {
+  const CastBytes b = cast_bytes(t, ops, norm_elements, sp, recipe, qkv_parts, fc1_parts, false);
   core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);
   const double rate_f = t.rates.forward[static_cast<std::size_t>(StreamKind::pointwise)];
   const double rate_b = t.rates.backward[static_cast<std::size_t>(StreamKind::pointwise)];
-  c.forward_s = t.factor * forward / rate_f;
-  c.backward_input_s = t.factor * backward / rate_b;
+  c.forward_s = t.factor * b.forward / rate_f;
+  c.backward_input_s = t.factor * b.backward / rate_b;
   c.source = TimeSource::model;
+  return c;
+}
+
+// Without tables: the routed experts' casts alone, at hbm_efficiency and times
+// gpu.moe_memory_factor, as the rest of the routed memory-bound work (docs/analytic.md "An MoE
+// layer's memory-bound work without tables"). A dense GEMM's casts stay inside the scalar
+// efficiencies, which the H100's FP8 runs set with them in.
+core::OperatorTime routed_fp8_casts(const Timing& t, const LayerOps& ops, core::Fp8Recipe recipe) {
+  const CastBytes b = cast_bytes(t, ops, 0, 1, recipe, 1, 1, true);
+  core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);
+  c.forward_s = t.g.moe_memory_factor * memory_time(t.g, b.forward);
+  c.backward_input_s = t.g.moe_memory_factor * memory_time(t.g, b.backward);
+  c.source = TimeSource::hbm_efficiency;
   return c;
 }
 
@@ -439,7 +470,11 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     add(out, gemm_op(t, Operator::router, t.wide, tokens / sp, m.moe->experts, h));
     add(out, routed(stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h), kPermute));
     add(out, gemm_op(t, fc1, t.layer, r.per_expert, mats * r.width, h, r.local_experts, true));
-    add(out, routed(activation(r.per_expert * r.local_experts, r.width), act_bytes));
+    // under the fused grouped MLP the activation runs in fc1's epilogue and its backward in fc2's
+    // (training.fusion.grouped_mlp): shown, at no time of its own
+    core::OperatorTime a = routed(activation(r.per_expert * r.local_experts, r.width), act_bytes);
+    if (t.fusion.grouped_mlp == core::Fusion::fused) a.forward_s = a.backward_input_s = 0;
+    add(out, a);
     add(out, gemm_op(t, Operator::fc2, t.layer, r.per_expert, h, r.width, r.local_experts, true));
     add(out, routed(stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h), kPermute));
     if (m.moe->shared_experts > 0) {
@@ -508,6 +543,8 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   add(out, dropout_add(Operator::mlp_dropout_add));
   if (by_bytes && t.layer == core::Precision::fp8)
     add(out, fp8_casts(t, out, tokens / sp * h, sp, s.training.fp8_recipe, qkv.n, fc1.n));
+  else if (!t.tables && moe_layer && t.layer == core::Precision::fp8)
+    add(out, routed_fp8_casts(t, out, s.training.fp8_recipe));
 
   if (t.tables && t.g.kernel_launch_s > 0)  // (nothing to raise otherwise: the sweep's hot path)
     for (int i = 0; i < out.count; ++i) at_least_one_launch(t, out.ops[static_cast<std::size_t>(i)]);

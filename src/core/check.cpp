@@ -371,6 +371,19 @@ bool precision_rules(const Scenario& s, Sink& sink) {
                " has none (no fp4 peak): use delayed, current, rowwise or blockwise";
       }))
     return true;
+  // TransformerEngine's fused grouped MLP (ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8) runs the MXFP8
+  // recipe only, on routed experts with a gated MLP, each expert whole on a rank
+  if (t.fusion.grouped_mlp == Fusion::fused) {
+    const char* missing = !s.model.moe                                                   ? "a mixture-of-experts model (model.moe)"
+                          : s.model.mlp != Mlp::swiglu                                   ? "a SwiGLU MLP (model.mlp swiglu)"
+                          : !(t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::mxfp8) ? "precision fp8 with fp8_recipe mxfp8"
+                          : s.parallel.expert_tp() != 1                                  ? "the experts unsplit (etp 1)"
+                                                                                         : nullptr;
+    if (missing && sink.fail("training.fusion.grouped_mlp", "unsupported", [&] {
+          return std::string("training.fusion.grouped_mlp fused (TransformerEngine's MXFP8 grouped MLP) needs ") + missing;
+        }))
+      return true;
+  }
   return false;
 }
 

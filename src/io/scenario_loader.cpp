@@ -233,6 +233,7 @@ void read_training(const Fields& f, core::Scenario& s) {
   t.fusion.rope = fu.enumeration<core::Fusion>("rope", 2).value_or(core::Fusion::fused);
   t.fusion.projections = fu.enumeration<core::Fusion>("projections", 2).value_or(core::Fusion::fused);
   t.fusion.fp8_cast = fu.enumeration<core::Fusion>("fp8_cast", 2).value_or(core::Fusion::eager);
+  t.fusion.grouped_mlp = fu.enumeration<core::Fusion>("grouped_mlp", 2).value_or(core::Fusion::eager);
   t.fusion.cross_entropy = fu.enumeration<core::LossFusion>("cross_entropy", 4).value_or(core::LossFusion::eager);
   t.cp_comm = tr.enumeration<core::CpComm>("cp_comm", 4).value_or(core::CpComm::p2p);
   t.repeat_kv = tr.boolean("repeat_kv", false);

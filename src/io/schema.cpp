@@ -43,7 +43,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"training.nccl", {"algo", "proto"}},
       {"training.overlap", {"dp", "tp", "pp", "zero3_prefetch", "offload", "ep", "cp"}},
       {"training.fusion", {"norm", "activation", "dropout_add", "rope", "projections", "cross_entropy", "wgrad_accumulation",
-                           "fp8_cast"}},
+                           "fp8_cast", "grouped_mlp"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
         "position", "max_seq_len", "tied_embeddings", "bias", "moe", "mla", "sliding_window", "attention_sinks",

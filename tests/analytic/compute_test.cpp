@@ -130,6 +130,87 @@ TEST_CASE("analytic: an MoE layer's own memory-bound work carries moe_memory_fac
   }
 }
 
+TEST_CASE("analytic: in FP8 the routed experts' casts are timed without tables, a dense layer's are not",
+          "[analytic][compute][moe]") {
+  auto s = testing::mixtral_like_64(8);  // as above: one local expert of 1024 rows, h 4096, ffn 14336
+  s.parallel.etp = 1;
+  s.training.precision = core::Precision::fp8;
+  const core::GpuSpec& g = s.hardware.gpu;
+  REQUIRE(g.kernels == nullptr);
+  const double bw = g.hbm_Bps * g.hbm_efficiency, rows = 1024, h = 4096, f = 14336;
+  // fc1 (gated, 2f wide) reads rows x h and fc2 rows x f; in the backward their output gradients
+  // are rows x 2f and rows x h. Each cast reads 2 bytes and writes the FP8 copy and its transpose:
+  // 4 bytes an element under delayed scaling, 6 under MXFP8 (a pass for each direction), 8 rowwise
+  // (plus its 4-byte rescale of dx and dW, 2 GEMMs each)
+  struct Case {
+    core::Fp8Recipe recipe;
+    double per, rescale;
+  };
+  for (const Case c : {Case{core::Fp8Recipe::delayed, 4, 0}, Case{core::Fp8Recipe::mxfp8, 6, 0},
+                       Case{core::Fp8Recipe::rowwise, 8, 4}}) {
+    s.training.fp8_recipe = c.recipe;
+    const double forward = c.per * rows * (h + f);
+    const double backward = c.per * rows * (2 * f + h) + c.rescale * (rows * h + 2 * f * h + rows * f + h * f);
+    for (const double factor : {1.0, 2.5}) {
+      s.hardware.gpu.moe_memory_factor = factor;
+      const LayerOps ops = layer_ops(s, true);
+      const core::OperatorTime* casts = ops.find(core::Operator::fp8_cast);
+      REQUIRE(casts != nullptr);
+      CHECK(casts->forward_s == Approx(factor * forward / bw).epsilon(1e-12));
+      CHECK(casts->backward_input_s == Approx(factor * backward / bw).epsilon(1e-12));
+      CHECK(casts->backward_weight_s == 0);
+      // the step's sums carry the same time: the layer less its casts is the layer in bf16 GEMM
+      // terms plus nothing else (compare with the casts' times taken out)
+      const LayerTimes lt = layer_times(s, true, ops);
+      LayerOps without = ops;
+      for (auto& o : without.ops)
+        if (o.op == core::Operator::fp8_cast) o.forward_s = o.backward_input_s = 0;
+      const LayerTimes bare = layer_times(s, true, without);
+      CHECK(lt.forward - bare.forward == Approx(casts->forward_s).epsilon(1e-9));
+      CHECK(lt.backward_input - bare.backward_input == Approx(casts->backward_input_s).epsilon(1e-9));
+      CHECK(lt.backward_weight == Approx(bare.backward_weight).epsilon(1e-12));
+    }
+  }
+  // a dense layer's casts stay inside the scalar efficiencies; a 16-bit MoE layer has none
+  CHECK(layer_ops(s, false).find(core::Operator::fp8_cast) == nullptr);
+  s.training.precision = core::Precision::bf16;
+  CHECK(layer_ops(s, true).find(core::Operator::fp8_cast) == nullptr);
+}
+
+TEST_CASE("analytic: the fused grouped MLP runs the experts' SwiGLU and two of their casts in the GEMMs' epilogues",
+          "[analytic][compute][moe]") {
+  auto s = testing::mixtral_like_64(8);  // one local expert of 1024 rows, h 4096, ffn 14336, swiglu
+  s.parallel.etp = 1;
+  s.training.precision = core::Precision::fp8;
+  s.training.fp8_recipe = core::Fp8Recipe::mxfp8;
+  s.hardware.gpu.moe_memory_factor = 2.0;
+  const core::GpuSpec& g = s.hardware.gpu;
+  const double bw = g.hbm_Bps * g.hbm_efficiency, rows = 1024, h = 4096, f = 14336;
+  const LayerOps eager = layer_ops(s, true);
+  const LayerTimes eager_t = layer_times(s, true, eager);
+  s.training.fusion.grouped_mlp = core::Fusion::fused;
+  const LayerOps fused = layer_ops(s, true);
+  const LayerTimes fused_t = layer_times(s, true, fused);
+  // SwiGLU: shown, at no time of its own
+  CHECK(fused.find(core::Operator::swiglu)->forward_s == 0);
+  CHECK(fused.find(core::Operator::swiglu)->backward_input_s == 0);
+  CHECK(eager.find(core::Operator::swiglu)->forward_s == Approx(2.0 * 6 * rows * f / bw).epsilon(1e-12));
+  // the casts left: fc1's input forward and fc2's output gradient backward, 6 bytes an element
+  // each under MXFP8 (fc2's input is quantised in fc1's epilogue, fc1's output gradient in fc2's)
+  CHECK(fused.find(core::Operator::fp8_cast)->forward_s == Approx(2.0 * 6 * rows * h / bw).epsilon(1e-12));
+  CHECK(fused.find(core::Operator::fp8_cast)->backward_input_s == Approx(2.0 * 6 * rows * h / bw).epsilon(1e-12));
+  CHECK(eager.find(core::Operator::fp8_cast)->forward_s == Approx(2.0 * 6 * rows * (h + f) / bw).epsilon(1e-12));
+  CHECK(eager.find(core::Operator::fp8_cast)->backward_input_s ==
+        Approx(2.0 * 6 * rows * (2 * f + h) / bw).epsilon(1e-12));
+  // the step's sums lose exactly the activation (6 bytes forward, 10 backward an output element)
+  // and the two casts; the GEMMs do not move
+  CHECK(eager_t.forward - fused_t.forward == Approx(2.0 * (6 * rows * f + 6 * rows * f) / bw).epsilon(1e-9));
+  CHECK(eager_t.backward_input - fused_t.backward_input ==
+        Approx(2.0 * (10 * rows * f + 6 * rows * 2 * f) / bw).epsilon(1e-9));
+  CHECK(fused_t.backward_weight == Approx(eager_t.backward_weight).epsilon(1e-12));
+  CHECK(routed_elementwise_bytes(s).forward == Approx(2 * 8.0 * 512 * 4096).epsilon(1e-12));  // the permutes only
+}
+
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {
   auto s = testing::gpt3_1024();  // SP, flash attention, gelu
   const double sbh = 2048.0 * 12288, t = 8;

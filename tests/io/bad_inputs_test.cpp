@@ -642,6 +642,11 @@ const Case kCases[] = {
      "cores; H has none (no fp4 peak): use delayed, current, rowwise or blockwise\n"
      "  fp8_recipe: mxfp8\n"
      "  ^"},
+    {"scenario_fusion_grouped_mlp_dense.yaml",
+     "{data}/bad/scenario_fusion_grouped_mlp_dense.yaml:12:12: error: training.fusion.grouped_mlp fused "
+     "(TransformerEngine's MXFP8 grouped MLP) needs a mixture-of-experts model (model.moe)\n"
+     "  fusion: {grouped_mlp: fused}\n"
+     "           ^"},
     {"scenario_fusion_unknown.yaml",
      "{data}/bad/scenario_fusion_unknown.yaml:7:40: error: training.fusion.cross_entropy must be one of eager, "
      "vocab_parallel, fused, loss_parallel, got \"vocab-parallel\"; did you mean 'vocab_parallel'?\n"

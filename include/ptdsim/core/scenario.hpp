@@ -83,6 +83,11 @@ struct FusionSpec {
   // (TransformerEngine's kernels, torchao without compile); fused, the kernel that produces the tensor
   // does that pass's work on the way (torch.compile; torchao's roofline model's fuse_with_prev)
   Fusion fp8_cast = Fusion::eager;
+  // The routed experts' MLP under MXFP8 as one fused op (TransformerEngine's CuTeDSL grouped MLP,
+  // Megatron-Core's use_transformer_engine_op_fuser): fc1's epilogue applies SwiGLU and writes fc2's
+  // input already quantised, fc2's input-gradient epilogue applies dSwiGLU and quantises fc1's
+  // output gradient; eager, each of those is a kernel of its own
+  Fusion grouped_mlp = Fusion::eager;
 };
 
 // How the framework holds gradients (training.main_grads), which sets their memory:
