@@ -876,7 +876,7 @@ def convert_moe(r):
         # sets it (FUSED_GROUPED_MLP), else Megatron-Core's default, off
         named = fused_grouped_mlp(switches, recipe)
         if named:
-            training["fusion"] = {"grouped_mlp": "fused"}
+            training.setdefault("fusion", {})["grouped_mlp"] = "fused"
             notes.append(f"fusion.grouped_mlp fused: the row's preset ({named[1]} @ Megatron-Bridge {named[0]}) "
                          "sets cutedsl_fused_grouped_mlp (TransformerEngine's fused MXFP8 grouped MLP: SwiGLU and fc2's "
                          "input quantisation in fc1's epilogue, dSwiGLU and fc1's gradient quantisation in fc2's)")

@@ -76,9 +76,7 @@ RoutedBytes routed_elementwise_bytes(const core::Scenario& s) {
   const core::ElementBytes act =
       core::memory_op_bytes(m.mlp == core::Mlp::swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu);
   const ExpertRows r = expert_rows(s);
-  // (the fused grouped MLP runs the activation in the GEMMs' epilogues: operators.cpp mlp_ops)
-  const double rows = s.training.fusion.grouped_mlp == core::Fusion::fused ? 0 : r.per_expert * r.local_experts * r.width;
-  const double tokens = m.moe->top_k * 8 * sbh / sp;
+  const double rows = r.per_expert * r.local_experts * r.width, tokens = m.moe->top_k * 8 * sbh / sp;
   return {act.forward * rows + tokens, act.backward * rows + tokens};
 }
 
@@ -127,27 +125,31 @@ LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& 
             fwd(core::Operator::kv_up);
   if (moe_layer && s.model.moe->shared_experts > 0) gemm += fwd(core::Operator::shared_fc1) + fwd(core::Operator::shared_fc2);
   const double core_gemm = ops.attention_gemm_s;
-  // An MoE layer's routed memory-bound work apart: at its own backward bytes and times the factor the
-  // dense-set efficiencies leave out (hardware.gpu.moe_memory_factor; docs/analytic.md "An MoE
-  // layer's memory-bound work without tables")
+  // An MoE layer's routed memory-bound work apart: its bytes leave the stream and its operators come
+  // in as operators.cpp times them (permute, activation, unpermute and, in FP8, the experts' casts:
+  // their own backward bytes, hardware.gpu.moe_memory_factor, the fused grouped MLP; docs/analytic.md
+  // "An MoE layer's memory-bound work without tables")
   const core::GpuSpec& g = s.hardware.gpu;
   const double width = full_width(s.training.precision) ? 2.0 : 1.0;
   const RoutedBytes routed = moe_layer ? routed_elementwise_bytes(s) : RoutedBytes{};
   const double elementwise = memory_time(g, layer_elementwise_bytes(s, moe_layer) - width * routed.forward);
+  double routed_f = 0, routed_b = 0;
+  if (moe_layer)
+    for (const core::Operator op : {core::Operator::permute, swiglu ? core::Operator::swiglu : core::Operator::gelu,
+                                    core::Operator::unpermute, core::Operator::fp8_cast})
+      if (const core::OperatorTime* o = ops.find(op)) {
+        routed_f += o->forward_s;
+        routed_b += o->backward_input_s;
+      }
   LayerTimes out;
   out.attention_core = fwd(core::Operator::attention);
   out.gemm_forward = gemm;
-  // (and, in FP8, the routed experts' casts, operators.cpp routed_fp8_casts: absent otherwise)
-  const core::OperatorTime* casts = ops.find(core::Operator::fp8_cast);
-  out.forward = gemm + core_gemm + elementwise + g.moe_memory_factor * memory_time(g, width * routed.forward) +
-                (casts ? casts->forward_s : 0.0);
+  out.forward = gemm + core_gemm + elementwise + routed_f;
   // backward: each weight GEMM has an input-gradient and a weight-gradient GEMM of its own FLOPs;
   // the attention core has no weights, its 2x forward is all input gradient; elementwise work
   // reads the saved tensor and the incoming gradient and writes the outgoing one (2x).
   out.backward_weight = gemm;
-  out.backward_input = gemm + 2 * core_gemm + 2 * elementwise +
-                       g.moe_memory_factor * memory_time(g, width * routed.backward) +
-                       (casts ? casts->backward_input_s : 0.0);
+  out.backward_input = gemm + 2 * core_gemm + 2 * elementwise + routed_b;
   return out;
 }
 
@@ -234,6 +236,8 @@ double recomputed_share(const core::Scenario& s, core::Operator op, core::Operat
     // combine, shared experts; a dense layer's MLP ("mlp")
     case O::router: case O::permute: case O::unpermute: case O::shared_fc1: case O::shared_activation:
     case O::shared_fc2: return moe_layer && t.recomputes(M::moe);
+    // without tables the layer's casts are the routed experts' alone (operators.cpp routed_fp8_casts)
+    case O::fp8_cast: return moe_layer && !s.hardware.gpu.kernels && t.recomputes(M::moe);
     case O::fc1: case O::fc1_gated: case O::gelu: case O::swiglu: case O::fc2:
       return moe_layer ? t.recomputes(M::moe) : t.recomputes(M::mlp);
     default: return 0;

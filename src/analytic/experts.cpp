@@ -44,6 +44,10 @@ core::ExpertsReport experts_report(const core::Scenario& s, int stage, const Pip
       case core::Operator::fc2:
       case core::Operator::gelu:
       case core::Operator::swiglu: e.experts_s += t; break;
+      // without tables the layer's FP8 casts are the routed experts' alone (operators.cpp routed_fp8_casts)
+      case core::Operator::fp8_cast:
+        if (!costs.moe_ops.tables) e.experts_s += t;
+        break;
       default: break;
     }
   }

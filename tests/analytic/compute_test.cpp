@@ -159,17 +159,16 @@ TEST_CASE("analytic: in FP8 the routed experts' casts are timed without tables, 
       CHECK(casts->forward_s == Approx(factor * forward / bw).epsilon(1e-12));
       CHECK(casts->backward_input_s == Approx(factor * backward / bw).epsilon(1e-12));
       CHECK(casts->backward_weight_s == 0);
-      // the step's sums carry the same time: the layer less its casts is the layer in bf16 GEMM
-      // terms plus nothing else (compare with the casts' times taken out)
-      const LayerTimes lt = layer_times(s, true, ops);
-      LayerOps without = ops;
-      for (auto& o : without.ops)
-        if (o.op == core::Operator::fp8_cast) o.forward_s = o.backward_input_s = 0;
-      const LayerTimes bare = layer_times(s, true, without);
-      CHECK(lt.forward - bare.forward == Approx(casts->forward_s).epsilon(1e-9));
-      CHECK(lt.backward_input - bare.backward_input == Approx(casts->backward_input_s).epsilon(1e-9));
-      CHECK(lt.backward_weight == Approx(bare.backward_weight).epsilon(1e-12));
     }
+    // the step's sums: raising the factor from 1 to 2.5 adds 1.5x the routed bytes and the casts'
+    const RoutedBytes routed = routed_elementwise_bytes(s);
+    s.hardware.gpu.moe_memory_factor = 1.0;
+    const LayerTimes at_one = layer_times(s, true);
+    s.hardware.gpu.moe_memory_factor = 2.5;
+    const LayerTimes at = layer_times(s, true);
+    CHECK(at.forward - at_one.forward == Approx(1.5 * (routed.forward + forward) / bw).epsilon(1e-9));
+    CHECK(at.backward_input - at_one.backward_input == Approx(1.5 * (routed.backward + backward) / bw).epsilon(1e-9));
+    CHECK(at.backward_weight == Approx(at_one.backward_weight).epsilon(1e-12));
   }
   // a dense layer's casts stay inside the scalar efficiencies; a 16-bit MoE layer has none
   CHECK(layer_ops(s, false).find(core::Operator::fp8_cast) == nullptr);
@@ -208,7 +207,13 @@ TEST_CASE("analytic: the fused grouped MLP runs the experts' SwiGLU and two of t
   CHECK(eager_t.backward_input - fused_t.backward_input ==
         Approx(2.0 * (10 * rows * f + 6 * rows * 2 * f) / bw).epsilon(1e-9));
   CHECK(fused_t.backward_weight == Approx(eager_t.backward_weight).epsilon(1e-12));
-  CHECK(routed_elementwise_bytes(s).forward == Approx(2 * 8.0 * 512 * 4096).epsilon(1e-12));  // the permutes only
+  // the stream's routed bytes, which the operators' times replace, do not change with the fusion
+  CHECK(routed_elementwise_bytes(s).forward == Approx(6 * rows * f + 2 * 8.0 * 512 * 4096).epsilon(1e-12));
+  // under recompute of the MoE block (selective, module moe) the casts rerun with it
+  s.training.recompute = core::Recompute::selective;
+  s.training.recompute_modules = 1u << static_cast<unsigned>(core::RecomputeModule::moe);
+  CHECK(recomputed_share(s, core::Operator::fp8_cast, core::OperatorKind::memory_bound, true) == 1);
+  CHECK(recomputed_share(s, core::Operator::fp8_cast, core::OperatorKind::memory_bound, false) == 0);
 }
 
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {
