@@ -731,6 +731,13 @@ def convert_moe(r):
         parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p.get("cp") or 1, ep=p["ep"])
         if p.get("etp") is not None:
             parallel["etp"] = p["etp"]
+        elif g.startswith("Megatron-Bridge") and "25.09" in (t.get("framework") or ""):
+            # the 25.09 release's performance configs set etp 1 in every MoE preset (Megatron-Bridge
+            # v0.1.0rc3 scripts/performance/configs/{deepseek,qwen3}/*_llm_pretrain.yaml perf_matrix,
+            # applied by scripts/performance/utils/helpers.py:163)
+            parallel["etp"] = 1
+            notes.append("etp 1 from the 25.09 release's performance configs (Megatron-Bridge v0.1.0rc3 "
+                         "scripts/performance/configs: every MoE preset's perf_matrix sets etp 1)")
         else:
             # Megatron-Core's parallel_state lays the experts over each stage's tp*cp*dp ranks as
             # etp x ep x edp (etp*ep*edp*pp = world). Its default etp = tp; where that cannot hold
