@@ -512,18 +512,27 @@ def moe_gpu(gpu):
 
 def bridge_2509_script(r, gpu):
     """The 25.09 container's rows name no recipe; Megatron-Bridge's performance script of that release
-    (tag v0.1.0rc3, 2025-10-08, scripts/performance/run_script.py) sets the MoE switches per model and
-    GPU: DeepSeek-V3 on H100 runs DeepEP (enable_deepep) with the 1F1B all-to-all overlap (A2A_1F1B:
-    overlap_moe_expert_parallel_comm); on B200 / GB200 it drops tokens with the alltoall dispatcher and
-    no overlap; Qwen3 drops tokens. Returns (the recipe's words, the note) or None."""
+    (tag v0.1.0rc3, 2025-10-08, and v0.1.0rc4's "Cherry pick perf 2509 (#959)", scripts/performance/run_script.py)
+    sets the MoE switches per model and GPU: DeepSeek-V3 on H100 runs DeepEP (enable_deepep) with the
+    1F1B all-to-all overlap (A2A_1F1B: overlap_moe_expert_parallel_comm) and recomputes mla_up_proj and
+    mlp (rc3 and rc4 run_script.py:89-91); on B200 / GB200 it drops tokens with the alltoall dispatcher
+    and no overlap, on B200 recomputing mla_up_proj (rc4 :92-93, at the row's tp 1, pp 16; rc3's B200
+    preset had tp 2), on GB200 with token drop mla_up_proj too (rc4 :94-96); the configs' recompute
+    granularity is selective (configs/deepseek/deepseek_v3_llm_pretrain.yaml). Qwen3 drops tokens and
+    recomputes nothing (its configs set recompute null). Returns (the recipe's words, the note) or None."""
     t = r["training"]
     if not r["source_group"].startswith("Megatron-Bridge") or "25.09" not in (t.get("framework") or ""):
         return None
     if r["model"]["name"] == "DeepSeek-V3" and gpu == "H100":
-        return ("deepep moe_a2a_overlap=True",
-                "dispatcher flex and overlap.ep from the 25.09 release's performance script (Megatron-Bridge "
-                "v0.1.0rc3 scripts/performance/run_script.py: DeepSeek-V3 on H100 sets enable_deepep and "
-                "A2A_1F1B, i.e. overlap_moe_expert_parallel_comm)")
+        return ("deepep moe_a2a_overlap=True recompute_modules=['mla_up_proj', 'mlp']",
+                "dispatcher flex, overlap.ep and recompute_modules mla_up_proj, mlp from the 25.09 release's "
+                "performance script (Megatron-Bridge v0.1.0rc3 / v0.1.0rc4 scripts/performance/run_script.py: "
+                "DeepSeek-V3 on H100 sets enable_deepep, A2A_1F1B, i.e. overlap_moe_expert_parallel_comm, and "
+                "recompute_modules)")
+    if r["model"]["name"] == "DeepSeek-V3" and gpu in ("B200", "GB200"):
+        return ("moe_a2a_overlap=False recompute_modules=['mla_up_proj']",
+                "overlap.ep off and recompute_modules mla_up_proj as the 25.09 release's performance script runs "
+                "DeepSeek-V3 with token drop on this GPU (Megatron-Bridge v0.1.0rc4 scripts/performance/run_script.py)")
     return ("moe_a2a_overlap=False",
             "overlap.ep off as the 25.09 release's performance script runs this model on this GPU (Megatron-Bridge "
             "v0.1.0rc3 scripts/performance/run_script.py: A2A_1F1B only for DeepSeek-V3 on H100)")
@@ -808,8 +817,12 @@ def convert_moe(r):
             notes.append(preset_note)
         rec = t.get("recompute") or ""
         listed = re.search(r"recompute_modules=\[([^\]]*)\]", switches)
+        release_script = bridge_2509_script(r, gpu)
+        scripted = re.search(r"recompute_modules=\[([^\]]*)\]", release_script[0]) if release_script else None
         if not rec and preset_applies and listed:
             rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", listed.group(1)))
+        elif not rec and scripted:  # (the script's note, below, says where from)
+            rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", scripted.group(1)))
         recompute = "full" if rec.startswith("full") else "none"
         # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); the
         # others (layernorm, moe_act) are not counted, and said so
