@@ -556,7 +556,8 @@ def dgxc_2508_script(r, gpu):
 # What the model zoo's benchmarking yaml sets beyond the table's columns, per model
 # (yanring/Megatron-MoE-ModelZoo model_configs/benchmarking/<model>.yaml, MODEL_ARGS), in every version
 # since the H100 table was first published (8017e11, 2025-05-27, to e8650517):
-# --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split. (Its
+# --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split, and
+# --overlap-grad-reduce and --overlap-param-gather (8017e11, the commit that added the H100 rows). (Its
 # --cross-entropy-loss-fusion came later, by b0b92ff of 2025-11-04, after the table's runs, so the
 # rows keep the preset's loss.)
 # The performance presets of three containers' own Megatron-Bridge releases. The source's notes compare
@@ -884,7 +885,7 @@ def convert_moe(r):
         # record's recipe sets it; Megatron-Core and the Bridge recipes leave it off by default
         a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", switches + " " + (script[0] if script else ""))
         if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
-            training["overlap"] = {"ep": True}
+            training.setdefault("overlap", {})["ep"] = True
             notes.append("overlap.ep true: the record's recipe sets moe_a2a_overlap (EP all-to-all beside another "
                          "micro-batch's compute)")
         elif a2a:
@@ -892,6 +893,10 @@ def convert_moe(r):
         else:
             notes.append("overlap.ep false ASSUMED (not stated; the default of Megatron-Core's "
                          "overlap_moe_expert_parallel_comm and of the Bridge scripts' moe_a2a_overlap)")
+        if zoo:
+            training.setdefault("overlap", {})["dp"] = True
+            notes.append(f"overlap.dp true: the model zoo's {zoo} (8017e11) sets --overlap-grad-reduce and "
+                         "--overlap-param-gather, which the preset leaves off")
         # TransformerEngine's fused MXFP8 grouped MLP (training.fusion.grouped_mlp): as the row's preset
         # sets it (FUSED_GROUPED_MLP), else Megatron-Core's default, off
         named = fused_grouped_mlp(switches, recipe)
