@@ -66,17 +66,16 @@ double memory_time(const core::GpuSpec& g, double bytes) {
 }
 
 // One MoE layer, one GPU, 16-bit tensors: the routed experts' activation over their rows and the
-// tokens' permute and unpermute (top_k copies of every token, each read and written once, forward and
-// backward: 8 sbh * top_k, /t with SP), the backward at each class's own bytes (core::memory_op_bytes:
-// SwiGLU 6 and 10 an output element, GeLU 4 and 6), as the tables' model times them.
+// tokens' permute and unpermute (operators.hpp permuted_rows: the top_k copies of every token, /t
+// with SP, and the alltoall dispatcher's second sort; each row read and written once, forward and
+// backward: 8 bytes a row element in all), the backward at each class's own bytes
+// (core::memory_op_bytes: SwiGLU 6 and 10 an output element, GeLU 4 and 6), as the tables' model times them.
 RoutedBytes routed_elementwise_bytes(const core::Scenario& s) {
   const auto& m = s.model;
-  const double t = s.parallel.tp, sp = s.parallel.sequence_parallel ? t : 1.0;
-  const double sbh = s.training.seq_len / s.parallel.cp * s.training.micro_batch * m.hidden;
   const core::ElementBytes act =
       core::memory_op_bytes(m.mlp == core::Mlp::swiglu ? core::MemoryOp::swiglu : core::MemoryOp::gelu);
   const ExpertRows r = expert_rows(s);
-  const double rows = r.per_expert * r.local_experts * r.width, tokens = m.moe->top_k * 8 * sbh / sp;
+  const double rows = r.per_expert * r.local_experts * r.width, tokens = 8 * m.hidden * permuted_rows(s);
   return {act.forward * rows + tokens, act.backward * rows + tokens};
 }
 

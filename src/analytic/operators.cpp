@@ -355,6 +355,16 @@ ExpertRows expert_rows(const core::Scenario& s) {
   return r;
 }
 
+double permuted_rows(const core::Scenario& s) {
+  if (!s.model.moe) return 0;
+  const auto& p = s.parallel;
+  const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / p.cp;
+  const double routed = s.model.moe->top_k * tokens / (p.sequence_parallel ? p.tp : 1.0);
+  const ExpertRows r = expert_rows(s);
+  const bool sorted = s.training.moe.dispatcher == core::Dispatcher::alltoall && r.local_experts > 1;
+  return routed + (sorted ? r.per_expert * r.local_experts : 0.0);
+}
+
 LayerOps layer_ops(const core::Scenario& s, bool moe_layer) {
   LayerOps out;
   layer_ops(s, moe_layer, out);
@@ -456,7 +466,6 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     // (docs/analytic.md "Expert parallelism"): this rank routes tokens/sp; the dispatch brings each
     // local expert top_k * ep / experts of every token of its etp*ep group's ranks.
     const ExpertRows r = expert_rows(s);
-    const double top_k = m.moe->top_k;
     // Without tables the routed experts' memory-bound work carries gpu.moe_memory_factor and its
     // backward moves its own bytes, as compute.cpp's scalar sums time it (with tables the tables'
     // factor and bytes are in already).
@@ -468,7 +477,8 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
       return o;
     };
     add(out, gemm_op(t, Operator::router, t.wide, tokens / sp, m.moe->experts, h));
-    add(out, routed(stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h), kPermute));
+    const double moved = permuted_rows(s);
+    add(out, routed(stream_op(t, Operator::permute, core::MemoryOp::residual_add, kPermute, moved, h), kPermute));
     add(out, gemm_op(t, fc1, t.layer, r.per_expert, mats * r.width, h, r.local_experts, true));
     // under the fused grouped MLP the activation runs in fc1's epilogue and its backward in fc2's
     // (training.fusion.grouped_mlp): shown, at no time of its own
@@ -476,7 +486,7 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     if (t.fusion.grouped_mlp == core::Fusion::fused) a.forward_s = a.backward_input_s = 0;
     add(out, a);
     add(out, gemm_op(t, Operator::fc2, t.layer, r.per_expert, h, r.width, r.local_experts, true));
-    add(out, routed(stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, top_k * tokens / sp, h), kPermute));
+    add(out, routed(stream_op(t, Operator::unpermute, core::MemoryOp::residual_add, kPermute, moved, h), kPermute));
     if (m.moe->shared_experts > 0) {
       // the shared experts as one dense MLP of their summed width on every token, split over TP
       // (Megatron-Core's SharedExpertMLP), beside the routed ones

@@ -230,6 +230,25 @@ TEST_CASE("experts: grouped GEMM rows and memory", "[analytic][experts]") {
     s.training.moe.capacity_factor = 1.0;
     CHECK(expert_rows(s).per_expert == Approx(1024).epsilon(1e-12));
   }
+  SECTION("the alltoall dispatcher sorts the received rows by local expert, and unsorts them") {
+    // 16 experts on ep 8: two local experts. Each rank routes 512 tokens x top_k 2 = 1024 rows and
+    // receives 2 x 512 x 2 x 8 / 16 = 1024; Megatron-Core's "Permutation 2" moves those once more
+    s.parallel.etp = 1;
+    s.model.moe->experts = 16;
+    REQUIRE(expert_rows(s).local_experts == Approx(2).epsilon(1e-12));
+    s.training.moe.dispatcher = core::Dispatcher::alltoall;
+    CHECK(permuted_rows(s) == Approx(1024 + 1024).epsilon(1e-12));
+    const LayerOps ops = layer_ops(s, true);
+    CHECK(ops.find(core::Operator::permute)->m == Approx(2048).epsilon(1e-12));
+    CHECK(ops.find(core::Operator::unpermute)->m == Approx(2048).epsilon(1e-12));
+    // DeepEP's fused dispatch permutes the sender's rows inside its kernel: each row once each way
+    s.training.moe.dispatcher = core::Dispatcher::flex;
+    CHECK(permuted_rows(s) == Approx(1024).epsilon(1e-12));
+    // one local expert: nothing to sort
+    s.training.moe.dispatcher = core::Dispatcher::alltoall;
+    s.model.moe->experts = 8;
+    CHECK(permuted_rows(s) == Approx(1024).epsilon(1e-12));
+  }
   SECTION("expert parameters split etp ways, their states sharded over the experts' dp") {
     // one expert's SwiGLU MLP: 3 * 4096 * 14336 = 176,160,768 parameters (no bias)
     const double expert = 3.0 * 4096 * 14336;

@@ -46,6 +46,13 @@ struct ExpertRows {
   double width = 0;
 };
 ExpertRows expert_rows(const core::Scenario& s);
+// The rows each of the permute and the unpermute moves (of the model's hidden width): the top_k
+// copies of the tokens this rank routes, and, under the alltoall dispatcher with more than one local
+// expert, the rows it receives once more: Megatron-Core's MoEAlltoAllTokenDispatcher sorts them by
+// local expert after the all-to-all ("Permutation 2", sort_chunks_by_idxs, or a transposed copy when
+// it drops and pads) and unsorts them before the combine; DeepEP's fused dispatch does the
+// sender's permutation inside its kernel, so the flex dispatcher moves each row once each way.
+double permuted_rows(const core::Scenario& s);
 
 // The embedding (first stage), and the logits GEMM and cross-entropy (last stage).
 // With MTP modules (model.mtp_layers), `mtp` is their 2h -> h projections and logits GEMMs on the
