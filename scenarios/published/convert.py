@@ -625,6 +625,23 @@ def fused_grouped_mlp(switches, recipe):
     return None
 
 
+# The 25.11 container's release, Megatron-Bridge v0.2.0 (docs/versions1.json), runs HybridEP in every
+# preset of these models on GB200 and GB300, at every precision (moe_flex_dispatcher_backend="hybridep"
+# in scripts/performance/configs/qwen3/workload_base_configs.py QWEN3_235B_A22B_GB300_* / GB200_* and
+# QWEN3_30B_A3B_GB300_* / GB200_*, configs/deepseek/workload_base_configs.py DEEPSEEK_V3_GB300_BASE_CONFIG
+# and DEEPSEEK_V3_GB200_BASE_CONFIG): the dispatcher of a 25.11 row there whose layout no preset has.
+RELEASE_HYBRIDEP = {("25.11", model, gpu) for model in ("DeepSeek-V3", "Qwen3-30B-A3B", "Qwen3-235B-A22B")
+                    for gpu in ("GB200", "GB300")}
+
+
+def release_dispatcher(r, gpu):
+    """'hybridep' where the row's container's release runs it for every preset of its model on its GPU."""
+    named = re.search(r"NeMo (\d\d\.\d\d(?:\.\d\d)?) container", r["training"].get("framework") or "")
+    if not (named and r["source_group"].startswith("Megatron-Bridge")):
+        return None
+    return "hybridep" if (named.group(1), r["model"]["name"], gpu) in RELEASE_HYBRIDEP else None
+
+
 PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exactly this layout .*?medium confidence\."
                              r"|No preset in the perf recipes @ tag \S+ matches this exact layout;.*?left null\.)")
 
@@ -865,6 +882,11 @@ def convert_moe(r):
             moe["dispatcher"] = "flex"
             if not (script and "deepep" in script[0]):  # the release's script said so above
                 notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
+        elif release_dispatcher(r, gpu):
+            moe["dispatcher"] = "flex"
+            notes.append("dispatcher flex: every preset of this model on this GPU in the 25.11 container's release "
+                         "(Megatron-Bridge v0.2.0 scripts/performance/configs) sets moe_flex_dispatcher_backend "
+                         "hybridep, though none has the row's layout")
         else:
             moe["dispatcher"] = "alltoall"
             notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
@@ -1004,6 +1026,10 @@ def self_test():
         sentence.format("v0.4.0", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1"), "mxfp8"), None)
     check("26.06: v0.5.0's B300 DeepSeek-V3 preset", fused_grouped_mlp(
         sentence.format("v0.5.0", "DEEPSEEK_V3_PRETRAIN_CONFIG_B300_FP8_MX_V2"), "mxfp8"), None)
+    row = {"source_group": "Megatron-Bridge performance summary", "model": {"name": "Qwen3-30B-A3B"},
+           "training": {"framework": "Megatron-Bridge / NeMo 25.11 container"}}
+    check("25.11 GB300: HybridEP in every preset", release_dispatcher(row, "GB300"), "hybridep")
+    check("25.11 B200: no such rule", release_dispatcher(row, "B200"), None)
     check("not in MXFP8", fused_grouped_mlp(
         sentence.format("v0.5.0", "QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1"), "current"), None)
     print("convert.py self-test: " + ("ok" if ok else "FAILED"))
