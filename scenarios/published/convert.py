@@ -553,6 +553,44 @@ def dgxc_2508_script(r, gpu):
             "moe_enable_deepep and moe_router_force_load_balancing; launch.sh -ol 0)")
 
 
+def dgxc_gb200_script(r, gpu):
+    """dgxc-benchmarking's DeepSeek-V3 recipes on GB200. Release 25.05.04 (1f6d9f40,
+    deepseek_v3/pretraining/launch.sh) runs NeMo 7a8f1cc's scripts/performance/llm/pretrain_deepseek_v3.py
+    in the nemo:25.04.01 container with --recompute_modules core_attn and the alltoall dispatcher with
+    NeMo's MegatronTokenDropCallback (capacity factor 1.0, padded); the TransformerEngine NeMo pins there
+    (bee4649) refuses cuDNN's fused attention on sm100 for a head dim above 128
+    (transformer_engine/common/fused_attn/fused_attn.cpp, `!(sm_arch_ >= 100 && (head_dim_qk > 128 ||
+    head_dim_v > 128))`) and FlashAttention for unequal Q and V head dims, so MLA's 192/128 heads ran
+    TE's unfused attention (TE 2.5, 71c76b6, enabled them on Blackwell). Release 25.10 (8e77d607,
+    deepseek_v3/pretrain/launch.sh, nemo:25.09.00) runs Megatron-Bridge's run_script.py: alltoall with token
+    drop and recompute_modules mla_up_proj on GB200. Returns (the recipe's words, the note) or None."""
+    commit = r["source"].get("commit") or ""
+    if r["model"]["name"] != "DeepSeek-V3" or gpu != "GB200":
+        return None
+    if commit.startswith("1f6d9f40"):
+        # (pretrain_deepseek_v3.py: num_layers_in_first_pipeline_stage 64/pp - 1, last 64/pp - 2;
+        # MegatronCommOverlapCallback(tp_comm_overlap=False); DeepSeek's config apply_rope_fusion False)
+        pp = r["parallelism"]["pp"]
+        layout = f"Et*{64 // pp - 1}|" + f"t*{64 // pp}|" * (pp - 2) + f"t*{64 // pp - 2}mL" if pp > 1 else "None"
+        return (f"tokendrop recompute_modules=['core_attn'] unfused_attention A2A_OVERLAP=0 tp_comm_overlap=False "
+                f"rope_fusion=False pp_layout={layout}, ",
+                "dispatcher alltoall with token drop, recompute_modules core_attn, no TP communication overlap, "
+                "RoPE unfused, the first and last stages one and two layers short, and TransformerEngine's unfused "
+                "attention from the 25.05.04 release's recipe (dgxc-benchmarking 1f6d9f40 runs NeMo 7a8f1cc's "
+                "scripts/performance/llm/pretrain_deepseek_v3.py; the TransformerEngine it pins, bee4649, has no "
+                "fused or flash attention for MLA's 192-wide heads on Blackwell: ASSUMED to be the container's)")
+    if commit.startswith("8e77d607"):
+        return ("tokendrop recompute_modules=['mla_up_proj'] A2A_OVERLAP=0",
+                "dispatcher alltoall with token drop and recompute_modules mla_up_proj from the 25.10 release's recipe "
+                "(dgxc-benchmarking 8e77d607 runs Megatron-Bridge's scripts/performance/run_script.py in nemo:25.09.00)")
+    return None
+
+
+def recipe_script(r, gpu):
+    """The release script that names a row's MoE switches where its source does not, or None."""
+    return bridge_2509_script(r, gpu) or dgxc_2508_script(r, gpu) or dgxc_gb200_script(r, gpu)
+
+
 # What the model zoo's benchmarking yaml sets beyond the table's columns, per model
 # (yanring/Megatron-MoE-ModelZoo model_configs/benchmarking/<model>.yaml, MODEL_ARGS), in every version
 # since the H100 table was first published (8017e11, 2025-05-27, to e8650517):
@@ -801,7 +839,8 @@ def convert_moe(r):
             parallel["schedule"] = "interleaved"
         elif not p.get("vp"):
             notes.append("vpp 1 (the source gives none or n/a)")
-        layout = re.search(r"pp_layout=(\S+?),(?:\s|$)", switches)
+        early_script = recipe_script(r, gpu)
+        layout = re.search(r"pp_layout=(\S+?),(?:\s|$)", switches + " " + (early_script[0] if early_script else ""))
         if layout and layout.group(1) != "None" and p["pp"] > 1:
             stages = pp_layout_stages(layout.group(1))
             if len(stages) == p["pp"] * vpp and min(stages) >= 1 and sum(stages) == m["layers"]:
@@ -835,7 +874,7 @@ def convert_moe(r):
             notes.append(preset_note)
         rec = t.get("recompute") or ""
         listed = re.search(r"recompute_modules=\[([^\]]*)\]", switches)
-        release_script = bridge_2509_script(r, gpu)
+        release_script = recipe_script(r, gpu)
         scripted = re.search(r"recompute_modules=\[([^\]]*)\]", release_script[0]) if release_script else None
         if not rec and preset_applies and listed:
             rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", listed.group(1)))
@@ -874,9 +913,9 @@ def convert_moe(r):
         drop = str(mc.get("token_dropping") or "")
         low = (switches + " " + drop).lower()
         moe = {}
-        script = bridge_2509_script(r, gpu) or dgxc_2508_script(r, gpu)
+        script = recipe_script(r, gpu)
         if script:
-            low += " " + script[0]
+            low += " " + script[0].lower()
             notes.append(script[1])
         if "hybridep" in low or "deepep" in low:
             moe["dispatcher"] = "flex"
@@ -891,7 +930,13 @@ def convert_moe(r):
             moe["dispatcher"] = "alltoall"
             notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
                          "moe_token_dispatcher_type)")
-        if "token dropping" in drop or "tokendrop" in rid:
+        if "unfused_attention" in low:
+            training["flash_attention"] = False
+        if "tp_comm_overlap=false" in low and p["tp"] > 1:
+            training.setdefault("overlap", {})["tp"] = False
+        if "rope_fusion=false" in low:
+            training.setdefault("fusion", {})["rope"] = "eager"
+        if "token dropping" in drop or "tokendrop" in rid or "tokendrop" in low:
             if moe["dispatcher"] != "alltoall":
                 moe["dispatcher"] = "alltoall"
                 notes.append("dispatcher alltoall: token dropping runs only with it")
