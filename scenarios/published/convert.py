@@ -553,11 +553,12 @@ def dgxc_2508_script(r, gpu):
             "moe_enable_deepep and moe_router_force_load_balancing; launch.sh -ol 0)")
 
 
-def dgxc_gb200_script(r, gpu):
-    """dgxc-benchmarking's DeepSeek-V3 recipes on GB200. Release 25.05.04 (1f6d9f40,
+def dgxc_deepseek_script(r, gpu):
+    """dgxc-benchmarking's DeepSeek-V3 recipes of 2025. Release 25.05.04 (1f6d9f40,
     deepseek_v3/pretraining/launch.sh) runs NeMo 7a8f1cc's scripts/performance/llm/pretrain_deepseek_v3.py
-    in the nemo:25.04.01 container with --recompute_modules core_attn and the alltoall dispatcher with
-    NeMo's MegatronTokenDropCallback (capacity factor 1.0, padded); the TransformerEngine NeMo pins there
+    in the nemo:25.04.01 container with --recompute_modules core_attn on GB200 and mla_up_proj on H100,
+    and the alltoall dispatcher with NeMo's MegatronTokenDropCallback (USE_TOKEN_DROP, capacity factor
+    1.0, padded); on GB200 the TransformerEngine NeMo pins there
     (bee4649) refuses cuDNN's fused attention on sm100 for a head dim above 128
     (transformer_engine/common/fused_attn/fused_attn.cpp, `!(sm_arch_ >= 100 && (head_dim_qk > 128 ||
     head_dim_v > 128))`) and FlashAttention for unequal Q and V head dims, so MLA's 192/128 heads ran
@@ -565,13 +566,20 @@ def dgxc_gb200_script(r, gpu):
     deepseek_v3/pretrain/launch.sh, nemo:25.09.00) runs Megatron-Bridge's run_script.py: alltoall with token
     drop and recompute_modules mla_up_proj on GB200. Returns (the recipe's words, the note) or None."""
     commit = r["source"].get("commit") or ""
-    if r["model"]["name"] != "DeepSeek-V3" or gpu != "GB200":
+    if r["model"]["name"] != "DeepSeek-V3" or gpu not in ("GB200", "H100"):
         return None
     if commit.startswith("1f6d9f40"):
         # (pretrain_deepseek_v3.py: num_layers_in_first_pipeline_stage 64/pp - 1, last 64/pp - 2;
         # MegatronCommOverlapCallback(tp_comm_overlap=False); DeepSeek's config apply_rope_fusion False)
         pp = r["parallelism"]["pp"]
         layout = f"Et*{64 // pp - 1}|" + f"t*{64 // pp}|" * (pp - 2) + f"t*{64 // pp - 2}mL" if pp > 1 else "None"
+        if gpu == "H100":
+            return (f"tokendrop recompute_modules=['mla_up_proj'] A2A_OVERLAP=0 tp_comm_overlap=False "
+                    f"rope_fusion=False pp_layout={layout}, ",
+                    "dispatcher alltoall with token drop, recompute_modules mla_up_proj, no TP communication "
+                    "overlap, RoPE unfused and the first and last stages one and two layers short from the 25.05.04 "
+                    "release's recipe (dgxc-benchmarking 1f6d9f40 launch.sh runs NeMo 7a8f1cc's "
+                    "scripts/performance/llm/pretrain_deepseek_v3.py)")
         return (f"tokendrop recompute_modules=['core_attn'] unfused_attention A2A_OVERLAP=0 tp_comm_overlap=False "
                 f"rope_fusion=False pp_layout={layout}, ",
                 "dispatcher alltoall with token drop, recompute_modules core_attn, no TP communication overlap, "
@@ -579,7 +587,7 @@ def dgxc_gb200_script(r, gpu):
                 "attention from the 25.05.04 release's recipe (dgxc-benchmarking 1f6d9f40 runs NeMo 7a8f1cc's "
                 "scripts/performance/llm/pretrain_deepseek_v3.py; the TransformerEngine it pins, bee4649, has no "
                 "fused or flash attention for MLA's 192-wide heads on Blackwell: ASSUMED to be the container's)")
-    if commit.startswith("8e77d607"):
+    if commit.startswith("8e77d607") and gpu == "GB200":
         return ("tokendrop recompute_modules=['mla_up_proj'] A2A_OVERLAP=0",
                 "dispatcher alltoall with token drop and recompute_modules mla_up_proj from the 25.10 release's recipe "
                 "(dgxc-benchmarking 8e77d607 runs Megatron-Bridge's scripts/performance/run_script.py in nemo:25.09.00)")
@@ -588,7 +596,7 @@ def dgxc_gb200_script(r, gpu):
 
 def recipe_script(r, gpu):
     """The release script that names a row's MoE switches where its source does not, or None."""
-    return bridge_2509_script(r, gpu) or dgxc_2508_script(r, gpu) or dgxc_gb200_script(r, gpu)
+    return bridge_2509_script(r, gpu) or dgxc_2508_script(r, gpu) or dgxc_deepseek_script(r, gpu)
 
 
 # What the model zoo's benchmarking yaml sets beyond the table's columns, per model
