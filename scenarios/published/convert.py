@@ -514,81 +514,88 @@ def bridge_2509_script(r, gpu):
     """The 25.09 container's rows name no recipe; Megatron-Bridge's performance script of that release
     (tag v0.1.0rc3, 2025-10-08, and v0.1.0rc4's "Cherry pick perf 2509 (#959)", scripts/performance/run_script.py)
     sets the MoE switches per model and GPU: DeepSeek-V3 on H100 runs DeepEP (enable_deepep) with the
-    1F1B all-to-all overlap (A2A_1F1B: overlap_moe_expert_parallel_comm) and recomputes mla_up_proj and
-    mlp (rc3 and rc4 run_script.py:89-91); on B200 / GB200 it drops tokens with the alltoall dispatcher
-    and no overlap, on B200 recomputing mla_up_proj (rc4 :92-93, at the row's tp 1, pp 16; rc3's B200
-    preset had tp 2), on GB200 with token drop mla_up_proj too (rc4 :94-96); the configs' recompute
-    granularity is selective (configs/deepseek/deepseek_v3_llm_pretrain.yaml). Qwen3 drops tokens and
-    recomputes nothing (its configs set recompute null). Returns (the recipe's words, the note) or None."""
+    1F1B all-to-all overlap (A2A_1F1B: overlap_moe_expert_parallel_comm), recomputes mla_up_proj and mlp
+    (rc3 and rc4 run_script.py:89-91) and does not overlap the gradient reduce-scatter
+    (overlap_grad_reduce False, rc3 :95, rc4 :102); on B200 / GB200 it drops tokens (apply_moe_token_drop:
+    capacity factor 1.0, padded) with the alltoall dispatcher and no overlap, on B200 recomputing
+    mla_up_proj (rc4 :92-93, at the row's tp 1, pp 16; rc3's B200 preset had tp 2), on GB200 with token
+    drop mla_up_proj too (rc4 :94-96; rc3 :91 named mla_up_proj, mlp and moe_act there); the configs'
+    recompute granularity is selective (configs/deepseek/deepseek_v3_llm_pretrain.yaml). Qwen3 drops
+    tokens with the alltoall dispatcher and recomputes nothing (its configs set recompute null). Returns
+    (the recipe's words, the note) or None."""
     t = r["training"]
     if not r["source_group"].startswith("Megatron-Bridge") or "25.09" not in (t.get("framework") or ""):
         return None
     if r["model"]["name"] == "DeepSeek-V3" and gpu == "H100":
-        return ("deepep moe_a2a_overlap=True recompute_modules=['mla_up_proj', 'mlp']",
-                "dispatcher flex, overlap.ep and recompute_modules mla_up_proj, mlp from the 25.09 release's "
-                "performance script (Megatron-Bridge v0.1.0rc3 / v0.1.0rc4 scripts/performance/run_script.py: "
-                "DeepSeek-V3 on H100 sets enable_deepep, A2A_1F1B, i.e. overlap_moe_expert_parallel_comm, and "
-                "recompute_modules)")
+        return ("deepep moe_a2a_overlap=True overlap_grad_reduce=False recompute_modules=['mla_up_proj', 'mlp']",
+                "dispatcher flex, overlap.ep, recompute_modules mla_up_proj, mlp and overlap.dp off from the 25.09 "
+                "release's performance script (Megatron-Bridge v0.1.0rc3 / v0.1.0rc4 scripts/performance/run_script.py: "
+                "DeepSeek-V3 on H100 sets enable_deepep, A2A_1F1B, i.e. overlap_moe_expert_parallel_comm, "
+                "recompute_modules and overlap_grad_reduce False)")
     if r["model"]["name"] == "DeepSeek-V3" and gpu in ("B200", "GB200"):
-        return ("moe_a2a_overlap=False recompute_modules=['mla_up_proj']",
-                "overlap.ep off and recompute_modules mla_up_proj as the 25.09 release's performance script runs "
-                "DeepSeek-V3 with token drop on this GPU (Megatron-Bridge v0.1.0rc4 scripts/performance/run_script.py)")
-    return ("moe_a2a_overlap=False",
-            "overlap.ep off as the 25.09 release's performance script runs this model on this GPU (Megatron-Bridge "
-            "v0.1.0rc3 scripts/performance/run_script.py: A2A_1F1B only for DeepSeek-V3 on H100)")
+        return ("alltoall tokendrop moe_a2a_overlap=False recompute_modules=['mla_up_proj']",
+                "dispatcher alltoall with token drop (capacity factor 1.0, padded), overlap.ep off and recompute_modules "
+                "mla_up_proj as the 25.09 release's performance script runs DeepSeek-V3 on this GPU (Megatron-Bridge "
+                "v0.1.0rc4 scripts/performance/run_script.py)")
+    return ("alltoall tokendrop moe_a2a_overlap=False",
+            "dispatcher alltoall with token drop (capacity factor 1.0, padded) and overlap.ep off as the 25.09 "
+            "release's performance script runs this model on this GPU (Megatron-Bridge v0.1.0rc3 "
+            "scripts/performance/run_script.py: apply_moe_token_drop; A2A_1F1B only for DeepSeek-V3 on H100)")
 
 
 def dgxc_2508_script(r, gpu):
     """dgxc-benchmarking's release 25.08 (59689f59, deepseek_v3/pretrain/launch.sh) runs NeMo at 9244b1ec
     (its metadata.yaml), whose scripts/performance/llm/pretrain_deepseek_v3.py sets the dispatcher per GPU:
     on H100 DeepEP (moe_token_dispatcher_type flex, moe_enable_deepep) with the router force-balanced
-    (elsewhere alltoall with the token-drop callback: no such row in the data). launch.sh passes -ol 0:
-    no all-to-all overlap. Returns (the recipe's words, the note) or None."""
+    (elsewhere alltoall with the token-drop callback: no such row in the data), and no all-to-all overlap
+    (it sets no overlap_moe_expert_parallel_comm, which defaults off; launch.sh's -ol 0 is
+    --activation_offload_layers 0, scripts/performance/argument_parser.py). Returns (the recipe's words,
+    the note) or None."""
     if not (r["source"].get("commit") or "").startswith("59689f59") or r["model"]["name"] != "DeepSeek-V3" \
             or gpu != "H100":
         return None
-    return ("deepep balanced A2A_OVERLAP=0",
+    return ("deepep balanced moe_a2a_overlap=False",
             "dispatcher flex from the 25.08 release's recipe (dgxc-benchmarking 59689f59 runs NeMo 9244b1ec's "
             "scripts/performance/llm/pretrain_deepseek_v3.py: on H100 moe_token_dispatcher_type flex with "
-            "moe_enable_deepep and moe_router_force_load_balancing; launch.sh -ol 0)")
+            "moe_enable_deepep and moe_router_force_load_balancing, and no all-to-all overlap)")
 
 
 def dgxc_deepseek_script(r, gpu):
     """dgxc-benchmarking's DeepSeek-V3 recipes of 2025. Release 25.05.04 (1f6d9f40,
     deepseek_v3/pretraining/launch.sh) runs NeMo 7a8f1cc's scripts/performance/llm/pretrain_deepseek_v3.py
     in the nemo:25.04.01 container with --recompute_modules core_attn on GB200 and mla_up_proj on H100,
-    and the alltoall dispatcher with NeMo's MegatronTokenDropCallback (USE_TOKEN_DROP, capacity factor
-    1.0, padded); on GB200 the TransformerEngine NeMo pins there
-    (bee4649) refuses cuDNN's fused attention on sm100 for a head dim above 128
-    (transformer_engine/common/fused_attn/fused_attn.cpp, `!(sm_arch_ >= 100 && (head_dim_qk > 128 ||
-    head_dim_v > 128))`) and FlashAttention for unequal Q and V head dims, so MLA's 192/128 heads ran
-    TE's unfused attention (TE 2.5, 71c76b6, enabled them on Blackwell). Release 25.10 (8e77d607,
-    deepseek_v3/pretrain/launch.sh, nemo:25.09.00) runs Megatron-Bridge's run_script.py: alltoall with token
-    drop and recompute_modules mla_up_proj on GB200. Returns (the recipe's words, the note) or None."""
+    the alltoall dispatcher with NeMo's MegatronTokenDropCallback (USE_TOKEN_DROP; capacity factor 1.0,
+    padded), MTP (pretrain_recipe use_mtp=True: one layer), no TP communication overlap
+    (MegatronCommOverlapCallback tp_comm_overlap=False), DeepSeek's unfused RoPE (its config's
+    apply_rope_fusion False), num_layers_in_first_pipeline_stage 64/pp - 1 and last 64/pp - 2, and no
+    all-to-all overlap (the Megatron-Core it pins, 7094270c, has none; launch.sh's -ol 0 is
+    --activation_offload_layers). On GB200 the TransformerEngine NeMo pins there (bee4649) refuses cuDNN's
+    fused attention on sm100 for a head dim above 128 (transformer_engine/common/fused_attn/fused_attn.cpp,
+    `!(sm_arch_ >= 100 && (head_dim_qk > 128 || head_dim_v > 128))`) and FlashAttention for unequal Q and V
+    head dims, so MLA's 192/128 heads ran TE's unfused attention (TE 2.5, 71c76b6, enabled them on
+    Blackwell). Release 25.10 (8e77d607, deepseek_v3/pretrain/launch.sh, nemo:25.09.00) runs
+    Megatron-Bridge's run_script.py: alltoall with token drop and recompute_modules mla_up_proj on GB200.
+    Returns (the recipe's words, the note) or None."""
     commit = r["source"].get("commit") or ""
     if r["model"]["name"] != "DeepSeek-V3" or gpu not in ("GB200", "H100"):
         return None
     if commit.startswith("1f6d9f40"):
-        # (pretrain_deepseek_v3.py: num_layers_in_first_pipeline_stage 64/pp - 1, last 64/pp - 2;
-        # MegatronCommOverlapCallback(tp_comm_overlap=False); DeepSeek's config apply_rope_fusion False)
         pp = r["parallelism"]["pp"]
-        layout = f"Et*{64 // pp - 1}|" + f"t*{64 // pp}|" * (pp - 2) + f"t*{64 // pp - 2}mL" if pp > 1 else "None"
+        words = (f"alltoall tokendrop mtp_num_layers=1 moe_a2a_overlap=False tp_comm_overlap=False rope_fusion=False "
+                 f"first_stage_layers={64 // pp - 1} last_stage_layers={64 // pp - 2}")
+        source = ("from the 25.05.04 release's recipe (dgxc-benchmarking 1f6d9f40 launch.sh runs NeMo 7a8f1cc's "
+                  "scripts/performance/llm/pretrain_deepseek_v3.py)")
         if gpu == "H100":
-            return (f"tokendrop recompute_modules=['mla_up_proj'] A2A_OVERLAP=0 tp_comm_overlap=False "
-                    f"rope_fusion=False pp_layout={layout}, ",
-                    "dispatcher alltoall with token drop, recompute_modules mla_up_proj, no TP communication "
-                    "overlap, RoPE unfused and the first and last stages one and two layers short from the 25.05.04 "
-                    "release's recipe (dgxc-benchmarking 1f6d9f40 launch.sh runs NeMo 7a8f1cc's "
-                    "scripts/performance/llm/pretrain_deepseek_v3.py)")
-        return (f"tokendrop recompute_modules=['core_attn'] unfused_attention A2A_OVERLAP=0 tp_comm_overlap=False "
-                f"rope_fusion=False pp_layout={layout}, ",
-                "dispatcher alltoall with token drop, recompute_modules core_attn, no TP communication overlap, "
+            return (words + " recompute_modules=['mla_up_proj']",
+                    "dispatcher alltoall with token drop, MTP, recompute_modules mla_up_proj, no TP communication "
+                    "overlap, RoPE unfused and the first and last stages one and two layers short " + source)
+        return (words + " recompute_modules=['core_attn'] unfused_attention",
+                "dispatcher alltoall with token drop, MTP, recompute_modules core_attn, no TP communication overlap, "
                 "RoPE unfused, the first and last stages one and two layers short, and TransformerEngine's unfused "
-                "attention from the 25.05.04 release's recipe (dgxc-benchmarking 1f6d9f40 runs NeMo 7a8f1cc's "
-                "scripts/performance/llm/pretrain_deepseek_v3.py; the TransformerEngine it pins, bee4649, has no "
-                "fused or flash attention for MLA's 192-wide heads on Blackwell: ASSUMED to be the container's)")
+                "attention " + source + "; the TransformerEngine it pins, bee4649, has no fused or flash attention "
+                "for MLA's 192-wide heads on Blackwell: ASSUMED to be the container's)")
     if commit.startswith("8e77d607") and gpu == "GB200":
-        return ("tokendrop recompute_modules=['mla_up_proj'] A2A_OVERLAP=0",
+        return ("alltoall tokendrop moe_a2a_overlap=False recompute_modules=['mla_up_proj']",
                 "dispatcher alltoall with token drop and recompute_modules mla_up_proj from the 25.10 release's recipe "
                 "(dgxc-benchmarking 8e77d607 runs Megatron-Bridge's scripts/performance/run_script.py in nemo:25.09.00)")
     return None
@@ -749,6 +756,9 @@ def convert_moe(r):
     gpu = moe_gpu(hw["gpu"])
     rec_notes = " ".join((r.get("notes") or "").split())
     switches, preset_note, preset_applies = release_preset(r, gpu, rec_notes)
+    # the release script that names what the source does not (its words, lower case; its note)
+    script = recipe_script(r, gpu)
+    said = script[0].lower() if script else ""
     seq = m["seq_len"]
     step = None
     if me.get("iteration_time_s") is not None:
@@ -784,6 +794,8 @@ def convert_moe(r):
                 notes.append("model deepseek-v3 with mtp_layers 0 (the row says without MTP)")
             elif mtp.startswith("1"):
                 notes.append("mtp_layers 1 (deepseek-v3.yaml) as the record says")
+            elif "mtp_num_layers=1" in said:
+                notes.append("mtp_layers 1 (deepseek-v3.yaml) as the release's recipe runs it (below)")
             else:
                 notes.append("mtp_layers 1 ASSUMED (deepseek-v3.yaml; the source does not say whether MTP ran)")
         fw = (t.get("framework") or "") + " " + g
@@ -847,8 +859,7 @@ def convert_moe(r):
             parallel["schedule"] = "interleaved"
         elif not p.get("vp"):
             notes.append("vpp 1 (the source gives none or n/a)")
-        early_script = recipe_script(r, gpu)
-        layout = re.search(r"pp_layout=(\S+?),(?:\s|$)", switches + " " + (early_script[0] if early_script else ""))
+        layout = re.search(r"pp_layout=(\S+?),(?:\s|$)", switches)
         if layout and layout.group(1) != "None" and p["pp"] > 1:
             stages = pp_layout_stages(layout.group(1))
             if len(stages) == p["pp"] * vpp and min(stages) >= 1 and sum(stages) == m["layers"]:
@@ -859,6 +870,16 @@ def convert_moe(r):
             else:
                 notes.append(f"pp_layout {layout.group(1)} not expressible as stage_layers (a virtual stage without a "
                              "transformer layer, or not pp x vpp stages): the tool's own split")
+        # Megatron-Core's num_layers_in_first/last_pipeline_stage, as the release's recipe sets them: the
+        # rest split evenly over the middle stages
+        split = re.search(r"first_stage_layers=(\d+) last_stage_layers=(\d+)", said)
+        if split and p["pp"] > 2 and vpp == 1 and "stage_layers" not in parallel:
+            first, last = int(split.group(1)), int(split.group(2))
+            middle, rest = divmod(m["layers"] - first - last, p["pp"] - 2)
+            if rest == 0 and middle >= 1:
+                parallel["stage_layers"] = [first] + [middle] * (p["pp"] - 2) + [last]
+                notes.append(f"stage_layers {parallel['stage_layers']}: the recipe's num_layers_in_first_pipeline_stage "
+                             f"{first} and num_layers_in_last_pipeline_stage {last}, the rest even")
         prec = (t.get("precision") or "")
         recipe = None
         if prec.startswith("not stated"):
@@ -882,8 +903,7 @@ def convert_moe(r):
             notes.append(preset_note)
         rec = t.get("recompute") or ""
         listed = re.search(r"recompute_modules=\[([^\]]*)\]", switches)
-        release_script = recipe_script(r, gpu)
-        scripted = re.search(r"recompute_modules=\[([^\]]*)\]", release_script[0]) if release_script else None
+        scripted = re.search(r"recompute_modules=\[([^\]]*)\]", said)
         if not rec and preset_applies and listed:
             rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", listed.group(1)))
         elif not rec and scripted:  # (the script's note, below, says where from)
@@ -921,37 +941,39 @@ def convert_moe(r):
         drop = str(mc.get("token_dropping") or "")
         low = (switches + " " + drop).lower()
         moe = {}
-        script = recipe_script(r, gpu)
         if script:
-            low += " " + script[0].lower()
             notes.append(script[1])
-        if "hybridep" in low or "deepep" in low:
+        if "hybridep" in low or "deepep" in low or "deepep" in said:
             moe["dispatcher"] = "flex"
-            if not (script and "deepep" in script[0]):  # the release's script said so above
+            if "deepep" not in said:  # (else the release's script said so above)
                 notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
         elif release_dispatcher(r, gpu):
             moe["dispatcher"] = "flex"
             notes.append("dispatcher flex: every preset of this model on this GPU in the 25.11 container's release "
                          "(Megatron-Bridge v0.2.0 scripts/performance/configs) sets moe_flex_dispatcher_backend "
-                         "hybridep, though none has the row's layout")
+                         "hybridep")
         else:
             moe["dispatcher"] = "alltoall"
-            notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
-                         "moe_token_dispatcher_type)")
-        if "unfused_attention" in low:
+            if "alltoall" not in said:
+                notes.append("dispatcher alltoall ASSUMED (not stated; the Megatron-Bridge / NeMo MoE recipes' "
+                             "moe_token_dispatcher_type)")
+        if "unfused_attention" in said:
             training["flash_attention"] = False
-        if "tp_comm_overlap=false" in low and p["tp"] > 1:
+        if "tp_comm_overlap=false" in said and p["tp"] > 1:
             training.setdefault("overlap", {})["tp"] = False
-        if "rope_fusion=false" in low:
+        if "overlap_grad_reduce=false" in said:
+            training.setdefault("overlap", {})["dp"] = False
+        if "rope_fusion=false" in said:
             training.setdefault("fusion", {})["rope"] = "eager"
-        if "token dropping" in drop or "tokendrop" in rid or "tokendrop" in low:
+        if "token dropping" in drop or "tokendrop" in rid or "tokendrop" in said:
             if moe["dispatcher"] != "alltoall":
                 moe["dispatcher"] = "alltoall"
                 notes.append("dispatcher alltoall: token dropping runs only with it")
             moe["capacity_factor"] = 1
-            notes.append("capacity_factor 1 ASSUMED for token dropping (the recipes' moe_expert_capacity_factor 1.0 "
-                         "with padding to capacity)")
-        elif "balanc" in drop or "balanc" in r.get("measurement_context", "") or (script and "balanced" in script[0]):
+            if "tokendrop" not in said:
+                notes.append("capacity_factor 1 ASSUMED for token dropping (the recipes' moe_expert_capacity_factor "
+                             "1.0 with padding to capacity)")
+        elif "balanc" in drop or "balanc" in r.get("measurement_context", "") or "balanced" in said:
             notes.append("dropless, load_imbalance 1: the row force-balances the router")
         else:
             notes.append("dropless, load_imbalance 1 ASSUMED (not stated; the tool's default)")
@@ -970,8 +992,10 @@ def convert_moe(r):
                          "overlap_moe_expert_parallel_comm and of the Bridge scripts' moe_a2a_overlap)")
         if zoo:
             training.setdefault("overlap", {})["dp"] = True
-            notes.append(f"overlap.dp true: the model zoo's {zoo} (8017e11) sets --overlap-grad-reduce and "
-                         "--overlap-param-gather, which the preset leaves off")
+            notes.append(f"overlap.dp true: the model zoo's {zoo} (8017e11 to e8650517) sets --overlap-grad-reduce and "
+                         "--overlap-param-gather, which the preset leaves off" +
+                         (" (under zero 3 the gathers' prefetch, overlap.zero3_prefetch, is what overlaps them)"
+                          if parallel.get("zero") == 3 else ""))
         # TransformerEngine's fused MXFP8 grouped MLP (training.fusion.grouped_mlp): as the row's preset
         # sets it (FUSED_GROUPED_MLP), else Megatron-Core's default, off
         named = fused_grouped_mlp(switches, recipe)

@@ -359,9 +359,13 @@ double permuted_rows(const core::Scenario& s) {
   if (!s.model.moe) return 0;
   const auto& p = s.parallel;
   const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / p.cp;
-  const double routed = s.model.moe->top_k * tokens / (p.sequence_parallel ? p.tp : 1.0);
+  // token dropping pads every expert's slot to capacity in the first permutation already
+  const double cf = s.training.moe.capacity_factor > 0 ? s.training.moe.capacity_factor : 1.0;
+  const double routed = cf * s.model.moe->top_k * tokens / (p.sequence_parallel ? p.tp : 1.0);
   const ExpertRows r = expert_rows(s);
   const bool sorted = s.training.moe.dispatcher == core::Dispatcher::alltoall && r.local_experts > 1;
+  // the received rows as the experts' GEMMs take them: after the expert-TP all-gather, and at the
+  // busiest expert's count on every local expert
   return routed + (sorted ? r.per_expert * r.local_experts : 0.0);
 }
 

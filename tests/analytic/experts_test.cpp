@@ -244,8 +244,18 @@ TEST_CASE("experts: grouped GEMM rows and memory", "[analytic][experts]") {
     // DeepEP's fused dispatch permutes the sender's rows inside its kernel: each row once each way
     s.training.moe.dispatcher = core::Dispatcher::flex;
     CHECK(permuted_rows(s) == Approx(1024).epsilon(1e-12));
-    // one local expert: nothing to sort
+    // token dropping at capacity factor 1.25 pads both: 1280 sent, 1280 received
     s.training.moe.dispatcher = core::Dispatcher::alltoall;
+    s.training.moe.capacity_factor = 1.25;
+    CHECK(permuted_rows(s) == Approx(1280 + 1280).epsilon(1e-12));
+    s.training.moe.capacity_factor = 0;
+    // etp 2 with sequence parallelism (tp 8): the sort runs after the expert-TP all-gather, on
+    // 4096 / 8 x 2 = 1024 tokens' rows: 1024 x 2 x 8 / 16 = 1024 an expert, 2048 for the two
+    s.parallel.etp = 2;
+    REQUIRE(expert_rows(s).per_expert == Approx(1024).epsilon(1e-12));
+    CHECK(permuted_rows(s) == Approx(1024 + 2048).epsilon(1e-12));
+    s.parallel.etp = 1;
+    // one local expert: nothing to sort
     s.model.moe->experts = 8;
     CHECK(permuted_rows(s) == Approx(1024).epsilon(1e-12));
   }
