@@ -687,12 +687,15 @@ RELEASE_HYBRIDEP = {("25.11", model, gpu) for model in ("DeepSeek-V3", "Qwen3-30
                     for gpu in ("GB200", "GB300")}
 
 
+def container(r):
+    """The NeMo container a Megatron-Bridge row names ('26.04.01'), or None."""
+    named = re.search(r"NeMo (\d\d\.\d\d(?:\.\d\d)?) container", r["training"].get("framework") or "")
+    return named.group(1) if named and r["source_group"].startswith("Megatron-Bridge") else None
+
+
 def release_dispatcher(r, gpu):
     """'hybridep' where the row's container's release runs it for every preset of its model on its GPU."""
-    named = re.search(r"NeMo (\d\d\.\d\d(?:\.\d\d)?) container", r["training"].get("framework") or "")
-    if not (named and r["source_group"].startswith("Megatron-Bridge")):
-        return None
-    return "hybridep" if (named.group(1), r["model"]["name"], gpu) in RELEASE_HYBRIDEP else None
+    return "hybridep" if (container(r), r["model"]["name"], gpu) in RELEASE_HYBRIDEP else None
 
 
 PRESET_SENTENCE = re.compile(r"(Perf recipe \S+ @ tag \S+ has a preset with exactly this layout .*?medium confidence\."
@@ -705,20 +708,19 @@ def release_preset(r, gpu, rec_notes):
     that preset in place of the earlier tag's (RELEASE_PRESETS), first, so that it is what the readers
     find; else the source's notes. Returns (text, note or None, whether the preset applies)."""
     p, t = r["parallelism"], r["training"]
-    named = re.search(r"NeMo (\d\d\.\d\d(?:\.\d\d)?) container", t.get("framework") or "")
-    container = named.group(1) if named else None
-    hit = RELEASE_PRESETS.get((container, r["model"]["name"], gpu)) if r["source_group"].startswith("Megatron-Bridge") else None
+    release = container(r)
+    hit = RELEASE_PRESETS.get((release, r["model"]["name"], gpu))
     if not hit:
         return rec_notes, None, False
     tag, name, layout, modules, backend, a2a, pp_layout = hit
     row = (p["tp"], p["pp"], p.get("vp") or 1, p["ep"], t["micro_batch_size"], t["global_batch_size"])
     if row != layout:
-        return rec_notes, (f"the {container} release's preset ({name} @ Megatron-Bridge {tag}) has another layout "
+        return rec_notes, (f"the {release} release's preset ({name} @ Megatron-Bridge {tag}) has another layout "
                            f"(tp, pp, vp, ep, mbs, gbs {layout}); the source's notes kept"), False
     text = (f"Perf recipe @ tag {tag} ({name}): recompute_modules={modules}, dispatcher backend={backend}, "
             f"moe_a2a_overlap={a2a}, pp_layout={pp_layout},")
     return (text + " " + PRESET_SENTENCE.sub("", rec_notes),
-            f"recipe switches from the {container} container's release, Megatron-Bridge {tag} ({name}, the row's "
+            f"recipe switches from the {release} container's release, Megatron-Bridge {tag} ({name}, the row's "
             f"layout): recompute_modules {modules}, dispatcher backend {backend}, moe_a2a_overlap {a2a}, "
             f"pp_layout {pp_layout} (" + ("the source's notes compare an earlier tag" if PRESET_SENTENCE.search(rec_notes)
                                          else "the source's notes name no preset") + ")", True)
