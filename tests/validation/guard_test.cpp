@@ -232,3 +232,28 @@ TEST_CASE("validation: the jitter fit recovers the spread the measurements were 
   CHECK(fits[0].holdout.count == 4);
   CHECK(fits[0].holdout.mape < 0.002);
 }
+
+TEST_CASE("validation: the MoE records meet the MoE issue's MAPE, and Blackwell Ultra's FP8 efficiency is its fit",
+          "[validation][regression]") {
+  const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/moe.yaml");
+  const auto summary = validation::validate(records);
+  const auto& step = summary.by_quantity.at("step_s");
+  INFO("MoE step-time MAPE " << 100 * step.mape << "% over " << step.count);
+  CHECK(step.count == 59);
+  CHECK(step.mape <= 0.10);
+  // gb300-nvl72 and dgx-b300 ship the FP8 efficiency `validate --fit` gives on their records of the
+  // fit split (docs/validation.md "Provisional efficiencies"); both Blackwell Ultra parts ask for 0.542
+  std::vector<io::Record> ultra;
+  for (const auto& r : records)
+    if (r.scenario && r.not_modelled.empty() && r.scenario->training.precision == core::Precision::fp8 &&
+        r.scenario->hardware.gpu.name.find("B300") != std::string::npos)
+      ultra.push_back(r);
+  const auto fits = validation::fit_matmul_efficiency(ultra);
+  REQUIRE(fits.size() == 2);
+  for (const auto& f : fits) {
+    INFO(f.gpu << ": shipped " << f.shipped << ", fitted " << f.fitted);
+    CHECK(f.fit.count >= 5);
+    CHECK(f.fitted == Approx(f.shipped).margin(0.0015));
+    CHECK(f.fitted == Approx(0.542).margin(0.0015));
+  }
+}
