@@ -78,6 +78,7 @@ double energy_bound_j(const core::GpuSpec& gpu, double bound_s, double busiest_s
 struct AnalyticChunk {
   std::uint64_t evaluated = 0;
   std::map<std::string, std::uint64_t> rejected;
+  std::map<std::string, std::uint64_t> first;  // a reason's first rejected candidate in the chunk
   std::vector<Entry> feasible;
 };
 
@@ -384,7 +385,8 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
           ++res.evaluated;
           place(c, ctx.base, s, &w.split_fits);
           if (const std::string why = core::first_problem(s, w.split(s)); !why.empty()) {
-            ++res.rejected[why];  // the first problem in check()'s order
+            // the first problem in check()'s order
+            if (++res.rejected[why] == 1) res.first.emplace(why, c.index);
             return;
           }
           // a layout the named framework cannot be told to run (Megatron's interleaved split) is not offered
@@ -411,12 +413,25 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
         ++chunks_done;
       });
   std::vector<Entry> feasible;
+  std::map<std::string, std::uint64_t> first;
   for (auto& ch : tier1) {
     out.evaluated += ch.evaluated;
     for (const auto& [reason, n] : ch.rejected) out.rejected[reason] += n;
+    for (const auto& [reason, i] : ch.first) first.emplace(reason, i);  // the earliest chunk's
     feasible.insert(feasible.end(), ch.feasible.begin(), ch.feasible.end());
   }
   out.feasible = feasible.size();
+  // each reason's first rejected candidate, placed again for its message (once a reason, not per candidate)
+  for (const auto& [reason, i] : first)
+    space.for_each(i, i + 1, [&](const Candidate& c) {
+      core::Scenario s = ctx.base;
+      place(c, ctx.base, s);
+      for (auto& p : core::check(s))
+        if (p.reason == reason) {
+          out.rejected_example.emplace(reason, std::move(p));
+          break;
+        }
+    });
   return feasible;
 }
 

@@ -176,8 +176,14 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
   out += counts_line_of(r);
   if (r.results.empty() && r.evaluated == 0)  // nothing to reject: say what left the space empty
     return out + "no candidate: " + r.no_candidate + "\n" + scenario_line_of(r, objective);
-  if (r.results.empty())
-    return out + "no layout fits: see the rejection counts above\n" + scenario_line_of(r, objective);
+  if (r.results.empty()) {
+    out += "no layout fits: see the rejection counts above";
+    out += r.rejected_example.empty() ? "\n" : "; the first candidate each rule rejected:\n";
+    for (const auto& [reason, p] : r.rejected_example)
+      out += fmt::format("  {} ({}): {}{}\n", reason, r.rejected.at(reason),
+                         p.message.rfind(p.key, 0) == 0 ? "" : p.key + ": ", p.message);
+    return out + scenario_line_of(r, objective);
+  }
   // days, GPU-hours, energy and cost when a token budget is given; each only when it is known
   const auto& first = r.results.front().report;
   const bool days = first.to_train.known(), energy = first.to_train.has_energy(),
@@ -257,6 +263,9 @@ std::string json_of(const planner::SweepResult& r, std::string_view objective) {
   j["feasible"] = r.feasible;
   j["rejected"] = nlohmann::ordered_json::object();
   for (const auto& [reason, n] : r.rejected) j["rejected"][reason] = n;
+  j["rejected_example"] = nlohmann::ordered_json::object();
+  for (const auto& [reason, p] : r.rejected_example)
+    j["rejected_example"][reason] = {{"key", p.key}, {"message", p.message}};
   j["simulated"] = r.simulated;
   j["pruned"] = r.pruned;
   j["objective"] = objective;

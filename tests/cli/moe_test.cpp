@@ -89,6 +89,23 @@ TEST_CASE("cli: sweep --ep and --etp lists", "[cli][moe]") {
     CHECK(none.out.find("no candidate: --etp: no value of 3 divides both the 64 GPUs and the experts' ffn_hidden 14336") !=
           std::string::npos);
   }
+  SECTION("a sweep one rule empties names the rule: the fused grouped MLP under --etp 2") {
+    const std::string sets =
+        " --set hardware=gb200-nvl72 --set training.precision=fp8 --set training.fp8_recipe=mxfp8"
+        " --set parallel.etp=1 --set training.fusion.grouped_mlp=fused --etp 2";
+    const auto t = ptdsim("sweep " + kMoe + sets);
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("no layout fits") != std::string::npos);
+    CHECK(t.out.find("  unsupported (") != std::string::npos);
+    CHECK(t.out.find("training.fusion.grouped_mlp fused (TransformerEngine's MXFP8 grouped MLP) needs the experts "
+                     "unsplit (etp 1)") != std::string::npos);
+    const auto js = ptdsim("sweep " + kMoe + sets + " --format json");
+    REQUIRE(js.status == 0);
+    const auto j = nlohmann::json::parse(js.out);
+    CHECK(j["rejected_example"]["unsupported"]["key"] == "training.fusion.grouped_mlp");
+    CHECK(j["rejected"]["unsupported"].get<long long>() > 0);
+    CHECK(j["results"].empty());
+  }
   SECTION("the scenario's layout (etp unset: tp's 4) is found among --etp 1,4") {
     const auto t = ptdsim("sweep " + kMoe + " --etp 1,4 --ep 8 --pp 2 --tp 4 --top 3");
     REQUIRE(t.status == 0);

@@ -81,6 +81,11 @@ TEST_CASE("planner: rejections are counted by core::check's first reason", "[pla
     CHECK(r.rejected.at("divisibility") == 2);
     CHECK(r.rejected.at("batch") == 3);
     CHECK(r.rejected.count("memory") == 0);
+    // each reason's first rejected candidate in enumeration order, with check()'s key and message
+    REQUIRE(r.rejected_example.size() == 2);
+    CHECK(r.rejected_example.at("divisibility").key == "parallel.vpp");
+    CHECK(r.rejected_example.at("batch").key == "training.global_batch");
+    CHECK(r.rejected_example.at("batch").message.find("global_batch 2") != std::string::npos);
     CHECK(r.feasible == 29);
     CHECK(r.simulated + r.pruned == r.feasible);
   }
@@ -88,6 +93,7 @@ TEST_CASE("planner: rejections are counted by core::check's first reason", "[pla
     s.hardware.gpu.memory_bytes = 1;
     const auto r = sweep(s, Space(s, degrees_only()), o);
     CHECK(r.rejected.at("memory") == 29);
+    CHECK(r.rejected_example.count("memory") == 0);  // not check()'s: the report gives the peaks
     CHECK(r.feasible == 0);
     CHECK(r.results.empty());
   }

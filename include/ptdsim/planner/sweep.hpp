@@ -8,6 +8,7 @@
 
 #include "ptdsim/analytic/plan.hpp"
 #include "ptdsim/analytic/step.hpp"
+#include "ptdsim/core/check.hpp"
 #include "ptdsim/core/report.hpp"
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/planner/space.hpp"
@@ -94,6 +95,9 @@ struct SweepResult {
   std::uint64_t simulated = 0;  // feasible candidates the scheduler ran
   std::uint64_t pruned = 0;     // feasible, not simulated: a bound above the K-th best (not rejected)
   std::map<std::string, std::uint64_t> rejected;  // reason -> count (core::check's words, memory)
+  // For each of core::check's reasons in `rejected`: the first candidate's (in enumeration order)
+  // first problem, with its key and message, so a sweep that rejects everything says which rule did
+  std::map<std::string, core::Problem> rejected_example;
   std::vector<Ranked> results;  // best first: `top` rows at most, each followed by none or more of its near-ties
   std::optional<ScenarioRank> scenario;           // absent when options.rank_scenario is off
   std::string no_candidate;  // when nothing was enumerated: why (Space::why_no_candidate)
