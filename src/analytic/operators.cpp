@@ -230,7 +230,7 @@ struct CastBytes {
 // The bytes of the casts above over the layer's FP8 GEMMs, or (`routed_only`) over the routed
 // experts' GEMMs alone, which are never gathered over SP and never follow a norm.
 CastBytes cast_bytes(const Timing& t, const LayerOps& ops, double norm_elements, double sp,
-                         core::Fp8Recipe recipe, int qkv_parts, int fc1_parts, bool routed_only) {
+                     core::Fp8Recipe recipe, int qkv_parts, int fc1_parts, bool routed_only) {
   const double per = fp8_cast_bytes(recipe, t.fusion.fp8_cast);
   const double rescale = fp8_rescale_bytes(recipe);
   const bool norm_fused = !routed_only && t.fusion.norm == core::Fusion::fused && recipe == core::Fp8Recipe::delayed;

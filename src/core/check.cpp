@@ -374,11 +374,16 @@ bool precision_rules(const Scenario& s, Sink& sink) {
   // TransformerEngine's fused grouped MLP (ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8) runs the MXFP8
   // recipe only, on routed experts with a gated MLP, each expert whole on a rank
   if (t.fusion.grouped_mlp == Fusion::fused) {
-    const char* missing = !s.model.moe                                                   ? "a mixture-of-experts model (model.moe)"
-                          : s.model.mlp != Mlp::swiglu                                   ? "a SwiGLU MLP (model.mlp swiglu)"
-                          : !(t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::mxfp8) ? "precision fp8 with fp8_recipe mxfp8"
-                          : s.parallel.expert_tp() != 1                                  ? "the experts unsplit (etp 1)"
-                                                                                         : nullptr;
+    const bool mxfp8 = t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::mxfp8;
+    const char* missing = nullptr;
+    if (!s.model.moe)
+      missing = "a mixture-of-experts model (model.moe)";
+    else if (s.model.mlp != Mlp::swiglu)
+      missing = "a SwiGLU MLP (model.mlp swiglu)";
+    else if (!mxfp8)
+      missing = "precision fp8 with fp8_recipe mxfp8";
+    else if (s.parallel.expert_tp() != 1)
+      missing = "the experts unsplit (etp 1)";
     if (missing && sink.fail("training.fusion.grouped_mlp", "unsupported", [&] {
           return std::string("training.fusion.grouped_mlp fused (TransformerEngine's MXFP8 grouped MLP) needs ") + missing;
         }))

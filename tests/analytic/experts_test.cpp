@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ptdsim/analytic/comm.hpp"
+#include "ptdsim/analytic/evaluate.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "ptdsim/analytic/params.hpp"
@@ -270,4 +271,38 @@ TEST_CASE("experts: grouped GEMM rows and memory", "[analytic][experts]") {
     CHECK(layer_params_per_gpu(s, true).expert == Approx(expert / 2).epsilon(1e-12));
     CHECK(zero_shard_ranks(s, true) == 4);   // edp = 64 / (2 * 8)
   }
+}
+
+TEST_CASE("experts: without tables the report's experts time holds the routed FP8 casts, hand-worked",
+          "[analytic][experts]") {
+  // etp 1, one local expert: 512 tokens x top_k 2 x ep 8 / 8 experts = 1024 rows, hidden 4096, the
+  // whole expert (ffn 14336, gated: fc1 writes 2 x 14336). Current scaling casts each GEMM operand
+  // unfused at 6 bytes an element (memory_ops.cpp fp8_cast_bytes): forward fc1's and fc2's inputs,
+  // backward their output gradients; no rescale. Timed at hbm_efficiency x moe_memory_factor.
+  auto s = moe_64();
+  s.parallel.etp = 1;
+  auto& g = s.hardware.gpu;
+  g.peak_flops[core::index(core::Precision::fp8)] = 2 * g.peak_flops[core::index(core::Precision::bf16)];
+  g.moe_memory_factor = 2.0;
+  s.training.precision = core::Precision::fp8;
+  s.training.fp8_recipe = core::Fp8Recipe::current;
+  s.training.recompute = core::Recompute::none;
+  REQUIRE(core::check(s).empty());
+  const LayerOps ops = layer_ops(s, true);
+  const auto* cast = ops.find(core::Operator::fp8_cast);
+  REQUIRE(cast != nullptr);
+  const double bw = g.hbm_Bps * g.hbm_efficiency;
+  const double forward = 6.0 * 1024 * (4096 + 14336);      // 113,246,208 bytes
+  const double backward = 6.0 * 1024 * (2 * 14336 + 4096);  // 201,326,592 bytes
+  CHECK(cast->forward_s == Approx(2.0 * forward / bw).epsilon(1e-9));
+  CHECK(cast->backward_input_s == Approx(2.0 * backward / bw).epsilon(1e-9));
+  CHECK(cast->backward_weight_s == 0);
+  // the report's "experts" share of an MoE layer: the grouped GEMMs, the activation and these casts
+  double expected = 0;
+  for (auto op : {core::Operator::fc1_gated, core::Operator::fc2, core::Operator::swiglu, core::Operator::fp8_cast})
+    expected += ops.find(op)->total_s();
+  const core::Report r = analytic::evaluate(s);
+  REQUIRE(r.experts.present);
+  CHECK(r.experts.experts_s == Approx(expected).epsilon(1e-9));
+  CHECK(r.experts.experts_s > expected - cast->total_s() + 1e-6);  // the casts are in it (0.2 ms at 2x)
 }
