@@ -456,6 +456,10 @@ std::vector<Problem> check(const Scenario& s) {
   return out;
 }
 
+std::string describe(const Problem& p) {
+  return p.message.rfind(p.key, 0) == 0 ? p.message : p.key + ": " + p.message;
+}
+
 std::string first_problem(const Scenario& s, const PipelineSplit& split) {
   FirstReason sink;
   rules(s, split, sink);

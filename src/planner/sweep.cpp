@@ -422,16 +422,17 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
   }
   out.feasible = feasible.size();
   // each reason's first rejected candidate, placed again for its message (once a reason, not per candidate)
-  for (const auto& [reason, i] : first)
-    space.for_each(i, i + 1, [&](const Candidate& c) {
-      core::Scenario s = ctx.base;
-      place(c, ctx.base, s);
-      for (auto& p : core::check(s))
-        if (p.reason == reason) {
-          out.rejected_example.emplace(reason, std::move(p));
-          break;
-        }
-    });
+  for (const auto& [reason, i] : first) {
+    const auto c = space.at(i);
+    if (!c) continue;
+    core::Scenario s = ctx.base;
+    place(*c, ctx.base, s);
+    for (auto& p : core::check(s))
+      if (p.reason == reason) {
+        out.rejected_example.emplace(reason, std::move(p));
+        break;
+      }
+  }
   return feasible;
 }
 

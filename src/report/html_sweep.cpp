@@ -395,6 +395,9 @@ std::string sweep_html(const core::Scenario& base, const planner::SweepResult& r
   counts.row({"pruned (cannot reach the top K)", std::to_string(result.pruned)});
   for (const auto& [reason, n] : result.rejected) counts.row({"rejected: " + reason, std::to_string(n)});
   page.raw(counts.str());
+  // which rule rejected what: the first candidate of each of core::check's reasons
+  for (const auto& [reason, p] : result.rejected_example)
+    page.note("First rejected for " + reason + ": " + core::describe(p) + ".");
   return page.str();
 }
 

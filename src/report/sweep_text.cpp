@@ -180,8 +180,7 @@ std::string table_of(const core::Scenario& base, const planner::Space& space, co
     out += "no layout fits: see the rejection counts above";
     out += r.rejected_example.empty() ? "\n" : "; the first candidate each rule rejected:\n";
     for (const auto& [reason, p] : r.rejected_example)
-      out += fmt::format("  {} ({}): {}{}\n", reason, r.rejected.at(reason),
-                         p.message.rfind(p.key, 0) == 0 ? "" : p.key + ": ", p.message);
+      out += fmt::format("  {} ({}): {}\n", reason, r.rejected.at(reason), core::describe(p));
     return out + scenario_line_of(r, objective);
   }
   // days, GPU-hours, energy and cost when a token budget is given; each only when it is known

@@ -303,6 +303,5 @@ TEST_CASE("experts: without tables the report's experts time holds the routed FP
     expected += ops.find(op)->total_s();
   const core::Report r = analytic::evaluate(s);
   REQUIRE(r.experts.present);
-  CHECK(r.experts.experts_s == Approx(expected).epsilon(1e-9));
-  CHECK(r.experts.experts_s > expected - cast->total_s() + 1e-6);  // the casts are in it (0.2 ms at 2x)
+  CHECK(r.experts.experts_s == Approx(expected).epsilon(1e-9));  // the casts' 0.36 ms at 2x among them
 }

@@ -105,6 +105,11 @@ TEST_CASE("cli: sweep --ep and --etp lists", "[cli][moe]") {
     CHECK(j["rejected_example"]["unsupported"]["key"] == "training.fusion.grouped_mlp");
     CHECK(j["rejected"]["unsupported"].get<long long>() > 0);
     CHECK(j["results"].empty());
+    // the first rejected candidate in enumeration order (112,764 unsupported over many chunks),
+    // whatever the thread count
+    const auto one = ptdsim("sweep " + kMoe + sets + " --format json --threads 1");
+    REQUIRE(one.status == 0);
+    CHECK(nlohmann::json::parse(one.out)["rejected_example"] == j["rejected_example"]);
   }
   SECTION("the scenario's layout (etp unset: tp's 4) is found among --etp 1,4") {
     const auto t = ptdsim("sweep " + kMoe + " --etp 1,4 --ep 8 --pp 2 --tp 4 --top 3");

@@ -14,6 +14,8 @@ struct Problem {
   std::string reason;
   std::string message;
 };
+// "key: message", or the message alone where it names the key first (a sweep's rejection notes)
+std::string describe(const Problem& p);
 
 // Pipeline passes per step the simulator may expand into tasks: micro-batches x pp x vpp (x layers
 // instead of pp x vpp under ZeRO-3, which splits every pass per layer). The task graph, its memory
