@@ -60,9 +60,13 @@ double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, dou
   return count * hi * std::pow(1 + std::pow(lo / hi, knee), 1 / knee);
 }
 
+// Without kernel tables every memory-bound kernel runs at hbm_efficiency over memory_bound_factor
+// (hardware.gpu.memory_bound_factor; docs/analytic.md "Memory-bound work without tables"); with
+// tables this is the fallback for work they do not time, and their own factor is applied to theirs.
 double memory_time(const core::GpuSpec& g, double bytes) {
   const double bw = g.hbm_Bps * g.hbm_efficiency;
-  return bw > 0 ? bytes / bw : 0.0;
+  const double factor = g.kernels ? 1.0 : g.memory_bound_factor;
+  return bw > 0 ? factor * bytes / bw : 0.0;
 }
 
 // One MoE layer, one GPU, 16-bit tensors: the routed experts' activation over their rows and the
@@ -126,8 +130,8 @@ LayerTimes scalar_sums(const core::Scenario& s, bool moe_layer, const LayerOps& 
   const double core_gemm = ops.attention_gemm_s;
   // An MoE layer's routed memory-bound work apart: its bytes leave the stream and its operators come
   // in as operators.cpp times them (permute, activation, unpermute and, in FP8, the experts' casts:
-  // their own backward bytes, hardware.gpu.moe_memory_factor, the fused grouped MLP; docs/analytic.md
-  // "An MoE layer's memory-bound work without tables")
+  // their own backward bytes, the fused grouped MLP; docs/analytic.md "Memory-bound work without
+  // tables"); memory_time carries hardware.gpu.memory_bound_factor into both
   const core::GpuSpec& g = s.hardware.gpu;
   const double width = full_width(s.training.precision) ? 2.0 : 1.0;
   const RoutedBytes routed = moe_layer ? routed_elementwise_bytes(s) : RoutedBytes{};

@@ -283,14 +283,14 @@ core::OperatorTime fp8_casts(const Timing& t, const LayerOps& ops, double norm_e
 }
 
 // Without tables: the routed experts' casts alone, at hbm_efficiency and times
-// gpu.moe_memory_factor, as the rest of the routed memory-bound work (docs/analytic.md "An MoE
-// layer's memory-bound work without tables"). A dense GEMM's casts stay inside the scalar
-// efficiencies, which the H100's FP8 runs set with them in.
+// gpu.memory_bound_factor, as the rest of the memory-bound work (docs/analytic.md "Memory-bound
+// work without tables"). A dense GEMM's casts stay inside the scalar efficiencies, which the
+// H100's FP8 runs set with them in.
 core::OperatorTime routed_fp8_casts(const Timing& t, const LayerOps& ops, core::Fp8Recipe recipe) {
   const CastBytes b = cast_bytes(t, ops, 0, 1, recipe, 1, 1, true);
   core::OperatorTime c = op_of(Operator::fp8_cast, OperatorKind::memory_bound, 0, 0, 0);
-  c.forward_s = t.g.moe_memory_factor * memory_time(t.g, b.forward);
-  c.backward_input_s = t.g.moe_memory_factor * memory_time(t.g, b.backward);
+  c.forward_s = memory_time(t.g, b.forward);
+  c.backward_input_s = memory_time(t.g, b.backward);
   c.source = TimeSource::hbm_efficiency;
   return c;
 }
@@ -470,14 +470,10 @@ void mlp_ops(const core::Scenario& s, const Timing& t, bool moe_layer, double to
     // (docs/analytic.md "Expert parallelism"): this rank routes tokens/sp; the dispatch brings each
     // local expert top_k * ep / experts of every token of its etp*ep group's ranks.
     const ExpertRows r = expert_rows(s);
-    // Without tables the routed experts' memory-bound work carries gpu.moe_memory_factor and its
-    // backward moves its own bytes, as compute.cpp's scalar sums time it (with tables the tables'
-    // factor and bytes are in already).
+    // Without tables the routed experts' memory-bound work moves its own backward bytes, as
+    // compute.cpp's scalar sums time it (with tables the tables' bytes are in already).
     const auto routed = [&](core::OperatorTime o, Bytes bytes) {
-      if (!t.tables) {
-        o.forward_s *= t.g.moe_memory_factor;
-        o.backward_input_s = o.forward_s * bytes.backward / bytes.forward;
-      }
+      if (!t.tables) o.backward_input_s = o.forward_s * bytes.backward / bytes.forward;
       return o;
     };
     add(out, gemm_op(t, Operator::router, t.wide, tokens / sp, m.moe->experts, h));

@@ -183,7 +183,8 @@ core::GpuSpec read_gpu(const Fields& f) {
   }
   if (const Entry* e = gpu.get("kernels")) convert_kernels(*e, g);
   g.sustained_clock = gpu.number("sustained_clock", 1.0);
-  g.moe_memory_factor = gpu.number("moe_memory_factor", 1.0);
+  // without tables; with them gpu.kernels.overhead.memory_bound_factor (convert_kernels) stands
+  if (const double f = gpu.number("memory_bound_factor", 1.0); !g.kernels) g.memory_bound_factor = f;
   g.tables_hbm_Bps = gpu.number("tables_hbm_gbs", 0.0) * core::kGB;
 
   g.tdp_w = gpu.number("tdp_w", 0.0);

@@ -58,7 +58,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.host", {"link_gbs", "memory_gib", "memory_gbs", "adam_gparams"}},
       {"hardware.gpu",
        {"name", "memory_gib", "hbm_gbs", "hbm_efficiency", "peak_tflops", "matmul_efficiency",
-        "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "sustained_clock", "tables_hbm_gbs", "moe_memory_factor", "kernels"}},
+        "kernel_launch_us", "sms", "comm_sms", "tdp_w", "idle_w", "sustained_clock", "tables_hbm_gbs", "memory_bound_factor", "kernels"}},
       {"hardware.gpu.kernels",
        {"source", "gemm", "attention", "attention_flash2", "memory_bound", "cross_entropy", "optimizer", "contention",
         "overhead"}},
@@ -193,7 +193,7 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   // power: a GPU's board power (docs/inputs.md; hardware/FACTS.md)
   t["hardware.gpu.tdp_w"] = rate(Kind::positive, 0, kMaxWatts, "W");
   t["hardware.gpu.sustained_clock"] = rate(Kind::fraction, 0.1, 1, "");
-  t["hardware.gpu.moe_memory_factor"] = rate(Kind::positive, 0, kMaxFactor, "");
+  t["hardware.gpu.memory_bound_factor"] = rate(Kind::positive, 0, kMaxFactor, "");
   t["hardware.gpu.tables_hbm_gbs"] = bandwidth;
   t["hardware.gpu.idle_w"] = rate(Kind::positive, 0, kMaxWatts, "W");
   // gpu.kernels (docs/inputs.md "Kernel tables")

@@ -86,7 +86,7 @@ TEST_CASE("analytic: one layer's time splits into forward, B and W", "[analytic]
   CHECK(layer_times(s, false).recompute == Approx(gemm + core_t).epsilon(1e-12));
 }
 
-TEST_CASE("analytic: an MoE layer's own memory-bound work carries moe_memory_factor without tables",
+TEST_CASE("analytic: without tables every memory-bound time carries memory_bound_factor, an MoE layer's own work too",
           "[analytic][compute][moe]") {
   auto s = testing::mixtral_like_64(8);  // tp 8 with SP, ep 8, 8 experts top-2, h 4096, ffn 14336, swiglu
   s.parallel.etp = 1;
@@ -100,22 +100,27 @@ TEST_CASE("analytic: an MoE layer's own memory-bound work carries moe_memory_fac
   CHECK(routed.backward == Approx(10 * act + tokens).epsilon(1e-12));
   const core::GpuSpec& g = s.hardware.gpu;
   REQUIRE(g.kernels == nullptr);
-  REQUIRE(g.moe_memory_factor == 1.0);
+  REQUIRE(g.memory_bound_factor == 1.0);
   const double bw = g.hbm_Bps * g.hbm_efficiency;
   for (const core::Precision p : {core::Precision::bf16, core::Precision::tf32}) {
     s.training.precision = p;
     const double width = p == core::Precision::tf32 ? 2.0 : 1.0;  // 32-bit tensors move twice the bytes
-    s.hardware.gpu.moe_memory_factor = 1.0;
+    // the layer's whole stream (norms, dropout-adds, activation; here the routed work in it), whose
+    // backward moves twice its forward bytes but for the routed work's own
+    const double moe_bytes = layer_elementwise_bytes(s, true), dense_bytes = layer_elementwise_bytes(s, false);
+    CHECK(moe_bytes == Approx(width * (22 * 512.0 * 4096 + routed.forward)).epsilon(1e-12));
+    s.hardware.gpu.memory_bound_factor = 1.0;
     const LayerTimes at_one = layer_times(s, true);
     const double dense_one = layer_times(s, false).forward;
     const LayerOps ops_one = layer_ops(s, true);
-    s.hardware.gpu.moe_memory_factor = 2.5;
+    s.hardware.gpu.memory_bound_factor = 2.5;
     const LayerTimes at = layer_times(s, true);
-    CHECK(at.forward - at_one.forward == Approx(1.5 * width * routed.forward / bw).epsilon(1e-9));
-    CHECK(at.backward_input - at_one.backward_input == Approx(1.5 * width * routed.backward / bw).epsilon(1e-9));
+    CHECK(at.forward - at_one.forward == Approx(1.5 * moe_bytes / bw).epsilon(1e-9));
+    CHECK(at.backward_input - at_one.backward_input ==
+          Approx(1.5 * (2 * (moe_bytes - width * routed.forward) + width * routed.backward) / bw).epsilon(1e-9));
     CHECK(at.backward_weight == Approx(at_one.backward_weight).epsilon(1e-12));  // no GEMM moves
-    CHECK(layer_times(s, false).forward == Approx(dense_one).epsilon(1e-12));    // a dense layer: no routed work
-    // the report's operator table times the same three operators at the same bytes, nothing else
+    CHECK(layer_times(s, false).forward - dense_one == Approx(1.5 * dense_bytes / bw).epsilon(1e-9));
+    // the report's operator table: the routed operators at the same bytes, and the rest 2.5x too
     const LayerOps ops = layer_ops(s, true);
     double f = 0, b = 0;
     for (const core::Operator op : {core::Operator::permute, core::Operator::swiglu, core::Operator::unpermute}) {
@@ -126,7 +131,7 @@ TEST_CASE("analytic: an MoE layer's own memory-bound work carries moe_memory_fac
     CHECK(f == Approx(2.5 * width * routed.forward / bw).epsilon(1e-9));
     CHECK(b == Approx(2.5 * width * routed.backward / bw).epsilon(1e-9));
     CHECK(ops.find(core::Operator::mlp_norm)->forward_s ==
-          Approx(ops_one.find(core::Operator::mlp_norm)->forward_s).epsilon(1e-12));
+          Approx(2.5 * ops_one.find(core::Operator::mlp_norm)->forward_s).epsilon(1e-12));
   }
 }
 
@@ -152,7 +157,7 @@ TEST_CASE("analytic: in FP8 the routed experts' casts are timed without tables, 
     const double forward = c.per * rows * (h + f);
     const double backward = c.per * rows * (2 * f + h) + c.rescale * (rows * h + 2 * f * h + rows * f + h * f);
     for (const double factor : {1.0, 2.5}) {
-      s.hardware.gpu.moe_memory_factor = factor;
+      s.hardware.gpu.memory_bound_factor = factor;
       const LayerOps ops = layer_ops(s, true);
       const core::OperatorTime* casts = ops.find(core::Operator::fp8_cast);
       REQUIRE(casts != nullptr);
@@ -160,14 +165,16 @@ TEST_CASE("analytic: in FP8 the routed experts' casts are timed without tables, 
       CHECK(casts->backward_input_s == Approx(factor * backward / bw).epsilon(1e-12));
       CHECK(casts->backward_weight_s == 0);
     }
-    // the step's sums: raising the factor from 1 to 2.5 adds 1.5x the routed bytes and the casts'
+    // the step's sums: raising the factor from 1 to 2.5 adds 1.5x the stream's bytes and the casts'
     const RoutedBytes routed = routed_elementwise_bytes(s);
-    s.hardware.gpu.moe_memory_factor = 1.0;
+    const double stream = layer_elementwise_bytes(s, true);  // its routed part included
+    s.hardware.gpu.memory_bound_factor = 1.0;
     const LayerTimes at_one = layer_times(s, true);
-    s.hardware.gpu.moe_memory_factor = 2.5;
+    s.hardware.gpu.memory_bound_factor = 2.5;
     const LayerTimes at = layer_times(s, true);
-    CHECK(at.forward - at_one.forward == Approx(1.5 * (routed.forward + forward) / bw).epsilon(1e-9));
-    CHECK(at.backward_input - at_one.backward_input == Approx(1.5 * (routed.backward + backward) / bw).epsilon(1e-9));
+    CHECK(at.forward - at_one.forward == Approx(1.5 * (stream + forward) / bw).epsilon(1e-9));
+    CHECK(at.backward_input - at_one.backward_input ==
+          Approx(1.5 * (2 * (stream - routed.forward) + routed.backward + backward) / bw).epsilon(1e-9));
     CHECK(at.backward_weight == Approx(at_one.backward_weight).epsilon(1e-12));
   }
   // a dense layer's casts stay inside the scalar efficiencies; a 16-bit MoE layer has none
@@ -182,7 +189,7 @@ TEST_CASE("analytic: the fused grouped MLP runs the experts' SwiGLU and two of t
   s.parallel.etp = 1;
   s.training.precision = core::Precision::fp8;
   s.training.fp8_recipe = core::Fp8Recipe::mxfp8;
-  s.hardware.gpu.moe_memory_factor = 2.0;
+  s.hardware.gpu.memory_bound_factor = 2.0;
   const core::GpuSpec& g = s.hardware.gpu;
   const double bw = g.hbm_Bps * g.hbm_efficiency, rows = 1024, h = 4096, f = 14336;
   const LayerOps eager = layer_ops(s, true);

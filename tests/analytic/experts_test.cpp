@@ -278,12 +278,12 @@ TEST_CASE("experts: without tables the report's experts time holds the routed FP
   // etp 1, one local expert: 512 tokens x top_k 2 x ep 8 / 8 experts = 1024 rows, hidden 4096, the
   // whole expert (ffn 14336, gated: fc1 writes 2 x 14336). Current scaling casts each GEMM operand
   // unfused at 6 bytes an element (memory_ops.cpp fp8_cast_bytes): forward fc1's and fc2's inputs,
-  // backward their output gradients; no rescale. Timed at hbm_efficiency x moe_memory_factor.
+  // backward their output gradients; no rescale. Timed at hbm_efficiency x memory_bound_factor.
   auto s = moe_64();
   s.parallel.etp = 1;
   auto& g = s.hardware.gpu;
   g.peak_flops[core::index(core::Precision::fp8)] = 2 * g.peak_flops[core::index(core::Precision::bf16)];
-  g.moe_memory_factor = 2.0;
+  g.memory_bound_factor = 2.0;
   s.training.precision = core::Precision::fp8;
   s.training.fp8_recipe = core::Fp8Recipe::current;
   s.training.recompute = core::Recompute::none;

@@ -332,11 +332,11 @@ const Case kCases[] = {
      "(0, 1], got \"1.2\"\n"
      "  sustained_clock: 1.2\n"
      "                   ^"},
-    {"hardware_moe_memory_factor_zero.yaml",
-     "{data}/bad/hardware_moe_memory_factor_zero.yaml:6:22: error: hardware.gpu.moe_memory_factor must be a positive "
-     "number, got \"0\"\n"
-     "  moe_memory_factor: 0\n"
-     "                     ^"},
+    {"hardware_memory_bound_factor_zero.yaml",
+     "{data}/bad/hardware_memory_bound_factor_zero.yaml:6:24: error: hardware.gpu.memory_bound_factor must be a "
+     "positive number, got \"0\"\n"
+     "  memory_bound_factor: 0\n"
+     "                       ^"},
     {"hf_bad_values.json",
      "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
      "  \"num_attention_heads\": 32.5,\n"

@@ -209,17 +209,13 @@ struct GpuSpec {
   std::shared_ptr<const KernelTables> kernels;
   // What the tables leave unexplained end to end (gpu.kernels.overhead, fitted by `ptdsim
   // validate --fit` on the fit split; docs/validation.md): a time per transformer layer and pass
-  // (forward, B, W) for the host's launch gaps, and a factor on the memory-bound kernels' times
-  // for the elementwise work the tables do not time (casts, RoPE, unfused framework code), which
-  // grows with the same activations. Used only with kernel tables.
+  // (forward, B, W) for the host's launch gaps (used only with kernel tables), and a factor on the
+  // memory-bound kernels' times for the elementwise work the tables do not time (casts, RoPE,
+  // unfused framework code), which grows with the same activations. Without tables the factor is
+  // hardware.gpu.memory_bound_factor, on every memory-bound time at hbm_efficiency (memory_time;
+  // docs/analytic.md "Memory-bound work without tables").
   double layer_overhead_s = 0;
   double memory_bound_factor = 1.0;
-  // Without tables, the factor on the time of an MoE layer's routed memory-bound work (token permute
-  // and unpermute, the routed experts' activation): scalar efficiencies set by dense runs hold a
-  // dense layer's memory-bound work, not work a dense layer does not have (hardware.gpu.
-  // moe_memory_factor; docs/analytic.md "An MoE layer's memory-bound work without tables"). Not read
-  // with kernel tables, whose factor above covers the same operators.
-  double moe_memory_factor = 1.0;
   // What the tables measured, carried to this GPU (hardware.gpu.sustained_clock, tables_hbm_gbs;
   // docs/analytic.md "Another GPU's tables"): the fraction of the tables' SM clock this GPU sustains
   // in training (a lower power cap), which divides every GEMM and attention rate the tables give;
