@@ -5,6 +5,7 @@
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/operators.hpp"
+#include "../common/round_kernel_tables.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
@@ -133,6 +134,24 @@ TEST_CASE("analytic: without tables every memory-bound time carries memory_bound
     CHECK(ops.find(core::Operator::mlp_norm)->forward_s ==
           Approx(2.5 * ops_one.find(core::Operator::mlp_norm)->forward_s).epsilon(1e-12));
   }
+}
+
+TEST_CASE("analytic: memory_time carries memory_bound_factor without tables only, the optimizer step with it",
+          "[analytic][compute]") {
+  auto g = testing::mixtral_like_64(8).hardware.gpu;  // the A100 file: no tables
+  REQUIRE(g.kernels == nullptr);
+  const double bw = g.hbm_Bps * g.hbm_efficiency;
+  core::TrainingSpec t;
+  const double adam = optimizer_time(g, t, 1e9);
+  CHECK(adam == Approx(34e9 / bw).epsilon(1e-12));  // mixed-precision Adam, 34 bytes a parameter
+  g.memory_bound_factor = 2.5;
+  CHECK(memory_time(g, 1e9) == Approx(2.5e9 / bw).epsilon(1e-12));
+  CHECK(optimizer_time(g, t, 1e9) == Approx(2.5 * adam).epsilon(1e-12));
+  // with tables the factor is the tables' own, on what they time; their fallback stays at hbm_efficiency
+  auto h = testing::h100_with_tables().gpu;
+  REQUIRE(h.kernels != nullptr);
+  h.memory_bound_factor = 2.5;
+  CHECK(memory_time(h, 1e9) == Approx(1e9 / (h.hbm_Bps * h.hbm_efficiency)).epsilon(1e-12));
 }
 
 TEST_CASE("analytic: in FP8 the routed experts' casts are timed without tables, a dense layer's are not",

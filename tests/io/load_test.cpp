@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "fixtures.hpp"
 #include "ptdsim/core/error.hpp"
@@ -171,6 +173,28 @@ TEST_CASE("io: hardware defaults", "[io][hardware]") {
   CHECK(h.topology == core::Topology::fat_tree);
   CHECK(h.oversubscription == 1.0);
   CHECK(h.collectives.empty());
+}
+
+TEST_CASE("io: gpu.memory_bound_factor is read without kernel tables, and with them the tables' overhead factor stands",
+          "[io][hardware]") {
+  CHECK(io::load_hardware_from_string(io::test::kHardware, "hw.yaml").gpu.memory_bound_factor == 1.0);
+  const std::string dir = std::string(PTDSIM_SOURCE_DIR) + "/hardware/";
+  CHECK(io::load_hardware(dir + "gb200-nvl72.yaml").gpu.memory_bound_factor == Approx(2.167).epsilon(1e-12));
+  CHECK(io::load_hardware(dir + "dgx-h100.yaml").gpu.memory_bound_factor == Approx(2.167).epsilon(1e-12));
+  // the H100 file with a gpu-level factor of 5: its tables' overhead factor wins, and without the
+  // overhead line the tables' default of 1 does (the gpu-level key is for files without tables)
+  std::ifstream in(dir + "dgx-h100.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto at = text.find("  kernel_launch_us:");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "  memory_bound_factor: 5\n");
+  CHECK(io::load_hardware_from_string(text, "h.yaml").gpu.memory_bound_factor == Approx(2.167).epsilon(1e-12));
+  const auto over = text.find("    overhead: {");
+  REQUIRE(over != std::string::npos);
+  text.erase(over, text.find('\n', over) + 1 - over);
+  CHECK(io::load_hardware_from_string(text, "h.yaml").gpu.memory_bound_factor == 1.0);
 }
 
 TEST_CASE("io: matmul_efficiency may be a calibrated table", "[io][hardware]") {

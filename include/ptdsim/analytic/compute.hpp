@@ -21,7 +21,7 @@ double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, 
 // smooth maximum, t = (t0^p + t_scalar^p)^(1/p), with the floor t0 and knee p of the H100 tables'
 // fitted GEMM model of the same precision class (docs/analytic.md "Experts without kernel tables").
 double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k, double count);
-// bytes / (hbm_Bps * hbm_efficiency).
+// bytes / (hbm_Bps * hbm_efficiency), times gpu.memory_bound_factor on a GPU without kernel tables.
 double memory_time(const core::GpuSpec& g, double bytes);
 
 // One transformer layer on one GPU, one micro-batch, seconds: the sums over layer_ops().
@@ -67,7 +67,7 @@ RoutedBytes routed_elementwise_bytes(const core::Scenario& s);
 // The optimizer step of one GPU: bytes of states read and written per parameter it updates.
 double optimizer_step_bytes_per_param(const core::TrainingSpec& t);
 // Its time for `params_updated` parameters: those bytes at the measured fused-AdamW bandwidth
-// (gpu.kernels.optimizer), else at hbm_Bps x hbm_efficiency.
+// (gpu.kernels.optimizer), else as memory_time.
 double optimizer_time(const core::GpuSpec& g, const core::TrainingSpec& t, double params_updated);
 
 }  // namespace ptdsim::analytic
