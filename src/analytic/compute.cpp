@@ -3,6 +3,7 @@
 #include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/op_checkpoint.hpp"
 #include "ptdsim/analytic/operators.hpp"
+#include "ptdsim/core/layer_gemms.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +91,7 @@ RoutedBytes routed_elementwise_bytes(const core::Scenario& s) {
 //   MoE: top_k x the expert activation, plus token permute and unpermute 8 sbh * top_k (/t with SP)
 //   softmax without flash attention: read 2, write 2 for the scores, dropout read 2 write 2 mask 1
 //                                    = 9 a (s/c) s b                (/t)
+//   qk_norm: every local head's query and key, read 2 + write 2    4 sb (a/t + kv_local) d
 double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   const auto& m = s.model;
   const double t = s.parallel.tp, sp = s.parallel.sequence_parallel ? t : 1.0;
@@ -106,6 +108,8 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   }
   if (!s.training.flash_attention) bytes += 9.0 * m.heads * local * seq * b / t;
   if (m.mla) bytes += 4.0 * local * b * (m.mla->q_lora_rank + m.mla->kv_lora_rank) / sp;  // the latents' norms
+  if (m.qk_norm && !m.mla)  // the heads' query and key norms, on all the tokens: read 2, write 2
+    bytes += 4.0 * local * b * (m.heads / t + core::kv_heads_per_rank(m, s.parallel.tp)) * m.head_dim();
   return full_width(s.training.precision) ? 2 * bytes : bytes;
 }
 

@@ -543,6 +543,12 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   } else {
     add(out, projection_op(t, Operator::qkv, tokens, qkv, h));
   }
+  if (m.qk_norm && !m.mla) {
+    // every local head's query and key, on all the tokens (after the projection's SP gather)
+    const double width = (m.heads / tp + kv_local) * m.head_dim();
+    add(out, by_bytes ? bytes_op(t, Operator::qk_norm, norm_bytes(t.fusion.norm), tokens, width)
+                      : stream_op(t, Operator::qk_norm, norm, core::memory_op_bytes(norm), tokens, width));
+  }
   if (m.position == core::Position::rope) add(out, rope_op(t, m, tokens, tp, kv_local, by_bytes));
   const core::OperatorTime att = attention_op(s, t, out);
   add(out, att);

@@ -48,6 +48,10 @@ bool model_rules(const ModelSpec& m, Sink& sink) {
           return std::string("MLA's projections have no biases (DeepSeek-V2/V3): set bias: false");
         }))
       return true;
+    if (m.qk_norm && sink.fail("model.qk_norm", "unsupported", [] {
+          return std::string("MLA normalises its latents (DeepSeek-V2/V3), not each head's query and key: set qk_norm: false");
+        }))
+      return true;
   }
   if (m.sliding_window && m.sliding_window->full_every > m.layers && sink.fail("model.sliding_window.full_every", "range", [&] {
         return "full_every " + str(m.sliding_window->full_every) + " exceeds the " + str(m.layers) +

@@ -120,7 +120,7 @@ constexpr Table<Operator, kOperatorCount> kOperator{{{Operator::embedding, "embe
                                                      {Operator::q_up, "q_up"},
                                                      {Operator::kv_down, "kv_down"},
                                                      {Operator::kv_up, "kv_up"},
-                                                     {Operator::latent_norm, "latent_norm"},
+                                                     {Operator::latent_norm, "latent_norm"}, {Operator::qk_norm, "qk_norm"},
                                                      {Operator::shared_fc1, "shared_fc1"},
                                                      {Operator::shared_activation, "shared_activation"},
                                                      {Operator::shared_fc2, "shared_fc2"},

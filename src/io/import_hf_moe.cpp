@@ -137,7 +137,7 @@ void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
             at(f, "num_nextn_predict_layers"));
 }
 
-void read_hf_qwen3_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>& warnings) {
+void read_hf_qwen3_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>&) {
   core::MoeSpec e;
   e.experts = required(f, "num_experts", "model.moe.experts");
   e.top_k = required(f, "num_experts_per_tok", "model.moe.top_k");
@@ -163,8 +163,8 @@ void read_hf_qwen3_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, s
   if (e.first_k_dense > 0)
     lines.add_moe("first_k_dense", int_text(e.first_k_dense), "mlp_only_layers", at(f, "mlp_only_layers"));
   add_router(lines, core::Router::softmax, "Qwen3-MoE's softmax router");
-  warnings.push_back(fmt::format("Qwen3's per-head q and k RMSNorms ({} parameters per layer) are not counted",
-                                 2 * m.head_dim()));
+  m.qk_norm = true;
+  lines.add("qk_norm", "true", "Qwen3Attention's q_norm and k_norm (RMSNorm over each head)");
 }
 
 void read_hf_gpt_oss(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>&) {

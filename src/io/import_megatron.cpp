@@ -45,7 +45,7 @@ const std::vector<std::string> kSwitchFlags{
     "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
     "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
     "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
-    "--multi-latent-attention",
+    "--multi-latent-attention", "--qk-layernorm",
     "--optimizer-cpu-offload"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
@@ -575,6 +575,7 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   if (position == "none") out.warnings.push_back("--position-embedding-type none taken as rope (no position table)");
   m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
   m.bias = !a.has("--disable-bias-linear");
+  m.qk_norm = a.has("--qk-layernorm");
 
   model.add("layers", itext(m.layers), "--num-layers", a.at("--num-layers"));
   model.add("hidden", itext(m.hidden), "--hidden-size", a.at("--hidden-size"));
@@ -600,6 +601,7 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
             m.tied_embeddings ? "no --untie-embeddings-and-output-weights" : "--untie-embeddings-and-output-weights");
   model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
   if (m.attention_head_dim > 0) model.add("head_dim", itext(m.attention_head_dim), "--kv-channels", a.at("--kv-channels"));
+  if (m.qk_norm) model.add("qk_norm", "true", "--qk-layernorm", a.at("--qk-layernorm"));
   read_moe_and_mla(a, m, model);
   // what evaluate would refuse, at the flag that gave it
   detail::check_model(m, model, Mark{src, 0, 0});

@@ -57,6 +57,7 @@ core::ModelSpec convert_model(const Node& n, const Mark& where, const std::strin
     m.sliding_window = w;
   }
   m.attention_sinks = f.boolean("attention_sinks", false);
+  m.qk_norm = f.boolean("qk_norm", false);
   m.mtp_layers = static_cast<int>(f.integer("mtp_layers", 0));
   return m;
 }

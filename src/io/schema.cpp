@@ -46,7 +46,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
                            "fp8_cast", "grouped_mlp"}},
       {"model",
        {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "mlp", "norm",
-        "position", "max_seq_len", "tied_embeddings", "bias", "moe", "mla", "sliding_window", "attention_sinks",
+        "position", "max_seq_len", "tied_embeddings", "bias", "moe", "mla", "sliding_window", "attention_sinks", "qk_norm",
         "mtp_layers", "head_dim"}},
       {"model.moe",
        {"experts", "top_k", "every", "ffn_hidden", "shared_experts", "shared_ffn_hidden", "first_k_dense", "router",

@@ -4,7 +4,10 @@
 
 #include "ptdsim/analytic/compute.hpp"
 #include "ptdsim/analytic/flops.hpp"
+#include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/operators.hpp"
+#include "ptdsim/analytic/params.hpp"
+#include "ptdsim/core/check.hpp"
 #include "../common/round_kernel_tables.hpp"
 #include "../common/scenarios.hpp"
 
@@ -251,4 +254,36 @@ TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {
   CHECK(layer_elementwise_bytes(s, false) == Approx(38 * sbh / t + 9.0 * 96 * 2048 * 2048 / t).epsilon(1e-12));
   // optimizer: Adam 34 bytes per parameter updated, SGD 26
   CHECK(optimizer_step_bytes_per_param(s.training) == 34);
+}
+
+TEST_CASE("analytic: the heads' query and key norms (Qwen3's QK-norm), hand-worked", "[analytic][compute]") {
+  // tp 8 with SP, h 4096, 32 heads and 8 KV heads of 128, sequence 4096, micro-batch 1: after the
+  // QKV projection each rank holds all 4096 tokens of 4 query heads and 1 key head, 640 wide
+  auto s = testing::mixtral_like_64(8);
+  s.model.moe.reset();
+  s.parallel.ep = 1;
+  const double tokens = 4096, width = (32 / 8 + 1) * 128;
+  const double stream = layer_elementwise_bytes(s, false), saved = layer_activation_bytes(s, false, core::Recompute::selective);
+  const double attention = attention_params(s.model);
+  s.model.qk_norm = true;
+  REQUIRE(core::check(s).empty());
+  // the scalar stream: read 2, write 2 an element forward
+  CHECK(layer_elementwise_bytes(s, false) - stream == Approx(4 * tokens * width).epsilon(1e-12));
+  const LayerOps ops = layer_ops(s, false);
+  const core::OperatorTime* qk = ops.find(core::Operator::qk_norm);
+  REQUIRE(qk != nullptr);
+  CHECK(qk->m == Approx(tokens).epsilon(1e-12));
+  CHECK(qk->n == Approx(width).epsilon(1e-12));
+  const auto& g = s.hardware.gpu;
+  CHECK(qk->forward_s == Approx(4 * tokens * width / (g.hbm_Bps * g.hbm_efficiency)).epsilon(1e-12));
+  // memory: the norms keep their inputs, the query (32 x 128) and one key (8 x 128) a token, over tp
+  CHECK(layer_activation_bytes(s, false, core::Recompute::selective) - saved ==
+        Approx(2 * tokens * (32 * 128 + 8 * 128) / 8).epsilon(1e-12));
+  // parameters: an RMSNorm weight of head_dim each, shared by the heads
+  CHECK(attention_params(s.model) - attention == Approx(2 * 128).epsilon(1e-12));
+  // with tables the operator is a norm at the tables' rates, beside RoPE
+  s.hardware = testing::h100_with_tables();
+  const LayerOps with_tables = layer_ops(s, false);
+  REQUIRE(with_tables.find(core::Operator::qk_norm) != nullptr);
+  CHECK(with_tables.find(core::Operator::qk_norm)->forward_s > 0);
 }

@@ -38,10 +38,11 @@ core::ModelSpec deepseek_v3() {
 }
 
 // Qwen3 MoE (config.json of Qwen/Qwen3-235B-A22B and Qwen/Qwen3-30B-A3B): head_dim 128 whatever
-// hidden / heads, 128 experts, top 8, every layer MoE, untied.
+// hidden / heads, 128 experts, top 8, every layer MoE, untied; q_norm and k_norm of 128 each.
 core::ModelSpec qwen3_moe(int layers, int hidden, int heads, int expert_ffn) {
   core::ModelSpec m = llama(layers, hidden, heads, 4, expert_ffn * 8, 151936);
   m.attention_head_dim = 128;
+  m.qk_norm = true;
   m.moe = core::MoeSpec{128, 8, 1, expert_ffn};
   return m;
 }
@@ -91,25 +92,26 @@ TEST_CASE("moe model: DeepSeek-V3's MTP module: the 685B checkpoint", "[analytic
 TEST_CASE("moe model: Qwen3-235B-A22B and Qwen3-30B-A3B", "[analytic][params][moe]") {
   SECTION("235B-A22B: 94 layers, h 4096, 64 heads of 128, expert FFN 1536") {
     const core::ModelSpec m = qwen3_moe(94, 4096, 64, 1536);
-    // attention: Q 4096*8192 + K, V 2*4096*512 + O 8192*4096 = 71,303,168; experts 128 *
-    // 3*4096*1536 (18,874,368) = 2,415,919,104; router 524,288; norms 8192 -> 2,487,754,752 x 94 =
-    // 233,848,946,688; embedding and head 2*151936*4096 = 1,244,659,712; final norm 4096
-    CHECK(attention_params(m) == Approx(71303168.0).epsilon(1e-12));
-    CHECK(total_params(m) == Approx(235093610496.0).epsilon(1e-12));
+    // attention: Q 4096*8192 + K, V 2*4096*512 + O 8192*4096 = 71,303,168 + q_norm and k_norm 256
+    // = 71,303,424; experts 128 * 3*4096*1536 (18,874,368) = 2,415,919,104; router 524,288; norms
+    // 8192 -> 2,487,755,008 x 94 = 233,848,970,752; embedding and head 2*151936*4096 =
+    // 1,244,659,712; final norm 4096
+    CHECK(attention_params(m) == Approx(71303424.0).epsilon(1e-12));
+    CHECK(total_params(m) == Approx(235093634560.0).epsilon(1e-12));
     CHECK(total_params(m) == Approx(235e9).epsilon(0.005));  // the card: 235B
-    // active: 94 * 120 * 18,874,368 fewer = 22,190,739,456 (the card: 22B, 0.9% below)
-    CHECK(active_params(m) == Approx(22190739456.0).epsilon(1e-12));
+    // active: 94 * 120 * 18,874,368 fewer = 22,190,763,520 (the card: 22B, 0.9% below)
+    CHECK(active_params(m) == Approx(22190763520.0).epsilon(1e-12));
     CHECK(active_params(m) == Approx(22e9).epsilon(0.01));
   }
   SECTION("30B-A3B: 48 layers, h 2048, 32 heads of 128, expert FFN 768") {
     const core::ModelSpec m = qwen3_moe(48, 2048, 32, 768);
-    // attention 2048*4096*2 + 2*2048*512 = 18,874,368; experts 128 * 4,718,592 = 603,979,776;
-    // router 262,144; norms 4096 -> 623,120,384 x 48 = 29,909,778,432; + 2*151936*2048 =
-    // 622,329,856 + 2048 -> 30,532,110,336 (the card: 30.5B)
-    CHECK(total_params(m) == Approx(30532110336.0).epsilon(1e-12));
+    // attention 2048*4096*2 + 2*2048*512 + 256 = 18,874,624; experts 128 * 4,718,592 =
+    // 603,979,776; router 262,144; norms 4096 -> 623,120,640 x 48 = 29,909,790,720; + 2*151936*2048
+    // = 622,329,856 + 2048 -> 30,532,122,624 (the card: 30.5B)
+    CHECK(total_params(m) == Approx(30532122624.0).epsilon(1e-12));
     CHECK(total_params(m) == Approx(30.5e9).epsilon(0.005));
-    // active: 48 * 120 * 4,718,592 fewer = 3,353,020,416 (the card: 3.3B, 1.6% below)
-    CHECK(active_params(m) == Approx(3353020416.0).epsilon(1e-12));
+    // active: 48 * 120 * 4,718,592 fewer = 3,353,032,704 (the card: 3.3B, 1.6% below)
+    CHECK(active_params(m) == Approx(3353032704.0).epsilon(1e-12));
     CHECK(active_params(m) == Approx(3.3e9).epsilon(0.02));
   }
 }

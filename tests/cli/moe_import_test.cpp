@@ -21,7 +21,8 @@ struct HfCase {
 };
 
 // Hand counts (tests/analytic/moe_model_test.cpp and docs/analytic.md "Parameters"):
-// DeepSeek-V3 671,026,404,352 + its MTP module 11,610,067,968; Qwen3 as there; gpt-oss-120b:
+// DeepSeek-V3 671,026,404,352 + its MTP module 11,610,067,968; Qwen3 as there, plus q_norm and
+// k_norm (head_dim 128 weights each, 256 a layer); gpt-oss-120b:
 // attention 2880*4096*2 + 2*2880*512 + biases 4096 + 1024 + 2880 + 64 sinks = 26,550,336, 128
 // experts of 3*2880^2 + 2*2880 + 2880 = 24,892,992, router 368,640, norms 5,760 -> 3,218,227,968 x
 // 36 = 115,856,206,848 + 2*201088*2880 + 2880 = 116,829,152,064 (the card: 116.83B), active 124
@@ -33,8 +34,8 @@ struct HfCase {
 // 46,702,792,704 / 12,879,925,248.
 const HfCase kHf[] = {
     {"DeepSeek-V3", "  kv_lora_rank: 512", 682636472320.0, 38240382976.0},
-    {"Qwen3-30B-A3B", "head_dim: 128", 30532110336.0, 3353020416.0},
-    {"Qwen3-235B-A22B", "head_dim: 128", 235093610496.0, 22190739456.0},
+    {"Qwen3-30B-A3B", "qk_norm: true", 30532110336.0 + 48 * 256, 3353020416.0 + 48 * 256},
+    {"Qwen3-235B-A22B", "qk_norm: true", 235093610496.0 + 94 * 256, 22190739456.0 + 94 * 256},
     {"gpt-oss-120b", "attention_sinks: true", 116829152064.0, 5711978304.0},
     {"Llama-4-Scout-17B-16E", "  shared_experts: 1", 107769861120.0, 17172894720.0},
     {"Mixtral-8x7B-v0.1", "  experts: 8", 46702792704.0, 12879925248.0},

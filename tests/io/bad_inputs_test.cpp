@@ -365,6 +365,15 @@ const Case kCases[] = {
      "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM)\n"
      "  \"architectures\": [\"FalconForCausalLM\"],\n"
      "                    ^"},
+    {"model_qk_norm_not_bool.yaml",
+     "{data}/bad/model_qk_norm_not_bool.yaml:5:10: error: model.qk_norm must be true or false, got \"1\"\n"
+     "qk_norm: 1\n"
+     "         ^"},
+    {"scenario_qk_norm_mla.yaml",
+     "{data}/bad/scenario_qk_norm_mla.yaml:8:3: error: MLA normalises its latents (DeepSeek-V2/V3), not each head's "
+     "query and key: set qk_norm: false\n"
+     "  qk_norm: true\n"
+     "  ^"},
     {"model_bias_not_bool.yaml",
      "{data}/bad/model_bias_not_bool.yaml:5:7: error: model.bias must be true or false, got \"yes\"\n"
      "bias: yes\n"

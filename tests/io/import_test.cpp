@@ -200,7 +200,11 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(m.norm == core::Norm::rmsnorm);
     CHECK_FALSE(m.tied_embeddings);
     CHECK(m.bias);  // no --disable-bias-linear
+    CHECK_FALSE(m.qk_norm);  // no --qk-layernorm
     CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --lr --data-path"));
+    const auto qk = io::import_megatron(args + " --qk-layernorm", "llama", {});
+    CHECK(qk.yaml.find("qk_norm: true") != std::string::npos);
+    CHECK(io::load_model_from_string(qk.yaml, "m.yaml").qk_norm);
     CHECK(mentions(im.warnings, "only into a scenario"));
   }
   SECTION("a scenario: layout, switches, tokens from --train-iters") {

@@ -25,7 +25,7 @@ struct LayerOps {
   const core::OperatorTime* find(core::Operator op) const;
 };
 
-// In execution order: input_norm, qkv (MLA: q_down, kv_down, latent_norm, q_up, kv_up), rope,
+// In execution order: input_norm, qkv (MLA: q_down, kv_down, latent_norm, q_up, kv_up), qk_norm, rope,
 // attention, proj, attention_dropout_add, mlp_norm, then fc1 or fc1_gated, gelu or swiglu, fc2 (MoE
 // layers: router, permute, the local experts' fc1, activation and fc2 as `count` GEMMs, unpermute,
 // then the shared experts' shared_fc1, shared_activation, shared_fc2), mlp_dropout_add, fp8_cast,

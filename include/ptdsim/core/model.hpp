@@ -64,6 +64,9 @@ struct ModelSpec {
   std::optional<MlaSpec> mla;
   std::optional<SlidingWindow> sliding_window;
   bool attention_sinks = false;  // a learned sink logit per head in every softmax (GPT-OSS)
+  // A norm over each head's query and key after the QKV projection (Qwen3's q_norm and k_norm,
+  // Megatron-Core's --qk-layernorm): head_dim weights each, two memory-bound kernels a pass
+  bool qk_norm = false;
   // Multi-token prediction modules (DeepSeek-V3): each one more transformer layer (the kind of the
   // layer that would follow the last), a projection of 2h to h and three norms, on the last
   // pipeline stage, sharing the embedding and the output head; each predicts one token further.

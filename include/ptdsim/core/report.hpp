@@ -141,9 +141,10 @@ enum class Operator {
   rope, fp8_cast,
   // MLA's projections (qkv's place) and its latents' norms; a MoE layer's shared experts; the MTP
   // modules' projections, logits and losses on the last stage
-  q_down, q_up, kv_down, kv_up, latent_norm, shared_fc1, shared_activation, shared_fc2, mtp
+  q_down, q_up, kv_down, kv_up, latent_norm, shared_fc1, shared_activation, shared_fc2, mtp,
+  qk_norm  // per-head query and key norms (model.qk_norm)
 };
-inline constexpr int kOperatorCount = 31;
+inline constexpr int kOperatorCount = 32;
 enum class OperatorKind { gemm, attention, memory_bound, loss, optimizer, overhead };
 inline constexpr int kOperatorKindCount = 6;
 // Where an operator's time came from: a measured row, a model fitted to measured rows, the scalar
