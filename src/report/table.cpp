@@ -159,11 +159,18 @@ void compute_section(std::string& out, const core::Report& r) {
   for (const auto& o : c.layer) {
     switch (o.op) {
       case core::Operator::qkv:
+      case core::Operator::q_down:
+      case core::Operator::q_up:
+      case core::Operator::kv_down:
+      case core::Operator::kv_up:
+      case core::Operator::rope:
       case core::Operator::attention:
       case core::Operator::proj:
       case core::Operator::attention_dropout_add: attention += o.total_s(); break;
       case core::Operator::input_norm:
-      case core::Operator::mlp_norm: norms += o.total_s(); break;
+      case core::Operator::mlp_norm:
+      case core::Operator::latent_norm:
+      case core::Operator::qk_norm: norms += o.total_s(); break;
       default: mlp += o.total_s(); break;
     }
   }
