@@ -575,7 +575,9 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   if (position == "none") out.warnings.push_back("--position-embedding-type none taken as rope (no position table)");
   m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
   m.bias = !a.has("--disable-bias-linear");
-  m.qk_norm = a.has("--qk-layernorm");
+  // with MLA the flag is the latents' norms (gpt_layer_specs.py: q_up and kv_up become layer-norm
+  // linears), which ptdsim's MLA always has; otherwise the heads' query and key norms
+  m.qk_norm = a.has("--qk-layernorm") && !a.has("--multi-latent-attention");
 
   model.add("layers", itext(m.layers), "--num-layers", a.at("--num-layers"));
   model.add("hidden", itext(m.hidden), "--hidden-size", a.at("--hidden-size"));

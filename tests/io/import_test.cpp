@@ -205,6 +205,13 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     const auto qk = io::import_megatron(args + " --qk-layernorm", "llama", {});
     CHECK(qk.yaml.find("qk_norm: true") != std::string::npos);
     CHECK(io::load_model_from_string(qk.yaml, "m.yaml").qk_norm);
+    // DeepSeek-V3's command lines pass it with MLA, where it is the latents' norms: no qk_norm
+    const auto mla = io::import_megatron(args + " --qk-layernorm --multi-latent-attention --kv-lora-rank 512"
+                                                " --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128"
+                                                " --num-query-groups 64 --disable-bias-linear",
+                                         "mla", {});
+    CHECK(mla.yaml.find("qk_norm") == std::string::npos);
+    CHECK_FALSE(io::load_model_from_string(mla.yaml, "m.yaml").qk_norm);
     CHECK(mentions(im.warnings, "only into a scenario"));
   }
   SECTION("a scenario: layout, switches, tokens from --train-iters") {
