@@ -38,7 +38,7 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const auto& p = s.parallel;
   const double t = p.tp, c = p.cp;
   const double b = s.training.micro_batch, seq = s.training.seq_len, local = seq / c;
-  const double h = m.hidden, a = m.heads, kv_ratio = static_cast<double>(m.kv_heads) / m.heads;
+  const double h = m.hidden, a = m.heads;
   const double sbh = local * b * h;
   const double width = full_width(s.training.precision) ? 2.0 : 1.0;
   const double sp = p.sequence_parallel ? t : 1.0;
@@ -65,10 +65,12 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
     replicated += 2 * sb * (2.0 * l.q_lora_rank + 2.0 * l.kv_lora_rank + l.qk_rope_head_dim);
     split = again(core::RecomputeModule::mla_up_proj) ? 2 * sb * m.heads * l.v_head_dim
                                                       : 2 * sb * m.heads * (2.0 * l.qk_head_dim() + 2.0 * l.v_head_dim);
-  } else if (m.attention_head_dim > 0) {
-    split = 2 * sb * (m.q_width() + 2 * m.kv_width() + m.attention_out_width());
   } else {
-    split = sbh * (2 + 4 * kv_ratio + 2);
+    // the attention core keeps the keys and values it ran on: every query head's copy where the
+    // model code repeats them before SDPA (training.repeat_kv, torchtitan's repeat_kv), which
+    // materialises the expanded tensor
+    const double kv_width = s.training.repeat_kv ? static_cast<double>(m.heads) * m.head_dim() : m.kv_width();
+    split = 2 * sb * (m.q_width() + 2 * kv_width + m.attention_out_width());
   }
   // the query and key norms keep their inputs, the projection's query and key outputs, beside the
   // normed (and rotated) copies the attention core keeps

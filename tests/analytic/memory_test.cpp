@@ -148,6 +148,29 @@ TEST_CASE("analytic: Megatron-Core's recompute modules keep only a recomputed mo
   }
 }
 
+TEST_CASE("analytic: repeated key/value heads keep every query head's K and V (torchtitan's repeat_kv)", "[analytic][memory]") {
+  // Llama 3 8B-like: h 4096, 32 heads, 8 KV heads of 128, swiglu f 14336, s 8192, b 1, t 1, bf16,
+  // flash attention, no recompute: K and V 2sb·k·d each; repeated, 2sb·a·d each
+  auto s = fig1_scenario(kFig1[0], false);
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.kv_heads = 8;
+  s.model.ffn_hidden = 14336;
+  s.model.mlp = core::Mlp::swiglu;
+  s.parallel.tp = 1;
+  s.training.seq_len = 8192;
+  s.training.micro_batch = 1;
+  s.training.precision = core::Precision::bf16;
+  s.training.flash_attention = true;
+  const double sb = 8192.0, sbh = sb * 4096;
+  const double plain = sbh * 10 + 2 * sb * (4096 + 2 * 1024 + 4096) + 6 * sb * 14336;
+  CHECK(activation_bytes_per_layer(s) == Approx(plain).epsilon(1e-12));
+  s.training.repeat_kv = true;
+  CHECK(activation_bytes_per_layer(s) - plain == Approx(2 * 2 * sb * (4096 - 1024)).epsilon(1e-12));
+  s.training.recompute = core::Recompute::full;  // the layer input only, repeated or not
+  CHECK(activation_bytes_per_layer(s) == Approx(2 * sbh).epsilon(1e-12));
+}
+
 TEST_CASE("analytic: micro-batches in flight per schedule", "[analytic][memory]") {
   auto s = testing::gpt3_1024();  // p 16, m 192
   CHECK(in_flight_microbatches(s, 0) == 16);
