@@ -340,6 +340,15 @@ std::string merge_calibration(const std::string& base_text, const std::string& b
     const bool commented = key == "matmul_efficiency" || key == "kernels";
     text = splice(text, gpu, top_level_end(root, "gpu", eof), key, block, commented ? comment : "");
   }
+  if (c.kernels) {
+    // the scalar model's factor (times at hbm_efficiency) means nothing beside tables, whose own is
+    // kernels.overhead.memory_bound_factor; the loader refuses the two together
+    YAML::Node root = load(text, base_name);
+    YAML::Node gpu = root["gpu"];
+    if (gpu["memory_bound_factor"])
+      text = splice(text, gpu, top_level_end(root, "gpu", static_cast<int>(split_lines(text).size())),
+                    "memory_bound_factor", "", "");
+  }
   if (!c.collectives.empty()) {
     YAML::Node root = load(text, base_name);
     int eof = static_cast<int>(split_lines(text).size());

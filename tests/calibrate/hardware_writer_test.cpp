@@ -193,3 +193,24 @@ TEST_CASE("calibrate: a row's forced algorithm and protocol are written and read
   CHECK(hw.collectives[1].algo == 1);
   CHECK(hw.collectives[1].proto == 2);
 }
+
+TEST_CASE("calibrate: tables merged into a file without them drop its scalar memory-bound factor",
+          "[calibrate][writer]") {
+  // dgx-b200.yaml times memory-bound work at hbm_efficiency times gpu.memory_bound_factor; with
+  // tables the factor is kernels.overhead's, and the loader refuses the two together
+  const std::string base = read(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-b200.yaml");
+  REQUIRE(base.find("\n  memory_bound_factor:") != std::string::npos);
+  const auto h100 = io::load_hardware(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml");
+  REQUIRE(h100.gpu.kernels);
+  calibrate::HardwareCalibration c;
+  calibrate::HardwareCalibration::Kernels k;
+  k.tables = *h100.gpu.kernels;
+  k.memory_bound_factor = 1.75;
+  c.kernels = k;
+  const std::string merged = calibrate::merge_calibration(base, "dgx-b200.yaml", c);
+  CHECK(merged.find("\n  memory_bound_factor:") == std::string::npos);
+  const auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  REQUIRE(hw.gpu.kernels);
+  CHECK(hw.gpu.memory_bound_factor == Approx(1.75).epsilon(1e-12));
+  CHECK(hw.gpu.name == io::load_hardware_from_string(base, "dgx-b200.yaml").gpu.name);
+}

@@ -332,6 +332,11 @@ const Case kCases[] = {
      "(0, 1], got \"1.2\"\n"
      "  sustained_clock: 1.2\n"
      "                   ^"},
+    {"hardware_memory_bound_factor_with_tables.yaml",
+     "{data}/bad/hardware_memory_bound_factor_with_tables.yaml:6:24: error: hardware.gpu.memory_bound_factor applies only "
+     "without kernel tables; with hardware.gpu.kernels set hardware.gpu.kernels.overhead.memory_bound_factor\n"
+     "  memory_bound_factor: 2.0\n"
+     "                       ^"},
     {"hardware_memory_bound_factor_zero.yaml",
      "{data}/bad/hardware_memory_bound_factor_zero.yaml:6:24: error: hardware.gpu.memory_bound_factor must be a "
      "positive number, got \"0\"\n"
