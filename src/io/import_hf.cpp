@@ -23,7 +23,7 @@ using detail::Fields;
 using detail::Mark;
 using detail::Node;
 
-enum class Family { llama, qwen2, mixtral, neox, deepseek, qwen3_moe, gpt_oss, llama4 };
+enum class Family { llama, qwen2, qwen3, mixtral, neox, deepseek, qwen3_moe, gpt_oss, llama4 };
 
 struct Architecture {
   const char* name;
@@ -35,7 +35,7 @@ constexpr Architecture kArchitectures[] = {
     {"GPTNeoXForCausalLM", Family::neox},    {"DeepseekV3ForCausalLM", Family::deepseek},
     {"DeepseekV2ForCausalLM", Family::deepseek}, {"Qwen3MoeForCausalLM", Family::qwen3_moe},
     {"GptOssForCausalLM", Family::gpt_oss},  {"Llama4ForConditionalGeneration", Family::llama4},
-    {"Llama4ForCausalLM", Family::llama4},
+    {"Llama4ForCausalLM", Family::llama4},   {"Qwen3ForCausalLM", Family::qwen3},
 };
 
 // Every config.json field the importer reads (a key near one of these is taken for a misspelling).
@@ -243,6 +243,13 @@ void read_block(const Fields& f, Family family, const std::string& arch, core::M
             : given(f, "attention_bias") || given(f, "mlp_bias")
                 ? "attention_bias / mlp_bias"
                 : "attention_bias and mlp_bias absent: defaulted to false");
+  // Qwen3 (dense and MoE): an RMSNorm over each head's query and key before RoPE (Qwen3 Technical
+  // Report, section 2; transformers' Qwen3Attention q_norm and k_norm); the MoE class sets it with
+  // its experts (import_hf_moe.cpp)
+  if (family == Family::qwen3) {
+    m.qk_norm = true;
+    lines.add("qk_norm", "true", "Qwen3Attention's q_norm and k_norm (RMSNorm over each head)");
+  }
   if (family == Family::qwen2)
     warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
                        " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
@@ -270,6 +277,7 @@ void read_experts(const Fields& f, Family family, const std::string& arch, core:
     case Family::llama4: detail::read_hf_llama4(f, m, lines, warnings); break;
     case Family::llama:
     case Family::qwen2:
+    case Family::qwen3:
     case Family::mixtral:
     case Family::neox: break;
   }

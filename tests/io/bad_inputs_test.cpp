@@ -367,7 +367,7 @@ const Case kCases[] = {
      "  \"hidden_size\": 4096\n"
      "              ^"},
     {"hf_unsupported_architecture.json",
-     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM)\n"
+     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM)\n"
      "  \"architectures\": [\"FalconForCausalLM\"],\n"
      "                    ^"},
     {"model_qk_norm_not_bool.yaml",

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "ptdsim/analytic/params.hpp"
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/error.hpp"
 #include "ptdsim/io/import.hpp"
@@ -92,6 +93,29 @@ TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]
     // per layer: h + 2 h k/a = 3584 + 2 * 3584 * 4 / 28 = 4608 bias parameters left out
     CHECK(mentions(im.warnings, "(4608 parameters per layer)"));
   }
+  SECTION("Qwen3 (dense): head_dim wider than hidden / heads, QK-norm, tied, no biases") {
+    const auto im = io::import_hf(kHf + "Qwen3-4B/config.json", "qwen3-4b", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    CHECK(m.layers == 36);
+    CHECK(m.hidden == 2560);
+    CHECK(m.heads == 32);
+    CHECK(m.kv_heads == 8);
+    CHECK(m.attention_head_dim == 128);  // 32 x 128 = 4096, not 2560
+    CHECK(m.ffn_hidden == 9728);
+    CHECK(m.vocab == 151936);
+    CHECK(m.qk_norm);
+    CHECK(m.tied_embeddings);
+    CHECK_FALSE(m.bias);
+    CHECK_FALSE(m.moe);
+    CHECK(m.mlp == core::Mlp::swiglu);
+    // by hand, a layer: q and o 2560 x 4096 each, k and v 2560 x 1024 each, the QK norms 2 x 128,
+    // the MLP 3 x 2560 x 9728, two RMSNorms 2 x 2560 = 100,930,816; 36 of them and the final norm
+    // 3,633,511,936, the model card's 3.6B non-embedding; with the tied 151,936 x 2560 embedding
+    // 4,022,468,096, its 4.0B
+    const double layer = 2.0 * 2560 * 4096 + 2.0 * 2560 * 1024 + 2 * 128 + 3.0 * 2560 * 9728 + 2 * 2560;
+    CHECK(layer == 100930816.0);
+    CHECK(analytic::total_params(m) == Approx(36 * layer + 2560 + 151936.0 * 2560).epsilon(1e-12));
+  }
   SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
     const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});
     const auto m = io::load_model_from_string(im.yaml, "m.yaml");
@@ -152,7 +176,7 @@ TEST_CASE("io: import hf positions every problem in the config.json", "[io][impo
           "cfg/config.json:1:20: error: architecture 'FalconForCausalLM' is not supported (supported: "
           "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, "
           "DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, "
-          "Llama4ForConditionalGeneration, Llama4ForCausalLM)\n"
+          "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM)\n"
           "{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}\n"
           "                   ^");
   }

@@ -175,26 +175,28 @@ TEST_CASE("io: hardware defaults", "[io][hardware]") {
   CHECK(h.collectives.empty());
 }
 
-TEST_CASE("io: gpu.memory_bound_factor is read without kernel tables, and with them the tables' overhead factor stands",
+TEST_CASE("io: gpu.memory_bound_factor is read without kernel tables, and refused beside them",
           "[io][hardware]") {
   CHECK(io::load_hardware_from_string(io::test::kHardware, "hw.yaml").gpu.memory_bound_factor == 1.0);
   const std::string dir = std::string(PTDSIM_SOURCE_DIR) + "/hardware/";
   CHECK(io::load_hardware(dir + "gb200-nvl72.yaml").gpu.memory_bound_factor == Approx(2.167).epsilon(1e-12));
   CHECK(io::load_hardware(dir + "dgx-h100.yaml").gpu.memory_bound_factor == Approx(2.167).epsilon(1e-12));
-  // the H100 file with a gpu-level factor of 5: its tables' overhead factor wins, and without the
-  // overhead line the tables' default of 1 does (the gpu-level key is for files without tables)
+  // with tables the factor is kernels.overhead's (default 1); a gpu-level one would go unused, so it
+  // is an error at its line
   std::ifstream in(dir + "dgx-h100.yaml");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
+  const auto over = text.find("    overhead: {");
+  REQUIRE(over != std::string::npos);
+  std::string without = text;
+  without.erase(over, without.find('\n', over) + 1 - over);
+  CHECK(io::load_hardware_from_string(without, "h.yaml").gpu.memory_bound_factor == 1.0);
   const auto at = text.find("  kernel_launch_us:");
   REQUIRE(at != std::string::npos);
   text.insert(at, "  memory_bound_factor: 5\n");
-  CHECK(io::load_hardware_from_string(text, "h.yaml").gpu.memory_bound_factor == Approx(2.167).epsilon(1e-12));
-  const auto over = text.find("    overhead: {");
-  REQUIRE(over != std::string::npos);
-  text.erase(over, text.find('\n', over) + 1 - over);
-  CHECK(io::load_hardware_from_string(text, "h.yaml").gpu.memory_bound_factor == 1.0);
+  CHECK_THROWS_WITH(io::load_hardware_from_string(text, "h.yaml"),
+                    Catch::Contains("hardware.gpu.memory_bound_factor applies only without kernel tables"));
 }
 
 TEST_CASE("io: matmul_efficiency may be a calibrated table", "[io][hardware]") {
