@@ -61,6 +61,15 @@ TEST_CASE("cli: import hf of each MoE architecture, then evaluate", "[cli][impor
   }
 }
 
+TEST_CASE("cli: import hf says what of Llama 4's attention it does not time", "[cli][import][moe]") {
+  const auto dir = cli_testing::scratch_dir();
+  const auto r = ptdsim("import hf tests/data/hf/Llama-4-Scout-17B-16E/config.json -o " + (dir / "scout.yaml").string());
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("use_qk_norm: Llama 4's L2 norm of each head's query and key") != std::string::npos);
+  CHECK(r.err.find("chunked attention is timed as a sliding window") != std::string::npos);
+  CHECK(r.err.find("'use_qk_norm' is not read") == std::string::npos);
+}
+
 TEST_CASE("cli: the imported DeepSeek-V3 is the shipped model", "[cli][import][moe]") {
   const auto dir = cli_testing::scratch_dir();
   const std::string file = (dir / "dsv3-model.yaml").string();
