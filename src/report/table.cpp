@@ -155,7 +155,9 @@ void compute_section(std::string& out, const core::Report& r) {
                        seconds(o.backward_input_s + o.backward_weight_s), core::name(o.source));
   // the same layer by module, forward + backward, and its TP communication (an average layer's share
   // of the busiest stage's, time alone)
-  double attention = 0, mlp = 0, norms = 0;
+  // (the FP8 casts feed the attention's GEMMs and the MLP's alike, and the fitted overhead is no
+  // module's: each is its own sum when present)
+  double attention = 0, mlp = 0, norms = 0, casts = 0, overhead = 0;
   for (const auto& o : c.layer) {
     switch (o.op) {
       case core::Operator::qkv:
@@ -171,6 +173,8 @@ void compute_section(std::string& out, const core::Report& r) {
       case core::Operator::mlp_norm:
       case core::Operator::latent_norm:
       case core::Operator::qk_norm: norms += o.total_s(); break;
+      case core::Operator::fp8_cast: casts += o.total_s(); break;
+      case core::Operator::overhead: overhead += o.total_s(); break;
       default: mlp += o.total_s(); break;
     }
   }
@@ -179,9 +183,11 @@ void compute_section(std::string& out, const core::Report& r) {
                               ? r.of(core::CommBucket::tp).time_s / s.num_microbatches() /
                                     (static_cast<double>(s.model.layers) / std::max(1, s.parallel.pp))
                               : 0.0;
-  out += fmt::format("  by module (forward + backward): attention {}, MLP {}, norms {}; TP communication {} "
+  out += fmt::format("  by module (forward + backward): attention {}, MLP {}, norms {}{}{}; TP communication {} "
                      "(alone, an average layer)\n",
-                     seconds(attention), seconds(mlp), seconds(norms), seconds(layer_tp));
+                     seconds(attention), seconds(mlp), seconds(norms),
+                     casts > 0 ? ", FP8 casts " + seconds(casts) : std::string(),
+                     overhead > 0 ? ", fitted overhead " + seconds(overhead) : std::string(), seconds(layer_tp));
   // an MoE layer's parts, its dispatch included (docs/analytic.md "Expert parallelism")
   if (const core::ExpertsReport& e = r.experts; e.present) {
     // EP overlap as asked for and as Megatron-Core runs it (analytic::ep_overlaps)
