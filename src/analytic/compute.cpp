@@ -63,10 +63,12 @@ double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, dou
 
 // Without kernel tables every memory-bound kernel runs at hbm_efficiency over memory_bound_factor
 // (hardware.gpu.memory_bound_factor; docs/analytic.md "Memory-bound work without tables"); with
-// tables this is the fallback for work they do not time, and their own factor is applied to theirs.
+// tables this is the fallback for work they do not time (CP merges, unfused softmax), under the
+// same fitted factor as theirs (kernels.overhead.memory_bound_factor, loaded into the same field):
+// one factor on every memory-bound time.
 double memory_time(const core::GpuSpec& g, double bytes) {
   const double bw = g.hbm_Bps * g.hbm_efficiency;
-  const double factor = g.kernels ? 1.0 : g.memory_bound_factor;
+  const double factor = g.memory_bound_factor;
   return bw > 0 ? factor * bytes / bw : 0.0;
 }
 
