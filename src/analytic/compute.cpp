@@ -63,7 +63,8 @@ double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, dou
 
 // Without kernel tables every memory-bound kernel runs at hbm_efficiency over memory_bound_factor
 // (hardware.gpu.memory_bound_factor; docs/analytic.md "Memory-bound work without tables"); with
-// tables this is the fallback for work they do not time (CP merges, unfused softmax), under the
+// tables this is the fallback for work they do not time (CP merges, unfused softmax, any class a
+// partial table lacks), under the
 // same fitted factor as theirs (kernels.overhead.memory_bound_factor, loaded into the same field):
 // one factor on every memory-bound time.
 double memory_time(const core::GpuSpec& g, double bytes) {

@@ -94,7 +94,8 @@ CpKernels cp_attention(const core::Scenario& s) {
                     : cp_kernels(s, local, [&](const AttentionShape& a) { return attention_gemms(g, wide, a); });
   if (s.parallel.cp > 1 && s.training.cp_comm == core::CpComm::allgather) {
     // PyTorch's ring merges each step's output into an fp32 running one and sums the gradients in
-    // fp32 (cp_merge_bytes), at the HBM rate of the other memory-bound work
+    // fp32 (cp_merge_bytes), at the HBM rate and under the memory-bound factor of the other
+    // memory-bound work
     const CpMergeBytes b = cp_merge_bytes(s);
     k.merge.forward_s = memory_time(g, b.forward);
     k.merge.backward_s = memory_time(g, b.backward);

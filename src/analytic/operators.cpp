@@ -157,7 +157,8 @@ const core::StreamRate* rate_of(const core::GpuSpec& g, core::MemoryOp op) {
 }
 
 // A memory-bound operation of class `cls` over rows x width 16-bit elements: at the class's
-// measured bandwidth (times the fitted factor), else the scalar model's bytes at hbm_efficiency.
+// measured bandwidth (times the fitted factor), else the scalar model's bytes at hbm_efficiency
+// (memory_time: the factor is in already).
 core::OperatorTime stream_op(const Timing& t, Operator op, core::MemoryOp cls, Bytes bytes, double rows,
                              double width) {
   core::OperatorTime o = op_of(op, OperatorKind::memory_bound, rows, width, 0);
@@ -166,7 +167,8 @@ core::OperatorTime stream_op(const Timing& t, Operator op, core::MemoryOp cls, B
                                       t.width_bytes * bytes.forward, t.width_bytes * bytes.backward);
   o.source = st.source;
   if (st.source == TimeSource::hbm_efficiency) {
-    // the scalar model: bytes of the forward at hbm_efficiency, the backward twice them
+    // the scalar model: bytes of the forward at hbm_efficiency, the backward twice them, each
+    // under the factor memory_time applied (not again here)
     o.forward_s = st.forward_s;
     o.backward_input_s = st.backward_s;
     return o;

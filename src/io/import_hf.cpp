@@ -175,14 +175,16 @@ void read_shape(const Fields& f, Family family, core::ModelSpec& m, detail::Mode
   m.ffn_hidden = positive(f, ffn_field, "model.ffn_hidden");
   m.vocab = positive(f, "vocab_size", "model.vocab");
   m.max_seq_len = optional_positive(f, "max_position_embeddings", "model.max_seq_len", 2048);
-  m.tied_embeddings = f.boolean("tie_word_embeddings", false);  // false in all five classes
+  m.tied_embeddings = f.boolean("tie_word_embeddings", false);  // the classes' default
   m.position = core::Position::rope;
   // (DeepSeek's head_dim, where a config has it, is its rope width: MLA sets the heads' widths)
   long long head_dim = 0;
   if (const Entry* e = f.get("head_dim"); e && family != Family::deepseek) {
     head_dim = detail::read_integer(*e->value, "head_dim", "model.head_dim");
-    if (head_dim * m.heads != m.hidden) m.attention_head_dim = static_cast<int>(head_dim);
+  } else if (family == Family::qwen3 || family == Family::qwen3_moe) {
+    head_dim = 128;  // Qwen3Config's and Qwen3MoeConfig's default, not hidden / heads
   }
+  if (head_dim > 0 && head_dim * m.heads != m.hidden) m.attention_head_dim = static_cast<int>(head_dim);
 
   lines.add("layers", int_text(m.layers), "num_hidden_layers", mark_of(f, "num_hidden_layers"));
   lines.add("hidden", int_text(m.hidden), "hidden_size", mark_of(f, "hidden_size"));
@@ -194,7 +196,9 @@ void read_shape(const Fields& f, Family family, core::ModelSpec& m, detail::Mode
             mark_of(f, "num_key_value_heads"));
   lines.add("ffn_hidden", int_text(m.ffn_hidden), ffn_field, mark_of(f, ffn_field));
   if (m.attention_head_dim > 0)
-    lines.add("head_dim", int_text(m.attention_head_dim), "head_dim (not hidden_size / num_attention_heads)",
+    lines.add("head_dim", int_text(m.attention_head_dim),
+              given(f, "head_dim") ? "head_dim (not hidden_size / num_attention_heads)"
+                                   : "head_dim absent: Qwen3's default 128 (not hidden_size / num_attention_heads)",
               mark_of(f, "head_dim"));
   lines.add("vocab", int_text(m.vocab), "vocab_size", mark_of(f, "vocab_size"));
 }

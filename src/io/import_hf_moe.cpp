@@ -235,11 +235,13 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
   lines.add_moe("shared_ffn_hidden", int_text(e.shared_ffn_hidden), "intermediate_size", at(f, "intermediate_size"));
   add_router(lines, e.router, "Llama 4: a sigmoid of the chosen experts' logits");
 
-  // Llama4TextL2Norm of each head's query and key on the RoPE layers: no weights, and not the
-  // learned RMSNorm that model.qk_norm counts (Qwen3's), so said rather than taken for it
+  // Llama4TextL2Norm of each head's query and key on the RoPE layers: x·rsqrt(mean(x²) + eps) with
+  // no weights, on 3 layers in 4, where model.qk_norm counts Qwen3's learned norm on every layer,
+  // so said rather than taken for it
   if (f.boolean("use_qk_norm", true))
-    warnings.push_back("use_qk_norm: Llama 4's L2 norm of each head's query and key on the RoPE layers (no weights) is "
-                       "not timed: a memory-bound pass over the queries and keys");
+    warnings.push_back("use_qk_norm: Llama 4's L2 norm of each head's query and key on the RoPE layers (Llama4TextL2Norm, "
+                       "an RMS norm without weights) is not timed, nor its saved inputs counted: a memory-bound pass "
+                       "over the queries and keys");
   // chunked attention on the RoPE layers, global attention on the NoPE ones (no_rope_layers 0):
   // a query sees the keys of its chunk, which ptdsim counts as a window of the chunk
   if (const auto chunk = f.integer_as("attention_chunk_size", "model.sliding_window.window")) {

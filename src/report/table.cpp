@@ -155,8 +155,10 @@ void compute_section(std::string& out, const core::Report& r) {
                        seconds(o.backward_input_s + o.backward_weight_s), core::name(o.source));
   // the same layer by module, forward + backward, and its TP communication (an average layer's share
   // of the busiest stage's, time alone)
-  // (the FP8 casts feed the attention's GEMMs and the MLP's alike, and the fitted overhead is no
-  // module's: each is its own sum when present)
+  // With tables the FP8 casts are every GEMM's input casts (attention's and the MLP's alike), and
+  // the fitted overhead is no module's: each is its own sum when present. Without tables the only
+  // casts timed are the routed experts' (operators.cpp routed_fp8_casts), which are the MLP's.
+  const bool casts_apart = r.scenario.hardware.gpu.kernels != nullptr;
   double attention = 0, mlp = 0, norms = 0, casts = 0, overhead = 0;
   for (const auto& o : c.layer) {
     switch (o.op) {
@@ -173,7 +175,7 @@ void compute_section(std::string& out, const core::Report& r) {
       case core::Operator::mlp_norm:
       case core::Operator::latent_norm:
       case core::Operator::qk_norm: norms += o.total_s(); break;
-      case core::Operator::fp8_cast: casts += o.total_s(); break;
+      case core::Operator::fp8_cast: (casts_apart ? casts : mlp) += o.total_s(); break;
       case core::Operator::overhead: overhead += o.total_s(); break;
       default: mlp += o.total_s(); break;
     }

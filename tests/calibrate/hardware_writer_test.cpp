@@ -214,3 +214,29 @@ TEST_CASE("calibrate: tables merged into a file without them drop its scalar mem
   CHECK(hw.gpu.memory_bound_factor == Approx(1.75).epsilon(1e-12));
   CHECK(hw.gpu.name == io::load_hardware_from_string(base, "dgx-b200.yaml").gpu.name);
 }
+
+TEST_CASE("calibrate: the dropped scalar factor may be the gpu mapping's last key", "[calibrate][writer]") {
+  const std::string base =
+      "gpu:\n"
+      "  name: G\n"
+      "  memory_gib: 80\n"
+      "  hbm_gbs: 3350\n"
+      "  peak_tflops: {bf16: 989}\n"
+      "  sms: 132\n"
+      "  memory_bound_factor: 2.0  # the scalar model's\n"
+      "\n"
+      "node: {gpus: 8, intra: {bandwidth_gbs: 450, latency_us: 5}}\n"
+      "network: {bandwidth_gbs: 50, latency_us: 10}\n";
+  const auto h100 = io::load_hardware(std::string(PTDSIM_SOURCE_DIR) + "/hardware/dgx-h100.yaml");
+  calibrate::HardwareCalibration c;
+  calibrate::HardwareCalibration::Kernels k;
+  k.tables = *h100.gpu.kernels;
+  c.kernels = k;
+  const std::string merged = calibrate::merge_calibration(base, "g.yaml", c);
+  CHECK(merged.find("memory_bound_factor: 2.0") == std::string::npos);
+  CHECK(merged.find("node: {gpus: 8") != std::string::npos);
+  const auto hw = io::load_hardware_from_string(merged, "merged.yaml");
+  CHECK(hw.gpu.kernels);
+  CHECK(hw.gpu.memory_bound_factor == 1.0);  // kernels.overhead's default: the scalar one does not carry over
+  CHECK(hw.intra.bandwidth_Bps == Approx(450e9).epsilon(1e-12));
+}

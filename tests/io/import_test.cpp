@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include "ptdsim/analytic/params.hpp"
@@ -17,6 +19,13 @@ using namespace ptdsim;
 namespace {
 
 const std::string kHf = PTDSIM_TEST_DATA "/hf/";
+
+std::string slurp_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 core::ModelSpec imported_model(const std::string& folder) {
   const io::Imported im = io::import_hf(kHf + folder + "/config.json", "", {});
@@ -115,6 +124,14 @@ TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]
     const double layer = 2.0 * 2560 * 4096 + 2.0 * 2560 * 1024 + 2 * 128 + 3.0 * 2560 * 9728 + 2 * 2560;
     CHECK(layer == 100930816.0);
     CHECK(analytic::total_params(m) == Approx(36 * layer + 2560 + 151936.0 * 2560).epsilon(1e-12));
+    // without its head_dim field the class's default, 128, not hidden / heads = 80
+    std::string text = slurp_text(kHf + "Qwen3-4B/config.json");
+    const auto at = text.find("  \"head_dim\": 128,\n");
+    REQUIRE(at != std::string::npos);
+    text.erase(at, std::string("  \"head_dim\": 128,\n").size());
+    const auto bare = io::import_hf_text(text, "Qwen3-4B/config.json", "", {});
+    CHECK(io::load_model_from_string(bare.yaml, "m.yaml").attention_head_dim == 128);
+    CHECK(bare.yaml.find("head_dim absent: Qwen3's default 128") != std::string::npos);
   }
   SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
     const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});

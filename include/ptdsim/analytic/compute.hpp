@@ -21,7 +21,8 @@ double gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, 
 // smooth maximum, t = (t0^p + t_scalar^p)^(1/p), with the floor t0 and knee p of the H100 tables'
 // fitted GEMM model of the same precision class (docs/analytic.md "Experts without kernel tables").
 double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, double n, double k, double count);
-// bytes / (hbm_Bps * hbm_efficiency), times gpu.memory_bound_factor on a GPU without kernel tables.
+// bytes / (hbm_Bps * hbm_efficiency), times memory_bound_factor: the gpu-level one without kernel
+// tables, kernels.overhead's with them (loaded into the same field).
 double memory_time(const core::GpuSpec& g, double bytes);
 
 // One transformer layer on one GPU, one micro-batch, seconds: the sums over layer_ops().

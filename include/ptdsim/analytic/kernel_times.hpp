@@ -88,7 +88,8 @@ std::string attention_fallback(const core::GpuSpec& g, core::Precision p, bool f
 
 // A memory-bound operation of `elements` moving `forward_bytes` / `backward_bytes` per element
 // (docs/analytic.md lists them per operation): at the class's measured achieved bandwidth, else
-// at hbm_Bps x hbm_efficiency with the backward twice the forward bytes (the scalar model).
+// at hbm_Bps x hbm_efficiency with the backward twice the forward bytes (the scalar model; memory_time,
+// which applies the memory-bound factor itself: a caller multiplies only a measured rate's time).
 struct StreamTime {
   double forward_s = 0, backward_s = 0;
   core::TimeSource source = core::TimeSource::model;

@@ -30,8 +30,8 @@ struct Imported {
   std::vector<std::string> warnings;  // what was ignored or approximated, one line each
 };
 
-// `name` is the model's name ("" : the config's directory name). Supported architectures:
-// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM.
+// `name` is the model's name ("" : the config's directory name). The architectures it reads are
+// import_hf.cpp's kArchitectures (docs/inputs.md "import hf"); any other is an error naming them.
 Imported import_hf(const std::string& config_path, const std::string& name, const ImportScenario& scenario);
 // The same from the text of a config.json; `file` names it in messages.
 Imported import_hf_text(const std::string& text, const std::string& file, const std::string& name,
