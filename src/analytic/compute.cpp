@@ -64,13 +64,11 @@ double expert_gemm_time(const core::GpuSpec& g, core::Precision p, double m, dou
 // Without kernel tables every memory-bound kernel runs at hbm_efficiency over memory_bound_factor
 // (hardware.gpu.memory_bound_factor; docs/analytic.md "Memory-bound work without tables"); with
 // tables this is the fallback for work they do not time (CP merges, unfused softmax, any class a
-// partial table lacks), under the
-// same fitted factor as theirs (kernels.overhead.memory_bound_factor, loaded into the same field):
-// one factor on every memory-bound time.
+// partial table lacks), under the same fitted factor as theirs (kernels.overhead.memory_bound_factor,
+// loaded into the same field): one factor on every memory-bound time.
 double memory_time(const core::GpuSpec& g, double bytes) {
   const double bw = g.hbm_Bps * g.hbm_efficiency;
-  const double factor = g.memory_bound_factor;
-  return bw > 0 ? factor * bytes / bw : 0.0;
+  return bw > 0 ? g.memory_bound_factor * bytes / bw : 0.0;
 }
 
 // One MoE layer, one GPU, 16-bit tensors: the routed experts' activation over their rows and the
@@ -111,8 +109,9 @@ double layer_elementwise_bytes(const core::Scenario& s, bool moe_layer) {
   }
   if (!s.training.flash_attention) bytes += 9.0 * m.heads * local * seq * b / t;
   if (m.mla) bytes += 4.0 * local * b * (m.mla->q_lora_rank + m.mla->kv_lora_rank) / sp;  // the latents' norms
-  if (m.qk_norm && !m.mla)  // the heads' query and key norms, on all the tokens: read 2, write 2
-    bytes += 4.0 * local * b * (m.heads / t + core::kv_heads_per_rank(m, s.parallel.tp)) * m.head_dim();
+  if (m.head_qk_norms())  // the heads' query and key norms, on all the tokens: read 2, write 2
+    bytes += 4.0 * local * b *
+             static_cast<double>(core::q_width_per_rank(m, s.parallel.tp) + core::kv_width_per_rank(m, s.parallel.tp));
   return full_width(s.training.precision) ? 2 * bytes : bytes;
 }
 

@@ -74,7 +74,7 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   }
   // the query and key norms keep their inputs, the projection's query and key outputs, beside the
   // normed (and rotated) copies the attention core keeps
-  if (m.qk_norm && !m.mla) split += 2 * sb * (m.q_width() + m.kv_width());
+  if (m.head_qk_norms()) split += 2 * sb * (m.q_width() + m.kv_width());
   // tokens through the MLP times its width: top_k copies of each through an expert, the busiest
   // expert's rank holding `busiest` x the mean; over t after the sequence-parallel tokens are
   // gathered over etp (each expert's width split etp ways), else over etp; and every token through

@@ -545,9 +545,9 @@ void layer_ops(const core::Scenario& s, bool moe_layer, LayerOps& out) {
   } else {
     add(out, projection_op(t, Operator::qkv, tokens, qkv, h));
   }
-  if (m.qk_norm && !m.mla) {
+  if (m.head_qk_norms()) {
     // every local head's query and key, on all the tokens (after the projection's SP gather)
-    const double width = (m.heads / tp + kv_local) * m.head_dim();
+    const double width = static_cast<double>(core::q_width_per_rank(m, s.parallel.tp) + core::kv_width_per_rank(m, s.parallel.tp));
     add(out, by_bytes ? bytes_op(t, Operator::qk_norm, norm_bytes(t.fusion.norm), tokens, width)
                       : stream_op(t, Operator::qk_norm, norm, core::memory_op_bytes(norm), tokens, width));
   }

@@ -36,7 +36,7 @@ AttentionParams attention_param_split(const core::ModelSpec& m) {
     }
   }
   if (m.attention_sinks) a.split += m.heads;  // one sink logit per head
-  if (m.qk_norm && !m.mla) a.replicated += 2 * norm_of(m, m.head_dim());  // q_norm and k_norm, shared by the heads
+  if (m.head_qk_norms()) a.replicated += 2 * norm_of(m, m.head_dim());  // q_norm and k_norm, shared by the heads
   return a;
 }
 

@@ -185,10 +185,12 @@ core::GpuSpec read_gpu(const Fields& f) {
   g.sustained_clock = gpu.number("sustained_clock", 1.0);
   // without tables; with them gpu.kernels.overhead.memory_bound_factor (convert_kernels) stands,
   // and a factor on the scalar model's times would be silently unused
-  if (const Entry* e = gpu.get("memory_bound_factor"); e && g.kernels)
-    fail(e->value->mark, "hardware.gpu.memory_bound_factor applies only without kernel tables; with "
-                         "hardware.gpu.kernels set hardware.gpu.kernels.overhead.memory_bound_factor");
-  if (const double f = gpu.number("memory_bound_factor", 1.0); !g.kernels) g.memory_bound_factor = f;
+  if (const Entry* e = gpu.get("memory_bound_factor")) {
+    if (g.kernels)
+      fail(e->value->mark, "hardware.gpu.memory_bound_factor applies only without kernel tables; with "
+                           "hardware.gpu.kernels set hardware.gpu.kernels.overhead.memory_bound_factor");
+    g.memory_bound_factor = gpu.number("memory_bound_factor", 1.0);
+  }
   g.tables_hbm_Bps = gpu.number("tables_hbm_gbs", 0.0) * core::kGB;
 
   g.tdp_w = gpu.number("tdp_w", 0.0);

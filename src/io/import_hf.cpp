@@ -248,9 +248,8 @@ void read_block(const Fields& f, Family family, const std::string& arch, core::M
                 ? "attention_bias / mlp_bias"
                 : "attention_bias and mlp_bias absent: defaulted to false");
   // Qwen3 (dense and MoE): an RMSNorm over each head's query and key before RoPE (Qwen3 Technical
-  // Report, section 2; transformers' Qwen3Attention q_norm and k_norm); the MoE class sets it with
-  // its experts (import_hf_moe.cpp)
-  if (family == Family::qwen3) {
+  // Report, section 2; transformers' Qwen3Attention q_norm and k_norm)
+  if (family == Family::qwen3 || family == Family::qwen3_moe) {
     m.qk_norm = true;
     lines.add("qk_norm", "true", "Qwen3Attention's q_norm and k_norm (RMSNorm over each head)");
   }

@@ -163,8 +163,6 @@ void read_hf_qwen3_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, s
   if (e.first_k_dense > 0)
     lines.add_moe("first_k_dense", int_text(e.first_k_dense), "mlp_only_layers", at(f, "mlp_only_layers"));
   add_router(lines, core::Router::softmax, "Qwen3-MoE's softmax router");
-  m.qk_norm = true;
-  lines.add("qk_norm", "true", "Qwen3Attention's q_norm and k_norm (RMSNorm over each head)");
 }
 
 void read_hf_gpt_oss(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>&) {

@@ -67,6 +67,9 @@ struct ModelSpec {
   // A norm over each head's query and key after the QKV projection (Qwen3's q_norm and k_norm,
   // Megatron-Core's --qk-layernorm): head_dim weights each, two memory-bound kernels a pass
   bool qk_norm = false;
+  // Whether the heads' norms run: not under MLA, whose latents have norms of their own (check()
+  // refuses the pair; the engines read this so an unchecked model is not counted twice).
+  bool head_qk_norms() const { return qk_norm && !mla; }
   // Multi-token prediction modules (DeepSeek-V3): each one more transformer layer (the kind of the
   // layer that would follow the last), a projection of 2h to h and three norms, on the last
   // pipeline stage, sharing the embedding and the output head; each predicts one token further.
