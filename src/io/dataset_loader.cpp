@@ -48,7 +48,7 @@ Record convert_record(const detail::NodePtr& item, const std::string& file) {
   r.name = f.required_string("name");
   r.where = detail::diagnostic(f.get("name")->value->mark, "");
   r.source = f.required_string("source");
-  r.flops_convention = f.choice("flops_convention", {"megatron96", "megatron72", "model", "unstated"})
+  r.flops_convention = f.choice("flops_convention", {"megatron96", "megatron72", "megatron", "megatron-2024", "model", "unstated"})
                            .value_or("unstated");
   if (r.flops_convention == "unstated") r.flops_convention.clear();
   r.split = f.choice("split", {"fit", "holdout"}).value_or("holdout");

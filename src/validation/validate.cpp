@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 
+#include "ptdsim/analytic/megatron_count.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/sim/simulate.hpp"
 
@@ -19,6 +20,8 @@ std::optional<double> convention_flops(const std::string& convention, const core
   const double V = s.model.vocab;
   if (convention == "megatron96") return 96 * B * sl * L * h * h * (1 + sl / (6 * h) + V / (16 * L * h));
   if (convention == "megatron72") return 72 * B * sl * L * h * h * (1 + sl / (6 * h) + V / (12 * L * h));
+  if (convention == "megatron") return analytic::megatron_flops_per_step(s, analytic::MegatronCount::v2025);
+  if (convention == "megatron-2024") return analytic::megatron_flops_per_step(s, analytic::MegatronCount::v2024);
   if (convention == "model" || convention == "unstated" || convention.empty())
     return predicted.model_flops_per_step;
   return std::nullopt;

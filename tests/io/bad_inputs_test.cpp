@@ -119,6 +119,11 @@ const Case kCases[] = {
      "{data}/bad/dataset_bad_split.yaml:3:10: error: split must be one of fit, holdout, got \"train\"\n"
      "  split: train\n"
      "         ^"},
+    {"dataset_flops_convention.yaml",
+     "{data}/bad/dataset_flops_convention.yaml:3:21: error: flops_convention must be one of megatron96, megatron72, megatron, "
+     "megatron-2024, model, unstated, got \"megatron2025\"; did you mean 'megatron-2024'?\n"
+     "  flops_convention: megatron2025\n"
+     "                    ^"},
     {"dataset_two_peaks.yaml",
      "{data}/bad/dataset_two_peaks.yaml:5:3: error: measured gives peak_memory_gib and peak_reserved_gib: give one (the source's)\n"
      "  measured: {peak_memory_gib: 70, peak_reserved_gib: 68}\n"
