@@ -744,6 +744,19 @@ def pp_layout_stages(layout):
 MOEZOO_YAML = {"Qwen3-235B-A22B": "model_configs/benchmarking/Qwen3-235B-A22B.yaml"}
 
 
+# The source groups whose TFLOP/s per GPU is Megatron-LM's own count (num_floating_point_operations,
+# docs/validation.md "How the comparison is made"), by its revision: Megatron-Core v0.8's (2024) for
+# the MoE README's headline, the one since 2025 for the rest. Megatron-Bridge's flop_utils.py and the
+# NeMo log behind dgxc's rows count as it does (the test "Megatron's count reproduces the sources'
+# TFLOP/s" checks every record that gives both a step and TFLOP/s). A record with only TFLOP/s is
+# predicted when its source counts this way: its step is that count over TFLOP/s x GPUs.
+MEGATRON_COUNT = {"Megatron-Bridge performance summary (MoE rows, 25.09-26.08)": "megatron",
+                  "Megatron-MoE-ModelZoo Qwen3 best practice": "megatron",
+                  "Megatron-LM DeepSeek-V3 GB200 optimization write-up": "megatron",
+                  "NVIDIA dgxc-benchmarking MoE recipes (DeepSeek-V3, Grok-1, Llama 4)": "megatron",
+                  "Megatron-Core MoE README (Mixtral 8x7B headline)": "megatron-2024"}
+
+
 def convert_moe(r):
     """One MoE record: every assumption goes into `notes`."""
     rid, g, src = r["id"], r["source_group"], r["source"]
@@ -774,7 +787,7 @@ def convert_moe(r):
                         f"{', '.join(r.get('missing_core_fields') or ['core fields'])})")
     elif gpu not in MOE_HW:
         not_modelled = f"GPU {hw['gpu']} ({hw.get('system')}): no hardware file in hardware/ for it"
-    elif step is None:
+    elif step is None and g not in MEGATRON_COUNT:
         not_modelled = ("only TFLOP/s per GPU in the source's own MoE FLOP count (Megatron num_floating_point_operations); "
                         "no step time or tokens/s to compare")
     elif m["name"] not in MOE_MODELS and m["name"] != "Mixtral 8x22B":
@@ -816,8 +829,12 @@ def convert_moe(r):
                          "performance recipes: sequence parallel, distributed optimizer, TP/DP/PP overlap)")
         vpp = p.get("vp") or 1
         parallel = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p.get("cp") or 1, ep=p["ep"])
+        zoo = MOEZOO_YAML.get(m["name"]) if g.startswith("Megatron-MoE-ModelZoo") else None
         if p.get("etp") is not None:
             parallel["etp"] = p["etp"]
+        elif zoo:
+            parallel["etp"] = 1
+            notes.append(f"etp 1: the model zoo's {zoo} sets --expert-tensor-parallel-size 1 (b06a6d8 to e8650517)")
         elif g.startswith("Megatron-Bridge") and "25.09" in (t.get("framework") or ""):
             # the 25.09 release's performance configs set etp 1 in every MoE preset (Megatron-Bridge
             # v0.1.0rc3 scripts/performance/configs/{deepseek,qwen3}/*_llm_pretrain.yaml perf_matrix,
@@ -850,7 +867,6 @@ def convert_moe(r):
             notes.append("sequence_parallel true: Megatron-LM refuses an MoE model with tp > 1 without it "
                          "(megatron/training/arguments.py: 'When using MoE and tensor parallelism, sequence "
                          "parallelism must be used.')")
-        zoo = MOEZOO_YAML.get(m["name"]) if g.startswith("Megatron-MoE-ModelZoo") else None
         if zoo and p["pp"] > 1:
             parallel["embedding_in_split"] = True
             parallel["loss_in_split"] = True
@@ -949,6 +965,10 @@ def convert_moe(r):
             moe["dispatcher"] = "flex"
             if "deepep" not in said:  # (else the release's script said so above)
                 notes.append("dispatcher flex: the source names DeepEP / HybridEP (fused dispatch and combine)")
+        elif zoo:
+            moe["dispatcher"] = "flex"
+            notes.append("dispatcher flex: the model zoo's runtime_configs/benchmarking/runtime.conf (b06a6d8 to e8650517) "
+                         "runs this model with MOE_TOKEN_DISPATCHER flex unless the command sets another")
         elif release_dispatcher(r, gpu):
             moe["dispatcher"] = "flex"
             notes.append("dispatcher flex: every preset of this model on this GPU in the 25.11 container's release "
@@ -982,7 +1002,11 @@ def convert_moe(r):
         training["moe"] = moe
         # EP overlap (training.overlap.ep, Megatron-Core overlap_moe_expert_parallel_comm): as the
         # record's recipe sets it; Megatron-Core and the Bridge recipes leave it off by default
-        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", switches + " " + (script[0] if script else ""))
+        flags = str((me.get("other") or {}).get("command_flags") or "")  # the model zoo's command lines
+        if "activation offloading" in flags:
+            notes.append("fine-grained activation offloading (the command's --fine-grained-activation-offloading) not "
+                         "modelled: the memory check keeps those activations on the GPU, and the copies are not timed")
+        a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", switches + " " + (script[0] if script else "") + " " + flags)
         if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
             training.setdefault("overlap", {})["ep"] = True
             notes.append("overlap.ep true: the record's recipe sets moe_a2a_overlap (EP all-to-all beside another "
@@ -1009,7 +1033,7 @@ def convert_moe(r):
         training["framework"] = framework
     notes.append("source notes: " + rec_notes if rec_notes else "")
     notes = [n for n in notes if n]
-    out["flops_convention"] = "model"
+    out["flops_convention"] = MEGATRON_COUNT.get(g, "model")
     measured = {}
     if step is not None:
         measured["step_s"] = step

@@ -239,7 +239,7 @@ TEST_CASE("validation: the MoE records meet the MoE issue's MAPE, and Blackwell 
   const auto summary = validation::validate(records);
   const auto& step = summary.by_quantity.at("step_s");
   INFO("MoE step-time MAPE " << 100 * step.mape << "% over " << step.count);
-  CHECK(step.count == 59);
+  CHECK(step.count == 67);
   CHECK(step.mape <= 0.10);
   // gb300-nvl72 and dgx-b300 ship the FP8 efficiency `validate --fit` gives on their records of the
   // fit split (docs/validation.md "Provisional efficiencies"): 0.599 and 0.627
@@ -256,4 +256,23 @@ TEST_CASE("validation: the MoE records meet the MoE issue's MAPE, and Blackwell 
     CHECK(f.fitted == Approx(f.shipped).margin(0.0015));
     CHECK(f.fitted == Approx(f.gpu.rfind("GB300", 0) == 0 ? 0.599 : 0.627).margin(0.0015));
   }
+}
+
+TEST_CASE("validation: Megatron's count reproduces the TFLOP/s the MoE sources print beside a step or tokens/s",
+          "[validation][data]") {
+  // every record whose source counts as Megatron-LM does (flops_convention megatron, megatron-2024)
+  // and gives both: the count over TFLOP/s x GPUs is the step, to the sources' rounding
+  const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/moe.yaml");
+  int checked = 0;
+  for (const auto& r : records) {
+    if (!r.scenario || r.flops_convention.rfind("megatron", 0) != 0 || !r.measured.step_s || !r.measured.tflops_per_gpu)
+      continue;
+    const auto flops = validation::convention_flops(r.flops_convention, *r.scenario, core::Report{});
+    REQUIRE(flops);
+    const double implied = *flops / (*r.measured.tflops_per_gpu * 1e12 * r.scenario->gpus);
+    INFO(r.name << ": step " << *r.measured.step_s << " s, implied by the count " << implied << " s");
+    CHECK(implied == Approx(*r.measured.step_s).epsilon(0.01));
+    ++checked;
+  }
+  CHECK(checked == 58);
 }
