@@ -6,6 +6,7 @@
 #include "ptdsim/analytic/experts.hpp"
 #include "ptdsim/analytic/flops.hpp"
 #include "ptdsim/analytic/kernel_times.hpp"
+#include "ptdsim/analytic/megatron_count.hpp"
 #include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/nccl_picks.hpp"
 #include "ptdsim/analytic/offload.hpp"
@@ -134,6 +135,7 @@ void rates(const core::Scenario& s, core::Report& r) {
   if (r.step_s > 0) {
     r.tokens_per_s = static_cast<double>(s.training.global_batch) * s.training.seq_len / r.step_s;
     r.tflops_per_gpu = r.model_flops_per_step / r.step_s / s.gpus / core::kTera;
+    r.megatron_tflops_per_gpu = megatron_flops_per_step(s, MegatronCount::v2025) / r.step_s / s.gpus / core::kTera;
     if (peak > 0) {
       r.mfu = r.model_flops_per_step / r.step_s / s.gpus / peak;
       r.hfu = r.hardware_flops_per_step / r.step_s / s.gpus / peak;

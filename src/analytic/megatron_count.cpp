@@ -21,8 +21,8 @@ double count_2024(const core::ModelSpec& m, double B, double s, double V) {
 double count_2025(const core::ModelSpec& m, double B, double s, double V) {
   const double h = m.hidden, a = m.heads;
   const double mtp = m.mtp_layers;
-  int moe_layers = 0;
-  for (int i = 0; i < m.layers; ++i) moe_layers += m.is_moe_layer(i) ? 1 : 0;
+  // the decoder layers is_moe_layer counts: (i + 1) a multiple of `every`, i at least first_k_dense
+  const int moe_layers = m.moe ? m.layers / m.moe->every - m.moe->first_k_dense / m.moe->every : 0;
   // the MTP modules' layers are of the last decoder layer's kind
   const bool last_moe = m.is_moe_layer(m.layers - 1);
   const double n_moe = moe_layers + (last_moe ? mtp : 0);

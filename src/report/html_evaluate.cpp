@@ -78,6 +78,7 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
                  html::percent(r.mfu) + " / " + html::percent(r.hfu) +
                      (r.mfu_bf16 > 0 ? " (MFU " + html::percent(r.mfu_bf16) + " of the bf16 peak)" : std::string()));
   f.emplace_back("TFLOP/s per GPU (model FLOPs)", fmt::format("{:.1f}", r.tflops_per_gpu));
+  f.emplace_back("TFLOP/s per GPU as Megatron-LM logs it", fmt::format("{:.1f}", r.megatron_tflops_per_gpu));
   f.emplace_back("peak memory (stage " + std::to_string(r.peak_stage) + ")",
                  fmt::format("{:.1f} of {:.1f} GiB", r.peak_bytes / kGiB, r.capacity_bytes / kGiB));
   f.emplace_back("fits", r.fits ? fmt::format("yes, {:.1f} GiB free", (r.capacity_bytes - r.peak_bytes) / kGiB)

@@ -27,6 +27,13 @@ TEST_CASE("analytic: evaluate fills the report for GPT-3 175B on 1024 A100s", "[
   CHECK(r.tokens_per_s == Approx(1536.0 * 2048 / r.step_s).epsilon(1e-12));
   CHECK(r.tflops_per_gpu == Approx(r.model_flops_per_step / r.step_s / 1024 / 1e12).epsilon(1e-12));
   CHECK(r.mfu == Approx(r.tflops_per_gpu / 312).epsilon(1e-12));
+  // Megatron-LM's count of this dense GPT (megatron_count.hpp, 2025): 72 L h^2 + 6 h s L (half the
+  // causal matrix) + 6 h V a token against the model count's 72 L h^2 (1 + s/6h + V/12Lh); V = 51,200
+  // is a multiple of 128 x tp 8 already
+  const double seq = 2048, L = 96, h = 12288, V = 51200;
+  CHECK(r.megatron_tflops_per_gpu ==
+        Approx(r.tflops_per_gpu * (1 + seq / (12 * h) + V / (12 * L * h)) / (1 + seq / (6 * h) + V / (12 * L * h)))
+            .epsilon(1e-12));
   CHECK(r.hfu > r.mfu);
   // Narayanan et al. 2021 Table 1 / Korthikanti Table 5 measure roughly 40-55% MFU for this class
   // of run; a first-order model at 0.8 GEMM efficiency must land in a plausible band.

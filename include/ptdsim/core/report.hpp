@@ -271,6 +271,9 @@ struct Report {
   // throughput
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;  // TFLOP/s (model FLOPs)
+  // TFLOP/s per GPU as Megatron-LM and Megatron-Bridge log it: their own count of a step's FLOPs
+  // (analytic/megatron_count.hpp, the 2025 revision) over the predicted step, to set beside a log
+  double megatron_tflops_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;
   double mfu_peak_flops = 0;  // the peak MFU and HFU divide by: the GPU's for the training precision
