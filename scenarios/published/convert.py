@@ -747,8 +747,8 @@ MOEZOO_YAML = {"Qwen3-235B-A22B": "model_configs/benchmarking/Qwen3-235B-A22B.ya
 # The source groups whose TFLOP/s per GPU is Megatron-LM's own count (num_floating_point_operations,
 # docs/validation.md "How the comparison is made"), by its revision: Megatron-Core v0.8's (2024) for
 # the MoE README's headline, the one since 2025 for the rest. Megatron-Bridge's flop_utils.py and the
-# NeMo log behind dgxc's rows count as it does (the test "Megatron's count reproduces the sources'
-# TFLOP/s" checks every record that gives both a step and TFLOP/s). A record with only TFLOP/s is
+# NeMo log behind dgxc's rows count as it does (the test "Megatron's count reproduces the TFLOP/s the
+# MoE sources print beside a step or tokens/s" checks it). A record with only TFLOP/s is
 # predicted when its source counts this way: its step is that count over TFLOP/s x GPUs.
 MEGATRON_COUNT = {"Megatron-Bridge performance summary (MoE rows, 25.09-26.08)": "megatron",
                   "Megatron-MoE-ModelZoo Qwen3 best practice": "megatron",
@@ -788,7 +788,7 @@ def convert_moe(r):
     elif gpu not in MOE_HW:
         not_modelled = f"GPU {hw['gpu']} ({hw.get('system')}): no hardware file in hardware/ for it"
     elif step is None and g not in MEGATRON_COUNT:
-        not_modelled = ("only TFLOP/s per GPU in the source's own MoE FLOP count (Megatron num_floating_point_operations); "
+        not_modelled = ("only TFLOP/s per GPU, in a FLOP count of the source's own that the tool does not have; "
                         "no step time or tokens/s to compare")
     elif m["name"] not in MOE_MODELS and m["name"] != "Mixtral 8x22B":
         not_modelled = f"model {m['name']}: no model file"
@@ -1059,8 +1059,9 @@ HEAD_MOE = """# ptdsim validation dataset of the Mixture-of-Experts runs: the {n
 # converted by scenarios/published/convert.py --moe. Do not edit by hand; change convert.py and regenerate.
 # Rules and assumptions: docs/data.md "The MoE records" and each record's notes. Split: per source group,
 # records sorted by (model size, GPUs, name), positions 0 and 3 of each run of four fit, 1 and 2 holdout.
-# Records on a GPU without a hardware file, with only TFLOP/s, or without a layout are kept with
-# not_modelled and their reason. Run: ptdsim validate scenarios/published/moe.yaml. Units as dataset.yaml.
+# Records on a GPU without a hardware file, with only TFLOP/s in a count the tool does not have (Megatron's
+# is one it has: flops_convention megatron), or without a layout are kept with not_modelled and their
+# reason. Run: ptdsim validate scenarios/published/moe.yaml. Units as dataset.yaml.
 """
 
 

@@ -3,15 +3,9 @@
 namespace ptdsim::analytic {
 namespace {
 
-// Megatron's vocab_size_with_padding: a multiple of 128 * tp (--make-vocab-size-divisible-by 128).
-double padded_vocab(int vocab, int tp) {
-  const long long multiple = 128LL * (tp > 0 ? tp : 1);
-  return static_cast<double>((vocab + multiple - 1) / multiple * multiple);
-}
-
 double count_2024(const core::ModelSpec& m, double B, double s, double V) {
-  const double L = m.layers, h = m.hidden, a = m.heads, g = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const double q = static_cast<double>(m.head_dim()) * a;  // kv_channels * heads
+  const double L = m.layers, h = m.hidden, a = m.heads, g = m.kv_heads;
+  const double q = m.q_width();  // kv_channels x heads
   const double routed = m.moe ? m.moe->top_k : 1;
   const double gated = m.mlp == core::Mlp::swiglu ? 1.5 : 1.0;
   return 12 * B * s * L * h * h *
@@ -21,9 +15,9 @@ double count_2024(const core::ModelSpec& m, double B, double s, double V) {
 double count_2025(const core::ModelSpec& m, double B, double s, double V) {
   const double h = m.hidden, a = m.heads;
   const double mtp = m.mtp_layers;
-  // the decoder layers is_moe_layer counts: (i + 1) a multiple of `every`, i at least first_k_dense
-  const int moe_layers = m.moe ? m.layers / m.moe->every - m.moe->first_k_dense / m.moe->every : 0;
-  // the MTP modules' layers are of the last decoder layer's kind
+  // Megatron takes the MoE layers from its layer pattern (the list Megatron-Bridge sets, which is
+  // is_moe_layer's) and gives the MTP modules' layers the last decoder layer's kind
+  const int moe_layers = m.moe_layer_count();
   const bool last_moe = m.is_moe_layer(m.layers - 1);
   const double n_moe = moe_layers + (last_moe ? mtp : 0);
   const double n_dense = (m.layers - moe_layers) + (last_moe ? 0 : mtp);
@@ -32,8 +26,7 @@ double count_2025(const core::ModelSpec& m, double B, double s, double V) {
   double routed = 0, shared = 0;
   if (m.moe) {
     routed = static_cast<double>(m.expert_ffn_hidden()) * m.moe->top_k;
-    const int width = m.moe->shared_ffn_hidden > 0 ? m.moe->shared_ffn_hidden : m.expert_ffn_hidden();
-    shared = static_cast<double>(m.moe->shared_experts) * width;
+    shared = static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden;
   }
   // 3 (forward, wgrad, dgrad) x 2 (a multiply-add) on every GEMM
   const double mlp = 6 * h * (static_cast<double>(m.ffn_hidden) * ffn_factor * n_dense + (routed + shared) * ffn_factor * n_moe);
@@ -45,8 +38,7 @@ double count_2025(const core::ModelSpec& m, double B, double s, double V) {
     projections = 6 * (q_term + l.kv_lora_rank * (h + a * (nope + v) + 1) + h * rope + a * v * h);
     core = 6 * (a * (nope + rope) / 2 + a * v / 2);
   } else {
-    const double q = static_cast<double>(m.head_dim()) * a;
-    const double kv = static_cast<double>(m.head_dim()) * (m.kv_heads > 0 ? m.kv_heads : m.heads);
+    const double q = m.q_width(), kv = m.kv_width();
     projections = 6 * (h * (q + 2 * kv) + q * h);
     core = 6 * q;  // QK^T and its product with V (x 2), half the causal matrix (/ 2)
   }
@@ -59,7 +51,7 @@ double count_2025(const core::ModelSpec& m, double B, double s, double V) {
 
 double megatron_flops_per_step(const core::Scenario& s, MegatronCount revision) {
   const double B = s.training.global_batch, seq = s.training.seq_len;
-  const double V = padded_vocab(s.model.vocab, s.parallel.tp);
+  const double V = static_cast<double>(core::megatron_padded_vocab(s.model.vocab, 128, s.parallel.tp));
   return revision == MegatronCount::v2024 ? count_2024(s.model, B, seq, V) : count_2025(s.model, B, seq, V);
 }
 

@@ -560,8 +560,9 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
                                   "give its size with --vocab-size N)");
   const int vocab = *a.integer("--vocab-size", "model.vocab");
   // in 64 bits: divisible-by and tp may each be up to 2^22
-  const long long multiple = 1LL * a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128) * tp;
-  const long long padded = (vocab + multiple - 1) / multiple * multiple;
+  const long long divisible_by = a.integer("--make-vocab-size-divisible-by", "model.vocab").value_or(128);
+  const long long multiple = divisible_by * tp;
+  const long long padded = core::megatron_padded_vocab(vocab, divisible_by, tp);
   if (padded > detail::bound_of("model.vocab").max)
     detail::fail(vocab_flag->at, "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple) +
                                      " is " + itext(padded) + ", above model.vocab's most (" +

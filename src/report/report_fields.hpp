@@ -146,7 +146,7 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("time.engine", Value{std::string(core::name(r.engine))});
   f("throughput.tokens_per_s", Value{r.tokens_per_s});
   f("throughput.tflops_per_gpu", Value{r.tflops_per_gpu});
-  f("throughput.megatron_tflops_per_gpu", Value{r.megatron_tflops_per_gpu});  // in Megatron-LM's own count
+  f("throughput.megatron_tflops_per_gpu", Value{r.megatron_tflops_per_gpu});
   f("throughput.mfu", Value{r.mfu});
   f("throughput.hfu", Value{r.hfu});
   f("throughput.mfu_peak_tflops", Value{r.mfu_peak_flops / core::kTera});  // what mfu and hfu divide by

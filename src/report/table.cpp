@@ -338,8 +338,7 @@ std::string report_table(const core::Report& r) {
                      r.tflops_per_gpu, mfu_line(r));
   out += fmt::format("  model FLOPs per step {:.4g}, hardware FLOPs per step {:.4g}\n",
                      r.model_flops_per_step, r.hardware_flops_per_step);
-  out += fmt::format("  {:.1f} TFLOP/s per GPU as Megatron-LM and Megatron-Bridge log it (their FLOP count: half the "
-                     "causal attention matrix, MLA and MTP their own way)\n",
+  out += fmt::format("  {:.1f} TFLOP/s per GPU as Megatron-LM and Megatron-Bridge log it (their own FLOP count)\n",
                      r.megatron_tflops_per_gpu);
   out += "\nTo train: " + report::to_train_line(r) + "\n";
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";

@@ -28,17 +28,8 @@ core::ModelSpec qwen3_235b() {  // models/qwen3-235b-a22b.yaml
   return m;
 }
 
-core::ModelSpec deepseek_v3() {  // models/deepseek-v3.yaml
-  core::ModelSpec m = llama(61, 7168, 128, 128, 18432, 129280);
-  core::MoeSpec e;
-  e.experts = 256;
-  e.top_k = 8;
-  e.ffn_hidden = 2048;
-  e.shared_experts = 1;
-  e.shared_ffn_hidden = 2048;
-  e.first_k_dense = 3;
-  m.moe = e;
-  m.mla = core::MlaSpec{1536, 512, 128, 64, 128};
+core::ModelSpec deepseek_v3_mtp() {  // models/deepseek-v3.yaml: one MTP module
+  core::ModelSpec m = testing::deepseek_v3();
   m.mtp_layers = 1;
   return m;
 }
@@ -75,7 +66,7 @@ TEST_CASE("analytic: Megatron's count of DeepSeek-V3 (MLA, MTP, three dense laye
   //   logits 6 h 129,280 x 2                                                          = 11,120,148,480
   //   core  6 (128 x 192 / 2 + 128 x 128 / 2) s x 62 = 122,880 x 4096 x 62          = 31,205,621,760
   const double per_token = 147446562816.0 + 1122643968.0 * 62 + 616691712.0 + 11120148480.0 + 31205621760.0;
-  const auto s = one_batch(deepseek_v3());
+  const auto s = one_batch(deepseek_v3_mtp());
   CHECK(megatron_flops_per_step(s, MegatronCount::v2025) == Approx(4096 * per_token).epsilon(1e-12));
   // Megatron-Bridge's 26.02.01 summary, DGX-B200, DeepSeek-V3 MXFP8: 725 TFLOP/s, 2,790 tokens/s per GPU
   CHECK(per_token == Approx(725e12 / 2790).epsilon(0.001));
@@ -92,4 +83,18 @@ TEST_CASE("analytic: Megatron-Core v0.8's count (2024): the full attention matri
   // the 2025 count halves the causal attention matrix: 6 q s L less a token here
   CHECK(megatron_flops_per_step(s, MegatronCount::v2024) - megatron_flops_per_step(s, MegatronCount::v2025) ==
         Approx(seq * 6 * 4096 * seq * L).epsilon(1e-9));
+}
+
+TEST_CASE("analytic: ModelSpec::moe_layer_count is is_moe_layer counted", "[analytic][flops][megatron]") {
+  for (int layers = 1; layers <= 24; ++layers)
+    for (int every = 1; every <= 4; ++every)
+      for (int dense = 0; dense < layers; ++dense) {
+        core::ModelSpec m = llama(layers, 1024, 8, 8, 4096, 32000);
+        m.moe = core::MoeSpec{8, 2, every, 0};
+        m.moe->first_k_dense = dense;
+        int counted = 0;
+        for (int i = 0; i < layers; ++i) counted += m.is_moe_layer(i) ? 1 : 0;
+        INFO(layers << " layers, every " << every << ", first " << dense << " dense");
+        CHECK(m.moe_layer_count() == counted);
+      }
 }

@@ -12,30 +12,10 @@
 // against the model cards, and one MLA layer worked by hand.
 using namespace ptdsim;
 using namespace ptdsim::analytic;
+using testing::deepseek_v3;
 using testing::llama;
 
 namespace {
-
-// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3; models/deepseek-v3.yaml): 61 layers, h 7168,
-// 128 heads, dense FFN 18432 in the first 3 layers, 256 routed experts of 2048 (top 8) and one
-// shared expert of 2048 in the other 58, MLA q_lora 1536, kv_lora 512, nope 128, rope 64, v 128,
-// vocab 129280, untied.
-core::ModelSpec deepseek_v3() {
-  core::ModelSpec m = llama(61, 7168, 128, 128, 18432, 129280);
-  core::MoeSpec e;
-  e.experts = 256;
-  e.top_k = 8;
-  e.ffn_hidden = 2048;
-  e.shared_experts = 1;
-  e.shared_ffn_hidden = 2048;
-  e.first_k_dense = 3;
-  e.router = core::Router::sigmoid;
-  e.router_groups = 8;
-  e.router_group_topk = 4;
-  m.moe = e;
-  m.mla = core::MlaSpec{1536, 512, 128, 64, 128};
-  return m;
-}
 
 // Qwen3 MoE (config.json of Qwen/Qwen3-235B-A22B and Qwen/Qwen3-30B-A3B): head_dim 128 whatever
 // hidden / heads, 128 experts, top 8, every layer MoE, untied; q_norm and k_norm of 128 each.

@@ -53,6 +53,27 @@ inline core::ModelSpec llama(int layers, int hidden, int heads, int kv_heads, in
   return m;
 }
 
+// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3; models/deepseek-v3.yaml): 61 layers, h 7168,
+// 128 heads, dense FFN 18432 in the first 3 layers, 256 routed experts of 2048 (top 8) and one
+// shared expert of 2048 in the other 58, MLA q_lora 1536, kv_lora 512, nope 128, rope 64, v 128,
+// vocab 129280, untied; no MTP module (the model card's 671B count).
+inline core::ModelSpec deepseek_v3() {
+  core::ModelSpec m = llama(61, 7168, 128, 128, 18432, 129280);
+  core::MoeSpec e;
+  e.experts = 256;
+  e.top_k = 8;
+  e.ffn_hidden = 2048;
+  e.shared_experts = 1;
+  e.shared_ffn_hidden = 2048;
+  e.first_k_dense = 3;
+  e.router = core::Router::sigmoid;
+  e.router_groups = 8;
+  e.router_group_topk = 4;
+  m.moe = e;
+  m.mla = core::MlaSpec{1536, 512, 128, 64, 128};
+  return m;
+}
+
 // The acceptance scenario: GPT-3 175B, tp 8, pp 16, dp 8 on 1024 A100 80GB, seq 2048, micro-batch 1,
 // global batch 1536, selective recompute, sequence parallel, ZeRO-1 (distributed optimizer).
 inline core::Scenario gpt3_1024() {

@@ -100,6 +100,15 @@ struct ModelSpec {
     return static_cast<double>(layers - layers / sliding_window->full_every) / layers;
   }
   int expert_ffn_hidden() const { return moe && moe->ffn_hidden > 0 ? moe->ffn_hidden : ffn_hidden; }
+  // The decoder layers is_moe_layer counts: i + 1 a multiple of `every`, i at least first_k_dense.
+  int moe_layer_count() const { return moe ? layers / moe->every - moe->first_k_dense / moe->every : 0; }
 };
+
+// Megatron-LM's padded vocabulary (_vocab_size_with_padding): the vocabulary rounded up to a multiple
+// of --make-vocab-size-divisible-by times tp.
+inline long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
+  const long long multiple = divisible_by * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace ptdsim::core

@@ -271,8 +271,8 @@ struct Report {
   // throughput
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;  // TFLOP/s (model FLOPs)
-  // TFLOP/s per GPU as Megatron-LM and Megatron-Bridge log it: their own count of a step's FLOPs
-  // (analytic/megatron_count.hpp, the 2025 revision) over the predicted step, to set beside a log
+  // TFLOP/s per GPU as Megatron-LM and Megatron-Bridge log it (analytic/megatron_count.hpp, 2025),
+  // to set beside their logs
   double megatron_tflops_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;

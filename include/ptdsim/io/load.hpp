@@ -74,8 +74,9 @@ struct Record {
   std::string name;
   std::string source;
   // How the source counts the FLOPs behind tflops_per_gpu: "megatron96" (Narayanan et al. Eq. 3,
-  // recomputation counted), "megatron72" (model FLOPs, Korthikanti et al.), "model" (the tool's
-  // own model FLOPs), or "" (unstated).
+  // recomputation counted), "megatron72" (model FLOPs, Korthikanti et al.), "megatron" and
+  // "megatron-2024" (Megatron-LM's own count since 2025 and at v0.8), "model" (the tool's own model
+  // FLOPs), or "" (unstated).
   std::string flops_convention;
   std::string split;                   // "fit" or "holdout" (the loader writes "holdout" when absent)
   std::string notes;                   // free text

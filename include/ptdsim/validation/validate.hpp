@@ -68,6 +68,7 @@ struct Summary {
 // The FLOPs per step a source's convention counts for a scenario, or nullopt when unknown.
 // megatron96: 96 B s L h^2 (1 + s/6h + V/16Lh)  (Narayanan et al. 2021 Eq. 3, recompute included)
 // megatron72: 72 B s L h^2 (1 + s/6h + V/12Lh)  (Korthikanti et al. 2022, model FLOPs)
+// megatron, megatron-2024: Megatron-LM's own count, 2025 and v0.8 (analytic/megatron_count.hpp)
 // model, unstated: the model FLOPs of the analytic engine (no recomputation; GQA and SwiGLU aware)
 std::optional<double> convention_flops(const std::string& convention, const core::Scenario& s,
                                        const core::Report& predicted);
