@@ -265,8 +265,8 @@ TEST_CASE("validation: Megatron's count reproduces the TFLOP/s the MoE sources p
   const auto records = io::load_dataset(std::string(PTDSIM_SOURCE_DIR) + "/scenarios/published/moe.yaml");
   int checked = 0;
   for (const auto& r : records) {
-    if (!r.scenario || r.flops_convention.rfind("megatron", 0) != 0 || !r.measured.step_s || !r.measured.tflops_per_gpu)
-      continue;
+    const bool megatron = r.flops_convention == "megatron" || r.flops_convention == "megatron-2024";
+    if (!r.scenario || !megatron || !r.measured.step_s || !r.measured.tflops_per_gpu) continue;
     const auto flops = validation::convention_flops(r.flops_convention, *r.scenario, core::Report{});
     REQUIRE(flops);
     const double implied = *flops / (*r.measured.tflops_per_gpu * 1e12 * r.scenario->gpus);
