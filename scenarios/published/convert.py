@@ -927,13 +927,13 @@ def convert_moe(r):
         elif not rec and scripted:  # (the script's note, below, says where from)
             rec = "selective: " + ", ".join(re.findall(r"[a-z_]+", scripted.group(1)))
         recompute = "full" if rec.startswith("full") else "none"
-        # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); the
-        # others (layernorm, moe_act) are not counted, and said so
+        # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); any
+        # other is not counted, and said so
         modules, left = [], []
         if rec.startswith("selective:"):
             for word in re.findall(r"[a-z_]+", rec.split(":", 1)[1].split("(")[0]):
                 name = {"up_proj": "mla_up_proj"}.get(word, word)
-                if name in ("core_attn", "mla_up_proj", "mlp", "moe"):
+                if name in ("core_attn", "mla_up_proj", "mlp", "moe", "moe_act", "layernorm", "shared_experts"):
                     if name not in modules:
                         modules.append(name)
                 else:

@@ -243,12 +243,21 @@ double recomputed_share(const core::Scenario& s, core::Operator op, core::Operat
     case O::q_up: case O::kv_up: case O::rope: return t.recomputes(M::mla_up_proj);
     // an MoE layer's MoE block (MoELayer under the "moe" checkpoint): router, dispatch, experts,
     // combine, shared experts; a dense layer's MLP ("mlp")
-    case O::router: case O::permute: case O::unpermute: case O::shared_fc1: case O::shared_activation:
-    case O::shared_fc2: return moe_layer && t.recomputes(M::moe);
+    case O::router: case O::permute: case O::unpermute: return moe_layer && t.recomputes(M::moe);
+    // the shared experts alone ("shared_experts", MoELayer's shared_experts_recompute)
+    case O::shared_fc1: case O::shared_activation: case O::shared_fc2:
+      return moe_layer && (t.recomputes(M::moe) || t.recomputes(M::shared_experts));
     // without tables the layer's casts are the routed experts' alone (operators.cpp routed_fp8_casts)
     case O::fp8_cast: return moe_layer && !s.hardware.gpu.kernels && t.recomputes(M::moe);
-    case O::fc1: case O::fc1_gated: case O::gelu: case O::swiglu: case O::fc2:
-      return moe_layer ? t.recomputes(M::moe) : t.recomputes(M::mlp);
+    case O::fc1: case O::fc1_gated: case O::fc2: return moe_layer ? t.recomputes(M::moe) : t.recomputes(M::mlp);
+    // the routed experts' activation alone ("moe_act", the experts' CheckpointWithoutOutput)
+    case O::gelu: case O::swiglu:
+      return moe_layer ? t.recomputes(M::moe) || t.recomputes(M::moe_act) : t.recomputes(M::mlp);
+    // "layernorm": the norms Megatron-Core keeps as modules of their own (gpt_layer_specs.py), an
+    // MoE layer's pre-MLP norm and MLA's input norm; the others run inside TransformerEngine's
+    // LayerNormLinear and are not recomputed
+    case O::input_norm: return s.model.mla.has_value() && t.recomputes(M::layernorm);
+    case O::mlp_norm: return moe_layer && t.recomputes(M::layernorm);
     default: return 0;
   }
 }

@@ -88,7 +88,8 @@ namespace {
 
 // Selective recompute with training.recompute_modules: each layer's named modules' forward once
 // more (the MTP modules' layers too): the attention core, MLA's up projections, the MoE block
-// (router and experts) or a dense layer's MLP.
+// (router and experts) or a dense layer's MLP, or the shared experts alone; moe_act and layernorm
+// recompute no matrix product.
 double module_recompute_flops(const core::Scenario& s, double b, double seq) {
   using M = core::RecomputeModule;
   const auto& m = s.model;
@@ -98,7 +99,12 @@ double module_recompute_flops(const core::Scenario& s, double b, double seq) {
     const bool moe = m.is_moe_layer(i);
     const LayerFlops f = layer_forward_flops(m, moe, m.is_windowed_layer(i), b, seq);
     if (t.recomputes(M::core_attn)) total += f.attention_core;
-    if (t.recomputes(moe ? M::moe : M::mlp)) total += f.mlp + f.router;
+    if (t.recomputes(moe ? M::moe : M::mlp)) {
+      total += f.mlp + f.router;
+    } else if (moe && t.recomputes(M::shared_experts) && m.moe->shared_experts > 0) {
+      const double mats = m.mlp == core::Mlp::swiglu ? 3 : 2;
+      total += m.moe->shared_experts * 2 * mats * b * seq * m.hidden * m.moe->shared_ffn_hidden;
+    }
     if (m.mla && t.recomputes(M::mla_up_proj)) {
       const core::MlaSpec& l = *m.mla;
       total += 2 * b * seq * m.heads *

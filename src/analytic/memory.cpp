@@ -80,24 +80,40 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   // gathered over etp (each expert's width split etp ways), else over etp; and every token through
   // the shared experts, split over TP as a dense MLP
   const double moe_share = sp > 1 ? 1.0 : t / p.expert_tp();
-  double mlp_tokens_f = moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden() *
-                                        s.training.moe.busiest() * moe_share
-                                  : local * b * m.ffn_hidden;
-  if (moe_layer && m.moe->shared_experts > 0)
-    mlp_tokens_f += local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden);
+  const double routed_f =
+      moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden() * s.training.moe.busiest() * moe_share : 0.0;
+  const double shared_f = moe_layer && m.moe->shared_experts > 0
+                              ? local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden)
+                              : 0.0;
+  const double dense_f = moe_layer ? 0.0 : local * b * m.ffn_hidden;
   // a recomputed MoE block (moe) or dense MLP (mlp) keeps only its input, which the layer's
-  // replicated terms hold already: its GEMMs' inputs, activations and the permuted tokens go
+  // replicated terms hold already: its GEMMs' inputs, activations and the permuted tokens go.
+  // moe_act drops the routed experts' activation output, fc2's input (2 bytes a unit; fc2 keeps the
+  // original, not an FP8 copy: set_save_original_input); shared_experts keeps only the shared
+  // experts' input, the norm's output the replicated terms hold
   const bool mlp_again = again(moe_layer ? core::RecomputeModule::moe : core::RecomputeModule::mlp);
+  const bool act_again = moe_layer && again(core::RecomputeModule::moe_act);
+  const bool shared_again = moe_layer && again(core::RecomputeModule::shared_experts);
+  const double fc2_inputs_f = dense_f + (act_again ? 0.0 : routed_f) + (shared_again ? 0.0 : shared_f);
   if (!mlp_again) {
-    split += mlp_per_f * mlp_tokens_f;
+    split += mlp_per_f * (dense_f + routed_f + (shared_again ? 0.0 : shared_f)) - (act_again ? 2 * routed_f : 0.0);
     // the permuted copy of the tokens the dispatch keeps for the backward pass
     if (moe_layer) split += m.moe->top_k * 2 * sbh;
   }
+  // layernorm drops a norm's output (the next GEMM's input, 2sbh) where the norm is a module of its
+  // own: MLA's input norm, an MoE layer's pre-MLP norm (compute.cpp recomputed_share)
+  const bool qkv_input_again = m.mla && again(core::RecomputeModule::layernorm);
+  const bool mlp_input_again = moe_layer && again(core::RecomputeModule::layernorm);
+  replicated -= 2 * sbh * ((qkv_input_again ? 1 : 0) + (mlp_input_again ? 1 : 0));
   double scores = 5 * a * local * seq * b;
   if (again(core::RecomputeModule::core_attn) || s.training.flash_attention) scores = 0;
+  // FP8 keeps as one byte what the replicated QKV and MLP inputs, the output projection's input and
+  // fc2's inputs hold at two, where they are still held
   double fp8_saved = 0;
-  if (s.training.precision == core::Precision::fp8)
-    fp8_saved = mlp_again ? sbh / sp + sbh / t : 2 * sbh / sp + (sbh + mlp_tokens_f) / t;
+  if (s.training.precision == core::Precision::fp8) {
+    const double inputs = (qkv_input_again ? 0 : 1) + (mlp_again || mlp_input_again ? 0 : 1);
+    fp8_saved = inputs * sbh / sp + (sbh + (mlp_again ? 0.0 : fc2_inputs_f)) / t;
+  }
   return width * (replicated / sp + (split + scores) / t) - fp8_saved;
 }
 

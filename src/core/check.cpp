@@ -344,6 +344,26 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
           return std::string("recompute module moe needs a mixture-of-experts model (model.moe)");
         }))
       return true;
+    // Megatron-Core reads moe_act and shared_experts in MoE layers only, and recomputes a norm
+    // only where it is a module apart (gpt_layer_specs.py: an MoE layer's pre-MLP norm, MLA's input
+    // norm; the others are fused into TransformerEngine's LayerNormLinear): on another model they
+    // recompute nothing, which a scenario that names them did not mean
+    const auto named = [&](RecomputeModule x) { return (t.recompute_modules >> static_cast<unsigned>(x) & 1u) != 0; };
+    if (named(RecomputeModule::moe_act) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
+          return std::string("recompute module moe_act needs a mixture-of-experts model (model.moe)");
+        }))
+      return true;
+    if (named(RecomputeModule::shared_experts) && !(m.moe && m.moe->shared_experts > 0) &&
+        sink.fail("training.recompute_modules", "unsupported", [] {
+          return std::string("recompute module shared_experts needs shared experts (model.moe.shared_experts)");
+        }))
+      return true;
+    if (named(RecomputeModule::layernorm) && !m.moe && !m.mla && sink.fail("training.recompute_modules", "unsupported", [] {
+          return std::string("recompute module layernorm recomputes nothing on this model: Megatron-Core fuses a dense "
+                             "layer's norms into the following GEMM (TransformerEngine's LayerNormLinear); it recomputes "
+                             "an MoE layer's pre-MLP norm and MLA's input norm");
+        }))
+      return true;
   }
   // torchtitan's per-op checkpointing is modelled for its dense Llama block (analytic/op_checkpoint.hpp):
   // an MoE layer's or MLA's operators run other mm's than the block's seven

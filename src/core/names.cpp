@@ -29,10 +29,14 @@ constexpr Table<Schedule, 4> kSchedule{{{Schedule::gpipe, "gpipe"},
                                         {Schedule::one_f_one_b, "1f1b"},
                                         {Schedule::interleaved, "interleaved"},
                                         {Schedule::zb_h1, "zb-h1"}}};
-constexpr Table<RecomputeModule, 4> kRecomputeModule{{{RecomputeModule::core_attn, "core_attn"},
-                                                     {RecomputeModule::mla_up_proj, "mla_up_proj"},
-                                                     {RecomputeModule::mlp, "mlp"},
-                                                     {RecomputeModule::moe, "moe"}}};
+constexpr Table<RecomputeModule, kRecomputeModuleCount> kRecomputeModule{
+    {{RecomputeModule::core_attn, "core_attn"},
+     {RecomputeModule::mla_up_proj, "mla_up_proj"},
+     {RecomputeModule::mlp, "mlp"},
+     {RecomputeModule::moe, "moe"},
+     {RecomputeModule::moe_act, "moe_act"},
+     {RecomputeModule::layernorm, "layernorm"},
+     {RecomputeModule::shared_experts, "shared_experts"}}};
 constexpr Table<Recompute, 4> kRecompute{{{Recompute::none, "none"},
                                           {Recompute::selective, "selective"},
                                           {Recompute::full, "full"},

@@ -752,14 +752,28 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     return out;
   }
   for (const auto& item : f->items) {
-    if (!core::parse<core::RecomputeModule>(item.text))
+    if (!core::parse<core::RecomputeModule>(item.text)) {
+      std::string modelled;
+      for (int i = 0; i < core::kRecomputeModuleCount; ++i)
+        modelled += (i ? ", " : "") + std::string(core::name(static_cast<core::RecomputeModule>(i)));
       detail::fail(item.at, "--recompute-modules " + item.text + " changes the step, and recomputing " + item.text +
-                                " is not modelled (ptdsim models core_attn, mla_up_proj, mlp, moe)");
+                                " is not modelled (ptdsim models " + modelled + ")");
+    }
     if (item.text == "mla_up_proj" && !a.has("--multi-latent-attention"))
       detail::fail(item.at, "--recompute-modules mla_up_proj needs --multi-latent-attention (as in Megatron-LM)");
-    if (item.text == "moe" && !a.has("--num-experts")) {
-      // Megatron-Core reads it in MoE layers only: without experts it recomputes nothing
-      warnings.push_back("--recompute-modules moe recomputes nothing without --num-experts, as in Megatron-LM: not written");
+    // Megatron-Core reads moe, moe_act and shared_experts in MoE layers only, and layernorm where a
+    // norm is a module of its own (an MoE layer's pre-MLP norm, MLA's input norm): elsewhere they
+    // recompute nothing
+    const bool moe = a.has("--num-experts");
+    const char* idle = nullptr;
+    if ((item.text == "moe" || item.text == "moe_act") && !moe) idle = "without --num-experts";
+    if (item.text == "shared_experts" && !(moe && a.has("--moe-shared-expert-intermediate-size")))
+      idle = "without --num-experts and --moe-shared-expert-intermediate-size";
+    if (item.text == "layernorm" && !moe && !a.has("--multi-latent-attention"))
+      idle = "without --num-experts or --multi-latent-attention (a dense layer's norms are fused into TransformerEngine's "
+             "LayerNormLinear)";
+    if (idle) {
+      warnings.push_back("--recompute-modules " + item.text + " recomputes nothing " + idle + ", as in Megatron-LM: not written");
       continue;
     }
     out.names.push_back(item.text);

@@ -10,6 +10,14 @@
 namespace ptdsim::io::detail {
 namespace {
 
+// "core_attn, mla_up_proj, ...": training.recompute_modules's choices, for its messages
+std::string recompute_module_names() {
+  std::string all;
+  for (int i = 0; i < core::kRecomputeModuleCount; ++i)
+    all += (i ? ", " : "") + std::string(core::name(static_cast<core::RecomputeModule>(i)));
+  return all;
+}
+
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string part;
@@ -197,12 +205,12 @@ void read_training(const Fields& f, core::Scenario& s) {
   if (const Entry* e = tr.get("recompute_modules")) {
     // Megatron-Core's --recompute-modules names; each at most once (a repeat is a slip)
     if (e->value->kind != Node::Kind::list || e->value->items.empty())
-      fail(e->value->mark, "training.recompute_modules must be a non-empty list of core_attn, mla_up_proj, mlp, moe, got " +
+      fail(e->value->mark, "training.recompute_modules must be a non-empty list of " + recompute_module_names() + ", got " +
                                describe(*e->value));
     for (const NodePtr& item : e->value->items) {
       const auto m = item->kind == Node::Kind::scalar ? core::parse<core::RecomputeModule>(item->text) : std::nullopt;
       if (!m)
-        fail(item->mark, "training.recompute_modules entries must be one of core_attn, mla_up_proj, mlp, moe, got " +
+        fail(item->mark, "training.recompute_modules entries must be one of " + recompute_module_names() + ", got " +
                              describe(*item) + " (Megatron-Core's other modules are not modelled)");
       const unsigned bit = 1u << static_cast<unsigned>(*m);
       if (t.recompute_modules & bit)

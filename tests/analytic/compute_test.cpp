@@ -246,6 +246,50 @@ TEST_CASE("analytic: the fused grouped MLP runs the experts' SwiGLU and two of t
   CHECK(recomputed_share(s, core::Operator::fp8_cast, core::OperatorKind::memory_bound, false) == 0);
 }
 
+TEST_CASE("analytic: moe_act, shared_experts and layernorm recompute their operators' forward", "[analytic][compute]") {
+  using O = core::Operator;
+  using K = core::OperatorKind;
+  auto s = testing::mixtral_like_64(1);
+  s.model.moe->shared_experts = 1;
+  s.model.moe->shared_ffn_hidden = 2048;
+  s.training.recompute = core::Recompute::selective;
+  const auto bit = [](core::RecomputeModule m) { return 1u << static_cast<unsigned>(m); };
+  s.training.recompute_modules = bit(core::RecomputeModule::moe_act);
+  CHECK(recomputed_share(s, O::swiglu, K::memory_bound, true) == 1);    // the routed experts' activation
+  CHECK(recomputed_share(s, O::swiglu, K::memory_bound, false) == 0);   // a dense layer's MLP: "mlp"
+  CHECK(recomputed_share(s, O::fc1_gated, K::gemm, true) == 0);
+  CHECK(recomputed_share(s, O::shared_activation, K::memory_bound, true) == 0);
+  s.training.recompute_modules = bit(core::RecomputeModule::shared_experts);
+  for (O op : {O::shared_fc1, O::shared_activation, O::shared_fc2})
+    CHECK(recomputed_share(s, op, K::gemm, true) == 1);
+  CHECK(recomputed_share(s, O::fc2, K::gemm, true) == 0);
+  s.training.recompute_modules = bit(core::RecomputeModule::layernorm);
+  CHECK(recomputed_share(s, O::mlp_norm, K::memory_bound, true) == 1);   // the MoE block's own norm
+  CHECK(recomputed_share(s, O::mlp_norm, K::memory_bound, false) == 0);  // fused into fc1 in a dense layer
+  CHECK(recomputed_share(s, O::input_norm, K::memory_bound, true) == 0); // fused into the QKV GEMM
+  s.model = testing::deepseek_v3();
+  CHECK(recomputed_share(s, O::input_norm, K::memory_bound, false) == 1); // MLA's, apart
+  // the layer's recomputed time is the named operators' forward, nothing else
+  s = testing::mixtral_like_64(1);
+  s.model.moe->shared_experts = 1;
+  s.model.moe->shared_ffn_hidden = 2048;
+  s.training.recompute = core::Recompute::selective;
+  s.training.recompute_modules = bit(core::RecomputeModule::moe_act) | bit(core::RecomputeModule::shared_experts) |
+                                 bit(core::RecomputeModule::layernorm);
+  const LayerOps ops = layer_ops(s, true);
+  double by_hand = 0;
+  for (const core::OperatorTime& o : ops)
+    if (o.op == O::swiglu || o.op == O::shared_fc1 || o.op == O::shared_activation || o.op == O::shared_fc2 ||
+        o.op == O::mlp_norm)
+      by_hand += o.forward_s;
+  CHECK(by_hand > 0);
+  CHECK(layer_times(s, true).recompute == Approx(by_hand).epsilon(1e-12));
+  // and the hardware FLOPs add the shared experts' forward alone: 3 GEMMs of 2 s b h f_s a layer
+  const double B = s.training.global_batch, seq = s.training.seq_len;
+  CHECK(hardware_flops_per_step(s) - model_flops_per_step(s) ==
+        Approx(32 * 3 * 2 * B * seq * 4096 * 2048).epsilon(1e-12));
+}
+
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {
   auto s = testing::gpt3_1024();  // SP, flash attention, gelu
   const double sbh = 2048.0 * 12288, t = 8;

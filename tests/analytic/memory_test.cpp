@@ -148,6 +148,50 @@ TEST_CASE("analytic: Megatron-Core's recompute modules keep only a recomputed mo
   }
 }
 
+TEST_CASE("analytic: moe_act, shared_experts and layernorm drop what their module's output held", "[analytic][memory]") {
+  // Mixtral-like at tp 1 (no SP): s 4096, b 1, h 4096, 8 experts of 14336, top 2, one shared expert
+  // of 2048 added; bf16, flash attention. Routed units on the rank: top_k s b f_e x busiest
+  auto s = testing::mixtral_like_64(1);
+  s.model.moe->shared_experts = 1;
+  s.model.moe->shared_ffn_hidden = 2048;
+  s.training.recompute = core::Recompute::selective;
+  s.training.flash_attention = true;
+  const double sb = 4096.0, sbh = sb * 4096;
+  const double routed_f = 2 * sb * 14336 * s.training.moe.busiest(), shared_f = sb * 2048;
+  const auto bit = [](core::RecomputeModule m) { return 1u << static_cast<unsigned>(m); };
+  const auto with = [&](unsigned mods, bool moe_layer = true) {
+    s.training.recompute_modules = bit(core::RecomputeModule::core_attn) | mods;
+    return layer_activation_bytes(s, moe_layer, core::Recompute::selective);
+  };
+  const double base = with(0);
+  SECTION("bf16: fc2's input of the routed experts (2 bytes a unit), the shared experts' 6, a norm's output 2sbh") {
+    CHECK(base - with(bit(core::RecomputeModule::moe_act)) == Approx(2 * routed_f).epsilon(1e-12));
+    CHECK(base - with(bit(core::RecomputeModule::shared_experts)) == Approx(6 * shared_f).epsilon(1e-12));
+    CHECK(base - with(bit(core::RecomputeModule::layernorm)) == Approx(2 * sbh).epsilon(1e-12));
+    // moe recomputes the whole block already: moe_act adds nothing to it
+    CHECK(with(bit(core::RecomputeModule::moe) | bit(core::RecomputeModule::moe_act)) ==
+          Approx(with(bit(core::RecomputeModule::moe))).epsilon(1e-12));
+    // a dense layer of the same model: its norms are fused, it has no experts
+    const double dense = with(0, false);
+    CHECK(with(bit(core::RecomputeModule::moe_act) | bit(core::RecomputeModule::layernorm) |
+                   bit(core::RecomputeModule::shared_experts), false) == Approx(dense).epsilon(1e-12));
+  }
+  SECTION("fp8: what was held as one FP8 byte goes, fc2 keeping the original (set_save_original_input)") {
+    s.training.precision = core::Precision::fp8;
+    const double fp8 = with(0);
+    CHECK(fp8 - with(bit(core::RecomputeModule::moe_act)) == Approx(routed_f).epsilon(1e-12));
+    CHECK(fp8 - with(bit(core::RecomputeModule::layernorm)) == Approx(sbh).epsilon(1e-12));
+    CHECK(fp8 - with(bit(core::RecomputeModule::shared_experts)) == Approx(5 * shared_f).epsilon(1e-12));
+  }
+  SECTION("MLA keeps its input norm apart: layernorm drops the down projections' input in every layer") {
+    s.model = testing::deepseek_v3();
+    s.model.layers = 4;
+    s.parallel.ep = 8;
+    CHECK(with(0, false) - with(bit(core::RecomputeModule::layernorm), false) == Approx(2 * sbh * 7168 / 4096).epsilon(1e-12));
+    CHECK(with(0) - with(bit(core::RecomputeModule::layernorm)) == Approx(4 * sbh * 7168 / 4096).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("analytic: repeated key/value heads keep every query head's K and V (torchtitan's repeat_kv)", "[analytic][memory]") {
   // Llama 3 8B-like: h 4096, 32 heads, 8 KV heads of 128, swiglu f 14336, s 8192, b 1, t 1, bf16,
   // flash attention, no recompute: K and V 2sb·k·d each; repeated, 2sb·a·d each

@@ -607,12 +607,29 @@ const Case kCases[] = {
      "                  ^"},
     {"scenario_recompute_module_unknown.yaml",
      "{data}/bad/scenario_recompute_module_unknown.yaml:10:90: error: training.recompute_modules entries must be one of "
-     "core_attn, mla_up_proj, mlp, moe, got \"layernorm\" (Megatron-Core's other modules are not modelled)\n"
-     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [moe, layernorm]}\n"
+     "core_attn, mla_up_proj, mlp, moe, moe_act, layernorm, shared_experts, got \"mhc\" (Megatron-Core's other "
+     "modules are not modelled)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [moe, mhc]}\n"
      "                                                                                         ^"},
     {"scenario_recompute_module_mla.yaml",
      "{data}/bad/scenario_recompute_module_mla.yaml:9:65: error: recompute module mla_up_proj needs MLA attention (model.mla)\n"
      "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [mla_up_proj]}\n"
+     "                                                                ^"},
+    {"scenario_recompute_module_shared_experts.yaml",
+     "{data}/bad/scenario_recompute_module_shared_experts.yaml:10:65: error: recompute module shared_experts needs "
+     "shared experts (model.moe.shared_experts)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [moe_act, shared_experts]}\n"
+     "                                                                ^"},
+    {"scenario_recompute_module_moe_act_dense.yaml",
+     "{data}/bad/scenario_recompute_module_moe_act_dense.yaml:9:65: error: recompute module moe_act needs a "
+     "mixture-of-experts model (model.moe)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [moe_act]}\n"
+     "                                                                ^"},
+    {"scenario_recompute_module_layernorm_dense.yaml",
+     "{data}/bad/scenario_recompute_module_layernorm_dense.yaml:9:65: error: recompute module layernorm recomputes "
+     "nothing on this model: Megatron-Core fuses a dense layer's norms into the following GEMM (TransformerEngine's "
+     "LayerNormLinear); it recomputes an MoE layer's pre-MLP norm and MLA's input norm\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [core_attn, layernorm]}\n"
      "                                                                ^"},
     {"scenario_recompute_op_moe.yaml",
      "{data}/bad/scenario_recompute_op_moe.yaml:10:43: error: recompute op (torchtitan's per-op checkpointing) is "

@@ -427,6 +427,25 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(mentions(im.warnings, "--recompute-modules moe recomputes nothing without --num-experts"));
     CHECK(load(io::import_megatron(dense + "--recompute-modules moe", "", s)).training.recompute == core::Recompute::none);
   }
+  SECTION("moe_act and layernorm on an MoE model are written; shared_experts without shared experts is left out") {
+    const auto im = import("--recompute-granularity selective --recompute-modules moe_act layernorm shared_experts");
+    const auto sc = load(im);
+    CHECK(sc.training.recompute_modules == (bit(core::RecomputeModule::moe_act) | bit(core::RecomputeModule::layernorm)));
+    CHECK(mentions(im.warnings, "--recompute-modules shared_experts recomputes nothing without --num-experts and "
+                                "--moe-shared-expert-intermediate-size"));
+    const auto shared = import("--moe-shared-expert-intermediate-size 2048 --recompute-granularity selective "
+                               "--recompute-modules shared_experts");
+    CHECK(load(shared).training.recompute_modules == bit(core::RecomputeModule::shared_experts));
+  }
+  SECTION("moe_act and layernorm on a dense model recompute nothing: left out") {
+    const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                              "--seq-length 4096 --global-batch-size 64 --bf16 --recompute-granularity selective ";
+    const auto im = io::import_megatron(dense + "--recompute-modules core_attn moe_act layernorm", "", s);
+    CHECK(load(im).training.recompute_modules == bit(core::RecomputeModule::core_attn));
+    CHECK(mentions(im.warnings, "--recompute-modules moe_act recomputes nothing without --num-experts"));
+    CHECK(mentions(im.warnings, "--recompute-modules layernorm recomputes nothing without --num-experts or "
+                                "--multi-latent-attention"));
+  }
   SECTION("the harmless list flags take their values with them") {
     const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --moe-aux-loss-coeff 1e-2 1e-3");
     CHECK_FALSE(mentions(im.warnings, "unknown flag"));
@@ -485,9 +504,10 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
               .rfind("megatron:1:142: error: --recompute-modules names mlp twice\n", 0) == 0);
     CHECK(mg(base + "--recompute-modules mlp --recompute-granularity selective --recompute-modules core_attn")
               .rfind("megatron:1:132: error: --recompute-modules is given twice (Megatron-LM keeps only the last list)", 0) == 0);
-    CHECK(mg(base + "--recompute-granularity selective --recompute-modules moe_act")
-              .rfind("megatron:1:128: error: --recompute-modules moe_act changes the step, and recomputing moe_act is not "
-                     "modelled (ptdsim models core_attn, mla_up_proj, mlp, moe)\n", 0) == 0);
+    CHECK(mg(base + "--recompute-granularity selective --recompute-modules mhc")
+              .rfind("megatron:1:128: error: --recompute-modules mhc changes the step, and recomputing mhc is not "
+                     "modelled (ptdsim models core_attn, mla_up_proj, mlp, moe, moe_act, layernorm, shared_experts)\n",
+                     0) == 0);
     CHECK(mg(base + "--recompute-activations --recompute-modules mla_up_proj")
               .rfind("megatron:1:118: error: --recompute-modules mla_up_proj needs --multi-latent-attention", 0) == 0);
   }

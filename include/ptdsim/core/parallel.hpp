@@ -10,9 +10,10 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, zb_h1 };
 enum class Recompute { none, selective, full, op };
 // The modules Megatron-Core's --recompute-modules names (recompute_granularity selective) that the
 // tool models: the attention core, MLA's up projections, a dense layer's MLP, an MoE layer's whole
-// MoE block (router, dispatch, experts, combine, shared experts). training.recompute_modules.
-enum class RecomputeModule { core_attn, mla_up_proj, mlp, moe };
-inline constexpr int kRecomputeModuleCount = 4;
+// MoE block (router, dispatch, experts, combine, shared experts), the routed experts' activation,
+// the norms Megatron-Core keeps apart from a GEMM, the shared experts. training.recompute_modules.
+enum class RecomputeModule { core_attn, mla_up_proj, mlp, moe, moe_act, layernorm, shared_experts };
+inline constexpr int kRecomputeModuleCount = 7;
 
 // How a ZeRO-3 / FSDP framework runs its sharded parameters (docs/inputs.md "parallel.sharding";
 // the framework rows of frameworks.cpp set them). Read only when zero == 3.
