@@ -1003,9 +1003,15 @@ def convert_moe(r):
         # EP overlap (training.overlap.ep, Megatron-Core overlap_moe_expert_parallel_comm): as the
         # record's recipe sets it; Megatron-Core and the Bridge recipes leave it off by default
         flags = str((me.get("other") or {}).get("command_flags") or "")  # the model zoo's command lines
-        if "activation offloading" in flags:
-            notes.append("fine-grained activation offloading (the command's --fine-grained-activation-offloading) not "
-                         "modelled: the memory check keeps those activations on the GPU, and the copies are not timed")
+        offload = re.search(r"activation offloading \(([^)]*)\)", flags)
+        if offload:
+            named = re.findall(r"[a-z_0-9]+", offload.group(1))
+            modelled = [n for n in named if n in ("expert_fc1", "moe_act")]
+            if modelled:
+                training["offload_modules"] = modelled
+            notes.append(f"offload_modules {', '.join(modelled)} for the command's --fine-grained-activation-offloading "
+                         f"--offload-modules {' '.join(named)} (Megatron-Core's fine-grained activation offloading)" +
+                         ("" if modelled == named else f"; {', '.join(n for n in named if n not in modelled)} not modelled"))
         a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", switches + " " + (script[0] if script else "") + " " + flags)
         if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
             training.setdefault("overlap", {})["ep"] = True

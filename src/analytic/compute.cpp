@@ -1,6 +1,7 @@
 #include "ptdsim/analytic/compute.hpp"
 
 #include "ptdsim/analytic/kernel_times.hpp"
+#include "ptdsim/analytic/memory.hpp"
 #include "ptdsim/analytic/op_checkpoint.hpp"
 #include "ptdsim/analytic/operators.hpp"
 #include "ptdsim/core/layer_gemms.hpp"
@@ -281,6 +282,14 @@ LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& 
       for (const core::OperatorTime& o : ops)
         out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
       break;
+  }
+  // fine-grained activation offloading: the offloaded inputs go down on a copy stream beside the
+  // layer's forward and come back beside its backward (the pass before, in Megatron-Core's
+  // prefetch); what the pass cannot hide lengthens it
+  if (const double bytes = offloaded_activation_bytes(s, moe_layer, s.training.recompute); bytes > 0) {
+    const double copy = bytes / s.hardware.host.link_Bps;
+    out.forward += std::max(0.0, copy - out.forward);
+    out.backward_input += std::max(0.0, copy - (out.backward_input + out.backward_weight + out.recompute));
   }
   return out;
 }

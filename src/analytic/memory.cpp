@@ -16,6 +16,22 @@ namespace {
 
 bool full_width(core::Precision p) { return p == core::Precision::fp32 || p == core::Precision::tf32; }
 
+// The routed experts' tokens times their width on one GPU, one micro-batch: top_k copies of each
+// token, the busiest expert's rank holding `busiest` x the mean; over t after the sequence-parallel
+// tokens are gathered over etp (each expert's width split etp ways), else over etp
+double routed_units(const core::Scenario& s) {
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const double t = p.tp, local = static_cast<double>(s.training.seq_len) / p.cp;
+  const double moe_share = p.sequence_parallel && p.tp > 1 ? 1.0 : t / p.expert_tp();
+  return m.moe->top_k * local * s.training.micro_batch * m.expert_ffn_hidden() * s.training.moe.busiest() * moe_share;
+}
+
+bool recomputes_moe_block(const core::Scenario& s, core::Recompute recompute) {
+  if (recompute == core::Recompute::full) return true;
+  return recompute == core::Recompute::selective && s.training.recomputes(core::RecomputeModule::moe);
+}
+
 }  // namespace
 
 // Activations of one layer, one micro-batch, one GPU, for a given recompute mode; bytes at 16 bits
@@ -79,9 +95,7 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   // expert's rank holding `busiest` x the mean; over t after the sequence-parallel tokens are
   // gathered over etp (each expert's width split etp ways), else over etp; and every token through
   // the shared experts, split over TP as a dense MLP
-  const double moe_share = sp > 1 ? 1.0 : t / p.expert_tp();
-  const double routed_f =
-      moe_layer ? m.moe->top_k * local * b * m.expert_ffn_hidden() * s.training.moe.busiest() * moe_share : 0.0;
+  const double routed_f = moe_layer ? routed_units(s) : 0.0;
   const double shared_f = moe_layer && m.moe->shared_experts > 0
                               ? local * b * (static_cast<double>(m.moe->shared_experts) * m.moe->shared_ffn_hidden)
                               : 0.0;
@@ -114,7 +128,24 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
     const double inputs = (qkv_input_again ? 0 : 1) + (mlp_again || mlp_input_again ? 0 : 1);
     fp8_saved = inputs * sbh / sp + (sbh + (mlp_again ? 0.0 : fc2_inputs_f)) / t;
   }
-  return width * (replicated / sp + (split + scores) / t) - fp8_saved;
+  return width * (replicated / sp + (split + scores) / t) - fp8_saved - offloaded_activation_bytes(s, moe_layer, recompute);
+}
+
+// Megatron-Core's fine-grained activation offloading moves a module's saved input: expert_fc1 the
+// permuted tokens the routed experts' fc1 keeps (k·2sbh, the dispatch's copy above), moe_act the
+// activation's input, fc1's output (4 bytes a routed unit under swiglu, gate and up; 2 under gelu)
+double offloaded_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
+  const core::TrainingSpec& tr = s.training;
+  if (!moe_layer || tr.offload_modules == 0 || recompute == core::Recompute::op || recomputes_moe_block(s, recompute))
+    return 0;
+  const double t = s.parallel.tp;
+  const double sbh = static_cast<double>(tr.seq_len) / s.parallel.cp * tr.micro_batch * s.model.hidden;
+  const double width = full_width(tr.precision) ? 2.0 : 1.0;
+  const double act_input = s.model.mlp == core::Mlp::swiglu ? 4.0 : 2.0;
+  double bytes = 0;
+  if (tr.offloads(core::OffloadModule::expert_fc1)) bytes += s.model.moe->top_k * 2 * sbh;
+  if (tr.offloads(core::OffloadModule::moe_act)) bytes += act_input * routed_units(s);
+  return width * bytes / t;
 }
 
 // ZeRO-3's gathered units and gradient buffers at the peak (docs/analytic.md "Memory"): the unit

@@ -365,6 +365,25 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
         }))
       return true;
   }
+  // Megatron-Core refuses moe_act and layernorm recompute under FP8's delayed scaling
+  // (TransformerConfig.__post_init__: the output-discarding checkpoint needs a recipe that quantises
+  // the recomputed input again)
+  if (t.recompute == Recompute::selective && t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::delayed &&
+      (t.recomputes(RecomputeModule::moe_act) || t.recomputes(RecomputeModule::layernorm)) &&
+      sink.fail("training.recompute_modules", "unsupported", [] {
+        return std::string("recompute modules moe_act and layernorm need an FP8 recipe other than delayed (as "
+                           "Megatron-Core requires): set training.fp8_recipe");
+      }))
+    return true;
+  // fine-grained activation offloading moves an MoE layer's expert inputs over the host link
+  if (t.offload_modules != 0 && !m.moe && sink.fail("training.offload_modules", "unsupported", [] {
+        return std::string("offload modules expert_fc1 and moe_act need a mixture-of-experts model (model.moe)");
+      }))
+    return true;
+  if (t.offload_modules != 0 && s.hardware.host.link_Bps <= 0 && sink.fail("training.offload_modules", "unsupported", [] {
+        return std::string("activation offloading needs the host link's bandwidth (hardware.host.link_gbs)");
+      }))
+    return true;
   // torchtitan's per-op checkpointing is modelled for its dense Llama block (analytic/op_checkpoint.hpp):
   // an MoE layer's or MLA's operators run other mm's than the block's seven
   if (t.recompute == Recompute::op && (m.moe || m.mla) && sink.fail("training.recompute", "unsupported", [] {

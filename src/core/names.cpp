@@ -37,6 +37,8 @@ constexpr Table<RecomputeModule, kRecomputeModuleCount> kRecomputeModule{
      {RecomputeModule::moe_act, "moe_act"},
      {RecomputeModule::layernorm, "layernorm"},
      {RecomputeModule::shared_experts, "shared_experts"}}};
+constexpr Table<OffloadModule, kOffloadModuleCount> kOffloadModule{
+    {{OffloadModule::expert_fc1, "expert_fc1"}, {OffloadModule::moe_act, "moe_act"}}};
 constexpr Table<Recompute, 4> kRecompute{{{Recompute::none, "none"},
                                           {Recompute::selective, "selective"},
                                           {Recompute::full, "full"},
@@ -172,6 +174,7 @@ std::string_view name(Scope e) { return lookup(kScope, e); }
 std::string_view name(Schedule e) { return lookup(kSchedule, e); }
 std::string_view name(Recompute e) { return lookup(kRecompute, e); }
 std::string_view name(RecomputeModule e) { return lookup(kRecomputeModule, e); }
+std::string_view name(OffloadModule e) { return lookup(kOffloadModule, e); }
 std::string_view name(Dim e) { return lookup(kDim, e); }
 std::string_view name(Mlp e) { return lookup(kMlp, e); }
 std::string_view name(Norm e) { return lookup(kNorm, e); }
@@ -230,6 +233,7 @@ template <> std::optional<Scope> parse(std::string_view s) { return reverse(kSco
 template <> std::optional<Schedule> parse(std::string_view s) { return reverse(kSchedule, s); }
 template <> std::optional<Recompute> parse(std::string_view s) { return reverse(kRecompute, s); }
 template <> std::optional<RecomputeModule> parse(std::string_view s) { return reverse(kRecomputeModule, s); }
+template <> std::optional<OffloadModule> parse(std::string_view s) { return reverse(kOffloadModule, s); }
 template <> std::optional<Dim> parse(std::string_view s) { return reverse(kDim, s); }
 template <> std::optional<Mlp> parse(std::string_view s) { return reverse(kMlp, s); }
 template <> std::optional<Norm> parse(std::string_view s) { return reverse(kNorm, s); }

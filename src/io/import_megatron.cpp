@@ -46,10 +46,10 @@ const std::vector<std::string> kSwitchFlags{
     "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
     "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
     "--multi-latent-attention", "--qk-layernorm",
-    "--optimizer-cpu-offload"};
+    "--optimizer-cpu-offload", "--fine-grained-activation-offloading"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
-const std::vector<std::string> kListFlags{"--recompute-modules"};
+const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules"};
 // Harmless flags that take a list (arguments.py: --data-path nargs '*', the MoE auxiliary loss's
 // two nargs '+'): their values are skipped with them, not warned of as stray words.
 const std::vector<std::string> kIgnoredListFlags{"--data-path", "--moe-router-load-balancing-type",
@@ -768,7 +768,7 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     const char* idle = nullptr;
     if ((item.text == "moe" || item.text == "moe_act") && !moe) idle = "without --num-experts";
     if (item.text == "shared_experts" && !(moe && a.has("--moe-shared-expert-intermediate-size")))
-      idle = "without --num-experts and --moe-shared-expert-intermediate-size";
+      idle = "without --num-experts or --moe-shared-expert-intermediate-size";
     if (item.text == "layernorm" && !moe && !a.has("--multi-latent-attention"))
       idle = "without --num-experts or --multi-latent-attention (a dense layer's norms are fused into TransformerEngine's "
              "LayerNormLinear)";
@@ -815,10 +815,40 @@ void fusion_line(const Arguments& a, detail::ScenarioLines& lines) {
   if (!fusion.empty()) lines.training.push_back({"fusion: {" + fusion + "}", from});
 }
 
+// --offload-modules under --fine-grained-activation-offloading (TransformerConfig.offload_modules's
+// choices; Megatron-Core offloads only with the switch on): training.offload_modules with the
+// modules ptdsim models; Megatron-Core's others are refused, as the scenario key refuses them.
+void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
+  const Flag* f = a.get("--offload-modules");
+  if (!f) return;
+  static const std::vector<std::string> all{"attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm",
+                                            "expert_fc1", "moe_act", "fused_group_mlp", "gdp_qkv"};
+  std::string list, seen;
+  for (const auto& item : f->items) {
+    if (!among(all, item.text)) {
+      const std::string near = core::closest_match(item.text, all);
+      detail::fail(item.at, "--offload-modules: unknown module \"" + core::printable(item.text) + "\"" +
+                                (near.empty() ? "" : ": did you mean " + near + "?"));
+    }
+    if (!core::parse<core::OffloadModule>(item.text))
+      detail::fail(item.at, "--offload-modules " + item.text + " changes the memory, and offloading " + item.text +
+                                " is not modelled (ptdsim models expert_fc1, moe_act)");
+    if (list.find(item.text) != std::string::npos) detail::fail(item.at, "--offload-modules names " + item.text + " twice");
+    list += (list.empty() ? "" : ", ") + item.text;
+  }
+  if (!a.has("--fine-grained-activation-offloading")) {
+    warnings.push_back("--offload-modules is read under --fine-grained-activation-offloading only, as Megatron-LM "
+                       "does: not read");
+    return;
+  }
+  lines.training.push_back({"offload_modules: [" + list + "]", "--offload-modules"});
+  lines.at.emplace_back("training.offload_modules", f->at);
+}
+
 // The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
 // overlap, tokens.
 void training_lines(const Arguments& a, bool recompute_every_layer, const RecomputeModules& modules, ImportScenario& opt,
-                    detail::ScenarioLines& lines) {
+                    detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
   lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
   lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
   lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
@@ -839,6 +869,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
     lines.training.push_back({"moe: {dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d) + "}",
                               "--moe-token-dispatcher-type"});
   }
+  offload_modules_line(a, lines, warnings);
   if (a.has("--fp8-recipe")) {
     // Megatron's names: tensorwise is current scaling
     const std::string r = a.choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed");
@@ -922,7 +953,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
     detail::ScenarioLines lines;
     parallel_lines(a, m, lines);
-    training_lines(a, recompute_every_layer, modules, opt, lines);
+    training_lines(a, recompute_every_layer, modules, opt, lines, out.warnings);
     if (opt.framework.empty()) opt.framework = "megatron-core-0.8";
     out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(opt.hardware), source, m, model, opt,
                                      std::move(lines), kSource);

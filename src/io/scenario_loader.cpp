@@ -10,12 +10,29 @@
 namespace ptdsim::io::detail {
 namespace {
 
-// "core_attn, mla_up_proj, ...": training.recompute_modules's choices, for its messages
-std::string recompute_module_names() {
+// training.recompute_modules or training.offload_modules (Megatron-Core's --recompute-modules,
+// --offload-modules): a non-empty list of E's names, each at most once (a repeat is a slip), as
+// one bit each; 0 when the key is absent.
+template <class E>
+unsigned module_list(const Fields& tr, std::string_view key, int count) {
+  const Entry* e = tr.get(key);
+  if (!e) return 0;
   std::string all;
-  for (int i = 0; i < core::kRecomputeModuleCount; ++i)
-    all += (i ? ", " : "") + std::string(core::name(static_cast<core::RecomputeModule>(i)));
-  return all;
+  for (int i = 0; i < count; ++i) all += (i ? ", " : "") + std::string(core::name(static_cast<E>(i)));
+  const std::string where = "training." + std::string(key);
+  if (e->value->kind != Node::Kind::list || e->value->items.empty())
+    fail(e->value->mark, where + " must be a non-empty list of " + all + ", got " + describe(*e->value));
+  unsigned bits = 0;
+  for (const NodePtr& item : e->value->items) {
+    const auto m = item->kind == Node::Kind::scalar ? core::parse<E>(item->text) : std::nullopt;
+    if (!m)
+      fail(item->mark, where + " entries must be one of " + all + ", got " + describe(*item) +
+                           " (Megatron-Core's other modules are not modelled)");
+    const unsigned bit = 1u << static_cast<unsigned>(*m);
+    if (bits & bit) fail(item->mark, where + " names " + std::string(core::name(*m)) + " twice");
+    bits |= bit;
+  }
+  return bits;
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -202,22 +219,8 @@ void read_training(const Fields& f, core::Scenario& s) {
   t.precision = tr.enumeration<core::Precision>("precision", core::kPrecisionCount)
                     .value_or(core::Precision::bf16);
   t.recompute = tr.enumeration<core::Recompute>("recompute", 4).value_or(core::Recompute::selective);
-  if (const Entry* e = tr.get("recompute_modules")) {
-    // Megatron-Core's --recompute-modules names; each at most once (a repeat is a slip)
-    if (e->value->kind != Node::Kind::list || e->value->items.empty())
-      fail(e->value->mark, "training.recompute_modules must be a non-empty list of " + recompute_module_names() + ", got " +
-                               describe(*e->value));
-    for (const NodePtr& item : e->value->items) {
-      const auto m = item->kind == Node::Kind::scalar ? core::parse<core::RecomputeModule>(item->text) : std::nullopt;
-      if (!m)
-        fail(item->mark, "training.recompute_modules entries must be one of " + recompute_module_names() + ", got " +
-                             describe(*item) + " (Megatron-Core's other modules are not modelled)");
-      const unsigned bit = 1u << static_cast<unsigned>(*m);
-      if (t.recompute_modules & bit)
-        fail(item->mark, "training.recompute_modules names " + std::string(core::name(*m)) + " twice");
-      t.recompute_modules |= bit;
-    }
-  }
+  t.recompute_modules = module_list<core::RecomputeModule>(tr, "recompute_modules", core::kRecomputeModuleCount);
+  t.offload_modules = module_list<core::OffloadModule>(tr, "offload_modules", core::kOffloadModuleCount);
   t.flash_attention = tr.boolean("flash_attention", true);
   t.attention_kernel =
       tr.enumeration<core::AttentionKernel>("attention_kernel", 2).value_or(core::AttentionKernel::cudnn);

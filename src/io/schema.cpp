@@ -35,7 +35,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
        {"unit_layers", "reshard_after_forward", "pipeline_accumulates", "regather_on_recompute", "reduce_dtype", "prefetch_units",
         "backward_prefetch", "max_live_params", "sync", "overhead_us", "overhead_per_rank_us", "shard_ranks"}},
       {"training",
-       {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "recompute_modules", "flash_attention",
+       {"seq_len", "micro_batch", "global_batch", "precision", "recompute", "recompute_modules", "offload_modules", "flash_attention",
         "attention_kernel", "cp_comm", "repeat_kv", "optimizer", "overlap", "fusion", "fp8_recipe", "framework",
         "dp_bucket_params", "main_grads", "tokens", "moe",
         "offload", "offload_fraction", "nccl"}},

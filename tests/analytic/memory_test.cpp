@@ -192,6 +192,29 @@ TEST_CASE("analytic: moe_act, shared_experts and layernorm drop what their modul
   }
 }
 
+TEST_CASE("analytic: fine-grained activation offloading moves the experts' inputs to the host", "[analytic][memory]") {
+  // Mixtral-like at tp 1: s 4096, b 1, h 4096, 8 experts of 14336, top 2; bf16, flash attention
+  auto s = testing::mixtral_like_64(1);
+  s.training.recompute = core::Recompute::none;
+  s.hardware.host.link_Bps = 50e9;
+  const double sbh = 4096.0 * 4096, routed_f = 2 * 4096.0 * 14336 * s.training.moe.busiest();
+  const auto bit = [](core::OffloadModule m) { return 1u << static_cast<unsigned>(m); };
+  const double kept = layer_activation_bytes(s, true, core::Recompute::none);
+  s.training.offload_modules = bit(core::OffloadModule::expert_fc1);
+  // the permuted tokens the experts' fc1 keeps: k x 2sbh
+  CHECK(offloaded_activation_bytes(s, true, core::Recompute::none) == Approx(2 * 2 * sbh).epsilon(1e-12));
+  CHECK(kept - layer_activation_bytes(s, true, core::Recompute::none) == Approx(4 * sbh).epsilon(1e-12));
+  s.training.offload_modules |= bit(core::OffloadModule::moe_act);
+  // and fc1's output, the activation's input: gate and up, 4 bytes a routed unit under swiglu
+  CHECK(offloaded_activation_bytes(s, true, core::Recompute::none) == Approx(4 * sbh + 4 * routed_f).epsilon(1e-12));
+  // nothing on a dense layer, nothing where the MoE block is recomputed or the layer is
+  CHECK(offloaded_activation_bytes(s, false, core::Recompute::none) == 0);
+  CHECK(offloaded_activation_bytes(s, true, core::Recompute::full) == 0);
+  s.training.recompute = core::Recompute::selective;
+  s.training.recompute_modules = 1u << static_cast<unsigned>(core::RecomputeModule::moe);
+  CHECK(offloaded_activation_bytes(s, true, core::Recompute::selective) == 0);
+}
+
 TEST_CASE("analytic: repeated key/value heads keep every query head's K and V (torchtitan's repeat_kv)", "[analytic][memory]") {
   // Llama 3 8B-like: h 4096, 32 heads, 8 KV heads of 128, swiglu f 14336, s 8192, b 1, t 1, bf16,
   // flash attention, no recompute: K and V 2sb·k·d each; repeated, 2sb·a·d each

@@ -631,6 +631,26 @@ const Case kCases[] = {
      "LayerNormLinear); it recomputes an MoE layer's pre-MLP norm and MLA's input norm\n"
      "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [core_attn, layernorm]}\n"
      "                                                                ^"},
+    {"scenario_recompute_module_fp8_delayed.yaml",
+     "{data}/bad/scenario_recompute_module_fp8_delayed.yaml:10:81: error: recompute modules moe_act and layernorm need "
+     "an FP8 recipe other than delayed (as Megatron-Core requires): set training.fp8_recipe\n"
+     "training: {seq_len: 512, global_batch: 8, precision: fp8, recompute: selective, recompute_modules: [moe_act]}\n"
+     "                                                                                ^"},
+    {"scenario_offload_modules_dense.yaml",
+     "{data}/bad/scenario_offload_modules_dense.yaml:9:60: error: offload modules expert_fc1 and moe_act need a "
+     "mixture-of-experts model (model.moe)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: none, offload_modules: [expert_fc1]}\n"
+     "                                                           ^"},
+    {"scenario_offload_modules_unknown.yaml",
+     "{data}/bad/scenario_offload_modules_unknown.yaml:10:87: error: training.offload_modules entries must be one of "
+     "expert_fc1, moe_act, got \"core_attn\" (Megatron-Core's other modules are not modelled)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: none, offload_modules: [moe_act, core_attn]}\n"
+     "                                                                                      ^"},
+    {"scenario_offload_modules_no_host.yaml",
+     "{data}/bad/scenario_offload_modules_no_host.yaml:10:60: error: activation offloading needs the host link's "
+     "bandwidth (hardware.host.link_gbs)\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: none, offload_modules: [moe_act]}\n"
+     "                                                           ^"},
     {"scenario_recompute_op_moe.yaml",
      "{data}/bad/scenario_recompute_op_moe.yaml:10:43: error: recompute op (torchtitan's per-op checkpointing) is "
      "modelled for dense models without MLA: use none, selective or full\n"

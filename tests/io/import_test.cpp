@@ -431,7 +431,7 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     const auto im = import("--recompute-granularity selective --recompute-modules moe_act layernorm shared_experts");
     const auto sc = load(im);
     CHECK(sc.training.recompute_modules == (bit(core::RecomputeModule::moe_act) | bit(core::RecomputeModule::layernorm)));
-    CHECK(mentions(im.warnings, "--recompute-modules shared_experts recomputes nothing without --num-experts and "
+    CHECK(mentions(im.warnings, "--recompute-modules shared_experts recomputes nothing without --num-experts or "
                                 "--moe-shared-expert-intermediate-size"));
     const auto shared = import("--moe-shared-expert-intermediate-size 2048 --recompute-granularity selective "
                                "--recompute-modules shared_experts");
@@ -445,6 +445,21 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(mentions(im.warnings, "--recompute-modules moe_act recomputes nothing without --num-experts"));
     CHECK(mentions(im.warnings, "--recompute-modules layernorm recomputes nothing without --num-experts or "
                                 "--multi-latent-attention"));
+  }
+  SECTION("--offload-modules under --fine-grained-activation-offloading: the modules ptdsim models") {
+    const auto im = import("--fine-grained-activation-offloading --offload-modules expert_fc1 moe_act");
+    CHECK(im.yaml.find("  offload_modules: [expert_fc1, moe_act]") != std::string::npos);
+    CHECK(load(im).training.offload_modules == 3u);
+    const auto off = import("--offload-modules moe_act");  // not read without the switch, as in Megatron-LM
+    CHECK(load(off).training.offload_modules == 0u);
+    CHECK(mentions(off.warnings, "--offload-modules is read under --fine-grained-activation-offloading only"));
+    const auto fails = [&](const std::string& more) { return error_of([&] { import(more); }); };
+    const std::string col = "megatron:1:" + std::to_string(base.size() + 56) + ": error: ";
+    CHECK(fails("--fine-grained-activation-offloading --offload-modules core_attn")
+              .rfind(col + "--offload-modules core_attn changes the memory, and offloading core_attn is not modelled "
+                           "(ptdsim models expert_fc1, moe_act)\n", 0) == 0);
+    CHECK(fails("--fine-grained-activation-offloading --offload-modules moe_akt")
+              .rfind(col + "--offload-modules: unknown module \"moe_akt\": did you mean moe_act?", 0) == 0);
   }
   SECTION("the harmless list flags take their values with them") {
     const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --moe-aux-loss-coeff 1e-2 1e-3");

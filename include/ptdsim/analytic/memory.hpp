@@ -65,6 +65,11 @@ int zero_shard_ranks(const core::Scenario& s, bool expert);
 double activation_bytes_per_layer(const core::Scenario& s, bool moe_layer = false);
 // The same under a given recomputation mode (activation_bytes_per_layer: the scenario's).
 double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute);
+// Fine-grained activation offloading (training.offload_modules): the bytes of one MoE layer's
+// saved activations, one micro-batch, one GPU, that go to the host after its forward and come back
+// before its backward (docs/analytic.md "Activation offloading"); layer_activation_bytes leaves
+// them out. 0 on a dense layer, without the key, or where the MoE block is recomputed.
+double offloaded_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute);
 
 // Micro-batches whose activations a pipeline rank holds at its peak, the schedule's closed form
 // (core::ScheduleRules::in_flight; fractional with interleaving: chunks in flight / vpp).

@@ -19,6 +19,7 @@ std::string_view name(Scope);
 std::string_view name(Schedule);
 std::string_view name(Recompute);
 std::string_view name(RecomputeModule);
+std::string_view name(OffloadModule);
 std::string_view name(Dim);
 std::string_view name(Mlp);
 std::string_view name(Norm);

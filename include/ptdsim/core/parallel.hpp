@@ -14,6 +14,12 @@ enum class Recompute { none, selective, full, op };
 // the norms Megatron-Core keeps apart from a GEMM, the shared experts. training.recompute_modules.
 enum class RecomputeModule { core_attn, mla_up_proj, mlp, moe, moe_act, layernorm, shared_experts };
 inline constexpr int kRecomputeModuleCount = 7;
+// The modules whose saved input Megatron-Core's fine-grained activation offloading moves to the
+// host after the forward and back before the backward (--fine-grained-activation-offloading with
+// --offload-modules) that the tool models: the routed experts' fc1 input (the permuted tokens) and
+// their activation's input (fc1's output). training.offload_modules.
+enum class OffloadModule { expert_fc1, moe_act };
+inline constexpr int kOffloadModuleCount = 2;
 
 // How a ZeRO-3 / FSDP framework runs its sharded parameters (docs/inputs.md "parallel.sharding";
 // the framework rows of frameworks.cpp set them). Read only when zero == 3.

@@ -174,6 +174,10 @@ struct TrainingSpec {
   // --optimizer-offload-fraction, default 1.0; DeepSpeed ZeRO-3 offload_optimizer.ratio); the
   // rest stays on the GPU. Read only when offload is not none.
   double offload_fraction = 1.0;
+  // Fine-grained activation offloading: one bit per OffloadModule (training.offload_modules); 0:
+  // every activation stays on the GPU.
+  unsigned offload_modules = 0;
+  bool offloads(OffloadModule m) const { return (offload_modules >> static_cast<unsigned>(m)) & 1u; }
 };
 
 // What the run pays (the scenario's `cost` section): the price of one GPU for one hour, in the
