@@ -1009,9 +1009,11 @@ def convert_moe(r):
             modelled = [n for n in named if n in ("expert_fc1", "moe_act")]
             if modelled:
                 training["offload_modules"] = modelled
-            notes.append(f"offload_modules {', '.join(modelled)} for the command's --fine-grained-activation-offloading "
-                         f"--offload-modules {' '.join(named)} (Megatron-Core's fine-grained activation offloading)" +
-                         ("" if modelled == named else f"; {', '.join(n for n in named if n not in modelled)} not modelled"))
+            left = [n for n in named if n not in modelled]
+            notes.append((f"offload_modules {', '.join(modelled)}" if modelled else "no offload_modules") +
+                         f" for the command's --fine-grained-activation-offloading --offload-modules {' '.join(named)} "
+                         "(Megatron-Core's fine-grained activation offloading)" +
+                         (f"; {', '.join(left)} not modelled, its activations kept on the GPU" if left else ""))
         a2a = re.search(r"moe_a2a_overlap=(\w+)|A2A_OVERLAP=(\d)", switches + " " + (script[0] if script else "") + " " + flags)
         if a2a and (a2a.group(1) == "True" or a2a.group(2) == "1"):
             training.setdefault("overlap", {})["ep"] = True

@@ -283,13 +283,13 @@ LayerTimes layer_times(const core::Scenario& s, bool moe_layer, const LayerOps& 
         out.recompute += recomputed_share(s, o.op, o.kind, moe_layer) * o.forward_s;
       break;
   }
-  // fine-grained activation offloading: the offloaded inputs go down on a copy stream beside the
-  // layer's forward and come back beside its backward (the pass before, in Megatron-Core's
-  // prefetch); what the pass cannot hide lengthens it
-  if (const double bytes = offloaded_activation_bytes(s, moe_layer, s.training.recompute); bytes > 0) {
-    const double copy = bytes / s.hardware.host.link_Bps;
-    out.forward += std::max(0.0, copy - out.forward);
-    out.backward_input += std::max(0.0, copy - (out.backward_input + out.backward_weight + out.recompute));
+  // fine-grained activation offloading: the inputs go down on a side stream that the forward does
+  // not wait for (the memory is released when the copy ends), and come back one layer ahead of the
+  // backward that needs them (Megatron-Core's reload of the next group): a reload longer than the
+  // backward it hides behind lengthens it
+  if (const double bytes = offload_copy_bytes(s, moe_layer, s.training.recompute); bytes > 0) {
+    const double reload = bytes / s.hardware.host.link_Bps;
+    out.backward_input += std::max(0.0, reload - (out.backward_input + out.backward_weight + out.recompute));
   }
   return out;
 }

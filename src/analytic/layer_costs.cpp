@@ -42,7 +42,10 @@ void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& 
   // the layer the backward recomputes holds its whole activations meanwhile (full, and op's region)
   const bool full = s.training.recompute == core::Recompute::full || s.training.recompute == core::Recompute::op;
   c.recomputed_dense = full ? layer_activation_bytes(s, false, core::Recompute::none) : 0.0;
-  c.recomputed_moe = full && moe ? layer_activation_bytes(s, true, core::Recompute::none) : 0.0;
+  // (all it saves: the recomputed forward's inputs are not offloaded)
+  c.recomputed_moe = full && moe ? layer_activation_bytes(s, true, core::Recompute::none) +
+                                       offloaded_activation_bytes(s, true, core::Recompute::none)
+                                 : 0.0;
   c.ends = end_ops(s);
   c.embedding = embedding_times(c.ends);
   c.logits = logits_times(s, c.ends);
@@ -55,7 +58,7 @@ void layer_costs(const core::Scenario& s, const StepGroups& groups, LayerCosts& 
 LayerCostsKey layer_costs_key(const core::Scenario& s) {
   const auto& p = s.parallel;
   return LayerCostsKey{p.tp, p.pp, p.dp, p.cp, p.ep, s.training.micro_batch, p.sequence_parallel, s.training.recompute,
-                       p.etp, s.training.recompute_modules};
+                       p.etp, s.training.recompute_modules, s.training.offload_modules};
 }
 
 }  // namespace ptdsim::analytic

@@ -132,20 +132,43 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
 }
 
 // Megatron-Core's fine-grained activation offloading moves a module's saved input: expert_fc1 the
-// permuted tokens the routed experts' fc1 keeps (k·2sbh, the dispatch's copy above), moe_act the
-// activation's input, fc1's output (4 bytes a routed unit under swiglu, gate and up; 2 under gelu)
-double offloaded_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
+// permuted tokens the routed experts' fc1 keeps (k·2sbh, the dispatch's copy above; under MXFP8 fc1
+// keeps its quantised copy instead, k·sbh and a scale byte every 32, and that is what moves:
+// experts.py saves the original only for the other recipes), moe_act the activation's input, fc1's
+// output (4 bytes a routed unit under swiglu, gate and up; 2 under gelu). `held`: what the tool's
+// activations hold of them; `moved`: what the copies carry.
+namespace {
+struct Offloaded {
+  double held = 0, moved = 0;
+};
+Offloaded offloaded(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
   const core::TrainingSpec& tr = s.training;
   if (!moe_layer || tr.offload_modules == 0 || recompute == core::Recompute::op || recomputes_moe_block(s, recompute))
-    return 0;
+    return {};
   const double t = s.parallel.tp;
   const double sbh = static_cast<double>(tr.seq_len) / s.parallel.cp * tr.micro_batch * s.model.hidden;
   const double width = full_width(tr.precision) ? 2.0 : 1.0;
   const double act_input = s.model.mlp == core::Mlp::swiglu ? 4.0 : 2.0;
-  double bytes = 0;
-  if (tr.offloads(core::OffloadModule::expert_fc1)) bytes += s.model.moe->top_k * 2 * sbh;
-  if (tr.offloads(core::OffloadModule::moe_act)) bytes += act_input * routed_units(s);
-  return width * bytes / t;
+  const bool mx = tr.precision == core::Precision::fp8 && tr.fp8_recipe == core::Fp8Recipe::mxfp8;
+  Offloaded o;
+  if (tr.offloads(core::OffloadModule::expert_fc1)) {
+    o.held += s.model.moe->top_k * 2 * sbh;
+    o.moved += s.model.moe->top_k * (mx ? 33.0 / 32 : 2.0) * sbh;
+  }
+  if (tr.offloads(core::OffloadModule::moe_act)) {
+    o.held += act_input * routed_units(s);
+    o.moved += act_input * routed_units(s);
+  }
+  return {width * o.held / t, width * o.moved / t};
+}
+}  // namespace
+
+double offloaded_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
+  return offloaded(s, moe_layer, recompute).held;
+}
+
+double offload_copy_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute) {
+  return offloaded(s, moe_layer, recompute).moved;
 }
 
 // ZeRO-3's gathered units and gradient buffers at the peak (docs/analytic.md "Memory"): the unit

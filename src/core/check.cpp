@@ -380,6 +380,12 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
         return std::string("offload modules expert_fc1 and moe_act need a mixture-of-experts model (model.moe)");
       }))
     return true;
+  // TransformerConfig asserts it: the MoE block's checkpoint saves nothing inside it to offload
+  if (t.offload_modules != 0 && t.recomputes(RecomputeModule::moe) && sink.fail("training.offload_modules", "unsupported", [] {
+        return std::string("offload modules expert_fc1 and moe_act cannot be offloaded while recompute module moe "
+                           "recomputes the whole MoE block (as Megatron-Core asserts): remove one of them");
+      }))
+    return true;
   if (t.offload_modules != 0 && s.hardware.host.link_Bps <= 0 && sink.fail("training.offload_modules", "unsupported", [] {
         return std::string("activation offloading needs the host link's bandwidth (hardware.host.link_gbs)");
       }))

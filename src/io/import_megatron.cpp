@@ -820,27 +820,40 @@ void fusion_line(const Arguments& a, detail::ScenarioLines& lines) {
 // modules ptdsim models; Megatron-Core's others are refused, as the scenario key refuses them.
 void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
   const Flag* f = a.get("--offload-modules");
-  if (!f) return;
+  const bool on = a.has("--fine-grained-activation-offloading");
+  if (!f) {
+    if (on) detail::fail(a.get("--fine-grained-activation-offloading")->at,
+                         "--fine-grained-activation-offloading needs --offload-modules (Megatron-Core asserts the list "
+                         "is not empty)");
+    return;
+  }
   static const std::vector<std::string> all{"attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm",
                                             "expert_fc1", "moe_act", "fused_group_mlp", "gdp_qkv"};
-  std::string list, seen;
-  for (const auto& item : f->items) {
+  std::vector<std::string> seen;
+  for (const auto& item : f->items) {  // the names at their word, switch or not, as --recompute-modules
     if (!among(all, item.text)) {
       const std::string near = core::closest_match(item.text, all);
       detail::fail(item.at, "--offload-modules: unknown module \"" + core::printable(item.text) + "\"" +
                                 (near.empty() ? "" : ": did you mean " + near + "?"));
     }
-    if (!core::parse<core::OffloadModule>(item.text))
-      detail::fail(item.at, "--offload-modules " + item.text + " changes the memory, and offloading " + item.text +
-                                " is not modelled (ptdsim models expert_fc1, moe_act)");
-    if (list.find(item.text) != std::string::npos) detail::fail(item.at, "--offload-modules names " + item.text + " twice");
-    list += (list.empty() ? "" : ", ") + item.text;
+    if (among(seen, item.text)) detail::fail(item.at, "--offload-modules names " + item.text + " twice");
+    seen.push_back(item.text);
   }
-  if (!a.has("--fine-grained-activation-offloading")) {
+  if (!on) {
     warnings.push_back("--offload-modules is read under --fine-grained-activation-offloading only, as Megatron-LM "
                        "does: not read");
     return;
   }
+  for (const auto& item : f->items)
+    if (!core::parse<core::OffloadModule>(item.text))
+      detail::fail(item.at, "--offload-modules " + item.text + " changes the memory, and offloading " + item.text +
+                                " is not modelled (ptdsim models expert_fc1, moe_act)");
+  if (!a.has("--num-experts")) {  // Megatron-Core offloads them in MoE layers only
+    warnings.push_back("--offload-modules offloads nothing without --num-experts, as in Megatron-LM: not written");
+    return;
+  }
+  std::string list;
+  for (const auto& n : seen) list += (list.empty() ? "" : ", ") + n;
   lines.training.push_back({"offload_modules: [" + list + "]", "--offload-modules"});
   lines.at.emplace_back("training.offload_modules", f->at);
 }

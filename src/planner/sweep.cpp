@@ -346,7 +346,8 @@ class Tier1Worker {
       std::uint64_t h = 0;
       for (std::uint64_t v : {std::uint64_t(k.tp), std::uint64_t(k.pp), std::uint64_t(k.dp), std::uint64_t(k.cp),
                               std::uint64_t(k.ep), std::uint64_t(k.micro_batch), std::uint64_t(k.sequence_parallel),
-                              std::uint64_t(k.recompute), std::uint64_t(k.etp), std::uint64_t(k.recompute_modules)})
+                              std::uint64_t(k.recompute), std::uint64_t(k.etp), std::uint64_t(k.recompute_modules),
+                              std::uint64_t(k.offload_modules)})
         h = (h ^ v) * 0x100000001b3ULL;  // FNV-1a's step over whole fields
       return static_cast<std::size_t>(h ^ (h >> 29));
     }

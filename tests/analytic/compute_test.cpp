@@ -290,23 +290,30 @@ TEST_CASE("analytic: moe_act, shared_experts and layernorm recompute their opera
         Approx(32 * 3 * 2 * B * seq * 4096 * 2048).epsilon(1e-12));
 }
 
-TEST_CASE("analytic: offloaded activations' copies lengthen a pass only beyond it", "[analytic][compute]") {
+TEST_CASE("analytic: offloaded activations' reloads lengthen the backward only beyond it", "[analytic][compute]") {
   auto s = testing::mixtral_like_64(1);
   s.training.recompute = core::Recompute::none;
   s.training.offload_modules = 1u << static_cast<unsigned>(core::OffloadModule::expert_fc1);
-  const double bytes = offloaded_activation_bytes(s, true, core::Recompute::none);  // 2 x 2sbh = 67 MB
+  const double bytes = offload_copy_bytes(s, true, core::Recompute::none);  // 2 x 2sbh = 67 MB
   s.hardware.host.link_Bps = 1e15;  // a copy far shorter than either pass: hidden
   const LayerTimes plain = layer_times(s, true);
   s.training.offload_modules = 0;
   const LayerTimes none = layer_times(s, true);
   CHECK(plain.forward == Approx(none.forward).epsilon(1e-12));
   CHECK(plain.backward_input == Approx(none.backward_input).epsilon(1e-12));
-  // a link so slow that the copy outlasts both passes: each pass takes the copy's time
+  // a link so slow that a copy outlasts both passes: the forward does not wait for its copy down,
+  // the backward waits for the reload it needs
   s.training.offload_modules = 1u << static_cast<unsigned>(core::OffloadModule::expert_fc1);
   s.hardware.host.link_Bps = bytes / 1.0;  // one second a copy
   const LayerTimes slow = layer_times(s, true);
-  CHECK(slow.forward == Approx(1.0).epsilon(1e-12));
+  CHECK(slow.forward == Approx(none.forward).epsilon(1e-12));
   CHECK(slow.backward_input + slow.backward_weight == Approx(1.0).epsilon(1e-12));
+  // under MXFP8 fc1 keeps, and the copies move, its quantised input: k·sbh·33/32, not k·2sbh
+  s.training.precision = core::Precision::fp8;
+  s.training.fp8_recipe = core::Fp8Recipe::mxfp8;
+  const double sbh = 4096.0 * 4096;
+  CHECK(offload_copy_bytes(s, true, core::Recompute::none) == Approx(2 * sbh * 33 / 32).epsilon(1e-12));
+  CHECK(offloaded_activation_bytes(s, true, core::Recompute::none) == Approx(2 * 2 * sbh).epsilon(1e-12));
 }
 
 TEST_CASE("analytic: memory-bound bytes of a layer", "[analytic][compute]") {

@@ -646,6 +646,13 @@ const Case kCases[] = {
      "expert_fc1, moe_act, got \"core_attn\" (Megatron-Core's other modules are not modelled)\n"
      "training: {seq_len: 512, global_batch: 8, recompute: none, offload_modules: [moe_act, core_attn]}\n"
      "                                                                                      ^"},
+    {"scenario_offload_modules_moe_recompute.yaml",
+     "{data}/bad/scenario_offload_modules_moe_recompute.yaml:10:91: error: offload modules expert_fc1 and moe_act "
+     "cannot be offloaded while recompute module moe recomputes the whole MoE block (as Megatron-Core asserts): "
+     "remove one of them\n"
+     "training: {seq_len: 512, global_batch: 8, recompute: selective, recompute_modules: [moe], offload_modules: "
+     "[moe_act]}\n"
+     "                                                                                          ^"},
     {"scenario_offload_modules_no_host.yaml",
      "{data}/bad/scenario_offload_modules_no_host.yaml:10:60: error: activation offloading needs the host link's "
      "bandwidth (hardware.host.link_gbs)\n"

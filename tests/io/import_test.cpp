@@ -460,6 +460,13 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
                            "(ptdsim models expert_fc1, moe_act)\n", 0) == 0);
     CHECK(fails("--fine-grained-activation-offloading --offload-modules moe_akt")
               .rfind(col + "--offload-modules: unknown module \"moe_akt\": did you mean moe_act?", 0) == 0);
+    CHECK(fails("--fine-grained-activation-offloading").find("--fine-grained-activation-offloading needs "
+                                                             "--offload-modules") != std::string::npos);
+    const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                              "--seq-length 4096 --global-batch-size 64 --bf16 ";
+    const auto d = io::import_megatron(dense + "--fine-grained-activation-offloading --offload-modules moe_act", "", s);
+    CHECK(load(d).training.offload_modules == 0u);
+    CHECK(mentions(d.warnings, "--offload-modules offloads nothing without --num-experts"));
   }
   SECTION("the harmless list flags take their values with them") {
     const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --moe-aux-loss-coeff 1e-2 1e-3");

@@ -43,6 +43,7 @@ struct LayerCostsKey {
   core::Recompute recompute = core::Recompute::none;
   int etp = 0;  // parallel.etp (the sweep's --etp)
   unsigned recompute_modules = 0;  // training.recompute_modules (the base scenario's, read under selective)
+  unsigned offload_modules = 0;    // training.offload_modules (the base scenario's)
   bool operator==(const LayerCostsKey&) const = default;
 };
 LayerCostsKey layer_costs_key(const core::Scenario& s);

@@ -70,6 +70,9 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
 // before its backward (docs/analytic.md "Activation offloading"); layer_activation_bytes leaves
 // them out. 0 on a dense layer, without the key, or where the MoE block is recomputed.
 double offloaded_activation_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute);
+// The bytes the copies carry for the same (under MXFP8 the experts' fc1 keeps, and moves, its
+// quantised input, not the 16-bit copy the tool's activations count).
+double offload_copy_bytes(const core::Scenario& s, bool moe_layer, core::Recompute recompute);
 
 // Micro-batches whose activations a pipeline rank holds at its peak, the schedule's closed form
 // (core::ScheduleRules::in_flight; fractional with interleaving: chunks in flight / vpp).
