@@ -46,7 +46,8 @@ const std::vector<std::string> kSwitchFlags{
     "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
     "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
     "--multi-latent-attention", "--qk-layernorm",
-    "--optimizer-cpu-offload", "--fine-grained-activation-offloading"};
+    "--optimizer-cpu-offload", "--fine-grained-activation-offloading", "--moe-grouped-gemm",
+    "--moe-shared-expert-overlap"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
 const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules"};
@@ -761,6 +762,12 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     }
     if (item.text == "mla_up_proj" && !a.has("--multi-latent-attention"))
       detail::fail(item.at, "--recompute-modules mla_up_proj needs --multi-latent-attention (as in Megatron-LM)");
+    // TransformerConfig.__post_init__'s other checks of the modules
+    if (item.text == "moe_act" && a.has("--num-experts") && !a.has("--moe-grouped-gemm"))
+      detail::fail(item.at, "--recompute-modules moe_act needs --moe-grouped-gemm (as in Megatron-LM)");
+    if (item.text == "shared_experts" && a.has("--moe-shared-expert-overlap"))
+      detail::fail(item.at, "--recompute-modules shared_experts cannot work with --moe-shared-expert-overlap (as in "
+                            "Megatron-LM)");
     // Megatron-Core reads moe, moe_act and shared_experts in MoE layers only, and layernorm where a
     // norm is a module of its own (an MoE layer's pre-MLP norm, MLA's input norm): elsewhere they
     // recompute nothing
@@ -848,8 +855,18 @@ void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std:
     if (!core::parse<core::OffloadModule>(item.text))
       detail::fail(item.at, "--offload-modules " + item.text + " changes the memory, and offloading " + item.text +
                                 " is not modelled (ptdsim models expert_fc1, moe_act)");
+  // arguments.py: fine-grained activation offloading runs on TransformerEngine only; the experts'
+  // offload groups live in TEGroupedMLP, which --moe-grouped-gemm selects
+  if (a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local")
+    detail::fail(a.get("--fine-grained-activation-offloading")->at,
+                 "--fine-grained-activation-offloading needs --transformer-impl transformer_engine (as in Megatron-LM)");
   if (!a.has("--num-experts")) {  // Megatron-Core offloads them in MoE layers only
     warnings.push_back("--offload-modules offloads nothing without --num-experts, as in Megatron-LM: not written");
+    return;
+  }
+  if (!a.has("--moe-grouped-gemm")) {  // SequentialMLP has no offload groups
+    warnings.push_back("--offload-modules offloads nothing without --moe-grouped-gemm (Megatron-Core offloads the "
+                       "experts' inputs in TEGroupedMLP): not written");
     return;
   }
   std::string list;
@@ -933,6 +950,9 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     const bool recompute_every_layer = read_refused(a);
     check_flags(a, out);
     const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
+    if (a.has("--num-experts") && !a.has("--moe-grouped-gemm"))  // moe_module_specs.py: SequentialMLP
+      out.warnings.push_back("without --moe-grouped-gemm Megatron-Core runs each local expert's GEMMs one after "
+                             "another (SequentialMLP); ptdsim times them as one grouped GEMM");
 
     detail::ModelLines model;
     core::ModelSpec m = read_model(a, scenario, src, model, out);

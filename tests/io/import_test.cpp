@@ -428,7 +428,8 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(load(io::import_megatron(dense + "--recompute-modules moe", "", s)).training.recompute == core::Recompute::none);
   }
   SECTION("moe_act and layernorm on an MoE model are written; shared_experts without shared experts is left out") {
-    const auto im = import("--recompute-granularity selective --recompute-modules moe_act layernorm shared_experts");
+    const auto im = import("--moe-grouped-gemm --recompute-granularity selective --recompute-modules moe_act layernorm "
+                           "shared_experts");
     const auto sc = load(im);
     CHECK(sc.training.recompute_modules == (bit(core::RecomputeModule::moe_act) | bit(core::RecomputeModule::layernorm)));
     CHECK(mentions(im.warnings, "--recompute-modules shared_experts recomputes nothing without --num-experts or "
@@ -436,6 +437,14 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     const auto shared = import("--moe-shared-expert-intermediate-size 2048 --recompute-granularity selective "
                                "--recompute-modules shared_experts");
     CHECK(load(shared).training.recompute_modules == bit(core::RecomputeModule::shared_experts));
+    // TransformerConfig's checks: moe_act needs grouped GEMM, shared_experts refuses the shared experts' overlap
+    const auto fails = [&](const std::string& more) { return error_of([&] { import(more); }); };
+    CHECK(fails("--recompute-granularity selective --recompute-modules moe_act")
+              .find("error: --recompute-modules moe_act needs --moe-grouped-gemm (as in Megatron-LM)") != std::string::npos);
+    CHECK(fails("--moe-shared-expert-intermediate-size 2048 --moe-shared-expert-overlap --recompute-granularity "
+                "selective --recompute-modules shared_experts")
+              .find("error: --recompute-modules shared_experts cannot work with --moe-shared-expert-overlap") !=
+          std::string::npos);
   }
   SECTION("moe_act and layernorm on a dense model recompute nothing: left out") {
     const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
@@ -447,9 +456,13 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
                                 "--multi-latent-attention"));
   }
   SECTION("--offload-modules under --fine-grained-activation-offloading: the modules ptdsim models") {
-    const auto im = import("--fine-grained-activation-offloading --offload-modules expert_fc1 moe_act");
+    const auto im = import("--moe-grouped-gemm --fine-grained-activation-offloading --offload-modules expert_fc1 moe_act");
     CHECK(im.yaml.find("  offload_modules: [expert_fc1, moe_act]") != std::string::npos);
     CHECK(load(im).training.offload_modules == 3u);
+    // without grouped GEMM the experts run as SequentialMLP, which has no offload groups
+    const auto seq = import("--fine-grained-activation-offloading --offload-modules expert_fc1");
+    CHECK(load(seq).training.offload_modules == 0u);
+    CHECK(mentions(seq.warnings, "--offload-modules offloads nothing without --moe-grouped-gemm"));
     const auto off = import("--offload-modules moe_act");  // not read without the switch, as in Megatron-LM
     CHECK(load(off).training.offload_modules == 0u);
     CHECK(mentions(off.warnings, "--offload-modules is read under --fine-grained-activation-offloading only"));
@@ -462,6 +475,8 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
               .rfind(col + "--offload-modules: unknown module \"moe_akt\": did you mean moe_act?", 0) == 0);
     CHECK(fails("--fine-grained-activation-offloading").find("--fine-grained-activation-offloading needs "
                                                              "--offload-modules") != std::string::npos);
+    CHECK(fails("--transformer-impl local --fine-grained-activation-offloading --offload-modules moe_act")
+              .find("--fine-grained-activation-offloading needs --transformer-impl transformer_engine") != std::string::npos);
     const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
                               "--seq-length 4096 --global-batch-size 64 --bf16 ";
     const auto d = io::import_megatron(dense + "--fine-grained-activation-offloading --offload-modules moe_act", "", s);
