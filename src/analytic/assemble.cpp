@@ -39,9 +39,9 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
       r.peak_stage = st.stage;
     }
   r.fits = r.peak_bytes <= r.capacity_bytes;
-  if (s.training.offload != core::Offload::none) {
-    // CPU offload: the host memory the node's GPUs keep there (each as much as the one that keeps
-    // the most), against the node's
+  if (s.training.uses_host()) {
+    // CPU offload and offloaded activations: the host memory the node's GPUs keep there (each as
+    // much as the one that keeps the most), against the node's
     r.host_bytes_per_gpu = host_bytes_per_gpu(s, *step.split, *step.costs);
     r.host_bytes_per_node = r.host_bytes_per_gpu * gpus_sharing_host(s);
     r.host_capacity_bytes = s.hardware.host.memory_bytes;
@@ -49,7 +49,7 @@ void memory_and_warnings(const Step& step, const StepTiming& t, core::Report& r)
     if (!r.host_fits) {
       char line[200];
       std::snprintf(line, sizeof line,
-                    "the offloaded optimizer does not fit the host: %.1f GiB per node of %.1f GiB (%.1f GiB over)",
+                    "what the run offloads does not fit the host: %.1f GiB per node of %.1f GiB (%.1f GiB over)",
                     r.host_bytes_per_node / core::kGiB, r.host_capacity_bytes / core::kGiB,
                     (r.host_bytes_per_node - r.host_capacity_bytes) / core::kGiB);
       r.warnings.emplace_back(line);

@@ -419,9 +419,16 @@ double optimizer_shard_params(const core::Scenario& s, int stage, const Pipeline
 }
 
 double host_bytes_per_gpu(const core::Scenario& s, const PipelineLayers& layers, const LayerCosts& costs) {
-  if (s.training.offload == core::Offload::none) return 0;
+  if (!s.training.uses_host()) return 0;
+  const bool optimizer = s.training.offload != core::Offload::none;
+  // Megatron-Core's offload manager keeps each offloaded group in pinned host memory until its reload
+  const double pinned = offload_copy_bytes(s, true, s.training.recompute);
   double most = 0;
-  for (int i = 0; i < s.parallel.pp; ++i) most = std::max(most, host_bytes(s, optimizer_shard_params(s, i, layers, costs)));
+  for (int i = 0; i < s.parallel.pp; ++i) {
+    const double optimizer_bytes = optimizer ? host_bytes(s, optimizer_shard_params(s, i, layers, costs)) : 0.0;
+    const double activations = pinned * layers.stages[static_cast<std::size_t>(i)].moe_layers * in_flight_microbatches(s, i);
+    most = std::max(most, optimizer_bytes + activations);
+  }
   return most;
 }
 

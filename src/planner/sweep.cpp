@@ -401,8 +401,9 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
             ++res.rejected["memory"];
             return;
           }
-          // CPU offload: what the node's GPUs keep in host memory must fit it too (assemble's test)
-          if (s.training.offload != core::Offload::none &&
+          // CPU offload, offloaded activations: what the node's GPUs keep in host memory must fit it
+          // too (assemble's test)
+          if (s.training.uses_host() &&
               analytic::host_bytes_per_gpu(s, w.layers(s), w.costs(s)) * analytic::gpus_sharing_host(s) >
                   s.hardware.host.memory_bytes) {
             ++res.rejected["host memory"];

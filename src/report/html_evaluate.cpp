@@ -89,6 +89,9 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
   if (r.scenario.training.offload != core::Offload::none)
     f.emplace_back(fmt::format("host memory per node (CPU offload {})", core::name(r.scenario.training.offload)),
                    fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
+  else if (r.scenario.training.uses_host())
+    f.emplace_back("host memory per node (offloaded activations)",
+                   fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
   // what the inputs do not give is said, not guessed (report::to_train_line)
   f.emplace_back("days and cost to train", report::to_train_line(r));
   return f;

@@ -108,10 +108,11 @@ void visit_scalars(const core::Report& r, F&& f) {
   f("memory.capacity_gib", Value{r.capacity_bytes / core::kGiB});
   f("memory.fits", Value{r.fits});
   f("memory.headroom_gib", Value{(r.capacity_bytes - r.peak_bytes) / core::kGiB});  // < 0: over
-  f("memory.host_gib_per_gpu", known_if(offload, r.host_bytes_per_gpu / core::kGiB));
-  f("memory.host_gib_per_node", known_if(offload, r.host_bytes_per_node / core::kGiB));
-  f("memory.host_capacity_gib", known_if(offload, r.host_capacity_bytes / core::kGiB));
-  f("memory.host_fits", offload ? Value{r.host_fits} : Value{Absent{}});
+  const bool host = t.uses_host();  // CPU offload or offloaded activations
+  f("memory.host_gib_per_gpu", known_if(host, r.host_bytes_per_gpu / core::kGiB));
+  f("memory.host_gib_per_node", known_if(host, r.host_bytes_per_node / core::kGiB));
+  f("memory.host_capacity_gib", known_if(host, r.host_capacity_bytes / core::kGiB));
+  f("memory.host_fits", host ? Value{r.host_fits} : Value{Absent{}});
   // the largest micro-batch and the longest sequence that fit the layout (evaluate only)
   f("memory.max_micro_batch", r.fit_micro_batch >= 0 ? Value{static_cast<long long>(r.fit_micro_batch)} : Value{Absent{}});
   f("memory.max_seq_len", r.fit_seq_len >= 0 ? Value{static_cast<long long>(r.fit_seq_len)} : Value{Absent{}});

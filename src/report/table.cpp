@@ -85,6 +85,10 @@ void memory_section(std::string& out, const core::Report& r) {
                        core::name(r.scenario.training.offload), r.scenario.training.offload_fraction,
                        r.host_bytes_per_gpu / kGiB, r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
                        r.host_fits ? "fits" : "DOES NOT FIT");
+  else if (r.scenario.training.uses_host())  // offloaded activations alone
+    out += fmt::format("host (offloaded activations, pinned): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n",
+                       r.host_bytes_per_gpu / kGiB, r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
+                       r.host_fits ? "fits" : "DOES NOT FIT");
   if (r.fit_micro_batch >= 0 && r.fit_seq_len >= 0) {
     auto said = [](int x, const char* what) {
       return x > 0 ? fmt::format("{} {}", what, x) : fmt::format("no {}", what);

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "ptdsim/analytic/layer_costs.hpp"
 #include "ptdsim/analytic/memory.hpp"
+#include "ptdsim/analytic/offload.hpp"
 #include "ptdsim/analytic/params.hpp"
 #include "../common/scenarios.hpp"
 
@@ -213,6 +215,23 @@ TEST_CASE("analytic: fine-grained activation offloading moves the experts' input
   s.training.recompute = core::Recompute::selective;
   s.training.recompute_modules = 1u << static_cast<unsigned>(core::RecomputeModule::moe);
   CHECK(offloaded_activation_bytes(s, true, core::Recompute::selective) == 0);
+}
+
+TEST_CASE("analytic: offloaded activations are pinned on the host while in flight", "[analytic][memory]") {
+  // Mixtral-like on 64 GPUs, tp 1, pp 1 (one micro-batch in flight): 32 MoE layers, each moving
+  // k·2sbh + 4 routed units a token; the node's host holds its 8 GPUs' copies
+  auto s = testing::mixtral_like_64(1);
+  s.training.recompute = core::Recompute::none;
+  s.hardware.host.link_Bps = 50e9;
+  s.hardware.host.memory_bytes = 2048.0 * core::kGiB;
+  s.hardware.host.memory_Bps = 600e9;
+  CHECK(host_bytes_per_gpu(s, pipeline_layers(s), layer_costs(s)) == 0);
+  s.training.offload_modules = 3u;
+  const double sbh = 4096.0 * 4096, routed_f = 2 * 4096.0 * 14336 * s.training.moe.busiest();
+  const double per_layer = 2 * 2 * sbh + 4 * routed_f;
+  CHECK(offload_copy_bytes(s, true, core::Recompute::none) == Approx(per_layer).epsilon(1e-12));
+  CHECK(host_bytes_per_gpu(s, pipeline_layers(s), layer_costs(s)) == Approx(32 * per_layer).epsilon(1e-12));
+  CHECK(gpus_sharing_host(s) == 8);
 }
 
 TEST_CASE("analytic: repeated key/value heads keep every query head's K and V (torchtitan's repeat_kv)", "[analytic][memory]") {

@@ -108,8 +108,10 @@ core::StageMemory stage_memory(const core::Scenario& s, int stage, const Pipelin
 // ranks from ZeRO-1 on (dense over dp*cp, experts over dp*cp/ep), all of them at ZeRO-0.
 double optimizer_shard_params(const core::Scenario& s, int stage, const PipelineLayers& layers,
                               const LayerCosts& costs);
-// CPU offload: the host bytes of the GPU that keeps the most there (analytic::host_bytes of its
-// optimizer shard); 0 without offload. A node holds gpus_sharing_host(s) times this at most.
+// The host bytes of the GPU that keeps the most there: under CPU offload analytic::host_bytes of
+// its optimizer shard, and with offloaded activations (training.offload_modules) the pinned copies
+// of every micro-batch its stage holds in flight; 0 with neither. A node holds gpus_sharing_host(s)
+// times this at most.
 double host_bytes_per_gpu(const core::Scenario& s, const PipelineLayers& layers, const LayerCosts& costs);
 
 }  // namespace ptdsim::analytic

@@ -178,6 +178,8 @@ struct TrainingSpec {
   // every activation stays on the GPU.
   unsigned offload_modules = 0;
   bool offloads(OffloadModule m) const { return (offload_modules >> static_cast<unsigned>(m)) & 1u; }
+  // Whether the run keeps anything in host memory: CPU offload, or offloaded activations.
+  bool uses_host() const { return offload != Offload::none || offload_modules != 0; }
 };
 
 // What the run pays (the scenario's `cost` section): the price of one GPU for one hour, in the
