@@ -386,8 +386,9 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
                            "recomputes the whole MoE block (as Megatron-Core asserts): remove one of them");
       }))
     return true;
-  if (t.offload_modules != 0 && s.hardware.host.link_Bps <= 0 && sink.fail("training.offload_modules", "unsupported", [] {
-        return std::string("activation offloading needs the host link's bandwidth (hardware.host.link_gbs)");
+  if (t.offload_modules != 0 && !s.hardware.host.known() && sink.fail("training.offload_modules", "unsupported", [&] {
+        return "activation offloading needs the hardware's host: hardware.host.link_gbs, memory_gib and memory_gbs (" +
+               s.hardware.name + " gives " + (s.hardware.host.link_Bps > 0 ? "only some" : "none") + " of them)";
       }))
     return true;
   // torchtitan's per-op checkpointing is modelled for its dense Llama block (analytic/op_checkpoint.hpp):

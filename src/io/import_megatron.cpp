@@ -763,9 +763,10 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     if (item.text == "mla_up_proj" && !a.has("--multi-latent-attention"))
       detail::fail(item.at, "--recompute-modules mla_up_proj needs --multi-latent-attention (as in Megatron-LM)");
     // TransformerConfig.__post_init__'s other checks of the modules
-    if (item.text == "moe_act" && a.has("--num-experts") && !a.has("--moe-grouped-gemm"))
+    if (item.text == "moe_act" && !a.has("--moe-grouped-gemm"))
       detail::fail(item.at, "--recompute-modules moe_act needs --moe-grouped-gemm (as in Megatron-LM)");
-    if (item.text == "shared_experts" && a.has("--moe-shared-expert-overlap"))
+    if (item.text == "shared_experts" && a.has("--moe-shared-expert-intermediate-size") &&
+        a.has("--moe-shared-expert-overlap"))
       detail::fail(item.at, "--recompute-modules shared_experts cannot work with --moe-shared-expert-overlap (as in "
                             "Megatron-LM)");
     // Megatron-Core reads moe, moe_act and shared_experts in MoE layers only, and layernorm where a
@@ -950,9 +951,15 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     const bool recompute_every_layer = read_refused(a);
     check_flags(a, out);
     const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
-    if (a.has("--num-experts") && !a.has("--moe-grouped-gemm"))  // moe_module_specs.py: SequentialMLP
-      out.warnings.push_back("without --moe-grouped-gemm Megatron-Core runs each local expert's GEMMs one after "
-                             "another (SequentialMLP); ptdsim times them as one grouped GEMM");
+    // moe_module_specs.py: SequentialMLP without grouped GEMM, and always on the local backend
+    const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+    if (a.has("--num-experts") && (!a.has("--moe-grouped-gemm") || local))
+      out.warnings.push_back(std::string(local ? "under --transformer-impl local" : "without --moe-grouped-gemm") +
+                             " Megatron-Core runs each local expert's GEMMs one after another (SequentialMLP); "
+                             "ptdsim times them as one grouped GEMM");
+    if (a.has("--moe-shared-expert-overlap") && a.has("--moe-shared-expert-intermediate-size"))
+      out.warnings.push_back("--moe-shared-expert-overlap is not modelled: ptdsim runs the shared experts in line, "
+                             "not beside the dispatch");
 
     detail::ModelLines model;
     core::ModelSpec m = read_model(a, scenario, src, model, out);

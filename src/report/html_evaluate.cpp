@@ -87,7 +87,8 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
                      : fmt::format("NO: the host holds {:.1f} of {:.1f} GiB per node", r.host_bytes_per_node / kGiB,
                                    r.host_capacity_bytes / kGiB));
   if (r.scenario.training.offload != core::Offload::none)
-    f.emplace_back(fmt::format("host memory per node (CPU offload {})", core::name(r.scenario.training.offload)),
+    f.emplace_back(fmt::format("host memory per node (CPU offload {}{})", core::name(r.scenario.training.offload),
+                               r.scenario.training.offload_modules != 0 ? ", and offloaded activations" : ""),
                    fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
   else if (r.scenario.training.uses_host())
     f.emplace_back("host memory per node (offloaded activations)",

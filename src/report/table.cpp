@@ -81,8 +81,9 @@ void memory_section(std::string& out, const core::Report& r) {
                        "optimizer states (etp {}, ep {}, expert data parallel {})\n",
                        r.peak_stage, e.params / 1e9, e.state_bytes / kGiB, e.etp, e.ep, e.edp);
   if (r.scenario.training.offload != core::Offload::none)  // CPU offload: the host's side
-    out += fmt::format("host (CPU offload {}, fraction {:g}): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n",
+    out += fmt::format("host (CPU offload {}, fraction {:g}{}): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n",
                        core::name(r.scenario.training.offload), r.scenario.training.offload_fraction,
+                       r.scenario.training.offload_modules != 0 ? ", and offloaded activations" : "",
                        r.host_bytes_per_gpu / kGiB, r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
                        r.host_fits ? "fits" : "DOES NOT FIT");
   else if (r.scenario.training.uses_host())  // offloaded activations alone

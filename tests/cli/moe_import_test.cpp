@@ -108,7 +108,7 @@ TEST_CASE("cli: import megatron reads the MoE and MLA flags", "[cli][import][moe
   const std::string flags =
       "--num-layers 61 --hidden-size 7168 --num-attention-heads 128 --ffn-hidden-size 18432 --vocab-size 129280 "
       "--make-vocab-size-divisible-by 128 --swiglu --normalization RMSNorm --position-embedding-type rope "
-      "--untie-embeddings-and-output-weights --disable-bias-linear --num-experts 256 --moe-router-topk 8 "
+      "--untie-embeddings-and-output-weights --disable-bias-linear --num-experts 256 --moe-grouped-gemm --moe-router-topk 8 "
       "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
       "--moe-router-score-function sigmoid --moe-router-num-groups 8 --moe-router-group-topk 4 "
       "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 "
@@ -148,7 +148,7 @@ TEST_CASE("cli: import megatron reads --recompute-modules as the scenario's reco
   const std::string flags =
       "--num-layers 61 --hidden-size 7168 --num-attention-heads 128 --ffn-hidden-size 18432 --vocab-size 129280 "
       "--swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
-      "--disable-bias-linear --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 "
+      "--disable-bias-linear --num-experts 256 --moe-grouped-gemm --moe-router-topk 8 --moe-ffn-hidden-size 2048 "
       "--moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --multi-latent-attention "
       "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
       "--pipeline-model-parallel-size 8 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer "

@@ -654,8 +654,8 @@ const Case kCases[] = {
      "[moe_act]}\n"
      "                                                                                          ^"},
     {"scenario_offload_modules_no_host.yaml",
-     "{data}/bad/scenario_offload_modules_no_host.yaml:10:60: error: activation offloading needs the host link's "
-     "bandwidth (hardware.host.link_gbs)\n"
+     "{data}/bad/scenario_offload_modules_no_host.yaml:10:60: error: activation offloading needs the hardware's host: "
+     "hardware.host.link_gbs, memory_gib and memory_gbs (tiny-box gives none of them)\n"
      "training: {seq_len: 512, global_batch: 8, recompute: none, offload_modules: [moe_act]}\n"
      "                                                           ^"},
     {"scenario_recompute_op_moe.yaml",

@@ -449,7 +449,10 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
   SECTION("moe_act and layernorm on a dense model recompute nothing: left out") {
     const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
                               "--seq-length 4096 --global-batch-size 64 --bf16 --recompute-granularity selective ";
-    const auto im = io::import_megatron(dense + "--recompute-modules core_attn moe_act layernorm", "", s);
+    // (TransformerConfig asks for grouped GEMM before it asks whether there are experts)
+    CHECK(error_of([&] { io::import_megatron(dense + "--recompute-modules moe_act", "", s); })
+              .find("--recompute-modules moe_act needs --moe-grouped-gemm") != std::string::npos);
+    const auto im = io::import_megatron(dense + "--moe-grouped-gemm --recompute-modules core_attn moe_act layernorm", "", s);
     CHECK(load(im).training.recompute_modules == bit(core::RecomputeModule::core_attn));
     CHECK(mentions(im.warnings, "--recompute-modules moe_act recomputes nothing without --num-experts"));
     CHECK(mentions(im.warnings, "--recompute-modules layernorm recomputes nothing without --num-experts or "
