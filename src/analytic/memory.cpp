@@ -28,8 +28,7 @@ double routed_units(const core::Scenario& s) {
 }
 
 bool recomputes_moe_block(const core::Scenario& s, core::Recompute recompute) {
-  if (recompute == core::Recompute::full) return true;
-  return recompute == core::Recompute::selective && s.training.recomputes(core::RecomputeModule::moe);
+  return recompute == core::Recompute::full || s.training.recomputes_under(recompute, core::RecomputeModule::moe);
 }
 
 }  // namespace
@@ -67,11 +66,7 @@ double layer_activation_bytes(const core::Scenario& s, bool moe_layer, core::Rec
   const double sb = local * b;
   // Megatron-Core's recompute modules (training.recompute_modules) under selective recompute:
   // a module recomputed keeps only its input (docs/analytic.md "Recompute modules")
-  const auto again = [&](core::RecomputeModule x) {
-    if (recompute != core::Recompute::selective) return false;
-    const unsigned mods = s.training.recompute_modules;
-    return mods == 0 ? x == core::RecomputeModule::core_attn : ((mods >> static_cast<unsigned>(x)) & 1u) != 0;
-  };
+  const auto again = [&](core::RecomputeModule x) { return s.training.recomputes_under(recompute, x); };
   if (m.mla) {
     // MLA (Megatron-Core): the latents' norm inputs and the up projections' inputs, on the rank's
     // own tokens; then every local head's query and key (d_qk), value and output (d_v). With

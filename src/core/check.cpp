@@ -335,12 +335,12 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
   // (The modules are read under recompute: selective only, as Megatron-Core reads them under
   // recompute_granularity "selective"; the sweep's none and full leave them unread.)
   if (t.recompute_modules != 0) {
-    if ((t.recompute_modules >> static_cast<unsigned>(RecomputeModule::mla_up_proj) & 1u) && !m.mla &&
+    if (t.names(RecomputeModule::mla_up_proj) && !m.mla &&
         sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module mla_up_proj needs MLA attention (model.mla)");
         }))
       return true;
-    if ((t.recompute_modules >> static_cast<unsigned>(RecomputeModule::moe) & 1u) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
+    if (t.names(RecomputeModule::moe) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module moe needs a mixture-of-experts model (model.moe)");
         }))
       return true;
@@ -348,17 +348,16 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
     // only where it is a module apart (gpt_layer_specs.py: an MoE layer's pre-MLP norm, MLA's input
     // norm; the others are fused into TransformerEngine's LayerNormLinear): on another model they
     // recompute nothing, which a scenario that names them did not mean
-    const auto named = [&](RecomputeModule x) { return (t.recompute_modules >> static_cast<unsigned>(x) & 1u) != 0; };
-    if (named(RecomputeModule::moe_act) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
+    if (t.names(RecomputeModule::moe_act) && !m.moe && sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module moe_act needs a mixture-of-experts model (model.moe)");
         }))
       return true;
-    if (named(RecomputeModule::shared_experts) && !(m.moe && m.moe->shared_experts > 0) &&
+    if (t.names(RecomputeModule::shared_experts) && !(m.moe && m.moe->shared_experts > 0) &&
         sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module shared_experts needs shared experts (model.moe.shared_experts)");
         }))
       return true;
-    if (named(RecomputeModule::layernorm) && !m.moe && !m.mla && sink.fail("training.recompute_modules", "unsupported", [] {
+    if (t.names(RecomputeModule::layernorm) && !m.moe && !m.mla && sink.fail("training.recompute_modules", "unsupported", [] {
           return std::string("recompute module layernorm recomputes nothing on this model: Megatron-Core fuses a dense "
                              "layer's norms into the following GEMM (TransformerEngine's LayerNormLinear); it recomputes "
                              "an MoE layer's pre-MLP norm and MLA's input norm");

@@ -265,5 +265,7 @@ std::vector<std::string> all(const Table<E, N>& t) {
 template <> std::vector<std::string> spellings<Precision>() { return all(kPrecision); }
 template <> std::vector<std::string> spellings<AttentionKernel>() { return all(kAttentionKernel); }
 template <> std::vector<std::string> spellings<Fp8Kernel>() { return all(kFp8Kernel); }
+template <> std::vector<std::string> spellings<RecomputeModule>() { return all(kRecomputeModule); }
+template <> std::vector<std::string> spellings<OffloadModule>() { return all(kOffloadModule); }
 
 }  // namespace ptdsim::core

@@ -753,13 +753,9 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     return out;
   }
   for (const auto& item : f->items) {
-    if (!core::parse<core::RecomputeModule>(item.text)) {
-      std::string modelled;
-      for (int i = 0; i < core::kRecomputeModuleCount; ++i)
-        modelled += (i ? ", " : "") + std::string(core::name(static_cast<core::RecomputeModule>(i)));
+    if (!core::parse<core::RecomputeModule>(item.text))
       detail::fail(item.at, "--recompute-modules " + item.text + " changes the step, and recomputing " + item.text +
-                                " is not modelled (ptdsim models " + modelled + ")");
-    }
+                                " is not modelled (ptdsim models " + core::spelling_list<core::RecomputeModule>() + ")");
     if (item.text == "mla_up_proj" && !a.has("--multi-latent-attention"))
       detail::fail(item.at, "--recompute-modules mla_up_proj needs --multi-latent-attention (as in Megatron-LM)");
     // TransformerConfig.__post_init__'s other checks of the modules
@@ -855,7 +851,7 @@ void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std:
   for (const auto& item : f->items)
     if (!core::parse<core::OffloadModule>(item.text))
       detail::fail(item.at, "--offload-modules " + item.text + " changes the memory, and offloading " + item.text +
-                                " is not modelled (ptdsim models expert_fc1, moe_act)");
+                                " is not modelled (ptdsim models " + core::spelling_list<core::OffloadModule>() + ")");
   // arguments.py: fine-grained activation offloading runs on TransformerEngine only; the experts'
   // offload groups live in TEGroupedMLP, which --moe-grouped-gemm selects
   if (a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local")

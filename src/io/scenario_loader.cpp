@@ -14,11 +14,10 @@ namespace {
 // --offload-modules): a non-empty list of E's names, each at most once (a repeat is a slip), as
 // one bit each; 0 when the key is absent.
 template <class E>
-unsigned module_list(const Fields& tr, std::string_view key, int count) {
+unsigned module_list(const Fields& tr, std::string_view key) {
   const Entry* e = tr.get(key);
   if (!e) return 0;
-  std::string all;
-  for (int i = 0; i < count; ++i) all += (i ? ", " : "") + std::string(core::name(static_cast<E>(i)));
+  const std::string all = core::spelling_list<E>();
   const std::string where = "training." + std::string(key);
   if (e->value->kind != Node::Kind::list || e->value->items.empty())
     fail(e->value->mark, where + " must be a non-empty list of " + all + ", got " + describe(*e->value));
@@ -219,8 +218,8 @@ void read_training(const Fields& f, core::Scenario& s) {
   t.precision = tr.enumeration<core::Precision>("precision", core::kPrecisionCount)
                     .value_or(core::Precision::bf16);
   t.recompute = tr.enumeration<core::Recompute>("recompute", 4).value_or(core::Recompute::selective);
-  t.recompute_modules = module_list<core::RecomputeModule>(tr, "recompute_modules", core::kRecomputeModuleCount);
-  t.offload_modules = module_list<core::OffloadModule>(tr, "offload_modules", core::kOffloadModuleCount);
+  t.recompute_modules = module_list<core::RecomputeModule>(tr, "recompute_modules");
+  t.offload_modules = module_list<core::OffloadModule>(tr, "offload_modules");
   t.flash_attention = tr.boolean("flash_attention", true);
   t.attention_kernel =
       tr.enumeration<core::AttentionKernel>("attention_kernel", 2).value_or(core::AttentionKernel::cudnn);

@@ -56,6 +56,13 @@ template <class E>
 std::optional<E> parse(std::string_view text);  // specialised for each enum above
 // Every spelling of E, in its table's order (a command line's choices).
 template <class E>
-std::vector<std::string> spellings();  // specialised for Precision, AttentionKernel and Fp8Kernel
+std::vector<std::string> spellings();  // specialised for Precision, AttentionKernel, Fp8Kernel and the modules
+// The same, as "a, b, c" for a message.
+template <class E>
+std::string spelling_list() {
+  std::string out;
+  for (const auto& s : spellings<E>()) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
 
 }  // namespace ptdsim::core

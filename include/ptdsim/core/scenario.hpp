@@ -140,10 +140,12 @@ struct TrainingSpec {
   // RecomputeModule (training.recompute_modules); 0: the attention core alone, the tool's
   // selective (Korthikanti et al.'s, Megatron-Core's default ["core_attn"]).
   unsigned recompute_modules = 0;
-  bool recomputes(RecomputeModule m) const {
-    if (recompute != Recompute::selective) return false;
-    if (recompute_modules == 0) return m == RecomputeModule::core_attn;
-    return (recompute_modules >> static_cast<unsigned>(m)) & 1u;
+  bool names(RecomputeModule m) const { return (recompute_modules >> static_cast<unsigned>(m)) & 1u; }
+  bool recomputes(RecomputeModule m) const { return recomputes_under(recompute, m); }
+  // The same under another recompute mode (the memory model asks for each mode it weighs).
+  bool recomputes_under(Recompute mode, RecomputeModule m) const {
+    if (mode != Recompute::selective) return false;
+    return recompute_modules == 0 ? m == RecomputeModule::core_attn : names(m);
   }
   bool flash_attention = true;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
