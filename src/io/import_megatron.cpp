@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -37,7 +38,7 @@ const std::vector<std::string> kValueFlags{
     "--moe-router-num-groups", "--moe-router-group-topk", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
     "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers",
     "--expert-tensor-parallel-size", "--moe-token-dispatcher-type",
-    "--optimizer-offload-fraction"};
+    "--optimizer-offload-fraction", "--moe-expert-capacity-factor", "--moe-flex-dispatcher-backend"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
@@ -47,7 +48,8 @@ const std::vector<std::string> kSwitchFlags{
     "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
     "--multi-latent-attention", "--qk-layernorm",
     "--optimizer-cpu-offload", "--fine-grained-activation-offloading", "--moe-grouped-gemm",
-    "--moe-shared-expert-overlap"};
+    "--moe-shared-expert-overlap", "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing",
+    "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
 const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules"};
@@ -872,6 +874,122 @@ void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std:
   lines.at.emplace_back("training.offload_modules", f->at);
 }
 
+// An MoE layer's keys (training.moe) from Megatron-Core's MoE flags, with TransformerConfig's checks
+// of them: the dispatcher (unset: the framework row's allgather, Megatron-Core's default; alltoall_seq
+// is alltoall over a sequence-split layout, the same traffic; DeepEP's and HybridEP's fused dispatch
+// and combine are ptdsim's flex), token dropping, and a force-balanced router.
+void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
+  static const std::vector<std::string> flags{"--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend",
+                                              "--moe-enable-deepep", "--moe-expert-capacity-factor",
+                                              "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing"};
+  if (!a.has("--num-experts")) {  // read_model: a dense model; Megatron-Core builds no MoE layer to use them
+    for (const auto& f : flags)
+      if (a.has(f)) warnings.push_back(f + " changes nothing without --num-experts, as in Megatron-LM: not read");
+    return;
+  }
+  const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+  const std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
+  if (a.has("--moe-enable-deepep")) {
+    if (d != "flex")
+      detail::fail(a.at("--moe-enable-deepep"), "--moe-enable-deepep needs --moe-token-dispatcher-type flex (as in Megatron-LM)");
+    if (backend == "hybridep")
+      detail::fail(a.at("--moe-enable-deepep"),
+                   "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name two backends (Megatron-LM takes one)");
+  }
+  if (a.has("--moe-flex-dispatcher-backend")) {
+    if (d != "flex")
+      warnings.push_back("--moe-flex-dispatcher-backend is read under --moe-token-dispatcher-type flex only, as "
+                         "Megatron-LM does: not read");
+    else if (backend == "ncclep")
+      detail::fail(a.at("--moe-flex-dispatcher-backend"),
+                   "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP kernels are not modelled "
+                   "(ptdsim's flex dispatcher is DeepEP's and HybridEP's fused dispatch and combine)");
+  }
+  std::vector<std::string> keys, from;
+  // where a refusal of the line is told: the capacity factor (which the dispatcher must allow), else
+  // the dispatcher, else the router's flag
+  Mark where = a.has("--moe-token-dispatcher-type") ? a.at("--moe-token-dispatcher-type")
+                                                    : a.at("--moe-router-force-load-balancing");
+  if (a.has("--moe-token-dispatcher-type")) {
+    keys.push_back("dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d));
+    from.push_back(a.has("--moe-flex-dispatcher-backend") && d == "flex" ? "--moe-token-dispatcher-type with "
+                   "--moe-flex-dispatcher-backend " + backend : "--moe-token-dispatcher-type");
+  }
+  const bool pad = a.has("--moe-pad-expert-input-to-capacity");
+  if (const Flag* f = a.get("--moe-expert-capacity-factor")) {
+    // TransformerConfig: a negative factor is None (dropless); a factor drops what exceeds it, and
+    // only the padded experts compute the whole capacity, which is what training.moe.capacity_factor times
+    const bool negative = !f->value.empty() && f->value[0] == '-';
+    const auto factor = negative ? std::nullopt
+                                 : a.decimal("--moe-expert-capacity-factor", "training.moe.capacity_factor");
+    if (negative) {
+      char* end = nullptr;
+      std::strtod(f->value.c_str(), &end);
+      if (end == f->value.c_str() || *end != '\0')
+        detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" + core::printable(f->value) + "\"");
+      if (pad) detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                            "--moe-pad-expert-input-to-capacity needs a capacity factor: --moe-expert-capacity-factor " +
+                                f->value + " is none (dropless), and Megatron-LM refuses the pair");
+    } else if (std::strtod(factor->c_str(), nullptr) <= 0) {
+      detail::fail(f->at, "--moe-expert-capacity-factor " + *factor + " leaves every expert no capacity: every token "
+                          "dropped (a negative factor is dropless)");
+    } else if (!pad) {
+      warnings.push_back("--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity: each expert "
+                         "computes the tokens it keeps, at most " + *factor + " times the mean, which ptdsim times as "
+                         "dropless (training.moe.load_imbalance, 1 unless given): capacity_factor not written");
+    } else {
+      if (d == "flex" && backend == "deepep")
+        detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                     "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend "
+                     "(as in Megatron-LM)");
+      keys.push_back("capacity_factor: " + *factor);
+      where = f->at;
+      from.push_back("--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity");
+    }
+  } else if (pad) {
+    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                 "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (as in Megatron-LM)");
+  }
+  if (a.has("--moe-router-force-load-balancing")) {  // every expert the mean: what the key's 1 says
+    keys.push_back("load_imbalance: 1");
+    from.push_back("--moe-router-force-load-balancing");
+  }
+  if (keys.empty()) return;
+  std::string text, comment;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    text += (i ? ", " : "") + keys[i];
+    comment += (i ? "; " : "") + from[i];
+  }
+  lines.training.push_back({"moe: {" + text + "}", comment});
+  lines.at.emplace_back("training.moe", where);
+}
+
+// --overlap-moe-expert-parallel-comm (Megatron-Core's combined 1F1B, training.overlap.ep), refused
+// where TransformerConfig asserts against it.
+bool moe_overlap(const Arguments& a, const RecomputeModules& modules) {
+  const Flag* f = a.get("--overlap-moe-expert-parallel-comm");
+  if (!f) return false;
+  const auto refuse = [&](const std::string& why) {
+    detail::fail(f->at, "--overlap-moe-expert-parallel-comm " + why + " (Megatron-LM asserts it)");
+  };
+  if (!a.has("--num-experts") || a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1) <= 1)
+    refuse("needs expert parallelism: --num-experts and --expert-model-parallel-size above 1");
+  const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+  if (d != "alltoall" && d != "flex") refuse("needs --moe-token-dispatcher-type alltoall or flex, not " + d);
+  if (a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1) > 1 &&
+      !a.has("--num-layers-per-virtual-pipeline-stage"))
+    refuse("needs a virtual pipeline under pipeline parallelism (--num-layers-per-virtual-pipeline-stage)");
+  if (a.has("--recompute-granularity") &&
+      a.choice("--recompute-granularity", {"full", "selective"}, "full") == "full")
+    refuse("does not work with --recompute-granularity full");
+  if (std::find(modules.names.begin(), modules.names.end(), "moe") != modules.names.end())
+    refuse("does not work with --recompute-modules moe");
+  if (!a.has("--bf16") && !a.has("--fp16")) refuse("needs --bf16 or --fp16");
+  if (a.has("--moe-shared-expert-overlap")) refuse("does not work with --moe-shared-expert-overlap");
+  if (a.integer("--mtp-num-layers", "model.mtp_layers").value_or(0) > 1) refuse("takes at most one MTP layer");
+  return true;
+}
+
 // The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
 // overlap, tokens.
 void training_lines(const Arguments& a, bool recompute_every_layer, const RecomputeModules& modules, ImportScenario& opt,
@@ -889,13 +1007,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
   }
   attention_lines(a, lines);
   fusion_line(a, lines);
-  if (a.has("--num-experts") && a.has("--moe-token-dispatcher-type")) {  // an MoE model (read_model)
-    // (unset: the framework row's allgather, Megatron-Core's default) alltoall_seq is alltoall over
-    // a sequence-split layout: the same traffic
-    const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
-    lines.training.push_back({"moe: {dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d) + "}",
-                              "--moe-token-dispatcher-type"});
-  }
+  moe_line(a, lines, warnings);
   offload_modules_line(a, lines, warnings);
   if (a.has("--fp8-recipe")) {
     // Megatron's names: tensorwise is current scaling
@@ -909,9 +1021,12 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
     if (const auto f = a.decimal("--optimizer-offload-fraction", "training.offload_fraction"))
       lines.training.push_back({"offload_fraction: " + *f, "--optimizer-offload-fraction"});
   }
+  const bool ep_overlap = moe_overlap(a, modules);
   lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
-                                ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) + "}",
-                            "--tp-comm-overlap; --overlap-grad-reduce / --overlap-param-gather"});
+                                ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) +
+                                (ep_overlap ? ", ep: true" : "") + "}",
+                            std::string("--tp-comm-overlap; --overlap-grad-reduce / --overlap-param-gather") +
+                                (ep_overlap ? "; --overlap-moe-expert-parallel-comm" : "")});
   if (opt.tokens.empty()) {
     if (const auto iters = a.wide("--train-iters", "training.tokens")) {
       opt.tokens = a.tokens("--train-iters", *iters, static_cast<double>(opt.global_batch) * opt.seq_len);

@@ -498,6 +498,88 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
   }
 }
 
+TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP overlap flags", "[io][import][moe]") {
+  // TransformerConfig's fields (megatron/core/transformer/transformer_config.py): moe_flex_dispatcher_backend,
+  // moe_expert_capacity_factor, moe_pad_expert_input_to_capacity, moe_router_force_load_balancing,
+  // overlap_moe_expert_parallel_comm, and the checks __post_init__ makes of them
+  io::ImportScenario s;
+  s.hardware = "dgx-h100";
+  s.gpus = 16;
+  const std::string base = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                           "--num-experts 64 --moe-router-topk 8 --moe-ffn-hidden-size 1024 --seq-length 4096 "
+                           "--global-batch-size 64 --bf16 --expert-model-parallel-size 8 --moe-grouped-gemm ";
+  auto import = [&](const std::string& more) { return io::import_megatron(base + more, "", s); };
+  auto load = [&](const io::Imported& im) { return io::load_scenario_from_string(im.yaml, "plan.yaml"); };
+  const auto fails = [&](const std::string& more) { return error_of([&] { import(more); }); };
+  SECTION("token dropping padded to capacity, a force-balanced router, and the combined 1F1B's overlap") {
+    const auto im = import("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.25 "
+                           "--moe-pad-expert-input-to-capacity --moe-router-force-load-balancing "
+                           "--overlap-moe-expert-parallel-comm");
+    CHECK(im.yaml.find("  moe: {dispatcher: alltoall, capacity_factor: 1.25, load_imbalance: 1} # "
+                       "--moe-token-dispatcher-type; --moe-expert-capacity-factor with "
+                       "--moe-pad-expert-input-to-capacity; --moe-router-force-load-balancing\n") != std::string::npos);
+    const auto sc = load(im);
+    CHECK(sc.training.moe.capacity_factor == Approx(1.25));
+    CHECK(sc.training.moe.dispatcher == core::Dispatcher::alltoall);
+    CHECK(sc.training.overlap.ep);
+    CHECK_FALSE(mentions(im.warnings, "unknown flag"));
+  }
+  SECTION("DeepEP and HybridEP are the flex dispatcher; a factor without padding is dropless") {
+    for (const std::string backend : {"deepep", "hybridep"}) {
+      const auto sc = load(import("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend " + backend));
+      CHECK(sc.training.moe.dispatcher == core::Dispatcher::flex);
+    }
+    CHECK(load(import("--moe-token-dispatcher-type flex --moe-enable-deepep")).training.moe.dispatcher ==
+          core::Dispatcher::flex);
+    const auto unpadded = import("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.5");
+    CHECK(load(unpadded).training.moe.capacity_factor == 0);
+    CHECK(mentions(unpadded.warnings, "--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity"));
+    // Megatron-Core: a negative factor is None, dropless
+    CHECK(load(import("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor -1")).training.moe.capacity_factor == 0);
+    const auto unread = import("--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend hybridep");
+    CHECK(mentions(unread.warnings, "--moe-flex-dispatcher-backend is read under --moe-token-dispatcher-type flex only"));
+    const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                              "--seq-length 4096 --global-batch-size 64 --bf16 ";
+    const auto d = io::import_megatron(dense + "--moe-router-force-load-balancing", "", s);
+    CHECK(mentions(d.warnings, "--moe-router-force-load-balancing changes nothing without --num-experts"));
+    CHECK(d.yaml.find("load_imbalance") == std::string::npos);
+  }
+  SECTION("refused as Megatron-LM refuses them, at the flag") {
+    const std::string at = "megatron:1:" + std::to_string(base.size() + 1) + ": error: ";
+    CHECK(fails("--moe-pad-expert-input-to-capacity").rfind(at + "--moe-pad-expert-input-to-capacity needs "
+                                                            "--moe-expert-capacity-factor (as in Megatron-LM)", 0) == 0);
+    CHECK(fails("--moe-token-dispatcher-type flex --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity")
+              .find("does not work with the flex dispatcher's deepep backend") != std::string::npos);
+    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-enable-deepep")
+              .find("--moe-enable-deepep needs --moe-token-dispatcher-type flex") != std::string::npos);
+    CHECK(fails("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep")
+              .find("NCCL's EP kernels are not modelled") != std::string::npos);
+    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 0")
+              .find("every token dropped") != std::string::npos);
+    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor x1")
+              .find("training.moe.capacity_factor must be a non-negative number, got \"x1\"") != std::string::npos);
+    // the scenario's own check, told at the capacity factor's flag
+    const std::string cf = "--moe-token-dispatcher-type allgather --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";
+    const std::size_t value = (base + cf).find(" 1 --moe-pad") + 2;  // the factor's value, 1-based
+    CHECK(fails(cf).rfind("megatron:1:" + std::to_string(value) + ": error: a capacity factor (token "
+                          "dropping) needs training.moe.dispatcher alltoall", 0) == 0);
+    // overlap_moe_expert_parallel_comm's asserts
+    const std::string ov = "--overlap-moe-expert-parallel-comm ";
+    CHECK(fails(ov + "--moe-token-dispatcher-type allgather").find("needs --moe-token-dispatcher-type alltoall or flex") !=
+          std::string::npos);
+    CHECK(fails(ov + "--moe-token-dispatcher-type alltoall --recompute-granularity full")
+              .find("does not work with --recompute-granularity full") != std::string::npos);
+    CHECK(fails(ov + "--moe-token-dispatcher-type alltoall --recompute-granularity selective --recompute-modules moe")
+              .find("does not work with --recompute-modules moe") != std::string::npos);
+    CHECK(fails(ov + "--moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2")
+              .find("needs a virtual pipeline under pipeline parallelism") != std::string::npos);
+    const std::string one = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                            "--num-experts 64 --seq-length 4096 --global-batch-size 64 --bf16 ";
+    CHECK(error_of([&] { io::import_megatron(one + ov + "--moe-token-dispatcher-type alltoall", "", s); })
+              .find("needs expert parallelism") != std::string::npos);
+  }
+}
+
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
   auto mg = [](const std::string& args) { return error_of([&] { io::import_megatron(args, "", {}); }); };
   CHECK(mg("--num-layers 8x --hidden-size 64") ==
