@@ -52,7 +52,8 @@ const std::vector<std::string> kSwitchFlags{
     "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
-const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules"};
+const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules", "--cp-comm-type",
+                                          "--hierarchical-context-parallel-sizes"};
 // Harmless flags that take a list (arguments.py: --data-path nargs '*', the MoE auxiliary loss's
 // two nargs '+'): their values are skipped with them, not warned of as stray words.
 const std::vector<std::string> kIgnoredListFlags{"--data-path", "--moe-router-load-balancing-type",
@@ -874,6 +875,67 @@ void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std:
   lines.at.emplace_back("training.offload_modules", f->at);
 }
 
+// --cp-comm-type (arguments.py: nargs '+', one type for every layer or one per layer; the values are
+// TransformerEngine's, context_parallel.py: p2p, all_gather, a2a, a2a+p2p): training.cp_comm, read
+// with cp > 1 only, as TransformerConfig reads it.
+void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
+  const Flag* f = a.get("--cp-comm-type");
+  const Flag* sizes = a.get("--hierarchical-context-parallel-sizes");
+  const int cp = a.integer("--context-parallel-size", "parallel.cp").value_or(1);
+  if (sizes) {  // arguments.py asserts their product is the cp size
+    long long product = 1;
+    for (const auto& item : sizes->items) {
+      Flag one;
+      one.value = item.text;
+      one.at = item.at;
+      product *= detail::read_integer(Arguments::scalar(one), "--hierarchical-context-parallel-sizes", "parallel.cp");
+    }
+    if (sizes->items.empty() || product != cp)
+      detail::fail(sizes->at, "--hierarchical-context-parallel-sizes must multiply to --context-parallel-size " +
+                                  itext(cp) + " (as in Megatron-LM)");
+  }
+  if (!f) return;
+  static const std::vector<std::pair<std::string, std::string>> types{
+      {"p2p", "p2p"}, {"all_gather", "allgather"}, {"a2a", "a2a"}, {"a2a+p2p", "a2a_p2p"}};
+  std::vector<std::string> names;
+  for (const auto& t : types) names.push_back(t.first);
+  std::string type;
+  for (const auto& item : f->items) {
+    if (!among(names, item.text)) {
+      const std::string near = item.text == "allgather" ? "all_gather" : core::closest_match(item.text, names);
+      detail::fail(item.at, "--cp-comm-type: unknown type \"" + core::printable(item.text) +
+                                "\" (TransformerEngine's are p2p, all_gather, a2a, a2a+p2p)" +
+                                (near.empty() ? "" : ": did you mean " + near + "?"));
+    }
+    if (type.empty()) type = item.text;
+  }
+  if (f->items.empty()) detail::fail(f->at, "--cp-comm-type needs a type (p2p, all_gather, a2a or a2a+p2p)");
+  if (cp <= 1) {
+    warnings.push_back("--cp-comm-type is read with --context-parallel-size above 1 only, as Megatron-LM does: not read");
+    return;
+  }
+  if (f->items.size() > 1) {
+    const int layers = a.integer("--num-layers", "model.layers").value_or(0);
+    if (static_cast<int>(f->items.size()) != layers)
+      detail::fail(f->at, "--cp-comm-type gives " + itext(static_cast<long long>(f->items.size())) +
+                              " types: one, or one per layer (" + itext(layers) + "), as TransformerConfig asserts");
+    for (const auto& item : f->items)
+      if (item.text != type)
+        detail::fail(item.at, "--cp-comm-type " + item.text + " after " + type +
+                                  ": a type per layer changes the step, and mixing them is not modelled");
+  }
+  if (type == "a2a+p2p") {
+    if (!sizes)
+      detail::fail(f->items.front().at, "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (as in Megatron-LM)");
+    warnings.push_back("--hierarchical-context-parallel-sizes is not read: ptdsim's a2a_p2p runs the all-to-all over "
+                       "the cp ranks that share a node and the ring over the rest (docs/analytic.md \"Context "
+                       "parallelism\")");
+  }
+  for (const auto& t : types)
+    if (t.first == type) lines.training.push_back({"cp_comm: " + t.second, "--cp-comm-type"});
+  lines.at.emplace_back("training.cp_comm", f->items.front().at);
+}
+
 // An MoE layer's keys (training.moe) from Megatron-Core's MoE flags, with TransformerConfig's checks
 // of them: the dispatcher (unset: the framework row's allgather, Megatron-Core's default; alltoall_seq
 // is alltoall over a sequence-split layout, the same traffic; DeepEP's and HybridEP's fused dispatch
@@ -1007,6 +1069,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
   }
   attention_lines(a, lines);
   fusion_line(a, lines);
+  cp_comm_line(a, lines, warnings);
   moe_line(a, lines, warnings);
   offload_modules_line(a, lines, warnings);
   if (a.has("--fp8-recipe")) {
@@ -1062,6 +1125,13 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     const bool recompute_every_layer = read_refused(a);
     check_flags(a, out);
     const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
+    {  // their refusals whether or not a scenario is written, as check_flags's (the lines come later)
+      detail::ScenarioLines unused;
+      std::vector<std::string> quiet;
+      cp_comm_line(a, unused, quiet);
+      moe_line(a, unused, quiet);
+      moe_overlap(a, modules);
+    }
     // moe_module_specs.py: SequentialMLP without grouped GEMM, and always on the local backend
     const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
     if (a.has("--num-experts") && (!a.has("--moe-grouped-gemm") || local))

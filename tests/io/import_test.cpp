@@ -580,6 +580,51 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
   }
 }
 
+TEST_CASE("io: import megatron reads --cp-comm-type, TransformerEngine's names", "[io][import][cp]") {
+  io::ImportScenario s;
+  s.hardware = "dgx-h100";
+  s.gpus = 16;
+  const std::string base = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                           "--seq-length 8192 --global-batch-size 64 --bf16 ";
+  auto import = [&](const std::string& more) { return io::import_megatron(base + more, "", s); };
+  auto load = [&](const io::Imported& im) { return io::load_scenario_from_string(im.yaml, "plan.yaml"); };
+  const auto fails = [&](const std::string& more) { return error_of([&] { import(more); }); };
+  SECTION("one type for every layer, or the same one per layer") {
+    CHECK(load(import("--context-parallel-size 2 --cp-comm-type a2a")).training.cp_comm == core::CpComm::a2a);
+    CHECK(load(import("--context-parallel-size 2 --cp-comm-type all_gather")).training.cp_comm == core::CpComm::allgather);
+    CHECK(load(import("--context-parallel-size 2 --cp-comm-type p2p")).training.cp_comm == core::CpComm::p2p);
+    std::string each;
+    for (int i = 0; i < 16; ++i) each += "a2a ";
+    CHECK(load(import("--context-parallel-size 2 --cp-comm-type " + each)).training.cp_comm == core::CpComm::a2a);
+    const auto h = import("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2");
+    CHECK(load(h).training.cp_comm == core::CpComm::a2a_p2p);
+    CHECK(mentions(h.warnings, "--hierarchical-context-parallel-sizes is not read"));
+    const auto none = import("--cp-comm-type a2a");  // TransformerConfig reads it with cp > 1 only
+    CHECK(none.yaml.find("cp_comm") == std::string::npos);
+    CHECK(mentions(none.warnings, "--cp-comm-type is read with --context-parallel-size above 1 only"));
+  }
+  SECTION("refused at the word") {
+    const std::string type = "megatron:1:" + std::to_string(base.size() + 42) + ": error: ";
+    CHECK(fails("--context-parallel-size 2 --cp-comm-type allgather")
+              .rfind(type + "--cp-comm-type: unknown type \"allgather\" (TransformerEngine's are p2p, all_gather, a2a, "
+                            "a2a+p2p): did you mean all_gather?", 0) == 0);
+    CHECK(fails("--context-parallel-size 4 --cp-comm-type a2a+p2p")
+              .rfind(type + "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes", 0) == 0);
+    CHECK(fails("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 3")
+              .find("--hierarchical-context-parallel-sizes must multiply to --context-parallel-size 4") != std::string::npos);
+    CHECK(fails("--context-parallel-size 2 --cp-comm-type p2p a2a")
+              .find("--cp-comm-type gives 2 types: one, or one per layer (16)") != std::string::npos);
+    std::string mixed;
+    for (int i = 0; i < 15; ++i) mixed += "a2a ";
+    CHECK(fails("--context-parallel-size 2 --cp-comm-type " + mixed + "p2p")
+              .find("--cp-comm-type p2p after a2a: a type per layer changes the step, and mixing them is not modelled") !=
+          std::string::npos);
+    // a model-only import refuses it too
+    CHECK(error_of([&] { io::import_megatron(base + "--context-parallel-size 2 --cp-comm-type ring", "", {}); })
+              .find("--cp-comm-type: unknown type \"ring\"") != std::string::npos);
+  }
+}
+
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
   auto mg = [](const std::string& args) { return error_of([&] { io::import_megatron(args, "", {}); }); };
   CHECK(mg("--num-layers 8x --hidden-size 64") ==
