@@ -119,11 +119,13 @@ bool check_experts(const Scenario& s, Sink& sink) {
         return "etp " + str(etp) + " does not divide the experts' ffn_hidden " + str(m.expert_ffn_hidden());
       }))
     return true;
-  // TransformerConfig.__post_init__: "moe_expert_capacity_factor only works with alltoall token
-  // dispatcher"
+  // the padded dropping's traffic is the alltoall dispatcher's (docs/analytic.md "Expert
+  // parallelism"); Megatron-Core took a capacity factor under that dispatcher only until February
+  // 2025 (TransformerConfig's "moe_expert_capacity_factor only works with alltoall token
+  // dispatcher", removed in 0d389f5e99), and its drop-and-pad under the others is not modelled
   if (moe.capacity_factor > 0 && moe.dispatcher != Dispatcher::alltoall &&
       sink.fail("training.moe.capacity_factor", "unsupported", [&] {
-        return "a capacity factor (token dropping) needs training.moe.dispatcher alltoall, got " +
+        return "a capacity factor (token dropping) is modelled with training.moe.dispatcher alltoall only, got " +
                std::string(name(moe.dispatcher));
       }))
     return true;

@@ -941,6 +941,37 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
 // is alltoall over a sequence-split layout, the same traffic; DeepEP's and HybridEP's fused dispatch
 // and combine are ptdsim's flex), token dropping, and a force-balanced router.
 void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
+  // first what TransformerConfig refuses on any model
+  const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+  std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
+  if (a.has("--moe-enable-deepep")) {  // deprecated: sets the backend to deepep
+    if (d != "flex")
+      detail::fail(a.at("--moe-enable-deepep"), "--moe-enable-deepep needs --moe-token-dispatcher-type flex (as in Megatron-LM)");
+    if (backend == "hybridep")
+      detail::fail(a.at("--moe-enable-deepep"),
+                   "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name two backends (Megatron-LM takes one)");
+    backend = "deepep";
+  }
+  if (backend == "ncclep" && d != "flex")
+    detail::fail(a.at("--moe-flex-dispatcher-backend"),
+                 "--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type flex (as in Megatron-LM)");
+  const bool pad = a.has("--moe-pad-expert-input-to-capacity");
+  std::optional<double> factor;  // a capacity factor; none: dropless (absent, or negative: TransformerConfig's None)
+  if (const Flag* f = a.get("--moe-expert-capacity-factor")) {
+    const auto v = detail::parse_number(f->value);
+    if (!v || std::isnan(*v)) detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" +
+                                                      core::printable(f->value) + "\"");
+    if (*v >= 0) factor = *v;  // (-0.0 too: Python's -0.0 < 0 is false)
+  }
+  if (pad && !factor)
+    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                 a.has("--moe-expert-capacity-factor")
+                     ? "--moe-pad-expert-input-to-capacity needs a capacity factor: --moe-expert-capacity-factor " +
+                           a.get("--moe-expert-capacity-factor")->value + " is none (dropless), and Megatron-LM refuses the pair"
+                     : std::string("--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (as in Megatron-LM)"));
+  if (pad && d == "flex" && backend == "deepep")
+    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                 "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend (as in Megatron-LM)");
   static const std::vector<std::string> flags{"--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend",
                                               "--moe-enable-deepep", "--moe-expert-capacity-factor",
                                               "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing"};
@@ -949,68 +980,45 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
       if (a.has(f)) warnings.push_back(f + " changes nothing without --num-experts, as in Megatron-LM: not read");
     return;
   }
-  const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
-  const std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
-  if (a.has("--moe-enable-deepep")) {
-    if (d != "flex")
-      detail::fail(a.at("--moe-enable-deepep"), "--moe-enable-deepep needs --moe-token-dispatcher-type flex (as in Megatron-LM)");
-    if (backend == "hybridep")
-      detail::fail(a.at("--moe-enable-deepep"),
-                   "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name two backends (Megatron-LM takes one)");
-  }
-  if (a.has("--moe-flex-dispatcher-backend")) {
-    if (d != "flex")
-      warnings.push_back("--moe-flex-dispatcher-backend is read under --moe-token-dispatcher-type flex only, as "
-                         "Megatron-LM does: not read");
-    else if (backend == "ncclep")
-      detail::fail(a.at("--moe-flex-dispatcher-backend"),
-                   "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP kernels are not modelled "
-                   "(ptdsim's flex dispatcher is DeepEP's and HybridEP's fused dispatch and combine)");
-  }
+  if (a.has("--moe-flex-dispatcher-backend") && d != "flex")
+    warnings.push_back("--moe-flex-dispatcher-backend is read under --moe-token-dispatcher-type flex only, as "
+                       "Megatron-LM does: not read");
+  if (d == "flex" && backend == "ncclep")
+    detail::fail(a.at("--moe-flex-dispatcher-backend"),
+                 "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP kernels are not modelled "
+                 "(ptdsim's flex dispatcher is DeepEP's and HybridEP's fused dispatch and combine)");
   std::vector<std::string> keys, from;
-  // where a refusal of the line is told: the capacity factor (which the dispatcher must allow), else
-  // the dispatcher, else the router's flag
-  Mark where = a.has("--moe-token-dispatcher-type") ? a.at("--moe-token-dispatcher-type")
-                                                    : a.at("--moe-router-force-load-balancing");
   if (a.has("--moe-token-dispatcher-type")) {
     keys.push_back("dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d));
     from.push_back(a.has("--moe-flex-dispatcher-backend") && d == "flex" ? "--moe-token-dispatcher-type with "
                    "--moe-flex-dispatcher-backend " + backend : "--moe-token-dispatcher-type");
   }
-  const bool pad = a.has("--moe-pad-expert-input-to-capacity");
-  if (const Flag* f = a.get("--moe-expert-capacity-factor")) {
-    // TransformerConfig: a negative factor is None (dropless); a factor drops what exceeds it, and
-    // only the padded experts compute the whole capacity, which is what training.moe.capacity_factor times
-    const bool negative = !f->value.empty() && f->value[0] == '-';
-    const auto factor = negative ? std::nullopt
-                                 : a.decimal("--moe-expert-capacity-factor", "training.moe.capacity_factor");
-    if (negative) {
-      char* end = nullptr;
-      std::strtod(f->value.c_str(), &end);
-      if (end == f->value.c_str() || *end != '\0')
-        detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" + core::printable(f->value) + "\"");
-      if (pad) detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
-                            "--moe-pad-expert-input-to-capacity needs a capacity factor: --moe-expert-capacity-factor " +
-                                f->value + " is none (dropless), and Megatron-LM refuses the pair");
-    } else if (std::strtod(factor->c_str(), nullptr) <= 0) {
-      detail::fail(f->at, "--moe-expert-capacity-factor " + *factor + " leaves every expert no capacity: every token "
-                          "dropped (a negative factor is dropless)");
-    } else if (!pad) {
+  if (factor) {
+    // a factor drops what exceeds it; only the padded experts compute the whole capacity, which is
+    // what training.moe.capacity_factor times
+    const Flag* f = a.get("--moe-expert-capacity-factor");
+    const std::string& text = f->value;
+    if (*factor == 0)
+      detail::fail(f->at, "--moe-expert-capacity-factor " + text + " leaves every expert no capacity: Megatron-LM "
+                          "drops every token, which is not modelled (a negative factor is dropless)");
+    if (*factor > detail::bound_of("training.moe.capacity_factor").max)
+      detail::fail(f->at, "--moe-expert-capacity-factor " + text + " is above training.moe.capacity_factor's most (" +
+                              itext(static_cast<long long>(detail::bound_of("training.moe.capacity_factor").max)) + ")");
+    if (!pad) {
       warnings.push_back("--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity: each expert "
-                         "computes the tokens it keeps, at most " + *factor + " times the mean, which ptdsim times as "
+                         "computes the tokens it keeps, at most " + text + " times the mean, which ptdsim times as "
                          "dropless (training.moe.load_imbalance, 1 unless given): capacity_factor not written");
     } else {
-      if (d == "flex" && backend == "deepep")
-        detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
-                     "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend "
-                     "(as in Megatron-LM)");
-      keys.push_back("capacity_factor: " + *factor);
-      where = f->at;
+      // Megatron-Core has taken a factor under every dispatcher since February 2025 (0d389f5e99);
+      // ptdsim times dropping's traffic for the alltoall dispatcher only
+      if (d != "alltoall" && d != "alltoall_seq")
+        detail::fail(a.has("--moe-token-dispatcher-type") ? a.at("--moe-token-dispatcher-type") : f->at,
+                     "token dropping (--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity) is modelled "
+                     "under --moe-token-dispatcher-type alltoall only, got " + d +
+                         (a.has("--moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)"));
+      keys.push_back("capacity_factor: " + text);
       from.push_back("--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity");
     }
-  } else if (pad) {
-    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
-                 "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (as in Megatron-LM)");
   }
   if (a.has("--moe-router-force-load-balancing")) {  // every expert the mean: what the key's 1 says
     keys.push_back("load_imbalance: 1");
@@ -1023,12 +1031,14 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
     comment += (i ? "; " : "") + from[i];
   }
   lines.training.push_back({"moe: {" + text + "}", comment});
-  lines.at.emplace_back("training.moe", where);
+  // where a refusal of the line is told: the dispatcher, else the router's flag
+  lines.at.emplace_back("training.moe", a.has("--moe-token-dispatcher-type") ? a.at("--moe-token-dispatcher-type")
+                                                                             : a.at("--moe-router-force-load-balancing"));
 }
 
 // --overlap-moe-expert-parallel-comm (Megatron-Core's combined 1F1B, training.overlap.ep), refused
 // where TransformerConfig asserts against it.
-bool moe_overlap(const Arguments& a, const RecomputeModules& modules) {
+bool moe_overlap(const Arguments& a) {
   const Flag* f = a.get("--overlap-moe-expert-parallel-comm");
   if (!f) return false;
   const auto refuse = [&](const std::string& why) {
@@ -1038,14 +1048,18 @@ bool moe_overlap(const Arguments& a, const RecomputeModules& modules) {
     refuse("needs expert parallelism: --num-experts and --expert-model-parallel-size above 1");
   const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
   if (d != "alltoall" && d != "flex") refuse("needs --moe-token-dispatcher-type alltoall or flex, not " + d);
-  if (a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1) > 1 &&
-      !a.has("--num-layers-per-virtual-pipeline-stage"))
-    refuse("needs a virtual pipeline under pipeline parallelism (--num-layers-per-virtual-pipeline-stage)");
+  // arguments.py: a virtual pipeline of one stage a rank is none
+  const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+  const int per_stage = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers").value_or(0);
+  if (pp > 1 && (per_stage == 0 || a.integer("--num-layers", "model.layers").value_or(0) / (pp * per_stage) <= 1))
+    refuse("needs a virtual pipeline of more than one stage a rank under pipeline parallelism "
+           "(--num-layers-per-virtual-pipeline-stage)");
   if (a.has("--recompute-granularity") &&
       a.choice("--recompute-granularity", {"full", "selective"}, "full") == "full")
     refuse("does not work with --recompute-granularity full");
-  if (std::find(modules.names.begin(), modules.names.end(), "moe") != modules.names.end())
-    refuse("does not work with --recompute-modules moe");
+  if (const Flag* m = a.get("--recompute-modules"))  // asserted whatever the granularity
+    for (const auto& item : m->items)
+      if (item.text == "moe") refuse("does not work with --recompute-modules moe");
   if (!a.has("--bf16") && !a.has("--fp16")) refuse("needs --bf16 or --fp16");
   if (a.has("--moe-shared-expert-overlap")) refuse("does not work with --moe-shared-expert-overlap");
   if (a.integer("--mtp-num-layers", "model.mtp_layers").value_or(0) > 1) refuse("takes at most one MTP layer");
@@ -1084,7 +1098,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
     if (const auto f = a.decimal("--optimizer-offload-fraction", "training.offload_fraction"))
       lines.training.push_back({"offload_fraction: " + *f, "--optimizer-offload-fraction"});
   }
-  const bool ep_overlap = moe_overlap(a, modules);
+  const bool ep_overlap = moe_overlap(a);
   lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
                                 ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) +
                                 (ep_overlap ? ", ep: true" : "") + "}",
@@ -1130,7 +1144,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       std::vector<std::string> quiet;
       cp_comm_line(a, unused, quiet);
       moe_line(a, unused, quiet);
-      moe_overlap(a, modules);
+      moe_overlap(a);
     }
     // moe_module_specs.py: SequentialMLP without grouped GEMM, and always on the local backend
     const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";

@@ -12,13 +12,7 @@
 #include <map>
 
 namespace ptdsim::io::detail {
-namespace {
 
-const Mark& value_mark(const Node& n, const Mark& key_mark) {
-  return n.mark.line > 0 ? n.mark : key_mark;
-}
-
-// The whole scalar as a number, or nothing (strtod alone accepts "8abc" and leading blanks).
 std::optional<double> parse_number(const std::string& text) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
   if (text == ".inf" || text == ".Inf" || text == ".INF" || text == "+.inf")
@@ -35,6 +29,12 @@ std::optional<double> parse_number(const std::string& text) {
   if (end != text.c_str() + text.size()) return std::nullopt;
   if (errno == ERANGE && std::isinf(v)) return v;  // "1e999": a number, out of every range
   return v;
+}
+
+namespace {
+
+const Mark& value_mark(const Node& n, const Mark& key_mark) {
+  return n.mark.line > 0 ? n.mark : key_mark;
 }
 
 std::string integer_kind(long long min, long long max) {

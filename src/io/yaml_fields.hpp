@@ -144,6 +144,9 @@ class Fields {
 long long read_integer(const Node& n, const std::string& path);
 // The same, in the range of the key `range_of` (an importer's field read as the key it becomes).
 long long read_integer(const Node& n, const std::string& path, std::string_view range_of);
+// The whole text as a YAML number, or nothing (strtod alone accepts "8abc", leading blanks, "nan"
+// and hex).
+std::optional<double> parse_number(const std::string& text);
 double read_number(const Node& n, const std::string& path);
 
 // Fails unless `n` is a mapping: "<what> must be a mapping, got a list".

@@ -684,7 +684,7 @@ const Case kCases[] = {
      "  nccl: {algorithm: ring}\n"
      "         ^"},
     {"scenario_moe_capacity_allgather.yaml",
-     "{data}/bad/scenario_moe_capacity_allgather.yaml:13:32: error: a capacity factor (token dropping) needs training.moe.dispatcher alltoall, got allgather\n"
+     "{data}/bad/scenario_moe_capacity_allgather.yaml:13:32: error: a capacity factor (token dropping) is modelled with training.moe.dispatcher alltoall only, got allgather\n"
      "  moe: {dispatcher: allgather, capacity_factor: 1.25}\n"
      "                               ^"},
     {"scenario_moe_imbalance_below_one.yaml",

@@ -511,6 +511,10 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
   auto import = [&](const std::string& more) { return io::import_megatron(base + more, "", s); };
   auto load = [&](const io::Imported& im) { return io::load_scenario_from_string(im.yaml, "plan.yaml"); };
   const auto fails = [&](const std::string& more) { return error_of([&] { import(more); }); };
+  // "megatron:1:C: error: " for the word `word` of `more`, its column in base + more
+  const auto at = [&](const std::string& more, const std::string& word) {
+    return "megatron:1:" + std::to_string(base.size() + more.find(word) + 1) + ": error: ";
+  };
   SECTION("token dropping padded to capacity, a force-balanced router, and the combined 1F1B's overlap") {
     const auto im = import("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.25 "
                            "--moe-pad-expert-input-to-capacity --moe-router-force-load-balancing "
@@ -522,15 +526,25 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     CHECK(sc.training.moe.capacity_factor == Approx(1.25));
     CHECK(sc.training.moe.dispatcher == core::Dispatcher::alltoall);
     CHECK(sc.training.overlap.ep);
-    CHECK_FALSE(mentions(im.warnings, "unknown flag"));
+    CHECK(im.warnings.empty());
+    // under a pipeline, with a virtual pipeline of two stages a rank (16 / (2 x 4))
+    const auto pp = import("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                           "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 4 "
+                           "--overlap-moe-expert-parallel-comm");
+    CHECK(load(pp).training.overlap.ep);
+    CHECK(load(pp).parallel.vpp == 2);
   }
   SECTION("DeepEP and HybridEP are the flex dispatcher; a factor without padding is dropless") {
     for (const std::string backend : {"deepep", "hybridep"}) {
-      const auto sc = load(import("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend " + backend));
-      CHECK(sc.training.moe.dispatcher == core::Dispatcher::flex);
+      const auto im = import("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend " + backend);
+      CHECK(im.yaml.find("  moe: {dispatcher: flex}            # --moe-token-dispatcher-type with "
+                         "--moe-flex-dispatcher-backend " + backend + "\n") != std::string::npos);
+      CHECK(im.warnings.empty());
+      CHECK(load(im).training.moe.dispatcher == core::Dispatcher::flex);
     }
-    CHECK(load(import("--moe-token-dispatcher-type flex --moe-enable-deepep")).training.moe.dispatcher ==
-          core::Dispatcher::flex);
+    // the deprecated switch sets the backend to deepep, even over ncclep (as TransformerConfig does)
+    const auto deepep = import("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep --moe-enable-deepep");
+    CHECK(deepep.yaml.find("--moe-flex-dispatcher-backend deepep\n") != std::string::npos);
     const auto unpadded = import("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.5");
     CHECK(load(unpadded).training.moe.capacity_factor == 0);
     CHECK(mentions(unpadded.warnings, "--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity"));
@@ -545,38 +559,86 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     CHECK(d.yaml.find("load_imbalance") == std::string::npos);
   }
   SECTION("refused as Megatron-LM refuses them, at the flag") {
-    const std::string at = "megatron:1:" + std::to_string(base.size() + 1) + ": error: ";
-    CHECK(fails("--moe-pad-expert-input-to-capacity").rfind(at + "--moe-pad-expert-input-to-capacity needs "
-                                                            "--moe-expert-capacity-factor (as in Megatron-LM)", 0) == 0);
-    CHECK(fails("--moe-token-dispatcher-type flex --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity")
-              .find("does not work with the flex dispatcher's deepep backend") != std::string::npos);
-    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-enable-deepep")
-              .find("--moe-enable-deepep needs --moe-token-dispatcher-type flex") != std::string::npos);
-    CHECK(fails("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep")
-              .find("NCCL's EP kernels are not modelled") != std::string::npos);
-    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 0")
-              .find("every token dropped") != std::string::npos);
-    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor x1")
-              .find("training.moe.capacity_factor must be a non-negative number, got \"x1\"") != std::string::npos);
-    // the scenario's own check, told at the capacity factor's flag
-    const std::string cf = "--moe-token-dispatcher-type allgather --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";
-    const std::size_t value = (base + cf).find(" 1 --moe-pad") + 2;  // the factor's value, 1-based
-    CHECK(fails(cf).rfind("megatron:1:" + std::to_string(value) + ": error: a capacity factor (token "
-                          "dropping) needs training.moe.dispatcher alltoall", 0) == 0);
+    std::string m = "--moe-pad-expert-input-to-capacity";
+    CHECK(fails(m).rfind(at(m, "--moe-pad") + "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor "
+                                              "(as in Megatron-LM)", 0) == 0);
+    m = "--moe-expert-capacity-factor -1 --moe-pad-expert-input-to-capacity";
+    CHECK(fails(m).rfind(at(m, "--moe-pad") + "--moe-pad-expert-input-to-capacity needs a capacity factor: "
+                                              "--moe-expert-capacity-factor -1 is none (dropless)", 0) == 0);
+    m = "--moe-token-dispatcher-type flex --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";
+    CHECK(fails(m).rfind(at(m, "--moe-pad") + "--moe-pad-expert-input-to-capacity does not work with the flex "
+                                              "dispatcher's deepep backend", 0) == 0);
+    m = "--moe-token-dispatcher-type alltoall --moe-enable-deepep";
+    CHECK(fails(m).rfind(at(m, "--moe-enable") + "--moe-enable-deepep needs --moe-token-dispatcher-type flex", 0) == 0);
+    m = "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-enable-deepep";
+    CHECK(fails(m).rfind(at(m, "--moe-enable") + "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name "
+                                                 "two backends", 0) == 0);
+    m = "--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend ncclep";
+    CHECK(fails(m).rfind(at(m, "ncclep") + "--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type "
+                                           "flex", 0) == 0);
+    m = "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep";
+    CHECK(fails(m).rfind(at(m, "ncclep") + "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP "
+                                           "kernels are not modelled", 0) == 0);
+    m = "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 0";
+    CHECK(fails(m).rfind(at(m, "0") + "--moe-expert-capacity-factor 0 leaves every expert no capacity: Megatron-LM "
+                                      "drops every token, which is not modelled", 0) == 0);
+    CHECK(fails("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor -0").find("leaves every expert no "
+                                                                                             "capacity") != std::string::npos);
+    m = "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor x1";
+    CHECK(fails(m).rfind(at(m, "x1") + "--moe-expert-capacity-factor must be a number, got \"x1\"", 0) == 0);
+    CHECK(fails("--moe-expert-capacity-factor -nan").find("must be a number, got \"-nan\"") != std::string::npos);
+    // ptdsim's own limit: the padded dropping is timed for the all-to-all only, told at the dispatcher
+    m = "--moe-token-dispatcher-type allgather --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";
+    CHECK(fails(m).rfind(at(m, "allgather") + "token dropping (--moe-expert-capacity-factor with "
+                                              "--moe-pad-expert-input-to-capacity) is modelled under "
+                                              "--moe-token-dispatcher-type alltoall only, got allgather", 0) == 0);
+    m = "--moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";  // the default dispatcher
+    CHECK(fails(m).rfind(at(m, "1 --moe-pad") + "token dropping", 0) == 0);
+    CHECK(fails(m).find("got allgather (Megatron-LM's default)") != std::string::npos);
     // overlap_moe_expert_parallel_comm's asserts
     const std::string ov = "--overlap-moe-expert-parallel-comm ";
-    CHECK(fails(ov + "--moe-token-dispatcher-type allgather").find("needs --moe-token-dispatcher-type alltoall or flex") !=
-          std::string::npos);
-    CHECK(fails(ov + "--moe-token-dispatcher-type alltoall --recompute-granularity full")
-              .find("does not work with --recompute-granularity full") != std::string::npos);
-    CHECK(fails(ov + "--moe-token-dispatcher-type alltoall --recompute-granularity selective --recompute-modules moe")
-              .find("does not work with --recompute-modules moe") != std::string::npos);
-    CHECK(fails(ov + "--moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2")
-              .find("needs a virtual pipeline under pipeline parallelism") != std::string::npos);
+    const auto overlap = [&](const std::string& more, const std::string& why) {
+      return fails(ov + more).rfind(at(ov, "--overlap") + "--overlap-moe-expert-parallel-comm " + why, 0) == 0;
+    };
+    CHECK(overlap("--moe-token-dispatcher-type allgather", "needs --moe-token-dispatcher-type alltoall or flex, not allgather"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --recompute-granularity full",
+                  "does not work with --recompute-granularity full"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --recompute-granularity selective --recompute-modules moe",
+                  "does not work with --recompute-modules moe"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --recompute-modules moe",  // asserted under any granularity
+                  "does not work with --recompute-modules moe"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2",
+                  "needs a virtual pipeline of more than one stage a rank"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2 "
+                  "--num-layers-per-virtual-pipeline-stage 8",  // 16 / (2 x 8): one stage a rank, none
+                  "needs a virtual pipeline of more than one stage a rank"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --moe-shared-expert-intermediate-size 1024 "
+                  "--moe-shared-expert-overlap",
+                  "does not work with --moe-shared-expert-overlap"));
+    CHECK(overlap("--moe-token-dispatcher-type alltoall --mtp-num-layers 2", "takes at most one MTP layer"));
+    const std::string fp32 = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                             "--num-experts 64 --seq-length 4096 --global-batch-size 64 --expert-model-parallel-size 8 ";
+    CHECK(error_of([&] { io::import_megatron(fp32 + ov + "--moe-token-dispatcher-type alltoall", "", s); })
+              .find("--overlap-moe-expert-parallel-comm needs --bf16 or --fp16") != std::string::npos);
     const std::string one = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
                             "--num-experts 64 --seq-length 4096 --global-batch-size 64 --bf16 ";
     CHECK(error_of([&] { io::import_megatron(one + ov + "--moe-token-dispatcher-type alltoall", "", s); })
               .find("needs expert parallelism") != std::string::npos);
+  }
+  SECTION("on a dense model the flags are not read, but what TransformerConfig refuses is refused") {
+    const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                              "--seq-length 4096 --global-batch-size 64 --bf16 ";
+    const auto dense_fails = [&](const std::string& more) {
+      return error_of([&] { io::import_megatron(dense + more, "", s); });
+    };
+    CHECK(dense_fails("--moe-pad-expert-input-to-capacity").find("needs --moe-expert-capacity-factor") != std::string::npos);
+    CHECK(dense_fails("--moe-enable-deepep").find("--moe-enable-deepep needs --moe-token-dispatcher-type flex") !=
+          std::string::npos);
+    CHECK(dense_fails("--moe-expert-capacity-factor x").find("must be a number") != std::string::npos);
+    CHECK(dense_fails("--overlap-moe-expert-parallel-comm").find("needs expert parallelism") != std::string::npos);
+    // and on a model-only import
+    CHECK(error_of([&] { io::import_megatron(dense + "--moe-flex-dispatcher-backend ncclep", "", {}); })
+              .find("ncclep needs --moe-token-dispatcher-type flex") != std::string::npos);
   }
 }
 
