@@ -615,6 +615,22 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   return m;
 }
 
+// Megatron-LM's virtual pipeline degree (arguments.py): the layers a pipeline stage holds (the
+// embedding and the loss counted where the split counts them) over --num-layers-per-virtual-pipeline-stage;
+// 1 without it (arguments.py then sets none, as it does for a degree of 1).
+int virtual_stages(const Arguments& a, int layers) {
+  const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
+  if (!per) return 1;
+  const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+  const long long counted = 1LL * layers + a.has("--account-for-embedding-in-pipeline-split") +
+                            a.has("--account-for-loss-in-pipeline-split");
+  if (1LL * pp * *per > counted || counted % (1LL * pp * *per) != 0)
+    detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
+                 "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(counted) +
+                     " layers over " + itext(pp) + " pipeline stages");
+  return static_cast<int>(counted / (1LL * pp * *per));
+}
+
 // The scenario's parallel keys: the degrees, the virtual stages, SP and ZeRO, Megatron's uneven
 // pipeline split written out per stage.
 void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::ScenarioLines& lines) {
@@ -639,15 +655,9 @@ void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::Scenar
   if (m.moe && a.has("--expert-tensor-parallel-size"))
     lines.parallel.push_back({"etp: " + itext(*a.integer("--expert-tensor-parallel-size", "parallel.etp")),
                               "--expert-tensor-parallel-size"});
-  int vpp = 1;
-  if (const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers")) {
-    if (1LL * pp * *per > m.layers || m.layers % (pp * *per) != 0)
-      detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
-                   "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(m.layers) +
-                       " layers over " + itext(pp) + " pipeline stages");
-    vpp = m.layers / (pp * *per);
+  const int vpp = virtual_stages(a, m.layers);
+  if (a.has("--num-layers-per-virtual-pipeline-stage"))
     lines.parallel.push_back({"vpp: " + itext(vpp), "--num-layers / (pp * --num-layers-per-virtual-pipeline-stage)"});
-  }
   const bool sp = a.has("--sequence-parallel"), dist_opt = a.has("--use-distributed-optimizer");
   lines.parallel.push_back({std::string("sequence_parallel: ") + detail::yaml_bool(sp),
                             sp ? "--sequence-parallel" : "no --sequence-parallel"});
@@ -882,37 +892,45 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
   const Flag* f = a.get("--cp-comm-type");
   const Flag* sizes = a.get("--hierarchical-context-parallel-sizes");
   const int cp = a.integer("--context-parallel-size", "parallel.cp").value_or(1);
-  if (sizes) {  // arguments.py asserts their product is the cp size
+  std::vector<long long> groups;  // arguments.py asserts their product is the cp size
+  if (sizes) {
     long long product = 1;
     for (const auto& item : sizes->items) {
       Flag one;
       one.value = item.text;
       one.at = item.at;
-      product *= detail::read_integer(Arguments::scalar(one), "--hierarchical-context-parallel-sizes", "parallel.cp");
+      groups.push_back(detail::read_integer(Arguments::scalar(one), "--hierarchical-context-parallel-sizes", "parallel.cp"));
+      product = std::min<long long>(product * groups.back(), 1LL << 40);  // (no overflow: a cp is far smaller)
     }
-    if (sizes->items.empty() || product != cp)
+    if (groups.empty() || product != cp)
       detail::fail(sizes->at, "--hierarchical-context-parallel-sizes must multiply to --context-parallel-size " +
                                   itext(cp) + " (as in Megatron-LM)");
   }
   if (!f) return;
+  if (f->items.empty()) detail::fail(f->at, "--cp-comm-type needs a type (p2p, all_gather, a2a or a2a+p2p)");
+  for (const auto& item : f->items)  // arguments.py asserts it whatever the cp size
+    if (item.text == "a2a+p2p" && !sizes)
+      detail::fail(item.at, "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (as in Megatron-LM)");
+  if (cp <= 1) {  // TransformerEngine never sees the types
+    warnings.push_back("--cp-comm-type is read with --context-parallel-size above 1 only, as Megatron-LM does: not read");
+    return;
+  }
   static const std::vector<std::pair<std::string, std::string>> types{
       {"p2p", "p2p"}, {"all_gather", "allgather"}, {"a2a", "a2a"}, {"a2a+p2p", "a2a_p2p"}};
   std::vector<std::string> names;
-  for (const auto& t : types) names.push_back(t.first);
-  std::string type;
+  std::string list;
+  for (const auto& t : types) {
+    names.push_back(t.first);
+    list += (list.empty() ? "" : ", ") + t.first;
+  }
+  const std::string type = f->items.front().text;
   for (const auto& item : f->items) {
     if (!among(names, item.text)) {
       const std::string near = item.text == "allgather" ? "all_gather" : core::closest_match(item.text, names);
       detail::fail(item.at, "--cp-comm-type: unknown type \"" + core::printable(item.text) +
-                                "\" (TransformerEngine's are p2p, all_gather, a2a, a2a+p2p)" +
+                                "\" (TransformerEngine's are " + list + ")" +
                                 (near.empty() ? "" : ": did you mean " + near + "?"));
     }
-    if (type.empty()) type = item.text;
-  }
-  if (f->items.empty()) detail::fail(f->at, "--cp-comm-type needs a type (p2p, all_gather, a2a or a2a+p2p)");
-  if (cp <= 1) {
-    warnings.push_back("--cp-comm-type is read with --context-parallel-size above 1 only, as Megatron-LM does: not read");
-    return;
   }
   if (f->items.size() > 1) {
     const int layers = a.integer("--num-layers", "model.layers").value_or(0);
@@ -924,15 +942,23 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
         detail::fail(item.at, "--cp-comm-type " + item.text + " after " + type +
                                   ": a type per layer changes the step, and mixing them is not modelled");
   }
+  std::string chosen = type;
   if (type == "a2a+p2p") {
-    if (!sizes)
-      detail::fail(f->items.front().at, "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (as in Megatron-LM)");
-    warnings.push_back("--hierarchical-context-parallel-sizes is not read: ptdsim's a2a_p2p runs the all-to-all over "
-                       "the cp ranks that share a node and the ring over the rest (docs/analytic.md \"Context "
-                       "parallelism\")");
+    // context_parallel.py: two groups, the all-to-all's then the ring's; a group of one leaves the other
+    if (groups.size() != 2)
+      detail::fail(sizes->at, "--cp-comm-type a2a+p2p takes two --hierarchical-context-parallel-sizes (the all-to-all's "
+                              "and the ring's, as TransformerEngine asserts), got " + itext(static_cast<long long>(groups.size())));
+    if (groups[0] == 1) chosen = "p2p";
+    else if (groups[1] == 1) chosen = "a2a";
+    else
+      warnings.push_back("--hierarchical-context-parallel-sizes " + itext(groups[0]) + " " + itext(groups[1]) +
+                         " is not read: ptdsim's a2a_p2p runs the all-to-all over the cp ranks that share a node and "
+                         "the ring over the rest (docs/analytic.md \"Context parallelism\")");
   }
   for (const auto& t : types)
-    if (t.first == type) lines.training.push_back({"cp_comm: " + t.second, "--cp-comm-type"});
+    if (t.first == chosen)
+      lines.training.push_back({"cp_comm: " + t.second, chosen == type ? "--cp-comm-type"
+                                                                       : "--cp-comm-type a2a+p2p with a group of one"});
   lines.at.emplace_back("training.cp_comm", f->items.front().at);
 }
 
@@ -959,7 +985,7 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
   std::optional<double> factor;  // a capacity factor; none: dropless (absent, or negative: TransformerConfig's None)
   if (const Flag* f = a.get("--moe-expert-capacity-factor")) {
     const auto v = detail::parse_number(f->value);
-    if (!v || std::isnan(*v)) detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" +
+    if (!v) detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" +
                                                       core::printable(f->value) + "\"");
     if (*v >= 0) factor = *v;  // (-0.0 too: Python's -0.0 < 0 is false)
   }
@@ -1038,7 +1064,7 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
 
 // --overlap-moe-expert-parallel-comm (Megatron-Core's combined 1F1B, training.overlap.ep), refused
 // where TransformerConfig asserts against it.
-bool moe_overlap(const Arguments& a) {
+bool moe_overlap(const Arguments& a, int layers) {
   const Flag* f = a.get("--overlap-moe-expert-parallel-comm");
   if (!f) return false;
   const auto refuse = [&](const std::string& why) {
@@ -1048,10 +1074,7 @@ bool moe_overlap(const Arguments& a) {
     refuse("needs expert parallelism: --num-experts and --expert-model-parallel-size above 1");
   const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
   if (d != "alltoall" && d != "flex") refuse("needs --moe-token-dispatcher-type alltoall or flex, not " + d);
-  // arguments.py: a virtual pipeline of one stage a rank is none
-  const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
-  const int per_stage = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers").value_or(0);
-  if (pp > 1 && (per_stage == 0 || a.integer("--num-layers", "model.layers").value_or(0) / (pp * per_stage) <= 1))
+  if (a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1) > 1 && virtual_stages(a, layers) <= 1)
     refuse("needs a virtual pipeline of more than one stage a rank under pipeline parallelism "
            "(--num-layers-per-virtual-pipeline-stage)");
   if (a.has("--recompute-granularity") &&
@@ -1068,8 +1091,8 @@ bool moe_overlap(const Arguments& a) {
 
 // The scenario's training keys: batch, precision, recompute, attention kernel, fusions, FP8 recipe,
 // overlap, tokens.
-void training_lines(const Arguments& a, bool recompute_every_layer, const RecomputeModules& modules, ImportScenario& opt,
-                    detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
+void training_lines(const Arguments& a, bool recompute_every_layer, const RecomputeModules& modules, int layers,
+                    ImportScenario& opt, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
   lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
   lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
   lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
@@ -1098,7 +1121,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
     if (const auto f = a.decimal("--optimizer-offload-fraction", "training.offload_fraction"))
       lines.training.push_back({"offload_fraction: " + *f, "--optimizer-offload-fraction"});
   }
-  const bool ep_overlap = moe_overlap(a);
+  const bool ep_overlap = moe_overlap(a, layers);
   lines.training.push_back({std::string("overlap: {tp: ") + detail::yaml_bool(a.has("--tp-comm-overlap")) +
                                 ", dp: " + detail::yaml_bool(a.has("--overlap-grad-reduce") || a.has("--overlap-param-gather")) +
                                 (ep_overlap ? ", ep: true" : "") + "}",
@@ -1139,13 +1162,6 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     const bool recompute_every_layer = read_refused(a);
     check_flags(a, out);
     const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
-    {  // their refusals whether or not a scenario is written, as check_flags's (the lines come later)
-      detail::ScenarioLines unused;
-      std::vector<std::string> quiet;
-      cp_comm_line(a, unused, quiet);
-      moe_line(a, unused, quiet);
-      moe_overlap(a);
-    }
     // moe_module_specs.py: SequentialMLP without grouped GEMM, and always on the local backend
     const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
     if (a.has("--num-experts") && (!a.has("--moe-grouped-gemm") || local))
@@ -1158,6 +1174,13 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
     detail::ModelLines model;
     core::ModelSpec m = read_model(a, scenario, src, model, out);
+    {  // the training flags' refusals whether or not a scenario is written (the lines come later)
+      detail::ScenarioLines unused;
+      std::vector<std::string> quiet;
+      cp_comm_line(a, unused, quiet);
+      moe_line(a, unused, quiet);
+      moe_overlap(a, m.layers);
+    }
     const std::string model_name = name.empty() ? "megatron-model" : name;
     m.name = model_name;
     const std::string header =
@@ -1188,7 +1211,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
     detail::ScenarioLines lines;
     parallel_lines(a, m, lines);
-    training_lines(a, recompute_every_layer, modules, opt, lines, out.warnings);
+    training_lines(a, recompute_every_layer, modules, m.layers, opt, lines, out.warnings);
     if (opt.framework.empty()) opt.framework = "megatron-core-0.8";
     out.yaml = detail::scenario_file(header, model_name + "-" + detail::stem(opt.hardware), source, m, model, opt,
                                      std::move(lines), kSource);

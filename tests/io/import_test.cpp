@@ -612,6 +612,11 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     CHECK(overlap("--moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2 "
                   "--num-layers-per-virtual-pipeline-stage 8",  // 16 / (2 x 8): one stage a rank, none
                   "needs a virtual pipeline of more than one stage a rank"));
+    // the split counts the embedding and the loss (arguments.py): (16 + 2) / (2 x 3) = 3 stages a rank
+    const auto counted = import("--moe-token-dispatcher-type alltoall --pipeline-model-parallel-size 2 "
+                                "--num-layers-per-virtual-pipeline-stage 3 --account-for-embedding-in-pipeline-split "
+                                "--account-for-loss-in-pipeline-split " + ov);
+    CHECK(counted.yaml.find("vpp: 3 ") != std::string::npos);
     CHECK(overlap("--moe-token-dispatcher-type alltoall --moe-shared-expert-intermediate-size 1024 "
                   "--moe-shared-expert-overlap",
                   "does not work with --moe-shared-expert-overlap"));
@@ -660,7 +665,14 @@ TEST_CASE("io: import megatron reads --cp-comm-type, TransformerEngine's names",
     CHECK(load(import("--context-parallel-size 2 --cp-comm-type " + each)).training.cp_comm == core::CpComm::a2a);
     const auto h = import("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2");
     CHECK(load(h).training.cp_comm == core::CpComm::a2a_p2p);
-    CHECK(mentions(h.warnings, "--hierarchical-context-parallel-sizes is not read"));
+    CHECK(mentions(h.warnings, "--hierarchical-context-parallel-sizes 2 2 is not read"));
+    // TransformerEngine runs a2a+p2p with a group of one as the other group's method (context_parallel.py)
+    CHECK(load(import("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 1 4"))
+              .training.cp_comm == core::CpComm::p2p);
+    CHECK(load(import("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 4 1"))
+              .training.cp_comm == core::CpComm::a2a);
+    // cp 1: TransformerEngine never sees the type, even one it would refuse
+    CHECK(mentions(import("--cp-comm-type allgather").warnings, "--cp-comm-type is read with --context-parallel-size above 1"));
     const auto none = import("--cp-comm-type a2a");  // TransformerConfig reads it with cp > 1 only
     CHECK(none.yaml.find("cp_comm") == std::string::npos);
     CHECK(mentions(none.warnings, "--cp-comm-type is read with --context-parallel-size above 1 only"));
@@ -674,6 +686,12 @@ TEST_CASE("io: import megatron reads --cp-comm-type, TransformerEngine's names",
               .rfind(type + "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes", 0) == 0);
     CHECK(fails("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 3")
               .find("--hierarchical-context-parallel-sizes must multiply to --context-parallel-size 4") != std::string::npos);
+    CHECK(fails("--context-parallel-size 4 --cp-comm-type p2p --hierarchical-context-parallel-sizes 65536 65536 65536 65536")
+              .find("must multiply to --context-parallel-size 4") != std::string::npos);  // no overflow
+    CHECK(fails("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2 1")
+              .find("--cp-comm-type a2a+p2p takes two --hierarchical-context-parallel-sizes") != std::string::npos);
+    CHECK(fails("--cp-comm-type a2a+p2p").find("needs --hierarchical-context-parallel-sizes") !=
+          std::string::npos);  // arguments.py asserts it at any cp
     CHECK(fails("--context-parallel-size 2 --cp-comm-type p2p a2a")
               .find("--cp-comm-type gives 2 types: one, or one per layer (16)") != std::string::npos);
     std::string mixed;
