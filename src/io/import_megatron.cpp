@@ -786,6 +786,18 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
     if ((item.text == "moe" || item.text == "moe_act") && !moe) idle = "without --num-experts";
     if (item.text == "shared_experts" && !(moe && a.has("--moe-shared-expert-intermediate-size")))
       idle = "without --num-experts or --moe-shared-expert-intermediate-size";
+    // gpt_layer_specs.py's local spec keeps every norm a module of its own, which layernorm recomputes
+    // (TransformerLayer: any norm that is not an IdentityOp); ptdsim counts the TransformerEngine spec's
+    const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+    if (item.text == "layernorm" && local && !moe && !a.has("--multi-latent-attention")) {
+      warnings.push_back("--recompute-modules layernorm under --transformer-impl local recomputes every layer's norms, "
+                         "which ptdsim does not count (it models the TransformerEngine spec's separate norms): not written");
+      continue;
+    }
+    if (item.text == "layernorm" && local)
+      warnings.push_back("--recompute-modules layernorm under --transformer-impl local also recomputes the norms the "
+                         "TransformerEngine spec fuses into its GEMMs, which ptdsim does not count: their memory and "
+                         "time are the TransformerEngine spec's");
     if (item.text == "layernorm" && !moe && !a.has("--multi-latent-attention"))
       idle = "without --num-experts or --multi-latent-attention (a dense layer's norms are fused into TransformerEngine's "
              "LayerNormLinear)";

@@ -458,6 +458,17 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(mentions(im.warnings, "--recompute-modules layernorm recomputes nothing without --num-experts or "
                                 "--multi-latent-attention"));
   }
+  SECTION("layernorm under the local spec, where every norm is a module of its own") {
+    const auto moe = import("--transformer-impl local --recompute-granularity selective --recompute-modules layernorm");
+    CHECK(load(moe).training.recompute_modules == bit(core::RecomputeModule::layernorm));
+    CHECK(mentions(moe.warnings, "--recompute-modules layernorm under --transformer-impl local also recomputes the norms"));
+    const std::string dense = "--num-layers 16 --hidden-size 2048 --num-attention-heads 16 --vocab-size 32000 "
+                              "--seq-length 4096 --global-batch-size 64 --bf16 --recompute-granularity selective ";
+    const auto d = io::import_megatron(dense + "--transformer-impl local --recompute-modules core_attn layernorm", "", s);
+    CHECK(load(d).training.recompute_modules == bit(core::RecomputeModule::core_attn));
+    CHECK(mentions(d.warnings, "--recompute-modules layernorm under --transformer-impl local recomputes every layer's "
+                               "norms, which ptdsim does not count"));
+  }
   SECTION("--offload-modules under --fine-grained-activation-offloading: the modules ptdsim models") {
     const auto im = import("--moe-grouped-gemm --fine-grained-activation-offloading --offload-modules expert_fc1 moe_act");
     CHECK(im.yaml.find("  offload_modules: [expert_fc1, moe_act]") != std::string::npos);
