@@ -369,7 +369,7 @@ bool sequence_rules(const Scenario& s, Sink& sink) {
   // Megatron-Core refuses moe_act and layernorm recompute under FP8's delayed scaling
   // (TransformerConfig.__post_init__: the output-discarding checkpoint needs a recipe that quantises
   // the recomputed input again)
-  if (t.recompute == Recompute::selective && t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::delayed &&
+  if (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::delayed &&
       (t.recomputes(RecomputeModule::moe_act) || t.recomputes(RecomputeModule::layernorm)) &&
       sink.fail("training.recompute_modules", "unsupported", [] {
         return std::string("recompute modules moe_act and layernorm need an FP8 recipe other than delayed (as "

@@ -301,6 +301,16 @@ class Arguments {
 
 std::string itext(long long v) { return detail::yaml_int(v); }
 
+// --moe-token-dispatcher-type (arguments.py's choices; unset, Megatron-Core's allgather)
+std::string dispatcher(const Arguments& a) {
+  return a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+}
+
+// --transformer-impl local: Megatron-Core's own modules instead of TransformerEngine's
+bool local_impl(const Arguments& a) {
+  return a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+}
+
 // What --recompute-modules leaves to write: the modules selective recomputes, or none at all.
 struct RecomputeModules {
   std::vector<std::string> names;  // training.recompute_modules, in the flag's order; empty: the key unwritten
@@ -519,7 +529,7 @@ void check_flags(const Arguments& a, Imported& out) {
   a.integer("--context-parallel-size", "parallel.cp");
   a.integer("--expert-model-parallel-size", "parallel.ep");
   a.integer("--expert-tensor-parallel-size", "parallel.etp");
-  a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+  dispatcher(a);
   a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
   a.integer("--micro-batch-size", "training.micro_batch");
   a.integer("--global-batch-size", "training.global_batch");
@@ -530,7 +540,7 @@ void check_flags(const Arguments& a, Imported& out) {
   a.wide("--train-samples", "training.tokens");
   a.choice("--fp8-format", {"e4m3", "hybrid"}, "hybrid");
   a.choice("--recompute-granularity", {"full", "selective"}, "full");
-  a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine");
+  local_impl(a);
 }
 
 // The model's keys, each with the flag it came from (or Megatron-LM's default).
@@ -788,13 +798,12 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
       idle = "without --num-experts or --moe-shared-expert-intermediate-size";
     // gpt_layer_specs.py's local spec keeps every norm a module of its own, which layernorm recomputes
     // (TransformerLayer: any norm that is not an IdentityOp); ptdsim counts the TransformerEngine spec's
-    const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
-    if (item.text == "layernorm" && local && !moe && !a.has("--multi-latent-attention")) {
+    if (item.text == "layernorm" && local_impl(a) && !moe && !a.has("--multi-latent-attention")) {
       warnings.push_back("--recompute-modules layernorm under --transformer-impl local recomputes every layer's norms, "
                          "which ptdsim does not count (it models the TransformerEngine spec's separate norms): not written");
       continue;
     }
-    if (item.text == "layernorm" && local)
+    if (item.text == "layernorm" && local_impl(a))
       warnings.push_back("--recompute-modules layernorm under --transformer-impl local also recomputes the norms the "
                          "TransformerEngine spec fuses into its GEMMs, which ptdsim does not count: their memory and "
                          "time are the TransformerEngine spec's");
@@ -815,7 +824,7 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
 // takes cuDNN's fused attention on Hopper; `local` runs the flash-attn package (FlashAttention-2)
 // with --use-flash-attn and the unfused core without it.
 void attention_lines(const Arguments& a, detail::ScenarioLines& lines) {
-  const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+  const bool local = local_impl(a);
   if (local && a.has("--use-flash-attn")) {
     lines.training.push_back({"flash_attention: true", "--use-flash-attn"});
     lines.training.push_back({"attention_kernel: flash2", "--transformer-impl local: the flash-attn package"});
@@ -879,7 +888,7 @@ void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std:
                                 " is not modelled (ptdsim models " + core::spelling_list<core::OffloadModule>() + ")");
   // arguments.py: fine-grained activation offloading runs on TransformerEngine only; the experts'
   // offload groups live in TEGroupedMLP, which --moe-grouped-gemm selects
-  if (a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local")
+  if (local_impl(a))
     detail::fail(a.get("--fine-grained-activation-offloading")->at,
                  "--fine-grained-activation-offloading needs --transformer-impl transformer_engine (as in Megatron-LM)");
   if (!a.has("--num-experts")) {  // Megatron-Core offloads them in MoE layers only
@@ -980,7 +989,7 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
 // and combine are ptdsim's flex), token dropping, and a force-balanced router.
 void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
   // first what TransformerConfig refuses on any model
-  const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+  const std::string d = dispatcher(a);
   std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
   if (a.has("--moe-enable-deepep")) {  // deprecated: sets the backend to deepep
     if (d != "flex")
@@ -1084,7 +1093,7 @@ bool moe_overlap(const Arguments& a, int layers) {
   };
   if (!a.has("--num-experts") || a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1) <= 1)
     refuse("needs expert parallelism: --num-experts and --expert-model-parallel-size above 1");
-  const std::string d = a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+  const std::string d = dispatcher(a);
   if (d != "alltoall" && d != "flex") refuse("needs --moe-token-dispatcher-type alltoall or flex, not " + d);
   if (a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1) > 1 && virtual_stages(a, layers) <= 1)
     refuse("needs a virtual pipeline of more than one stage a rank under pipeline parallelism "
@@ -1175,7 +1184,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     check_flags(a, out);
     const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
     // moe_module_specs.py: SequentialMLP without grouped GEMM, and always on the local backend
-    const bool local = a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+    const bool local = local_impl(a);
     if (a.has("--num-experts") && (!a.has("--moe-grouped-gemm") || local))
       out.warnings.push_back(std::string(local ? "under --transformer-impl local" : "without --moe-grouped-gemm") +
                              " Megatron-Core runs each local expert's GEMMs one after another (SequentialMLP); "

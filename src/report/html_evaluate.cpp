@@ -86,12 +86,11 @@ std::vector<std::pair<std::string, std::string>> answer(const core::Report& r) {
                      ? fmt::format("NO, {:.1f} GiB over", (r.peak_bytes - r.capacity_bytes) / kGiB)
                      : fmt::format("NO: the host holds {:.1f} of {:.1f} GiB per node", r.host_bytes_per_node / kGiB,
                                    r.host_capacity_bytes / kGiB));
-  if (r.scenario.training.offload != core::Offload::none)
-    f.emplace_back(fmt::format("host memory per node (CPU offload {}{})", core::name(r.scenario.training.offload),
-                               r.scenario.training.offload_modules != 0 ? ", and offloaded activations" : ""),
-                   fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
-  else if (r.scenario.training.uses_host())
-    f.emplace_back("host memory per node (offloaded activations)",
+  if (const auto& t = r.scenario.training; t.uses_host())
+    f.emplace_back(t.offload == core::Offload::none
+                       ? std::string("host memory per node (offloaded activations)")
+                       : fmt::format("host memory per node (CPU offload {}{})", core::name(t.offload),
+                                     t.offload_modules != 0 ? ", and offloaded activations" : ""),
                    fmt::format("{:.1f} of {:.1f} GiB", r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB));
   // what the inputs do not give is said, not guessed (report::to_train_line)
   f.emplace_back("days and cost to train", report::to_train_line(r));

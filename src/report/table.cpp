@@ -80,16 +80,15 @@ void memory_section(std::string& out, const core::Report& r) {
     out += fmt::format("experts on a GPU of stage {}: {:.3g} B parameters, {:.2f} GiB of weights, gradients and "
                        "optimizer states (etp {}, ep {}, expert data parallel {})\n",
                        r.peak_stage, e.params / 1e9, e.state_bytes / kGiB, e.etp, e.ep, e.edp);
-  if (r.scenario.training.offload != core::Offload::none)  // CPU offload: the host's side
-    out += fmt::format("host (CPU offload {}, fraction {:g}{}): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n",
-                       core::name(r.scenario.training.offload), r.scenario.training.offload_fraction,
-                       r.scenario.training.offload_modules != 0 ? ", and offloaded activations" : "",
+  if (const auto& t = r.scenario.training; t.uses_host()) {  // the host's side: CPU offload, offloaded activations
+    const std::string what = t.offload == core::Offload::none
+                                 ? std::string("offloaded activations, pinned")
+                                 : fmt::format("CPU offload {}, fraction {:g}{}", core::name(t.offload), t.offload_fraction,
+                                               t.offload_modules != 0 ? ", and offloaded activations" : "");
+    out += fmt::format("host ({}): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n", what,
                        r.host_bytes_per_gpu / kGiB, r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
                        r.host_fits ? "fits" : "DOES NOT FIT");
-  else if (r.scenario.training.uses_host())  // offloaded activations alone
-    out += fmt::format("host (offloaded activations, pinned): {:.2f} GiB per GPU, {:.2f} GiB per node of {:.1f} GiB: {}\n",
-                       r.host_bytes_per_gpu / kGiB, r.host_bytes_per_node / kGiB, r.host_capacity_bytes / kGiB,
-                       r.host_fits ? "fits" : "DOES NOT FIT");
+  }
   if (r.fit_micro_batch >= 0 && r.fit_seq_len >= 0) {
     auto said = [](int x, const char* what) {
       return x > 0 ? fmt::format("{} {}", what, x) : fmt::format("no {}", what);

@@ -118,6 +118,24 @@ TEST_CASE("io: the table shows memory against capacity and a verdict per communi
   CHECK(t.find("MFU 42.0%") != std::string::npos);
 }
 
+TEST_CASE("io: the table and the page show what the host holds, for CPU offload and offloaded activations",
+          "[io][report]") {
+  core::Report r = sample();
+  r.host_bytes_per_gpu = 3 * core::kGiB;
+  r.host_bytes_per_node = 24 * core::kGiB;  // 8 GPUs a host
+  r.host_capacity_bytes = 2048 * core::kGiB;
+  r.host_fits = true;
+  CHECK(report::report_table(r).find("host (") == std::string::npos);  // neither: no host line
+  r.scenario.training.offload_modules = 3u;
+  CHECK(report::report_table(r).find("host (offloaded activations, pinned): 3.00 GiB per GPU, 24.00 GiB per node of "
+                                     "2048.0 GiB: fits\n") != std::string::npos);
+  r.scenario.training.offload = core::Offload::optimizer;
+  r.scenario.training.offload_fraction = 0.5;
+  r.host_fits = false;
+  CHECK(report::report_table(r).find("host (CPU offload optimizer, fraction 0.5, and offloaded activations): 3.00 GiB "
+                                     "per GPU, 24.00 GiB per node of 2048.0 GiB: DOES NOT FIT\n") != std::string::npos);
+}
+
 TEST_CASE("io: one layer's time by module: RoPE and MLA's projections with attention, every norm with the norms, the casts apart",
           "[io][report]") {
   core::Report r = sample();
