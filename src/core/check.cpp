@@ -93,13 +93,12 @@ bool moe_rules(const ModelSpec& m, Sink& sink) {
   return false;
 }
 
-// The experts' layout and routing switches (docs/inputs.md "parallel.etp", "training.moe"), as
-// Megatron-Core imposes them; whether to stop.
+// The experts' layout (docs/inputs.md "parallel.etp"), as Megatron-Core imposes it; whether to
+// stop.
 template <class Sink>
 bool check_experts(const Scenario& s, Sink& sink) {
   const auto& m = s.model;
   const auto& p = s.parallel;
-  const auto& moe = s.training.moe;
   if (!m.moe) {
     return p.etp > 1 && sink.fail("parallel.etp", "unsupported", [] {
              return std::string("etp > 1 needs a mixture-of-experts model (model.moe)");
@@ -117,16 +116,6 @@ bool check_experts(const Scenario& s, Sink& sink) {
   // each expert's fc1 columns and fc2 rows are split over etp (TEGroupedLinear's partition)
   if (m.expert_ffn_hidden() % etp != 0 && sink.fail(p.etp > 0 ? "parallel.etp" : "parallel.tp", "divisibility", [&] {
         return "etp " + str(etp) + " does not divide the experts' ffn_hidden " + str(m.expert_ffn_hidden());
-      }))
-    return true;
-  // the padded dropping's traffic is the alltoall dispatcher's (docs/analytic.md "Expert
-  // parallelism"); Megatron-Core took a capacity factor under that dispatcher only until February
-  // 2025 (TransformerConfig's "moe_expert_capacity_factor only works with alltoall token
-  // dispatcher", removed in 0d389f5e99), and its drop-and-pad under the others is not modelled
-  if (moe.capacity_factor > 0 && moe.dispatcher != Dispatcher::alltoall &&
-      sink.fail("training.moe.capacity_factor", "unsupported", [&] {
-        return "a capacity factor (token dropping) is modelled with training.moe.dispatcher alltoall only, got " +
-               std::string(name(moe.dispatcher));
       }))
     return true;
   return false;

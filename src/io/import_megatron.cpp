@@ -49,15 +49,15 @@ const std::vector<std::string> kSwitchFlags{
     "--multi-latent-attention", "--qk-layernorm",
     "--optimizer-cpu-offload", "--fine-grained-activation-offloading", "--moe-grouped-gemm",
     "--moe-shared-expert-overlap", "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing",
-    "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm"};
+    "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
 const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules", "--cp-comm-type",
-                                          "--hierarchical-context-parallel-sizes"};
+                                          "--hierarchical-context-parallel-sizes",
+                                          "--moe-router-load-balancing-type"};
 // Harmless flags that take a list (arguments.py: --data-path nargs '*', the MoE auxiliary loss's
 // two nargs '+'): their values are skipped with them, not warned of as stray words.
-const std::vector<std::string> kIgnoredListFlags{"--data-path", "--moe-router-load-balancing-type",
-                                                 "--moe-aux-loss-coeff"};
+const std::vector<std::string> kIgnoredListFlags{"--data-path", "--moe-aux-loss-coeff"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
@@ -74,7 +74,7 @@ const std::vector<std::string> kIgnoredFlags{
     "--no-load-rng", "--finetune", "--data-cache-path", "--mock-data", "--num-workers",
     "--distributed-timeout-minutes", "--rotary-base", "--rotary-percent", "--norm-epsilon",
     "--log-params-norm", "--log-num-zeros-in-grad", "--tensorboard-log-interval", "--async-save",
-    "--dataloader-type", "--manual-gc", "--moe-aux-loss-coeff", "--moe-router-load-balancing-type",
+    "--dataloader-type", "--manual-gc", "--moe-aux-loss-coeff",
     "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss", "--use-rotary-position-embeddings"};
 
 // Flags that change the model or the step in a way ptdsim does not model: refused, with why, rather
@@ -983,6 +983,29 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
   lines.at.emplace_back("training.cp_comm", f->items.front().at);
 }
 
+// --moe-router-load-balancing-type: argparse's choices, one type or several (their auxiliary losses
+// summed); none changes a step's time. TransformerConfig refuses a capacity factor beside the
+// balancing algorithms that route by their own rule (sinkhorn, quantile_balancing).
+void balancing_check(const Arguments& a, bool capacity_factor) {
+  const Flag* f = a.get("--moe-router-load-balancing-type");
+  if (!f) return;
+  static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
+                                              "sinkhorn", "quantile_balancing", "none"};
+  std::string list;
+  for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
+  if (f->items.empty()) detail::fail(f->at, "--moe-router-load-balancing-type needs a type (" + list + ")");
+  for (const auto& item : f->items) {
+    if (!among(kinds, item.text)) {
+      const std::string near = core::closest_match(item.text, kinds);
+      detail::fail(item.at, "--moe-router-load-balancing-type: unknown type \"" + core::printable(item.text) +
+                                "\" (Megatron-LM's are " + list + ")" + (near.empty() ? "" : ": did you mean " + near + "?"));
+    }
+    if (capacity_factor && (item.text == "sinkhorn" || item.text == "quantile_balancing"))
+      detail::fail(item.at, "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or none "
+                            "load balancing, not " + item.text + " (as in Megatron-LM)");
+  }
+}
+
 // An MoE layer's keys (training.moe) from Megatron-Core's MoE flags, with TransformerConfig's checks
 // of them: the dispatcher (unset: the framework row's allgather, Megatron-Core's default; alltoall_seq
 // is alltoall over a sequence-split layout, the same traffic; DeepEP's and HybridEP's fused dispatch
@@ -1019,6 +1042,7 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
   if (pad && d == "flex" && backend == "deepep")
     detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
                  "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend (as in Megatron-LM)");
+  balancing_check(a, factor.has_value());
   static const std::vector<std::string> flags{"--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend",
                                               "--moe-enable-deepep", "--moe-expert-capacity-factor",
                                               "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing"};
@@ -1056,13 +1080,8 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
                          "computes the tokens it keeps, at most " + text + " times the mean, which ptdsim times as "
                          "dropless (training.moe.load_imbalance, 1 unless given): capacity_factor not written");
     } else {
-      // Megatron-Core has taken a factor under every dispatcher since February 2025 (0d389f5e99);
-      // ptdsim times dropping's traffic for the alltoall dispatcher only
-      if (d != "alltoall" && d != "alltoall_seq")
-        detail::fail(a.has("--moe-token-dispatcher-type") ? a.at("--moe-token-dispatcher-type") : f->at,
-                     "token dropping (--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity) is modelled "
-                     "under --moe-token-dispatcher-type alltoall only, got " + d +
-                         (a.has("--moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)"));
+      // the router pads every expert's routing map to its capacity under any dispatcher
+      // (moe_utils.apply_router_token_dropping), so each sends and computes the factor times the mean
       keys.push_back("capacity_factor: " + text);
       from.push_back("--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity");
     }
@@ -1189,6 +1208,15 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       out.warnings.push_back(std::string(local ? "under --transformer-impl local" : "without --moe-grouped-gemm") +
                              " Megatron-Core runs each local expert's GEMMs one after another (SequentialMLP); "
                              "ptdsim times them as one grouped GEMM");
+    if (const Flag* w = a.get("--delay-wgrad-compute")) {  // TransformerConfig's and arguments.py's asserts
+      if (!a.has("--overlap-moe-expert-parallel-comm"))
+        detail::fail(w->at, "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm (Megatron-LM asserts it)");
+      if (local)
+        detail::fail(w->at, "--delay-wgrad-compute needs --transformer-impl transformer_engine (Megatron-LM asserts it)");
+      out.warnings.push_back("--delay-wgrad-compute changes nothing ptdsim times: its EP overlap already hides a "
+                             "paired backward pass's dispatch and combine behind the whole of that pass's compute, "
+                             "the weight gradients' GEMMs included");
+    }
     if (a.has("--moe-shared-expert-overlap") && a.has("--moe-shared-expert-intermediate-size"))
       out.warnings.push_back("--moe-shared-expert-overlap is not modelled: ptdsim runs the shared experts in line, "
                              "not beside the dispatch");

@@ -89,11 +89,12 @@ TEST_CASE("experts: checks as Megatron-Core imposes them", "[analytic][experts]"
     s.parallel.etp = 2;
     CHECK(has_problem(s, "parallel.etp"));
   }
-  SECTION("a capacity factor only with the alltoall dispatcher") {
+  SECTION("a capacity factor under every dispatcher (the router pads each expert's map)") {
     s.training.moe.capacity_factor = 1.0;
-    CHECK_FALSE(has_problem(s, "training.moe.capacity_factor"));
-    s.training.moe.dispatcher = core::Dispatcher::allgather;
-    CHECK(has_problem(s, "training.moe.capacity_factor"));
+    for (auto d : {core::Dispatcher::alltoall, core::Dispatcher::allgather, core::Dispatcher::flex}) {
+      s.training.moe.dispatcher = d;
+      CHECK_FALSE(has_problem(s, "training.moe.capacity_factor"));
+    }
   }
 }
 
@@ -142,6 +143,13 @@ TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
     CHECK(d.sent_bytes == Approx(2 * 0.875 * G).epsilon(1e-12));
     // NCCL's ring Simple, 32.2 us (LL128: 27.3 us + 0.875 G / 276e9, slower at 33.5 MB)
     CHECK(d.time_s == Approx(2 * (32.2e-6 + 0.875 * G / 300e9)).epsilon(1e-12));
+    // padded dropping at 1.5: every token is gathered whatever the routing, so the traffic stays;
+    // each expert computes 1.5 x the mean: 512 x 2 x 8 / 8 = 1024 rows, 1536 padded
+    REQUIRE(expert_rows(s).per_expert == Approx(1024).epsilon(1e-12));
+    s.training.moe.capacity_factor = 1.5;
+    CHECK(dispatch(s).time_s == Approx(d.time_s).epsilon(1e-12));
+    CHECK(dispatch(s).sent_bytes == Approx(d.sent_bytes).epsilon(1e-12));
+    CHECK(expert_rows(s).per_expert == Approx(1536).epsilon(1e-12));
   }
   SECTION("flex across nodes: a token crosses the network once per destination node") {
     s.training.moe.dispatcher = core::Dispatcher::flex;
@@ -160,6 +168,10 @@ TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
     CHECK(d.sent_bytes == Approx(2 * (31.0 / 32) * Sf).epsilon(1e-12));
     // across nodes with 8 ranks a node: the network's 10 us and NVLink's 5, one NIC's 25 GB/s
     CHECK(d.time_s == Approx(2 * (15e-6 + (31.0 / 32) * Sf / 25e9)).epsilon(1e-9));
+    // HybridEP's padded dropping at 1.25: the padded map sends every expert 1.25 x the mean, so
+    // the busiest rank's transfers take 1.25 x as long (what a GPU sends on average is the mean's)
+    s.training.moe.capacity_factor = 1.25;
+    CHECK(dispatch(s).time_s == Approx(1.25 * d.time_s).epsilon(1e-12));
   }
   SECTION("node-limited routing: a token reaches only the nodes of the groups its router keeps") {
     // DeepSeek-V3: 256 experts in 8 groups, top-8 from the best 4 groups

@@ -683,10 +683,6 @@ const Case kCases[] = {
      "{data}/bad/scenario_nccl_unknown_key.yaml:12:10: error: unknown key 'algorithm' in training.nccl\n"
      "  nccl: {algorithm: ring}\n"
      "         ^"},
-    {"scenario_moe_capacity_allgather.yaml",
-     "{data}/bad/scenario_moe_capacity_allgather.yaml:13:32: error: a capacity factor (token dropping) is modelled with training.moe.dispatcher alltoall only, got allgather\n"
-     "  moe: {dispatcher: allgather, capacity_factor: 1.25}\n"
-     "                               ^"},
     {"scenario_moe_imbalance_below_one.yaml",
      "{data}/bad/scenario_moe_imbalance_below_one.yaml:13:25: error: training.moe.load_imbalance must be a number of at least 1, got \"0.8\"\n"
      "  moe: {load_imbalance: 0.8}\n"

@@ -545,6 +545,25 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     CHECK(load(pp).training.overlap.ep);
     CHECK(load(pp).parallel.vpp == 2);
   }
+  SECTION("padded dropping under every dispatcher but DeepEP's: the router pads each expert's map") {
+    // the default dispatcher (allgather), HybridEP, and the all-to-all over a sequence-split layout
+    for (const std::string d : {"", "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep ",
+                                "--moe-token-dispatcher-type alltoall_seq "}) {
+      const auto im = import(d + "--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity");
+      CHECK(load(im).training.moe.capacity_factor == Approx(1.5));
+      CHECK(im.yaml.find("capacity_factor: 1.5") != std::string::npos);
+    }
+    CHECK(load(import("")).training.moe.dispatcher == core::Dispatcher::allgather);
+    // a balancing type changes no key; a negative factor is no factor, so sinkhorn is taken beside it
+    const auto lb = import("--moe-router-load-balancing-type sinkhorn --moe-expert-capacity-factor -1");
+    CHECK(load(lb).training.moe.capacity_factor == 0);
+    CHECK(lb.warnings.empty());
+    CHECK(import("--moe-router-load-balancing-type seq_aux_loss global_aux_loss").warnings.empty());
+    // the EP overlap's companion: read, checked, and said to change nothing
+    const auto dw = import("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --delay-wgrad-compute");
+    CHECK(load(dw).training.overlap.ep);
+    CHECK(mentions(dw.warnings, "--delay-wgrad-compute changes nothing ptdsim times"));
+  }
   SECTION("DeepEP and HybridEP are the flex dispatcher; a factor without padding is dropless") {
     for (const std::string backend : {"deepep", "hybridep"}) {
       const auto im = import("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend " + backend);
@@ -598,14 +617,24 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     m = "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor x1";
     CHECK(fails(m).rfind(at(m, "x1") + "--moe-expert-capacity-factor must be a number, got \"x1\"", 0) == 0);
     CHECK(fails("--moe-expert-capacity-factor -nan").find("must be a number, got \"-nan\"") != std::string::npos);
-    // ptdsim's own limit: the padded dropping is timed for the all-to-all only, told at the dispatcher
-    m = "--moe-token-dispatcher-type allgather --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";
-    CHECK(fails(m).rfind(at(m, "allgather") + "token dropping (--moe-expert-capacity-factor with "
-                                              "--moe-pad-expert-input-to-capacity) is modelled under "
-                                              "--moe-token-dispatcher-type alltoall only, got allgather", 0) == 0);
-    m = "--moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";  // the default dispatcher
-    CHECK(fails(m).rfind(at(m, "1 --moe-pad") + "token dropping", 0) == 0);
-    CHECK(fails(m).find("got allgather (Megatron-LM's default)") != std::string::npos);
+    // a capacity factor beside a balancing that routes by its own rule, at that type
+    m = "--moe-expert-capacity-factor 1 --moe-router-load-balancing-type aux_loss sinkhorn";
+    CHECK(fails(m).rfind(at(m, "sinkhorn") + "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, "
+                                             "global_aux_loss or none load balancing, not sinkhorn (as in Megatron-LM)",
+                         0) == 0);
+    CHECK(fails("--moe-expert-capacity-factor 1.5 --moe-router-load-balancing-type=quantile_balancing")
+              .find("not quantile_balancing") != std::string::npos);
+    m = "--moe-router-load-balancing-type seq_aux_los";
+    CHECK(fails(m).rfind(at(m, "seq_aux_los") + "--moe-router-load-balancing-type: unknown type \"seq_aux_los\" "
+                                                "(Megatron-LM's are aux_loss, seq_aux_loss, global_aux_loss, sinkhorn, "
+                                                "quantile_balancing, none): did you mean seq_aux_loss?", 0) == 0);
+    CHECK(fails("--moe-router-load-balancing-type --bf16").find("needs a type") != std::string::npos);
+    // TransformerConfig's delay_wgrad_compute asserts
+    m = "--moe-token-dispatcher-type alltoall --delay-wgrad-compute";
+    CHECK(fails(m).rfind(at(m, "--delay") + "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm", 0) == 0);
+    m = "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --transformer-impl local "
+        "--delay-wgrad-compute";
+    CHECK(fails(m).rfind(at(m, "--delay") + "--delay-wgrad-compute needs --transformer-impl transformer_engine", 0) == 0);
     // overlap_moe_expert_parallel_comm's asserts
     const std::string ov = "--overlap-moe-expert-parallel-comm ";
     const auto overlap = [&](const std::string& more, const std::string& why) {
@@ -652,6 +681,9 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
           std::string::npos);
     CHECK(dense_fails("--moe-expert-capacity-factor x").find("must be a number") != std::string::npos);
     CHECK(dense_fails("--overlap-moe-expert-parallel-comm").find("needs expert parallelism") != std::string::npos);
+    CHECK(dense_fails("--moe-expert-capacity-factor 1 --moe-router-load-balancing-type sinkhorn").find("not sinkhorn") !=
+          std::string::npos);
+    CHECK(dense_fails("--delay-wgrad-compute").find("needs --overlap-moe-expert-parallel-comm") != std::string::npos);
     // and on a model-only import
     CHECK(error_of([&] { io::import_megatron(dense + "--moe-flex-dispatcher-backend ncclep", "", {}); })
               .find("ncclep needs --moe-token-dispatcher-type flex") != std::string::npos);
