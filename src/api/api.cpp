@@ -9,6 +9,7 @@
 #include "ptdsim/analytic/kernel_times.hpp"
 #include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/error.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/report/evaluate.hpp"
@@ -28,9 +29,7 @@ namespace {
 void check_objective(const std::string& objective, const core::Scenario& base) {
   const auto& all = objectives();
   if (std::find(all.begin(), all.end(), objective) == all.end()) {
-    std::string list;
-    for (const auto& o : all) list += (list.empty() ? "" : ", ") + o;
-    bad_option("--objective", "'" + objective + "' is not one of " + list);
+    bad_option("--objective", "'" + objective + "' is not one of " + core::joined(all));
   }
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) bad_option("--objective", objective + " needs " + what);

@@ -14,6 +14,7 @@
 #include "ptdsim/calibrate/fit_report.hpp"
 #include "ptdsim/calibrate/nccl_log.hpp"
 #include "ptdsim/core/error.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/calibrate/hardware_writer.hpp"
 #include "ptdsim/io/load.hpp"
@@ -65,8 +66,7 @@ void run_import(const ImportArgs& a) {
   if (a.output.empty()) return;
   calibrate::HardwareCalibration c;
   c.collectives = calibrate::hardware_rows(fits);
-  std::string from;
-  for (const auto& log : a.logs) from += (from.empty() ? "" : ", ") + log;
+  const std::string from = core::joined(a.logs);
   c.comment = {"collectives: fitted by `ptdsim calibrate import-nccl-tests` (docs/calibration.md) from " + from,
                "time = alpha_us + size * F(n) / busbw_gbs for min_bytes <= size < max_bytes (nccl-tests' size)"};
   calibrate::write_calibrated_hardware(a.output, a.base.empty() ? std::nullopt : std::optional<std::string>(a.base), c);

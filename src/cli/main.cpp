@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/error.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/io/output.hpp"
 #include "ptdsim/core/version.hpp"
 
@@ -22,12 +23,6 @@ constexpr int kFailure = 1;
 std::vector<std::string> subcommand_names(const CLI::App& app) {
   std::vector<std::string> out;
   for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) out.push_back(s->get_name());
-  return out;
-}
-
-std::string listed(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -54,7 +49,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
       if (o->get_positional()) return "";
     const std::string near = ptdsim::core::closest_match(word, names);
     const std::string what = word.rfind("-", 0) == 0 ? "unknown option '" + word + "'" : "unknown command '" + word + "'";
-    return path + ": error: " + what + (near.empty() ? "" : ": did you mean '" + near + "'?") + " (commands: " + listed(names) +
+    return path + ": error: " + what + (near.empty() ? "" : ": did you mean '" + near + "'?") + " (commands: " + ptdsim::core::joined(names) +
            ")";
   }
   return "";

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "loaders.hpp"
+#include "ptdsim/core/join.hpp"
 
 // The shipped model and hardware libraries, found by name (docs/inputs.md "Models and hardware by
 // name"): `hardware: dgx-h100` is hardware/dgx-h100.yaml of the first library directory that has
@@ -88,9 +89,7 @@ std::string library_file(const std::string& kind, const std::string& name, const
   std::string msg = "no shipped " + kind + " named '" + name + "'";
   const std::string best = core::closest_match(name, names);
   if (!best.empty()) msg += "; did you mean '" + best + "'?";
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  msg += " (shipped: " + list + "; a path with '/' or ending in .yaml names any file)";
+  msg += " (shipped: " + core::joined(names) + "; a path with '/' or ending in .yaml names any file)";
   fail(at, msg);
 }
 

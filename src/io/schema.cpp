@@ -9,13 +9,6 @@
 namespace ptdsim::io::detail {
 namespace {
 
-template <class E>
-std::vector<std::string> names_of(int count) {
-  std::vector<std::string> out;
-  for (int i = 0; i < count; ++i) out.emplace_back(core::name(static_cast<E>(i)));
-  return out;
-}
-
 std::vector<std::string> gemm_model_keys() {
   return {"tflops", "epilogue_gbs", "floor_us", "knee", "tail", "tile_m", "tile_n"};
 }
@@ -63,7 +56,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
        {"source", "gemm", "attention", "attention_flash2", "memory_bound", "cross_entropy", "optimizer", "contention",
         "overhead"}},
       {"hardware.gpu.kernels.gemm", {"model", "rows", "fp8_kernels"}},
-      {"hardware.gpu.kernels.gemm.fp8_kernels", names_of<core::Fp8Kernel>(core::kFp8KernelCount)},
+      {"hardware.gpu.kernels.gemm.fp8_kernels", core::names_of<core::Fp8Kernel>(core::kFp8KernelCount)},
       {"hardware.gpu.kernels.gemm.model", {"bf16", "fp8"}},
       {"hardware.gpu.kernels.gemm.model.bf16", gemm_model_keys()},
       {"hardware.gpu.kernels.gemm.model.fp8", gemm_model_keys()},
@@ -77,7 +70,7 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.gpu.kernels.attention_flash2", {"forward", "backward"}},
       {"hardware.gpu.kernels.attention_flash2.forward", attention_keys()},
       {"hardware.gpu.kernels.attention_flash2.backward", attention_keys()},
-      {"hardware.gpu.kernels.memory_bound", names_of<core::MemoryOp>(core::kMemoryOpCount)},
+      {"hardware.gpu.kernels.memory_bound", core::names_of<core::MemoryOp>(core::kMemoryOpCount)},
       {"hardware.gpu.kernels.memory_bound.layernorm", stream_keys()},
       {"hardware.gpu.kernels.memory_bound.rmsnorm", stream_keys()},
       {"hardware.gpu.kernels.memory_bound.gelu", stream_keys()},
@@ -88,14 +81,14 @@ const std::map<std::string, std::vector<std::string>>& sections() {
       {"hardware.gpu.kernels.optimizer", {"gbs"}},
       {"hardware.gpu.kernels.contention", {"factor"}},
       {"hardware.gpu.kernels.overhead", {"layer_us", "memory_bound_factor"}},
-      {"hardware.gpu.peak_tflops", names_of<core::Precision>(core::kPrecisionCount)},
-      {"hardware.gpu.matmul_efficiency", names_of<core::Precision>(core::kPrecisionCount)},
+      {"hardware.gpu.peak_tflops", core::names_of<core::Precision>(core::kPrecisionCount)},
+      {"hardware.gpu.matmul_efficiency", core::names_of<core::Precision>(core::kPrecisionCount)},
       {"hardware.node", {"gpus", "intra"}},
       {"hardware.node.intra", {"bandwidth_gbs", "latency_us", "efficiency"}},
       {"hardware.network",
        {"bandwidth_gbs", "latency_us", "efficiency", "topology", "oversubscription", "nics_per_node", "planes",
         "tiers", "placement"}},
-      {"hardware.collectives", names_of<core::Collective>(core::kCollectiveCount)},
+      {"hardware.collectives", core::names_of<core::Collective>(core::kCollectiveCount)},
   };
   return table;
 }

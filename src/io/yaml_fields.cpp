@@ -1,6 +1,7 @@
 #include "yaml_fields.hpp"
 
 #include "ptdsim/core/count.hpp"
+#include "ptdsim/core/join.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -306,9 +307,7 @@ std::string Fields::choice_of(const Entry& e, std::string_view key,
     for (const auto& c : choices)
       if (c == n.text) return c;
   }
-  std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  std::string msg = path(key) + " must be one of " + list + ", got " + describe(n);
+  std::string msg = path(key) + " must be one of " + core::joined(choices) + ", got " + describe(n);
   if (n.kind == Node::Kind::scalar) {
     std::string best = core::closest_match(n.text, choices);
     if (!best.empty()) msg += "; did you mean '" + best + "'?";

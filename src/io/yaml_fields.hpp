@@ -101,22 +101,16 @@ class Fields {
 
   template <class E>
   std::optional<E> enumeration(std::string_view key, int count) const {
-    auto s = choice(key, names_of<E>(count));
+    auto s = choice(key, core::names_of<E>(count));
     if (!s) return std::nullopt;
     return core::parse<E>(*s);
   }
   template <class E>
   E required_enumeration(std::string_view key, int count) const {
-    return *core::parse<E>(required_choice(key, names_of<E>(count)));
+    return *core::parse<E>(required_choice(key, core::names_of<E>(count)));
   }
 
  private:
-  template <class E>
-  static std::vector<std::string> names_of(int count) {
-    std::vector<std::string> names;
-    for (int i = 0; i < count; ++i) names.emplace_back(core::name(static_cast<E>(i)));
-    return names;
-  }
   std::string choice_of(const Entry& e, std::string_view key, const std::vector<std::string>& choices) const;
   // read(), or, while a Collector collects, `fallback` with read()'s problem recorded.
   template <class T, class Read>

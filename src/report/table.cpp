@@ -7,6 +7,7 @@
 #include "format.hpp"
 #include "ptdsim/analytic/comm.hpp"
 #include "ptdsim/analytic/nccl_picks.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/core/split.hpp"
@@ -329,8 +330,7 @@ std::string report_table(const core::Report& r) {
       (p.cp > 1 ? fmt::format("; cp_comm {}", core::name(t.cp_comm)) : std::string()) +
           (t.repeat_kv ? "; key/value heads repeated" : ""));
   if (!t.framework.empty()) {
-    std::string keys;
-    for (const auto& k : t.from_framework) keys += (keys.empty() ? "" : ", ") + k;
+    const std::string keys = core::joined(t.from_framework);
     out += fmt::format("  framework {}: its defaults set {}\n", t.framework,
                        keys.empty() ? std::string("nothing (the scenario sets every switch it has)") : keys);
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/names.hpp"
 #include "ptdsim/validation/validate.hpp"
 
@@ -152,9 +153,7 @@ std::vector<JitterFit> fit_jitter(const std::vector<io::Record>& records) {
   for (auto& [key, fab] : by_fabric) {
     const auto& fit_set = fab.fit;  // not a binding: clang 14 cannot capture bindings in lambdas
     JitterFit f;
-    std::string files;
-    for (const auto& n : fab.files) files += (files.empty() ? "" : ", ") + n;
-    f.fabric = files + " (" + fab.network + ")";
+    f.fabric = core::joined(fab.files) + " (" + fab.network + ")";
     f.shipped = f.fitted = fab.shipped;
     if (!fit_set.empty()) {
       // the step time grows monotonically with each spread, so the error is unimodal in each

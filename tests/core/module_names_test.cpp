@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/names.hpp"
 
 // The module enums' spellings (core/names.cpp) and the one rule for which modules a run recomputes
@@ -31,4 +32,11 @@ TEST_CASE("recompute modules: Megatron-Core's core_attn by default, the named on
   t.recompute = Recompute::none;
   CHECK_FALSE(t.recomputes(RecomputeModule::mlp));
   CHECK(t.recomputes_under(Recompute::selective, RecomputeModule::mlp));
+}
+
+TEST_CASE("joined: the items with the separator between them, none before the first") {
+  CHECK(core::joined(std::vector<std::string>{}).empty());
+  CHECK(core::joined(std::vector<std::string>{"p2p"}) == "p2p");
+  CHECK(core::joined(std::vector<std::string>{"a", "", "c"}) == "a, , c");  // an empty item keeps its place
+  CHECK(core::joined(std::vector<std::string_view>{"tp", "dp"}, " x ") == "tp x dp");
 }

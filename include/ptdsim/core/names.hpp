@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ptdsim/core/join.hpp"
+
 #include "ptdsim/core/hardware.hpp"
 #include "ptdsim/core/model.hpp"
 #include "ptdsim/core/parallel.hpp"
@@ -60,8 +62,13 @@ std::vector<std::string> spellings();  // specialised for Precision, AttentionKe
 // The same, as "a, b, c" for a message.
 template <class E>
 std::string spelling_list() {
-  std::string out;
-  for (const auto& s : spellings<E>()) out += (out.empty() ? "" : ", ") + s;
+  return joined(spellings<E>());
+}
+// The names of E's first `count` values (an enum counted from 0), in order: a key's choices.
+template <class E>
+std::vector<std::string> names_of(int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.emplace_back(name(static_cast<E>(i)));
   return out;
 }
 
