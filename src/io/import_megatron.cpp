@@ -15,6 +15,7 @@
 #include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/core/split.hpp"
 #include "ptdsim/io/import.hpp"
@@ -75,7 +76,14 @@ const std::vector<std::string> kIgnoredFlags{
     "--distributed-timeout-minutes", "--rotary-base", "--rotary-percent", "--norm-epsilon",
     "--log-params-norm", "--log-num-zeros-in-grad", "--tensorboard-log-interval", "--async-save",
     "--dataloader-type", "--manual-gc", "--moe-aux-loss-coeff",
-    "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss", "--use-rotary-position-embeddings"};
+    "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss", "--use-rotary-position-embeddings",
+    "--exit-duration-in-mins", "--manual-gc-interval", "--no-save-optim", "--no-save-rng", "--no-check-for-nan-in-loss-and-grad",
+    "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--lr-warmup-init", "--auto-detect-ckpt-format",
+    "--dist-ckpt-strictness", "--log-timers-to-tensorboard", "--log-memory-to-tensorboard",
+    "--log-validation-ppl-to-tensorboard", "--logging-level", "--rotary-seq-len-interpolation-factor",
+    "--rotary-scaling-factor", "--mscale", "--mscale-all-dim", "--moe-router-pre-softmax",
+    "--moe-router-topk-scaling-factor", "--moe-router-enable-expert-bias", "--moe-router-bias-update-rate",
+    "--mtp-loss-scaling-factor", "--te-rng-tracker", "--cuda-graph-warmup-steps"};
 
 // Flags that change the model or the step in a way ptdsim does not model: refused, with why, rather
 // than written as a file that times another run. (Those it can read in one setting are read there:
@@ -96,6 +104,40 @@ constexpr Refused kRefusedFlags[] = {
     {"--encoder-num-layers", "encoder-decoder models are not modelled"},
     {"--num-virtual-stages-per-pipeline-rank",
      "give the split as --num-layers-per-virtual-pipeline-stage, which the importer reads"}};
+
+// Flags that change the step in a way ptdsim does not model but that a run's time does not hinge on
+// ptdsim knowing (or that it times one way whatever they say): read as the step without them, each
+// with a warning saying what is left out, rather than refused: NVIDIA's own MoE recipes set them all.
+struct Unmodelled {
+  const char* flag;
+  enum class Takes { nothing, value, list } takes;
+  const char* why;
+};
+constexpr const char* kNoHost =
+    "CUDA graphs replay captured kernels without the host's launch work, and ptdsim does not model the host: "
+    "it times the GPU's work as if the host always kept ahead (docs/validation.md, \"Where the biased buckets' "
+    "error sits\")";
+constexpr Unmodelled kUnmodelledFlags[] = {
+    {"--cuda-graph-impl", Unmodelled::Takes::value, kNoHost},
+    {"--cuda-graph-scope", Unmodelled::Takes::list, kNoHost},
+    {"--enable-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
+    {"--external-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
+    {"--moe-permute-fusion", Unmodelled::Takes::nothing,
+     "ptdsim times permute and unpermute as one memory-bound copy of the routed rows each way (docs/analytic.md "
+     "\"Expert parallelism\"), what the fused kernels do, with or without the flag"},
+    {"--moe-router-fusion", Unmodelled::Takes::nothing,
+     "the router's softmax, top-k and scores are left out (docs/analytic.md \"Expert parallelism\"), fused or not"},
+    {"--moe-router-dtype", Unmodelled::Takes::value,
+     "the router's GEMM (hidden x experts a token, under 1% of the experts' FLOPs in the shipped MoE models) is "
+     "timed in 16 bits: the 32- or 64-bit logits and their backward are not"},
+    {"--cross-entropy-fusion-impl", Unmodelled::Takes::value,
+     "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"}};
+
+const Unmodelled* unmodelled(const std::string& flag) {
+  for (const auto& u : kUnmodelledFlags)
+    if (flag == u.flag) return &u;
+  return nullptr;
+}
 
 const Refused* refused(const std::string& flag) {
   for (const auto& r : kRefusedFlags)
@@ -200,6 +242,16 @@ class Arguments {
           std::string value = inline_value ? value_of_inline(ws[i].text) : "";
           if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) value = ws[i + 1].text;
           refused_.push_back({word, value, at, r});
+        } else if (const Unmodelled* u = unmodelled(word)) {
+          std::string value = inline_value ? value_of_inline(ws[i].text) : "";
+          if (u->takes == Unmodelled::Takes::list && !inline_value)
+            while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
+              value += (value.empty() ? "" : " ") + ws[++i].text;  // all but the last value
+          if (!inline_value && u->takes != Unmodelled::Takes::nothing && i + 1 < ws.size() &&
+              ws[i + 1].text.rfind("--", 0) != 0)
+            value += (value.empty() ? "" : " ") + ws[i + 1].text;
+          unmodelled_.push_back({word, value, u});
+          if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
         } else if (among(kIgnoredFlags, word)) {
           ignored_.push_back(word);
           if (among(kIgnoredListFlags, word) && !inline_value)
@@ -272,9 +324,7 @@ class Arguments {
     const Flag* f = get(flag);
     if (!f) return fallback;
     if (among(choices, f->value)) return f->value;
-    std::string list;
-    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-    detail::fail(f->at, flag + " must be one of " + list + ", got \"" + f->value + "\"");
+    detail::fail(f->at, flag + " must be one of " + core::joined(choices) + ", got \"" + f->value + "\"");
   }
   const std::vector<std::string>& ignored() const { return ignored_; }
   struct Word {
@@ -288,6 +338,11 @@ class Arguments {
     const Refused* why;
   };
   const std::vector<RefusedFlag>& refused_flags() const { return refused_; }
+  struct UnmodelledFlag {
+    std::string flag, value;
+    const Unmodelled* why;
+  };
+  const std::vector<UnmodelledFlag>& unmodelled_flags() const { return unmodelled_; }
 
  private:
   static std::string value_of_inline(const std::string& word) { return word.substr(word.find('=') + 1); }
@@ -297,6 +352,7 @@ class Arguments {
   std::vector<std::string> ignored_;
   std::vector<Word> unknown_;
   std::vector<RefusedFlag> refused_;
+  std::vector<UnmodelledFlag> unmodelled_;
 };
 
 std::string itext(long long v) { return detail::yaml_int(v); }
@@ -515,12 +571,20 @@ bool read_refused(const Arguments& a) {
 // not a scenario is written.
 void check_flags(const Arguments& a, Imported& out) {
   for (const auto& u : a.unknown()) {
+    if (u.word.rfind("--", 0) != 0) {  // a value of an unknown flag that takes several, or a slip
+      out.warnings.push_back(fmt::format("megatron:1:{}: stray word {}: not read by ptdsim (a value of the unknown "
+                                         "flag before it, or a slip)", u.at.column, core::printable(u.word)));
+      continue;
+    }
     const std::string near = core::closest_match(u.word, megatron_flags());
     out.warnings.push_back(fmt::format("megatron:1:{}: unknown flag {}{}", u.at.column, core::printable(u.word),
                                        near.empty() ? ": not read by ptdsim; if it changes the model or the step, "
                                                       "the imported file does not show it"
                                                     : ": did you mean " + near + "? (not read)"));
   }
+  for (const auto& u : a.unmodelled_flags())
+    out.warnings.push_back(fmt::format("{}{}{}: not modelled: {}", u.flag, u.value.empty() ? "" : " ",
+                                       core::printable(u.value), u.why->why));
 
   // every flag read is checked whether or not a scenario is written: a model-only import that took
   // --fp8-format e5m2x or --train-samples -5 in silence would refuse them only once --hardware is given
@@ -757,8 +821,7 @@ RecomputeModules read_recompute_modules(const Arguments& a, bool recompute_every
   RecomputeModules out;
   const Flag* f = a.get("--recompute-modules");
   if (!f) return out;
-  std::string all;
-  for (const auto& m : kRecomputeModules) all += (all.empty() ? "" : ", ") + m;
+  const std::string all = core::joined(kRecomputeModules);
   std::vector<std::string> seen;
   for (const auto& item : f->items) {
     if (!among(kRecomputeModules, item.text)) {
@@ -900,9 +963,7 @@ void offload_modules_line(const Arguments& a, detail::ScenarioLines& lines, std:
                        "experts' inputs in TEGroupedMLP): not written");
     return;
   }
-  std::string list;
-  for (const auto& n : seen) list += (list.empty() ? "" : ", ") + n;
-  lines.training.push_back({"offload_modules: [" + list + "]", "--offload-modules"});
+  lines.training.push_back({"offload_modules: [" + core::joined(seen) + "]", "--offload-modules"});
   lines.at.emplace_back("training.offload_modules", f->at);
 }
 
@@ -939,11 +1000,8 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
   static const std::vector<std::pair<std::string, std::string>> types{
       {"p2p", "p2p"}, {"all_gather", "allgather"}, {"a2a", "a2a"}, {"a2a+p2p", "a2a_p2p"}};
   std::vector<std::string> names;
-  std::string list;
-  for (const auto& t : types) {
-    names.push_back(t.first);
-    list += (list.empty() ? "" : ", ") + t.first;
-  }
+  for (const auto& t : types) names.push_back(t.first);
+  const std::string list = core::joined(names);
   const std::string type = f->items.front().text;
   for (const auto& item : f->items) {
     if (!among(names, item.text)) {
@@ -991,8 +1049,7 @@ void balancing_check(const Arguments& a, bool capacity_factor) {
   if (!f) return;
   static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
                                               "sinkhorn", "quantile_balancing", "none"};
-  std::string list;
-  for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
+  const std::string list = core::joined(kinds);
   if (f->items.empty()) detail::fail(f->at, "--moe-router-load-balancing-type needs a type (" + list + ")");
   for (const auto& item : f->items) {
     if (!among(kinds, item.text)) {
@@ -1139,9 +1196,7 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
   lines.training.push_back(precision_line(a, opt));
   lines.training.push_back(recompute_line(a, recompute_every_layer, modules));
   if (!modules.names.empty()) {
-    std::string list;
-    for (const auto& n : modules.names) list += (list.empty() ? "" : ", ") + n;
-    lines.training.push_back({"recompute_modules: [" + list + "]", "--recompute-modules"});
+    lines.training.push_back({"recompute_modules: [" + core::joined(modules.names) + "]", "--recompute-modules"});
     lines.at.emplace_back("training.recompute_modules", a.get("--recompute-modules")->at);
   }
   attention_lines(a, lines);

@@ -402,7 +402,7 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(sc.training.recompute == core::Recompute::selective);
     CHECK(sc.training.recompute_modules == bit(core::RecomputeModule::core_attn));
     const auto im = import("--recompute-activations --recompute-modules=core_attn moe");
-    CHECK(mentions(im.warnings, "unknown flag moe"));  // a stray word after the one value
+    CHECK(mentions(im.warnings, "stray word moe: not read by ptdsim"));  // a stray word after the one value
   }
   SECTION("under full or no recompute the list is not read") {
     const auto full = import("--recompute-granularity full --recompute-modules moe_act layernorm");
@@ -506,6 +506,27 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK_FALSE(mentions(empty.warnings, "unknown flag"));
     CHECK(mentions(empty.warnings, "ignored (not read by ptdsim): --data-path --lr ("));
     CHECK(load(empty).parallel.sequence_parallel);
+  }
+  SECTION("what NVIDIA's MoE recipes set and ptdsim does not model: read as the step without it, said once each") {
+    const auto im = import("--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router moe_preprocess "
+                           "--te-rng-tracker --moe-permute-fusion --moe-router-fusion --moe-router-dtype fp32 "
+                           "--cross-entropy-loss-fusion --cross-entropy-fusion-impl=te --sequence-parallel");
+    CHECK_FALSE(mentions(im.warnings, "unknown flag"));
+    CHECK_FALSE(mentions(im.warnings, "stray word"));  // the scope's list goes with it
+    CHECK(mentions(im.warnings, "--cuda-graph-impl transformer_engine: not modelled: CUDA graphs replay captured "
+                                "kernels without the host's launch work"));
+    CHECK(mentions(im.warnings, "--cuda-graph-scope attn moe_router moe_preprocess: not modelled: CUDA graphs"));
+    CHECK(mentions(im.warnings, "--moe-permute-fusion: not modelled: ptdsim times permute and unpermute as one "
+                                "memory-bound copy"));
+    CHECK(mentions(im.warnings, "--moe-router-fusion: not modelled"));
+    CHECK(mentions(im.warnings, "--moe-router-dtype fp32: not modelled: the router's GEMM"));
+    CHECK(mentions(im.warnings, "--cross-entropy-fusion-impl te: not modelled"));
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --te-rng-tracker ("));
+    const auto sc = load(im);  // the flags after them are read
+    CHECK(sc.parallel.sequence_parallel);
+    CHECK(sc.training.fusion.cross_entropy == core::LossFusion::fused);
+    // a switch takes no value: the word after it is a stray word
+    CHECK(mentions(import("--moe-permute-fusion true").warnings, "stray word true"));
   }
 }
 
