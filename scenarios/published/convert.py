@@ -930,6 +930,14 @@ def convert_moe(r):
         # Megatron-Core's --recompute-modules the tool models (training.recompute_modules); any
         # other is not counted, and said so
         modules, left = [], []
+        # the model zoo's table abbreviates its run scripts' modules: "norm, act" is the H100 235B
+        # script's --recompute-modules moe_act layernorm (best_practice/qwen3/run_h100_235b.sh)
+        table = re.fullmatch(r"selective \(table: ([^)]*)\)", rec)
+        if table:
+            rec = "selective: " + ", ".join({"norm": "layernorm", "act": "moe_act"}.get(w, w)
+                                            for w in re.findall(r"[a-z_]+", table.group(1))) + \
+                  f" (the table's '{table.group(1)}': best_practice/qwen3/run_h100_235b.sh runs this layout with " \
+                  "--recompute-modules moe_act layernorm)"
         if rec.startswith("selective:"):
             for word in re.findall(r"[a-z_]+", rec.split(":", 1)[1].split("(")[0]):
                 name = {"up_proj": "mla_up_proj"}.get(word, word)
