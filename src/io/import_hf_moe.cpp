@@ -137,13 +137,20 @@ void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
             at(f, "num_nextn_predict_layers"));
 }
 
-void read_hf_qwen3_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>&) {
+void read_hf_qwen_moe(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& lines,
+                      std::vector<std::string>& warnings) {
   core::MoeSpec e;
   e.experts = required(f, "num_experts", "model.moe.experts");
   e.top_k = required(f, "num_experts_per_tok", "model.moe.top_k");
   e.ffn_hidden = required(f, "moe_intermediate_size", "model.moe.ffn_hidden");
   e.every = optional(f, "decoder_sparse_step", "model.moe.every", 1);
-  // Qwen3MoeDecoderLayer: dense where the layer is in mlp_only_layers; ptdsim's dense layers are the
+  // Qwen2-MoE's one shared expert of shared_expert_intermediate_size beside the routed ones
+  // (Qwen2MoeSparseMoeBlock.shared_expert; 0: none)
+  if (v2) {
+    e.shared_ffn_hidden = optional(f, "shared_expert_intermediate_size", "import.hf.shared_expert_intermediate_size", 5632);
+    e.shared_experts = e.shared_ffn_hidden > 0 ? 1 : 0;
+  }
+  // Qwen{2,3}MoeDecoderLayer: dense where the layer is in mlp_only_layers; ptdsim's dense layers are the
   // first k (moe.first_k_dense)
   if (const auto* only = list_of(f, "mlp_only_layers")) {
     for (std::size_t i = 0; i < only->size(); ++i) {
@@ -162,7 +169,18 @@ void read_hf_qwen3_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, s
   lines.add_moe("ffn_hidden", int_text(e.ffn_hidden), "moe_intermediate_size", at(f, "moe_intermediate_size"));
   if (e.first_k_dense > 0)
     lines.add_moe("first_k_dense", int_text(e.first_k_dense), "mlp_only_layers", at(f, "mlp_only_layers"));
-  add_router(lines, core::Router::softmax, "Qwen3-MoE's softmax router");
+  if (v2) {
+    const std::string from_field = from(f, "shared_expert_intermediate_size", "5632 (Qwen2MoeConfig's default)");
+    lines.add_moe("shared_experts", int_text(e.shared_experts), "Qwen2MoeSparseMoeBlock's shared expert (" +
+                  from_field + ")", at(f, "shared_expert_intermediate_size"));
+    if (e.shared_experts > 0) {
+      lines.add_moe("shared_ffn_hidden", int_text(e.shared_ffn_hidden), from_field,
+                    at(f, "shared_expert_intermediate_size"));
+      warnings.push_back("Qwen2-MoE's shared_expert_gate (a sigmoid of one " + int_text(m.hidden) +
+                         "-wide projection a token, scaling the shared expert's output) is not counted");
+    }
+  }
+  add_router(lines, core::Router::softmax, v2 ? "Qwen2-MoE's softmax router" : "Qwen3-MoE's softmax router");
 }
 
 void read_hf_gpt_oss(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>&) {
@@ -271,7 +289,7 @@ const std::vector<std::string>& hf_moe_read_keys() {
       "kv_lora_rank",      "qk_nope_head_dim",      "qk_rope_head_dim", "v_head_dim",            "num_nextn_predict_layers",
       "num_experts",       "decoder_sparse_step",   "mlp_only_layers",  "layer_types",           "interleave_moe_layer_step",
       "moe_layers",        "attention_chunk_size",  "no_rope_layers",   "intermediate_size_mlp", "routed_scaling_factor",
-      "text_config",       "use_qk_norm"};
+      "text_config",       "use_qk_norm",           "shared_expert_intermediate_size", "qkv_bias"};
   return keys;
 }
 

@@ -31,7 +31,11 @@ struct HfCase {
 // the shared one of 3*5120*8192 = 125,829,120 each, router 81,920, norms 10,240 -> 2,202,140,672 x
 // 48 = 105,702,752,256 + 2*202048*5120 + 5120 = 107,769,861,120 (the card's 109B holds the vision
 // encoder), active 15 experts fewer per layer = 17,172,894,720 (the card: 17B); Mixtral 8x7B
-// 46,702,792,704 / 12,879,925,248.
+// 46,702,792,704 / 12,879,925,248; Qwen2-57B-A14B: attention 2*3584^2 + 2*3584*512 = 29,360,128
+// (its Q, K and V biases not counted), 64 experts of 3*3584*2560 = 27,525,120, the shared expert
+// 3*3584*20480 = 220,200,960, router 229,376, norms 7,168 -> 2,011,405,312 x 28 = 56,319,348,736 +
+// 2*151936*3584 + 3584 = 57,408,429,568 (the card: 57B), active 56 experts fewer per layer =
+// 14,249,041,408 (the card: 14B).
 const HfCase kHf[] = {
     {"DeepSeek-V3", "  kv_lora_rank: 512", 682636472320.0, 38240382976.0},
     {"Qwen3-30B-A3B", "qk_norm: true", 30532110336.0 + 48 * 256, 3353020416.0 + 48 * 256},
@@ -39,6 +43,7 @@ const HfCase kHf[] = {
     {"gpt-oss-120b", "attention_sinks: true", 116829152064.0, 5711978304.0},
     {"Llama-4-Scout-17B-16E", "  shared_experts: 1", 107769861120.0, 17172894720.0},
     {"Mixtral-8x7B-v0.1", "  experts: 8", 46702792704.0, 12879925248.0},
+    {"Qwen2-57B-A14B", "  shared_ffn_hidden: 20480", 57408429568.0, 14249041408.0},
 };
 
 }  // namespace

@@ -133,6 +133,35 @@ TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]
     CHECK(io::load_model_from_string(bare.yaml, "m.yaml").attention_head_dim == 128);
     CHECK(bare.yaml.find("head_dim absent: Qwen3's default 128") != std::string::npos);
   }
+  SECTION("Qwen2-MoE: the routed experts and one wide shared expert; its Q, K, V biases and gate named") {
+    const auto im = io::import_hf(kHf + "Qwen2-57B-A14B/config.json", "", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    REQUIRE(m.moe);
+    CHECK(m.moe->experts == 64);
+    CHECK(m.moe->top_k == 8);
+    CHECK(m.moe->ffn_hidden == 2560);
+    CHECK(m.moe->shared_experts == 1);
+    CHECK(m.moe->shared_ffn_hidden == 20480);
+    CHECK(m.moe->router == core::Router::softmax);
+    CHECK(m.attention_head_dim == 0);  // hidden / heads = 128: no head_dim of its own
+    CHECK_FALSE(m.qk_norm);
+    CHECK_FALSE(m.bias);
+    CHECK(mentions(im.warnings, "(4608 parameters per layer)"));
+    CHECK(mentions(im.warnings, "shared_expert_gate"));
+    // no shared expert (0), no Q, K, V biases (qkv_bias false), and the class's default width (absent)
+    std::string text = slurp_text(kHf + "Qwen2-57B-A14B/config.json");
+    const std::string shared = "\"shared_expert_intermediate_size\": 20480,";
+    const auto at = text.find(shared);
+    REQUIRE(at != std::string::npos);
+    const auto none = io::import_hf_text(text.substr(0, at) + "\"shared_expert_intermediate_size\": 0, \"qkv_bias\": false," +
+                                             text.substr(at + shared.size()), "q/config.json", "", {});
+    CHECK(io::load_model_from_string(none.yaml, "m.yaml").moe->shared_experts == 0);
+    CHECK_FALSE(mentions(none.warnings, "biases"));
+    CHECK_FALSE(mentions(none.warnings, "shared_expert_gate"));
+    const auto absent = io::import_hf_text(text.substr(0, at) + text.substr(at + shared.size()), "q/config.json", "", {});
+    CHECK(io::load_model_from_string(absent.yaml, "m.yaml").moe->shared_ffn_hidden == 5632);
+    CHECK(absent.yaml.find("shared_expert_intermediate_size absent: defaulted to 5632") != std::string::npos);
+  }
   SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
     const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});
     const auto m = io::load_model_from_string(im.yaml, "m.yaml");
@@ -193,7 +222,7 @@ TEST_CASE("io: import hf positions every problem in the config.json", "[io][impo
           "cfg/config.json:1:20: error: architecture 'FalconForCausalLM' is not supported (supported: "
           "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, "
           "DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, "
-          "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM)\n"
+          "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM, Qwen2MoeForCausalLM)\n"
           "{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}\n"
           "                   ^");
   }
