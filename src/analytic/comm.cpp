@@ -84,7 +84,10 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
   const double width = act_width(tr.precision);
   const double sp = p.sequence_parallel ? p.tp : 1.0;
   const double routed = tr.micro_batch * static_cast<double>(tr.seq_len) / p.cp / sp;  // tokens this rank routes
-  const double k = m.moe->top_k, h = m.hidden, busiest = tr.moe.busiest();
+  const double k = m.moe->top_k, h = m.hidden, busiest = s.busiest_expert();
+  // what a rank sends: the mean when dropless (only the busiest expert's rank receives more); under
+  // padded dropping every expert's map holds its capacity from every rank, so every rank sends it
+  const double sends = tr.moe.capacity_factor > 0 ? busiest : 1.0;
   const int etp = p.expert_tp();
   switch (tr.moe.dispatcher) {
     case core::Dispatcher::alltoall: {
@@ -95,13 +98,13 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
         const Group& g = groups.ep;
         const double S = width * routed * h * k;
         d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
-        d.sent_bytes += 2 * bytes_sent(C::all_to_all, S, p.ep);
+        d.sent_bytes += 2 * sends * bytes_sent(C::all_to_all, S, p.ep);
       }
       if (etp > 1 && p.sequence_parallel) {
         const Group& g = groups.expert_tp;
         const double S = width * routed * k * etp * h;  // the gathered rows of this rank's experts
         d.time_s += busiest * (collective_time(hw, C::all_gather, S, g) + collective_time(hw, C::reduce_scatter, S, g));
-        d.sent_bytes += 2 * bytes_sent(C::all_gather, S, etp);
+        d.sent_bytes += 2 * sends * bytes_sent(C::all_gather, S, etp);
       }
       break;
     }
@@ -130,7 +133,7 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
           S *= distinct_nodes(*m.moe, nodes) / k;
         }
         d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
-        d.sent_bytes += 2 * bytes_sent(C::all_to_all, S, g.ranks);
+        d.sent_bytes += 2 * sends * bytes_sent(C::all_to_all, S, g.ranks);
       }
       break;
     }

@@ -18,7 +18,7 @@ core::ExpertsReport experts_report(const core::Scenario& s, int stage, const Pip
   const Group g = tr.moe.dispatcher == core::Dispatcher::alltoall ? ep_group(s) : expert_tp_ep_group(s);
   e.ep_scope = g.scope;
   e.ep_ranks_per_node = g.ranks_per_node;
-  e.busiest = tr.moe.busiest();
+  e.busiest = s.busiest_expert();
 
   // expert parameters and their states, sharded over the experts' data-parallel group as ZeRO says
   if (stage >= 0 && stage < static_cast<int>(split.stages.size())) {

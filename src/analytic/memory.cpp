@@ -24,7 +24,7 @@ double routed_units(const core::Scenario& s) {
   const auto& p = s.parallel;
   const double t = p.tp, local = static_cast<double>(s.training.seq_len) / p.cp;
   const double moe_share = p.sequence_parallel && p.tp > 1 ? 1.0 : t / p.expert_tp();
-  return m.moe->top_k * local * s.training.micro_batch * m.expert_ffn_hidden() * s.training.moe.busiest() * moe_share;
+  return m.moe->top_k * local * s.training.micro_batch * m.expert_ffn_hidden() * s.busiest_expert() * moe_share;
 }
 
 bool recomputes_moe_block(const core::Scenario& s, core::Recompute recompute) {

@@ -352,7 +352,7 @@ ExpertRows expert_rows(const core::Scenario& s) {
   // those; without, every TP rank holds all the tokens already
   const double rows_in = p.sequence_parallel ? tokens / p.tp * p.expert_tp() : tokens;
   r.local_experts = static_cast<double>(m.moe->experts) / p.ep;
-  r.per_expert = rows_in * m.moe->top_k * p.ep / m.moe->experts * s.training.moe.busiest();
+  r.per_expert = rows_in * m.moe->top_k * p.ep / m.moe->experts * s.busiest_expert();
   r.width = static_cast<double>(m.expert_ffn_hidden()) / p.expert_tp();
   return r;
 }
@@ -362,7 +362,7 @@ double permuted_rows(const core::Scenario& s) {
   const auto& p = s.parallel;
   const double tokens = s.training.micro_batch * static_cast<double>(s.training.seq_len) / p.cp;
   // token dropping pads every expert's slot to capacity in the first permutation already
-  const double cf = s.training.moe.capacity_factor > 0 ? s.training.moe.capacity_factor : 1.0;
+  const double cf = s.training.moe.capacity_factor > 0 ? s.busiest_expert() : 1.0;
   const double routed = cf * s.model.moe->top_k * tokens / (p.sequence_parallel ? p.tp : 1.0);
   const ExpertRows r = expert_rows(s);
   const bool sorted = s.training.moe.dispatcher == core::Dispatcher::alltoall && r.local_experts > 1;

@@ -55,10 +55,10 @@ const std::vector<std::string> kSwitchFlags{
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
 const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules", "--cp-comm-type",
                                           "--hierarchical-context-parallel-sizes",
-                                          "--moe-router-load-balancing-type"};
+                                          "--moe-router-load-balancing-type", "--moe-aux-loss-coeff"};
 // Harmless flags that take a list (arguments.py: --data-path nargs '*', the MoE auxiliary loss's
 // two nargs '+'): their values are skipped with them, not warned of as stray words.
-const std::vector<std::string> kIgnoredListFlags{"--data-path", "--moe-aux-loss-coeff"};
+const std::vector<std::string> kIgnoredListFlags{"--data-path"};
 
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
@@ -75,7 +75,7 @@ const std::vector<std::string> kIgnoredFlags{
     "--no-load-rng", "--finetune", "--data-cache-path", "--mock-data", "--num-workers",
     "--distributed-timeout-minutes", "--rotary-base", "--rotary-percent", "--norm-epsilon",
     "--log-params-norm", "--log-num-zeros-in-grad", "--tensorboard-log-interval", "--async-save",
-    "--dataloader-type", "--manual-gc", "--moe-aux-loss-coeff",
+    "--dataloader-type", "--manual-gc",
     "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss", "--use-rotary-position-embeddings",
     "--exit-duration-in-mins", "--manual-gc-interval", "--no-save-optim", "--no-save-rng", "--no-check-for-nan-in-loss-and-grad",
     "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--lr-warmup-init", "--auto-detect-ckpt-format",
@@ -119,7 +119,8 @@ constexpr const char* kNoHost =
     "error sits\")";
 constexpr Unmodelled kUnmodelledFlags[] = {
     {"--cuda-graph-impl", Unmodelled::Takes::value, kNoHost},
-    {"--cuda-graph-scope", Unmodelled::Takes::list, kNoHost},
+    {"--cuda-graph-scope", Unmodelled::Takes::list, kNoHost},  // deprecated for --cuda-graph-modules
+    {"--cuda-graph-modules", Unmodelled::Takes::list, kNoHost},
     {"--enable-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
     {"--external-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
     {"--moe-permute-fusion", Unmodelled::Takes::nothing,
@@ -199,7 +200,8 @@ class Arguments {
       std::string word = ws[i].text;
       if (word.rfind("--", 0) != 0) {
         // the program and its own arguments before the first flag; a stray word after one
-        if (!flags_.empty() || !ignored_.empty() || !unknown_.empty()) unknown_.push_back({word, Mark{src_, 1, ws[i].column}});
+        if (!flags_.empty() || !ignored_.empty() || !unknown_.empty() || !unmodelled_.empty() || !refused_.empty())
+          unknown_.push_back({word, Mark{src_, 1, ws[i].column}});
         continue;
       }
       std::string value;
@@ -243,6 +245,7 @@ class Arguments {
           if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) value = ws[i + 1].text;
           refused_.push_back({word, value, at, r});
         } else if (const Unmodelled* u = unmodelled(word)) {
+          if (inline_value && u->takes == Unmodelled::Takes::nothing) detail::fail(at, word + " takes no value");
           std::string value = inline_value ? value_of_inline(ws[i].text) : "";
           if (u->takes == Unmodelled::Takes::list && !inline_value)
             while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
@@ -572,8 +575,8 @@ bool read_refused(const Arguments& a) {
 void check_flags(const Arguments& a, Imported& out) {
   for (const auto& u : a.unknown()) {
     if (u.word.rfind("--", 0) != 0) {  // a value of an unknown flag that takes several, or a slip
-      out.warnings.push_back(fmt::format("megatron:1:{}: stray word {}: not read by ptdsim (a value of the unknown "
-                                         "flag before it, or a slip)", u.at.column, core::printable(u.word)));
+      out.warnings.push_back(fmt::format("megatron:1:{}: stray word {}: not read by ptdsim (a value the flag before "
+                                         "it does not take, or a slip)", u.at.column, core::printable(u.word)));
       continue;
     }
     const std::string near = core::closest_match(u.word, megatron_flags());
@@ -583,7 +586,8 @@ void check_flags(const Arguments& a, Imported& out) {
                                                     : ": did you mean " + near + "? (not read)"));
   }
   for (const auto& u : a.unmodelled_flags())
-    out.warnings.push_back(fmt::format("{}{}{}: not modelled: {}", u.flag, u.value.empty() ? "" : " ",
+    if (!(u.flag == "--cuda-graph-impl" && u.value == "none"))  // no graphs: nothing left out
+      out.warnings.push_back(fmt::format("{}{}{}: not modelled: {}", u.flag, u.value.empty() ? "" : " ",
                                        core::printable(u.value), u.why->why));
 
   // every flag read is checked whether or not a scenario is written: a model-only import that took
@@ -1041,26 +1045,49 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
   lines.at.emplace_back("training.cp_comm", f->items.front().at);
 }
 
-// --moe-router-load-balancing-type: argparse's choices, one type or several (their auxiliary losses
-// summed); none changes a step's time. TransformerConfig refuses a capacity factor beside the
-// balancing algorithms that route by their own rule (sinkhorn, quantile_balancing).
-void balancing_check(const Arguments& a, bool capacity_factor) {
+// --moe-router-load-balancing-type and --moe-aux-loss-coeff as argparse takes them: the types among
+// its choices, one or several (their auxiliary losses summed), the coefficients numbers. None
+// changes a step's time; they are checked so that a command Megatron-LM refuses is refused here.
+void balancing_choices(const Arguments& a) {
+  if (const Flag* f = a.get("--moe-router-load-balancing-type")) {
+    static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
+                                                "sinkhorn", "quantile_balancing", "none"};
+    const std::string list = core::joined(kinds);
+    if (f->items.empty()) detail::fail(f->at, "--moe-router-load-balancing-type needs a type (" + list + ")");
+    for (const auto& item : f->items)
+      if (!among(kinds, item.text)) {
+        const std::string near = core::closest_match(item.text, kinds);
+        detail::fail(item.at, "--moe-router-load-balancing-type: unknown type \"" + core::printable(item.text) +
+                                  "\" (Megatron-LM's are " + list + ")" +
+                                  (near.empty() ? "" : ": did you mean " + near + "?"));
+      }
+  }
+  if (const Flag* c = a.get("--moe-aux-loss-coeff")) {
+    if (c->items.empty()) detail::fail(c->at, "--moe-aux-loss-coeff needs a coefficient");
+    for (const auto& item : c->items)
+      if (!detail::parse_number(item.text))
+        detail::fail(item.at, "--moe-aux-loss-coeff must be a number, got \"" + core::printable(item.text) + "\"");
+  }
+}
+
+// TransformerConfig's rules on them: several types need as many coefficients, and a capacity factor
+// (any given: the check follows the line that makes a negative one None, in the same block) works
+// with the auxiliary losses only, not with the algorithms that route by their own rule.
+void balancing_rules(const Arguments& a) {
   const Flag* f = a.get("--moe-router-load-balancing-type");
   if (!f) return;
-  static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
-                                              "sinkhorn", "quantile_balancing", "none"};
-  const std::string list = core::joined(kinds);
-  if (f->items.empty()) detail::fail(f->at, "--moe-router-load-balancing-type needs a type (" + list + ")");
-  for (const auto& item : f->items) {
-    if (!among(kinds, item.text)) {
-      const std::string near = core::closest_match(item.text, kinds);
-      detail::fail(item.at, "--moe-router-load-balancing-type: unknown type \"" + core::printable(item.text) +
-                                "\" (Megatron-LM's are " + list + ")" + (near.empty() ? "" : ": did you mean " + near + "?"));
-    }
-    if (capacity_factor && (item.text == "sinkhorn" || item.text == "quantile_balancing"))
-      detail::fail(item.at, "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or none "
-                            "load balancing, not " + item.text + " (as in Megatron-LM)");
+  if (f->items.size() > 1) {
+    const Flag* c = a.get("--moe-aux-loss-coeff");
+    if (!c || c->items.size() != f->items.size())
+      detail::fail(c ? c->at : f->at, "--moe-router-load-balancing-type gives " + std::to_string(f->items.size()) +
+                                          " types: --moe-aux-loss-coeff needs as many coefficients, one a type, got " +
+                                          std::to_string(c ? c->items.size() : 0) + " (as in Megatron-LM)");
   }
+  if (a.has("--moe-expert-capacity-factor"))
+    for (const auto& item : f->items)
+      if (item.text == "sinkhorn" || item.text == "quantile_balancing")
+        detail::fail(item.at, "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or "
+                              "none load balancing, not " + item.text + " (as in Megatron-LM)");
 }
 
 // An MoE layer's keys (training.moe) from Megatron-Core's MoE flags, with TransformerConfig's checks
@@ -1068,7 +1095,8 @@ void balancing_check(const Arguments& a, bool capacity_factor) {
 // is alltoall over a sequence-split layout, the same traffic; DeepEP's and HybridEP's fused dispatch
 // and combine are ptdsim's flex), token dropping, and a force-balanced router.
 void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
-  // first what TransformerConfig refuses on any model
+  // first what argparse and TransformerConfig refuse on any model
+  balancing_choices(a);
   const std::string d = dispatcher(a);
   std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
   if (a.has("--moe-enable-deepep")) {  // deprecated: sets the backend to deepep
@@ -1090,16 +1118,17 @@ void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std:
                                                       core::printable(f->value) + "\"");
     if (*v >= 0) factor = *v;  // (-0.0 too: Python's -0.0 < 0 is false)
   }
+  // in TransformerConfig's order
+  if (pad && d == "flex" && backend == "deepep")
+    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                 "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend (as in Megatron-LM)");
+  balancing_rules(a);
   if (pad && !factor)
     detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
                  a.has("--moe-expert-capacity-factor")
                      ? "--moe-pad-expert-input-to-capacity needs a capacity factor: --moe-expert-capacity-factor " +
                            a.get("--moe-expert-capacity-factor")->value + " is none (dropless), and Megatron-LM refuses the pair"
                      : std::string("--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (as in Megatron-LM)"));
-  if (pad && d == "flex" && backend == "deepep")
-    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
-                 "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend (as in Megatron-LM)");
-  balancing_check(a, factor.has_value());
   static const std::vector<std::string> flags{"--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend",
                                               "--moe-enable-deepep", "--moe-expert-capacity-factor",
                                               "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing"};
@@ -1264,10 +1293,10 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
                              " Megatron-Core runs each local expert's GEMMs one after another (SequentialMLP); "
                              "ptdsim times them as one grouped GEMM");
     if (const Flag* w = a.get("--delay-wgrad-compute")) {  // TransformerConfig's and arguments.py's asserts
+      if (local)  // arguments.py, before TransformerConfig's
+        detail::fail(w->at, "--delay-wgrad-compute needs --transformer-impl transformer_engine (Megatron-LM asserts it)");
       if (!a.has("--overlap-moe-expert-parallel-comm"))
         detail::fail(w->at, "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm (Megatron-LM asserts it)");
-      if (local)
-        detail::fail(w->at, "--delay-wgrad-compute needs --transformer-impl transformer_engine (Megatron-LM asserts it)");
       out.warnings.push_back("--delay-wgrad-compute changes nothing ptdsim times: its EP overlap already hides a "
                              "paired backward pass's dispatch and combine behind the whole of that pass's compute, "
                              "the weight gradients' GEMMs included");
@@ -1292,9 +1321,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
         "# from, or Megatron-LM's default where no flag sets it.\n";
     const std::string source = "Megatron-LM arguments";
     if (!a.ignored().empty()) {
-      std::string list;
-      for (const auto& w : a.ignored()) list += (list.empty() ? "" : " ") + w;
-      out.warnings.push_back("ignored (not read by ptdsim): " + list +
+      out.warnings.push_back("ignored (not read by ptdsim): " + core::joined(a.ignored(), " ") +
                              " (they change neither the model nor the step's time or memory)");
     }
 

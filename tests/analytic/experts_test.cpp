@@ -93,7 +93,7 @@ TEST_CASE("experts: checks as Megatron-Core imposes them", "[analytic][experts]"
     s.training.moe.capacity_factor = 1.0;
     for (auto d : {core::Dispatcher::alltoall, core::Dispatcher::allgather, core::Dispatcher::flex}) {
       s.training.moe.dispatcher = d;
-      CHECK_FALSE(has_problem(s, "training.moe.capacity_factor"));
+      CHECK(core::check(s).empty());  // the layout evaluates: no rule of any key refuses it
     }
   }
 }
@@ -168,10 +168,18 @@ TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
     CHECK(d.sent_bytes == Approx(2 * (31.0 / 32) * Sf).epsilon(1e-12));
     // across nodes with 8 ranks a node: the network's 10 us and NVLink's 5, one NIC's 25 GB/s
     CHECK(d.time_s == Approx(2 * (15e-6 + (31.0 / 32) * Sf / 25e9)).epsilon(1e-9));
-    // HybridEP's padded dropping at 1.25: the padded map sends every expert 1.25 x the mean, so
-    // the busiest rank's transfers take 1.25 x as long (what a GPU sends on average is the mean's)
+    // HybridEP's padded dropping at 1.25: every expert's padded map holds 1.25 x the mean from
+    // every rank, so every rank sends 1.25 x as much and the transfers take 1.25 x as long
     s.training.moe.capacity_factor = 1.25;
     CHECK(dispatch(s).time_s == Approx(1.25 * d.time_s).epsilon(1e-12));
+    CHECK(dispatch(s).sent_bytes == Approx(1.25 * d.sent_bytes).epsilon(1e-12));
+    // above experts / top_k = 8 every token is on every expert (the capacity exceeds the tokens):
+    // 8 x the mean, however large the factor
+    s.training.moe.capacity_factor = 20;
+    CHECK(s.busiest_expert() == Approx(8).epsilon(1e-12));
+    CHECK(dispatch(s).time_s == Approx(8 * d.time_s).epsilon(1e-12));
+    // each expert takes every token of the 32 ranks' 4,096: 131,072 rows
+    CHECK(expert_rows(s).per_expert == Approx(4096.0 * 32).epsilon(1e-12));
   }
   SECTION("node-limited routing: a token reaches only the nodes of the groups its router keeps") {
     // DeepSeek-V3: 256 experts in 8 groups, top-8 from the best 4 groups

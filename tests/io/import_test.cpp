@@ -527,9 +527,10 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(mentions(d.warnings, "--offload-modules offloads nothing without --num-experts"));
   }
   SECTION("the harmless list flags take their values with them") {
-    const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --moe-aux-loss-coeff 1e-2 1e-3");
+    const auto im = import("--data-path 0.3 /data/a 0.7 /data/b --lr 1e-4");
     CHECK_FALSE(mentions(im.warnings, "unknown flag"));
-    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --data-path --moe-aux-loss-coeff"));
+    CHECK_FALSE(mentions(im.warnings, "stray word"));
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --data-path --lr ("));
     // an empty list takes nothing of the next flag
     const auto empty = import("--data-path --lr 1e-4 --sequence-parallel");
     CHECK_FALSE(mentions(empty.warnings, "unknown flag"));
@@ -554,8 +555,15 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     const auto sc = load(im);  // the flags after them are read
     CHECK(sc.parallel.sequence_parallel);
     CHECK(sc.training.fusion.cross_entropy == core::LossFusion::fused);
-    // a switch takes no value: the word after it is a stray word
+    // a switch takes no value: the word after it is a stray word, and --switch=value an error
     CHECK(mentions(import("--moe-permute-fusion true").warnings, "stray word true"));
+    CHECK(error_of([&] { import("--moe-permute-fusion=true"); }).find("--moe-permute-fusion takes no value") !=
+          std::string::npos);
+    // Megatron-LM's newer name for the scope; no graphs, nothing to say
+    const auto modules = import("--cuda-graph-modules attn moe_router --cuda-graph-impl none");
+    CHECK(mentions(modules.warnings, "--cuda-graph-modules attn moe_router: not modelled"));
+    CHECK_FALSE(mentions(modules.warnings, "--cuda-graph-impl"));
+    CHECK_FALSE(mentions(modules.warnings, "stray word"));
   }
 }
 
@@ -604,11 +612,12 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
       CHECK(im.yaml.find("capacity_factor: 1.5") != std::string::npos);
     }
     CHECK(load(import("")).training.moe.dispatcher == core::Dispatcher::allgather);
-    // a balancing type changes no key; a negative factor is no factor, so sinkhorn is taken beside it
-    const auto lb = import("--moe-router-load-balancing-type sinkhorn --moe-expert-capacity-factor -1");
+    // a balancing type changes no key; several need a coefficient each
+    const auto lb = import("--moe-router-load-balancing-type sinkhorn");
     CHECK(load(lb).training.moe.capacity_factor == 0);
     CHECK(lb.warnings.empty());
-    CHECK(import("--moe-router-load-balancing-type seq_aux_loss global_aux_loss").warnings.empty());
+    CHECK(import("--moe-router-load-balancing-type seq_aux_loss global_aux_loss --moe-aux-loss-coeff 1e-3 1e-4")
+              .warnings.empty());
     // the EP overlap's companion: read, checked, and said to change nothing
     const auto dw = import("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --delay-wgrad-compute");
     CHECK(load(dw).training.overlap.ep);
@@ -668,7 +677,7 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     CHECK(fails(m).rfind(at(m, "x1") + "--moe-expert-capacity-factor must be a number, got \"x1\"", 0) == 0);
     CHECK(fails("--moe-expert-capacity-factor -nan").find("must be a number, got \"-nan\"") != std::string::npos);
     // a capacity factor beside a balancing that routes by its own rule, at that type
-    m = "--moe-expert-capacity-factor 1 --moe-router-load-balancing-type aux_loss sinkhorn";
+    m = "--moe-expert-capacity-factor 1 --moe-router-load-balancing-type aux_loss sinkhorn --moe-aux-loss-coeff 1e-3 0";
     CHECK(fails(m).rfind(at(m, "sinkhorn") + "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, "
                                              "global_aux_loss or none load balancing, not sinkhorn (as in Megatron-LM)",
                          0) == 0);
@@ -679,6 +688,20 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
                                                 "(Megatron-LM's are aux_loss, seq_aux_loss, global_aux_loss, sinkhorn, "
                                                 "quantile_balancing, none): did you mean seq_aux_loss?", 0) == 0);
     CHECK(fails("--moe-router-load-balancing-type --bf16").find("needs a type") != std::string::npos);
+    // TransformerConfig checks the balancing beside any factor given, a negative one (None) too
+    CHECK(fails("--moe-expert-capacity-factor -1 --moe-router-load-balancing-type sinkhorn").find("not sinkhorn") !=
+          std::string::npos);
+    // several types, a coefficient each (arguments.py makes one value a scalar, which TransformerConfig refuses)
+    m = "--moe-router-load-balancing-type seq_aux_loss global_aux_loss --moe-aux-loss-coeff 1e-3";
+    CHECK(fails(m).rfind(at(m, "--moe-aux") + "--moe-router-load-balancing-type gives 2 types: --moe-aux-loss-coeff "
+                                              "needs as many coefficients, one a type, got 1 (as in Megatron-LM)", 0) == 0);
+    m = "--moe-router-load-balancing-type seq_aux_loss global_aux_loss";
+    CHECK(fails(m).rfind(at(m, "--moe-router-load") + "--moe-router-load-balancing-type gives 2 types", 0) == 0);
+    m = "--moe-aux-loss-coeff 1e-3 nope";
+    CHECK(fails(m).rfind(at(m, "nope") + "--moe-aux-loss-coeff must be a number, got \"nope\"", 0) == 0);
+    // argparse refuses a bad type before TransformerConfig looks at the factor
+    CHECK(fails("--moe-expert-capacity-factor 1 --moe-router-load-balancing-type sinkhorn bogus")
+              .find("unknown type \"bogus\"") != std::string::npos);
     // TransformerConfig's delay_wgrad_compute asserts
     m = "--moe-token-dispatcher-type alltoall --delay-wgrad-compute";
     CHECK(fails(m).rfind(at(m, "--delay") + "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm", 0) == 0);

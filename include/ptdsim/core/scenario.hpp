@@ -227,6 +227,16 @@ struct Scenario {
     }
     return a;
   }
+  // The busiest expert's tokens over the mean (MoeTraining::busiest), where a capacity factor above
+  // experts / top_k puts every token on every expert: Megatron-Core's router keeps all of them when
+  // the capacity exceeds the tokens (moe_utils.py apply_router_token_dropping), experts / top_k x
+  // the mean, and no more.
+  double busiest_expert() const {
+    const double b = training.moe.busiest();
+    if (training.moe.capacity_factor <= 0 || !model.moe || model.moe->top_k <= 0) return b;
+    const double every_token = static_cast<double>(model.moe->experts) / model.moe->top_k;
+    return b < every_token ? b : every_token;
+  }
   // The key/value heads the attention core runs on one rank: the model's per rank
   // (kv_heads_per_rank), or heads / tp where the model code repeats them (training.repeat_kv).
   int attention_kv_heads() const {
