@@ -584,6 +584,10 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
   const auto at = [&](const std::string& more, const std::string& word) {
     return "megatron:1:" + std::to_string(base.size() + more.find(word) + 1) + ": error: ";
   };
+  // the import of `more` fails at `word` with a message that begins `message`
+  const auto refused_at = [&](const std::string& more, const std::string& word, const std::string& message) {
+    return fails(more).rfind(at(more, word) + message, 0) == 0;
+  };
   SECTION("token dropping padded to capacity, a force-balanced router, and the combined 1F1B's overlap") {
     const auto im = import("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.25 "
                            "--moe-pad-expert-input-to-capacity --moe-router-force-load-balancing "
@@ -648,66 +652,61 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
     CHECK(d.yaml.find("load_imbalance") == std::string::npos);
   }
   SECTION("refused as Megatron-LM refuses them, at the flag") {
-    std::string m = "--moe-pad-expert-input-to-capacity";
-    CHECK(fails(m).rfind(at(m, "--moe-pad") + "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor "
-                                              "(as in Megatron-LM)", 0) == 0);
-    m = "--moe-expert-capacity-factor -1 --moe-pad-expert-input-to-capacity";
-    CHECK(fails(m).rfind(at(m, "--moe-pad") + "--moe-pad-expert-input-to-capacity needs a capacity factor: "
-                                              "--moe-expert-capacity-factor -1 is none (dropless)", 0) == 0);
-    m = "--moe-token-dispatcher-type flex --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity";
-    CHECK(fails(m).rfind(at(m, "--moe-pad") + "--moe-pad-expert-input-to-capacity does not work with the flex "
-                                              "dispatcher's deepep backend", 0) == 0);
-    m = "--moe-token-dispatcher-type alltoall --moe-enable-deepep";
-    CHECK(fails(m).rfind(at(m, "--moe-enable") + "--moe-enable-deepep needs --moe-token-dispatcher-type flex", 0) == 0);
-    m = "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-enable-deepep";
-    CHECK(fails(m).rfind(at(m, "--moe-enable") + "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name "
-                                                 "two backends", 0) == 0);
-    m = "--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend ncclep";
-    CHECK(fails(m).rfind(at(m, "ncclep") + "--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type "
-                                           "flex", 0) == 0);
-    m = "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep";
-    CHECK(fails(m).rfind(at(m, "ncclep") + "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP "
-                                           "kernels are not modelled", 0) == 0);
-    m = "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 0";
-    CHECK(fails(m).rfind(at(m, "0") + "--moe-expert-capacity-factor 0 leaves every expert no capacity: Megatron-LM "
-                                      "drops every token, which is not modelled", 0) == 0);
+    CHECK(refused_at("--moe-pad-expert-input-to-capacity", "--moe-pad",
+                     "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (as in Megatron-LM)"));
+    CHECK(refused_at("--moe-expert-capacity-factor -1 --moe-pad-expert-input-to-capacity", "--moe-pad",
+                     "--moe-pad-expert-input-to-capacity needs a capacity factor: --moe-expert-capacity-factor -1 is "
+                     "none (dropless)"));
+    CHECK(refused_at("--moe-token-dispatcher-type flex --moe-expert-capacity-factor 1 "
+                     "--moe-pad-expert-input-to-capacity", "--moe-pad",
+                     "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend"));
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --moe-enable-deepep", "--moe-enable",
+                     "--moe-enable-deepep needs --moe-token-dispatcher-type flex"));
+    CHECK(refused_at("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-enable-deepep",
+                     "--moe-enable", "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name two backends"));
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend ncclep", "ncclep",
+                     "--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type flex"));
+    CHECK(refused_at("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep", "ncclep",
+                     "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP kernels are not modelled"));
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 0", "0",
+                     "--moe-expert-capacity-factor 0 leaves every expert no capacity: Megatron-LM drops every token, "
+                     "which is not modelled"));
     CHECK(fails("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor -0").find("leaves every expert no "
                                                                                              "capacity") != std::string::npos);
-    m = "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor x1";
-    CHECK(fails(m).rfind(at(m, "x1") + "--moe-expert-capacity-factor must be a number, got \"x1\"", 0) == 0);
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor x1", "x1",
+                     "--moe-expert-capacity-factor must be a number, got \"x1\""));
     CHECK(fails("--moe-expert-capacity-factor -nan").find("must be a number, got \"-nan\"") != std::string::npos);
     // a capacity factor beside a balancing that routes by its own rule, at that type
-    m = "--moe-expert-capacity-factor 1 --moe-router-load-balancing-type aux_loss sinkhorn --moe-aux-loss-coeff 1e-3 0";
-    CHECK(fails(m).rfind(at(m, "sinkhorn") + "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, "
-                                             "global_aux_loss or none load balancing, not sinkhorn (as in Megatron-LM)",
-                         0) == 0);
+    CHECK(refused_at("--moe-expert-capacity-factor 1 --moe-router-load-balancing-type aux_loss sinkhorn "
+                     "--moe-aux-loss-coeff 1e-3 0", "sinkhorn",
+                     "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or none load "
+                     "balancing, not sinkhorn (as in Megatron-LM)"));
     CHECK(fails("--moe-expert-capacity-factor 1.5 --moe-router-load-balancing-type=quantile_balancing")
               .find("not quantile_balancing") != std::string::npos);
-    m = "--moe-router-load-balancing-type seq_aux_los";
-    CHECK(fails(m).rfind(at(m, "seq_aux_los") + "--moe-router-load-balancing-type: unknown type \"seq_aux_los\" "
-                                                "(Megatron-LM's are aux_loss, seq_aux_loss, global_aux_loss, sinkhorn, "
-                                                "quantile_balancing, none): did you mean seq_aux_loss?", 0) == 0);
+    CHECK(refused_at("--moe-router-load-balancing-type seq_aux_los", "seq_aux_los",
+                     "--moe-router-load-balancing-type: unknown type \"seq_aux_los\" (Megatron-LM's are aux_loss, "
+                     "seq_aux_loss, global_aux_loss, sinkhorn, quantile_balancing, none): did you mean seq_aux_loss?"));
     CHECK(fails("--moe-router-load-balancing-type --bf16").find("needs a type") != std::string::npos);
     // TransformerConfig checks the balancing beside any factor given, a negative one (None) too
     CHECK(fails("--moe-expert-capacity-factor -1 --moe-router-load-balancing-type sinkhorn").find("not sinkhorn") !=
           std::string::npos);
     // several types, a coefficient each (arguments.py makes one value a scalar, which TransformerConfig refuses)
-    m = "--moe-router-load-balancing-type seq_aux_loss global_aux_loss --moe-aux-loss-coeff 1e-3";
-    CHECK(fails(m).rfind(at(m, "--moe-aux") + "--moe-router-load-balancing-type gives 2 types: --moe-aux-loss-coeff "
-                                              "needs as many coefficients, one a type, got 1 (as in Megatron-LM)", 0) == 0);
-    m = "--moe-router-load-balancing-type seq_aux_loss global_aux_loss";
-    CHECK(fails(m).rfind(at(m, "--moe-router-load") + "--moe-router-load-balancing-type gives 2 types", 0) == 0);
-    m = "--moe-aux-loss-coeff 1e-3 nope";
-    CHECK(fails(m).rfind(at(m, "nope") + "--moe-aux-loss-coeff must be a number, got \"nope\"", 0) == 0);
+    CHECK(refused_at("--moe-router-load-balancing-type seq_aux_loss global_aux_loss --moe-aux-loss-coeff 1e-3",
+                     "--moe-aux", "--moe-router-load-balancing-type gives 2 types: --moe-aux-loss-coeff needs as many "
+                     "coefficients, one a type, got 1 (as in Megatron-LM)"));
+    CHECK(refused_at("--moe-router-load-balancing-type seq_aux_loss global_aux_loss", "--moe-router-load",
+                     "--moe-router-load-balancing-type gives 2 types"));
+    CHECK(refused_at("--moe-aux-loss-coeff 1e-3 nope", "nope",
+                     "--moe-aux-loss-coeff must be a number, got \"nope\""));
     // argparse refuses a bad type before TransformerConfig looks at the factor
     CHECK(fails("--moe-expert-capacity-factor 1 --moe-router-load-balancing-type sinkhorn bogus")
               .find("unknown type \"bogus\"") != std::string::npos);
     // TransformerConfig's delay_wgrad_compute asserts
-    m = "--moe-token-dispatcher-type alltoall --delay-wgrad-compute";
-    CHECK(fails(m).rfind(at(m, "--delay") + "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm", 0) == 0);
-    m = "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --transformer-impl local "
-        "--delay-wgrad-compute";
-    CHECK(fails(m).rfind(at(m, "--delay") + "--delay-wgrad-compute needs --transformer-impl transformer_engine", 0) == 0);
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --delay-wgrad-compute", "--delay",
+                     "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm"));
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --transformer-impl local "
+                     "--delay-wgrad-compute", "--delay",
+                     "--delay-wgrad-compute needs --transformer-impl transformer_engine"));
     // overlap_moe_expert_parallel_comm's asserts
     const std::string ov = "--overlap-moe-expert-parallel-comm ";
     const auto overlap = [&](const std::string& more, const std::string& why) {
