@@ -23,7 +23,7 @@ using detail::Fields;
 using detail::Mark;
 using detail::Node;
 
-enum class Family { llama, qwen2, qwen3, mixtral, neox, deepseek, qwen2_moe, qwen3_moe, gpt_oss, llama4 };
+enum class Family { llama, qwen2, qwen3, mixtral, neox, deepseek, qwen2_moe, qwen3_moe, gpt_oss, llama4, glm4_moe };
 
 struct Architecture {
   const char* name;
@@ -36,7 +36,7 @@ constexpr Architecture kArchitectures[] = {
     {"DeepseekV2ForCausalLM", Family::deepseek}, {"Qwen3MoeForCausalLM", Family::qwen3_moe},
     {"GptOssForCausalLM", Family::gpt_oss},  {"Llama4ForConditionalGeneration", Family::llama4},
     {"Llama4ForCausalLM", Family::llama4},   {"Qwen3ForCausalLM", Family::qwen3},
-    {"Qwen2MoeForCausalLM", Family::qwen2_moe},
+    {"Qwen2MoeForCausalLM", Family::qwen2_moe}, {"Glm4MoeForCausalLM", Family::glm4_moe},
 };
 
 // Every config.json field the importer reads (a key near one of these is taken for a misspelling).
@@ -240,11 +240,15 @@ void read_block(const Fields& f, Family family, const std::string& arch, core::M
   lines.add("max_seq_len", int_text(m.max_seq_len), max_seq_from, mark_of(f, "max_position_embeddings"));
   lines.add("tied_embeddings", detail::yaml_bool(m.tied_embeddings), tied_from);
   // Llama's attention_bias/mlp_bias (false by default); Qwen2 biases Q, K and V only (Qwen2-MoE
-  // unless qkv_bias is false); GPT-OSS's experts always have biases
-  m.bias = f.boolean("attention_bias", false) || f.boolean("mlp_bias", false) || family == Family::gpt_oss;
-  const bool qkv_bias = family == Family::qwen2 || (family == Family::qwen2_moe && f.boolean("qkv_bias", true));
+  // unless qkv_bias is false), and so does GLM-4-MoE's attention_bias (o_proj has none); GPT-OSS's
+  // experts always have biases
+  const bool glm = family == Family::glm4_moe;
+  m.bias = (!glm && f.boolean("attention_bias", false)) || f.boolean("mlp_bias", false) || family == Family::gpt_oss;
+  const bool qkv_bias = family == Family::qwen2 || (family == Family::qwen2_moe && f.boolean("qkv_bias", true)) ||
+                        (glm && f.boolean("attention_bias", false));
   lines.add("bias", detail::yaml_bool(m.bias),
-            qkv_bias                    ? "Qwen2 biases Q, K and V only: not counted"
+            qkv_bias                    ? (glm ? "attention_bias: GLM biases Q, K and V only: not counted"
+                                                   : "Qwen2 biases Q, K and V only: not counted")
             : family == Family::qwen2_moe ? "qkv_bias false: no biases"
             : family == Family::gpt_oss ? "GPT-OSS: attention and expert biases"
             : given(f, "attention_bias") || given(f, "mlp_bias")
@@ -257,7 +261,8 @@ void read_block(const Fields& f, Family family, const std::string& arch, core::M
     lines.add("qk_norm", "true", "Qwen3Attention's q_norm and k_norm (RMSNorm over each head)");
   }
   if (qkv_bias)
-    warnings.push_back("Qwen2's Q, K and V biases (" + int_text(m.hidden + 2LL * m.hidden * m.kv_heads / m.heads) +
+    warnings.push_back(std::string(glm ? "GLM-4-MoE's" : "Qwen2's") + " Q, K and V biases (" +
+                       int_text(static_cast<long long>((m.heads + 2LL * m.kv_heads) * m.head_dim())) +
                        " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
   if (family != Family::gpt_oss &&
       (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window"))))
@@ -280,6 +285,7 @@ void read_experts(const Fields& f, Family family, const std::string& arch, core:
     case Family::deepseek: detail::read_hf_deepseek(f, arch == "DeepseekV2ForCausalLM", m, lines, warnings); break;
     case Family::qwen2_moe: detail::read_hf_qwen_moe(f, true, m, lines, warnings); break;
     case Family::qwen3_moe: detail::read_hf_qwen_moe(f, false, m, lines, warnings); break;
+    case Family::glm4_moe: detail::read_hf_glm4_moe(f, m, lines, warnings); break;
     case Family::gpt_oss: detail::read_hf_gpt_oss(f, m, lines, warnings); break;
     case Family::llama4: detail::read_hf_llama4(f, m, lines, warnings); break;
     case Family::llama:

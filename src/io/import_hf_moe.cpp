@@ -183,6 +183,48 @@ void read_hf_qwen_moe(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
   add_router(lines, core::Router::softmax, v2 ? "Qwen2-MoE's softmax router" : "Qwen3-MoE's softmax router");
 }
 
+void read_hf_glm4_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>& warnings) {
+  // DeepSeek-V3's MoE layers (DeepseekV3DecoderLayer: MoE from first_k_dense_replace on, the
+  // sigmoid router with n_group / topk_group, shared experts of moe_intermediate_size) under GQA
+  // attention; absent fields take Glm4MoeConfig's defaults
+  core::MoeSpec e;
+  e.experts = optional(f, "n_routed_experts", "model.moe.experts", 128);
+  e.top_k = optional(f, "num_experts_per_tok", "model.moe.top_k", 8);
+  e.ffn_hidden = optional(f, "moe_intermediate_size", "model.moe.ffn_hidden", 1408);
+  e.shared_experts = optional(f, "n_shared_experts", "model.moe.shared_experts", 1);
+  e.shared_ffn_hidden = e.ffn_hidden;
+  e.first_k_dense = optional(f, "first_k_dense_replace", "model.moe.first_k_dense", 1);
+  e.router = core::Router::sigmoid;
+  e.router_groups = optional(f, "n_group", "model.moe.router_groups", 1);
+  e.router_group_topk = optional(f, "topk_group", "model.moe.router_group_topk", 1);
+  m.moe = e;
+  lines.add_moe("experts", int_text(e.experts), from(f, "n_routed_experts", "128"), at(f, "n_routed_experts"));
+  lines.add_moe("top_k", int_text(e.top_k), from(f, "num_experts_per_tok", "8"), at(f, "num_experts_per_tok"));
+  lines.add_moe("every", "1", "every layer past first_k_dense_replace is sparse");
+  lines.add_moe("ffn_hidden", int_text(e.ffn_hidden), from(f, "moe_intermediate_size", "1408"),
+                at(f, "moe_intermediate_size"));
+  lines.add_moe("shared_experts", int_text(e.shared_experts), from(f, "n_shared_experts", "1"), at(f, "n_shared_experts"));
+  lines.add_moe("shared_ffn_hidden", int_text(e.shared_ffn_hidden), "moe_intermediate_size: each shared expert's",
+                at(f, "moe_intermediate_size"));
+  lines.add_moe("first_k_dense", int_text(e.first_k_dense), from(f, "first_k_dense_replace", "1"),
+                at(f, "first_k_dense_replace"));
+  add_router(lines, e.router, "Glm4MoeTopkRouter: DeepSeek-V3's sigmoid router");
+  lines.add_moe("router_groups", int_text(e.router_groups), from(f, "n_group", "1"), at(f, "n_group"));
+  lines.add_moe("router_group_topk", int_text(e.router_group_topk), from(f, "topk_group", "1"), at(f, "topk_group"));
+  if (f.get("routed_scaling_factor"))
+    warnings.push_back("routed_scaling_factor scales the experts' output: no cost of its own");
+
+  m.mtp_layers = optional(f, "num_nextn_predict_layers", "model.mtp_layers", 0);
+  lines.add("mtp_layers", int_text(m.mtp_layers), from(f, "num_nextn_predict_layers", "0"),
+            at(f, "num_nextn_predict_layers"));
+  // Glm4MoeAttention: an RMSNorm over each head's query and key when use_qk_norm (default false)
+  m.qk_norm = f.boolean("use_qk_norm", false);
+  lines.add("qk_norm", detail::yaml_bool(m.qk_norm), from(f, "use_qk_norm", "false"), at(f, "use_qk_norm"));
+  // rotary embeddings on partial_rotary_factor of each head (default 0.5): ptdsim ropes whole heads
+  warnings.push_back("partial_rotary_factor: GLM rotates part of each head's query and key; ptdsim times the "
+                     "rotary embedding over whole heads (a memory-bound pass)");
+}
+
 void read_hf_gpt_oss(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>&) {
   core::MoeSpec e;
   e.experts = required(f, "num_local_experts", "model.moe.experts");
@@ -289,7 +331,8 @@ const std::vector<std::string>& hf_moe_read_keys() {
       "kv_lora_rank",      "qk_nope_head_dim",      "qk_rope_head_dim", "v_head_dim",            "num_nextn_predict_layers",
       "num_experts",       "decoder_sparse_step",   "mlp_only_layers",  "layer_types",           "interleave_moe_layer_step",
       "moe_layers",        "attention_chunk_size",  "no_rope_layers",   "intermediate_size_mlp", "routed_scaling_factor",
-      "text_config",       "use_qk_norm",           "shared_expert_intermediate_size", "qkv_bias"};
+      "text_config",       "use_qk_norm",           "shared_expert_intermediate_size", "qkv_bias",
+      "partial_rotary_factor"};
   return keys;
 }
 

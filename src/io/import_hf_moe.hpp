@@ -19,6 +19,8 @@ void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
                       std::vector<std::string>& warnings);
 // Qwen3MoeForCausalLM and (v2) Qwen2MoeForCausalLM: experts every decoder_sparse_step layers,
 // mlp_only_layers as dense first layers; Qwen2-MoE adds one shared expert.
+// Glm4MoeForCausalLM (GLM-4.5 and later): DeepSeek-V3's MoE layers with GQA attention.
+void read_hf_glm4_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>& warnings);
 void read_hf_qwen_moe(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& lines,
                       std::vector<std::string>& warnings);
 // GptOssForCausalLM: experts in every layer, sliding-window layers by layer_types, attention sinks.

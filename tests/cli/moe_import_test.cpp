@@ -35,7 +35,13 @@ struct HfCase {
 // (its Q, K and V biases not counted), 64 experts of 3*3584*2560 = 27,525,120, the shared expert
 // 3*3584*20480 = 220,200,960, router 229,376, norms 7,168 -> 2,011,405,312 x 28 = 56,319,348,736 +
 // 2*151936*3584 + 3584 = 57,408,429,568 (the card: 57B), active 56 experts fewer per layer =
-// 14,249,041,408 (the card: 14B).
+// 14,249,041,408 (the card: 14B); GLM-4.5: attention 5120*12288*2 + 2*5120*1024 = 136,314,880 (its Q,
+// K and V biases not counted), qk norms 256, norms 10,240; 3 dense layers of 3*5120*12288 =
+// 188,743,680 -> 325,069,056 each; 89 MoE layers of 160 experts and the shared one of 3*5120*1536 =
+// 23,592,960 each and router 819,200 -> 3,935,611,136 each; 2*151552*5120 + 5120 -> 352,796,495,872
+// (the report's 355B), and the MTP layer 3,935,611,136 + eh_proj 52,428,800 + 3 norms 15,360 ->
+// 356,784,551,168; active 152 experts fewer per MoE layer (the MTP's too) = 34,032,858,368, of which
+// 32,079,040,512 outside the embedding and the MTP layer (the report's 32B activated).
 const HfCase kHf[] = {
     {"DeepSeek-V3", "  kv_lora_rank: 512", 682636472320.0, 38240382976.0},
     {"Qwen3-30B-A3B", "qk_norm: true", 30532110336.0 + 48 * 256, 3353020416.0 + 48 * 256},
@@ -44,6 +50,7 @@ const HfCase kHf[] = {
     {"Llama-4-Scout-17B-16E", "  shared_experts: 1", 107769861120.0, 17172894720.0},
     {"Mixtral-8x7B-v0.1", "  experts: 8", 46702792704.0, 12879925248.0},
     {"Qwen2-57B-A14B", "  shared_ffn_hidden: 20480", 57408429568.0, 14249041408.0},
+    {"GLM-4.5", "  first_k_dense: 3", 356784551168.0, 34032858368.0},
 };
 
 }  // namespace

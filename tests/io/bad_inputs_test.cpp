@@ -363,6 +363,10 @@ const Case kCases[] = {
      "{data}/bad/hf_llama4_no_rope_flag.json:35:7: error: no_rope_layers[3] must be an integer from 0 to 1, got \"2\"\n"
      "      2,\n"
      "      ^"},
+    {"hf_glm4_moe_no_experts.json",
+     "{data}/bad/hf_glm4_moe_no_experts.json:26:23: error: n_routed_experts must be a positive integer, got \"0\"\n"
+     "  \"n_routed_experts\": 0,\n"
+     "                      ^"},
     {"hf_qwen2_moe_shared_negative.json",
      "{data}/bad/hf_qwen2_moe_shared_negative.json:27:38: error: shared_expert_intermediate_size must be a non-negative integer, got \"-20480\"\n"
      "  \"shared_expert_intermediate_size\": -20480,\n"
@@ -376,7 +380,7 @@ const Case kCases[] = {
      "  \"hidden_size\": 4096\n"
      "              ^"},
     {"hf_unsupported_architecture.json",
-     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM, Qwen2MoeForCausalLM)\n"
+     "{data}/bad/hf_unsupported_architecture.json:2:21: error: architecture 'FalconForCausalLM' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM, Qwen2MoeForCausalLM, Glm4MoeForCausalLM)\n"
      "  \"architectures\": [\"FalconForCausalLM\"],\n"
      "                    ^"},
     {"model_qk_norm_not_bool.yaml",

@@ -162,6 +162,39 @@ TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]
     CHECK(io::load_model_from_string(absent.yaml, "m.yaml").moe->shared_ffn_hidden == 5632);
     CHECK(absent.yaml.find("shared_expert_intermediate_size absent: defaulted to 5632") != std::string::npos);
   }
+  SECTION("GLM-4.5: DeepSeek-V3's MoE layers under GQA; its Q, K, V biases and partial rotary named") {
+    const auto im = io::import_hf(kHf + "GLM-4.5/config.json", "", {});
+    const auto m = io::load_model_from_string(im.yaml, "m.yaml");
+    REQUIRE(m.moe);
+    CHECK(m.moe->experts == 160);
+    CHECK(m.moe->top_k == 8);
+    CHECK(m.moe->ffn_hidden == 1536);
+    CHECK(m.moe->shared_experts == 1);
+    CHECK(m.moe->shared_ffn_hidden == 1536);
+    CHECK(m.moe->first_k_dense == 3);
+    CHECK(m.moe->router == core::Router::sigmoid);
+    CHECK(m.moe->router_groups == 1);
+    CHECK(m.mtp_layers == 1);
+    CHECK(m.qk_norm);
+    CHECK_FALSE(m.mla);
+    CHECK_FALSE(m.bias);  // attention_bias: Q, K and V only, named, not counted
+    CHECK(m.attention_head_dim == 128);  // 96 x 128 = 12288, not 5120
+    // (96 + 2 x 8) x 128 = 14,336 bias parameters a layer
+    CHECK(mentions(im.warnings, "GLM-4-MoE's Q, K and V biases (14336 parameters per layer)"));
+    CHECK(mentions(im.warnings, "partial_rotary_factor"));
+    // Glm4MoeConfig's defaults where a field is absent
+    const auto bare = io::import_hf_text("{\"architectures\": [\"Glm4MoeForCausalLM\"], \"num_hidden_layers\": 46, "
+                                         "\"hidden_size\": 4096, \"num_attention_heads\": 96, "
+                                         "\"num_key_value_heads\": 8, \"head_dim\": 128, \"intermediate_size\": 10944, "
+                                         "\"vocab_size\": 151552}", "g/config.json", "", {});
+    const auto d = io::load_model_from_string(bare.yaml, "m.yaml");
+    CHECK(d.moe->experts == 128);
+    CHECK(d.moe->ffn_hidden == 1408);
+    CHECK(d.moe->first_k_dense == 1);
+    CHECK(d.mtp_layers == 0);
+    CHECK_FALSE(d.qk_norm);
+    CHECK_FALSE(mentions(bare.warnings, "biases"));
+  }
   SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
     const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});
     const auto m = io::load_model_from_string(im.yaml, "m.yaml");
@@ -222,7 +255,7 @@ TEST_CASE("io: import hf positions every problem in the config.json", "[io][impo
           "cfg/config.json:1:20: error: architecture 'FalconForCausalLM' is not supported (supported: "
           "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, MixtralForCausalLM, GPTNeoXForCausalLM, "
           "DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, Qwen3MoeForCausalLM, GptOssForCausalLM, "
-          "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM, Qwen2MoeForCausalLM)\n"
+          "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3ForCausalLM, Qwen2MoeForCausalLM, Glm4MoeForCausalLM)\n"
           "{\"architectures\": [\"FalconForCausalLM\"], \"hidden_size\": 64}\n"
           "                   ^");
   }
