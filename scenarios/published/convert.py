@@ -951,9 +951,11 @@ def convert_moe(r):
             notes.append(f"recompute selective with recompute_modules {', '.join(modules)} for '{rec}' (Megatron-Core's "
                          "--recompute-modules)" + (f"; {', '.join(left)} not modelled, its extra forward not counted"
                                                    if left else ""))
+        elif rec.startswith("not stated"):
+            notes.append(f"recompute none ASSUMED for '{rec}'")
         elif rec and recompute == "none":
-            notes.append(f"recompute none for '{rec}': module-level recompute of the named modules is not a tool setting "
-                         "(its selective is the attention core); their extra forward is not counted")
+            notes.append(f"recompute none for '{rec}': none of the named modules is one of Megatron-Core's that "
+                         "training.recompute_modules models; their extra forward is not counted")
         elif not rec and preset_applies:
             notes.append("recompute none: the release's preset recomputes nothing")
         elif not rec:
