@@ -126,14 +126,18 @@ Dispatch dispatch(const core::Scenario& s, const StepGroups& groups) {
       // top_k experts reach, fewer under group-limited routing (distinct_nodes).
       const Group& g = groups.expert_tp_ep;
       if (g.ranks > 1) {
-        double S = width * routed * h * k * etp;
+        double S = width * routed * h * k * etp, S_sent = S;
         if (g.scope == core::Scope::inter) {
+          // a token reaches distinct_nodes nodes, `busiest` (or `sends`) times as many on the
+          // busiest rank's (any rank's) share, but never more than the nodes there are
           const int per_node = std::max(1, g.ranks_per_node);
           const int nodes = (g.ranks + per_node - 1) / per_node;
-          S *= distinct_nodes(*m.moe, nodes) / k;
+          const double reach = distinct_nodes(*m.moe, nodes);
+          S *= std::min(reach, nodes / busiest) / k;
+          S_sent *= std::min(reach, nodes / sends) / k;
         }
         d.time_s += 2 * busiest * collective_time(hw, C::all_to_all, S, g);
-        d.sent_bytes += 2 * sends * bytes_sent(C::all_to_all, S, g.ranks);
+        d.sent_bytes += 2 * sends * bytes_sent(C::all_to_all, S_sent, g.ranks);
       }
       break;
     }

@@ -215,13 +215,16 @@ void read_hf_glm4_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, st
     warnings.push_back("routed_scaling_factor scales the experts' output: no cost of its own");
 
   m.mtp_layers = optional(f, "num_nextn_predict_layers", "model.mtp_layers", 0);
-  lines.add("mtp_layers", int_text(m.mtp_layers), from(f, "num_nextn_predict_layers", "0"),
+  lines.add("mtp_layers", int_text(m.mtp_layers),
+            from(f, "num_nextn_predict_layers", "0") + " (trained with the model; transformers' inference drops them)",
             at(f, "num_nextn_predict_layers"));
   // Glm4MoeAttention: an RMSNorm over each head's query and key when use_qk_norm (default false)
   m.qk_norm = f.boolean("use_qk_norm", false);
   lines.add("qk_norm", detail::yaml_bool(m.qk_norm), from(f, "use_qk_norm", "false"), at(f, "use_qk_norm"));
   // rotary embeddings on partial_rotary_factor of each head (default 0.5): ptdsim ropes whole heads
-  warnings.push_back("partial_rotary_factor: GLM rotates part of each head's query and key; ptdsim times the "
+  const Entry* rotary = f.get("partial_rotary_factor");
+  if (!rotary || rotary->value->kind != Node::Kind::scalar || parse_number(rotary->value->text).value_or(0.5) != 1.0)
+    warnings.push_back("partial_rotary_factor: GLM rotates part of each head's query and key; ptdsim times the "
                      "rotary embedding over whole heads (a memory-bound pass)");
 }
 

@@ -253,7 +253,7 @@ class Arguments {
           if (!inline_value && u->takes != Unmodelled::Takes::nothing && i + 1 < ws.size() &&
               ws[i + 1].text.rfind("--", 0) != 0)
             value += (value.empty() ? "" : " ") + ws[i + 1].text;
-          unmodelled_.push_back({word, value, u});
+          unmodelled_.push_back({word, value, at, u});
           if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
         } else if (among(kIgnoredFlags, word)) {
           ignored_.push_back(word);
@@ -343,9 +343,15 @@ class Arguments {
   const std::vector<RefusedFlag>& refused_flags() const { return refused_; }
   struct UnmodelledFlag {
     std::string flag, value;
+    Mark at;
     const Unmodelled* why;
   };
   const std::vector<UnmodelledFlag>& unmodelled_flags() const { return unmodelled_; }
+  const UnmodelledFlag* unmodelled_flag(const std::string& flag) const {
+    for (const auto& u : unmodelled_)
+      if (u.flag == flag) return &u;
+    return nullptr;
+  }
 
  private:
   static std::string value_of_inline(const std::string& word) { return word.substr(word.find('=') + 1); }
@@ -585,8 +591,14 @@ void check_flags(const Arguments& a, Imported& out) {
                                                       "the imported file does not show it"
                                                     : ": did you mean " + near + "? (not read)"));
   }
+  if (a.unmodelled_flag("--cuda-graph-scope") && a.unmodelled_flag("--cuda-graph-modules"))
+    detail::fail(a.unmodelled_flag("--cuda-graph-scope")->at,
+                 "--cuda-graph-scope and --cuda-graph-modules cannot be used together (Megatron-LM asserts it; "
+                 "--cuda-graph-scope is the older name)");
+  const Arguments::UnmodelledFlag* impl = a.unmodelled_flag("--cuda-graph-impl");
+  const bool no_graphs = impl && impl->value == "none";
   for (const auto& u : a.unmodelled_flags())
-    if (!(u.flag == "--cuda-graph-impl" && u.value == "none"))  // no graphs: nothing left out
+    if (!(no_graphs && u.why->why == kNoHost))  // --cuda-graph-impl none: no graphs, nothing left out
       out.warnings.push_back(fmt::format("{}{}{}: not modelled: {}", u.flag, u.value.empty() ? "" : " ",
                                        core::printable(u.value), u.why->why));
 
@@ -1045,10 +1057,13 @@ void cp_comm_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<
   lines.at.emplace_back("training.cp_comm", f->items.front().at);
 }
 
-// --moe-router-load-balancing-type and --moe-aux-loss-coeff as argparse takes them: the types among
-// its choices, one or several (their auxiliary losses summed), the coefficients numbers. None
-// changes a step's time; they are checked so that a command Megatron-LM refuses is refused here.
-void balancing_choices(const Arguments& a) {
+// The MoE flags as argparse takes them, before any of TransformerConfig's rules: the capacity
+// factor a number, the balancing types among its choices (one or several, their auxiliary losses
+// summed), the coefficients numbers. The balancing changes no step's time; it is checked so that a
+// command Megatron-LM refuses is refused here.
+void moe_arguments(const Arguments& a) {
+  if (const Flag* f = a.get("--moe-expert-capacity-factor"); f && !detail::parse_number(f->value))
+    detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" + core::printable(f->value) + "\"");
   if (const Flag* f = a.get("--moe-router-load-balancing-type")) {
     static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
                                                 "sinkhorn", "quantile_balancing", "none"};
@@ -1096,7 +1111,7 @@ void balancing_rules(const Arguments& a) {
 // and combine are ptdsim's flex), token dropping, and a force-balanced router.
 void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
   // first what argparse and TransformerConfig refuse on any model
-  balancing_choices(a);
+  moe_arguments(a);
   const std::string d = dispatcher(a);
   std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
   if (a.has("--moe-enable-deepep")) {  // deprecated: sets the backend to deepep
@@ -1285,6 +1300,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     Imported out;
     const bool recompute_every_layer = read_refused(a);
     check_flags(a, out);
+    moe_arguments(a);  // argparse's, before the asserts of arguments.py and TransformerConfig below
     const RecomputeModules modules = read_recompute_modules(a, recompute_every_layer, out.warnings);
     // moe_module_specs.py: SequentialMLP without grouped GEMM, and always on the local backend
     const bool local = local_impl(a);

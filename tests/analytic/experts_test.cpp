@@ -168,16 +168,25 @@ TEST_CASE("experts: the dispatchers' traffic", "[analytic][experts]") {
     CHECK(d.sent_bytes == Approx(2 * (31.0 / 32) * Sf).epsilon(1e-12));
     // across nodes with 8 ranks a node: the network's 10 us and NVLink's 5, one NIC's 25 GB/s
     CHECK(d.time_s == Approx(2 * (15e-6 + (31.0 / 32) * Sf / 25e9)).epsilon(1e-9));
-    // HybridEP's padded dropping at 1.25: every expert's padded map holds 1.25 x the mean from
-    // every rank, so every rank sends 1.25 x as much and the transfers take 1.25 x as long
-    s.training.moe.capacity_factor = 1.25;
-    CHECK(dispatch(s).time_s == Approx(1.25 * d.time_s).epsilon(1e-12));
-    CHECK(dispatch(s).sent_bytes == Approx(1.25 * d.sent_bytes).epsilon(1e-12));
+    // HybridEP's padded dropping at 1.1: every expert's padded map holds 1.1 x the mean from every
+    // rank, so every rank sends 1.1 x as much and the transfers take 1.1 x as long (1.1 x 3.5995
+    // node sends a token, under the 4 nodes)
+    s.training.moe.capacity_factor = 1.1;
+    CHECK(dispatch(s).time_s == Approx(1.1 * d.time_s).epsilon(1e-12));
+    CHECK(dispatch(s).sent_bytes == Approx(1.1 * d.sent_bytes).epsilon(1e-12));
     // above experts / top_k = 8 every token is on every expert (the capacity exceeds the tokens):
-    // 8 x the mean, however large the factor
+    // 8 x the mean, however large the factor, and a token's node sends 8 x 3.5995, at most the 4
+    // nodes: 4 x 4096 tokens of 2 x 4096 bytes on the busiest rank, the time's 8 x a half of that
     s.training.moe.capacity_factor = 20;
     CHECK(s.busiest_expert() == Approx(8).epsilon(1e-12));
-    CHECK(dispatch(s).time_s == Approx(8 * d.time_s).epsilon(1e-12));
+    const double every = 2.0 * 4096 * 4096 * 0.5;
+    CHECK(dispatch(s).time_s == Approx(2 * 8 * (15e-6 + (31.0 / 32) * every / 25e9)).epsilon(1e-9));
+    CHECK(dispatch(s).sent_bytes == Approx(2 * 8 * (31.0 / 32) * every).epsilon(1e-12));
+    // a dropless imbalance cannot exceed it either
+    s.training.moe.capacity_factor = 0;
+    s.training.moe.load_imbalance = 20;
+    CHECK(s.busiest_expert() == Approx(8).epsilon(1e-12));
+    s.training.moe.capacity_factor = 20;
     // each expert takes every token of the 32 ranks' 4,096: 131,072 rows
     CHECK(expert_rows(s).per_expert == Approx(4096.0 * 32).epsilon(1e-12));
   }

@@ -594,9 +594,12 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
           std::string::npos);
     // Megatron-LM's newer name for the scope; no graphs, nothing to say
     const auto modules = import("--cuda-graph-modules attn moe_router --cuda-graph-impl none");
-    CHECK(mentions(modules.warnings, "--cuda-graph-modules attn moe_router: not modelled"));
-    CHECK_FALSE(mentions(modules.warnings, "--cuda-graph-impl"));
+    CHECK_FALSE(mentions(modules.warnings, "--cuda-graph"));  // under impl none nothing is captured
     CHECK_FALSE(mentions(modules.warnings, "stray word"));
+    CHECK(mentions(import("--cuda-graph-modules attn moe_router").warnings,
+                   "--cuda-graph-modules attn moe_router: not modelled"));
+    CHECK(error_of([&] { import("--cuda-graph-scope attn --cuda-graph-modules attn"); })
+              .find("--cuda-graph-scope and --cuda-graph-modules cannot be used together") != std::string::npos);
   }
 }
 
@@ -731,6 +734,11 @@ TEST_CASE("io: import megatron reads the MoE dispatcher, token dropping and EP o
                      "--moe-router-load-balancing-type gives 2 types"));
     CHECK(refused_at("--moe-aux-loss-coeff 1e-3 nope", "nope",
                      "--moe-aux-loss-coeff must be a number, got \"nope\""));
+    // argparse's checks come before any assert of arguments.py or TransformerConfig
+    CHECK(refused_at("--moe-token-dispatcher-type alltoall --moe-enable-deepep --moe-expert-capacity-factor x1", "x1",
+                     "--moe-expert-capacity-factor must be a number"));
+    CHECK(refused_at("--delay-wgrad-compute --moe-router-load-balancing-type bogus", "bogus",
+                     "--moe-router-load-balancing-type: unknown type \"bogus\""));
     // argparse refuses a bad type before TransformerConfig looks at the factor
     CHECK(fails("--moe-expert-capacity-factor 1 --moe-router-load-balancing-type sinkhorn bogus")
               .find("unknown type \"bogus\"") != std::string::npos);

@@ -227,13 +227,13 @@ struct Scenario {
     }
     return a;
   }
-  // The busiest expert's tokens over the mean (MoeTraining::busiest), where a capacity factor above
-  // experts / top_k puts every token on every expert: Megatron-Core's router keeps all of them when
-  // the capacity exceeds the tokens (moe_utils.py apply_router_token_dropping), experts / top_k x
-  // the mean, and no more.
+  // The busiest expert's tokens over the mean (MoeTraining::busiest), at most experts / top_k: an
+  // expert takes a token once, so every token on one expert is that many times the mean. A capacity
+  // factor above it keeps every token on every expert (Megatron-Core's router keeps all of them
+  // when the capacity exceeds the tokens, moe_utils.py apply_router_token_dropping).
   double busiest_expert() const {
     const double b = training.moe.busiest();
-    if (training.moe.capacity_factor <= 0 || !model.moe || model.moe->top_k <= 0) return b;
+    if (!model.moe || model.moe->top_k <= 0) return b;
     const double every_token = static_cast<double>(model.moe->experts) / model.moe->top_k;
     return b < every_token ? b : every_token;
   }
