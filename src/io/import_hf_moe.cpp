@@ -70,16 +70,60 @@ void add_router(ModelLines& lines, core::Router r, const std::string& why, const
   lines.add_moe("router", std::string(core::name(r)), why, where);
 }
 
+// DeepseekV3MoE's fields, which GLM-4-MoE's classes inherit: the routed and shared experts and the
+// dense first layers, each taking its default where absent (0: the field is required).
+struct DeepseekExperts {
+  int experts, top_k, ffn_hidden, shared_experts, first_k_dense;
+};
+
+int field(const Fields& f, const char* key, const char* as, int fallback) {
+  return fallback > 0 ? optional(f, key, as, fallback) : required(f, key, as);
+}
+
+core::MoeSpec deepseek_experts(const Fields& f, const DeepseekExperts& d) {
+  core::MoeSpec e;
+  e.experts = field(f, "n_routed_experts", "model.moe.experts", d.experts);
+  e.top_k = field(f, "num_experts_per_tok", "model.moe.top_k", d.top_k);
+  e.ffn_hidden = field(f, "moe_intermediate_size", "model.moe.ffn_hidden", d.ffn_hidden);
+  e.shared_experts = optional(f, "n_shared_experts", "model.moe.shared_experts", d.shared_experts);
+  e.shared_ffn_hidden = e.ffn_hidden;
+  e.first_k_dense = optional(f, "first_k_dense_replace", "model.moe.first_k_dense", d.first_k_dense);
+  return e;
+}
+
+// Their lines, the `every` line saying why every layer past the dense ones is sparse.
+void deepseek_expert_lines(const Fields& f, const core::MoeSpec& e, const DeepseekExperts& d,
+                           const std::string& every_from, const Mark& every_at, ModelLines& lines) {
+  lines.add_moe("experts", int_text(e.experts), from(f, "n_routed_experts", int_text(d.experts)), at(f, "n_routed_experts"));
+  lines.add_moe("top_k", int_text(e.top_k), from(f, "num_experts_per_tok", int_text(d.top_k)), at(f, "num_experts_per_tok"));
+  lines.add_moe("every", "1", every_from, every_at);
+  lines.add_moe("ffn_hidden", int_text(e.ffn_hidden), from(f, "moe_intermediate_size", int_text(d.ffn_hidden)),
+                at(f, "moe_intermediate_size"));
+  lines.add_moe("shared_experts", int_text(e.shared_experts), from(f, "n_shared_experts", int_text(d.shared_experts)),
+                at(f, "n_shared_experts"));
+  lines.add_moe("shared_ffn_hidden", int_text(e.shared_ffn_hidden), "moe_intermediate_size: each shared expert's",
+                at(f, "moe_intermediate_size"));
+  lines.add_moe("first_k_dense", int_text(e.first_k_dense), from(f, "first_k_dense_replace", int_text(d.first_k_dense)),
+                at(f, "first_k_dense_replace"));
+}
+
+// The multi-token prediction modules (num_nextn_predict_layers) and routed_scaling_factor, read
+// alike for DeepSeek and GLM-4-MoE.
+void deepseek_mtp(const Fields& f, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>& warnings) {
+  if (f.get("routed_scaling_factor"))
+    warnings.push_back("routed_scaling_factor scales the experts' output: no cost of its own");
+  m.mtp_layers = optional(f, "num_nextn_predict_layers", "model.mtp_layers", 0);
+  lines.add("mtp_layers", int_text(m.mtp_layers),
+            from(f, "num_nextn_predict_layers", "0") + " (trained with the model; transformers' inference drops them)",
+            at(f, "num_nextn_predict_layers"));
+}
+
 }  // namespace
 
 void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& lines, std::vector<std::string>& warnings) {
-  core::MoeSpec e;
-  e.experts = required(f, "n_routed_experts", "model.moe.experts");
-  e.top_k = required(f, "num_experts_per_tok", "model.moe.top_k");
-  e.ffn_hidden = required(f, "moe_intermediate_size", "model.moe.ffn_hidden");
-  e.shared_experts = optional(f, "n_shared_experts", "model.moe.shared_experts", 0);
-  e.shared_ffn_hidden = e.ffn_hidden;
-  e.first_k_dense = optional(f, "first_k_dense_replace", "model.moe.first_k_dense", 0);
+  // DeepseekV3Config: the routed experts' count, top-k and width required, no shared or dense ones
+  const DeepseekExperts defaults{0, 0, 0, 0, 0};
+  core::MoeSpec e = deepseek_experts(f, defaults);
   if (const int freq = optional(f, "moe_layer_freq", "model.moe.every", 1); freq != 1)
     fail(at(f, "moe_layer_freq"),
          "moe_layer_freq " + int_text(freq) + " is not modelled: DeepSeek's MoE layers past first_k_dense_replace are "
@@ -99,23 +143,13 @@ void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
                                    "' is not modelled (greedy, group_limited_greedy or noaux_tc)");
   }
   m.moe = e;
-  lines.add_moe("experts", int_text(e.experts), "n_routed_experts", at(f, "n_routed_experts"));
-  lines.add_moe("top_k", int_text(e.top_k), "num_experts_per_tok", at(f, "num_experts_per_tok"));
-  lines.add_moe("every", "1", from(f, "moe_layer_freq", "1"), at(f, "moe_layer_freq"));
-  lines.add_moe("ffn_hidden", int_text(e.ffn_hidden), "moe_intermediate_size", at(f, "moe_intermediate_size"));
-  lines.add_moe("shared_experts", int_text(e.shared_experts), from(f, "n_shared_experts", "0"), at(f, "n_shared_experts"));
-  lines.add_moe("shared_ffn_hidden", int_text(e.shared_ffn_hidden), "moe_intermediate_size: each shared expert's",
-                at(f, "moe_intermediate_size"));
-  lines.add_moe("first_k_dense", int_text(e.first_k_dense), from(f, "first_k_dense_replace", "0"),
-                at(f, "first_k_dense_replace"));
+  deepseek_expert_lines(f, e, defaults, from(f, "moe_layer_freq", "1"), at(f, "moe_layer_freq"), lines);
   add_router(lines, e.router, from(f, "scoring_func", std::string(core::name(e.router))), at(f, "scoring_func"));
   const bool grouped = e.router_groups > 0;
   lines.add_moe("router_groups", int_text(e.router_groups),
                 "topk_method " + method + (grouped ? ": n_group" : ": no groups"), grouped ? at(f, "n_group") : Mark{});
   lines.add_moe("router_group_topk", int_text(e.router_group_topk),
                 "topk_method " + method + (grouped ? ": topk_group" : ": no groups"), grouped ? at(f, "topk_group") : Mark{});
-  if (f.get("routed_scaling_factor"))
-    warnings.push_back("routed_scaling_factor scales the experts' output: no cost of its own");
 
   core::MlaSpec a;
   a.q_lora_rank = optional(f, "q_lora_rank", "model.mla.q_lora_rank", 0);  // null: a full query projection
@@ -130,11 +164,7 @@ void read_hf_deepseek(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
   lines.add_in("mla", "qk_nope_head_dim", int_text(a.qk_nope_head_dim), "qk_nope_head_dim", at(f, "qk_nope_head_dim"));
   lines.add_in("mla", "qk_rope_head_dim", int_text(a.qk_rope_head_dim), "qk_rope_head_dim", at(f, "qk_rope_head_dim"));
   lines.add_in("mla", "v_head_dim", int_text(a.v_head_dim), "v_head_dim", at(f, "v_head_dim"));
-
-  m.mtp_layers = optional(f, "num_nextn_predict_layers", "model.mtp_layers", 0);
-  lines.add("mtp_layers", int_text(m.mtp_layers),
-            from(f, "num_nextn_predict_layers", "0") + " (trained with the model; transformers' inference drops them)",
-            at(f, "num_nextn_predict_layers"));
+  deepseek_mtp(f, m, lines, warnings);
 }
 
 void read_hf_qwen_moe(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& lines,
@@ -187,37 +217,17 @@ void read_hf_glm4_moe(const Fields& f, core::ModelSpec& m, ModelLines& lines, st
   // DeepSeek-V3's MoE layers (DeepseekV3DecoderLayer: MoE from first_k_dense_replace on, the
   // sigmoid router with n_group / topk_group, shared experts of moe_intermediate_size) under GQA
   // attention; absent fields take Glm4MoeConfig's defaults
-  core::MoeSpec e;
-  e.experts = optional(f, "n_routed_experts", "model.moe.experts", 128);
-  e.top_k = optional(f, "num_experts_per_tok", "model.moe.top_k", 8);
-  e.ffn_hidden = optional(f, "moe_intermediate_size", "model.moe.ffn_hidden", 1408);
-  e.shared_experts = optional(f, "n_shared_experts", "model.moe.shared_experts", 1);
-  e.shared_ffn_hidden = e.ffn_hidden;
-  e.first_k_dense = optional(f, "first_k_dense_replace", "model.moe.first_k_dense", 1);
+  const DeepseekExperts defaults{128, 8, 1408, 1, 1};
+  core::MoeSpec e = deepseek_experts(f, defaults);
   e.router = core::Router::sigmoid;
   e.router_groups = optional(f, "n_group", "model.moe.router_groups", 1);
   e.router_group_topk = optional(f, "topk_group", "model.moe.router_group_topk", 1);
   m.moe = e;
-  lines.add_moe("experts", int_text(e.experts), from(f, "n_routed_experts", "128"), at(f, "n_routed_experts"));
-  lines.add_moe("top_k", int_text(e.top_k), from(f, "num_experts_per_tok", "8"), at(f, "num_experts_per_tok"));
-  lines.add_moe("every", "1", "every layer past first_k_dense_replace is sparse");
-  lines.add_moe("ffn_hidden", int_text(e.ffn_hidden), from(f, "moe_intermediate_size", "1408"),
-                at(f, "moe_intermediate_size"));
-  lines.add_moe("shared_experts", int_text(e.shared_experts), from(f, "n_shared_experts", "1"), at(f, "n_shared_experts"));
-  lines.add_moe("shared_ffn_hidden", int_text(e.shared_ffn_hidden), "moe_intermediate_size: each shared expert's",
-                at(f, "moe_intermediate_size"));
-  lines.add_moe("first_k_dense", int_text(e.first_k_dense), from(f, "first_k_dense_replace", "1"),
-                at(f, "first_k_dense_replace"));
+  deepseek_expert_lines(f, e, defaults, "every layer past first_k_dense_replace is sparse", Mark{}, lines);
   add_router(lines, e.router, "Glm4MoeTopkRouter: DeepSeek-V3's sigmoid router");
   lines.add_moe("router_groups", int_text(e.router_groups), from(f, "n_group", "1"), at(f, "n_group"));
   lines.add_moe("router_group_topk", int_text(e.router_group_topk), from(f, "topk_group", "1"), at(f, "topk_group"));
-  if (f.get("routed_scaling_factor"))
-    warnings.push_back("routed_scaling_factor scales the experts' output: no cost of its own");
-
-  m.mtp_layers = optional(f, "num_nextn_predict_layers", "model.mtp_layers", 0);
-  lines.add("mtp_layers", int_text(m.mtp_layers),
-            from(f, "num_nextn_predict_layers", "0") + " (trained with the model; transformers' inference drops them)",
-            at(f, "num_nextn_predict_layers"));
+  deepseek_mtp(f, m, lines, warnings);
   // Glm4MoeAttention: an RMSNorm over each head's query and key when use_qk_norm (default false)
   m.qk_norm = f.boolean("use_qk_norm", false);
   lines.add("qk_norm", detail::yaml_bool(m.qk_norm), from(f, "use_qk_norm", "false"), at(f, "use_qk_norm"));
