@@ -7,6 +7,7 @@
 #include "ptdsim/core/check.hpp"
 #include "ptdsim/core/count.hpp"
 #include "ptdsim/core/framework.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/io/import.hpp"
 
 // `ptdsim import hf CONFIG.json` and `ptdsim import megatron "ARGUMENTS"`: a model file, or with
@@ -57,19 +58,17 @@ void add_import(CLI::App& app) {
 
   auto hf = std::make_shared<ImportArgs>();
   auto* hf_cmd = cmd->add_subcommand(
-      "hf", "a Hugging Face config.json (Llama, Mistral, Qwen2, Mixtral, GPT-NeoX): a model, or a scenario with "
-            "--hardware, --gpus, --seq-len and --global-batch");
+      "hf", "a Hugging Face config.json (architectures read: " + core::joined(io::hf_architectures()) +
+                "): a model, or a scenario with --hardware, --gpus, --seq-len and --global-batch");
   hf_cmd->add_option("config", hf->source, "the model's config.json")->required();
   add_scenario_options(hf_cmd, *hf);
   hf_cmd->callback([hf] { write(*hf, io::import_hf(hf->source, hf->name, hf->scenario)); });
 
   auto mg = std::make_shared<ImportArgs>();
-  std::string flags;
-  for (const auto& f : io::megatron_flags()) flags += (flags.empty() ? "" : " ") + f;
   auto* mg_cmd = cmd->add_subcommand(
       "megatron", "a Megatron-LM command line (its arguments, best quoted as one): a model, or a scenario with "
-                  "--hardware and --gpus. Flags read: " + flags + "; flags that change the model or the step but are not "
-                  "modelled (--recompute-method, --kv-channels, ...) are refused; others are named in a warning "
+                  "--hardware and --gpus. Flags read: " + core::joined(io::megatron_flags(), " ") + "; flags that change the "
+                  "model or the step but are not modelled (--recompute-method, --optimizer, ...) are refused; others are named in a warning "
                   "(docs/inputs.md)");
   // The arguments, quoted as one or not, are what ptdsim's own options leave: a quoted string
   // starting with "--" would otherwise be taken for an option of ours

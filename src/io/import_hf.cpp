@@ -12,6 +12,7 @@
 #include "yaml_fields.hpp"
 #include "import_yaml.hpp"
 #include "loaders.hpp"
+#include "ptdsim/core/join.hpp"
 #include "ptdsim/core/printable.hpp"
 #include "ptdsim/io/import.hpp"
 
@@ -45,12 +46,6 @@ const std::vector<std::string> kReadKeys{
     "intermediate_size",  "vocab_size",        "max_position_embeddings", "tie_word_embeddings", "head_dim",
     "hidden_act",         "use_parallel_residual", "attention_bias", "mlp_bias",          "use_sliding_window",
     "sliding_window",     "num_local_experts", "num_experts_per_tok"};
-
-std::string supported_list() {
-  std::string out;
-  for (const auto& a : kArchitectures) out += (out.empty() ? "" : ", ") + std::string(a.name);
-  return out;
-}
 
 // The line and column of a byte of the text, for an error there.
 [[noreturn]] void json_error_at(std::size_t byte, const std::string& reason, const std::string& text,
@@ -135,7 +130,7 @@ const Architecture& read_architecture(const Fields& top) {
   const auto* known = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
                                    [&](const Architecture& a) { return arch == a.name; });
   if (known == std::end(kArchitectures))
-    detail::fail(arch_node.mark, "architecture '" + arch + "' is not supported (supported: " + supported_list() + ")");
+    detail::fail(arch_node.mark, "architecture '" + arch + "' is not supported (supported: " + core::joined(hf_architectures()) + ")");
   return *known;
 }
 
@@ -367,6 +362,12 @@ Imported import_hf_text(const std::string& text, const std::string& file, const 
   // every bad or missing field of the file in one error (detail::Collector)
   detail::Collector collector;
   return collector.run([&] { return convert_hf(text, file, name, scenario); });
+}
+
+std::vector<std::string> hf_architectures() {
+  std::vector<std::string> names;
+  for (const auto& a : kArchitectures) names.push_back(a.name);
+  return names;
 }
 
 Imported import_hf(const std::string& config_path, const std::string& name, const ImportScenario& scenario) {

@@ -56,34 +56,35 @@ const std::vector<std::string> kSwitchFlags{
 const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules", "--cp-comm-type",
                                           "--hierarchical-context-parallel-sizes",
                                           "--moe-router-load-balancing-type", "--moe-aux-loss-coeff"};
-// Harmless flags that take a list (arguments.py: --data-path nargs '*', the MoE auxiliary loss's
-// two nargs '+'): their values are skipped with them, not warned of as stray words.
-const std::vector<std::string> kIgnoredListFlags{"--data-path"};
-
 // Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
-// "ignored" warning, nothing else. A flag in neither list is unknown to ptdsim: a warning names it
-// (with the closest flag ptdsim reads when there is one), since it may be a misspelling.
-const std::vector<std::string> kIgnoredFlags{
+// "ignored" warning, nothing else. A flag in none of the lists is unknown to ptdsim: a warning names
+// it (with the closest flag ptdsim reads when there is one), since it may be a misspelling. They are
+// listed by argparse's kind in megatron/training/arguments.py, the same at every release from March
+// 2025 to August 2026 (one value; store_true or store_false, a switch; nargs '*', --data-path's
+// list), so that each takes its own words and no more: a word after an ignored switch is a stray word.
+const std::vector<std::string> kIgnoredListFlags{"--data-path"};
+const std::vector<std::string> kIgnoredValueFlags{
     "--save", "--load", "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples",
     "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-warmup-samples", "--weight-decay", "--clip-grad",
-    "--adam-beta1", "--adam-beta2", "--adam-eps", "--init-method-std", "--data-path", "--split",
-    "--tokenizer-type", "--tokenizer-model", "--vocab-file", "--merge-file", "--log-interval", "--save-interval",
-    "--eval-interval", "--eval-iters", "--seed", "--attention-dropout", "--hidden-dropout", "--distributed-backend",
-    "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--exit-interval", "--use-mcore-models",
-    "--ckpt-format", "--log-throughput", "--timing-log-level", "--use-checkpoint-args", "--no-load-optim",
-    "--no-load-rng", "--finetune", "--data-cache-path", "--mock-data", "--num-workers",
-    "--distributed-timeout-minutes", "--rotary-base", "--rotary-percent", "--norm-epsilon",
-    "--log-params-norm", "--log-num-zeros-in-grad", "--tensorboard-log-interval", "--async-save",
-    "--dataloader-type", "--manual-gc",
-    "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss", "--use-rotary-position-embeddings",
-    "--exit-duration-in-mins", "--manual-gc-interval", "--no-save-optim", "--no-save-rng", "--no-check-for-nan-in-loss-and-grad",
-    "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--lr-warmup-init", "--auto-detect-ckpt-format",
-    "--dist-ckpt-strictness", "--log-timers-to-tensorboard", "--log-memory-to-tensorboard",
-    "--log-validation-ppl-to-tensorboard", "--logging-level", "--rotary-seq-len-interpolation-factor",
-    "--rotary-scaling-factor", "--mscale", "--mscale-all-dim", "--moe-router-pre-softmax",
-    "--moe-router-topk-scaling-factor", "--moe-router-enable-expert-bias", "--moe-router-bias-update-rate",
-    "--mtp-loss-scaling-factor", "--te-rng-tracker", "--cuda-graph-warmup-steps"};
+    "--adam-beta1", "--adam-beta2", "--adam-eps", "--init-method-std", "--split", "--tokenizer-type",
+    "--tokenizer-model", "--vocab-file", "--merge-file", "--log-interval", "--save-interval", "--eval-interval",
+    "--eval-iters", "--seed", "--attention-dropout", "--hidden-dropout", "--distributed-backend",
+    "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--exit-interval", "--ckpt-format",
+    "--timing-log-level", "--data-cache-path", "--num-workers", "--distributed-timeout-minutes", "--rotary-base",
+    "--rotary-percent", "--norm-epsilon", "--tensorboard-log-interval", "--dataloader-type",
+    "--exit-duration-in-mins", "--manual-gc-interval", "--lr-warmup-init", "--dist-ckpt-strictness",
+    "--logging-level", "--rotary-seq-len-interpolation-factor", "--rotary-scaling-factor", "--mscale",
+    "--mscale-all-dim", "--moe-router-topk-scaling-factor", "--moe-router-bias-update-rate",
+    "--mtp-loss-scaling-factor", "--cuda-graph-warmup-steps"};
+const std::vector<std::string> kIgnoredSwitchFlags{
+    "--use-mcore-models", "--log-throughput", "--use-checkpoint-args", "--no-load-optim", "--no-load-rng",
+    "--finetune", "--mock-data", "--log-params-norm", "--log-num-zeros-in-grad", "--async-save", "--manual-gc",
+    "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss",
+    "--use-rotary-position-embeddings", "--no-save-optim", "--no-save-rng", "--no-check-for-nan-in-loss-and-grad",
+    "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--auto-detect-ckpt-format",
+    "--log-timers-to-tensorboard", "--log-memory-to-tensorboard", "--log-validation-ppl-to-tensorboard",
+    "--moe-router-pre-softmax", "--moe-router-enable-expert-bias", "--te-rng-tracker"};
 
 // Flags that change the model or the step in a way ptdsim does not model: refused, with why, rather
 // than written as a file that times another run. (Those it can read in one setting are read there:
@@ -255,9 +256,17 @@ class Arguments {
             value += (value.empty() ? "" : " ") + ws[i + 1].text;
           unmodelled_.push_back({word, value, at, u});
           if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
-        } else if (among(kIgnoredFlags, word)) {
+        } else if (among(kIgnoredSwitchFlags, word)) {
+          if (inline_value) detail::fail(at, word + " takes no value");
           ignored_.push_back(word);
-          if (among(kIgnoredListFlags, word) && !inline_value)
+          continue;  // a word after a switch is a stray word
+        } else if (among(kIgnoredValueFlags, word)) {
+          if (!inline_value && (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0))
+            detail::fail(at, word + " needs a value");
+          ignored_.push_back(word);
+        } else if (among(kIgnoredListFlags, word)) {
+          ignored_.push_back(word);
+          if (!inline_value)
             while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
               ++i;  // all but the last value
         } else {

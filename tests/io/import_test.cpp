@@ -570,6 +570,24 @@ TEST_CASE("io: import megatron reads --recompute-modules, a list flag", "[io][im
     CHECK(mentions(empty.warnings, "ignored (not read by ptdsim): --data-path --lr ("));
     CHECK(load(empty).parallel.sequence_parallel);
   }
+  SECTION("a harmless flag takes argparse's words: one value, none for a switch") {
+    // --mock-data is store_true in arguments.py: the word after it is not its value
+    const auto sw = import("--mock-data true --lr 1e-4 --eod-mask-loss --sequence-parallel");
+    CHECK(mentions(sw.warnings, "stray word true"));
+    CHECK_FALSE(mentions(sw.warnings, "unknown flag"));
+    CHECK(mentions(sw.warnings, "ignored (not read by ptdsim): --mock-data --lr --eod-mask-loss ("));
+    CHECK(load(sw).parallel.sequence_parallel);
+    // the import of `more` fails at its first word with `message`
+    const auto refused = [&](const std::string& more, const std::string& message) {
+      return error_of([&] { import(more); })
+                 .rfind("megatron:1:" + std::to_string(base.size() + 1) + ": error: " + message, 0) == 0;
+    };
+    CHECK(refused("--mock-data=true", "--mock-data takes no value"));
+    // a value flag takes the next word whatever it says, and needs one
+    CHECK_FALSE(mentions(import("--seed 1234 --save /ckpt").warnings, "stray word"));
+    CHECK(refused("--lr --sequence-parallel", "--lr needs a value"));
+    CHECK(refused("--save", "--save needs a value"));
+  }
   SECTION("what NVIDIA's MoE recipes set and ptdsim does not model: read as the step without it, said once each") {
     const auto im = import("--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router moe_preprocess "
                            "--te-rng-tracker --moe-permute-fusion --moe-router-fusion --moe-router-dtype fp32 "

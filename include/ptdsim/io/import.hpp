@@ -43,5 +43,7 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
 
 // The flags import_megatron understands, for --help and docs.
 const std::vector<std::string>& megatron_flags();
+// The config.json architectures import_hf reads, for --help.
+std::vector<std::string> hf_architectures();
 
 }  // namespace ptdsim::io
