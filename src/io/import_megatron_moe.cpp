@@ -1,0 +1,354 @@
+// `ptdsim import megatron`'s mixture-of-experts and MLA flags (import_megatron_moe.hpp).
+#include "import_megatron_moe.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "ptdsim/core/printable.hpp"
+#include "ptdsim/core/split.hpp"
+
+namespace ptdsim::io::megatron {
+
+using detail::Mark;
+
+namespace {
+
+// --moe-layer-freq's value: an integer N (layer i is MoE when i % N == 0, Megatron's
+// moe_layer_pattern) or a Python list of 0/1 per layer, written out or as sums of [x]*n. Empty
+// when the text is neither.
+std::vector<int> layer_pattern(const std::string& text, int layers) {
+  std::string t;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  while (t.size() >= 2 && t.front() == '(' && t.back() == ')') t = t.substr(1, t.size() - 2);
+  std::vector<int> out;
+  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (t.size() > 6) return {};
+    const int n = std::stoi(t);
+    if (n < 1) return {};
+    for (int i = 0; i < layers; ++i) out.push_back(i % n == 0 ? 1 : 0);
+    return out;
+  }
+  // terms joined by '+': "[a,b,...]" or "[a,b,...]*n"
+  std::size_t i = 0;
+  while (i < t.size()) {
+    if (t[i] != '[') return {};
+    const std::size_t close = t.find(']', i);
+    if (close == std::string::npos) return {};
+    std::vector<int> items;
+    std::size_t j = i + 1;
+    while (j < close) {
+      if (t[j] != '0' && t[j] != '1') return {};
+      items.push_back(t[j] - '0');
+      ++j;
+      if (j < close && t[j++] != ',') return {};
+    }
+    long long times = 1;
+    i = close + 1;
+    if (i < t.size() && t[i] == '*') {
+      std::size_t k = ++i;
+      while (k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])) && k - i < 6) ++k;
+      if (k == i) return {};
+      times = std::stoll(t.substr(i, k - i));
+      i = k;
+    }
+    for (long long r = 0; r < times && static_cast<long long>(out.size()) <= layers; ++r)
+      out.insert(out.end(), items.begin(), items.end());
+    if (i < t.size() && t[i++] != '+') return {};
+  }
+  return out;
+}
+
+// --moe-layer-freq: dense first layers then every layer MoE, or MoE exactly where (i + 1) % every
+// == 0, into `moe`; what the written key says of it.
+std::string read_moe_layers(const Flag* freq, int layers, core::MoeSpec& moe) {
+  if (!freq) return "every layer is an MoE layer (--moe-layer-freq 1)";
+  const std::vector<int> p = layer_pattern(freq->value, layers);
+  if (static_cast<int>(p.size()) != layers)
+    detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not an integer or a list of " + itext(layers) +
+                               " 0/1 entries (one per layer)");
+  int k = 0;
+  while (k < layers && p[k] == 0) ++k;
+  const bool dense_first = k < layers && std::all_of(p.begin() + k, p.end(), [](int x) { return x == 1; });
+  int every = 0;
+  for (int n = 1; n <= layers && every == 0; ++n) {
+    bool fits = true;
+    for (int i = 0; i < layers && fits; ++i) fits = p[i] == ((i + 1) % n == 0 ? 1 : 0);
+    if (fits) every = n;
+  }
+  if (dense_first) {
+    moe.first_k_dense = k;
+    return k == 0 ? std::string("--moe-layer-freq: every layer is an MoE layer")
+                  : "--moe-layer-freq: the layers after the first " + itext(k) + " are MoE";
+  }
+  if (every > 0) {
+    moe.every = every;
+    return "--moe-layer-freq: MoE where (i + 1) % " + itext(every) + " == 0";
+  }
+  detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not modelled: ptdsim's MoE layers are those past "
+                         "moe.first_k_dense dense ones, or those with (i + 1) % moe.every == 0");
+}
+
+// The experts (--num-experts and the router's flags), Megatron-LM's defaults where a flag is absent.
+void read_moe(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+  const auto experts = a.integer("--num-experts", "model.moe.experts");
+  if (!experts) return;
+  core::MoeSpec moe;
+  moe.experts = *experts;
+  moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
+  moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
+  const std::string every_from = read_moe_layers(a.get("--moe-layer-freq"), m.layers, moe);
+  if (const auto shared = a.integer("--moe-shared-expert-intermediate-size", "model.moe.shared_ffn_hidden")) {
+    // Megatron-Core's SharedExpertMLP: the shared experts as one MLP of this width
+    moe.shared_experts = 1;
+    moe.shared_ffn_hidden = *shared;
+  }
+  const std::string score = a.choice("--moe-router-score-function", {"softmax", "sigmoid"}, "softmax");
+  moe.router = score == "sigmoid" ? core::Router::sigmoid : core::Router::softmax;
+  moe.router_groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
+  moe.router_group_topk = a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0);
+  m.moe = moe;
+  model.add_moe("experts", itext(moe.experts), "--num-experts", a.at("--num-experts"));
+  model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
+                a.has("--moe-router-topk") ? a.at("--moe-router-topk") : a.at("--num-experts"));
+  model.add_moe("every", itext(moe.every), every_from, a.at("--moe-layer-freq"));
+  if (moe.ffn_hidden > 0) model.add_moe("ffn_hidden", itext(moe.ffn_hidden), "--moe-ffn-hidden-size");
+  if (moe.first_k_dense > 0)
+    model.add_moe("first_k_dense", itext(moe.first_k_dense), "--moe-layer-freq", a.at("--moe-layer-freq"));
+  if (moe.shared_experts > 0) {
+    model.add_moe("shared_experts", "1", "--moe-shared-expert-intermediate-size: one shared MLP");
+    model.add_moe("shared_ffn_hidden", itext(moe.shared_ffn_hidden), "--moe-shared-expert-intermediate-size",
+                  a.at("--moe-shared-expert-intermediate-size"));
+  }
+  if (a.has("--moe-router-score-function"))
+    model.add_moe("router", score, "--moe-router-score-function", a.at("--moe-router-score-function"));
+  if (moe.router_groups > 0)
+    model.add_moe("router_groups", itext(moe.router_groups), "--moe-router-num-groups", a.at("--moe-router-num-groups"));
+  if (moe.router_group_topk > 0)
+    model.add_moe("router_group_topk", itext(moe.router_group_topk), "--moe-router-group-topk",
+                  a.at("--moe-router-group-topk"));
+}
+
+// What a key written from `flag` says it came from: the flag, or its absence and the default taken.
+std::string from_flag(const Arguments& a, const char* flag, const std::string& fallback) {
+  return a.has(flag) ? std::string(flag) : std::string(flag) + " absent: " + fallback;
+}
+
+// Multi-latent attention (--multi-latent-attention and its widths); its widths without it are refused.
+void read_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+  if (a.has("--multi-latent-attention")) {
+    // Megatron-LM's defaults (arguments.py): q_lora_rank None, kv_lora_rank 32, qk_head_dim 128 (the
+    // part without rope), qk_pos_emb_head_dim 64, v_head_dim 128
+    core::MlaSpec l;
+    l.q_lora_rank = a.integer("--q-lora-rank", "model.mla.q_lora_rank").value_or(0);
+    l.kv_lora_rank = a.integer("--kv-lora-rank", "model.mla.kv_lora_rank").value_or(32);
+    l.qk_nope_head_dim = a.integer("--qk-head-dim", "model.mla.qk_nope_head_dim").value_or(128);
+    l.qk_rope_head_dim = a.integer("--qk-pos-emb-head-dim", "model.mla.qk_rope_head_dim").value_or(64);
+    l.v_head_dim = a.integer("--v-head-dim", "model.mla.v_head_dim").value_or(128);
+    m.mla = l;
+    model.add_in("mla", "q_lora_rank", itext(l.q_lora_rank), from_flag(a, "--q-lora-rank", "Megatron's default None (0)"),
+                 a.at("--q-lora-rank"));
+    model.add_in("mla", "kv_lora_rank", itext(l.kv_lora_rank), from_flag(a, "--kv-lora-rank", "Megatron's default 32"),
+                 a.at("--kv-lora-rank"));
+    model.add_in("mla", "qk_nope_head_dim", itext(l.qk_nope_head_dim), from_flag(a, "--qk-head-dim", "Megatron's default 128"),
+                 a.at("--qk-head-dim"));
+    model.add_in("mla", "qk_rope_head_dim", itext(l.qk_rope_head_dim),
+                 from_flag(a, "--qk-pos-emb-head-dim", "Megatron's default 64"), a.at("--qk-pos-emb-head-dim"));
+    model.add_in("mla", "v_head_dim", itext(l.v_head_dim), from_flag(a, "--v-head-dim", "Megatron's default 128"),
+                 a.at("--v-head-dim"));
+  } else {
+    for (const char* flag : {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim"})
+      if (a.has(flag))
+        detail::fail(a.at(flag), std::string(flag) + " is read with --multi-latent-attention only (as in Megatron-LM)");
+  }
+}
+
+// TransformerConfig's rules on them: several types need as many coefficients, and a capacity factor
+// (any given: the check follows the line that makes a negative one None, in the same block) works
+// with the auxiliary losses only, not with the algorithms that route by their own rule.
+void balancing_rules(const Arguments& a) {
+  const Flag* f = a.get("--moe-router-load-balancing-type");
+  if (!f) return;
+  if (f->items.size() > 1) {
+    const Flag* c = a.get("--moe-aux-loss-coeff");
+    if (!c || c->items.size() != f->items.size())
+      detail::fail(c ? c->at : f->at, "--moe-router-load-balancing-type gives " + std::to_string(f->items.size()) +
+                                          " types: --moe-aux-loss-coeff needs as many coefficients, one a type, got " +
+                                          std::to_string(c ? c->items.size() : 0) + " (as in Megatron-LM)");
+  }
+  if (a.has("--moe-expert-capacity-factor"))
+    for (const auto& item : f->items)
+      if (item.text == "sinkhorn" || item.text == "quantile_balancing")
+        detail::fail(item.at, "--moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or "
+                              "none load balancing, not " + item.text + " (as in Megatron-LM)");
+}
+
+}  // namespace
+
+// The MoE and MLA flags (docs/inputs.md "Importing a Megatron-LM command line"), Megatron-LM's
+// defaults where a flag is absent (megatron/training/arguments.py). The parallel ones (expert
+// tensor parallelism, the token dispatcher) are the scenario's.
+void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+  read_moe(a, m, model);
+  read_mla(a, m, model);
+  if (const auto mtp = a.integer("--mtp-num-layers", "model.mtp_layers")) {
+    m.mtp_layers = *mtp;
+    model.add("mtp_layers", itext(m.mtp_layers), "--mtp-num-layers", a.at("--mtp-num-layers"));
+  }
+}
+
+// The MoE flags as argparse takes them, before any of TransformerConfig's rules: the capacity
+// factor a number, the balancing types among its choices (one or several, their auxiliary losses
+// summed), the coefficients numbers. The balancing changes no step's time; it is checked so that a
+// command Megatron-LM refuses is refused here.
+void moe_arguments(const Arguments& a) {
+  if (const Flag* f = a.get("--moe-expert-capacity-factor"); f && !detail::parse_number(f->value))
+    detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" + core::printable(f->value) + "\"");
+  if (const Flag* f = a.get("--moe-router-load-balancing-type")) {
+    static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
+                                                "sinkhorn", "quantile_balancing", "none"};
+    const std::string list = core::joined(kinds);
+    if (f->items.empty()) detail::fail(f->at, "--moe-router-load-balancing-type needs a type (" + list + ")");
+    for (const auto& item : f->items)
+      if (!among(kinds, item.text)) {
+        const std::string near = core::closest_match(item.text, kinds);
+        detail::fail(item.at, "--moe-router-load-balancing-type: unknown type \"" + core::printable(item.text) +
+                                  "\" (Megatron-LM's are " + list + ")" +
+                                  (near.empty() ? "" : ": did you mean " + near + "?"));
+      }
+  }
+  if (const Flag* c = a.get("--moe-aux-loss-coeff")) {
+    if (c->items.empty()) detail::fail(c->at, "--moe-aux-loss-coeff needs a coefficient");
+    for (const auto& item : c->items)
+      if (!detail::parse_number(item.text))
+        detail::fail(item.at, "--moe-aux-loss-coeff must be a number, got \"" + core::printable(item.text) + "\"");
+  }
+}
+
+// An MoE layer's keys (training.moe) from Megatron-Core's MoE flags, with TransformerConfig's checks
+// of them: the dispatcher (unset: the framework row's allgather, Megatron-Core's default; alltoall_seq
+// is alltoall over a sequence-split layout, the same traffic; DeepEP's and HybridEP's fused dispatch
+// and combine are ptdsim's flex), token dropping, and a force-balanced router.
+void moe_line(const Arguments& a, detail::ScenarioLines& lines, std::vector<std::string>& warnings) {
+  // first what argparse and TransformerConfig refuse on any model
+  moe_arguments(a);
+  const std::string d = dispatcher(a);
+  std::string backend = a.choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"}, "deepep");
+  if (a.has("--moe-enable-deepep")) {  // deprecated: sets the backend to deepep
+    if (d != "flex")
+      detail::fail(a.at("--moe-enable-deepep"), "--moe-enable-deepep needs --moe-token-dispatcher-type flex (as in Megatron-LM)");
+    if (backend == "hybridep")
+      detail::fail(a.at("--moe-enable-deepep"),
+                   "--moe-enable-deepep and --moe-flex-dispatcher-backend hybridep name two backends (Megatron-LM takes one)");
+    backend = "deepep";
+  }
+  if (backend == "ncclep" && d != "flex")
+    detail::fail(a.at("--moe-flex-dispatcher-backend"),
+                 "--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type flex (as in Megatron-LM)");
+  const bool pad = a.has("--moe-pad-expert-input-to-capacity");
+  std::optional<double> factor;  // a capacity factor; none: dropless (absent, or negative: TransformerConfig's None)
+  if (const Flag* f = a.get("--moe-expert-capacity-factor")) {
+    const auto v = detail::parse_number(f->value);
+    if (!v) detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" +
+                                                      core::printable(f->value) + "\"");
+    if (*v >= 0) factor = *v;  // (-0.0 too: Python's -0.0 < 0 is false)
+  }
+  // in TransformerConfig's order
+  if (pad && d == "flex" && backend == "deepep")
+    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                 "--moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend (as in Megatron-LM)");
+  balancing_rules(a);
+  if (pad && !factor)
+    detail::fail(a.at("--moe-pad-expert-input-to-capacity"),
+                 a.has("--moe-expert-capacity-factor")
+                     ? "--moe-pad-expert-input-to-capacity needs a capacity factor: --moe-expert-capacity-factor " +
+                           a.get("--moe-expert-capacity-factor")->value + " is none (dropless), and Megatron-LM refuses the pair"
+                     : std::string("--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (as in Megatron-LM)"));
+  static const std::vector<std::string> flags{"--moe-token-dispatcher-type", "--moe-flex-dispatcher-backend",
+                                              "--moe-enable-deepep", "--moe-expert-capacity-factor",
+                                              "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing"};
+  if (!a.has("--num-experts")) {  // read_model: a dense model; Megatron-Core builds no MoE layer to use them
+    for (const auto& f : flags)
+      if (a.has(f)) warnings.push_back(f + " changes nothing without --num-experts, as in Megatron-LM: not read");
+    return;
+  }
+  if (a.has("--moe-flex-dispatcher-backend") && d != "flex")
+    warnings.push_back("--moe-flex-dispatcher-backend is read under --moe-token-dispatcher-type flex only, as "
+                       "Megatron-LM does: not read");
+  if (d == "flex" && backend == "ncclep")
+    detail::fail(a.at("--moe-flex-dispatcher-backend"),
+                 "--moe-flex-dispatcher-backend ncclep changes the step, and NCCL's EP kernels are not modelled "
+                 "(ptdsim's flex dispatcher is DeepEP's and HybridEP's fused dispatch and combine)");
+  std::vector<std::string> keys, from;
+  if (a.has("--moe-token-dispatcher-type")) {
+    keys.push_back("dispatcher: " + (d == "alltoall_seq" ? std::string("alltoall") : d));
+    from.push_back(a.has("--moe-flex-dispatcher-backend") && d == "flex" ? "--moe-token-dispatcher-type with "
+                   "--moe-flex-dispatcher-backend " + backend : "--moe-token-dispatcher-type");
+  }
+  if (factor) {
+    // a factor drops what exceeds it; only the padded experts compute the whole capacity, which is
+    // what training.moe.capacity_factor times
+    const Flag* f = a.get("--moe-expert-capacity-factor");
+    const std::string& text = f->value;
+    if (*factor == 0)
+      detail::fail(f->at, "--moe-expert-capacity-factor " + text + " leaves every expert no capacity: Megatron-LM "
+                          "drops every token, which is not modelled (a negative factor is dropless)");
+    if (*factor > detail::bound_of("training.moe.capacity_factor").max)
+      detail::fail(f->at, "--moe-expert-capacity-factor " + text + " is above training.moe.capacity_factor's most (" +
+                              itext(static_cast<long long>(detail::bound_of("training.moe.capacity_factor").max)) + ")");
+    if (!pad) {
+      warnings.push_back("--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity: each expert "
+                         "computes the tokens it keeps, at most " + text + " times the mean, which ptdsim times as "
+                         "dropless (training.moe.load_imbalance, 1 unless given): capacity_factor not written");
+    } else {
+      // the router pads every expert's routing map to its capacity under any dispatcher
+      // (moe_utils.apply_router_token_dropping), so each sends and computes the factor times the mean
+      keys.push_back("capacity_factor: " + text);
+      from.push_back("--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity");
+    }
+  }
+  if (a.has("--moe-router-force-load-balancing")) {  // every expert the mean: what the key's 1 says
+    keys.push_back("load_imbalance: 1");
+    from.push_back("--moe-router-force-load-balancing");
+  }
+  if (keys.empty()) return;
+  std::string text, comment;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    text += (i ? ", " : "") + keys[i];
+    comment += (i ? "; " : "") + from[i];
+  }
+  lines.training.push_back({"moe: {" + text + "}", comment});
+  // where a refusal of the line is told: the dispatcher, else the router's flag
+  lines.at.emplace_back("training.moe", a.has("--moe-token-dispatcher-type") ? a.at("--moe-token-dispatcher-type")
+                                                                             : a.at("--moe-router-force-load-balancing"));
+}
+
+// --overlap-moe-expert-parallel-comm (Megatron-Core's combined 1F1B, training.overlap.ep), refused
+// where TransformerConfig asserts against it.
+bool moe_overlap(const Arguments& a, int layers) {
+  const Flag* f = a.get("--overlap-moe-expert-parallel-comm");
+  if (!f) return false;
+  const auto refuse = [&](const std::string& why) {
+    detail::fail(f->at, "--overlap-moe-expert-parallel-comm " + why + " (Megatron-LM asserts it)");
+  };
+  if (!a.has("--num-experts") || a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1) <= 1)
+    refuse("needs expert parallelism: --num-experts and --expert-model-parallel-size above 1");
+  const std::string d = dispatcher(a);
+  if (d != "alltoall" && d != "flex") refuse("needs --moe-token-dispatcher-type alltoall or flex, not " + d);
+  if (a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1) > 1 && virtual_stages(a, layers) <= 1)
+    refuse("needs a virtual pipeline of more than one stage a rank under pipeline parallelism "
+           "(--num-layers-per-virtual-pipeline-stage)");
+  if (a.has("--recompute-granularity") &&
+      a.choice("--recompute-granularity", {"full", "selective"}, "full") == "full")
+    refuse("does not work with --recompute-granularity full");
+  if (const Flag* m = a.get("--recompute-modules"))  // asserted whatever the granularity
+    for (const auto& item : m->items)
+      if (item.text == "moe") refuse("does not work with --recompute-modules moe");
+  if (!a.has("--bf16") && !a.has("--fp16")) refuse("needs --bf16 or --fp16");
+  if (a.has("--moe-shared-expert-overlap")) refuse("does not work with --moe-shared-expert-overlap");
+  if (a.integer("--mtp-num-layers", "model.mtp_layers").value_or(0) > 1) refuse("takes at most one MTP layer");
+  return true;
+}
+
+}  // namespace ptdsim::io::megatron

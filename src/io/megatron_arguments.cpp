@@ -1,0 +1,286 @@
+// The flags of a Megatron-LM command line by class, and the reading of its words into them
+// (megatron_arguments.hpp).
+#include "megatron_arguments.hpp"
+
+#include <algorithm>
+
+#include "ptdsim/io/import.hpp"
+
+namespace ptdsim::io::megatron {
+
+using detail::Mark;
+
+constexpr char kNoHost[] =
+    "CUDA graphs replay captured kernels without the host's launch work, and ptdsim does not model the host: "
+    "it times the GPU's work as if the host always kept ahead (docs/validation.md, \"Where the biased buckets' "
+    "error sits\")";
+
+namespace {
+
+// Flags that take a value, and flags that are switches.
+const std::vector<std::string> kValueFlags{
+    "--num-layers", "--hidden-size", "--num-attention-heads", "--num-query-groups", "--ffn-hidden-size",
+    "--seq-length", "--max-position-embeddings", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+    "--context-parallel-size", "--expert-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+    "--micro-batch-size", "--global-batch-size", "--fp8-format", "--recompute-granularity", "--normalization",
+    "--position-embedding-type", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
+    "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--vocab-size",
+    "--make-vocab-size-divisible-by", "--train-iters", "--train-samples", "--transformer-impl", "--fp8-recipe",
+    "--kv-channels", "--moe-layer-freq", "--moe-shared-expert-intermediate-size", "--moe-router-score-function",
+    "--moe-router-num-groups", "--moe-router-group-topk", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+    "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers",
+    "--expert-tensor-parallel-size", "--moe-token-dispatcher-type",
+    "--optimizer-offload-fraction", "--moe-expert-capacity-factor", "--moe-flex-dispatcher-backend"};
+const std::vector<std::string> kSwitchFlags{
+    "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
+    "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
+    "--account-for-loss-in-pipeline-split", "--tp-comm-overlap", "--overlap-grad-reduce",
+    "--overlap-param-gather", "--group-query-attention", "--disable-bias-linear", "--recompute-activations",
+    "--use-flash-attn", "--no-rope-fusion", "--no-bias-swiglu-fusion", "--no-bias-gelu-fusion",
+    "--no-bias-dropout-fusion", "--cross-entropy-loss-fusion", "--no-gradient-accumulation-fusion",
+    "--multi-latent-attention", "--qk-layernorm",
+    "--optimizer-cpu-offload", "--fine-grained-activation-offloading", "--moe-grouped-gemm",
+    "--moe-shared-expert-overlap", "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing",
+    "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"};
+// Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
+// with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
+const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules", "--cp-comm-type",
+                                          "--hierarchical-context-parallel-sizes",
+                                          "--moe-router-load-balancing-type", "--moe-aux-loss-coeff"};
+// Megatron-LM flags that change neither the model's shapes nor a step's time or memory (data,
+// tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
+// "ignored" warning, nothing else. A flag in none of the lists is unknown to ptdsim: a warning names
+// it (with the closest flag ptdsim reads when there is one), since it may be a misspelling. They are
+// listed by argparse's kind in megatron/training/arguments.py, the same at every release from March
+// 2025 to August 2026 (one value; store_true or store_false, a switch; nargs '*', --data-path's
+// list), so that each takes its own words and no more: a word after an ignored switch is a stray word.
+const std::vector<std::string> kIgnoredListFlags{"--data-path"};
+const std::vector<std::string> kIgnoredValueFlags{
+    "--save", "--load", "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples",
+    "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-warmup-samples", "--weight-decay", "--clip-grad",
+    "--adam-beta1", "--adam-beta2", "--adam-eps", "--init-method-std", "--split", "--tokenizer-type",
+    "--tokenizer-model", "--vocab-file", "--merge-file", "--log-interval", "--save-interval", "--eval-interval",
+    "--eval-iters", "--seed", "--attention-dropout", "--hidden-dropout", "--distributed-backend",
+    "--tensorboard-dir", "--wandb-project", "--wandb-exp-name", "--exit-interval", "--ckpt-format",
+    "--timing-log-level", "--data-cache-path", "--num-workers", "--distributed-timeout-minutes", "--rotary-base",
+    "--rotary-percent", "--norm-epsilon", "--tensorboard-log-interval", "--dataloader-type",
+    "--exit-duration-in-mins", "--manual-gc-interval", "--lr-warmup-init", "--dist-ckpt-strictness",
+    "--logging-level", "--rotary-seq-len-interpolation-factor", "--rotary-scaling-factor", "--mscale",
+    "--mscale-all-dim", "--moe-router-topk-scaling-factor", "--moe-router-bias-update-rate",
+    "--mtp-loss-scaling-factor", "--cuda-graph-warmup-steps"};
+const std::vector<std::string> kIgnoredSwitchFlags{
+    "--use-mcore-models", "--log-throughput", "--use-checkpoint-args", "--no-load-optim", "--no-load-rng",
+    "--finetune", "--mock-data", "--log-params-norm", "--log-num-zeros-in-grad", "--async-save", "--manual-gc",
+    "--attention-softmax-in-fp32", "--no-masked-softmax-fusion", "--eod-mask-loss",
+    "--use-rotary-position-embeddings", "--no-save-optim", "--no-save-rng", "--no-check-for-nan-in-loss-and-grad",
+    "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--auto-detect-ckpt-format",
+    "--log-timers-to-tensorboard", "--log-memory-to-tensorboard", "--log-validation-ppl-to-tensorboard",
+    "--moe-router-pre-softmax", "--moe-router-enable-expert-bias", "--te-rng-tracker"};
+
+constexpr Refused kRefusedFlags[] = {
+    {"--recompute-method", "recomputing some layers (block, or uniform over chunks of more than one layer) is not "
+                           "modelled: ptdsim's recompute: full recomputes every layer"},
+    {"--recompute-num-layers", "recomputing some layers is not modelled: ptdsim's recompute: full recomputes every layer"},
+    {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
+    {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
+    {"--cpu-offloading", "activation offload to the CPU is not modelled"},
+    {"--pipeline-model-parallel-layout", "an explicit layer layout is not read: give parallel.stage_layers in the file"},
+    {"--encoder-num-layers", "encoder-decoder models are not modelled"},
+    {"--num-virtual-stages-per-pipeline-rank",
+     "give the split as --num-layers-per-virtual-pipeline-stage, which the importer reads"}};
+
+constexpr Unmodelled kUnmodelledFlags[] = {
+    {"--cuda-graph-impl", Unmodelled::Takes::value, kNoHost},
+    {"--cuda-graph-scope", Unmodelled::Takes::list, kNoHost},  // deprecated for --cuda-graph-modules
+    {"--cuda-graph-modules", Unmodelled::Takes::list, kNoHost},
+    {"--enable-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
+    {"--external-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
+    {"--moe-permute-fusion", Unmodelled::Takes::nothing,
+     "ptdsim times permute and unpermute as one memory-bound copy of the routed rows each way (docs/analytic.md "
+     "\"Expert parallelism\"), what the fused kernels do, with or without the flag"},
+    {"--moe-router-fusion", Unmodelled::Takes::nothing,
+     "the router's softmax, top-k and scores are left out (docs/analytic.md \"Expert parallelism\"), fused or not"},
+    {"--moe-router-dtype", Unmodelled::Takes::value,
+     "the router's GEMM (hidden x experts a token, under 1% of the experts' FLOPs in the shipped MoE models) is "
+     "timed in 16 bits: the 32- or 64-bit logits and their backward are not"},
+    {"--cross-entropy-fusion-impl", Unmodelled::Takes::value,
+     "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"}};
+
+const Unmodelled* unmodelled(const std::string& flag) {
+  for (const auto& u : kUnmodelledFlags)
+    if (flag == u.flag) return &u;
+  return nullptr;
+}
+
+const Refused* refused(const std::string& flag) {
+  for (const auto& r : kRefusedFlags)
+    if (flag == r.flag) return &r;
+  return nullptr;
+}
+
+
+struct Token {
+  std::string text;
+  int column = 0;  // 1-based, in the argument string
+};
+
+// Shell-like words: blanks separate, single and double quotes group, a backslash-newline (a
+// continued command line) is a blank. Columns count in the string as given.
+std::vector<Token> words(const std::string& s) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n')))
+      i += s[i] == '\\' ? 2 : 1;
+    if (i >= s.size()) break;
+    Token t;
+    t.column = static_cast<int>(i) + 1;
+    char quote = 0;
+    while (i < s.size() && (quote || !std::isspace(static_cast<unsigned char>(s[i])))) {
+      const char c = s[i++];
+      if (quote) {
+        if (c == quote) quote = 0; else t.text += c;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else {
+        t.text += c;
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool among(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : src_(src) {
+  const auto ws = words(text);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    std::string word = ws[i].text;
+    if (word.rfind("--", 0) != 0) {
+      // the program and its own arguments before the first flag; a stray word after one
+      if (!flags_.empty() || !ignored_.empty() || !unknown_.empty() || !unmodelled_.empty() || !refused_.empty())
+        unknown_.push_back({word, Mark{src_, 1, ws[i].column}});
+      continue;
+    }
+    std::string value;
+    int value_column = ws[i].column;
+    bool inline_value = false;
+    if (const auto eq = word.find('='); eq != std::string::npos) {
+      value = word.substr(eq + 1);
+      value_column += static_cast<int>(eq) + 1;
+      word = word.substr(0, eq);
+      inline_value = true;
+    }
+    if (among(kValueFlags, word)) {
+      if (!inline_value) {
+        if (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0)
+          detail::fail(Mark{src_, 1, ws[i].column}, word + " needs a value");
+        value = ws[++i].text;
+        value_column = ws[i].column;
+      }
+      flags_[word] = Flag{value, Mark{src_, 1, value_column}, {}};
+    } else if (among(kListFlags, word)) {
+      Flag f{"", Mark{src_, 1, ws[i].column}, {}};
+      if (inline_value) {
+        f.items.push_back({value, Mark{src_, 1, value_column}});
+      } else {
+        while (i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) {
+          ++i;
+          f.items.push_back({ws[i].text, Mark{src_, 1, ws[i].column}});
+        }
+      }
+      // argparse keeps the last list alone: a second one is a slip for a longer first
+      if (flags_.count(word))
+        detail::fail(f.at, word + " is given twice (Megatron-LM keeps only the last list): give every value in one");
+      flags_[word] = std::move(f);
+    } else if (among(kSwitchFlags, word)) {
+      if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
+      flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}, {}};
+    } else {
+      const Mark at{src_, 1, ws[i].column};
+      if (const Refused* r = refused(word)) {
+        std::string value = inline_value ? value_of_inline(ws[i].text) : "";
+        if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) value = ws[i + 1].text;
+        refused_.push_back({word, value, at, r});
+      } else if (const Unmodelled* u = unmodelled(word)) {
+        if (inline_value && u->takes == Unmodelled::Takes::nothing) detail::fail(at, word + " takes no value");
+        std::string value = inline_value ? value_of_inline(ws[i].text) : "";
+        if (u->takes == Unmodelled::Takes::list && !inline_value)
+          while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
+            value += (value.empty() ? "" : " ") + ws[++i].text;  // all but the last value
+        if (!inline_value && u->takes != Unmodelled::Takes::nothing && i + 1 < ws.size() &&
+            ws[i + 1].text.rfind("--", 0) != 0)
+          value += (value.empty() ? "" : " ") + ws[i + 1].text;
+        unmodelled_.push_back({word, value, at, u});
+        if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
+      } else if (among(kIgnoredSwitchFlags, word)) {
+        if (inline_value) detail::fail(at, word + " takes no value");
+        ignored_.push_back(word);
+        continue;  // a word after a switch is a stray word
+      } else if (among(kIgnoredValueFlags, word)) {
+        if (!inline_value && (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0))
+          detail::fail(at, word + " needs a value");
+        ignored_.push_back(word);
+      } else if (among(kIgnoredListFlags, word)) {
+        ignored_.push_back(word);
+        if (!inline_value)
+          while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
+            ++i;  // all but the last value
+      } else {
+        unknown_.push_back({word, at});
+      }
+      // its value, if it has one, is not a flag
+      if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) ++i;
+    }
+  }
+}
+
+std::string itext(long long v) { return detail::yaml_int(v); }
+
+// --moe-token-dispatcher-type (arguments.py's choices; unset, Megatron-Core's allgather)
+std::string dispatcher(const Arguments& a) {
+  return a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");
+}
+
+// --transformer-impl local: Megatron-Core's own modules instead of TransformerEngine's
+bool local_impl(const Arguments& a) {
+  return a.choice("--transformer-impl", {"transformer_engine", "local"}, "transformer_engine") == "local";
+}
+
+// Megatron-LM's virtual pipeline degree (arguments.py): the layers a pipeline stage holds (the
+// embedding and the loss counted where the split counts them) over --num-layers-per-virtual-pipeline-stage;
+// 1 without it (arguments.py then sets none, as it does for a degree of 1).
+int virtual_stages(const Arguments& a, int layers) {
+  const auto per = a.integer("--num-layers-per-virtual-pipeline-stage", "model.layers");
+  if (!per) return 1;
+  const int pp = a.integer("--pipeline-model-parallel-size", "parallel.pp").value_or(1);
+  const long long counted = 1LL * layers + a.has("--account-for-embedding-in-pipeline-split") +
+                            a.has("--account-for-loss-in-pipeline-split");
+  if (1LL * pp * *per > counted || counted % (1LL * pp * *per) != 0)
+    detail::fail(a.get("--num-layers-per-virtual-pipeline-stage")->at,
+                 "--num-layers-per-virtual-pipeline-stage " + itext(*per) + " does not divide the " + itext(counted) +
+                     " layers over " + itext(pp) + " pipeline stages");
+  return static_cast<int>(counted / (1LL * pp * *per));
+}
+
+}  // namespace ptdsim::io::megatron
+
+namespace ptdsim::io {
+
+const std::vector<std::string>& megatron_flags() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v = megatron::kValueFlags;
+    v.insert(v.end(), megatron::kSwitchFlags.begin(), megatron::kSwitchFlags.end());
+    v.insert(v.end(), megatron::kListFlags.begin(), megatron::kListFlags.end());
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace ptdsim::io
