@@ -102,7 +102,9 @@ constexpr Unmodelled kUnmodelledFlags[] = {
      "the router's softmax, top-k and scores are left out (docs/analytic.md \"Expert parallelism\"), fused or not"},
     {"--moe-router-dtype", Unmodelled::Takes::value,
      "the router's GEMM (hidden x experts a token, under 1% of the experts' FLOPs in the shipped MoE models) is "
-     "timed in 16 bits: the 32- or 64-bit logits and their backward are not"},
+     "timed in 16 bits: with fp32, Megatron-Core's forward is a 16-bit GEMM with fp32 output and its backward "
+     "TransformerEngine's fp32 GEMM, which runs on TF32 tensor cores at half the 16-bit rate (under 0.5% of an "
+     "MoE layer's time); fp64's backward is not timed"},
     {"--cross-entropy-fusion-impl", Unmodelled::Takes::value,
      "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"}};
 
