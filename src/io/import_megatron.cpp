@@ -83,6 +83,9 @@ void check_flags(const Arguments& a, Imported& out) {
                                                       "the imported file does not show it"
                                                     : ": did you mean " + near + "? (not read)"));
   }
+  for (const auto& r : a.repeated())
+    out.warnings.push_back(fmt::format("megatron:1:{}: {} is given again: Megatron-LM (argparse) keeps the last "
+                                       "one, read here; the earlier is not", r.at.column, r.word));
   if (a.unmodelled_flag("--cuda-graph-scope") && a.unmodelled_flag("--cuda-graph-modules"))
     detail::fail(a.unmodelled_flag("--cuda-graph-scope")->at,
                  "--cuda-graph-scope and --cuda-graph-modules cannot be used together (Megatron-LM asserts it; "

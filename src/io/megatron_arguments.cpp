@@ -185,6 +185,7 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
         value = ws[++i].text;
         value_column = ws[i].column;
       }
+      if (flags_.count(word)) repeated_.push_back({word, Mark{src_, 1, ws[i].column}});
       flags_[word] = Flag{value, Mark{src_, 1, value_column}, {}};
     } else if (among(kListFlags, word)) {
       Flag f{"", Mark{src_, 1, ws[i].column}, {}};
@@ -196,12 +197,11 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
           f.items.push_back({ws[i].text, Mark{src_, 1, ws[i].column}});
         }
       }
-      // argparse keeps the last list alone: a second one is a slip for a longer first
-      if (flags_.count(word))
-        detail::fail(f.at, word + " is given twice (Megatron-LM keeps only the last list): give every value in one");
+      if (flags_.count(word)) repeated_.push_back({word, f.at});  // argparse keeps the last list alone
       flags_[word] = std::move(f);
     } else if (among(kSwitchFlags, word)) {
       if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
+      if (flags_.count(word)) repeated_.push_back({word, Mark{src_, 1, ws[i].column}});
       flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}, {}};
     } else {
       const Mark at{src_, 1, ws[i].column};

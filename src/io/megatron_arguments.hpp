@@ -121,6 +121,8 @@ class Arguments {
     detail::Mark at;
   };
   const std::vector<Word>& unknown() const { return unknown_; }
+  // A flag read given again, at the later one: argparse keeps the last value or list, as here.
+  const std::vector<Word>& repeated() const { return repeated_; }
   struct RefusedFlag {
     std::string flag, value;
     detail::Mark at;
@@ -146,6 +148,7 @@ class Arguments {
   std::map<std::string, Flag> flags_;
   std::vector<std::string> ignored_;
   std::vector<Word> unknown_;
+  std::vector<Word> repeated_;
   std::vector<RefusedFlag> refused_;
   std::vector<UnmodelledFlag> unmodelled_;
 };

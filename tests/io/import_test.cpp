@@ -923,8 +923,21 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
               "megatron:1:123: error: --recompute-modules: unknown module \"attention\" (Megatron-Core's: ", 0) == 0);
     CHECK(mg(base + "--recompute-granularity selective --recompute-modules mlp core_attn mlp")
               .rfind("megatron:1:142: error: --recompute-modules names mlp twice\n", 0) == 0);
-    CHECK(mg(base + "--recompute-modules mlp --recompute-granularity selective --recompute-modules core_attn")
-              .rfind("megatron:1:132: error: --recompute-modules is given twice (Megatron-LM keeps only the last list)", 0) == 0);
+    {  // argparse keeps the last list (and the last value): read so, with a warning at the later one
+      io::ImportScenario s;
+      s.hardware = "dgx-h100";
+      s.gpus = 8;
+      const auto again = io::import_megatron(
+          base + "--recompute-modules mlp --recompute-granularity selective --recompute-modules core_attn "
+                 "--num-layers 4 --seq-length 128 --global-batch-size 8",
+          "", s);
+      CHECK(mentions(again.warnings, "megatron:1:132: --recompute-modules is given again: Megatron-LM (argparse) "
+                                     "keeps the last one, read here; the earlier is not"));
+      CHECK(mentions(again.warnings, "--num-layers is given again"));
+      const auto sc = io::load_scenario_from_string(again.yaml, "plan.yaml");
+      CHECK(sc.training.recompute_modules == (1u << static_cast<unsigned>(core::RecomputeModule::core_attn)));
+      CHECK(sc.model.layers == 4);
+    }
     CHECK(mg(base + "--recompute-granularity selective --recompute-modules mhc")
               .rfind("megatron:1:128: error: --recompute-modules mhc changes the step, and recomputing mhc is not "
                      "modelled (ptdsim models core_attn, mla_up_proj, mlp, moe, moe_act, layernorm, shared_experts)\n",
