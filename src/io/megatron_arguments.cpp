@@ -170,7 +170,8 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
       continue;
     }
     std::string value;
-    int value_column = ws[i].column;
+    const int flag_column = ws[i].column;
+    int value_column = flag_column;
     bool inline_value = false;
     if (const auto eq = word.find('='); eq != std::string::npos) {
       value = word.substr(eq + 1);
@@ -185,7 +186,7 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
         value = ws[++i].text;
         value_column = ws[i].column;
       }
-      if (flags_.count(word)) repeated_.push_back({word, Mark{src_, 1, ws[i].column}});
+      if (flags_.count(word)) repeated_.push_back({word, Mark{src_, 1, flag_column}});
       flags_[word] = Flag{value, Mark{src_, 1, value_column}, {}};
     } else if (among(kListFlags, word)) {
       Flag f{"", Mark{src_, 1, ws[i].column}, {}};

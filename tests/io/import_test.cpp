@@ -933,7 +933,7 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
           "", s);
       CHECK(mentions(again.warnings, "megatron:1:132: --recompute-modules is given again: Megatron-LM (argparse) "
                                      "keeps the last one, read here; the earlier is not"));
-      CHECK(mentions(again.warnings, "--num-layers is given again"));
+      CHECK(mentions(again.warnings, "megatron:1:162: --num-layers is given again"));  // at the flag, not its value
       const auto sc = io::load_scenario_from_string(again.yaml, "plan.yaml");
       CHECK(sc.training.recompute_modules == (1u << static_cast<unsigned>(core::RecomputeModule::core_attn)));
       CHECK(sc.model.layers == 4);
