@@ -68,7 +68,7 @@ void add_import(CLI::App& app) {
   auto* mg_cmd = cmd->add_subcommand(
       "megatron", "a Megatron-LM command line (its arguments, best quoted as one): a model, or a scenario with "
                   "--hardware and --gpus. Flags read: " + core::joined(io::megatron_flags(), " ") + "; flags that change the "
-                  "model or the step but are not modelled (--recompute-method, --optimizer, ...) are refused; others are named in a warning "
+                  "model or the step but are not modelled (--optimizer, --cpu-offloading, ...) are refused; others are named in a warning "
                   "(docs/inputs.md)");
   // The arguments, quoted as one or not, are what ptdsim's own options leave: a quoted string
   // starting with "--" would otherwise be taken for an option of ours

@@ -3,11 +3,6 @@
 // is absent are Megatron-LM's own (megatron/training/arguments.py); the scenario names framework
 // megatron-core-0.8, whose documented defaults fill the switches no flag sets.
 #include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -28,14 +23,12 @@ namespace {
 using namespace megatron;
 
 using detail::Mark;
-using detail::Node;
 
 // What --recompute-modules leaves to write: the modules selective recomputes, or none at all.
 struct RecomputeModules {
   std::vector<std::string> names;  // training.recompute_modules, in the flag's order; empty: the key unwritten
   bool none_left = false;          // selective with an empty list: nothing recomputed (recompute: none)
 };
-
 
 // The flags that change the model or the step: refused, but for a recompute method ptdsim models
 // (uniform over one-layer chunks: every layer's input checkpointed). True for that one.

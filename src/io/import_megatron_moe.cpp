@@ -6,12 +6,8 @@
 #include <optional>
 
 #include "ptdsim/core/printable.hpp"
-#include "ptdsim/core/split.hpp"
 
 namespace ptdsim::io::megatron {
-
-using detail::Mark;
-
 namespace {
 
 // --moe-layer-freq's value: an integer N (layer i is MoE when i % N == 0, Megatron's
@@ -62,8 +58,12 @@ std::vector<int> layer_pattern(const std::string& text, int layers) {
 
 // --moe-layer-freq: dense first layers then every layer MoE, or MoE exactly where (i + 1) % every
 // == 0, into `moe`; what the written key says of it.
-std::string read_moe_layers(const Flag* freq, int layers, core::MoeSpec& moe) {
+std::string read_moe_layers(const Arguments& a, int layers, core::MoeSpec& moe) {
+  const Flag* freq = a.get("--moe-layer-freq");
   if (!freq) return "every layer is an MoE layer (--moe-layer-freq 1)";
+  for (const Flag& e : a.earlier("--moe-layer-freq"))  // argparse's type: an integer or a list
+    if (layer_pattern(e.value, layers).empty())
+      detail::fail(e.at, "--moe-layer-freq " + e.value + " is not an integer or a list");
   const std::vector<int> p = layer_pattern(freq->value, layers);
   if (static_cast<int>(p.size()) != layers)
     detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not an integer or a list of " + itext(layers) +
@@ -98,7 +98,7 @@ void read_moe(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model)
   moe.experts = *experts;
   moe.top_k = a.integer("--moe-router-topk", "model.moe.top_k").value_or(2);  // Megatron's default top-k
   moe.ffn_hidden = a.integer("--moe-ffn-hidden-size", "model.moe.ffn_hidden").value_or(0);
-  const std::string every_from = read_moe_layers(a.get("--moe-layer-freq"), m.layers, moe);
+  const std::string every_from = read_moe_layers(a, m.layers, moe);
   if (const auto shared = a.integer("--moe-shared-expert-intermediate-size", "model.moe.shared_ffn_hidden")) {
     // Megatron-Core's SharedExpertMLP: the shared experts as one MLP of this width
     moe.shared_experts = 1;
@@ -203,9 +203,10 @@ void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines
 // summed), the coefficients numbers. The balancing changes no step's time; it is checked so that a
 // command Megatron-LM refuses is refused here.
 void moe_arguments(const Arguments& a) {
-  if (const Flag* f = a.get("--moe-expert-capacity-factor"); f && !detail::parse_number(f->value))
-    detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" + core::printable(f->value) + "\"");
-  if (const Flag* f = a.get("--moe-router-load-balancing-type")) {
+  for (const Flag* f : a.every("--moe-expert-capacity-factor"))
+    if (!detail::parse_number(f->value))
+      detail::fail(f->at, "--moe-expert-capacity-factor must be a number, got \"" + core::printable(f->value) + "\"");
+  for (const Flag* f : a.every("--moe-router-load-balancing-type")) {
     static const std::vector<std::string> kinds{"aux_loss", "seq_aux_loss", "global_aux_loss",
                                                 "sinkhorn", "quantile_balancing", "none"};
     const std::string list = core::joined(kinds);
@@ -218,7 +219,7 @@ void moe_arguments(const Arguments& a) {
                                   (near.empty() ? "" : ": did you mean " + near + "?"));
       }
   }
-  if (const Flag* c = a.get("--moe-aux-loss-coeff")) {
+  for (const Flag* c : a.every("--moe-aux-loss-coeff")) {
     if (c->items.empty()) detail::fail(c->at, "--moe-aux-loss-coeff needs a coefficient");
     for (const auto& item : c->items)
       if (!detail::parse_number(item.text))

@@ -3,6 +3,7 @@
 #include "megatron_arguments.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "ptdsim/io/import.hpp"
 
@@ -51,9 +52,10 @@ const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modu
 // tokenizer, checkpoints, logging, learning-rate schedule, initialisation, dropout): listed in the
 // "ignored" warning, nothing else. A flag in none of the lists is unknown to ptdsim: a warning names
 // it (with the closest flag ptdsim reads when there is one), since it may be a misspelling. They are
-// listed by argparse's kind in megatron/training/arguments.py, the same at every release from March
-// 2025 to August 2026 (one value; store_true or store_false, a switch; nargs '*', --data-path's
-// list), so that each takes its own words and no more: a word after an ignored switch is a stray word.
+// listed by argparse's kind in megatron/training/arguments.py, the same at every release that has
+// them from March 2025 to August 2026 (one value; store_true or store_false, a switch; nargs '*',
+// --data-path's list), so that each takes its own words and no more: a word after an ignored switch
+// is a stray word.
 const std::vector<std::string> kIgnoredListFlags{"--data-path"};
 const std::vector<std::string> kIgnoredValueFlags{
     "--save", "--load", "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples",
@@ -102,9 +104,10 @@ constexpr Unmodelled kUnmodelledFlags[] = {
      "the router's softmax, top-k and scores are left out (docs/analytic.md \"Expert parallelism\"), fused or not"},
     {"--moe-router-dtype", Unmodelled::Takes::value,
      "the router's GEMM (hidden x experts a token, under 1% of the experts' FLOPs in the shipped MoE models) is "
-     "timed in 16 bits: with fp32, Megatron-Core's forward is a 16-bit GEMM with fp32 output and its backward "
-     "TransformerEngine's fp32 GEMM, which runs on TF32 tensor cores at half the 16-bit rate (under 0.5% of an "
-     "MoE layer's time); fp64's backward is not timed"},
+     "timed in 16 bits. Under fp32, Megatron-Core's forward is a 16-bit GEMM with fp32 output and its backward "
+     "TransformerEngine's fp32 GEMM, which cuBLASLt computes in TF32 at half the 16-bit rate: what is left out "
+     "is about 0.5% of the experts' time or less. Under fp64 both run as FP64 GEMMs in PyTorch, about 1/15 of "
+     "the 16-bit rate on an H100: 5-10% of the experts' time is left out"},
     {"--cross-entropy-fusion-impl", Unmodelled::Takes::value,
      "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"}};
 
@@ -119,7 +122,6 @@ const Refused* refused(const std::string& flag) {
     if (flag == r.flag) return &r;
   return nullptr;
 }
-
 
 struct Token {
   std::string text;
@@ -186,7 +188,7 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
         value = ws[++i].text;
         value_column = ws[i].column;
       }
-      if (flags_.count(word)) repeated_.push_back({word, Mark{src_, 1, flag_column}});
+      if (flags_.count(word)) again(word, Mark{src_, 1, flag_column});
       flags_[word] = Flag{value, Mark{src_, 1, value_column}, {}};
     } else if (among(kListFlags, word)) {
       Flag f{"", Mark{src_, 1, ws[i].column}, {}};
@@ -198,18 +200,18 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
           f.items.push_back({ws[i].text, Mark{src_, 1, ws[i].column}});
         }
       }
-      if (flags_.count(word)) repeated_.push_back({word, f.at});  // argparse keeps the last list alone
+      if (flags_.count(word)) again(word, f.at);  // argparse keeps the last list alone
       flags_[word] = std::move(f);
     } else if (among(kSwitchFlags, word)) {
       if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
-      if (flags_.count(word)) repeated_.push_back({word, Mark{src_, 1, ws[i].column}});
+      if (flags_.count(word)) again(word, Mark{src_, 1, ws[i].column});
       flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}, {}};
     } else {
       const Mark at{src_, 1, ws[i].column};
       if (const Refused* r = refused(word)) {
         std::string value = inline_value ? value_of_inline(ws[i].text) : "";
         if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) value = ws[i + 1].text;
-        refused_.push_back({word, value, at, r});
+        last(refused_, RefusedFlag{word, value, at, r});
       } else if (const Unmodelled* u = unmodelled(word)) {
         if (inline_value && u->takes == Unmodelled::Takes::nothing) detail::fail(at, word + " takes no value");
         std::string value = inline_value ? value_of_inline(ws[i].text) : "";
@@ -219,7 +221,7 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
         if (!inline_value && u->takes != Unmodelled::Takes::nothing && i + 1 < ws.size() &&
             ws[i + 1].text.rfind("--", 0) != 0)
           value += (value.empty() ? "" : " ") + ws[i + 1].text;
-        unmodelled_.push_back({word, value, at, u});
+        last(unmodelled_, UnmodelledFlag{word, value, at, u});
         if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
       } else if (among(kIgnoredSwitchFlags, word)) {
         if (inline_value) detail::fail(at, word + " takes no value");
@@ -241,6 +243,22 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
       if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) ++i;
     }
   }
+}
+
+void Arguments::again(const std::string& flag, const Mark& at) {
+  repeated_.push_back({flag, at});
+  earlier_[flag].push_back(flags_.at(flag));
+}
+
+template <class Entry>
+void Arguments::last(std::vector<Entry>& entries, Entry entry) {
+  for (auto& e : entries)
+    if (e.flag == entry.flag) {
+      repeated_.push_back({entry.flag, entry.at});
+      e = std::move(entry);
+      return;
+    }
+  entries.push_back(std::move(entry));
 }
 
 std::string itext(long long v) { return detail::yaml_int(v); }

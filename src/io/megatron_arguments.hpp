@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,6 +65,21 @@ class Arguments {
     return n;
   }
   bool has(const std::string& flag) const { return flags_.count(flag) > 0; }
+  // The values of a flag given again before its last, in order: argparse checks the type and choices
+  // of every occurrence, so the typed readers here check them as they check the last.
+  const std::vector<Flag>& earlier(const std::string& flag) const {
+    static const std::vector<Flag> none;
+    auto it = earlier_.find(flag);
+    return it == earlier_.end() ? none : it->second;
+  }
+  // Every occurrence of the flag, the last one last; none when it is absent.
+  std::vector<const Flag*> every(const std::string& flag) const {
+    std::vector<const Flag*> all;
+    if (!get(flag)) return all;
+    for (const Flag& e : earlier(flag)) all.push_back(&e);
+    all.push_back(get(flag));
+    return all;
+  }
   const Flag* get(const std::string& flag) const {
     auto it = flags_.find(flag);
     return it == flags_.end() ? nullptr : &it->second;
@@ -74,12 +90,14 @@ class Arguments {
   std::optional<long long> wide(const std::string& flag, std::string_view as) const {
     const Flag* f = get(flag);
     if (!f) return std::nullopt;
+    for (const Flag& e : earlier(flag)) detail::read_integer(scalar(e), flag, as);
     return detail::read_integer(scalar(*f), flag, as);
   }
   // A flag's decimal value as the text it was given, in the range of the ptdsim key `as`.
   std::optional<std::string> decimal(const std::string& flag, std::string_view as) const {
     const Flag* f = get(flag);
     if (!f) return std::nullopt;
+    for (const Flag& e : earlier(flag)) detail::read_number(scalar(e), std::string(as));
     detail::read_number(scalar(*f), std::string(as));
     return f->value;
   }
@@ -112,8 +130,10 @@ class Arguments {
   std::string choice(const std::string& flag, const std::vector<std::string>& choices, const std::string& fallback) const {
     const Flag* f = get(flag);
     if (!f) return fallback;
-    if (among(choices, f->value)) return f->value;
-    detail::fail(f->at, flag + " must be one of " + core::joined(choices) + ", got \"" + f->value + "\"");
+    for (const Flag* e : every(flag))
+      if (!among(choices, e->value))
+        detail::fail(e->at, flag + " must be one of " + core::joined(choices) + ", got \"" + e->value + "\"");
+    return f->value;
   }
   const std::vector<std::string>& ignored() const { return ignored_; }
   struct Word {
@@ -121,7 +141,8 @@ class Arguments {
     detail::Mark at;
   };
   const std::vector<Word>& unknown() const { return unknown_; }
-  // A flag read given again, at the later one: argparse keeps the last value or list, as here.
+  // A flag given again, at the later one: argparse keeps the last value or list, as here (a refused
+  // or unmodelled flag too: its last value is the one refused or warned of).
   const std::vector<Word>& repeated() const { return repeated_; }
   struct RefusedFlag {
     std::string flag, value;
@@ -143,16 +164,21 @@ class Arguments {
 
  private:
   static std::string value_of_inline(const std::string& word) { return word.substr(word.find('=') + 1); }
+  // A flag read given again at `at`: its earlier value kept for the checks, the repeat for the warning.
+  void again(const std::string& flag, const detail::Mark& at);
+  // A refused or unmodelled flag: given again, its last occurrence replaces the earlier one.
+  template <class Entry>
+  void last(std::vector<Entry>& entries, Entry entry);
 
   detail::SourcePtr src_;
   std::map<std::string, Flag> flags_;
   std::vector<std::string> ignored_;
   std::vector<Word> unknown_;
   std::vector<Word> repeated_;
+  std::map<std::string, std::vector<Flag>> earlier_;
   std::vector<RefusedFlag> refused_;
   std::vector<UnmodelledFlag> unmodelled_;
 };
-
 
 // A count as YAML writes it.
 std::string itext(long long v);

@@ -937,6 +937,21 @@ TEST_CASE("io: import megatron positions its errors in the argument string", "[i
       const auto sc = io::load_scenario_from_string(again.yaml, "plan.yaml");
       CHECK(sc.training.recompute_modules == (1u << static_cast<unsigned>(core::RecomputeModule::core_attn)));
       CHECK(sc.model.layers == 4);
+      // argparse checks every occurrence's type and choices, not only the last
+      const std::string ok = base + "--seq-length 128 --global-batch-size 8 ";
+      const auto refused = [&](const std::string& more) { return error_of([&] { io::import_megatron(ok + more, "", s); }); };
+      CHECK(refused("--num-layers abc --num-layers 4")
+                .rfind("megatron:1:" + std::to_string(ok.size() + 14) + ": error: --num-layers", 0) == 0);
+      CHECK(refused("--fp8-format e5m2x --fp8-format hybrid").find("--fp8-format must be one of") != std::string::npos);
+      CHECK(refused("--moe-aux-loss-coeff x --moe-aux-loss-coeff 1e-3")
+                .find("--moe-aux-loss-coeff must be a number, got \"x\"") != std::string::npos);
+      // a refused or unmodelled flag given again: its last value is the one read
+      CHECK(refused("--recompute-granularity full --recompute-method uniform --recompute-method block "
+                    "--recompute-num-layers 1")
+                .find("--recompute-method block changes the model or the step") != std::string::npos);
+      const auto graphs = io::import_megatron(ok + "--cuda-graph-impl none --cuda-graph-impl local", "", s);
+      CHECK(mentions(graphs.warnings, "--cuda-graph-impl local: not modelled"));
+      CHECK(mentions(graphs.warnings, "--cuda-graph-impl is given again"));
     }
     CHECK(mg(base + "--recompute-granularity selective --recompute-modules mhc")
               .rfind("megatron:1:128: error: --recompute-modules mhc changes the step, and recomputing mhc is not "
