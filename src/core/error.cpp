@@ -15,9 +15,18 @@ std::string Diagnostic::render() const {
   out.append(": error: ").append(message);
   if (!source_line.empty() && where.line > 0) {
     out.append("\n").append(source_line).append("\n");
-    // keep tabs so the caret lines up under the same column in a terminal
-    for (int i = 0; i + 1 < where.column && i < static_cast<int>(source_line.size()); ++i)
-      out.push_back(source_line[static_cast<std::size_t>(i)] == '\t' ? '\t' : ' ');
+    // keep tabs so the caret lines up under the same column in a terminal; columns count bytes, a
+    // terminal draws a UTF-8 character's bytes as one cell (a stray byte too; a wide East Asian
+    // character takes two, which is not counted)
+    const std::size_t end = std::min(static_cast<std::size_t>(std::max(where.column - 1, 0)), source_line.size());
+    for (std::size_t i = 0; i < end;) {
+      const auto lead = static_cast<unsigned char>(source_line[i]);
+      std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 1;
+      for (std::size_t k = 1; k < n; ++k)
+        if (i + k >= end || (static_cast<unsigned char>(source_line[i + k]) & 0xC0) != 0x80) n = 1;
+      out.push_back(lead == '\t' ? '\t' : ' ');
+      i += n;
+    }
     out.push_back('^');
   }
   return out;

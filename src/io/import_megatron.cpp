@@ -30,12 +30,24 @@ struct RecomputeModules {
   bool none_left = false;          // selective with an empty list: nothing recomputed (recompute: none)
 };
 
+// Megatron-Core reads --recompute-method and --recompute-num-layers under --recompute-granularity
+// full only (TransformerBlock), and arguments.py refuses a method under selective (which
+// --recompute-activations sets); without a granularity they change nothing.
+bool recompute_granularity_given(const Arguments& a) {
+  return a.has("--recompute-granularity") || a.has("--recompute-activations");
+}
+
 // The flags that change the model or the step: refused, but for a recompute method ptdsim models
 // (uniform over one-layer chunks: every layer's input checkpointed). True for that one.
 bool read_refused(const Arguments& a) {
   bool recompute_every_layer = false;
+  const Flag* granularity = a.get("--recompute-granularity");
+  const bool selective = a.has("--recompute-activations") || (granularity && granularity->value == "selective");
   for (const auto& r : a.refused_flags()) {
     if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers") {
+      if (!recompute_granularity_given(a)) continue;  // not read (check_flags says so)
+      if (selective && r.flag == "--recompute-method")
+        detail::fail(r.at, "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
       const auto* method = [&]() -> const Arguments::RefusedFlag* {
         for (const auto& x : a.refused_flags())
           if (x.flag == "--recompute-method") return &x;
@@ -52,12 +64,12 @@ bool read_refused(const Arguments& a) {
         continue;
       }
     }
+    if (r.flag == "--optimizer" && r.value == "adam") continue;  // Megatron-LM's default, what ptdsim models
     detail::fail(r.at, r.flag + (r.value.empty() ? "" : " " + r.value) + " changes the model or the step, and " +
                            r.why->why);
   }
-  if (recompute_every_layer && a.get("--recompute-granularity") && a.get("--recompute-granularity")->value != "full")
-    detail::fail(a.get("--recompute-granularity")->at,
-                 "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
+  if (recompute_every_layer && granularity && granularity->value != "full")
+    detail::fail(granularity->at, "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
   return recompute_every_layer;
 }
 
@@ -67,7 +79,8 @@ void check_flags(const Arguments& a, Imported& out) {
   for (const auto& u : a.unknown()) {
     if (u.word.rfind("--", 0) != 0) {  // a value of an unknown flag that takes several, or a slip
       out.warnings.push_back(fmt::format("megatron:1:{}: stray word {}: not read by ptdsim (a value the flag before "
-                                         "it does not take, or a slip)", u.at.column, core::printable(u.word)));
+                                         "it does not take, or a slip)", u.at.column,
+                                         u.word.empty() ? std::string("''") : core::printable(u.word)));
       continue;
     }
     const std::string near = core::closest_match(u.word, megatron_flags());
@@ -76,6 +89,17 @@ void check_flags(const Arguments& a, Imported& out) {
                                                       "the imported file does not show it"
                                                     : ": did you mean " + near + "? (not read)"));
   }
+  if (!recompute_granularity_given(a))
+    for (const auto& r : a.refused_flags())
+      if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers")
+        out.warnings.push_back(fmt::format("megatron:1:{}: {} is read under --recompute-granularity full only, as "
+                                           "Megatron-Core reads it: not read (nothing is recomputed)", r.at.column,
+                                           r.flag));
+  if (a.has("--moe-router-num-groups") && !a.has("--moe-router-group-topk"))
+    out.warnings.push_back("--moe-router-num-groups is read with --moe-router-group-topk only, as Megatron-Core "
+                           "reads it: not read (the router takes its top-k over every expert)");
+  if (a.has("--bf16") && a.has("--fp16"))
+    detail::fail(a.at("--fp16"), "--fp16 and --bf16 cannot be used together (Megatron-LM asserts it)");
   for (const auto& r : a.repeated())
     out.warnings.push_back(fmt::format("megatron:1:{}: {} is given again: Megatron-LM (argparse) keeps the last "
                                        "one, read here; the earlier is not", r.at.column, r.word));
@@ -132,6 +156,9 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
   const int default_ffn = swiglu ? static_cast<int>((4.0 * m.hidden * 2 / 3) / 64) * 64 : 4 * m.hidden;
   m.ffn_hidden = a.integer("--ffn-hidden-size", "model.ffn_hidden").value_or(default_ffn);
+  if (m.ffn_hidden < 1)  // a hidden size under 24 rounds SwiGLU's default down to nothing
+    detail::fail(a.at("--hidden-size"), "--hidden-size " + itext(m.hidden) + " gives Megatron's SwiGLU FFN width "
+                                        "int(8h/3 / 64) * 64 = 0: give --ffn-hidden-size");
   const int seq = a.integer("--seq-length", "training.seq_len").value_or(scenario.seq_len);
   m.max_seq_len = a.integer("--max-position-embeddings", "model.max_seq_len").value_or(seq > 0 ? seq : 2048);
   // the vocabulary comes from the tokenizer unless --vocab-size gives it; Megatron pads it to a
@@ -175,7 +202,7 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   model.add("ffn_hidden", itext(m.ffn_hidden), a.has("--ffn-hidden-size") ? "--ffn-hidden-size"
                                                : swiglu ? "Megatron's SwiGLU default int(8h/3 / 64) * 64"
                                                         : "Megatron's default 4h",
-            a.at("--ffn-hidden-size"));
+            a.has("--ffn-hidden-size") ? a.at("--ffn-hidden-size") : a.at("--hidden-size"));
   model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
   model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
   model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
@@ -209,11 +236,20 @@ void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::Scenar
            {"training.micro_batch", "--micro-batch-size"},
            {"training.global_batch", "--global-batch-size"}})
     if (a.get(flag)) lines.at.emplace_back(key, a.get(flag)->at);
-  lines.parallel.push_back({"tp: " + itext(tp), "--tensor-model-parallel-size"});
-  lines.parallel.push_back({"pp: " + itext(pp), "--pipeline-model-parallel-size"});
-  lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)), "--context-parallel-size"});
+  // tp*cp*pp's check is told at parallel.tp: without --tensor-model-parallel-size, at the degree given
+  if (!a.has("--tensor-model-parallel-size"))
+    for (const char* flag : {"--context-parallel-size", "--pipeline-model-parallel-size"})
+      if (a.has(flag)) {
+        lines.at.emplace_back("parallel.tp", a.at(flag));
+        break;
+      }
+  const auto given = [&](const char* flag) { return a.has(flag) ? std::string(flag) : std::string(flag) + " absent: 1"; };
+  lines.parallel.push_back({"tp: " + itext(tp), given("--tensor-model-parallel-size")});
+  lines.parallel.push_back({"pp: " + itext(pp), given("--pipeline-model-parallel-size")});
+  lines.parallel.push_back({"cp: " + itext(a.integer("--context-parallel-size", "parallel.cp").value_or(1)),
+                            given("--context-parallel-size")});
   if (m.moe) lines.parallel.push_back({"ep: " + itext(a.integer("--expert-model-parallel-size", "parallel.ep").value_or(1)),
-                                       "--expert-model-parallel-size"});
+                                       given("--expert-model-parallel-size")});
   if (m.moe && a.has("--expert-tensor-parallel-size"))
     lines.parallel.push_back({"etp: " + itext(*a.integer("--expert-tensor-parallel-size", "parallel.etp")),
                               "--expert-tensor-parallel-size"});
@@ -536,7 +572,10 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
   lines.training.push_back({"seq_len: " + itext(opt.seq_len), a.has("--seq-length") ? "--seq-length" : "--seq-len"});
   lines.training.push_back({"micro_batch: " + itext(opt.micro_batch > 0 ? opt.micro_batch : 1), "--micro-batch-size"});
   lines.training.push_back({"global_batch: " + itext(opt.global_batch), "--global-batch-size"});
-  lines.training.push_back(precision_line(a, opt));
+  const auto precision = precision_line(a, opt);
+  if (!opt.precision.empty() && precision.first != "precision: " + opt.precision)
+    warnings.push_back(precision.second + " in the arguments replaces --precision " + opt.precision);
+  lines.training.push_back(precision);
   lines.training.push_back(recompute_line(a, recompute_every_layer, modules));
   if (!modules.names.empty()) {
     lines.training.push_back({"recompute_modules: [" + core::joined(modules.names) + "]", "--recompute-modules"});
@@ -581,8 +620,13 @@ void training_lines(const Arguments& a, bool recompute_every_layer, const Recomp
 Imported import_megatron(const std::string& arguments, const std::string& name, const ImportScenario& scenario) {
   constexpr const char* kSource = "megatron";  // the argument string as a one-line file in messages
   return detail::guarded(kSource, [&] {
+    // A continued command line (a backslash before its newline) is one line of words; every newline
+    // becomes a blank, so columns stay and the caret line is one line.
     std::string one_line = arguments;
-    std::replace(one_line.begin(), one_line.end(), '\n', ' ');  // columns stay; the caret line stays one line
+    for (std::size_t i = 0; i + 1 < one_line.size(); ++i)
+      if (one_line[i] == '\\' && (one_line[i + 1] == '\n' || one_line[i + 1] == '\r')) one_line[i] = ' ';
+    std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+    std::replace(one_line.begin(), one_line.end(), '\r', ' ');
     const auto src = detail::make_source(kSource, ".", one_line);
     const Arguments a(one_line, src);
     Imported out;
@@ -639,9 +683,18 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
     }
 
     ImportScenario opt = scenario;
-    if (const auto seq = a.integer("--seq-length", "training.seq_len")) opt.seq_len = *seq;
-    if (const auto gbs = a.integer("--global-batch-size", "training.global_batch")) opt.global_batch = *gbs;
-    if (const auto mbs = a.integer("--micro-batch-size", "training.micro_batch")) opt.micro_batch = *mbs;
+    // the command line's own value wins over ptdsim's option, said when they differ
+    const auto take = [&](const char* flag, const char* key, const char* option, int& into) {
+      const auto v = a.integer(flag, key);
+      if (!v) return;
+      if (into > 0 && into != *v)
+        out.warnings.push_back(std::string(flag) + " " + itext(*v) + " in the arguments replaces " + option + " " +
+                               itext(into));
+      into = *v;
+    };
+    take("--seq-length", "training.seq_len", "--seq-len", opt.seq_len);
+    take("--global-batch-size", "training.global_batch", "--global-batch", opt.global_batch);
+    take("--micro-batch-size", "training.micro_batch", "--micro-batch", opt.micro_batch);
     detail::require_scenario_inputs(opt, kSource);
 
     detail::ScenarioLines lines;

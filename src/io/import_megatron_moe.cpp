@@ -10,49 +10,156 @@
 namespace ptdsim::io::megatron {
 namespace {
 
-// --moe-layer-freq's value: an integer N (layer i is MoE when i % N == 0, Megatron's
-// moe_layer_pattern) or a Python list of 0/1 per layer, written out or as sums of [x]*n. Empty
-// when the text is neither.
-std::vector<int> layer_pattern(const std::string& text, int layers) {
+// --moe-layer-freq's value as Megatron-LM's moe_freq_type reads it: without '[' a Python int() N (layer
+// i is MoE when i % N == 0, Megatron's moe_layer_pattern); with one, a Python expression of lists,
+// integers, '+', '*' and parentheses (its _eval_pattern allows no other character), such as
+// "([0]*3+[1])*4". Empty, with `why` set, when the text is neither or the pattern's entries are not
+// 0 or 1; a pattern longer than `layers` stops growing past it (the length check follows).
+struct LayerPattern {
+  std::vector<int> layers;
+  std::string why;
+};
+
+class PatternParser {
+ public:
+  PatternParser(const std::string& text, std::size_t cap) : t_(text), cap_(cap) {}
+  // The whole text as a list, or nothing.
+  std::optional<std::vector<int>> list() {
+    auto v = expr();
+    if (!v || i_ != t_.size() || !v->is_list) return std::nullopt;
+    return v->items;
+  }
+
+ private:
+  struct Value {
+    bool is_list = false;
+    long long number = 0;
+    std::vector<int> items;
+  };
+  std::optional<Value> expr() {
+    auto left = term();
+    while (left && peek('+')) {
+      ++i_;
+      auto right = term();
+      if (!right || right->is_list != left->is_list) return std::nullopt;  // list + int: a TypeError
+      if (left->is_list) {
+        for (int x : right->items)
+          if (left->items.size() < cap_) left->items.push_back(x);
+      } else {
+        left->number += right->number;
+        if (left->number > kMost) return std::nullopt;
+      }
+    }
+    return left;
+  }
+  std::optional<Value> term() {
+    auto left = factor();
+    while (left && peek('*')) {
+      ++i_;
+      auto right = factor();
+      if (!right || (left->is_list && right->is_list)) return std::nullopt;  // list * list: a TypeError
+      if (!left->is_list && !right->is_list) {
+        left->number *= right->number;
+        if (left->number > kMost || left->number < -kMost) return std::nullopt;
+      } else {  // a list repeated, on either side
+        const std::vector<int>& items = left->is_list ? left->items : right->items;
+        const long long n = left->is_list ? right->number : left->number;
+        Value repeated;
+        repeated.is_list = true;
+        for (long long r = 0; r < n && repeated.items.size() < cap_ && !items.empty(); ++r)
+          for (int x : items)
+            if (repeated.items.size() < cap_) repeated.items.push_back(x);
+        left = std::move(repeated);
+      }
+    }
+    return left;
+  }
+  std::optional<Value> factor() {
+    if ((peek('(') || peek('[')) && ++depth_ > kDeepest) return std::nullopt;  // Python's parser stops too
+    if (peek('(')) {
+      ++i_;
+      auto v = expr();
+      if (!v || !peek(')')) return std::nullopt;
+      ++i_;
+      --depth_;
+      return v;
+    }
+    if (peek('[')) {
+      ++i_;
+      Value v;
+      v.is_list = true;
+      while (!peek(']')) {
+        auto item = expr();
+        if (!item || item->is_list || (item->number != 0 && item->number != 1)) return std::nullopt;
+        if (v.items.size() < cap_) v.items.push_back(static_cast<int>(item->number));
+        if (peek(',')) ++i_;
+        else if (!peek(']')) return std::nullopt;
+      }
+      ++i_;
+      --depth_;
+      return v;
+    }
+    std::size_t k = i_;
+    while (k < t_.size() && std::isdigit(static_cast<unsigned char>(t_[k]))) ++k;
+    if (k == i_ || k - i_ > 15) return std::nullopt;
+    Value v;
+    v.number = std::stoll(t_.substr(i_, k - i_));
+    i_ = k;
+    return v;
+  }
+  bool peek(char c) const { return i_ < t_.size() && t_[i_] == c; }
+
+  static constexpr long long kMost = 1'000'000'000'000LL;
+  static constexpr int kDeepest = 200;
+  const std::string& t_;
+  std::size_t cap_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+};
+
+LayerPattern layer_pattern(const std::string& text, int layers) {
   std::string t;
   for (char c : text)
     if (!std::isspace(static_cast<unsigned char>(c))) t += c;
-  while (t.size() >= 2 && t.front() == '(' && t.back() == ')') t = t.substr(1, t.size() - 2);
-  std::vector<int> out;
-  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    if (t.size() > 6) return {};
-    const int n = std::stoi(t);
-    if (n < 1) return {};
-    for (int i = 0; i < layers; ++i) out.push_back(i % n == 0 ? 1 : 0);
+  LayerPattern out;
+  if (t.find('[') == std::string::npos) {  // Python's int(): a sign, digits, single underscores between them
+    const auto digit = [&](std::size_t k) { return k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])); };
+    std::size_t k = (!t.empty() && (t[0] == '+' || t[0] == '-')) ? 1 : 0;
+    const bool negative = k == 1 && t[0] == '-';
+    std::string digits;
+    bool ok = digit(k);
+    for (; ok && k < t.size(); ++k) {
+      if (digit(k)) digits += t[k];
+      else ok = t[k] == '_' && digit(k + 1);
+    }
+    if (!ok) {
+      out.why = "is not an integer or a list";
+      return out;
+    }
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // int("016") is 16
+    if (negative || digits == "0") {
+      out.why = "must be at least 1 (one MoE layer every N layers)";
+      return out;
+    }
+    const long long n = digits.size() > 9 ? 1'000'000'000LL : std::stoll(digits);
+    for (int l = 0; l < layers; ++l) out.layers.push_back(l % n == 0 ? 1 : 0);
     return out;
   }
-  // terms joined by '+': "[a,b,...]" or "[a,b,...]*n"
-  std::size_t i = 0;
-  while (i < t.size()) {
-    if (t[i] != '[') return {};
-    const std::size_t close = t.find(']', i);
-    if (close == std::string::npos) return {};
-    std::vector<int> items;
-    std::size_t j = i + 1;
-    while (j < close) {
-      if (t[j] != '0' && t[j] != '1') return {};
-      items.push_back(t[j] - '0');
-      ++j;
-      if (j < close && t[j++] != ',') return {};
-    }
-    long long times = 1;
-    i = close + 1;
-    if (i < t.size() && t[i] == '*') {
-      std::size_t k = ++i;
-      while (k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])) && k - i < 6) ++k;
-      if (k == i) return {};
-      times = std::stoll(t.substr(i, k - i));
-      i = k;
-    }
-    for (long long r = 0; r < times && static_cast<long long>(out.size()) <= layers; ++r)
-      out.insert(out.end(), items.begin(), items.end());
-    if (i < t.size() && t[i++] != '+') return {};
+  if (t.find_first_not_of("0123456789,[]()+*") != std::string::npos) {
+    out.why = "is not a pattern Megatron-LM reads (digits, commas, brackets, parentheses, + and * only)";
+    return out;
   }
+  PatternParser parse(t, static_cast<std::size_t>(layers) + 1);
+  if (auto l = parse.list()) {
+    out.layers = std::move(*l);
+    if (static_cast<int>(out.layers.size()) != layers)
+      out.why = "gives " + (static_cast<int>(out.layers.size()) > layers ? std::string("more than ")
+                                                                            : std::to_string(out.layers.size()) + " of ") +
+                std::to_string(layers) + " entries (one per layer)";
+  } else {
+    out.why = "is not a list of 0/1 entries (one per layer) as a Python expression";
+  }
+  if (!out.why.empty()) out.layers.clear();
   return out;
 }
 
@@ -62,12 +169,11 @@ std::string read_moe_layers(const Arguments& a, int layers, core::MoeSpec& moe) 
   const Flag* freq = a.get("--moe-layer-freq");
   if (!freq) return "every layer is an MoE layer (--moe-layer-freq 1)";
   for (const Flag& e : a.earlier("--moe-layer-freq"))  // argparse's type: an integer or a list
-    if (layer_pattern(e.value, layers).empty())
-      detail::fail(e.at, "--moe-layer-freq " + e.value + " is not an integer or a list");
-  const std::vector<int> p = layer_pattern(freq->value, layers);
-  if (static_cast<int>(p.size()) != layers)
-    detail::fail(freq->at, "--moe-layer-freq " + freq->value + " is not an integer or a list of " + itext(layers) +
-                               " 0/1 entries (one per layer)");
+    if (const LayerPattern l = layer_pattern(e.value, layers); !l.why.empty())
+      detail::fail(e.at, "--moe-layer-freq " + e.value + " " + l.why);
+  const LayerPattern pattern = layer_pattern(freq->value, layers);
+  if (!pattern.why.empty()) detail::fail(freq->at, "--moe-layer-freq " + freq->value + " " + pattern.why);
+  const std::vector<int>& p = pattern.layers;
   int k = 0;
   while (k < layers && p[k] == 0) ++k;
   const bool dense_first = k < layers && std::all_of(p.begin() + k, p.end(), [](int x) { return x == 1; });
@@ -106,8 +212,14 @@ void read_moe(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model)
   }
   const std::string score = a.choice("--moe-router-score-function", {"softmax", "sigmoid"}, "softmax");
   moe.router = score == "sigmoid" ? core::Router::sigmoid : core::Router::softmax;
-  moe.router_groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
+  // Megatron-Core routes by groups when a group top-k is given (moe_utils.topk_routing_with_score_function);
+  // the groups without it are not read (check_flags says so), the top-k without them refused
   moe.router_group_topk = a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0);
+  if (moe.router_group_topk > 0 && !a.has("--moe-router-num-groups"))
+    detail::fail(a.at("--moe-router-group-topk"), "--moe-router-group-topk needs --moe-router-num-groups (as in "
+                                                  "Megatron-LM: group-limited routing divides the experts in groups)");
+  const int groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
+  moe.router_groups = moe.router_group_topk > 0 ? groups : 0;
   m.moe = moe;
   model.add_moe("experts", itext(moe.experts), "--num-experts", a.at("--num-experts"));
   model.add_moe("top_k", itext(moe.top_k), a.has("--moe-router-topk") ? "--moe-router-topk" : "Megatron's default 2",
@@ -138,6 +250,10 @@ std::string from_flag(const Arguments& a, const char* flag, const std::string& f
 // Multi-latent attention (--multi-latent-attention and its widths); its widths without it are refused.
 void read_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
   if (a.has("--multi-latent-attention")) {
+    if (!a.has("--disable-bias-linear"))  // Megatron-LM would build them; ptdsim's MLA (model.bias) has none
+      detail::fail(a.at("--multi-latent-attention"),
+                   "--multi-latent-attention without --disable-bias-linear gives MLA's projections biases, which "
+                   "ptdsim does not model (DeepSeek-V2/V3 have none): give --disable-bias-linear");
     // Megatron-LM's defaults (arguments.py): q_lora_rank None, kv_lora_rank 32, qk_head_dim 128 (the
     // part without rope), qk_pos_emb_head_dim 64, v_head_dim 128
     core::MlaSpec l;

@@ -128,14 +128,13 @@ struct Token {
   int column = 0;  // 1-based, in the argument string
 };
 
-// Shell-like words: blanks separate, single and double quotes group, a backslash-newline (a
-// continued command line) is a blank. Columns count in the string as given.
+// Shell-like words: blanks separate, single and double quotes group (import_megatron has made a
+// continued command line's backslash-newlines blanks). Columns count in the string as given.
 std::vector<Token> words(const std::string& s) {
   std::vector<Token> out;
   std::size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n')))
-      i += s[i] == '\\' ? 2 : 1;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
     if (i >= s.size()) break;
     Token t;
     t.column = static_cast<int>(i) + 1;
@@ -214,6 +213,9 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
         last(refused_, RefusedFlag{word, value, at, r});
       } else if (const Unmodelled* u = unmodelled(word)) {
         if (inline_value && u->takes == Unmodelled::Takes::nothing) detail::fail(at, word + " takes no value");
+        if (!inline_value && u->takes == Unmodelled::Takes::value &&
+            (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0))
+          detail::fail(at, word + " needs a value");
         std::string value = inline_value ? value_of_inline(ws[i].text) : "";
         if (u->takes == Unmodelled::Takes::list && !inline_value)
           while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)

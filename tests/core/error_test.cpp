@@ -16,6 +16,19 @@ TEST_CASE("core: a diagnostic renders in gcc form with a caret", "[core][error]"
         "      ^");
 }
 
+TEST_CASE("core: the caret counts a UTF-8 character as one cell, a stray byte as one", "[core][error]") {
+  Diagnostic d;
+  d.message = "m";
+  // "é: x" puts x at byte 5 (é is two bytes): one cell for é, then ": "
+  d.where = SourceLocation{"s.yaml", 1, 5};
+  d.source_line = "\xc3\xa9: x";
+  CHECK(d.render() == "s.yaml:1:5: error: m\n\xc3\xa9: x\n   ^");
+  // a lead byte without its continuation is one cell of its own
+  d.where = SourceLocation{"s.yaml", 1, 4};
+  d.source_line = "\xc3: x";
+  CHECK(d.render() == "s.yaml:1:4: error: m\n\xc3: x\n   ^");
+}
+
 TEST_CASE("core: a diagnostic without a line names only the file", "[core][error]") {
   Diagnostic d;
   d.where = SourceLocation{"missing.yaml", 0, 0};

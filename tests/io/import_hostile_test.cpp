@@ -196,9 +196,84 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
     CHECK(same.yaml.find("head_dim") == std::string::npos);
     // uniform over one-layer chunks recomputes every layer: read as recompute: full
     auto s = on_h100();
-    const auto im = io::import_megatron(base + "--recompute-method uniform --recompute-num-layers 1", "", s);
+    const auto im = io::import_megatron(
+        base + "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "", s);
     CHECK(io::load_scenario_from_string(im.yaml, "x.yaml").training.recompute == core::Recompute::full);
     CHECK_FALSE(mentions(im.warnings, "--recompute"));
+    // without a granularity Megatron-Core reads neither (TransformerBlock recomputes under full only)
+    const auto bare = io::import_megatron(base + "--recompute-method block --recompute-num-layers 2", "", s);
+    CHECK(io::load_scenario_from_string(bare.yaml, "x.yaml").training.recompute == core::Recompute::none);
+    CHECK(mentions(bare.warnings, "--recompute-method is read under --recompute-granularity full only"));
+    CHECK(mentions(bare.warnings, "--recompute-num-layers is read under --recompute-granularity full only"));
+    // under selective arguments.py refuses a method, --recompute-activations' selective too
+    CHECK(error_of([&] { io::import_megatron(base + "--recompute-activations --recompute-method uniform", "", s); })
+              .find("--recompute-method applies to --recompute-granularity full only") != std::string::npos);
+    // adam is Megatron-LM's default and what ptdsim models; another optimizer is refused
+    CHECK_FALSE(mentions(io::import_megatron(base + "--optimizer adam", "", s).warnings, "--optimizer"));
+    CHECK(error_of([&] { io::import_megatron(base + "--optimizer sgd", "", s); })
+              .find("--optimizer sgd changes the model or the step") != std::string::npos);
+    // both 16-bit formats: arguments.py asserts against it
+    CHECK(error_of([&] { io::import_megatron(base + "--bf16 --fp16", "", s); })
+              .find("--fp16 and --bf16 cannot be used together") != std::string::npos);
+    // an unmodelled flag that takes a value needs one, as argparse has it
+    CHECK(error_of([&] { io::import_megatron(base + "--moe-router-dtype --bf16", "", s); })
+              .find("--moe-router-dtype needs a value") != std::string::npos);
+    // a continued command line: each backslash-newline is a blank
+    const auto continued = io::import_megatron(
+        "--num-layers 8 --hidden-size 1024 \\\n --num-attention-heads 16 --vocab-size 32000 \\\r\n"
+        " --recompute-granularity selective --recompute-modules core_attn \\\n --bf16",
+        "", s);
+    CHECK_FALSE(mentions(continued.warnings, "stray word"));
+    CHECK(io::load_scenario_from_string(continued.yaml, "x.yaml").training.precision == core::Precision::bf16);
+    CHECK(mentions(io::import_megatron(base + "--lr 3 ''", "", s).warnings, "stray word '': not read"));
+  }
+  SECTION("--moe-layer-freq as Megatron-LM's moe_freq_type reads it: int() or a Python list expression") {
+    auto s = on_h100();
+    const std::string moe = "--num-layers 16 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 "
+                            "--num-experts 8 --moe-grouped-gemm --moe-layer-freq ";
+    const auto model = [&](const std::string& freq) {
+      return io::load_model_from_string(io::import_megatron(moe + freq, "", {}).yaml, "x.yaml");
+    };
+    CHECK(model("([0]*3+[1])*4").moe->every == 4);  // Megatron's own help's form
+    CHECK(model("2*[0,1]*4").moe->every == 2);
+    CHECK(model("[1]*(16)").moe->every == 1);
+    CHECK(model("[0]*2+[1]*14").moe->first_k_dense == 2);
+    CHECK(model("+1").moe->every == 1);
+    const auto fails = [&](const std::string& freq) { return error_of([&] { io::import_megatron(moe + freq, "", {}); }); };
+    CHECK(fails("([1]*3+[0])*4").find("is not modelled") != std::string::npos);
+    CHECK(fails("[1]*17").find("gives more than 16 entries") != std::string::npos);
+    CHECK(fails("[1,2]*8").find("is not a list of 0/1 entries") != std::string::npos);
+    CHECK(fails("[1]+1").find("is not a list of 0/1 entries") != std::string::npos);
+    CHECK(fails("[1]*-1").find("digits, commas, brackets") != std::string::npos);
+    CHECK(fails("0").find("must be at least 1") != std::string::npos);
+    CHECK(fails("abc").find("is not an integer or a list") != std::string::npos);
+    CHECK(fails(std::string(300, '(') + "[1]*16" + std::string(300, ')')).find("is not a list") != std::string::npos);
+  }
+  SECTION("what Megatron-LM derives or ignores is told at the flag") {
+    auto s = on_h100();
+    const std::string base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 ";
+    const auto fails = [&](const std::string& more) { return error_of([&] { io::import_megatron(base + more, "", s); }); };
+    // SwiGLU's default width of a tiny hidden size is 0
+    CHECK(error_of([&] { io::import_megatron("--num-layers 2 --hidden-size 16 --num-attention-heads 1 "
+                                             "--vocab-size 100 --swiglu", "", {}); })
+              .rfind("megatron:1:30: error: --hidden-size 16 gives Megatron's SwiGLU FFN width", 0) == 0);
+    // MLA with biases is not modelled: said at the flag, with the fix
+    CHECK(fails("--num-experts 8 --moe-grouped-gemm --multi-latent-attention")
+              .find("give --disable-bias-linear") != std::string::npos);
+    // groups without a group top-k are not read, as Megatron-Core; a group top-k needs groups
+    const auto groups = io::import_megatron(base + "--num-experts 8 --moe-grouped-gemm --moe-router-num-groups 4", "", s);
+    CHECK(mentions(groups.warnings, "--moe-router-num-groups is read with --moe-router-group-topk only"));
+    CHECK(io::load_scenario_from_string(groups.yaml, "x.yaml").model.moe->router_groups == 0);
+    CHECK(fails("--num-experts 8 --moe-grouped-gemm --moe-router-group-topk 2")
+              .find("--moe-router-group-topk needs --moe-router-num-groups") != std::string::npos);
+    // tp*cp*pp not dividing the GPUs without --tensor-model-parallel-size: at the degree given
+    const std::string cp = "--context-parallel-size 3";
+    CHECK(fails(cp).rfind("megatron:1:" + std::to_string(base.size() + 25) + ": error: tp*cp*pp = 1*3*1", 0) == 0);
+    // the arguments' own values win over ptdsim's options, said when they differ
+    auto opt = on_h100();
+    opt.precision = "fp8";
+    const auto over = io::import_megatron(base + "--seq-length 1024 --bf16", "", opt);
+    CHECK(mentions(over.warnings, "--bf16 in the arguments replaces --precision fp8"));
   }
   SECTION("a model-only import checks every flag it would read into a scenario") {
     const std::string base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 ";
