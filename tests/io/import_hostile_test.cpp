@@ -269,6 +269,10 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
     // tp*cp*pp not dividing the GPUs without --tensor-model-parallel-size: at the degree given
     const std::string cp = "--context-parallel-size 3";
     CHECK(fails(cp).rfind("megatron:1:" + std::to_string(base.size() + 25) + ": error: tp*cp*pp = 1*3*1", 0) == 0);
+    // a scenario key's refusal is told at the flag that set it
+    const std::string etp = "--num-experts 8 --moe-grouped-gemm --expert-model-parallel-size 8 "
+                            "--expert-tensor-parallel-size 3";
+    CHECK(fails(etp).rfind("megatron:1:" + std::to_string(base.size() + etp.size()) + ": error: etp*ep = 3*8", 0) == 0);
     // the arguments' own values win over ptdsim's options, said when they differ
     auto opt = on_h100();
     opt.precision = "fp8";
