@@ -24,6 +24,12 @@ std::string Diagnostic::render() const {
       std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 1;
       for (std::size_t k = 1; k < n; ++k)
         if (i + k >= end || (static_cast<unsigned char>(source_line[i + k]) & 0xC0) != 0x80) n = 1;
+      if (n > 1) {  // overlong forms and surrogates draw a replacement mark per byte
+        const auto second = static_cast<unsigned char>(source_line[i + 1]);
+        if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) || (lead == 0xF0 && second < 0x90) ||
+            (lead == 0xF4 && second >= 0x90))
+          n = 1;
+      }
       out.push_back(lead == '\t' ? '\t' : ' ');
       i += n;
     }

@@ -45,6 +45,12 @@ bool read_refused(const Arguments& a) {
   const bool selective = a.has("--recompute-activations") || (granularity && granularity->value == "selective");
   for (const auto& r : a.refused_flags()) {
     if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers") {
+      // argparse's checks, whatever the granularity: a value, among the choices, an integer
+      if (r.value.empty()) detail::fail(r.at, r.flag + " needs a value");
+      if (r.flag == "--recompute-method" && r.value != "uniform" && r.value != "block")
+        detail::fail(r.at, "--recompute-method must be one of uniform, block, got \"" + core::printable(r.value) + "\"");
+      if (r.flag == "--recompute-num-layers" && !python_int(r.value))
+        detail::fail(r.at, "--recompute-num-layers must be an integer, got \"" + core::printable(r.value) + "\"");
       if (!recompute_granularity_given(a)) continue;  // not read (check_flags says so)
       if (selective && r.flag == "--recompute-method")
         detail::fail(r.at, "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
@@ -59,7 +65,7 @@ bool read_refused(const Arguments& a) {
         return nullptr;
       }();
       // uniform over chunks of one layer checkpoints every layer's input: recompute: full
-      if (method && method->value == "uniform" && (!layers || layers->value == "1")) {
+      if (method && method->value == "uniform" && (!layers || python_int(layers->value) == 1)) {
         recompute_every_layer = true;
         continue;
       }
@@ -95,9 +101,23 @@ void check_flags(const Arguments& a, Imported& out) {
         out.warnings.push_back(fmt::format("megatron:1:{}: {} is read under --recompute-granularity full only, as "
                                            "Megatron-Core reads it: not read (nothing is recomputed)", r.at.column,
                                            r.flag));
-  if (a.has("--moe-router-num-groups") && !a.has("--moe-router-group-topk"))
-    out.warnings.push_back("--moe-router-num-groups is read with --moe-router-group-topk only, as Megatron-Core "
-                           "reads it: not read (the router takes its top-k over every expert)");
+  if (const Flag* g = a.get("--recompute-granularity");
+      g && g->value == "full" && !a.has("--recompute-activations")) {
+    bool method = false, layers = false;
+    for (const auto& r : a.refused_flags()) {
+      method = method || r.flag == "--recompute-method";
+      layers = layers || r.flag == "--recompute-num-layers";
+    }
+    if (!method || !layers)
+      out.warnings.push_back(fmt::format("megatron:1:{}: --recompute-granularity full without --recompute-method and "
+                                         "--recompute-num-layers is refused by Megatron-LM's TransformerConfig; read "
+                                         "as every layer recomputed (uniform over one-layer chunks)", g->at.column));
+  }
+  if (a.has("--moe-router-num-groups") &&
+      a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0) == 0)
+    out.warnings.push_back(fmt::format("megatron:1:{}: --moe-router-num-groups is read with a --moe-router-group-topk "
+                                       "above 0 only, as Megatron-Core reads it: not read (the router takes its top-k "
+                                       "over every expert)", a.at("--moe-router-num-groups").column));
   if (a.has("--bf16") && a.has("--fp16"))
     detail::fail(a.at("--fp16"), "--fp16 and --bf16 cannot be used together (Megatron-LM asserts it)");
   for (const auto& r : a.repeated())
@@ -242,8 +262,9 @@ void parallel_lines(const Arguments& a, const core::ModelSpec& m, detail::Scenar
     if (a.get(flag)) lines.at.emplace_back(key, a.get(flag)->at);
   // tp*cp*pp's check is told at parallel.tp: without --tensor-model-parallel-size, at the degree given
   if (!a.has("--tensor-model-parallel-size"))
-    for (const char* flag : {"--context-parallel-size", "--pipeline-model-parallel-size"})
-      if (a.has(flag)) {
+    for (const auto& [flag, key] : {std::pair{"--context-parallel-size", "parallel.cp"},
+                                    std::pair{"--pipeline-model-parallel-size", "parallel.pp"}})
+      if (a.integer(flag, key).value_or(1) > 1) {
         lines.at.emplace_back("parallel.tp", a.at(flag));
         break;
       }
@@ -320,15 +341,15 @@ std::pair<std::string, std::string> recompute_line(const Arguments& a, bool reco
   std::string recompute = "none", recompute_from = "no --recompute-granularity";
   if (modules.none_left) {
     recompute_from = "--recompute-granularity selective with no module of --recompute-modules to recompute";
-  } else if (a.has("--recompute-granularity")) {
-    recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
-    recompute_from = "--recompute-granularity";
-  } else if (recompute_every_layer) {
-    recompute = "full";
-    recompute_from = "--recompute-method uniform, one layer a chunk: every layer";
-  } else if (a.has("--recompute-activations")) {
+  } else if (a.has("--recompute-activations")) {  // arguments.py: selective, whatever the granularity says
+    if (a.has("--recompute-granularity")) a.choice("--recompute-granularity", {"full", "selective"}, "full");
     recompute = "selective";
     recompute_from = "--recompute-activations (selective)";
+  } else if (a.has("--recompute-granularity")) {
+    recompute = a.choice("--recompute-granularity", {"full", "selective"}, "full");
+    recompute_from = recompute == "full" && recompute_every_layer
+                         ? "--recompute-granularity with --recompute-method uniform, one layer a chunk"
+                         : "--recompute-granularity";
   }
   return {"recompute: " + recompute, recompute_from};
 }
@@ -692,8 +713,8 @@ Imported import_megatron(const std::string& arguments, const std::string& name, 
       const auto v = a.integer(flag, key);
       if (!v) return;
       if (into > 0 && into != *v)
-        out.warnings.push_back(std::string(flag) + " " + itext(*v) + " in the arguments replaces " + option + " " +
-                               itext(into));
+        out.warnings.push_back(fmt::format("megatron:1:{}: {} {} in the arguments replaces {} {}", a.at(flag).column,
+                                           flag, *v, option, into));
       into = *v;
     };
     take("--seq-length", "training.seq_len", "--seq-len", opt.seq_len);

@@ -12,10 +12,12 @@ namespace {
 
 // --moe-layer-freq's value as Megatron-LM's moe_freq_type reads it: without '[' a Python int() N (layer
 // i is MoE when i % N == 0, Megatron's moe_layer_pattern); with one, a Python expression of lists,
-// integers, '+', '*' and parentheses (its _eval_pattern allows no other character), such as
-// "([0]*3+[1])*4". Empty, with `why` set, when the text is neither or the pattern's entries are not
-// 0 or 1; a pattern longer than `layers` stops growing past it (the length check follows).
+// integers, '+', '*' and parentheses, the only characters its _eval_pattern allows, such as
+// "([0]*3+[1])*4". Not read: what else Python evaluates there (unary +, **, subscripts, integers past
+// 10^12). `parsed`: Python would take the text (argparse's check of every occurrence); `why`, set
+// when the pattern does not give `layers` entries of 0 or 1 (TransformerConfig's, of the last).
 struct LayerPattern {
+  bool parsed = false;
   std::vector<int> layers;
   std::string why;
 };
@@ -23,8 +25,8 @@ struct LayerPattern {
 class PatternParser {
  public:
   PatternParser(const std::string& text, std::size_t cap) : t_(text), cap_(cap) {}
-  // The whole text as a list, or nothing.
-  std::optional<std::vector<int>> list() {
+  // The whole text as a list of integers (at most `cap` of them kept), or nothing.
+  std::optional<std::vector<long long>> list() {
     auto v = expr();
     if (!v || i_ != t_.size() || !v->is_list) return std::nullopt;
     return v->items;
@@ -34,7 +36,7 @@ class PatternParser {
   struct Value {
     bool is_list = false;
     long long number = 0;
-    std::vector<int> items;
+    std::vector<long long> items;
   };
   std::optional<Value> expr() {
     auto left = term();
@@ -43,11 +45,10 @@ class PatternParser {
       auto right = term();
       if (!right || right->is_list != left->is_list) return std::nullopt;  // list + int: a TypeError
       if (left->is_list) {
-        for (int x : right->items)
+        for (long long x : right->items)
           if (left->items.size() < cap_) left->items.push_back(x);
-      } else {
-        left->number += right->number;
-        if (left->number > kMost) return std::nullopt;
+      } else if (!bounded(left->number + right->number, left->number)) {
+        return std::nullopt;
       }
     }
     return left;
@@ -59,15 +60,17 @@ class PatternParser {
       auto right = factor();
       if (!right || (left->is_list && right->is_list)) return std::nullopt;  // list * list: a TypeError
       if (!left->is_list && !right->is_list) {
-        left->number *= right->number;
-        if (left->number > kMost || left->number < -kMost) return std::nullopt;
-      } else {  // a list repeated, on either side
-        const std::vector<int>& items = left->is_list ? left->items : right->items;
+        // each at most 10^12: the product is bounded in long double before it is kept
+        const long double product = static_cast<long double>(left->number) * right->number;
+        if (product > kMost || product < -kMost) return std::nullopt;
+        left->number = static_cast<long long>(product);
+      } else {  // a list repeated, on either side (Python: none at all for a count below 1)
+        const std::vector<long long>& items = left->is_list ? left->items : right->items;
         const long long n = left->is_list ? right->number : left->number;
         Value repeated;
         repeated.is_list = true;
         for (long long r = 0; r < n && repeated.items.size() < cap_ && !items.empty(); ++r)
-          for (int x : items)
+          for (long long x : items)
             if (repeated.items.size() < cap_) repeated.items.push_back(x);
         left = std::move(repeated);
       }
@@ -90,8 +93,8 @@ class PatternParser {
       v.is_list = true;
       while (!peek(']')) {
         auto item = expr();
-        if (!item || item->is_list || (item->number != 0 && item->number != 1)) return std::nullopt;
-        if (v.items.size() < cap_) v.items.push_back(static_cast<int>(item->number));
+        if (!item || item->is_list) return std::nullopt;  // a list in a list: not a layer pattern
+        if (v.items.size() < cap_) v.items.push_back(item->number);
         if (peek(',')) ++i_;
         else if (!peek(']')) return std::nullopt;
       }
@@ -101,13 +104,24 @@ class PatternParser {
     }
     std::size_t k = i_;
     while (k < t_.size() && std::isdigit(static_cast<unsigned char>(t_[k]))) ++k;
-    if (k == i_ || k - i_ > 15) return std::nullopt;
+    const std::string digits = t_.substr(i_, k - i_);
+    // Python 3 refuses a leading zero in a literal (01) but for zero itself (00)
+    if (digits.empty() || (digits.size() > 1 && digits[0] == '0' && digits.find_first_not_of('0') != std::string::npos))
+      return std::nullopt;
+    const std::string significant = digits.substr(std::min(digits.find_first_not_of('0'), digits.size() - 1));
+    if (significant.size() > 13) return std::nullopt;
     Value v;
-    v.number = std::stoll(t_.substr(i_, k - i_));
+    v.number = std::stoll(significant);
+    if (v.number > kMost) return std::nullopt;
     i_ = k;
     return v;
   }
   bool peek(char c) const { return i_ < t_.size() && t_[i_] == c; }
+  bool bounded(long long sum, long long& into) const {
+    if (sum > kMost || sum < -kMost) return false;
+    into = sum;
+    return true;
+  }
 
   static constexpr long long kMost = 1'000'000'000'000LL;
   static constexpr int kDeepest = 200;
@@ -118,48 +132,42 @@ class PatternParser {
 };
 
 LayerPattern layer_pattern(const std::string& text, int layers) {
-  std::string t;
-  for (char c : text)
-    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
   LayerPattern out;
-  if (t.find('[') == std::string::npos) {  // Python's int(): a sign, digits, single underscores between them
-    const auto digit = [&](std::size_t k) { return k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])); };
-    std::size_t k = (!t.empty() && (t[0] == '+' || t[0] == '-')) ? 1 : 0;
-    const bool negative = k == 1 && t[0] == '-';
-    std::string digits;
-    bool ok = digit(k);
-    for (; ok && k < t.size(); ++k) {
-      if (digit(k)) digits += t[k];
-      else ok = t[k] == '_' && digit(k + 1);
-    }
-    if (!ok) {
+  if (text.find('[') == std::string::npos) {  // Python's int()
+    const auto n = python_int(text);
+    if (!n) {
       out.why = "is not an integer or a list";
       return out;
     }
-    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // int("016") is 16
-    if (negative || digits == "0") {
-      out.why = "must be at least 1 (one MoE layer every N layers)";
+    out.parsed = true;
+    if (*n == 0) {  // i % 0: Megatron divides by zero
+      out.why = "must not be 0 (one MoE layer every N layers)";
       return out;
     }
-    const long long n = digits.size() > 9 ? 1'000'000'000LL : std::stoll(digits);
-    for (int l = 0; l < layers; ++l) out.layers.push_back(l % n == 0 ? 1 : 0);
+    // Python's i % N == 0 holds for -N as for N
+    const long long every = std::min(*n < 0 ? -*n : *n, 1'000'000'000LL);
+    for (int l = 0; l < layers; ++l) out.layers.push_back(l % every == 0 ? 1 : 0);
     return out;
   }
-  if (t.find_first_not_of("0123456789,[]()+*") != std::string::npos) {
-    out.why = "is not a pattern Megatron-LM reads (digits, commas, brackets, parentheses, + and * only)";
+  if (text.find_first_not_of("0123456789,[]()+*") != std::string::npos) {
+    out.why = "is not a pattern Megatron-LM reads (digits, commas, brackets, parentheses, + and * only, no blanks)";
     return out;
   }
-  PatternParser parse(t, static_cast<std::size_t>(layers) + 1);
-  if (auto l = parse.list()) {
-    out.layers = std::move(*l);
-    if (static_cast<int>(out.layers.size()) != layers)
-      out.why = "gives " + (static_cast<int>(out.layers.size()) > layers ? std::string("more than ")
-                                                                            : std::to_string(out.layers.size()) + " of ") +
-                std::to_string(layers) + " entries (one per layer)";
-  } else {
-    out.why = "is not a list of 0/1 entries (one per layer) as a Python expression";
+  PatternParser parse(text, static_cast<std::size_t>(layers) + 1);
+  const auto items = parse.list();
+  if (!items) {
+    out.why = "is not a list as a Python expression ptdsim reads (lists, integers, + and *)";
+    return out;
   }
-  if (!out.why.empty()) out.layers.clear();
+  out.parsed = true;
+  if (static_cast<int>(items->size()) != layers)
+    out.why = "gives " + (static_cast<int>(items->size()) > layers ? std::string("more than ")
+                                                                   : std::to_string(items->size()) + " of ") +
+              std::to_string(layers) + " entries (one per layer)";
+  else if (std::any_of(items->begin(), items->end(), [](long long x) { return x != 0 && x != 1; }))
+    out.why = "has entries other than 0 and 1 (dense and MoE layers)";
+  else
+    out.layers.assign(items->begin(), items->end());
   return out;
 }
 
@@ -168,8 +176,8 @@ LayerPattern layer_pattern(const std::string& text, int layers) {
 std::string read_moe_layers(const Arguments& a, int layers, core::MoeSpec& moe) {
   const Flag* freq = a.get("--moe-layer-freq");
   if (!freq) return "every layer is an MoE layer (--moe-layer-freq 1)";
-  for (const Flag& e : a.earlier("--moe-layer-freq"))  // argparse's type: an integer or a list
-    if (const LayerPattern l = layer_pattern(e.value, layers); !l.why.empty())
+  for (const Flag& e : a.earlier("--moe-layer-freq"))  // argparse's type: what Python evaluates
+    if (const LayerPattern l = layer_pattern(e.value, layers); !l.parsed)
       detail::fail(e.at, "--moe-layer-freq " + e.value + " " + l.why);
   const LayerPattern pattern = layer_pattern(freq->value, layers);
   if (!pattern.why.empty()) detail::fail(freq->at, "--moe-layer-freq " + freq->value + " " + pattern.why);
@@ -215,7 +223,7 @@ void read_moe(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model)
   // Megatron-Core routes by groups when a group top-k is given (moe_utils.topk_routing_with_score_function);
   // the groups without it are not read (check_flags says so), the top-k without them refused
   moe.router_group_topk = a.integer("--moe-router-group-topk", "model.moe.router_group_topk").value_or(0);
-  if (moe.router_group_topk > 0 && !a.has("--moe-router-num-groups"))
+  if (moe.router_group_topk > 0 && a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0) == 0)
     detail::fail(a.at("--moe-router-group-topk"), "--moe-router-group-topk needs --moe-router-num-groups (as in "
                                                   "Megatron-LM: group-limited routing divides the experts in groups)");
   const int groups = a.integer("--moe-router-num-groups", "model.moe.router_groups").value_or(0);
@@ -250,10 +258,11 @@ std::string from_flag(const Arguments& a, const char* flag, const std::string& f
 // Multi-latent attention (--multi-latent-attention and its widths); its widths without it are refused.
 void read_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
   if (a.has("--multi-latent-attention")) {
-    if (!a.has("--disable-bias-linear"))  // Megatron-LM would build them; ptdsim's MLA (model.bias) has none
+    if (!a.has("--disable-bias-linear"))  // ptdsim's MLA models have no linear biases (model.bias false)
       detail::fail(a.at("--multi-latent-attention"),
-                   "--multi-latent-attention without --disable-bias-linear gives MLA's projections biases, which "
-                   "ptdsim does not model (DeepSeek-V2/V3 have none): give --disable-bias-linear");
+                   "--multi-latent-attention without --disable-bias-linear gives the attention's output projection "
+                   "and the MLPs biases (add_bias_linear), which ptdsim does not model beside MLA (DeepSeek-V2/V3 "
+                   "have none): give --disable-bias-linear");
     // Megatron-LM's defaults (arguments.py): q_lora_rank None, kv_lora_rank 32, qk_head_dim 128 (the
     // part without rope), qk_pos_emb_head_dim 64, v_head_dim 128
     core::MlaSpec l;

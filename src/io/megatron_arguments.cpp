@@ -265,6 +265,25 @@ void Arguments::last(std::vector<Entry>& entries, Entry entry) {
 
 std::string itext(long long v) { return detail::yaml_int(v); }
 
+std::optional<long long> python_int(const std::string& text) {
+  const char* blanks = " \t\n\r\f\v";
+  const std::size_t first = text.find_first_not_of(blanks);
+  if (first == std::string::npos) return std::nullopt;
+  const std::string t = text.substr(first, text.find_last_not_of(blanks) - first + 1);
+  const auto digit = [&](std::size_t k) { return k < t.size() && std::isdigit(static_cast<unsigned char>(t[k])); };
+  std::size_t k = (t[0] == '+' || t[0] == '-') ? 1 : 0;
+  if (!digit(k)) return std::nullopt;
+  std::string digits;
+  for (; k < t.size(); ++k) {
+    if (digit(k)) digits += t[k];
+    else if (!(t[k] == '_' && digit(k + 1))) return std::nullopt;
+  }
+  digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // int("016") is 16
+  if (digits.size() > 18) return std::nullopt;
+  const long long v = std::stoll(digits);
+  return t[0] == '-' ? -v : v;
+}
+
 // --moe-token-dispatcher-type (arguments.py's choices; unset, Megatron-Core's allgather)
 std::string dispatcher(const Arguments& a) {
   return a.choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "alltoall_seq", "flex"}, "allgather");

@@ -182,6 +182,9 @@ class Arguments {
 
 // A count as YAML writes it.
 std::string itext(long long v);
+// Python's int() of a flag's text, as argparse's type=int reads it (blanks around, a sign, single
+// underscores between digits, leading zeros); nothing when Python refuses it or past 18 digits.
+std::optional<long long> python_int(const std::string& text);
 // --moe-token-dispatcher-type (arguments.py's choices; unset, Megatron-Core's allgather)
 std::string dispatcher(const Arguments& a);
 // --transformer-impl local: Megatron-Core's own modules instead of TransformerEngine's

@@ -27,6 +27,10 @@ TEST_CASE("core: the caret counts a UTF-8 character as one cell, a stray byte as
   d.where = SourceLocation{"s.yaml", 1, 4};
   d.source_line = "\xc3: x";
   CHECK(d.render() == "s.yaml:1:4: error: m\n\xc3: x\n   ^");
+  // an overlong form (E0 80 80) is three stray bytes, three cells
+  d.where = SourceLocation{"s.yaml", 1, 6};
+  d.source_line = "\xe0\x80\x80: x";
+  CHECK(d.render() == "s.yaml:1:6: error: m\n\xe0\x80\x80: x\n     ^");
 }
 
 TEST_CASE("core: a diagnostic without a line names only the file", "[core][error]") {

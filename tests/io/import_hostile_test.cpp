@@ -208,6 +208,22 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
     // under selective arguments.py refuses a method, --recompute-activations' selective too
     CHECK(error_of([&] { io::import_megatron(base + "--recompute-activations --recompute-method uniform", "", s); })
               .find("--recompute-method applies to --recompute-granularity full only") != std::string::npos);
+    // argparse checks the recompute flags whatever the granularity
+    CHECK(error_of([&] { io::import_megatron(base + "--recompute-method foo", "", s); })
+              .find("--recompute-method must be one of uniform, block") != std::string::npos);
+    CHECK(error_of([&] { io::import_megatron(base + "--recompute-num-layers x", "", s); })
+              .find("--recompute-num-layers must be an integer") != std::string::npos);
+    CHECK(io::load_scenario_from_string(
+              io::import_megatron(base + "--recompute-granularity full --recompute-method uniform "
+                                         "--recompute-num-layers 01", "", s).yaml, "x.yaml")
+              .training.recompute == core::Recompute::full);
+    // --recompute-activations makes it selective whatever --recompute-granularity says (arguments.py)
+    CHECK(io::load_scenario_from_string(
+              io::import_megatron(base + "--recompute-activations --recompute-granularity full", "", s).yaml, "x.yaml")
+              .training.recompute == core::Recompute::selective);
+    // full without a method and a count: TransformerConfig refuses it; read as every layer, said
+    CHECK(mentions(io::import_megatron(base + "--recompute-granularity full", "", s).warnings,
+                   "--recompute-granularity full without --recompute-method and --recompute-num-layers is refused"));
     // adam is Megatron-LM's default and what ptdsim models; another optimizer is refused
     CHECK_FALSE(mentions(io::import_megatron(base + "--optimizer adam", "", s).warnings, "--optimizer"));
     CHECK(error_of([&] { io::import_megatron(base + "--optimizer sgd", "", s); })
@@ -242,10 +258,21 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
     const auto fails = [&](const std::string& freq) { return error_of([&] { io::import_megatron(moe + freq, "", {}); }); };
     CHECK(fails("([1]*3+[0])*4").find("is not modelled") != std::string::npos);
     CHECK(fails("[1]*17").find("gives more than 16 entries") != std::string::npos);
-    CHECK(fails("[1,2]*8").find("is not a list of 0/1 entries") != std::string::npos);
-    CHECK(fails("[1]+1").find("is not a list of 0/1 entries") != std::string::npos);
+    CHECK(fails("[1,2]*8").find("has entries other than 0 and 1") != std::string::npos);
+    CHECK(fails("[1]+1").find("is not a list as a Python expression") != std::string::npos);
+    CHECK(fails("[01]*16").find("is not a list as a Python expression") != std::string::npos);  // 01: Python 3 refuses it
+    CHECK(fails("[0,1]*(274177*67280421310721)").find("is not a list") != std::string::npos);  // past 10^12: not wrapped
+    CHECK(fails("[0,_1]*8").find("digits, commas, brackets") != std::string::npos);
+    CHECK(fails("'[1, 1]*8'").find("no blanks") != std::string::npos);  // _eval_pattern allows no blank
+    CHECK(model("[00]*4+[1]*12").moe->first_k_dense == 4);
+    CHECK(model("[1,]*16").moe->every == 1);
+    // an earlier value only has to be what Python evaluates; the last one is read
+    CHECK(model("[1] --moe-layer-freq 1").moe->every == 1);
+    CHECK(model("0 --moe-layer-freq 1").moe->every == 1);
+    CHECK(fails("[1 --moe-layer-freq 1").find("--moe-layer-freq [1 is not a list") != std::string::npos);
     CHECK(fails("[1]*-1").find("digits, commas, brackets") != std::string::npos);
-    CHECK(fails("0").find("must be at least 1") != std::string::npos);
+    CHECK(fails("0").find("must not be 0") != std::string::npos);
+    CHECK(fails("-2").find("is not modelled") != std::string::npos);  // i % -2 == 0: every other layer from the first
     CHECK(fails("abc").find("is not an integer or a list") != std::string::npos);
     CHECK(fails(std::string(300, '(') + "[1]*16" + std::string(300, ')')).find("is not a list") != std::string::npos);
   }
@@ -262,7 +289,7 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
               .find("give --disable-bias-linear") != std::string::npos);
     // groups without a group top-k are not read, as Megatron-Core; a group top-k needs groups
     const auto groups = io::import_megatron(base + "--num-experts 8 --moe-grouped-gemm --moe-router-num-groups 4", "", s);
-    CHECK(mentions(groups.warnings, "--moe-router-num-groups is read with --moe-router-group-topk only"));
+    CHECK(mentions(groups.warnings, "--moe-router-num-groups is read with a --moe-router-group-topk above 0 only"));
     CHECK(io::load_scenario_from_string(groups.yaml, "x.yaml").model.moe->router_groups == 0);
     CHECK(fails("--num-experts 8 --moe-grouped-gemm --moe-router-group-topk 2")
               .find("--moe-router-group-topk needs --moe-router-num-groups") != std::string::npos);
