@@ -97,7 +97,34 @@ struct Config {
   detail::NodePtr root;
   Mark whole;  // the whole file, for what no one value holds
 };
+// JSON's \uD83D\uDE00 (how Python's json writes a character past the basic plane, save_pretrained's
+// way) is one character to JSON and two unpaired surrogates to yaml-cpp, which refuses them: in the
+// text YAML reads, each surrogate escape becomes \u003f ('?', the same width) inside the strings
+// ptdsim does not read as numbers or names anyway.
+std::string without_surrogates(std::string text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!in_string) {
+      in_string = text[i] == '"';
+    } else if (text[i] == '"') {
+      in_string = false;
+    } else if (text[i] == '\\' && i + 1 < text.size()) {
+      if (text[i + 1] == 'u' && i + 5 < text.size() && (text[i + 2] == 'd' || text[i + 2] == 'D') &&
+          std::string("89abcdefABCDEF").find(text[i + 3]) != std::string::npos)
+        text.replace(i + 2, 4, "003f");
+      ++i;  // the escaped character
+    }
+  }
+  return text;
+}
+
 Config parse_config(const std::string& text, const detail::SourcePtr& src) {
+  // what nlohmann skips or stops at but Python's json (transformers' reader) refuses
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0)
+    detail::fail(Mark{src, 1, 1}, "invalid JSON: the file starts with a UTF-8 byte-order mark, which Python's json "
+                                  "refuses (transformers could not read it): save it without one");
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    json_error_at(nul, "a NUL byte, which JSON does not allow outside a string's escapes", text, src);
   try {
     const auto checked = nlohmann::json::parse(text);  // syntax only: the values are read below, with positions
     (void)checked;
@@ -108,8 +135,11 @@ Config parse_config(const std::string& text, const detail::SourcePtr& src) {
   }
   // JSON's whitespace may hold tabs, which YAML's indentation refuses: a tab outside a string is
   // whitespace (JSON strings cannot hold a raw one), so a space in its place keeps every column
-  std::string spaced = text;
+  // and a carriage return, JSON's whitespace too, is a line break to YAML that a flow mapping loses
+  // keys across: a blank as well (a CR LF file keeps its lines)
+  std::string spaced = without_surrogates(text);
   std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+  std::replace(spaced.begin(), spaced.end(), '\r', ' ');
   Config c{detail::parse_yaml(spaced, src), {}};
   c.whole = c.root->document ? *c.root->document : Mark{src, 0, 0};
   if (c.root->kind != Node::Kind::map)
@@ -260,7 +290,8 @@ void read_block(const Fields& f, Family family, const std::string& arch, core::M
                        int_text(static_cast<long long>((m.heads + 2LL * m.kv_heads) * m.head_dim())) +
                        " parameters per layer) are not counted: ptdsim's bias switch covers every linear layer");
   if (family != Family::gpt_oss &&
-      (f.boolean("use_sliding_window", false) || (arch == "MistralForCausalLM" && f.get("sliding_window"))))
+      (f.boolean("use_sliding_window", false) ||
+       ((arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") && f.get("sliding_window"))))
     warnings.push_back("sliding-window attention is timed as full attention over the sequence");
 }
 
@@ -332,12 +363,14 @@ std::string imported_yaml(core::ModelSpec& m, const detail::ModelLines& lines, c
 Imported convert_hf(const std::string& text, const std::string& file, const std::string& name,
                     const ImportScenario& scenario) {
   const Config config = parse_config(text, detail::make_source(file, ".", text));
-  const Fields top(*config.root, config.whole, "", "config.json", keys_of(*config.root));
+  Fields top(*config.root, config.whole, "", "config.json", keys_of(*config.root));
+  top.json_types();
   const Architecture& known = read_architecture(top);
   const std::string arch = known.name;
   Imported out;
   const Node& body = decoder_fields(top, *config.root, known.family, out.warnings);
-  const Fields f(body, config.whole, "", "config.json", keys_of(body));
+  Fields f(body, config.whole, "", "config.json", keys_of(body));
+  f.json_types();
 
   core::ModelSpec m;
   detail::ModelLines lines;

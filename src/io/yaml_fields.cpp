@@ -194,9 +194,16 @@ const Entry& Fields::require(std::string_view key) const {
   fail(where_, "missing required key '" + std::string(key) + "' in " + section_);
 }
 
+bool Fields::json_string(const Node& n, std::string_view key, const char* wanted) const {
+  if (!json_ || !n.quoted) return false;
+  collected<bool>([&]() -> bool { fail(n.mark, path(key) + " must be a JSON " + wanted + ", got the string " + describe(n)); },
+                  false);
+  return true;
+}
+
 std::optional<long long> Fields::integer(std::string_view key) const {
   const Entry* e = get(key);
-  if (!e) return std::nullopt;
+  if (!e || json_string(*e->value, key, "number")) return std::nullopt;
   return collected<std::optional<long long>>([&] { return read_integer(*e->value, path(key)); }, std::nullopt);
 }
 long long Fields::integer(std::string_view key, long long fallback) const {
@@ -204,23 +211,27 @@ long long Fields::integer(std::string_view key, long long fallback) const {
 }
 long long Fields::required_integer(std::string_view key) const {
   // the placeholder is inside the key's range: it is never used, the collected problem is thrown first
-  return collected<long long>([&] { return read_integer(*require(key).value, path(key)); },
+  return collected<long long>([&] {
+    if (json_string(*require(key).value, key, "number")) return static_cast<long long>(std::max(1.0, bound_of(path(key)).min));
+    return read_integer(*require(key).value, path(key)); },
                               static_cast<long long>(std::max(1.0, bound_of(path(key)).min)));
 }
 
 std::optional<long long> Fields::integer_as(std::string_view key, std::string_view as) const {
   const Entry* e = get(key);
-  if (!e) return std::nullopt;
+  if (!e || json_string(*e->value, key, "number")) return std::nullopt;
   return collected<std::optional<long long>>([&] { return read_integer(*e->value, path(key), as); }, std::nullopt);
 }
 long long Fields::required_integer_as(std::string_view key, std::string_view as) const {
-  return collected<long long>([&] { return read_integer(*require(key).value, path(key), as); },
+  return collected<long long>([&] {
+    if (json_string(*require(key).value, key, "number")) return static_cast<long long>(std::max(1.0, bound_of(as).min));
+    return read_integer(*require(key).value, path(key), as); },
                               static_cast<long long>(std::max(1.0, bound_of(as).min)));
 }
 
 std::optional<double> Fields::number(std::string_view key) const {
   const Entry* e = get(key);
-  if (!e) return std::nullopt;
+  if (!e || json_string(*e->value, key, "number")) return std::nullopt;
   return collected<std::optional<double>>([&] { return read_number(*e->value, path(key)); }, std::nullopt);
 }
 double Fields::number(std::string_view key, double fallback) const {
@@ -251,7 +262,7 @@ std::optional<double> Fields::count(std::string_view key) const {
 
 std::optional<bool> Fields::boolean(std::string_view key) const {
   const Entry* e = get(key);
-  if (!e) return std::nullopt;
+  if (!e || json_string(*e->value, key, "boolean")) return std::nullopt;
   const Node& n = *e->value;
   if (n.kind == Node::Kind::scalar) {
     if (n.text == "true" || n.text == "True" || n.text == "TRUE") return true;

@@ -71,6 +71,9 @@ class Fields {
   // Whether the mapping had keys it may not hold (collected, when a Collector is active): a check
   // such as "give at least one" is then left to the user's fix of that key.
   bool has_unknown() const { return !suggested_.empty() || unknown_; }
+  // A JSON file's fields: a quoted scalar is a string, refused where a number or a boolean is read
+  // (Python's json gives a str, which transformers would not take for one); YAML's "8" stays 8.
+  void json_types() { json_ = true; }
 
   // Integers and numbers in the range bound_of(path(key)) gives.
   std::optional<long long> integer(std::string_view key) const;
@@ -128,6 +131,9 @@ class Fields {
   const Node& node_;
   Mark where_;
   bool unknown_ = false;
+  bool json_ = false;
+  // A JSON string where a number or a boolean is read: failed (collected) at it.
+  bool json_string(const Node& n, std::string_view key, const char* wanted) const;
   std::vector<std::string> suggested_;  // what unknown keys were taken for ("did you mean 'x'")
   std::string prefix_;
   std::string section_;

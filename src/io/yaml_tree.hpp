@@ -44,6 +44,7 @@ struct Node {
   enum class Kind { null, scalar, list, map };
   Kind kind = Kind::null;
   std::string text;             // scalars
+  bool quoted = false;          // a scalar written in quotes: a string, where a JSON file is read
   std::vector<NodePtr> items;   // lists
   std::vector<Entry> entries;   // mappings, in file order
   Mark mark;

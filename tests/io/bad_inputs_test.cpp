@@ -348,8 +348,22 @@ const Case kCases[] = {
      "  memory_bound_factor: 0\n"
      "                       ^"},
     {"hf_bad_values.json",
+     "{data}/bad/hf_bad_values.json:4:18: error: hidden_size must be a JSON number, got the string \"4096\"\n"
+     "  \"hidden_size\": \"4096\",\n"
+     "                 ^\n"
      "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
      "  \"num_attention_heads\": 32.5,\n"
+     "                         ^"},
+    {"hf_byte_order_mark.json",
+     "{data}/bad/hf_byte_order_mark.json:1:1: error: invalid JSON: the file starts with a UTF-8 byte-order mark, "
+     "which Python's json refuses (transformers could not read it): save it without one\n"
+     "\xEF\xBB\xBF{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100}\n"
+     "^"},
+    {"hf_string_boolean.json",
+     "{data}/bad/hf_string_boolean.json:8:26: error: tie_word_embeddings must be a JSON boolean, got the string "
+     "\"false\"\n"
+     "  \"tie_word_embeddings\": \"false\"\n"
      "                         ^"},
     {"hf_deepseek_moe_layer_freq.json",
      "{data}/bad/hf_deepseek_moe_layer_freq.json:20:21: error: moe_layer_freq 2 is not modelled: DeepSeek's MoE layers past first_k_dense_replace are those with i % moe_layer_freq == 0, ptdsim's (moe.every) those with (i + 1) % every == 0; only 1 agrees\n"

@@ -336,6 +336,25 @@ TEST_CASE("io: import hf says which fields were defaulted", "[io][import][hostil
   }
 }
 
+TEST_CASE("io: import hf reads JSON as Python's json does", "[io][import][hostile]") {
+  const std::string head = "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                           "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100";
+  const auto model = [](const std::string& text) {
+    return io::load_model_from_string(io::import_hf_text(text, "x/config.json", "", {}).yaml, "x.yaml");
+  };
+  // a bare carriage return is JSON's whitespace (YAML's line break lost the keys after it)
+  const auto cr = model(head + ",\r\"num_key_value_heads\": 1,\r\"tie_word_embeddings\": true}");
+  CHECK(cr.kv_heads == 1);
+  CHECK(cr.tied_embeddings);
+  // a character past the basic plane, as Python's json.dumps writes it: two surrogate escapes
+  CHECK(model(head + ", \"torch_dtype\": \"\\ud83d\\ude00\", \"x\": \"\\\\ud83d\"}").layers == 2);
+  // a string is not a number or a boolean (transformers would take "false" as true)
+  CHECK(error_of([&] { model(head + ", \"tie_word_embeddings\": \"false\"}"); })
+            .find("tie_word_embeddings must be a JSON boolean, got the string \"false\"") != std::string::npos);
+  // a NUL byte is no JSON
+  CHECK(error_of([&] { model(head + "}" + std::string(1, '\0')); }).find("a NUL byte") != std::string::npos);
+}
+
 TEST_CASE("io: a scenario problem of an imported value is told at its flag, not in generated text", "[io][import][hostile]") {
   // before: "the imported scenario (megatron):17:3: error: ..." at a line of text in no file
   const std::string args =
