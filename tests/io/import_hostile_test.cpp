@@ -200,40 +200,38 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
         base + "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "", s);
     CHECK(io::load_scenario_from_string(im.yaml, "x.yaml").training.recompute == core::Recompute::full);
     CHECK_FALSE(mentions(im.warnings, "--recompute"));
+    // the import of base + `more` fails with a message holding `text`; the recompute it writes
+    const auto refuses = [&](const std::string& more, const std::string& text) {
+      return error_of([&] { io::import_megatron(base + more, "", s); }).find(text) != std::string::npos;
+    };
+    const auto recompute_of = [&](const std::string& more) {
+      return io::load_scenario_from_string(io::import_megatron(base + more, "", s).yaml, "x.yaml").training.recompute;
+    };
     // without a granularity Megatron-Core reads neither (TransformerBlock recomputes under full only)
     const auto bare = io::import_megatron(base + "--recompute-method block --recompute-num-layers 2", "", s);
     CHECK(io::load_scenario_from_string(bare.yaml, "x.yaml").training.recompute == core::Recompute::none);
     CHECK(mentions(bare.warnings, "--recompute-method is read under --recompute-granularity full only"));
     CHECK(mentions(bare.warnings, "--recompute-num-layers is read under --recompute-granularity full only"));
     // under selective arguments.py refuses a method, --recompute-activations' selective too
-    CHECK(error_of([&] { io::import_megatron(base + "--recompute-activations --recompute-method uniform", "", s); })
-              .find("--recompute-method applies to --recompute-granularity full only") != std::string::npos);
+    CHECK(refuses("--recompute-activations --recompute-method uniform",
+                  "--recompute-method applies to --recompute-granularity full only"));
     // argparse checks the recompute flags whatever the granularity
-    CHECK(error_of([&] { io::import_megatron(base + "--recompute-method foo", "", s); })
-              .find("--recompute-method must be one of uniform, block") != std::string::npos);
-    CHECK(error_of([&] { io::import_megatron(base + "--recompute-num-layers x", "", s); })
-              .find("--recompute-num-layers must be an integer") != std::string::npos);
-    CHECK(io::load_scenario_from_string(
-              io::import_megatron(base + "--recompute-granularity full --recompute-method uniform "
-                                         "--recompute-num-layers 01", "", s).yaml, "x.yaml")
-              .training.recompute == core::Recompute::full);
+    CHECK(refuses("--recompute-method foo", "--recompute-method must be one of uniform, block"));
+    CHECK(refuses("--recompute-num-layers x", "--recompute-num-layers must be an integer"));
+    CHECK(recompute_of("--recompute-granularity full --recompute-method uniform --recompute-num-layers 01") ==
+          core::Recompute::full);
     // --recompute-activations makes it selective whatever --recompute-granularity says (arguments.py)
-    CHECK(io::load_scenario_from_string(
-              io::import_megatron(base + "--recompute-activations --recompute-granularity full", "", s).yaml, "x.yaml")
-              .training.recompute == core::Recompute::selective);
+    CHECK(recompute_of("--recompute-activations --recompute-granularity full") == core::Recompute::selective);
     // full without a method and a count: TransformerConfig refuses it; read as every layer, said
     CHECK(mentions(io::import_megatron(base + "--recompute-granularity full", "", s).warnings,
                    "--recompute-granularity full without --recompute-method and --recompute-num-layers is refused"));
     // adam is Megatron-LM's default and what ptdsim models; another optimizer is refused
     CHECK_FALSE(mentions(io::import_megatron(base + "--optimizer adam", "", s).warnings, "--optimizer"));
-    CHECK(error_of([&] { io::import_megatron(base + "--optimizer sgd", "", s); })
-              .find("--optimizer sgd changes the model or the step") != std::string::npos);
+    CHECK(refuses("--optimizer sgd", "--optimizer sgd changes the model or the step"));
     // both 16-bit formats: arguments.py asserts against it
-    CHECK(error_of([&] { io::import_megatron(base + "--bf16 --fp16", "", s); })
-              .find("--fp16 and --bf16 cannot be used together") != std::string::npos);
+    CHECK(refuses("--bf16 --fp16", "--fp16 and --bf16 cannot be used together"));
     // an unmodelled flag that takes a value needs one, as argparse has it
-    CHECK(error_of([&] { io::import_megatron(base + "--moe-router-dtype --bf16", "", s); })
-              .find("--moe-router-dtype needs a value") != std::string::npos);
+    CHECK(refuses("--moe-router-dtype --bf16", "--moe-router-dtype needs a value"));
     // a continued command line: each backslash-newline is a blank
     const auto continued = io::import_megatron(
         "--num-layers 8 --hidden-size 1024 \\\n --num-attention-heads 16 --vocab-size 32000 \\\r\n"
