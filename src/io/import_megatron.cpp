@@ -54,16 +54,8 @@ bool read_refused(const Arguments& a) {
       if (!recompute_granularity_given(a)) continue;  // not read (check_flags says so)
       if (selective && r.flag == "--recompute-method")
         detail::fail(r.at, "--recompute-method applies to --recompute-granularity full only (as in Megatron-LM)");
-      const auto* method = [&]() -> const Arguments::RefusedFlag* {
-        for (const auto& x : a.refused_flags())
-          if (x.flag == "--recompute-method") return &x;
-        return nullptr;
-      }();
-      const auto* layers = [&]() -> const Arguments::RefusedFlag* {
-        for (const auto& x : a.refused_flags())
-          if (x.flag == "--recompute-num-layers") return &x;
-        return nullptr;
-      }();
+      const auto* method = a.refused_flag("--recompute-method");
+      const auto* layers = a.refused_flag("--recompute-num-layers");
       // uniform over chunks of one layer checkpoints every layer's input: recompute: full
       if (method && method->value == "uniform" && (!layers || python_int(layers->value) == 1)) {
         recompute_every_layer = true;
@@ -96,19 +88,14 @@ void check_flags(const Arguments& a, Imported& out) {
                                                     : ": did you mean " + near + "? (not read)"));
   }
   if (!recompute_granularity_given(a))
-    for (const auto& r : a.refused_flags())
-      if (r.flag == "--recompute-method" || r.flag == "--recompute-num-layers")
+    for (const char* flag : {"--recompute-method", "--recompute-num-layers"})
+      if (const auto* r = a.refused_flag(flag))
         out.warnings.push_back(fmt::format("megatron:1:{}: {} is read under --recompute-granularity full only, as "
-                                           "Megatron-Core reads it: not read (nothing is recomputed)", r.at.column,
-                                           r.flag));
+                                           "Megatron-Core reads it: not read (nothing is recomputed)", r->at.column,
+                                           r->flag));
   if (const Flag* g = a.get("--recompute-granularity");
       g && g->value == "full" && !a.has("--recompute-activations")) {
-    bool method = false, layers = false;
-    for (const auto& r : a.refused_flags()) {
-      method = method || r.flag == "--recompute-method";
-      layers = layers || r.flag == "--recompute-num-layers";
-    }
-    if (!method || !layers)
+    if (!a.refused_flag("--recompute-method") || !a.refused_flag("--recompute-num-layers"))
       out.warnings.push_back(fmt::format("megatron:1:{}: --recompute-granularity full without --recompute-method and "
                                          "--recompute-num-layers is refused by Megatron-LM's TransformerConfig; read "
                                          "as every layer recomputed (uniform over one-layer chunks)", g->at.column));

@@ -47,8 +47,9 @@ class PatternParser {
       if (left->is_list) {
         for (long long x : right->items)
           if (left->items.size() < cap_) left->items.push_back(x);
-      } else if (!bounded(left->number + right->number, left->number)) {
-        return std::nullopt;
+      } else {
+        left->number += right->number;  // each at most 10^12: no overflow
+        if (left->number > kMost) return std::nullopt;
       }
     }
     return left;
@@ -117,11 +118,6 @@ class PatternParser {
     return v;
   }
   bool peek(char c) const { return i_ < t_.size() && t_[i_] == c; }
-  bool bounded(long long sum, long long& into) const {
-    if (sum > kMost || sum < -kMost) return false;
-    into = sum;
-    return true;
-  }
 
   static constexpr long long kMost = 1'000'000'000'000LL;
   static constexpr int kDeepest = 200;

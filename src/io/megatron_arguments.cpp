@@ -162,17 +162,19 @@ bool among(const std::vector<std::string>& list, const std::string& s) {
 
 Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : src_(src) {
   const auto ws = words(text);
+  // whether word k exists and is a value (not the next flag)
+  const auto value_at = [&](std::size_t k) { return k < ws.size() && ws[k].text.rfind("--", 0) != 0; };
   for (std::size_t i = 0; i < ws.size(); ++i) {
     std::string word = ws[i].text;
+    const Mark at{src_, 1, ws[i].column};  // the flag
     if (word.rfind("--", 0) != 0) {
       // the program and its own arguments before the first flag; a stray word after one
       if (!flags_.empty() || !ignored_.empty() || !unknown_.empty() || !unmodelled_.empty() || !refused_.empty())
-        unknown_.push_back({word, Mark{src_, 1, ws[i].column}});
+        unknown_.push_back({word, at});
       continue;
     }
     std::string value;
-    const int flag_column = ws[i].column;
-    int value_column = flag_column;
+    int value_column = ws[i].column;
     bool inline_value = false;
     if (const auto eq = word.find('='); eq != std::string::npos) {
       value = word.substr(eq + 1);
@@ -180,69 +182,65 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
       word = word.substr(0, eq);
       inline_value = true;
     }
+    const auto needs_value = [&] {
+      if (!inline_value && !value_at(i + 1)) detail::fail(at, word + " needs a value");
+    };
+    const auto takes_no_value = [&] {
+      if (inline_value) detail::fail(at, word + " takes no value");
+    };
     if (among(kValueFlags, word)) {
+      needs_value();
       if (!inline_value) {
-        if (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0)
-          detail::fail(Mark{src_, 1, ws[i].column}, word + " needs a value");
         value = ws[++i].text;
         value_column = ws[i].column;
       }
-      if (flags_.count(word)) again(word, Mark{src_, 1, flag_column});
+      if (flags_.count(word)) again(word, at);
       flags_[word] = Flag{value, Mark{src_, 1, value_column}, {}};
     } else if (among(kListFlags, word)) {
-      Flag f{"", Mark{src_, 1, ws[i].column}, {}};
+      Flag f{"", at, {}};
       if (inline_value) {
         f.items.push_back({value, Mark{src_, 1, value_column}});
       } else {
-        while (i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) {
+        while (value_at(i + 1)) {
           ++i;
           f.items.push_back({ws[i].text, Mark{src_, 1, ws[i].column}});
         }
       }
-      if (flags_.count(word)) again(word, f.at);  // argparse keeps the last list alone
+      if (flags_.count(word)) again(word, at);  // argparse keeps the last list alone
       flags_[word] = std::move(f);
     } else if (among(kSwitchFlags, word)) {
-      if (inline_value) detail::fail(Mark{src_, 1, ws[i].column}, word + " takes no value");
-      if (flags_.count(word)) again(word, Mark{src_, 1, ws[i].column});
-      flags_[word] = Flag{"", Mark{src_, 1, ws[i].column}, {}};
+      takes_no_value();
+      if (flags_.count(word)) again(word, at);
+      flags_[word] = Flag{"", at, {}};
     } else {
-      const Mark at{src_, 1, ws[i].column};
       if (const Refused* r = refused(word)) {
-        std::string value = inline_value ? value_of_inline(ws[i].text) : "";
-        if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) value = ws[i + 1].text;
-        last(refused_, RefusedFlag{word, value, at, r});
+        last(refused_, RefusedFlag{word, inline_value ? value : value_at(i + 1) ? ws[i + 1].text : "", at, r});
       } else if (const Unmodelled* u = unmodelled(word)) {
-        if (inline_value && u->takes == Unmodelled::Takes::nothing) detail::fail(at, word + " takes no value");
-        if (!inline_value && u->takes == Unmodelled::Takes::value &&
-            (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0))
-          detail::fail(at, word + " needs a value");
-        std::string value = inline_value ? value_of_inline(ws[i].text) : "";
+        if (u->takes == Unmodelled::Takes::nothing) takes_no_value();
+        if (u->takes == Unmodelled::Takes::value) needs_value();
         if (u->takes == Unmodelled::Takes::list && !inline_value)
-          while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
+          while (value_at(i + 1) && value_at(i + 2))
             value += (value.empty() ? "" : " ") + ws[++i].text;  // all but the last value
-        if (!inline_value && u->takes != Unmodelled::Takes::nothing && i + 1 < ws.size() &&
-            ws[i + 1].text.rfind("--", 0) != 0)
+        if (!inline_value && u->takes != Unmodelled::Takes::nothing && value_at(i + 1))
           value += (value.empty() ? "" : " ") + ws[i + 1].text;
         last(unmodelled_, UnmodelledFlag{word, value, at, u});
         if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
       } else if (among(kIgnoredSwitchFlags, word)) {
-        if (inline_value) detail::fail(at, word + " takes no value");
+        takes_no_value();
         ignored_.push_back(word);
         continue;  // a word after a switch is a stray word
       } else if (among(kIgnoredValueFlags, word)) {
-        if (!inline_value && (i + 1 >= ws.size() || ws[i + 1].text.rfind("--", 0) == 0))
-          detail::fail(at, word + " needs a value");
+        needs_value();
         ignored_.push_back(word);
       } else if (among(kIgnoredListFlags, word)) {
         ignored_.push_back(word);
         if (!inline_value)
-          while (i + 2 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0 && ws[i + 2].text.rfind("--", 0) != 0)
-            ++i;  // all but the last value
+          while (value_at(i + 1) && value_at(i + 2)) ++i;  // all but the last value
       } else {
         unknown_.push_back({word, at});
       }
       // its value, if it has one, is not a flag
-      if (!inline_value && i + 1 < ws.size() && ws[i + 1].text.rfind("--", 0) != 0) ++i;
+      if (!inline_value && value_at(i + 1)) ++i;
     }
   }
 }

@@ -144,26 +144,27 @@ class Arguments {
   // A flag given again, at the later one: argparse keeps the last value or list, as here (a refused
   // or unmodelled flag too: its last value is the one refused or warned of).
   const std::vector<Word>& repeated() const { return repeated_; }
-  struct RefusedFlag {
+  // A refused or unmodelled flag as given: its value (a list's words, blank-separated) and why.
+  template <class Why>
+  struct Given {
     std::string flag, value;
     detail::Mark at;
-    const Refused* why;
+    const Why* why;
   };
+  using RefusedFlag = Given<Refused>;
+  using UnmodelledFlag = Given<Unmodelled>;
   const std::vector<RefusedFlag>& refused_flags() const { return refused_; }
-  struct UnmodelledFlag {
-    std::string flag, value;
-    detail::Mark at;
-    const Unmodelled* why;
-  };
+  const RefusedFlag* refused_flag(const std::string& flag) const { return named(refused_, flag); }
   const std::vector<UnmodelledFlag>& unmodelled_flags() const { return unmodelled_; }
-  const UnmodelledFlag* unmodelled_flag(const std::string& flag) const {
-    for (const auto& u : unmodelled_)
-      if (u.flag == flag) return &u;
-    return nullptr;
-  }
+  const UnmodelledFlag* unmodelled_flag(const std::string& flag) const { return named(unmodelled_, flag); }
 
  private:
-  static std::string value_of_inline(const std::string& word) { return word.substr(word.find('=') + 1); }
+  template <class Entry>
+  static const Entry* named(const std::vector<Entry>& entries, const std::string& flag) {
+    for (const auto& e : entries)
+      if (e.flag == flag) return &e;
+    return nullptr;
+  }
   // A flag read given again at `at`: its earlier value kept for the checks, the repeat for the warning.
   void again(const std::string& flag, const detail::Mark& at);
   // A refused or unmodelled flag: given again, its last occurrence replaces the earlier one.

@@ -211,10 +211,9 @@ long long Fields::integer(std::string_view key, long long fallback) const {
 }
 long long Fields::required_integer(std::string_view key) const {
   // the placeholder is inside the key's range: it is never used, the collected problem is thrown first
-  return collected<long long>([&] {
-    if (json_string(*require(key).value, key, "number")) return static_cast<long long>(std::max(1.0, bound_of(path(key)).min));
-    return read_integer(*require(key).value, path(key)); },
-                              static_cast<long long>(std::max(1.0, bound_of(path(key)).min)));
+  const auto placeholder = static_cast<long long>(std::max(1.0, bound_of(path(key)).min));
+  if (const Entry* e = get(key); e && json_string(*e->value, key, "number")) return placeholder;
+  return collected<long long>([&] { return read_integer(*require(key).value, path(key)); }, placeholder);
 }
 
 std::optional<long long> Fields::integer_as(std::string_view key, std::string_view as) const {
@@ -223,10 +222,9 @@ std::optional<long long> Fields::integer_as(std::string_view key, std::string_vi
   return collected<std::optional<long long>>([&] { return read_integer(*e->value, path(key), as); }, std::nullopt);
 }
 long long Fields::required_integer_as(std::string_view key, std::string_view as) const {
-  return collected<long long>([&] {
-    if (json_string(*require(key).value, key, "number")) return static_cast<long long>(std::max(1.0, bound_of(as).min));
-    return read_integer(*require(key).value, path(key), as); },
-                              static_cast<long long>(std::max(1.0, bound_of(as).min)));
+  const auto placeholder = static_cast<long long>(std::max(1.0, bound_of(as).min));
+  if (const Entry* e = get(key); e && json_string(*e->value, key, "number")) return placeholder;
+  return collected<long long>([&] { return read_integer(*require(key).value, path(key), as); }, placeholder);
 }
 
 std::optional<double> Fields::number(std::string_view key) const {

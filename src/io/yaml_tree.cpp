@@ -97,8 +97,10 @@ class Builder : public YAML::EventHandler {
     auto n = make(Node::Kind::scalar, at(mark));
     if (!n) return;
     n->text = value;
-    n->quoted = text_ && mark.pos >= 0 && static_cast<std::size_t>(mark.pos) < text_->size() &&
-                ((*text_)[static_cast<std::size_t>(mark.pos)] == '"' || (*text_)[static_cast<std::size_t>(mark.pos)] == '\'');
+    if (text_ && mark.pos >= 0 && static_cast<std::size_t>(mark.pos) < text_->size()) {
+      const char first = (*text_)[static_cast<std::size_t>(mark.pos)];
+      n->quoted = first == '"' || first == '\'';
+    }
     finish(n, anchor);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
