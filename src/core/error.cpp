@@ -4,6 +4,30 @@
 #include <numeric>
 
 namespace ptdsim::core {
+namespace {
+
+// The cells a terminal draws a character in: 2 for the East Asian Wide and Fullwidth blocks, 0 for
+// combining marks, zero-width spaces and joiners, and variation selectors, else 1. The main ranges of
+// Unicode's EastAsianWidth.txt (W, F) and of the nonspacing marks (Mn), as Markus Kuhn's wcwidth
+// reads them; a terminal's own table may differ at the edges.
+int cells(char32_t c) {
+  struct Range {
+    char32_t first, last;
+  };
+  static constexpr Range kZero[] = {{0x0300, 0x036F}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F},
+                                    {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}};
+  static constexpr Range kWide[] = {{0x1100, 0x115F}, {0x2329, 0x232A}, {0x2E80, 0x303E},  {0x3040, 0xA4CF},
+                                    {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE10, 0xFE19},  {0xFE30, 0xFE6F},
+                                    {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF},
+                                    {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD}};
+  for (const Range& r : kZero)
+    if (c >= r.first && c <= r.last) return 0;
+  for (const Range& r : kWide)
+    if (c >= r.first && c <= r.last) return 2;
+  return 1;
+}
+
+}  // namespace
 
 std::string Diagnostic::render() const {
   // appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chained temporaries here
@@ -16,8 +40,7 @@ std::string Diagnostic::render() const {
   if (!source_line.empty() && where.line > 0) {
     out.append("\n").append(source_line).append("\n");
     // keep tabs so the caret lines up under the same column in a terminal; columns count bytes, a
-    // terminal draws a UTF-8 character's bytes as one cell (a stray byte too; a wide East Asian
-    // character takes two, which is not counted)
+    // terminal draws a UTF-8 character in the cells it takes (cells()) and a stray byte in one
     const std::size_t end = std::min(static_cast<std::size_t>(std::max(where.column - 1, 0)), source_line.size());
     for (std::size_t i = 0; i < end;) {
       const auto lead = static_cast<unsigned char>(source_line[i]);
@@ -30,7 +53,13 @@ std::string Diagnostic::render() const {
             (lead == 0xF4 && second >= 0x90))
           n = 1;
       }
-      out.push_back(lead == '\t' ? '\t' : ' ');
+      if (n == 1) {
+        out.push_back(lead == '\t' ? '\t' : ' ');
+      } else {
+        char32_t c = lead & (0x7F >> n);
+        for (std::size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(source_line[i + k]) & 0x3F);
+        out.append(static_cast<std::size_t>(cells(c)), ' ');
+      }
       i += n;
     }
     out.push_back('^');

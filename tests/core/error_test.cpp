@@ -33,6 +33,27 @@ TEST_CASE("core: the caret counts a UTF-8 character as one cell, a stray byte as
   CHECK(d.render() == "s.yaml:1:6: error: m\n\xe0\x80\x80: x\n     ^");
 }
 
+TEST_CASE("core: the caret counts a wide East Asian character as two cells, a combining mark as none", "[core][error]") {
+  Diagnostic d;
+  d.message = "m";
+  // "名: x" (U+540D, three bytes, two cells) puts x at byte 6: two cells, then ": "
+  d.where = SourceLocation{"s.yaml", 1, 6};
+  d.source_line = "\xe5\x90\x8d: x";
+  CHECK(d.render() == "s.yaml:1:6: error: m\n\xe5\x90\x8d: x\n    ^");
+  // a fullwidth letter (U+FF41) and an emoji (U+1F600, four bytes) take two cells each
+  d.where = SourceLocation{"s.yaml", 1, 10};
+  d.source_line = "\xef\xbd\x81\xf0\x9f\x98\x80: x";
+  CHECK(d.render() == "s.yaml:1:10: error: m\n\xef\xbd\x81\xf0\x9f\x98\x80: x\n      ^");
+  // "e" then a combining acute (U+0301, two bytes): one cell between them
+  d.where = SourceLocation{"s.yaml", 1, 6};
+  d.source_line = "e\xcc\x81: x";
+  CHECK(d.render() == "s.yaml:1:6: error: m\ne\xcc\x81: x\n   ^");
+  // the Hangul syllable U+AC00 is wide, the Greek alpha U+03B1 one cell: x at byte 8 under cell 6
+  d.where = SourceLocation{"s.yaml", 1, 8};
+  d.source_line = "\xea\xb0\x80\xce\xb1: x";
+  CHECK(d.render() == "s.yaml:1:8: error: m\n\xea\xb0\x80\xce\xb1: x\n     ^");
+}
+
 TEST_CASE("core: a diagnostic without a line names only the file", "[core][error]") {
   Diagnostic d;
   d.where = SourceLocation{"missing.yaml", 0, 0};
