@@ -301,8 +301,23 @@ TEST_CASE("io: import megatron names what it does not read", "[io][import][hosti
     // the arguments' own values win over ptdsim's options, said when they differ
     auto opt = on_h100();
     opt.precision = "fp8";
-    const auto over = io::import_megatron(base + "--seq-length 1024 --bf16", "", opt);
+    opt.micro_batch = 2;
+    const std::string given = base + "--seq-length 1024 --bf16 --global-batch-size 256 --micro-batch-size 4";
+    const auto over = io::import_megatron(given, "", opt);
     CHECK(mentions(over.warnings, "--bf16 in the arguments replaces --precision fp8"));
+    // each at its value's column, with both numbers; the scenario holds the arguments' values
+    const auto col = [&](const std::string& flag) { return std::to_string(given.find(flag) + flag.size() + 2); };
+    CHECK(mentions(over.warnings, "megatron:1:" + col("--seq-length") + ": --seq-length 1024 in the arguments replaces --seq-len 4096"));
+    CHECK(mentions(over.warnings, "megatron:1:" + col("--global-batch-size") + ": --global-batch-size 256 in the arguments replaces --global-batch 64"));
+    CHECK(mentions(over.warnings, "megatron:1:" + col("--micro-batch-size") + ": --micro-batch-size 4 in the arguments replaces --micro-batch 2"));
+    const core::Scenario read = io::load_scenario_from_string(over.yaml, "x.yaml");
+    CHECK(read.training.seq_len == 1024);
+    CHECK(read.training.global_batch == 256);
+    CHECK(read.training.micro_batch == 4);
+    // the same values as the options: nothing to say
+    opt = on_h100();
+    const auto same = io::import_megatron(base + "--seq-length 4096 --global-batch-size 64", "", opt);
+    CHECK_FALSE(mentions(same.warnings, "in the arguments replaces"));
   }
   SECTION("a model-only import checks every flag it would read into a scenario") {
     const std::string base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --vocab-size 32000 ";
