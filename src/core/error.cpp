@@ -6,20 +6,22 @@
 namespace ptdsim::core {
 namespace {
 
-// The cells a terminal draws a character in: 2 for the East Asian Wide and Fullwidth blocks, 0 for
-// combining marks, zero-width spaces and joiners, and variation selectors, else 1. The main ranges of
-// Unicode's EastAsianWidth.txt (W, F) and of the nonspacing marks (Mn), as Markus Kuhn's wcwidth
-// reads them; a terminal's own table may differ at the edges.
+// The cells a terminal draws a character in: 2 for the main blocks of Unicode's EastAsianWidth.txt
+// classes W and F (CJK, Hangul, fullwidth forms; the ranges Markus Kuhn's wcwidth lists) and for the
+// emoji blocks, 0 for the combining diacritical blocks, Hangul's medial and final jamo, zero-width
+// spaces and joiners, the byte-order mark and the variation selectors, else 1. An approximation: a
+// terminal's own table may differ at the edges (other scripts' combining marks count 1 here).
 int cells(char32_t c) {
   struct Range {
     char32_t first, last;
   };
-  static constexpr Range kZero[] = {{0x0300, 0x036F}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F},
-                                    {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}};
-  static constexpr Range kWide[] = {{0x1100, 0x115F}, {0x2329, 0x232A}, {0x2E80, 0x303E},  {0x3040, 0xA4CF},
-                                    {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE10, 0xFE19},  {0xFE30, 0xFE6F},
-                                    {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF},
-                                    {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD}};
+  static constexpr Range kZero[] = {{0x0300, 0x036F}, {0x1160, 0x11FF}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
+                                    {0x200B, 0x200F}, {0x2060, 0x2063}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F},
+                                    {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0xE0100, 0xE01EF}};
+  static constexpr Range kWide[] = {{0x1100, 0x115F},   {0x2329, 0x232A},   {0x2E80, 0x303E},   {0x3040, 0xA4CF},
+                                    {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},   {0xFE10, 0xFE19},   {0xFE30, 0xFE6F},
+                                    {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F}, {0x1F680, 0x1F6FF},
+                                    {0x1F900, 0x1F9FF}, {0x1FA70, 0x1FAFF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD}};
   for (const Range& r : kZero)
     if (c >= r.first && c <= r.last) return 0;
   for (const Range& r : kWide)

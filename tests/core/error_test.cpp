@@ -16,7 +16,7 @@ TEST_CASE("core: a diagnostic renders in gcc form with a caret", "[core][error]"
         "      ^");
 }
 
-TEST_CASE("core: the caret counts a UTF-8 character as one cell, a stray byte as one", "[core][error]") {
+TEST_CASE("core: the caret counts a narrow UTF-8 character as one cell, a stray byte as one", "[core][error]") {
   Diagnostic d;
   d.message = "m";
   // "é: x" puts x at byte 5 (é is two bytes): one cell for é, then ": "
@@ -44,7 +44,7 @@ TEST_CASE("core: the caret counts a wide East Asian character as two cells, a co
   d.where = SourceLocation{"s.yaml", 1, 10};
   d.source_line = "\xef\xbd\x81\xf0\x9f\x98\x80: x";
   CHECK(d.render() == "s.yaml:1:10: error: m\n\xef\xbd\x81\xf0\x9f\x98\x80: x\n      ^");
-  // "e" then a combining acute (U+0301, two bytes): one cell between them
+  // "e" then a combining acute (U+0301, two bytes): one cell for both
   d.where = SourceLocation{"s.yaml", 1, 6};
   d.source_line = "e\xcc\x81: x";
   CHECK(d.render() == "s.yaml:1:6: error: m\ne\xcc\x81: x\n   ^");
@@ -52,6 +52,10 @@ TEST_CASE("core: the caret counts a wide East Asian character as two cells, a co
   d.where = SourceLocation{"s.yaml", 1, 8};
   d.source_line = "\xea\xb0\x80\xce\xb1: x";
   CHECK(d.render() == "s.yaml:1:8: error: m\n\xea\xb0\x80\xce\xb1: x\n     ^");
+  // the rocket U+1F680 (four bytes) and a zero-width joiner U+200D (three): two cells and none
+  d.where = SourceLocation{"s.yaml", 1, 10};
+  d.source_line = "\xf0\x9f\x9a\x80\xe2\x80\x8d: x";
+  CHECK(d.render() == "s.yaml:1:10: error: m\n\xf0\x9f\x9a\x80\xe2\x80\x8d: x\n    ^");
 }
 
 TEST_CASE("core: a diagnostic without a line names only the file", "[core][error]") {
