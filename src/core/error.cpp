@@ -29,6 +29,30 @@ int cells(char32_t c) {
   return 1;
 }
 
+// The character of `line` at byte i, whose bytes end before `end`: its length in bytes and the cells
+// a terminal draws it in. A byte that does not start a whole, shortest-form UTF-8 sequence within
+// `end` (a stray continuation, a cut or overlong sequence, a surrogate) is one byte and one cell,
+// as a terminal draws a replacement mark per byte.
+struct Drawn {
+  std::size_t bytes;
+  int cells;
+};
+Drawn drawn_at(const std::string& line, std::size_t i, std::size_t end) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(line[k]); };
+  const unsigned char lead = byte(i);
+  const std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 1;
+  if (n == 1 || i + n > end) return {1, 1};
+  for (std::size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return {1, 1};
+  const unsigned char second = byte(i + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) || (lead == 0xF0 && second < 0x90) ||
+      (lead == 0xF4 && second >= 0x90))
+    return {1, 1};
+  char32_t c = lead & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) c = (c << 6) | (byte(i + k) & 0x3F);
+  return {n, cells(c)};
+}
+
 }  // namespace
 
 std::string Diagnostic::render() const {
@@ -41,28 +65,16 @@ std::string Diagnostic::render() const {
   out.append(": error: ").append(message);
   if (!source_line.empty() && where.line > 0) {
     out.append("\n").append(source_line).append("\n");
-    // keep tabs so the caret lines up under the same column in a terminal; columns count bytes, a
-    // terminal draws a UTF-8 character in the cells it takes (cells()) and a stray byte in one
+    // columns count bytes; the caret goes under the cells the characters before it are drawn in,
+    // tabs kept so a terminal expands them alike
     const std::size_t end = std::min(static_cast<std::size_t>(std::max(where.column - 1, 0)), source_line.size());
     for (std::size_t i = 0; i < end;) {
-      const auto lead = static_cast<unsigned char>(source_line[i]);
-      std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 1;
-      for (std::size_t k = 1; k < n; ++k)
-        if (i + k >= end || (static_cast<unsigned char>(source_line[i + k]) & 0xC0) != 0x80) n = 1;
-      if (n > 1) {  // overlong forms and surrogates draw a replacement mark per byte
-        const auto second = static_cast<unsigned char>(source_line[i + 1]);
-        if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) || (lead == 0xF0 && second < 0x90) ||
-            (lead == 0xF4 && second >= 0x90))
-          n = 1;
-      }
-      if (n == 1) {
-        out.push_back(lead == '\t' ? '\t' : ' ');
-      } else {
-        char32_t c = lead & (0x7F >> n);
-        for (std::size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(source_line[i + k]) & 0x3F);
-        out.append(static_cast<std::size_t>(cells(c)), ' ');
-      }
-      i += n;
+      const Drawn d = drawn_at(source_line, i, end);
+      if (source_line[i] == '\t')
+        out.push_back('\t');
+      else
+        out.append(static_cast<std::size_t>(d.cells), ' ');
+      i += d.bytes;
     }
     out.push_back('^');
   }
