@@ -206,7 +206,7 @@ void read_shape(const Fields& f, Family family, core::ModelSpec& m, detail::Mode
   // (DeepSeek's head_dim, where a config has it, is its rope width: MLA sets the heads' widths)
   long long head_dim = 0;
   if (const Entry* e = f.get("head_dim"); e && family != Family::deepseek) {
-    head_dim = detail::read_integer(*e->value, "head_dim", "model.head_dim");
+    head_dim = detail::read_json_integer(*e->value, "head_dim", "model.head_dim");
   } else if (family == Family::qwen3 || family == Family::qwen3_moe) {
     head_dim = 128;  // Qwen3Config's and Qwen3MoeConfig's default, not hidden / heads
   }

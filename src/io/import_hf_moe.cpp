@@ -185,7 +185,7 @@ void read_hf_qwen_moe(const Fields& f, bool v2, core::ModelSpec& m, ModelLines& 
   if (const auto* only = list_of(f, "mlp_only_layers")) {
     for (std::size_t i = 0; i < only->size(); ++i) {
       const Node& item = *(*only)[i];
-      const long long layer = read_integer(item, "mlp_only_layers[" + std::to_string(i) + "]", "model.moe.first_k_dense");
+      const long long layer = read_json_integer(item, "mlp_only_layers[" + std::to_string(i) + "]", "model.moe.first_k_dense");
       if (layer != static_cast<long long>(i))
         fail(item.mark, "mlp_only_layers must be the first k layers (0, 1, ..., k-1) to be modelled (moe.first_k_dense), "
                         "got layer " + int_text(layer) + " at position " + std::to_string(i));
@@ -287,7 +287,7 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
     // transformers' default: interleave_moe_layer_step - 1, then every step layers
     std::vector<bool> moe(static_cast<std::size_t>(m.layers), false);
     for (std::size_t i = 0; i < layers->size(); ++i) {
-      const long long l = read_integer(*(*layers)[i], "moe_layers[" + std::to_string(i) + "]", "model.moe.first_k_dense");
+      const long long l = read_json_integer(*(*layers)[i], "moe_layers[" + std::to_string(i) + "]", "model.moe.first_k_dense");
       if (l >= m.layers) fail((*layers)[i]->mark, "moe_layers[" + std::to_string(i) + "] = " + int_text(l) +
                                                        " is past the " + int_text(m.layers) + " layers");
       moe[static_cast<std::size_t>(l)] = true;
@@ -324,7 +324,7 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
       std::vector<bool> full;
       for (std::size_t i = 0; i < rope->size(); ++i)
         full.push_back(
-            read_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0);
+            read_json_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0);
       w.full_every = full_every_from(f, "no_rope_layers", full, m.layers);
       pattern_from = "no_rope_layers: the NoPE layers attend globally";
     }

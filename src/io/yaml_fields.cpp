@@ -84,6 +84,17 @@ void expect_map(const Node& n, const Mark& where, const std::string& what) {
 
 long long read_integer(const Node& n, const std::string& path) { return read_integer(n, path, path); }
 
+long long read_json_integer(const Node& n, const std::string& path, std::string_view range_of) {
+  if (n.kind == Node::Kind::scalar && n.quoted)
+    fail(n.mark, path + " must be a JSON integer, got the string " + describe(n));
+  // (a fraction that is not zero gets read_integer()'s message: no integer at all)
+  if (const auto v = n.kind == Node::Kind::scalar && !n.quoted ? parse_number(n.text) : std::nullopt;
+      v && n.text.find_first_of(".eE") != std::string::npos && *v == std::floor(*v))
+    fail(n.mark, path + " must be a JSON integer, got " + n.text + ", which Python's json reads as a float (" +
+                     "transformers' config declares an int): write it without a fraction or an exponent");
+  return read_integer(n, path, range_of);
+}
+
 long long read_integer(const Node& n, const std::string& path, std::string_view range_of) {
   const Bound& b = bound_of(range_of);
   const auto min = static_cast<long long>(b.min), max = static_cast<long long>(b.max);
@@ -201,10 +212,14 @@ bool Fields::json_string(const Node& n, std::string_view key, const char* wanted
   return true;
 }
 
+long long Fields::read(const Node& n, const std::string& path, std::string_view range_of) const {
+  return json_ ? read_json_integer(n, path, range_of) : read_integer(n, path, range_of);
+}
+
 std::optional<long long> Fields::integer(std::string_view key) const {
   const Entry* e = get(key);
   if (!e || json_string(*e->value, key, "number")) return std::nullopt;
-  return collected<std::optional<long long>>([&] { return read_integer(*e->value, path(key)); }, std::nullopt);
+  return collected<std::optional<long long>>([&] { return read(*e->value, path(key), path(key)); }, std::nullopt);
 }
 long long Fields::integer(std::string_view key, long long fallback) const {
   return integer(key).value_or(fallback);
@@ -213,18 +228,18 @@ long long Fields::required_integer(std::string_view key) const {
   // the placeholder is inside the key's range: it is never used, the collected problem is thrown first
   const auto placeholder = static_cast<long long>(std::max(1.0, bound_of(path(key)).min));
   if (const Entry* e = get(key); e && json_string(*e->value, key, "number")) return placeholder;
-  return collected<long long>([&] { return read_integer(*require(key).value, path(key)); }, placeholder);
+  return collected<long long>([&] { return read(*require(key).value, path(key), path(key)); }, placeholder);
 }
 
 std::optional<long long> Fields::integer_as(std::string_view key, std::string_view as) const {
   const Entry* e = get(key);
   if (!e || json_string(*e->value, key, "number")) return std::nullopt;
-  return collected<std::optional<long long>>([&] { return read_integer(*e->value, path(key), as); }, std::nullopt);
+  return collected<std::optional<long long>>([&] { return read(*e->value, path(key), as); }, std::nullopt);
 }
 long long Fields::required_integer_as(std::string_view key, std::string_view as) const {
   const auto placeholder = static_cast<long long>(std::max(1.0, bound_of(as).min));
   if (const Entry* e = get(key); e && json_string(*e->value, key, "number")) return placeholder;
-  return collected<long long>([&] { return read_integer(*require(key).value, path(key), as); }, placeholder);
+  return collected<long long>([&] { return read(*require(key).value, path(key), as); }, placeholder);
 }
 
 std::optional<double> Fields::number(std::string_view key) const {

@@ -134,6 +134,8 @@ class Fields {
   bool json_ = false;
   // A JSON string where a number or a boolean is read: failed (collected) at it.
   bool json_string(const Node& n, std::string_view key, const char* wanted) const;
+  // An integer field's value: read_json_integer() in a JSON file, read_integer() otherwise.
+  long long read(const Node& n, const std::string& path, std::string_view range_of) const;
   std::vector<std::string> suggested_;  // what unknown keys were taken for ("did you mean 'x'")
   std::string prefix_;
   std::string section_;
@@ -144,6 +146,10 @@ class Fields {
 long long read_integer(const Node& n, const std::string& path);
 // The same, in the range of the key `range_of` (an importer's field read as the key it becomes).
 long long read_integer(const Node& n, const std::string& path, std::string_view range_of);
+// The same for a JSON value: a number with a fraction or an exponent (8192.0, 1e3) is a float to
+// Python's json, which transformers' config classes keep where they declare an int, so it is
+// refused even when integral; so is a string ("8192").
+long long read_json_integer(const Node& n, const std::string& path, std::string_view range_of);
 // The whole text as a YAML number, or nothing (strtod alone accepts "8abc", leading blanks, "nan"
 // and hex).
 std::optional<double> parse_number(const std::string& text);

@@ -354,6 +354,20 @@ const Case kCases[] = {
      "{data}/bad/hf_bad_values.json:5:26: error: num_attention_heads must be a positive integer, got \"32.5\"\n"
      "  \"num_attention_heads\": 32.5,\n"
      "                         ^"},
+    {"hf_integral_float.json",
+     "{data}/bad/hf_integral_float.json:9:18: error: num_experts must be a JSON integer, got 128.0, which Python's "
+     "json reads as a float (transformers' config declares an int): write it without a fraction or an exponent\n"
+     "  \"num_experts\": 128.0,\n"
+     "                 ^\n"
+     "{data}/bad/hf_integral_float.json:11:23: error: mlp_only_layers[0] must be a JSON integer, got the string "
+     "\"0\"\n"
+     "  \"mlp_only_layers\": [\"0\"],\n"
+     "                      ^\n"
+     "{data}/bad/hf_integral_float.json:13:30: error: max_position_embeddings must be a JSON integer, got 4.096e4, "
+     "which Python's json reads as a float (transformers' config declares an int): write it without a fraction or "
+     "an exponent\n"
+     "  \"max_position_embeddings\": 4.096e4\n"
+     "                             ^"},
     {"hf_byte_order_mark.json",
      "{data}/bad/hf_byte_order_mark.json:1:1: error: invalid JSON: the file starts with a UTF-8 byte-order mark, "
      "which Python's json refuses (transformers could not read it): save it without one\n"
