@@ -318,15 +318,32 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
   if (const auto chunk = f.integer_as("attention_chunk_size", "model.sliding_window.window")) {
     core::SlidingWindow w;
     w.window = static_cast<int>(*chunk);
-    w.full_every = 4;
-    std::string pattern_from = "no_rope_layers absent: every 4th layer global (transformers' no_rope_layer_interval 4)";
-    if (const auto* rope = list_of(f, "no_rope_layers")) {
+    // Llama4TextConfig: an absent or empty no_rope_layers is one NoPE layer every
+    // no_rope_layer_interval; a given one needs an entry per layer and may hold more (the layers
+    // index it)
+    const auto interval = f.integer_as("no_rope_layer_interval", "model.sliding_window.full_every");
+    if (interval && *interval < 1)
+      fail(at(f, "no_rope_layer_interval"), "no_rope_layer_interval must be a positive integer, got " +
+                                                int_text(*interval) + " (transformers takes each layer's index modulo it)");
+    w.full_every = static_cast<int>(interval.value_or(4));
+    std::string pattern_from = interval ? "no_rope_layer_interval: one layer in " + int_text(*interval) + " global (NoPE)"
+                                        : "no_rope_layers absent: every 4th layer global (transformers' no_rope_layer_interval 4)";
+    if (const auto* rope = list_of(f, "no_rope_layers"); rope && !rope->empty()) {
+      if (static_cast<long long>(rope->size()) < m.layers)
+        fail(at(f, "no_rope_layers"), "no_rope_layers has " + std::to_string(rope->size()) +
+                                          " entries but num_hidden_layers is " + int_text(m.layers) +
+                                          ": transformers indexes it by layer");
       std::vector<bool> full;
-      for (std::size_t i = 0; i < rope->size(); ++i)
-        full.push_back(
-            read_json_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0);
+      for (std::size_t i = 0; i < rope->size(); ++i) {
+        const bool nope =
+            read_json_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0;
+        if (static_cast<long long>(i) < m.layers) full.push_back(nope);
+      }
       w.full_every = full_every_from(f, "no_rope_layers", full, m.layers);
       pattern_from = "no_rope_layers: the NoPE layers attend globally";
+    } else if (rope) {
+      pattern_from = "no_rope_layers empty, which transformers takes as absent: one layer in " +
+                     int_text(w.full_every) + " global (no_rope_layer_interval)";
     }
     m.sliding_window = w;
     lines.add_in("sliding_window", "window", int_text(w.window),
@@ -345,7 +362,7 @@ const std::vector<std::string>& hf_moe_read_keys() {
       "num_experts",       "decoder_sparse_step",   "mlp_only_layers",  "layer_types",           "interleave_moe_layer_step",
       "moe_layers",        "attention_chunk_size",  "no_rope_layers",   "intermediate_size_mlp", "routed_scaling_factor",
       "text_config",       "use_qk_norm",           "shared_expert_intermediate_size", "qkv_bias",
-      "partial_rotary_factor"};
+      "partial_rotary_factor", "no_rope_layer_interval"};
   return keys;
 }
 

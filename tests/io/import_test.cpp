@@ -195,6 +195,36 @@ TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]
     CHECK_FALSE(d.qk_norm);
     CHECK_FALSE(mentions(bare.warnings, "biases"));
   }
+  SECTION("Llama 4: no_rope_layers as Llama4TextConfig reads it") {
+    // Maverick's text decoder (48 layers, MoE every 2nd), with the NoPE pattern given four ways
+    const auto maverick = [](const std::string& rope) {
+      return io::import_hf_text(
+          "{\"architectures\": [\"Llama4ForCausalLM\"], \"num_hidden_layers\": 48, \"hidden_size\": 5120, "
+          "\"num_attention_heads\": 40, \"num_key_value_heads\": 8, \"head_dim\": 128, \"intermediate_size\": 8192, "
+          "\"intermediate_size_mlp\": 16384, \"num_local_experts\": 128, \"num_experts_per_tok\": 1, "
+          "\"interleave_moe_layer_step\": 2, \"vocab_size\": 202048, \"attention_chunk_size\": 8192" + rope + "}",
+          "l4/config.json", "", {});
+    };
+    const auto full_every = [](const io::Imported& im) {
+      return io::load_model_from_string(im.yaml, "m.yaml").sliding_window->full_every;
+    };
+    // an empty list is falsy: transformers builds the default, one NoPE (global) layer in 4
+    const auto empty = maverick(", \"no_rope_layers\": []");
+    CHECK(full_every(empty) == 4);
+    CHECK(empty.yaml.find("no_rope_layers empty, which transformers takes as absent") != std::string::npos);
+    // the default's interval is a field too
+    CHECK(full_every(maverick(", \"no_rope_layer_interval\": 2")) == 2);
+    CHECK(full_every(maverick(", \"no_rope_layers\": [], \"no_rope_layer_interval\": 3")) == 3);
+    // a list longer than the layers is indexed by layer: the first 48 entries count
+    std::string longer = ", \"no_rope_layers\": [";
+    for (int i = 0; i < 52; ++i) longer += std::string(i ? ", " : "") + ((i + 1) % 6 == 0 || i >= 48 ? "0" : "1");
+    CHECK(full_every(maverick(longer + "]")) == 6);
+    // shorter is an IndexError in transformers; an interval of 0 a ZeroDivisionError
+    CHECK_THROWS_WITH(maverick(", \"no_rope_layers\": [1, 1, 1, 0]"),
+                      Catch::Contains("no_rope_layers has 4 entries but num_hidden_layers is 48"));
+    CHECK_THROWS_WITH(maverick(", \"no_rope_layer_interval\": 0"),
+                      Catch::Contains("no_rope_layer_interval must be a positive integer, got 0"));
+  }
   SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
     const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});
     const auto m = io::load_model_from_string(im.yaml, "m.yaml");
