@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ptdsim/analytic/plan.hpp"
+#include "ptdsim/analytic/scale_cost.hpp"
 #include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/schedule.hpp"
 #include "ptdsim/planner/sweep.hpp"
@@ -162,6 +163,10 @@ double busiest_stage_compute(const analytic::StepPlan& plan) {
     busiest = std::max(busiest, plan.shape.m * c);
   }
   return busiest;
+}
+
+double scale_wait_floor(const core::Scenario& s, double busiest_s) {
+  return analytic::straggler_wait_s(s.hardware.jitter, s.gpus, busiest_s, 0.0);
 }
 
 namespace {

@@ -59,7 +59,8 @@ constexpr int kMaxThreads = 256;
 
 // A feasible candidate after the analytic tier: all the sweep keeps for the un-simulated ones.
 // The analytic tier fills in work_lower_bound()'s values, which KeyOrder replaces with the plan's
-// (step_lower_bound()) where they are needed.
+// (step_lower_bound()) where they are needed; each with the cost of scale's floor added
+// (scale_wait_floor()), as the simulated step it is compared with has the wait.
 struct Entry {
   std::uint64_t index = 0;
   double bound_s = 0;
@@ -249,9 +250,9 @@ struct ScheduleKey {
 };
 ScheduleKey schedule_key(Objective o, const analytic::Step& step) {
   const analytic::StepPlan& plan = step.plan;
-  const double bound = schedule_lower_bound(plan);
-  if (o == Objective::energy)
-    return {bound, energy_bound_j(step.scenario->hardware.gpu, bound, busiest_stage_compute(plan))};
+  const double busiest = busiest_stage_compute(plan);
+  const double bound = schedule_lower_bound(plan) + scale_wait_floor(*step.scenario, busiest);
+  if (o == Objective::energy) return {bound, energy_bound_j(step.scenario->hardware.gpu, bound, busiest)};
   return {bound, bound};
 }
 
@@ -410,7 +411,8 @@ std::vector<Entry> analytic_tier(Context& ctx, std::vector<Tier1Worker>& workers
             return;
           }
           const WorkBound b = work_lower_bound(w.step(s, analytic::StepParts::work));
-          res.feasible.push_back(Entry{c.index, b.bound_s, peak, energy_bound_j(s.hardware.gpu, b.bound_s, b.busiest_s)});
+          const double bound = b.bound_s + scale_wait_floor(s, b.busiest_s);
+          res.feasible.push_back(Entry{c.index, bound, peak, energy_bound_j(s.hardware.gpu, bound, b.busiest_s)});
         });
         ++chunks_done;
       });
@@ -620,8 +622,9 @@ class KeyOrder {
             Entry& e = work_[next_ + k];
             place(*ctx_.space.at(e.index), ctx_.base, s);
             const analytic::Step& step = w.step(s, analytic::StepParts::plan);
-            e.bound_s = step_lower_bound(step.plan);
-            e.energy_bound_j = energy_bound_j(s.hardware.gpu, e.bound_s, busiest_stage_compute(step.plan));
+            const double busiest = busiest_stage_compute(step.plan);
+            e.bound_s = step_lower_bound(step.plan) + scale_wait_floor(s, busiest);
+            e.energy_bound_j = energy_bound_j(s.hardware.gpu, e.bound_s, busiest);
             kept_.offer(e, w.step_storage());
           }
         });
@@ -908,8 +911,8 @@ void rank_scenario(Context& ctx, std::vector<Tier1Worker>& workers, KeyOrder& fe
 
 // Rows for CSV: every candidate that passed core::check, in index order, computed in parallel a
 // window of chunks at a time and handed out in order from this thread. Each row's bound is
-// step_lower_bound() of its plan, the key tier 2 ordered it by where it needed one, or for a
-// candidate its schedule bound spared, that bound.
+// step_lower_bound() of its plan with the cost of scale's floor (scale_wait_floor()), the key tier
+// 2 ordered it by where it needed one, or for a candidate its schedule bound spared, that bound.
 void emit_rows(Context& ctx, std::vector<Tier1Worker>& workers, const std::unordered_map<std::uint64_t, core::Report>& kept_for_rows,
                const std::unordered_map<std::uint64_t, double>& spared_bounds) {
   const Space& space = ctx.space;
@@ -939,7 +942,10 @@ void emit_rows(Context& ctx, std::vector<Tier1Worker>& workers, const std::unord
             const double reserve = ctx.opt.min_free_bytes;
             const analytic::Step& step = workers[worker].step(s, analytic::StepParts::plan);
             const auto spared = spared_bounds.find(i);
-            const double bound = spared != spared_bounds.end() ? spared->second : step_lower_bound(step.plan);
+            const double bound = spared != spared_bounds.end()
+                                     ? spared->second
+                                     : step_lower_bound(step.plan) +
+                                           scale_wait_floor(s, busiest_stage_compute(step.plan));
             if (auto sim = kept_for_rows.find(i); sim != kept_for_rows.end()) {
               rows[k].push_back(RowData{*c, fits(sim->second, reserve) ? "simulated" : "memory", bound, sim->second});
               continue;

@@ -143,4 +143,11 @@ bool fits(double peak_bytes, double capacity_bytes, double min_free_bytes);
 // scheduler's busiest rank computes at least this long.
 double busiest_stage_compute(const analytic::StepPlan& plan);
 
+// What either engine adds to the makespan the bounds above bound, at least: the cost of scale's
+// wait for the slowest of the job's GPUs (analytic::straggler_wait_s) over `busiest_s` of compute,
+// no exposed communication counted. The wait grows with the busiest rank's compute, which is at
+// least busiest_stage_compute() (or WorkBound::busiest_s), so the sweep adds this to each bound
+// before it compares one with a simulated step. 0 on hardware without a jitter.
+double scale_wait_floor(const core::Scenario& s, double busiest_s);
+
 }  // namespace ptdsim::planner
