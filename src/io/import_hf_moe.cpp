@@ -318,37 +318,39 @@ void read_hf_llama4(const Fields& f, core::ModelSpec& m, ModelLines& lines, std:
   if (const auto chunk = f.integer_as("attention_chunk_size", "model.sliding_window.window")) {
     core::SlidingWindow w;
     w.window = static_cast<int>(*chunk);
-    // Llama4TextConfig: an absent or empty no_rope_layers is one NoPE layer every
-    // no_rope_layer_interval; a given one needs an entry per layer and may hold more (the layers
-    // index it)
-    const auto interval = f.integer_as("no_rope_layer_interval", "model.sliding_window.full_every");
-    if (interval && *interval < 1)
-      fail(at(f, "no_rope_layer_interval"), "no_rope_layer_interval must be a positive integer, got " +
-                                                int_text(*interval) + " (transformers takes each layer's index modulo it)");
-    w.full_every = static_cast<int>(interval.value_or(4));
-    std::string pattern_from = interval ? "no_rope_layer_interval: one layer in " + int_text(*interval) + " global (NoPE)"
-                                        : "no_rope_layers absent: every 4th layer global (transformers' no_rope_layer_interval 4)";
+    // Llama4TextConfig: an absent or empty no_rope_layers is one NoPE (global) layer in
+    // no_rope_layer_interval, the layers i with (i + 1) % interval == 0: ptdsim's full_every, or
+    // none (0) when the interval passes the last layer; a given list needs an entry per layer and
+    // may hold more, which no layer reads
+    const auto interval = f.integer_as("no_rope_layer_interval", "import.hf.no_rope_layer_interval");
+    const long long period = interval.value_or(4);
+    w.full_every = period > m.layers ? 0 : static_cast<int>(period);
+    std::string pattern_from = !interval ? "every 4th layer global (transformers' no_rope_layer_interval 4)"
+                               : w.full_every == 0
+                                   ? "no_rope_layer_interval " + int_text(period) + " passes the last layer: none global"
+                                   : "no_rope_layer_interval: one layer in " + int_text(period) + " global (NoPE)";
+    Mark pattern_at = at(f, "no_rope_layer_interval");
     if (const auto* rope = list_of(f, "no_rope_layers"); rope && !rope->empty()) {
       if (static_cast<long long>(rope->size()) < m.layers)
         fail(at(f, "no_rope_layers"), "no_rope_layers has " + std::to_string(rope->size()) +
                                           " entries but num_hidden_layers is " + int_text(m.layers) +
                                           ": transformers indexes it by layer");
       std::vector<bool> full;
-      for (std::size_t i = 0; i < rope->size(); ++i) {
-        const bool nope =
-            read_json_integer(*(*rope)[i], "no_rope_layers[" + std::to_string(i) + "]", "import.hf.no_rope_layers[]") == 0;
-        if (static_cast<long long>(i) < m.layers) full.push_back(nope);
-      }
+      for (long long i = 0; i < m.layers; ++i)
+        full.push_back(read_json_integer(*(*rope)[static_cast<std::size_t>(i)], "no_rope_layers[" + std::to_string(i) + "]",
+                                         "import.hf.no_rope_layers[]") == 0);
       w.full_every = full_every_from(f, "no_rope_layers", full, m.layers);
       pattern_from = "no_rope_layers: the NoPE layers attend globally";
-    } else if (rope) {
-      pattern_from = "no_rope_layers empty, which transformers takes as absent: one layer in " +
-                     int_text(w.full_every) + " global (no_rope_layer_interval)";
+      pattern_at = at(f, "no_rope_layers");
+    } else {
+      pattern_from = std::string(rope ? "no_rope_layers empty, which transformers takes as absent: "
+                                      : "no_rope_layers absent: ") +
+                     pattern_from;
     }
     m.sliding_window = w;
     lines.add_in("sliding_window", "window", int_text(w.window),
                  "attention_chunk_size: chunked attention, counted as a window of the chunk", at(f, "attention_chunk_size"));
-    lines.add_in("sliding_window", "full_every", int_text(w.full_every), pattern_from, at(f, "no_rope_layers"));
+    lines.add_in("sliding_window", "full_every", int_text(w.full_every), pattern_from, pattern_at);
     warnings.push_back("Llama 4's chunked attention is timed as a sliding window of attention_chunk_size (the same FLOPs "
                        "in ptdsim's count, where a causal query is charged every key it may see)");
   }

@@ -164,6 +164,9 @@ std::map<std::string, Bound, std::less<>> make_bounds() {
   t["model.sliding_window.full_every"] = Bound{Kind::integer, 0, kMaxLayers, "", false};
   // import hf: Llama 4's per-layer flag list (1: the layer uses RoPE, 0: NoPE, global attention)
   t["import.hf.no_rope_layers[]"] = Bound{Kind::integer, 0, 1, "", false};
+  // import hf: Llama 4's NoPE period when no_rope_layers is absent or empty (transformers takes each
+  // layer's index modulo it, so 0 is a ZeroDivisionError; above the layers, no NoPE layer)
+  t["import.hf.no_rope_layer_interval"] = Bound{Kind::integer, 1, 1e9, "", false};
   // import hf: Qwen2-MoE's shared expert width (0: no shared expert)
   t["import.hf.shared_expert_intermediate_size"] = Bound{Kind::integer, 0, kMaxFfn, "", false};
   t["model.head_dim"] = count(kMaxHidden);

@@ -90,7 +90,7 @@ long long read_json_integer(const Node& n, const std::string& path, std::string_
   // (a fraction that is not zero gets read_integer()'s message: no integer at all)
   if (const auto v = n.kind == Node::Kind::scalar && !n.quoted ? parse_number(n.text) : std::nullopt;
       v && n.text.find_first_of(".eE") != std::string::npos && *v == std::floor(*v))
-    fail(n.mark, path + " must be a JSON integer, got " + n.text + ", which Python's json reads as a float (" +
+    fail(n.mark, path + " must be a JSON integer, got " + describe(n) + ", which Python's json reads as a float (" +
                      "transformers' config declares an int): write it without a fraction or an exponent");
   return read_integer(n, path, range_of);
 }

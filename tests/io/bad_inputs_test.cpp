@@ -355,7 +355,7 @@ const Case kCases[] = {
      "  \"num_attention_heads\": 32.5,\n"
      "                         ^"},
     {"hf_integral_float.json",
-     "{data}/bad/hf_integral_float.json:9:18: error: num_experts must be a JSON integer, got 128.0, which Python's "
+     "{data}/bad/hf_integral_float.json:9:18: error: num_experts must be a JSON integer, got \"128.0\", which Python's "
      "json reads as a float (transformers' config declares an int): write it without a fraction or an exponent\n"
      "  \"num_experts\": 128.0,\n"
      "                 ^\n"
@@ -363,7 +363,7 @@ const Case kCases[] = {
      "\"0\"\n"
      "  \"mlp_only_layers\": [\"0\"],\n"
      "                      ^\n"
-     "{data}/bad/hf_integral_float.json:13:30: error: max_position_embeddings must be a JSON integer, got 4.096e4, "
+     "{data}/bad/hf_integral_float.json:13:30: error: max_position_embeddings must be a JSON integer, got \"4.096e4\", "
      "which Python's json reads as a float (transformers' config declares an int): write it without a fraction or "
      "an exponent\n"
      "  \"max_position_embeddings\": 4.096e4\n"

@@ -223,7 +223,13 @@ TEST_CASE("io: import hf reads each family's fields and defaults", "[io][import]
     CHECK_THROWS_WITH(maverick(", \"no_rope_layers\": [1, 1, 1, 0]"),
                       Catch::Contains("no_rope_layers has 4 entries but num_hidden_layers is 48"));
     CHECK_THROWS_WITH(maverick(", \"no_rope_layer_interval\": 0"),
-                      Catch::Contains("no_rope_layer_interval must be a positive integer, got 0"));
+                      Catch::Contains("no_rope_layer_interval must be a positive integer, got \"0\""));
+    // every layer global at 1; none past the last layer (transformers' modulo never reaches 0)
+    CHECK(full_every(maverick(", \"no_rope_layer_interval\": 1")) == 1);
+    const auto beyond = maverick(", \"no_rope_layer_interval\": 64");
+    CHECK(full_every(beyond) == 0);
+    CHECK(beyond.yaml.find("no_rope_layer_interval 64 passes the last layer: none global") != std::string::npos);
+    CHECK(full_every(maverick(", \"no_rope_layer_interval\": 48")) == 48);  // the last layer only
   }
   SECTION("GPT-NeoX: GeLU, LayerNorm with biases, rotary positions, untied") {
     const auto im = io::import_hf(kHf + "gpt-neox-20b/config.json", "", {});

@@ -32,7 +32,7 @@ struct Row {
   // numbers are the analytic engine's) or "memory" (does not fit: analytic numbers)
   const char* status;
   // step_lower_bound(), or for a candidate that its schedule bound kept from the simulation, that
-  // bound (schedule_lower_bound())
+  // bound (schedule_lower_bound()), with the cost of scale's floor added (scale_wait_floor())
   double lower_bound_s;
   const core::Report& report;  // report.engine says which engine produced it
 };
