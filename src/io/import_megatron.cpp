@@ -158,8 +158,15 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   if (a.has("--group-query-attention")) m.kv_heads = a.integer("--num-query-groups", "model.kv_heads").value_or(1);
   else if (a.has("--num-query-groups"))
     out.warnings.push_back("--num-query-groups is ignored without --group-query-attention, as Megatron-LM does");
+  // the activation (argument_utils.py): --swiglu and --quick-geglu gate the MLP (three matrices,
+  // ptdsim's swiglu whichever function gates it), --squared-relu does not (two, as GeLU's); the
+  // default width follows --swiglu alone
   const bool swiglu = a.has("--swiglu");
-  m.mlp = swiglu ? core::Mlp::swiglu : core::Mlp::gelu;
+  for (const char* other : {"--quick-geglu", "--squared-relu"})
+    if (swiglu && a.has(other))
+      detail::fail(a.at(other), std::string(other) + " and --swiglu name two activations (Megatron-LM asserts against it)");
+  const bool gated = swiglu || (a.has("--quick-geglu") && !a.has("--squared-relu"));
+  m.mlp = gated ? core::Mlp::swiglu : core::Mlp::gelu;
   // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
   const int default_ffn = swiglu ? static_cast<int>((4.0 * m.hidden * 2 / 3) / 64) * 64 : 4 * m.hidden;
   m.ffn_hidden = a.integer("--ffn-hidden-size", "model.ffn_hidden").value_or(default_ffn);
@@ -186,8 +193,13 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   m.vocab = static_cast<int>(padded);
   const std::string norm = a.choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm");
   m.norm = norm == "RMSNorm" ? core::Norm::rmsnorm : core::Norm::layernorm;
-  const std::string position = a.choice("--position-embedding-type", {"learned_absolute", "rope", "none"},
+  // YaRN (GPT-OSS, DeepSeek) and multimodal RoPE rotate as RoPE does, at its cost
+  const std::string position = a.choice("--position-embedding-type",
+                                        {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"},
                                         "learned_absolute");
+  if (position == "relative")
+    detail::fail(a.at("--position-embedding-type"), "--position-embedding-type relative (T5's bias buckets) is not "
+                                                    "modelled: ptdsim models learned positions and RoPE");
   m.position = position == "learned_absolute" ? core::Position::learned : core::Position::rope;
   if (position == "none") out.warnings.push_back("--position-embedding-type none taken as rope (no position table)");
   m.tied_embeddings = !a.has("--untie-embeddings-and-output-weights");
@@ -211,7 +223,11 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
                                                         : "Megatron's default 4h",
             a.has("--ffn-hidden-size") ? a.at("--ffn-hidden-size") : a.at("--hidden-size"));
   model.add("vocab", itext(m.vocab), "--vocab-size " + itext(vocab) + " padded to a multiple of " + itext(multiple));
-  model.add("mlp", swiglu ? "swiglu" : "gelu", swiglu ? "--swiglu" : "no --swiglu: GeLU");
+  model.add("mlp", gated ? "swiglu" : "gelu",
+            swiglu                     ? "--swiglu"
+            : gated                    ? "--quick-geglu: a gated MLP, timed as SwiGLU's"
+            : a.has("--squared-relu") ? "--squared-relu: an ungated MLP, timed as GeLU's"
+                                       : "no --swiglu: GeLU");
   model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
   model.add("position", m.position == core::Position::rope ? "rope" : "learned", "--position-embedding-type " + position);
   model.add("max_seq_len", itext(m.max_seq_len), a.has("--max-position-embeddings") ? "--max-position-embeddings"
@@ -221,7 +237,7 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   model.add("bias", detail::yaml_bool(m.bias), m.bias ? "no --disable-bias-linear" : "--disable-bias-linear");
   if (m.attention_head_dim > 0) model.add("head_dim", itext(m.attention_head_dim), "--kv-channels", a.at("--kv-channels"));
   if (m.qk_norm) model.add("qk_norm", "true", "--qk-layernorm", a.at("--qk-layernorm"));
-  read_moe_and_mla(a, m, model);
+  read_moe_and_mla(a, m, model, out.warnings);
   // what evaluate would refuse, at the flag that gave it
   detail::check_model(m, model, Mark{src, 0, 0});
   return m;

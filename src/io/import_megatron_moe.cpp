@@ -1,4 +1,5 @@
-// `ptdsim import megatron`'s mixture-of-experts and MLA flags (import_megatron_moe.hpp).
+// `ptdsim import megatron`'s mixture-of-experts and attention-variant flags: MLA, sliding windows,
+// sinks (import_megatron_moe.hpp).
 #include "import_megatron_moe.hpp"
 
 #include <algorithm>
@@ -307,12 +308,106 @@ void balancing_rules(const Arguments& a) {
 
 }  // namespace
 
+namespace {
+
+// Sliding-window attention (--window-size, --window-attn-skip-freq) and attention sinks
+// (--softmax-type), as Megatron-Core reads them (transformer/utils.py is_layer_window_attention,
+// with layer_number counted from 1): a layer is windowed when layer_number % N != 0, so the full
+// layers are those with (i + 1) % N == 0, ptdsim's full_every; a list marks each layer 1 windowed
+// and 0 full.
+void read_attention_variants(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model,
+                             std::vector<std::string>& warnings) {
+  const std::string softmax = a.choice("--softmax-type", {"vanilla", "off-by-one", "learnable"}, "vanilla");
+  if (softmax == "learnable") {
+    m.attention_sinks = true;
+    model.add("attention_sinks", "true", "--softmax-type learnable: a learned sink logit per head", a.at("--softmax-type"));
+  }
+  const Flag* size = a.get("--window-size");
+  const Flag* skip = a.get("--window-attn-skip-freq");
+  for (const Flag* f : a.every("--window-attn-skip-freq"))  // argparse's type: what Python evaluates
+    if (const LayerPattern l = layer_pattern(f->value, m.layers); !l.parsed)
+      detail::fail(f->at, "--window-attn-skip-freq " + f->value + " " + l.why);
+  // tuple_type: int() of each comma-separated part once the parentheses are stripped
+  std::vector<long long> sides;
+  for (const Flag* f : a.every("--window-size")) {
+    std::string t = f->value;
+    const auto first = t.find_first_not_of("()"), last = t.find_last_not_of("()");
+    t = first == std::string::npos ? "" : t.substr(first, last - first + 1);
+    sides.clear();
+    for (std::size_t at = 0;;) {
+      const std::size_t comma = t.find(',', at);
+      const auto side = python_int(t.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+      if (!side)
+        detail::fail(f->at, "--window-size must be integers separated by commas, as \"128,0\", got \"" +
+                                core::printable(f->value) + "\"");
+      sides.push_back(*side);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  }
+  if (!size) {
+    if (skip) warnings.push_back("--window-attn-skip-freq has no effect without --window-size, as in Megatron-Core");
+    return;
+  }
+  if (sides.size() != 2)
+    detail::fail(size->at, "--window-size must give a left and a right size, as \"128,0\", got \"" +
+                               core::printable(size->value) + "\"");
+  if (sides[0] == -1) {  // an unbounded left side: full causal attention (TransformerEngine's -1)
+    if (skip) warnings.push_back("--window-attn-skip-freq has no effect with an unbounded --window-size");
+    return;
+  }
+  if (sides[1] != 0 || sides[0] < 0)
+    detail::fail(size->at, "--window-size " + size->value + " is not modelled: ptdsim's sliding window looks back "
+                           "(a left size of 0 or more) and not ahead (a right size of 0)");
+  core::SlidingWindow w;
+  // the left size: GPT-OSS's (128, 0) is its config.json's sliding_window 128 (TransformerEngine
+  // also lets a query see itself, one key more, which ptdsim does not count)
+  w.window = static_cast<int>(std::min<long long>(std::max<long long>(sides[0], 1), detail::bound_of("model.sliding_window.window").max));
+  std::string pattern_from = "--window-attn-skip-freq absent: every layer windowed";
+  if (skip) {
+    const LayerPattern p = layer_pattern(skip->value, m.layers);
+    if (skip->value.find('[') == std::string::npos) {
+      const long long n = std::llabs(*python_int(skip->value));
+      if (n == 0) detail::fail(skip->at, "--window-attn-skip-freq must not be 0 (Megatron-Core takes each layer's number modulo it)");
+      w.full_every = n > m.layers ? 0 : static_cast<int>(n);
+      pattern_from = "--window-attn-skip-freq: the layers with (i + 1) % " + itext(n) + " == 0 attend fully";
+    } else {
+      if (!p.why.empty() && p.why.find("entries other than") == std::string::npos)
+        detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " " + p.why);
+      std::vector<long long> items;
+      PatternParser parse(skip->value, static_cast<std::size_t>(m.layers) + 1);
+      if (const auto list = parse.list()) items = *list;
+      if (std::any_of(items.begin(), items.end(), [](long long x) { return x != 0 && x != 1; }))
+        detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " has entries other than 0 and 1 "
+                               "(full and windowed layers)");
+      w.full_every = -1;
+      for (int n = 1; n <= m.layers + 1 && w.full_every < 0; ++n) {
+        bool fits = true;
+        for (int i = 0; i < m.layers && fits; ++i) fits = (items[i] == 0) == (n <= m.layers && (i + 1) % n == 0);
+        if (fits) w.full_every = n <= m.layers ? n : 0;
+      }
+      if (w.full_every < 0)
+        detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " is not modelled: ptdsim's full-attention "
+                               "layers are those with (i + 1) % sliding_window.full_every == 0, the rest windowed");
+      pattern_from = "--window-attn-skip-freq: 0 marks a full layer";
+    }
+  }
+  m.sliding_window = w;
+  model.add_in("sliding_window", "window", itext(w.window), "--window-size " + size->value + ": its left size",
+               size->at);
+  model.add_in("sliding_window", "full_every", itext(w.full_every), pattern_from, skip ? skip->at : size->at);
+}
+
+}  // namespace
+
 // The MoE and MLA flags (docs/inputs.md "Importing a Megatron-LM command line"), Megatron-LM's
 // defaults where a flag is absent (megatron/training/arguments.py). The parallel ones (expert
 // tensor parallelism, the token dispatcher) are the scenario's.
-void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model) {
+void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model,
+                      std::vector<std::string>& warnings) {
   read_moe(a, m, model);
   read_mla(a, m, model);
+  read_attention_variants(a, m, model, warnings);
   if (const auto mtp = a.integer("--mtp-num-layers", "model.mtp_layers")) {
     m.mtp_layers = *mtp;
     model.add("mtp_layers", itext(m.mtp_layers), "--mtp-num-layers", a.at("--mtp-num-layers"));

@@ -13,7 +13,10 @@ namespace ptdsim::io::megatron {
 // The MoE and MLA flags (docs/inputs.md "Importing a Megatron-LM command line"), Megatron-LM's
 // defaults where a flag is absent (megatron/training/arguments.py). The parallel ones (expert
 // tensor parallelism, the token dispatcher) are the scenario's.
-void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model);
+// With them the attention variants: sliding windows (--window-size, --window-attn-skip-freq) and
+// learned attention sinks (--softmax-type learnable); what has no effect, in `warnings`.
+void read_moe_and_mla(const Arguments& a, core::ModelSpec& m, detail::ModelLines& model,
+                      std::vector<std::string>& warnings);
 // The MoE flags as argparse takes them, before any of TransformerConfig's rules: the capacity
 // factor a number, the balancing types among its choices (one or several, their auxiliary losses
 // summed), the coefficients numbers. The balancing changes no step's time; it is checked so that a

@@ -31,7 +31,8 @@ const std::vector<std::string> kValueFlags{
     "--moe-router-num-groups", "--moe-router-group-topk", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
     "--qk-pos-emb-head-dim", "--v-head-dim", "--mtp-num-layers",
     "--expert-tensor-parallel-size", "--moe-token-dispatcher-type",
-    "--optimizer-offload-fraction", "--moe-expert-capacity-factor", "--moe-flex-dispatcher-backend"};
+    "--optimizer-offload-fraction", "--moe-expert-capacity-factor", "--moe-flex-dispatcher-backend",
+    "--window-size", "--window-attn-skip-freq", "--softmax-type"};
 const std::vector<std::string> kSwitchFlags{
     "--sequence-parallel", "--use-distributed-optimizer", "--bf16", "--fp16", "--swiglu",
     "--untie-embeddings-and-output-weights", "--account-for-embedding-in-pipeline-split",
@@ -42,7 +43,8 @@ const std::vector<std::string> kSwitchFlags{
     "--multi-latent-attention", "--qk-layernorm",
     "--optimizer-cpu-offload", "--fine-grained-activation-offloading", "--moe-grouped-gemm",
     "--moe-shared-expert-overlap", "--moe-pad-expert-input-to-capacity", "--moe-router-force-load-balancing",
-    "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"};
+    "--moe-enable-deepep", "--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute", "--quick-geglu",
+    "--squared-relu"};
 // Flags that take a list (argparse nargs '*' or '+'): the values run to the next word that starts
 // with "--" (`--recompute-modules core_attn mlp`); `--flag=value` gives one value, as in argparse.
 const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modules", "--cp-comm-type",
@@ -89,7 +91,24 @@ constexpr Refused kRefusedFlags[] = {
     {"--pipeline-model-parallel-layout", "an explicit layer layout is not read: give parallel.stage_layers in the file"},
     {"--encoder-num-layers", "encoder-decoder models are not modelled"},
     {"--num-virtual-stages-per-pipeline-rank",
-     "give the split as --num-layers-per-virtual-pipeline-stage, which the importer reads"}};
+     "give the split as --num-layers-per-virtual-pipeline-stage, which the importer reads"},
+    // layers other than softmax attention beside an MLP or MoE: ptdsim times every layer as one
+    {"--linear-attention-type", "linear-attention layers (Gated DeltaNet: Qwen3-Next) are not modelled: ptdsim "
+                                "times every layer's attention as softmax attention"},
+    {"--linear-attention-freq", "linear-attention layers (Gated DeltaNet: Qwen3-Next) are not modelled: ptdsim "
+                                "times every layer's attention as softmax attention"},
+    {"--experimental-attention-variant", "Gated DeltaNet and DeepSeek sparse attention layers are not modelled: "
+                                         "ptdsim times every layer's attention as softmax attention"},
+    {"--hybrid-layer-pattern", "hybrid models (Mamba or Gated DeltaNet layers beside attention) are not modelled"},
+    {"--hybrid-override-pattern", "hybrid models (Mamba or Gated DeltaNet layers beside attention) are not modelled"},
+    {"--is-hybrid-model", "hybrid models (Mamba or Gated DeltaNet layers beside attention) are not modelled"},
+    {"--heterogeneous-layers-config-path", "heterogeneous layers (per-layer attention and FFN shapes, "
+                                           "Llama-Nemotron) are not modelled"},
+    {"--heterogeneous-layers-config-encoded-json", "heterogeneous layers (per-layer attention and FFN shapes, "
+                                                   "Llama-Nemotron) are not modelled"},
+    {"--spec", "a custom layer spec is not modelled: ptdsim builds Megatron-Core's GPT layer"},
+    {"--attention-output-gate", "the attention's output gate (Qwen3-Next: a second query-wide projection and its "
+                                "sigmoid) is not modelled"}};
 
 constexpr Unmodelled kUnmodelledFlags[] = {
     {"--cuda-graph-impl", Unmodelled::Takes::value, kNoHost},

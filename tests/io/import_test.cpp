@@ -915,6 +915,72 @@ TEST_CASE("io: import megatron reads --cp-comm-type, TransformerEngine's names",
   }
 }
 
+TEST_CASE("io: import megatron reads sliding windows, sinks and gated activations, and refuses other layers",
+          "[io][import][attention]") {
+  // GPT-OSS 120B as Megatron-Bridge's GPTOSSProvider120B sets it (window_size (128, 0),
+  // window_attn_skip_freq 2, softmax_type learnable, quick GeGLU, YaRN)
+  const std::string oss =
+      "--num-layers 36 --hidden-size 2880 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+      "--kv-channels 64 --ffn-hidden-size 2880 --normalization RMSNorm --quick-geglu --position-embedding-type yarn "
+      "--untie-embeddings-and-output-weights --vocab-size 201088 --num-experts 128 --moe-ffn-hidden-size 2880 "
+      "--moe-router-topk 4 --window-size 128,0 --window-attn-skip-freq 2 --softmax-type learnable";
+  const auto model = [](const std::string& args) {
+    return io::load_model_from_string(io::import_megatron(args, "", {}).yaml, "m.yaml");
+  };
+  SECTION("GPT-OSS: the model config.json gives") {
+    const auto m = model(oss);
+    const auto h = io::load_model_from_string(io::import_hf(kHf + "gpt-oss-120b/config.json", "", {}).yaml, "h.yaml");
+    REQUIRE(m.sliding_window);
+    CHECK(m.sliding_window->window == 128);
+    CHECK(m.sliding_window->full_every == 2);
+    CHECK(m.attention_sinks);
+    CHECK(m.mlp == core::Mlp::swiglu);  // quick GeGLU gates the MLP
+    CHECK(m.position == core::Position::rope);  // YaRN rotates as RoPE
+    CHECK(analytic::total_params(m) == analytic::total_params(h));
+    CHECK(analytic::total_params(m) == 116829152064.0);  // tests/cli/moe_import_test.cpp's hand count
+  }
+  SECTION("the window's forms and its full layers") {
+    const std::string base = "--num-layers 12 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 ";
+    CHECK(model(base + "--window-size '(4096, 0)'").sliding_window->window == 4096);  // tuple_type's parentheses
+    CHECK(model(base + "--window-size 4096,0").sliding_window->full_every == 0);      // every layer windowed
+    CHECK_FALSE(model(base + "--window-size -1,0").sliding_window);                   // unbounded: full attention
+    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq 4").sliding_window->full_every == 4);
+    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq -3").sliding_window->full_every == 3);
+    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq 13").sliding_window->full_every == 0);
+    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq [1,1,0]*4").sliding_window->full_every == 3);
+    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq [1]*12").sliding_window->full_every == 0);
+    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq [0,1]*6"),
+                      Catch::Contains("is not modelled: ptdsim's full-attention layers are those with (i + 1) %"));
+    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq [1,2]*6"),
+                      Catch::Contains("has entries other than 0 and 1 (full and windowed layers)"));
+    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq 0"), Catch::Contains("must not be 0"));
+    CHECK_THROWS_WITH(model(base + "--window-size 64,8"), Catch::Contains("not ahead (a right size of 0)"));
+    CHECK_THROWS_WITH(model(base + "--window-size 64"), Catch::Contains("must give a left and a right size"));
+    CHECK_THROWS_WITH(model(base + "--window-size 64,x"), Catch::Contains("must be integers separated by commas"));
+    const auto alone = io::import_megatron(base + "--window-attn-skip-freq 2", "", {});
+    CHECK(mentions(alone.warnings, "--window-attn-skip-freq has no effect without --window-size"));
+    CHECK_FALSE(model(base + "--softmax-type off-by-one").attention_sinks);  // a fixed offset: no parameters
+    CHECK_THROWS_WITH(model(base + "--softmax-type sink"), Catch::Contains("--softmax-type must be one of"));
+  }
+  SECTION("activations: --squared-relu ungated, and not with --swiglu") {
+    const std::string base = "--num-layers 2 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 ";
+    CHECK(model(base + "--squared-relu").mlp == core::Mlp::gelu);
+    CHECK(model(base + "--quick-geglu --squared-relu").mlp == core::Mlp::gelu);  // squared ReLU first, as Megatron
+    CHECK_THROWS_WITH(model(base + "--swiglu --quick-geglu"), Catch::Contains("name two activations"));
+  }
+  SECTION("layers other than attention and an MLP are refused at their flag") {
+    const std::string base = "--num-layers 48 --hidden-size 2048 --num-attention-heads 16 --vocab-size 151936 ";
+    for (const char* flag : {"--linear-attention-type gated_delta_net", "--linear-attention-freq 4",
+                             "--experimental-attention-variant gdn", "--hybrid-layer-pattern M-M*-",
+                             "--hybrid-override-pattern M-M*-", "--is-hybrid-model",
+                             "--heterogeneous-layers-config-path nas.json", "--spec local", "--attention-output-gate"}) {
+      INFO(flag);
+      CHECK_THROWS_WITH(model(base + flag), Catch::Contains("changes the model or the step, and"));
+    }
+    CHECK_THROWS_WITH(model(base + "--position-embedding-type relative"), Catch::Contains("is not modelled"));
+  }
+}
+
 TEST_CASE("io: import megatron positions its errors in the argument string", "[io][import][errors]") {
   auto mg = [](const std::string& args) { return error_of([&] { io::import_megatron(args, "", {}); }); };
   CHECK(mg("--num-layers 8x --hidden-size 64") ==
