@@ -71,7 +71,8 @@ const std::vector<std::string> kIgnoredValueFlags{
     "--exit-duration-in-mins", "--manual-gc-interval", "--lr-warmup-init", "--dist-ckpt-strictness",
     "--logging-level", "--rotary-seq-len-interpolation-factor", "--rotary-scaling-factor", "--mscale",
     "--mscale-all-dim", "--moe-router-topk-scaling-factor", "--moe-router-bias-update-rate",
-    "--mtp-loss-scaling-factor", "--cuda-graph-warmup-steps"};
+    "--mtp-loss-scaling-factor", "--cuda-graph-warmup-steps", "--yarn-original-max-position-embeddings",
+    "--yarn-beta-fast", "--yarn-beta-slow", "--glu-linear-offset", "--activation-func-clamp-value"};
 const std::vector<std::string> kIgnoredSwitchFlags{
     "--use-mcore-models", "--log-throughput", "--use-checkpoint-args", "--no-load-optim", "--no-load-rng",
     "--finetune", "--mock-data", "--log-params-norm", "--log-num-zeros-in-grad", "--async-save", "--manual-gc",
@@ -79,7 +80,8 @@ const std::vector<std::string> kIgnoredSwitchFlags{
     "--use-rotary-position-embeddings", "--no-save-optim", "--no-save-rng", "--no-check-for-nan-in-loss-and-grad",
     "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--auto-detect-ckpt-format",
     "--log-timers-to-tensorboard", "--log-memory-to-tensorboard", "--log-validation-ppl-to-tensorboard",
-    "--moe-router-pre-softmax", "--moe-router-enable-expert-bias", "--te-rng-tracker"};
+    "--moe-router-pre-softmax", "--moe-router-enable-expert-bias", "--te-rng-tracker", "--apply-layernorm-1p",
+    "--yarn-correction-range-round-to-int"};
 
 constexpr Refused kRefusedFlags[] = {
     {"--recompute-method", "recomputing some layers (block, or uniform over chunks of more than one layer) is not "
@@ -128,7 +130,15 @@ constexpr Unmodelled kUnmodelledFlags[] = {
      "is about 0.5% of the experts' time or less. Under fp64 both run as FP64 GEMMs in PyTorch, about 1/15 of "
      "the 16-bit rate on an H100: 5-10% of the experts' time is left out"},
     {"--cross-entropy-fusion-impl", Unmodelled::Takes::value,
-     "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"}};
+     "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"},
+    {"--no-rope-freq", Unmodelled::Takes::value,
+     "RoPE is timed on every layer: the rotation the NoPE layers skip (a memory-bound pass over the queries and "
+     "keys) is not taken off"},
+    {"--qk-l2-norm", Unmodelled::Takes::nothing,
+     "the weightless L2 norm of each head's query and key (Llama 4) is not timed, nor its saved inputs counted: "
+     "a memory-bound pass over the queries and keys"},
+    {"--moe-shared-expert-gate", Unmodelled::Takes::nothing,
+     "the shared expert's sigmoid gate (one hidden-wide dot product a token) is not counted"}};
 
 const Unmodelled* unmodelled(const std::string& flag) {
   for (const auto& u : kUnmodelledFlags)

@@ -968,6 +968,19 @@ TEST_CASE("io: import megatron reads sliding windows, sinks and gated activation
     CHECK(model(base + "--quick-geglu --squared-relu").mlp == core::Mlp::gelu);  // squared ReLU first, as Megatron
     CHECK_THROWS_WITH(model(base + "--swiglu --quick-geglu"), Catch::Contains("name two activations"));
   }
+  SECTION("what Megatron-Bridge's Llama 4 and Qwen3-Next carry beside: warned of, or ignored") {
+    const std::string base = "--num-layers 48 --hidden-size 512 --num-attention-heads 8 --vocab-size 1000 ";
+    const auto im = io::import_megatron(base + "--no-rope-freq 4 --qk-l2-norm --num-experts 8 --moe-shared-expert-gate "
+                                               "--moe-shared-expert-intermediate-size 512 --apply-layernorm-1p "
+                                               "--glu-linear-offset 1.0 --activation-func-clamp-value 7.0",
+                                        "", {});
+    CHECK(mentions(im.warnings, "--no-rope-freq 4: not modelled: RoPE is timed on every layer"));
+    CHECK(mentions(im.warnings, "--qk-l2-norm: not modelled"));
+    CHECK(mentions(im.warnings, "--moe-shared-expert-gate: not modelled"));
+    CHECK(mentions(im.warnings, "ignored (not read by ptdsim): --apply-layernorm-1p --glu-linear-offset "
+                                "--activation-func-clamp-value"));
+    CHECK_FALSE(mentions(im.warnings, "unknown flag"));
+  }
   SECTION("layers other than attention and an MLP are refused at their flag") {
     const std::string base = "--num-layers 48 --hidden-size 2048 --num-attention-heads 16 --vocab-size 151936 ";
     for (const char* flag : {"--linear-attention-type gated_delta_net", "--linear-attention-freq 4",
