@@ -226,7 +226,9 @@ core::ModelSpec read_model(const Arguments& a, const ImportScenario& scenario, c
   model.add("mlp", gated ? "swiglu" : "gelu",
             swiglu                     ? "--swiglu"
             : gated                    ? "--quick-geglu: a gated MLP, timed as SwiGLU's"
-            : a.has("--squared-relu") ? "--squared-relu: an ungated MLP, timed as GeLU's"
+            : a.has("--squared-relu") ? (a.has("--quick-geglu")
+                                              ? "--squared-relu (Megatron-LM takes it over --quick-geglu): an ungated MLP, timed as GeLU's"
+                                              : "--squared-relu: an ungated MLP, timed as GeLU's")
                                        : "no --swiglu: GeLU");
   model.add("norm", m.norm == core::Norm::rmsnorm ? "rmsnorm" : "layernorm", "--normalization " + norm);
   model.add("position", m.position == core::Position::rope ? "rope" : "learned", "--position-embedding-type " + position);

@@ -352,49 +352,50 @@ void read_attention_variants(const Arguments& a, core::ModelSpec& m, detail::Mod
   if (sides.size() != 2)
     detail::fail(size->at, "--window-size must give a left and a right size, as \"128,0\", got \"" +
                                core::printable(size->value) + "\"");
+  if (sides[1] != 0 || sides[0] < -1)
+    detail::fail(size->at, "--window-size " + size->value + " is not modelled: ptdsim's sliding window looks back "
+                           "(a left size of 0 or more, or -1: unbounded) and not ahead (a right size of 0)");
   if (sides[0] == -1) {  // an unbounded left side: full causal attention (TransformerEngine's -1)
     if (skip) warnings.push_back("--window-attn-skip-freq has no effect with an unbounded --window-size");
     return;
   }
-  if (sides[1] != 0 || sides[0] < 0)
-    detail::fail(size->at, "--window-size " + size->value + " is not modelled: ptdsim's sliding window looks back "
-                           "(a left size of 0 or more) and not ahead (a right size of 0)");
   core::SlidingWindow w;
   // the left size: GPT-OSS's (128, 0) is its config.json's sliding_window 128 (TransformerEngine
-  // also lets a query see itself, one key more, which ptdsim does not count)
-  w.window = static_cast<int>(std::min<long long>(std::max<long long>(sides[0], 1), detail::bound_of("model.sliding_window.window").max));
+  // also lets a query see itself, one key more, which ptdsim does not count); 0, the query alone, 1
+  w.window = static_cast<int>(std::min<long long>(std::max<long long>(sides[0], 1),
+                                                  detail::bound_of("model.sliding_window.window").max));
+  const std::string window_from =
+      "--window-size " + size->value + (sides[0] == 0 ? ": the query alone" : ": its left size");
   std::string pattern_from = "--window-attn-skip-freq absent: every layer windowed";
-  if (skip) {
-    const LayerPattern p = layer_pattern(skip->value, m.layers);
-    if (skip->value.find('[') == std::string::npos) {
-      const long long n = std::llabs(*python_int(skip->value));
-      if (n == 0) detail::fail(skip->at, "--window-attn-skip-freq must not be 0 (Megatron-Core takes each layer's number modulo it)");
-      w.full_every = n > m.layers ? 0 : static_cast<int>(n);
-      pattern_from = "--window-attn-skip-freq: the layers with (i + 1) % " + itext(n) + " == 0 attend fully";
-    } else {
-      if (!p.why.empty() && p.why.find("entries other than") == std::string::npos)
-        detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " " + p.why);
-      std::vector<long long> items;
-      PatternParser parse(skip->value, static_cast<std::size_t>(m.layers) + 1);
-      if (const auto list = parse.list()) items = *list;
-      if (std::any_of(items.begin(), items.end(), [](long long x) { return x != 0 && x != 1; }))
-        detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " has entries other than 0 and 1 "
-                               "(full and windowed layers)");
-      w.full_every = -1;
-      for (int n = 1; n <= m.layers + 1 && w.full_every < 0; ++n) {
-        bool fits = true;
-        for (int i = 0; i < m.layers && fits; ++i) fits = (items[i] == 0) == (n <= m.layers && (i + 1) % n == 0);
-        if (fits) w.full_every = n <= m.layers ? n : 0;
-      }
-      if (w.full_every < 0)
-        detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " is not modelled: ptdsim's full-attention "
-                               "layers are those with (i + 1) % sliding_window.full_every == 0, the rest windowed");
-      pattern_from = "--window-attn-skip-freq: 0 marks a full layer";
+  if (skip && skip->value.find('[') == std::string::npos) {
+    const long long n = std::llabs(*python_int(skip->value));
+    if (n == 0)
+      detail::fail(skip->at, "--window-attn-skip-freq must not be 0 (Megatron-Core takes each layer's number modulo it)");
+    w.full_every = n > m.layers ? 0 : static_cast<int>(n);
+    pattern_from = n > m.layers ? "--window-attn-skip-freq " + itext(n) + " passes the last layer: none attends fully"
+                                : "--window-attn-skip-freq: the layers with (i + 1) % " + itext(n) + " == 0 attend fully";
+  } else if (skip) {
+    // Megatron-Core indexes the list by layer and takes each entry's truth: a longer list's tail is
+    // never read, a shorter one is an IndexError
+    std::vector<long long> items;
+    PatternParser parse(skip->value, static_cast<std::size_t>(m.layers));
+    if (const auto list = parse.list()) items = *list;
+    if (static_cast<long long>(items.size()) < m.layers)
+      detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " gives " + itext(static_cast<long long>(items.size())) +
+                                 " of " + itext(m.layers) + " entries (Megatron-Core reads one per layer)");
+    w.full_every = -1;
+    for (int n = 1; n <= m.layers + 1 && w.full_every < 0; ++n) {
+      bool fits = true;
+      for (int i = 0; i < m.layers && fits; ++i) fits = (items[i] == 0) == (n <= m.layers && (i + 1) % n == 0);
+      if (fits) w.full_every = n <= m.layers ? n : 0;
     }
+    if (w.full_every < 0)
+      detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " is not modelled: ptdsim's full-attention "
+                             "layers are those with (i + 1) % sliding_window.full_every == 0, the rest windowed");
+    pattern_from = "--window-attn-skip-freq: an entry of 0 marks a full layer";
   }
   m.sliding_window = w;
-  model.add_in("sliding_window", "window", itext(w.window), "--window-size " + size->value + ": its left size",
-               size->at);
+  model.add_in("sliding_window", "window", itext(w.window), window_from, size->at);
   model.add_in("sliding_window", "full_every", itext(w.full_every), pattern_from, skip ? skip->at : size->at);
 }
 

@@ -58,7 +58,7 @@ const std::vector<std::string> kListFlags{"--recompute-modules", "--offload-modu
 // them from March 2025 to August 2026 (one value; store_true or store_false, a switch; nargs '*',
 // --data-path's list), so that each takes its own words and no more: a word after an ignored switch
 // is a stray word.
-const std::vector<std::string> kIgnoredListFlags{"--data-path"};
+const std::vector<std::string> kIgnoredListFlags{"--data-path", "--mrope-section"};
 const std::vector<std::string> kIgnoredValueFlags{
     "--save", "--load", "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples",
     "--lr-warmup-iters", "--lr-warmup-fraction", "--lr-warmup-samples", "--weight-decay", "--clip-grad",
@@ -81,13 +81,13 @@ const std::vector<std::string> kIgnoredSwitchFlags{
     "--no-mmap-bin-files", "--no-create-attention-mask-in-dataloader", "--auto-detect-ckpt-format",
     "--log-timers-to-tensorboard", "--log-memory-to-tensorboard", "--log-validation-ppl-to-tensorboard",
     "--moe-router-pre-softmax", "--moe-router-enable-expert-bias", "--te-rng-tracker", "--apply-layernorm-1p",
-    "--yarn-correction-range-round-to-int"};
+    "--yarn-correction-range-round-to-int", "--is-hybrid-model"};
 
 constexpr Refused kRefusedFlags[] = {
     {"--recompute-method", "recomputing some layers (block, or uniform over chunks of more than one layer) is not "
                            "modelled: ptdsim's recompute: full recomputes every layer"},
     {"--recompute-num-layers", "recomputing some layers is not modelled: ptdsim's recompute: full recomputes every layer"},
-    {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled"},
+    {"--distribute-saved-activations", "splitting the recompute checkpoints over tp is not modelled", Takes::nothing},
     {"--optimizer", "ptdsim models Adam (its memory and its step); another optimizer is not modelled"},
     {"--cpu-offloading", "activation offload to the CPU is not modelled"},
     {"--pipeline-model-parallel-layout", "an explicit layer layout is not read: give parallel.stage_layers in the file"},
@@ -103,41 +103,41 @@ constexpr Refused kRefusedFlags[] = {
                                          "ptdsim times every layer's attention as softmax attention"},
     {"--hybrid-layer-pattern", "hybrid models (Mamba or Gated DeltaNet layers beside attention) are not modelled"},
     {"--hybrid-override-pattern", "hybrid models (Mamba or Gated DeltaNet layers beside attention) are not modelled"},
-    {"--is-hybrid-model", "hybrid models (Mamba or Gated DeltaNet layers beside attention) are not modelled"},
     {"--heterogeneous-layers-config-path", "heterogeneous layers (per-layer attention and FFN shapes, "
                                            "Llama-Nemotron) are not modelled"},
     {"--heterogeneous-layers-config-encoded-json", "heterogeneous layers (per-layer attention and FFN shapes, "
                                                    "Llama-Nemotron) are not modelled"},
-    {"--spec", "a custom layer spec is not modelled: ptdsim builds Megatron-Core's GPT layer"},
-    {"--attention-output-gate", "the attention's output gate (Qwen3-Next: a second query-wide projection and its "
-                                "sigmoid) is not modelled"}};
+    {"--spec", "a custom layer spec is not modelled: ptdsim builds Megatron-Core's GPT layer", Takes::list},
+    {"--attention-output-gate",
+     "the attention's output gate (Qwen3-Next: a second query-wide projection and its sigmoid) is not modelled",
+     Takes::nothing}};
 
 constexpr Unmodelled kUnmodelledFlags[] = {
-    {"--cuda-graph-impl", Unmodelled::Takes::value, kNoHost},
-    {"--cuda-graph-scope", Unmodelled::Takes::list, kNoHost},  // deprecated for --cuda-graph-modules
-    {"--cuda-graph-modules", Unmodelled::Takes::list, kNoHost},
-    {"--enable-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
-    {"--external-cuda-graph", Unmodelled::Takes::nothing, kNoHost},
-    {"--moe-permute-fusion", Unmodelled::Takes::nothing,
+    {"--cuda-graph-impl", Takes::value, kNoHost},
+    {"--cuda-graph-scope", Takes::list, kNoHost},  // deprecated for --cuda-graph-modules
+    {"--cuda-graph-modules", Takes::list, kNoHost},
+    {"--enable-cuda-graph", Takes::nothing, kNoHost},
+    {"--external-cuda-graph", Takes::nothing, kNoHost},
+    {"--moe-permute-fusion", Takes::nothing,
      "ptdsim times permute and unpermute as one memory-bound copy of the routed rows each way (docs/analytic.md "
      "\"Expert parallelism\"), what the fused kernels do, with or without the flag"},
-    {"--moe-router-fusion", Unmodelled::Takes::nothing,
+    {"--moe-router-fusion", Takes::nothing,
      "the router's softmax, top-k and scores are left out (docs/analytic.md \"Expert parallelism\"), fused or not"},
-    {"--moe-router-dtype", Unmodelled::Takes::value,
+    {"--moe-router-dtype", Takes::value,
      "the router's GEMM (hidden x experts a token, under 1% of the experts' FLOPs in the shipped MoE models) is "
      "timed in 16 bits. Under fp32, Megatron-Core's forward is a 16-bit GEMM with fp32 output and its backward "
      "TransformerEngine's fp32 GEMM, which cuBLASLt computes in TF32 at half the 16-bit rate: what is left out "
      "is about 0.5% of the experts' time or less. Under fp64 both run as FP64 GEMMs in PyTorch, about 1/15 of "
      "the 16-bit rate on an H100: 5-10% of the experts' time is left out"},
-    {"--cross-entropy-fusion-impl", Unmodelled::Takes::value,
+    {"--cross-entropy-fusion-impl", Takes::value,
      "ptdsim times a fused cross entropy (--cross-entropy-loss-fusion) the same whichever implementation runs it"},
-    {"--no-rope-freq", Unmodelled::Takes::value,
+    {"--no-rope-freq", Takes::value,
      "RoPE is timed on every layer: the rotation the NoPE layers skip (a memory-bound pass over the queries and "
      "keys) is not taken off"},
-    {"--qk-l2-norm", Unmodelled::Takes::nothing,
+    {"--qk-l2-norm", Takes::nothing,
      "the weightless L2 norm of each head's query and key (Llama 4) is not timed, nor its saved inputs counted: "
      "a memory-bound pass over the queries and keys"},
-    {"--moe-shared-expert-gate", Unmodelled::Takes::nothing,
+    {"--moe-shared-expert-gate", Takes::nothing,
      "the shared expert's sigmoid gate (one hidden-wide dot product a token) is not counted"}};
 
 const Unmodelled* unmodelled(const std::string& flag) {
@@ -243,17 +243,25 @@ Arguments::Arguments(const std::string& text, const detail::SourcePtr& src) : sr
       flags_[word] = Flag{"", at, {}};
     } else {
       if (const Refused* r = refused(word)) {
-        last(refused_, RefusedFlag{word, inline_value ? value : value_at(i + 1) ? ws[i + 1].text : "", at, r});
+        if (r->takes == Takes::nothing) {  // a switch: a word after it is a stray word
+          takes_no_value();
+          last(refused_, RefusedFlag{word, "", at, r});
+          continue;
+        }
+        if (r->takes == Takes::list && !inline_value)  // all but the last value (taken below)
+          while (value_at(i + 1) && value_at(i + 2)) value += (value.empty() ? "" : " ") + ws[++i].text;
+        if (!inline_value && value_at(i + 1)) value += (value.empty() ? "" : " ") + ws[i + 1].text;
+        last(refused_, RefusedFlag{word, value, at, r});
       } else if (const Unmodelled* u = unmodelled(word)) {
-        if (u->takes == Unmodelled::Takes::nothing) takes_no_value();
-        if (u->takes == Unmodelled::Takes::value) needs_value();
-        if (u->takes == Unmodelled::Takes::list && !inline_value)
+        if (u->takes == Takes::nothing) takes_no_value();
+        if (u->takes == Takes::value) needs_value();
+        if (u->takes == Takes::list && !inline_value)
           while (value_at(i + 1) && value_at(i + 2))
             value += (value.empty() ? "" : " ") + ws[++i].text;  // all but the last value
-        if (!inline_value && u->takes != Unmodelled::Takes::nothing && value_at(i + 1))
+        if (!inline_value && u->takes != Takes::nothing && value_at(i + 1))
           value += (value.empty() ? "" : " ") + ws[i + 1].text;
         last(unmodelled_, UnmodelledFlag{word, value, at, u});
-        if (u->takes == Unmodelled::Takes::nothing) continue;  // a word after a switch is a stray word
+        if (u->takes == Takes::nothing) continue;  // a word after a switch is a stray word
       } else if (among(kIgnoredSwitchFlags, word)) {
         takes_no_value();
         ignored_.push_back(word);

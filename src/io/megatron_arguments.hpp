@@ -20,9 +20,14 @@ namespace ptdsim::io::megatron {
 // than written as a file that times another run. (Those it can read in one setting are read there:
 // --recompute-method uniform with --recompute-num-layers 1 recomputes every layer, as
 // recompute: full does.)
+// What a flag the importer does not read takes after it, as argparse's kind says: nothing (a
+// switch), one value, or a list (the words up to the next flag).
+enum class Takes { nothing, value, list };
+
 struct Refused {
   const char* flag;
   const char* why;
+  Takes takes = Takes::value;
 };
 
 // Flags that change the step in a way ptdsim does not model but that a run's time does not hinge on
@@ -30,7 +35,7 @@ struct Refused {
 // with a warning saying what is left out, rather than refused: NVIDIA's own MoE recipes set them all.
 struct Unmodelled {
   const char* flag;
-  enum class Takes { nothing, value, list } takes;
+  Takes takes;
   const char* why;
 };
 

@@ -941,32 +941,67 @@ TEST_CASE("io: import megatron reads sliding windows, sinks and gated activation
   }
   SECTION("the window's forms and its full layers") {
     const std::string base = "--num-layers 12 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 ";
-    CHECK(model(base + "--window-size '(4096, 0)'").sliding_window->window == 4096);  // tuple_type's parentheses
-    CHECK(model(base + "--window-size 4096,0").sliding_window->full_every == 0);      // every layer windowed
-    CHECK_FALSE(model(base + "--window-size -1,0").sliding_window);                   // unbounded: full attention
-    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq 4").sliding_window->full_every == 4);
-    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq -3").sliding_window->full_every == 3);
-    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq 13").sliding_window->full_every == 0);
-    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq [1,1,0]*4").sliding_window->full_every == 3);
-    CHECK(model(base + "--window-size 64,0 --window-attn-skip-freq [1]*12").sliding_window->full_every == 0);
+    const auto window = [&](const std::string& flags) {
+      const auto m = model(base + flags);
+      REQUIRE(m.sliding_window);
+      return *m.sliding_window;
+    };
+    CHECK(window("--window-size '(4096, 0)'").window == 4096);  // tuple_type's parentheses and int()'s blanks
+    CHECK(window("--window-size 4096,0").full_every == 0);      // every layer windowed
+    CHECK(window("--window-size 0,0").window == 1);             // the query alone
+    CHECK_FALSE(model(base + "--window-size=-1,0").sliding_window);  // unbounded: full attention
+    CHECK(window("--window-size 64,0 --window-attn-skip-freq 4").full_every == 4);
+    CHECK(window("--window-size 64,0 --window-attn-skip-freq -3").full_every == 3);  // Python's % of -3 as of 3
+    const auto beyond = io::import_megatron(base + "--window-size 64,0 --window-attn-skip-freq 13", "", {});
+    CHECK(io::load_model_from_string(beyond.yaml, "m.yaml").sliding_window->full_every == 0);
+    CHECK(beyond.yaml.find("passes the last layer: none attends fully") != std::string::npos);
+    CHECK(window("--window-size 64,0 --window-attn-skip-freq [1,1,0]*4").full_every == 3);
+    CHECK(window("--window-size 64,0 --window-attn-skip-freq [1]*12").full_every == 0);
+    // Megatron-Core takes each entry's truth and reads one a layer: 2 is windowed, a tail unread
+    CHECK(window("--window-size 64,0 --window-attn-skip-freq [2,0]*6").full_every == 2);
+    CHECK(window("--window-size 64,0 --window-attn-skip-freq [1,0]*6+[0,0]").full_every == 2);
+    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq [1,0]*5"),
+                      Catch::Contains("gives 10 of 12 entries (Megatron-Core reads one per layer)"));
     CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq [0,1]*6"),
                       Catch::Contains("is not modelled: ptdsim's full-attention layers are those with (i + 1) %"));
-    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq [1,2]*6"),
-                      Catch::Contains("has entries other than 0 and 1 (full and windowed layers)"));
-    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq 0"), Catch::Contains("must not be 0"));
-    CHECK_THROWS_WITH(model(base + "--window-size 64,8"), Catch::Contains("not ahead (a right size of 0)"));
-    CHECK_THROWS_WITH(model(base + "--window-size 64"), Catch::Contains("must give a left and a right size"));
-    CHECK_THROWS_WITH(model(base + "--window-size 64,x"), Catch::Contains("must be integers separated by commas"));
+    CHECK_THROWS_WITH(model(base + "--window-size 64,0 --window-attn-skip-freq 0"), Catch::Contains("modulo it"));
+    CHECK_THROWS_WITH(model(base + "--window-attn-skip-freq x2"),  // argparse's type, with or without a window
+                      Catch::Contains("--window-attn-skip-freq x2 is not an integer or a list"));
+    for (const char* bad : {"64,8", "-1,5", "-2,0"}) {
+      INFO(bad);
+      CHECK_THROWS_WITH(model(base + "--window-size=" + bad), Catch::Contains("not ahead (a right size of 0)"));
+    }
+    for (const char* bad : {"64", "1,2,3"}) {
+      INFO(bad);
+      CHECK_THROWS_WITH(model(base + "--window-size " + bad), Catch::Contains("must give a left and a right size"));
+    }
+    for (const char* bad : {"64,x", "128,"}) {
+      INFO(bad);
+      CHECK_THROWS_WITH(model(base + "--window-size " + bad), Catch::Contains("must be integers separated by commas"));
+    }
+    // every occurrence is checked, as argparse checks it; the last one counts
+    CHECK_THROWS_WITH(model(base + "--window-size 64,x --window-size 64,0"),
+                      Catch::Contains("must be integers separated by commas"));
+    CHECK(window("--window-size 32,0 --window-size 64,0").window == 64);
     const auto alone = io::import_megatron(base + "--window-attn-skip-freq 2", "", {});
     CHECK(mentions(alone.warnings, "--window-attn-skip-freq has no effect without --window-size"));
+    CHECK_FALSE(io::load_model_from_string(alone.yaml, "m.yaml").sliding_window);
+    const auto unbounded = io::import_megatron(base + "--window-size=-1,0 --window-attn-skip-freq 2", "", {});
+    CHECK(mentions(unbounded.warnings, "--window-attn-skip-freq has no effect with an unbounded --window-size"));
     CHECK_FALSE(model(base + "--softmax-type off-by-one").attention_sinks);  // a fixed offset: no parameters
     CHECK_THROWS_WITH(model(base + "--softmax-type sink"), Catch::Contains("--softmax-type must be one of"));
+    // multimodal RoPE with its sections (a list Megatron-LM requires beside it; ignored)
+    const auto mrope = io::import_megatron(base + "--position-embedding-type mrope --mrope-section 16 24 24", "", {});
+    CHECK(io::load_model_from_string(mrope.yaml, "m.yaml").position == core::Position::rope);
+    CHECK_FALSE(mentions(mrope.warnings, "stray word"));
   }
   SECTION("activations: --squared-relu ungated, and not with --swiglu") {
     const std::string base = "--num-layers 2 --hidden-size 64 --num-attention-heads 8 --vocab-size 100 ";
     CHECK(model(base + "--squared-relu").mlp == core::Mlp::gelu);
     CHECK(model(base + "--quick-geglu --squared-relu").mlp == core::Mlp::gelu);  // squared ReLU first, as Megatron
-    CHECK_THROWS_WITH(model(base + "--swiglu --quick-geglu"), Catch::Contains("name two activations"));
+    CHECK(model(base + "--quick-geglu").ffn_hidden == 4 * 64);  // the default width follows --swiglu alone
+    CHECK_THROWS_WITH(model(base + "--swiglu --quick-geglu"), Catch::Contains("--quick-geglu and --swiglu name two"));
+    CHECK_THROWS_WITH(model(base + "--swiglu --squared-relu"), Catch::Contains("--squared-relu and --swiglu name two"));
   }
   SECTION("what Megatron-Bridge's Llama 4 and Qwen3-Next carry beside: warned of, or ignored") {
     const std::string base = "--num-layers 48 --hidden-size 512 --num-attention-heads 8 --vocab-size 1000 ";
@@ -983,14 +1018,29 @@ TEST_CASE("io: import megatron reads sliding windows, sinks and gated activation
   }
   SECTION("layers other than attention and an MLP are refused at their flag") {
     const std::string base = "--num-layers 48 --hidden-size 2048 --num-attention-heads 16 --vocab-size 151936 ";
-    for (const char* flag : {"--linear-attention-type gated_delta_net", "--linear-attention-freq 4",
-                             "--experimental-attention-variant gdn", "--hybrid-layer-pattern M-M*-",
-                             "--hybrid-override-pattern M-M*-", "--is-hybrid-model",
-                             "--heterogeneous-layers-config-path nas.json", "--spec local", "--attention-output-gate"}) {
+    const std::pair<const char*, const char*> refusals[] = {
+        {"--linear-attention-type gated_delta_net", "linear-attention layers (Gated DeltaNet"},
+        {"--linear-attention-freq 4", "linear-attention layers (Gated DeltaNet"},
+        {"--experimental-attention-variant gdn", "Gated DeltaNet and DeepSeek sparse attention layers"},
+        {"--hybrid-layer-pattern M-M*-", "hybrid models (Mamba"},
+        {"--hybrid-override-pattern M-M*-", "hybrid models (Mamba"},
+        {"--heterogeneous-layers-config-path nas.json", "heterogeneous layers"},
+        {"--heterogeneous-layers-config-encoded-json {}", "heterogeneous layers"},
+        {"--spec a b", "a custom layer spec"},
+        {"--attention-output-gate", "the attention's output gate"}};
+    for (const auto& [flag, why] : refusals) {
       INFO(flag);
-      CHECK_THROWS_WITH(model(base + flag), Catch::Contains("changes the model or the step, and"));
+      CHECK_THROWS_WITH(model(base + flag),
+                        Catch::Contains(std::string(flag) + " changes the model or the step, and ") && Catch::Contains(why));
     }
-    CHECK_THROWS_WITH(model(base + "--position-embedding-type relative"), Catch::Contains("is not modelled"));
+    // a refused switch takes no value: the word after it is not part of the refusal
+    CHECK_THROWS_WITH(model(base + "--attention-output-gate x"),
+                      Catch::Contains("--attention-output-gate changes the model"));
+    CHECK_THROWS_WITH(model(base + "--attention-output-gate=true"), Catch::Contains("takes no value"));
+    // --is-hybrid-model alone builds no hybrid (Megatron-LM's is_hybrid_model() is the pattern's): ignored
+    CHECK(model(base + "--is-hybrid-model").layers == 48);
+    CHECK_THROWS_WITH(model(base + "--position-embedding-type relative"),
+                      Catch::Contains("--position-embedding-type relative (T5's bias buckets) is not modelled"));
   }
 }
 
