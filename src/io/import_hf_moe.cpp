@@ -36,30 +36,13 @@ const std::vector<NodePtr>* list_of(const Fields& f, const char* key) {
   return &e->value->items;
 }
 
-// The full-attention period of a list of per-layer flags (true: the layer keeps full attention):
-// full_every N when exactly the layers with (i+1) % N == 0 are full, 0 when none is; -1 when the
-// pattern is not periodic that way.
-int full_every_of(const std::vector<bool>& full) {
-  int first = -1;
-  for (std::size_t i = 0; i < full.size(); ++i)
-    if (full[i]) {
-      first = static_cast<int>(i);
-      break;
-    }
-  if (first < 0) return 0;
-  const int n = first + 1;
-  for (std::size_t i = 0; i < full.size(); ++i)
-    if (full[i] != ((static_cast<int>(i) + 1) % n == 0)) return -1;
-  return n;
-}
-
 // The full-attention period of the per-layer list `key` (full: its flags), refused at the list
 // when it does not cover every layer or is not periodic as ptdsim's (i + 1) % full_every rule.
 int full_every_from(const Fields& f, const char* key, const std::vector<bool>& full, long long layers) {
   if (static_cast<long long>(full.size()) != layers)
     fail(at(f, key), std::string(key) + " has " + std::to_string(full.size()) + " entries but num_hidden_layers is " +
                          int_text(layers));
-  const int every = full_every_of(full);
+  const int every = detail::period_of(full);
   if (every < 0)
     fail(at(f, key), std::string(key) + " is not modelled: ptdsim's full-attention layers are those with (i + 1) % "
                                         "sliding_window.full_every == 0, the rest windowed");

@@ -182,12 +182,7 @@ std::string read_moe_layers(const Arguments& a, int layers, core::MoeSpec& moe) 
   int k = 0;
   while (k < layers && p[k] == 0) ++k;
   const bool dense_first = k < layers && std::all_of(p.begin() + k, p.end(), [](int x) { return x == 1; });
-  int every = 0;
-  for (int n = 1; n <= layers && every == 0; ++n) {
-    bool fits = true;
-    for (int i = 0; i < layers && fits; ++i) fits = p[i] == ((i + 1) % n == 0 ? 1 : 0);
-    if (fits) every = n;
-  }
+  const int every = detail::period_of(std::vector<bool>(p.begin(), p.end()));
   if (dense_first) {
     moe.first_k_dense = k;
     return k == 0 ? std::string("--moe-layer-freq: every layer is an MoE layer")
@@ -383,12 +378,9 @@ void read_attention_variants(const Arguments& a, core::ModelSpec& m, detail::Mod
     if (static_cast<long long>(items.size()) < m.layers)
       detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " gives " + itext(static_cast<long long>(items.size())) +
                                  " of " + itext(m.layers) + " entries (Megatron-Core reads one per layer)");
-    w.full_every = -1;
-    for (int n = 1; n <= m.layers + 1 && w.full_every < 0; ++n) {
-      bool fits = true;
-      for (int i = 0; i < m.layers && fits; ++i) fits = (items[i] == 0) == (n <= m.layers && (i + 1) % n == 0);
-      if (fits) w.full_every = n <= m.layers ? n : 0;
-    }
+    std::vector<bool> full;
+    for (int i = 0; i < m.layers; ++i) full.push_back(items[static_cast<std::size_t>(i)] == 0);
+    w.full_every = detail::period_of(full);
     if (w.full_every < 0)
       detail::fail(skip->at, "--window-attn-skip-freq " + skip->value + " is not modelled: ptdsim's full-attention "
                              "layers are those with (i + 1) % sliding_window.full_every == 0, the rest windowed");

@@ -122,6 +122,15 @@ std::string yaml_string(const std::string& s) {
   return out + "\"";
 }
 
+int period_of(const std::vector<bool>& marked) {
+  const auto first = std::find(marked.begin(), marked.end(), true);
+  if (first == marked.end()) return 0;
+  const auto n = static_cast<std::size_t>(first - marked.begin()) + 1;
+  for (std::size_t i = 0; i < marked.size(); ++i)
+    if (marked[i] != ((i + 1) % n == 0)) return -1;
+  return static_cast<int>(n);
+}
+
 std::string near_miss(const std::string& word, const std::vector<std::string>& known) {
   if (word.size() < 6) return "";
   for (const auto& k : known) {

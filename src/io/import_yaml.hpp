@@ -56,6 +56,11 @@ std::string yaml_string(const std::string& s);
 // digits and _ . / + -), else quoted as yaml_string does.
 std::string yaml_scalar(const std::string& s);
 
+// The period of a list of per-layer marks, as ptdsim's per-layer rules count it (sliding_window's
+// full_every, moe.every): N when exactly the layers with (i+1) % N == 0 are marked, 0 when none is;
+// -1 when the marks are not periodic that way.
+int period_of(const std::vector<bool>& marked);
+
 // The one of `known` within two edits of `word` (a likely misspelling), or "" (a word that is simply
 // another field: config.json holds dozens ptdsim does not read).
 std::string near_miss(const std::string& word, const std::vector<std::string>& known);
