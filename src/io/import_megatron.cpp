@@ -457,13 +457,20 @@ void fusion_line(const Arguments& a, detail::ScenarioLines& lines) {
   std::string fusion, from;
   const auto add_fusion = [&](const char* flag, const std::string& entry) {
     if (!a.has(flag)) return;
-    if (fusion.find(entry) == std::string::npos)  // (both activation switches set one key)
+    if (fusion.find(entry) == std::string::npos)  // (two switches may set one key)
       fusion += (fusion.empty() ? "" : ", ") + entry;
     from += (from.empty() ? "" : "; ") + std::string(flag);
   };
   add_fusion("--no-rope-fusion", "rope: eager");
-  add_fusion("--no-bias-swiglu-fusion", "activation: eager");
-  add_fusion("--no-bias-gelu-fusion", "activation: eager");
+  // bias_activation_fusion (argument_utils.py): --swiglu takes --no-bias-swiglu-fusion's, every other
+  // activation (--quick-geglu's gated one too) --no-bias-gelu-fusion's, which --disable-bias-linear
+  // turns off as well (arguments.py); the other activation's switch changes nothing
+  if (a.has("--swiglu")) {
+    add_fusion("--no-bias-swiglu-fusion", "activation: eager");
+  } else {
+    add_fusion("--no-bias-gelu-fusion", "activation: eager");
+    add_fusion("--disable-bias-linear", "activation: eager");
+  }
   add_fusion("--no-bias-dropout-fusion", "dropout_add: eager");
   add_fusion("--cross-entropy-loss-fusion", "cross_entropy: fused");
   add_fusion("--no-gradient-accumulation-fusion", "wgrad_accumulation: separate");

@@ -429,6 +429,19 @@ TEST_CASE("io: import megatron maps the documented flags", "[io][import]") {
     CHECK(t.fusion.cross_entropy == core::LossFusion::fused);
     CHECK(t.fp8_recipe == core::Fp8Recipe::current);  // Megatron's "tensorwise" is current scaling
     CHECK(load("--fp8-format hybrid --fp8-recipe blockwise").fp8_recipe == core::Fp8Recipe::blockwise);
+    // bias_activation_fusion is bias_swiglu_fusion under --swiglu and bias_gelu_fusion otherwise,
+    // which --disable-bias-linear turns off (Megatron-LM argument_utils.py, arguments.py)
+    CHECK(load("--no-bias-gelu-fusion").fusion.activation == core::Fusion::fused);
+    CHECK(load("--disable-bias-linear").fusion.activation == core::Fusion::fused);
+    auto gated = [&](const std::string& more) {
+      std::string line = base + more;
+      line.replace(line.find("--swiglu"), 8, "--quick-geglu");
+      return io::load_scenario_from_string(io::import_megatron(line, "", s).yaml, "plan.yaml").training;
+    };
+    CHECK(gated("").fusion.activation == core::Fusion::fused);
+    CHECK(gated("--no-bias-swiglu-fusion").fusion.activation == core::Fusion::fused);
+    CHECK(gated("--no-bias-gelu-fusion").fusion.activation == core::Fusion::eager);
+    CHECK(gated("--disable-bias-linear").fusion.activation == core::Fusion::eager);
   }
   SECTION("the experts' layout and dispatcher; unset, Megatron-Core's etp = tp and allgather") {
     io::ImportScenario s;
