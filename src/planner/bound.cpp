@@ -70,6 +70,7 @@ struct Totals {
   std::array<double, 2> held{};  // the same without pipeline sends, which hold no SMs to speak of
   double gathers = 0;            // the dp_gather stream
   double reduces = 0;            // the dp stream
+  double serial = 0;             // collectives chained after a compute (its stream waits for them)
   std::array<double, core::kMaxSwitchTiers - 1> up{};  // w·b through each uplink (blocking fabrics)
   bool blocking = false;                               // plan.fabric.blocking()
   void add(const analytic::StepPlan& plan, const PlanComm& c, double times) {
@@ -94,6 +95,7 @@ struct Totals {
     }
     if (c.stream == analytic::Stream::dp_gather) gathers += t;
     if (c.stream == analytic::Stream::dp) reduces += t;
+    if (c.overlap == Overlap::serial) serial += t;
   }
   void add(const analytic::StepPlan& plan, const analytic::PassPlan& pass, double times) {
     for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
@@ -112,6 +114,8 @@ struct StageBound {
   double compute = 0;          // the step's compute
   double last_op = 0;          // the last pass of the step, and its DP buckets
   double last_buckets = 0;
+  double first_compute = 0;    // at least the stage's first pass's compute (a forward's, the longest)
+  double first_serial = 0;     // and at least its chained collectives
   Totals totals;
 };
 
@@ -129,6 +133,14 @@ StageBound stage_bound(const analytic::StepPlan& plan, const analytic::StagePlan
       o.totals.add(plan, ch.pass[k], k == grad ? m - 1 : m);
     }
     const double last = pass_bound(plan, ch.last_grad);
+    o.first_compute = std::max(o.first_compute, ch.pass[0].compute_s);
+    double serial = 0;
+    for (int i = ch.pass[0].seg_begin; i < ch.pass[0].seg_begin + ch.pass[0].seg_count; ++i) {
+      const analytic::Segment& seg = plan.segments[i];
+      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+        if (plan.comms[j].overlap == Overlap::serial) serial += seg.repeat * plan.comms[j].time_s;
+    }
+    o.first_serial = std::max(o.first_serial, serial);
     o.busy += m * (b[0] + b[1] + b[2]) - b[grad] + last;
     o.totals.add(plan, ch.last_grad, 1);
     if (c == 0) {
@@ -360,6 +372,17 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
       const double compute = o.compute + st.optimizer_s;
       const double x = std::max(o.totals.held[0], o.totals.held[1]);
       bound = std::max(bound, x <= compute / (1 - share) ? compute + share * x : x);
+      // The same with the time the compute stream cannot compute (docs/planner.md "SM contention
+      // beside the waits"): the step's start collectives (g, before the second pass; a link moves
+      // at most g of its work by then, so collectives run at least x - g after) and the chained
+      // collectives after it (s). With n such seconds, collectives beside compute run at least
+      // b = x - g - n, and the rest of the step is at least n + C' + share b (or b beyond
+      // C' / (1 - share)): least at the fewest n, s.
+      const double g = sum_time(plan, st.start_begin, st.start_end);
+      const double c = g > 0 ? compute - o.first_compute : compute;
+      const double s = std::max(0.0, g > 0 ? o.totals.serial - o.first_serial : o.totals.serial);
+      const double b = std::max(0.0, x - g - s);
+      bound = std::max(bound, g + s + (b <= c / (1 - share) ? c + share * b : b));
     }
 
     fill += o.f + o.p2p;
