@@ -36,16 +36,26 @@ TEST_CASE("planner: the plan and schedule bounds stay under the simulated step o
   mixtral.hardware = io::load_hardware(kRoot + "/hardware/dgx-h100.yaml");
   mixtral.gpus = 64;
   mixtral.training.global_batch = 256;
-  const std::vector<std::pair<std::string, core::Scenario>> cases = {
-      {"gpt3-175b/1024", load("default.yaml")},
-      {"llama3-70b-fp8/64", load("nemo-llama3-70b-h100-fp8.yaml")},
-      {"llama2-70b-fp8", load("nemo-llama2-70b-h100-fp8.yaml")},
-      {"deepseek-v3/1024", load("dgxc-deepseek-v3-h100.yaml")},
-      {"mixtral-8x7b/64", mixtral},
-      {"bloom-176b/384", load("bloom-176b-384.yaml")}};
+  // DeepSeek-V3 also with the overlap switches and CPU offload searched: the start's gather, the
+  // unbucketed reduction at the end, EP chained and offload together under SM contention
+  planner::SearchSpace switches;
+  planner::search_switches({"overlap.dp", "overlap.tp", "offload"}, switches);
+  struct Case {
+    std::string name;
+    core::Scenario base;
+    planner::SearchSpace bounds;
+  };
+  const std::vector<Case> cases = {
+      {"gpt3-175b/1024", load("default.yaml"), {}},
+      {"llama3-70b-fp8/64", load("nemo-llama3-70b-h100-fp8.yaml"), {}},
+      {"llama2-70b-fp8", load("nemo-llama2-70b-h100-fp8.yaml"), {}},
+      {"deepseek-v3/1024", load("dgxc-deepseek-v3-h100.yaml"), {}},
+      {"deepseek-v3/1024 switches", load("dgxc-deepseek-v3-h100.yaml"), switches},
+      {"mixtral-8x7b/64", mixtral, {}},
+      {"bloom-176b/384", load("bloom-176b-384.yaml"), {}}};
   ptdsim::testing::golden::Draw d{20261201};
-  for (const auto& [name, base] : cases) {
-    const planner::Space space(base, planner::SearchSpace{});
+  for (const auto& [name, base, bounds] : cases) {
+    const planner::Space space(base, bounds);
     int checked = 0;
     std::vector<double> ratios;  // schedule bound / simulated step
     for (int trial = 0; trial < 100000 && checked < 40; ++trial) {
