@@ -143,10 +143,10 @@ void convert_kernels(const Entry& e, core::GpuSpec& gpu) {
   if (const Entry* c = k.get("contention")) {
     Fields con = section(k, *c);
     gpu.contention_factor = con.required_number("factor");
-    if (gpu.comm_share() >= 1)
+    if (gpu.sm_share() >= 1)
       fail(con.get("factor")->value->mark,
            con.path("factor") + " times hardware.gpu.comm_sms / hardware.gpu.sms must stay below 1, got " +
-               std::to_string(gpu.comm_share()));
+               std::to_string(gpu.sm_share()));
   }
   if (const Entry* o = k.get("overhead")) {
     Fields over = section(k, *o);

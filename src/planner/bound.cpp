@@ -7,17 +7,12 @@
 #include "ptdsim/analytic/step.hpp"
 #include "ptdsim/core/schedule.hpp"
 #include "ptdsim/planner/sweep.hpp"
-#include "ptdsim/sim/sharing.hpp"
 
 namespace ptdsim::planner {
 namespace {
 
 using analytic::Overlap;
 using analytic::PlanComm;
-
-// The share of its compute a running collective takes that the bounds may count: the scheduler
-// never slows compute below sim::FairShare::kMinComputeRate, whatever the hardware's SMs say.
-double counted_share(double share) { return std::min(share, 1 - sim::FairShare::kMinComputeRate); }
 
 // The shortest a pass can take: each segment lasts at least its serial chain (the compute, slowed
 // by share x the window collectives beside it, then the serial collectives, or a gather it cannot
@@ -26,7 +21,7 @@ double counted_share(double share) { return std::min(share, 1 - sim::FairShare::
 // alone; window ones after the compute before their window), and the next segment waits for both.
 // The pass's first gather is left out: it may run while the pass waits for its input.
 double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
-  const double share = counted_share(plan.comm_share);
+  const double share = plan.comm_share;
   double total = 0;
   for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
     const analytic::Segment& seg = plan.segments[i];
@@ -317,7 +312,7 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
   if (p == 0 || plan.stages.empty()) return 0;
   const double m = std::max(1, plan.shape.m);
   const bool split = plan.schedule->splits_weight_grad;
-  const double share = counted_share(plan.comm_share);
+  const double share = plan.comm_share;
 
   std::vector<StageBound> ops;
   ops.reserve(p);
@@ -450,7 +445,7 @@ double floor_of(const analytic::PassMakeup& mk, const analytic::ChunkWork& c, co
   // the compute slowed by the EP beside it (pass_bound's rule), at least the share the stage
   // that pairs the fewest passes hides (the first)
   const double contention =
-      mk.ep_beside ? counted_share(o.comm_share) * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
+      mk.ep_beside ? o.comm_share * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
   return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside, contention);
 }
 

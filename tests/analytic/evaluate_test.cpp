@@ -191,6 +191,9 @@ TEST_CASE("analytic: exposed communication and overlap ratios", "[analytic][eval
     CHECK(r.contention_s == Approx(16.0 / 108 * hidden).epsilon(1e-9));  // 0.0455 s
     CHECK(r.compute_s - plain.compute_s == Approx(r.contention_s).epsilon(1e-9));
     CHECK(r.step_s - plain.step_s == Approx(r.contention_s).epsilon(1e-9));
+    // a collective holding 105 of the 108 SMs takes 0.9 of the compute, the scheduler's floor
+    s.hardware.gpu.comm_sms = 105;
+    CHECK(evaluate(s).contention_s == Approx(0.9 * hidden).epsilon(1e-9));
   }
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <memory>
@@ -202,7 +203,13 @@ struct GpuSpec {
   // A GEMM beside a copy confined to k SMs slows by more than k/sms (contention.csv): the share
   // is scaled by this fitted factor (gpu.kernels.contention.factor; 1 without tables).
   double contention_factor = 1.0;
-  double comm_share() const { return sms > 0 ? contention_factor * comm_sms / sms : 0.0; }
+  // The SMs' share a running collective holds, as the hardware file gives it (below 1)
+  double sm_share() const { return sms > 0 ? contention_factor * comm_sms / sms : 0.0; }
+  // and the share of the compute beside it that it takes, as every model counts it: a compute
+  // kernel keeps at least kMinComputeRate of its speed, its blocks still scheduled between the
+  // collective's (the scheduler's floor, the analytic estimate's and the sweep's bounds' alike)
+  static constexpr double kMinComputeRate = 0.1;
+  double comm_share() const { return std::min(sm_share(), 1 - kMinComputeRate); }
 
   // Measured kernel tables (gpu.kernels); null: the scalar efficiencies above time everything.
   // Shared and immutable: scenarios are copied freely, the tables are not.

@@ -4,6 +4,8 @@
 #include <span>
 #include <vector>
 
+#include "ptdsim/core/hardware.hpp"
+
 // How concurrent work shares what it runs on (docs/simulator.md "Sharing models"). The event kernel
 // (kernel.hpp) asks one SharingModel what a flow gets when flows start and end on a resource, and
 // how fast a device's compute runs beside its contending tasks; it knows nothing else of sharing,
@@ -76,7 +78,7 @@ class SharingModel {
 class FairShare final : public SharingModel {
  public:
   explicit FairShare(double comm_share = 0) { set_comm_share(comm_share); }
-  static constexpr double kMinComputeRate = 0.1;
+  static constexpr double kMinComputeRate = core::GpuSpec::kMinComputeRate;
   // share in [0, 1): what one collective takes of its GPU's compute (0 leaves compute alone)
   void set_comm_share(double share);
   double comm_share() const { return share_; }
