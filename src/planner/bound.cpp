@@ -21,7 +21,6 @@ using analytic::PlanComm;
 // alone; window ones after the compute before their window), and the next segment waits for both.
 // The pass's first gather is left out: it may run while the pass waits for its input.
 double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
-  const double share = plan.comm_share;
   double total = 0;
   for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
     const analytic::Segment& seg = plan.segments[i];
@@ -35,11 +34,11 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           // EP beside the pass starts with its compute (both wait for the pass's inputs; the EP
           // stream holds nothing else), so the compute runs slowed by share x at least the shorter
           // of the two, as under a window
-          if (c.kind == core::CommKind::ep) serial += share * std::min(c.time_s, seg.compute_s);
+          if (c.kind == core::CommKind::ep) serial += plan.comm_share * std::min(c.time_s, seg.compute_s);
           break;
         case Overlap::window: {
           const double window = std::min(seg.compute_s, c.window_s);
-          serial += share * std::min(c.time_s, window);
+          serial += plan.comm_share * std::min(c.time_s, window);
           overlapped = std::max(overlapped, seg.compute_s - window + c.time_s);
           break;
         }
