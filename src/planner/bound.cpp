@@ -189,37 +189,91 @@ double sum_time(const analytic::StepPlan& plan, int begin, int end) {
   return t;
 }
 
-// Per stage, what the pass graph proves: the end of its last pass and the start of chunk 0's last
-// gradient pass.
+// Per stage, what the pass graph proves: the end of its last pass, the start of chunk 0's last
+// gradient pass, and the end of its DP stream's reductions.
 struct GraphEnds {
   double own = 0;
   double grad_start = 0;
+  double dp_end = 0;
 };
 
-// The pass graph's weights: per stage and chunk the F, B, W and last gradient pass's bounds
-// (pass_bound(), 4 a chunk; a stage that repeats another has its numbers), and per virtual stage
-// its forward and backward send's time.
+// The DP reductions a pass issues after `repeat` equal segments of `each` seconds of compute,
+// `offset` seconds of compute into the pass: one batch of `work` seconds (alone) after each.
+struct Buckets {
+  double offset = 0, each = 0, work = 0;
+  int repeat = 0;
+};
+
+// What a pass adds to a DP stream that is free from `free` on, the pass's compute starting no
+// earlier than `start`: the stream runs its reductions in order, each once its segment's compute is
+// done (sim/step_graph.cpp `collectives`), so the k-th of a batch ends no earlier than
+// max(start + offset + k·each, the previous end) + work; over k = 1..repeat the latest of these
+// chains starts at the first batch or at the last.
+double dp_stream_end(double free, double start, const Buckets& b) {
+  const double base = start + b.offset, r = b.repeat;
+  return std::max({free + r * b.work, base + b.each + r * b.work, base + r * b.each + b.work});
+}
+
+// The least a pass can last when its first `window` seconds run beside a collective holding SMs,
+// its compute (c seconds alone) progressing at most 1 - share there: with n >= s seconds of it not
+// computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
+// so T >= s + c / (1 - share) when the window covers the pass and T >= c + s + share·(L - s)
+// otherwise (both grow with n, least at n = s). Its slope in L is at most share < 1, so a later
+// start never ends the pass earlier: the graph's lower times give a lower end.
+double slowed_pass(double c, double s, double window, double share) {
+  return c + s + share * std::min(std::max(0.0, window - s), c / (1 - share));
+}
+
+// The pass graph's weights: per stage and chunk the F, B, W and last gradient pass's (4 a chunk; a
+// stage that repeats another has its numbers), and per virtual stage its forward and backward
+// send's time.
+struct PassWeight {
+  double bound = 0;    // pass_bound()
+  double compute = 0;  // its compute alone
+  double chained = 0;  // its chained (serial) collectives
+  int buckets_begin = 0, buckets_end = 0;  // the DP reductions it issues: PassDurations::buckets
+};
 struct PassDurations {
-  std::vector<double> dur, send_f, send_b;
+  std::vector<PassWeight> pass;
+  std::vector<Buckets> buckets;
+  std::vector<double> send_f, send_b;
 };
 PassDurations pass_durations(const analytic::StepPlan& plan) {
   const int p = plan.shape.p, v = std::max(1, plan.shape.v);
   const int vstages = p * v;
   PassDurations out;
-  std::vector<double>& dur = out.dur;
-  dur.resize(static_cast<std::size_t>(p) * v * 4);
+  out.pass.resize(static_cast<std::size_t>(p) * v * 4);
   out.send_f.assign(static_cast<std::size_t>(vstages), 0.0);
   out.send_b.assign(static_cast<std::size_t>(vstages), 0.0);
+  // a pass's bound, compute, chained collectives and DP reductions, in its segments' order
+  const auto weigh = [&](const analytic::PassPlan& pass) {
+    PassWeight w;
+    w.bound = pass_bound(plan, pass);
+    w.buckets_begin = static_cast<int>(out.buckets.size());
+    for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
+      const analytic::Segment& seg = plan.segments[i];
+      double work = 0;
+      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
+        const PlanComm& c = plan.comms[j];
+        if (c.overlap == Overlap::serial) w.chained += seg.repeat * c.time_s;
+        if (c.overlap == Overlap::after && c.stream == analytic::Stream::dp) work += c.time_s;
+      }
+      if (work > 0) out.buckets.push_back({w.compute, seg.compute_s, work, seg.repeat});
+      w.compute += seg.repeat * seg.compute_s;
+    }
+    w.buckets_end = static_cast<int>(out.buckets.size());
+    return w;
+  };
   for (int j = 0; j < p; ++j) {
     const analytic::StagePlan& st = plan.stages[j];
     for (int c = 0; c < v; ++c) {
       const analytic::ChunkPlan& ch = plan.chunk(st, c);
-      double* d = &dur[(static_cast<std::size_t>(j) * v + c) * 4];
+      PassWeight* w = &out.pass[(static_cast<std::size_t>(j) * v + c) * 4];
       if (st.repeats >= 0) {
-        std::copy_n(&dur[(static_cast<std::size_t>(st.repeats) * v + c) * 4], 4, d);
+        std::copy_n(&out.pass[(static_cast<std::size_t>(st.repeats) * v + c) * 4], 4, w);
       } else {
-        for (int k = 0; k < 3; ++k) d[k] = pass_bound(plan, ch.pass[k]);
-        d[3] = pass_bound(plan, ch.last_grad);
+        for (int k = 0; k < 3; ++k) w[k] = weigh(ch.pass[k]);
+        w[3] = weigh(ch.last_grad);
       }
       const int vs = c * p + j;
       if (ch.send_forward >= 0) out.send_f[vs] = plan.comms[ch.send_forward].time_s;
@@ -242,7 +296,7 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
   const int p = plan.shape.p, v = std::max(1, plan.shape.v), m = std::max(1, plan.shape.m);
   const int vstages = p * v;
   const PassDurations durations = pass_durations(plan);
-  const std::vector<double>& dur = durations.dur;
+  const std::vector<PassWeight>& weights = durations.pass;
   const std::vector<double>& send_f = durations.send_f;
   const std::vector<double>& send_b = durations.send_b;
   std::vector<std::vector<core::PassRef>> order(static_cast<std::size_t>(p));
@@ -255,6 +309,7 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
   std::vector<double> end_f(static_cast<std::size_t>(vstages) * m, -1.0), end_b(end_f.size(), -1.0);
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
   std::vector<double> free_at(static_cast<std::size_t>(p), 0.0);  // when the stage's next pass may start
+  const double share = plan.comm_share;
   out.assign(static_cast<std::size_t>(p), GraphEnds{});
   // Each stage runs as far as its inputs allow, the stages in turn, until every pass is placed or
   // none can move (a stage's pass waits for a pass of another stage that never comes).
@@ -265,6 +320,7 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
       const std::vector<core::PassRef>& ops = order[j];
       std::size_t k = next[j];
       double t = free_at[j];
+      double dp_free = out[j].dp_end;  // no earlier than this the stage's DP stream is idle
       for (; k < ops.size(); ++k) {
         const core::PassRef op = ops[k];
         const int vs = op.chunk * p + j;
@@ -280,8 +336,16 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
           ready = std::max(ready, e + send_b[vs + 1]);
         }
         const bool last_grad = op.microbatch == m - 1 && plan.grad_pass(op.pass);
-        const double end =
-            ready + dur[(static_cast<std::size_t>(j) * v + op.chunk) * 4 + (last_grad ? 3 : static_cast<int>(op.pass))];
+        const PassWeight& w =
+            weights[(static_cast<std::size_t>(j) * v + op.chunk) * 4 + (last_grad ? 3 : static_cast<int>(op.pass))];
+        double d = w.bound;
+        // The DP stream runs without a break from a reduction's issue until dp_free, no earlier
+        // than this pass's start, and its collectives hold SMs: the pass's compute runs at most
+        // 1 - share for the first dp_free - ready seconds of it (docs/planner.md "Schedule bound").
+        if (dp_free > ready && share > 0) d = std::max(d, slowed_pass(w.compute, w.chained, dp_free - ready, share));
+        const double end = ready + d;
+        for (int q = w.buckets_begin; q < w.buckets_end; ++q)
+          dp_free = dp_stream_end(dp_free, ready, durations.buckets[static_cast<std::size_t>(q)]);
         if (last_grad && op.chunk == 0) out[j].grad_start = ready;
         t = end;
         if (op.pass == core::Pass::F) {
@@ -298,6 +362,7 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
         next[j] = k;
         free_at[j] = t;
         out[j].own = t;
+        out[j].dp_end = dp_free;
       }
     }
   }
@@ -328,15 +393,17 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
     if (st.start_end > st.start_begin) own = std::max(own, sum_time(plan, st.start_begin, st.start_end) + o.busy - o.f);
     const double chain_own = own;  // the drain below starts from the chain's end
     double last_start = own - o.last_op;  // the last gradient pass's start
+    double dp_end = 0;  // the DP stream's reductions in the pass graph
     if (graph) {
       own = std::max(own, (*graph)[j].own);
       last_start = std::max(last_start, (*graph)[j].grad_start);
+      dp_end = (*graph)[j].dp_end;
     }
     // Gradients reach the optimizer through the DP stream: the last pass's buckets start no earlier
     // than that pass; an unbucketed reduction waits for all of it; and the stream cannot finish
-    // before it has moved all of its work.
-    double grads = own;
-    if (o.last_buckets > 0) grads = last_start + o.last_buckets;
+    // before it has moved all of its work, nor before the graph's reductions in order.
+    double grads = std::max(own, dp_end);
+    if (o.last_buckets > 0) grads = std::max(dp_end, last_start + o.last_buckets);
     grads = std::max(grads, own + sum_time(plan, st.end_begin, st.end_end));
     grads = std::max(grads, o.totals.reduces);
     bound = std::max(bound, o.totals.gathers);  // the gathers' own stream

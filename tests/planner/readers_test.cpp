@@ -164,6 +164,54 @@ TEST_CASE("plan: the three readers of ZeRO-3's units", "[plan][readers][zero3]")
   }
 }
 
+TEST_CASE("plan: the schedule bound counts the SMs a DP reduction holds beside the passes after it",
+          "[plan][readers][contention]") {
+  // One stage, m = 2, 1F1B: F 1 s, B 1 s followed by a 0.5 s reduction on the DP stream (as ZeRO-3's
+  // per-micro-batch reduce-scatter), a collective holding 0.2 of the compute; optimizer 0.1 s.
+  // By hand: F0 [0, 1], B0 [1, 2], its reduction [2, 2.5]; F1 from 2 runs at 0.8 until 2.5 (0.4 s of
+  // work) and ends at 2.5 + 0.6 = 3.1; B1 [3.1, 4.1], its reduction [4.1, 4.6]; the optimizer
+  // waits for it: 4.7. The pass graph without the reduction's SMs and its order on the DP stream
+  // proves 4.0 + 0.1 (the contention term over the whole step, 4.3); with them, 4.7.
+  analytic::StepPlan plan;
+  plan.schedule = &core::kOneFOneB;
+  plan.shape = core::PipelineShape{1, 1, 2};
+  plan.comm_share = 0.2;
+  plan.groups[static_cast<int>(GroupId::dp)].scope = core::Scope::inter;
+  plan.comms.push_back(PlanComm{CommKind::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, 0.5, 1e6, 0, 0});
+  analytic::Segment f;
+  f.compute_s = 1.0;
+  f.comm_begin = 0;
+  analytic::Segment b = f;
+  b.comm_count = 1;
+  plan.segments = {f, b};
+  analytic::StagePlan st;
+  st.start_begin = st.start_end = st.end_begin = st.end_end = st.post_begin = st.post_end = st.comm_end = 1;
+  st.optimizer_s = 0.1;
+  analytic::ChunkPlan c;
+  c.layers = 1;
+  c.pass[0] = analytic::PassPlan{0, 1, 1.0, 0};
+  c.pass[1] = analytic::PassPlan{1, 1, 1.0, 0};
+  c.pass[2].seg_begin = 2;
+  c.last_grad = c.pass[1];
+  plan.chunks.push_back(c);
+  plan.stages.push_back(st);
+  const double sim = simulated(plan);
+  CHECK(sim == Approx(4.7).epsilon(1e-12));
+  CHECK(planner::step_lower_bound(plan) == Approx(4.3).epsilon(1e-12));
+  CHECK(planner::schedule_lower_bound(plan) == Approx(4.7).epsilon(1e-12));
+  CHECK(planner::schedule_lower_bound(plan) <= sim * (1 + 1e-12));
+
+  SECTION("a reduction longer than the pass after it slows all of it") {
+    // 2 s reductions: F1 runs at 0.8 from 2 to 3.25, B1 at 0.8 until the first ends at 4 (0.6 s of
+    // work) and ends at 4.4; the second reduction [4.4, 6.4], the optimizer 6.5. The graph has B1
+    // end at 4.4 too, but issues its reduction after B1's compute alone (3.25 + 1), unslowed: 6.35.
+    plan.comms[0].time_s = 2.0;
+    const double longer = simulated(plan);
+    CHECK(longer == Approx(6.5).epsilon(1e-12));
+    CHECK(planner::schedule_lower_bound(plan) == Approx(6.35).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("plan: the analytic engine equals the scheduler on real layouts where nothing overlaps",
           "[plan][readers]") {
   // No pipeline (no bubble to approximate), no overlap switch on, no context parallelism (ring
