@@ -22,14 +22,28 @@ using analytic::PlanComm;
 // The pass's first gather is left out: it may run while the pass waits for its input.
 double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
   double total = 0;
+  const bool blocking = plan.fabric.blocking();
   for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
     const analytic::Segment& seg = plan.segments[i];
     double serial = seg.compute_s, chained = 0, overlapped = 0, gather = 0;
+    // Per link (NVLink, the NIC when no uplink is narrower than it: one resource each, shared
+    // fairly): the work of the collectives that start with the segment (beside), at the start of
+    // the window (window) and after the compute (serial). The link moves one second of work a
+    // second, so the segment lasts at least from any of those starts until it has moved the work
+    // of every collective starting there or later.
+    std::array<double, 2> beside{}, windowed{}, after{}, window_start{seg.compute_s, seg.compute_s};
     for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
       const PlanComm& c = plan.comms[j];
+      const bool inter = plan.group(c.group).scope == core::Scope::inter;
+      const bool shared = !(inter && blocking);
+      const std::size_t l = inter ? 1 : 0;
       switch (c.overlap) {
-        case Overlap::serial: chained += c.time_s; break;
+        case Overlap::serial:
+          chained += c.time_s;
+          if (shared) after[l] += c.time_s;
+          break;
         case Overlap::beside:
+          if (shared) beside[l] += c.time_s;
           overlapped = std::max(overlapped, c.time_s);
           // EP beside the pass starts with its compute (both wait for the pass's inputs; the EP
           // stream holds nothing else), so the compute runs slowed by share x at least the shorter
@@ -40,6 +54,10 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           const double window = std::min(seg.compute_s, c.window_s);
           serial += plan.comm_share * std::min(c.time_s, window);
           overlapped = std::max(overlapped, seg.compute_s - window + c.time_s);
+          if (shared) {
+            windowed[l] += c.time_s;
+            window_start[l] = std::min(window_start[l], seg.compute_s - window);
+          }
           break;
         }
         case Overlap::prefetch:
@@ -49,6 +67,10 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           break;
         case Overlap::after: break;  // another stream: the stream totals below
       }
+    }
+    for (std::size_t l = 0; l < 2; ++l) {
+      if (beside[l] > 0) overlapped = std::max(overlapped, beside[l] + windowed[l] + after[l]);
+      if (windowed[l] > 0) overlapped = std::max(overlapped, window_start[l] + windowed[l] + after[l]);
     }
     // the next segment's gather may run beside this one's serial collectives: the longer counts
     total += seg.repeat * std::max(serial + std::max(chained, gather), overlapped);
@@ -214,14 +236,16 @@ double dp_stream_end(double free, double start, const Buckets& b) {
   return std::max({free + r * b.work, base + b.each + r * b.work, base + r * b.each + b.work});
 }
 
-// The least a pass can last when its first `window` seconds run beside a collective holding SMs,
-// its compute (c seconds alone) progressing at most 1 - share there: with n >= s seconds of it not
-// computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
-// so T >= s + c / (1 - share) when the window covers the pass and T >= c + s + share·(L - s)
-// otherwise (both grow with n, least at n = s). Its slope in L is at most share < 1, so a later
-// start never ends the pass earlier: the graph's lower times give a lower end.
+// The least a pass can last when its first `window` (L) seconds run beside a collective holding
+// SMs, its compute (c seconds alone) progressing at most 1 - share there: with n >= s seconds of it
+// not computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
+// so T >= n + c / (1 - share) when the window covers the pass and T >= c + n + share·max(0, L - n)
+// otherwise, both least at n = s. Its slope in L is at most share < 1, so a later start never ends
+// the pass earlier: the graph's lower times give a lower end. (The rate is the scheduler's, never
+// below GpuSpec::kMinComputeRate whatever the plan's share.)
 double slowed_pass(double c, double s, double window, double share) {
-  return c + s + share * std::min(std::max(0.0, window - s), c / (1 - share));
+  const double rate = std::max(core::GpuSpec::kMinComputeRate, 1 - share);
+  return c + s + (1 - rate) * std::min(std::max(0.0, window - s), c / rate);
 }
 
 // The pass graph's weights: per stage and chunk the F, B, W and last gradient pass's (4 a chunk; a
@@ -289,7 +313,7 @@ PassDurations pass_durations(const analytic::StepPlan& plan) {
 // stage's second pass no earlier than the collectives of the step's start, and a forward (backward)
 // no earlier than the same micro-batch's forward (backward) on the previous (next) virtual stage
 // plus its send: the builder's edges (sim/step_graph.cpp), with every wait on a link or for SMs left
-// out. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
+// out but the SMs the stage's DP reductions hold beside the passes after them. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
 // waits of the ring of virtual stages that an interleaved schedule's warm-up and cool-down
 // pay on top. False when the orders contradict each other (the scheduler throws on such a plan).
 bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {

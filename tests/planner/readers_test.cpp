@@ -210,6 +210,60 @@ TEST_CASE("plan: the schedule bound counts the SMs a DP reduction holds beside t
     CHECK(longer == Approx(6.5).epsilon(1e-12));
     CHECK(planner::schedule_lower_bound(plan) == Approx(6.35).epsilon(1e-12));
   }
+  SECTION("a share past the scheduler's floor slows no more than the floor") {
+    // share 0.95: the compute runs at kMinComputeRate (0.1), not 0.05: F1 moves 0.05 s of work in
+    // [2, 2.5] and ends at 3.45, B1 [3.45, 4.45], its reduction to 4.95, the optimizer 5.05
+    plan.comm_share = 0.95;
+    const double sim_floor = simulated(plan);
+    CHECK(sim_floor == Approx(5.05).epsilon(1e-12));
+    CHECK(planner::schedule_lower_bound(plan) == Approx(5.05).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("plan: the bound counts collectives that share a link within a segment", "[plan][readers][sharing]") {
+  // One stage, m = 1. The forward's 1 s of compute hides a 0.6 s CP exchange behind its last 0.5 s
+  // and is followed by a 0.3 s serial TP collective, both over NVLink. By hand: the exchange runs
+  // alone from 0.5 to 1.0 (0.5 s of its work), then beside TP at half the link each: its last 0.1 s
+  // of work ends at 1.2, TP's 0.3 s at 1.4 (0.1 by 1.2, the rest alone); the backward's 1 s: 2.4.
+  // Each alone, the segment would end at max(1 + 0.3, 0.5 + 0.6) = 1.3; the link moves both from
+  // 0.5 on: 0.5 + 0.6 + 0.3 = 1.4.
+  analytic::StepPlan plan;
+  plan.schedule = &core::kOneFOneB;
+  plan.shape = core::PipelineShape{1, 1, 1};
+  plan.groups[static_cast<int>(GroupId::tp)].scope = core::Scope::intra;
+  plan.groups[static_cast<int>(GroupId::cp)].scope = core::Scope::intra;
+  plan.comms.push_back(PlanComm{CommKind::cp, Stream::cp, Overlap::window, GroupId::cp, 0.6, 1e6, 0.5, 0});
+  plan.comms.push_back(PlanComm{CommKind::tp, Stream::tp, Overlap::serial, GroupId::tp, 0.3, 1e6, 0, 0});
+  analytic::Segment f;
+  f.compute_s = 1.0;
+  f.comm_begin = 0;
+  f.comm_count = 2;
+  analytic::Segment b;
+  b.compute_s = 1.0;
+  b.comm_begin = 2;
+  plan.segments = {f, b};
+  analytic::StagePlan st;
+  st.comm_begin = 0;
+  st.start_begin = st.start_end = st.end_begin = st.end_end = st.post_begin = st.post_end = st.comm_end = 2;
+  analytic::ChunkPlan c;
+  c.layers = 1;
+  c.pass[0] = analytic::PassPlan{0, 1, 1.0, 0};
+  c.pass[1] = analytic::PassPlan{1, 1, 1.0, 0};
+  c.pass[2].seg_begin = 2;
+  c.last_grad = c.pass[1];
+  plan.chunks.push_back(c);
+  plan.stages.push_back(st);
+  const double sim = simulated(plan);
+  CHECK(sim == Approx(2.4).epsilon(1e-12));
+  CHECK(planner::step_lower_bound(plan) == Approx(2.4).epsilon(1e-12));
+  CHECK(planner::schedule_lower_bound(plan) == Approx(2.4).epsilon(1e-12));
+
+  SECTION("on two links they do not wait for each other") {
+    // CP across nodes: each on its own link, the segment ends with TP at 1.3
+    plan.groups[static_cast<int>(GroupId::cp)].scope = core::Scope::inter;
+    CHECK(simulated(plan) == Approx(2.3).epsilon(1e-12));
+    CHECK(planner::step_lower_bound(plan) == Approx(2.3).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("plan: the analytic engine equals the scheduler on real layouts where nothing overlaps",
