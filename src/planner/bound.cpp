@@ -14,12 +14,18 @@ namespace {
 using analytic::Overlap;
 using analytic::PlanComm;
 
+// What a collective takes of its GPU's compute, as the scheduler applies it: at most down to the
+// floor rate GpuSpec::kMinComputeRate, whatever the plan says (GpuSpec::comm_share() caps a
+// hardware file's share so; a plan written by hand may not).
+double held_share(double share) { return std::min(share, 1 - core::GpuSpec::kMinComputeRate); }
+
 // The shortest a pass can take: each segment lasts at least its serial chain (the compute, slowed
 // by share x the window collectives beside it, then the serial collectives, or a gather it cannot
 // prefetch when that is longer: it waits only for the previous compute, so it may run beside the
 // previous segment's serial collectives) and at least its overlapped collectives (beside ones
 // alone; window ones after the compute before their window), and the next segment waits for both.
-// The pass's first gather is left out: it may run while the pass waits for its input.
+// The pass's first gather is left out: it may run while the pass waits for its input. And the
+// collectives on one link wait for each other (below).
 double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
   double total = 0;
   const bool blocking = plan.fabric.blocking();
@@ -27,8 +33,8 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
     const analytic::Segment& seg = plan.segments[i];
     double serial = seg.compute_s, chained = 0, overlapped = 0, gather = 0;
     // Per link (NVLink, the NIC when no uplink is narrower than it: one resource each, shared
-    // fairly): the work of the collectives that start with the segment (beside), at the start of
-    // the window (window) and after the compute (serial). The link moves one second of work a
+    // fairly): the work of the collectives that start no earlier than the segment (beside), the
+    // start of its window (window) and the end of its compute (serial). The link moves one second of work a
     // second, so the segment lasts at least from any of those starts until it has moved the work
     // of every collective starting there or later.
     std::array<double, 2> beside{}, windowed{}, after{}, window_start{seg.compute_s, seg.compute_s};
@@ -48,11 +54,11 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           // EP beside the pass starts with its compute (both wait for the pass's inputs; the EP
           // stream holds nothing else), so the compute runs slowed by share x at least the shorter
           // of the two, as under a window
-          if (c.kind == core::CommKind::ep) serial += plan.comm_share * std::min(c.time_s, seg.compute_s);
+          if (c.kind == core::CommKind::ep) serial += held_share(plan.comm_share) * std::min(c.time_s, seg.compute_s);
           break;
         case Overlap::window: {
           const double window = std::min(seg.compute_s, c.window_s);
-          serial += plan.comm_share * std::min(c.time_s, window);
+          serial += held_share(plan.comm_share) * std::min(c.time_s, window);
           overlapped = std::max(overlapped, seg.compute_s - window + c.time_s);
           if (shared) {
             windowed[l] += c.time_s;
@@ -241,8 +247,7 @@ double dp_stream_end(double free, double start, const Buckets& b) {
 // not computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
 // so T >= n + c / (1 - share) when the window covers the pass and T >= c + n + share·max(0, L - n)
 // otherwise, both least at n = s. Its slope in L is at most share < 1, so a later start never ends
-// the pass earlier: the graph's lower times give a lower end. (The rate is the scheduler's, never
-// below GpuSpec::kMinComputeRate whatever the plan's share.)
+// the pass earlier: the graph's lower times give a lower end.
 double slowed_pass(double c, double s, double window, double share) {
   const double rate = std::max(core::GpuSpec::kMinComputeRate, 1 - share);
   return c + s + (1 - rate) * std::min(std::max(0.0, window - s), c / rate);
@@ -312,8 +317,9 @@ PassDurations pass_durations(const analytic::StepPlan& plan) {
 // earlier than the previous pass of its stage (and, with `overlap.pp` off, that pass's send), the
 // stage's second pass no earlier than the collectives of the step's start, and a forward (backward)
 // no earlier than the same micro-batch's forward (backward) on the previous (next) virtual stage
-// plus its send: the builder's edges (sim/step_graph.cpp), with every wait on a link or for SMs left
-// out but the SMs the stage's DP reductions hold beside the passes after them. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
+// plus its send: the builder's edges (sim/step_graph.cpp), with the waits on links and for SMs
+// left out but those pass_bound() counts within a pass and the SMs the stage's DP reductions hold
+// beside the passes after them. Its longest path gives each stage's end: the busy chain, fill and drain at once, and the
 // waits of the ring of virtual stages that an interleaved schedule's warm-up and cool-down
 // pay on top. False when the orders contradict each other (the scheduler throws on such a plan).
 bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
@@ -333,7 +339,7 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
   std::vector<double> end_f(static_cast<std::size_t>(vstages) * m, -1.0), end_b(end_f.size(), -1.0);
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
   std::vector<double> free_at(static_cast<std::size_t>(p), 0.0);  // when the stage's next pass may start
-  const double share = plan.comm_share;
+  const double share = held_share(plan.comm_share);
   out.assign(static_cast<std::size_t>(p), GraphEnds{});
   // Each stage runs as far as its inputs allow, the stages in turn, until every pass is placed or
   // none can move (a stage's pass waits for a pass of another stage that never comes).
@@ -400,7 +406,7 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
   if (p == 0 || plan.stages.empty()) return 0;
   const double m = std::max(1, plan.shape.m);
   const bool split = plan.schedule->splits_weight_grad;
-  const double share = plan.comm_share;
+  const double share = held_share(plan.comm_share);
 
   std::vector<StageBound> ops;
   ops.reserve(p);
@@ -535,7 +541,7 @@ double floor_of(const analytic::PassMakeup& mk, const analytic::ChunkWork& c, co
   // the compute slowed by the EP beside it (pass_bound's rule), at least the share the stage
   // that pairs the fewest passes hides (the first)
   const double contention =
-      mk.ep_beside ? o.comm_share * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
+      mk.ep_beside ? held_share(o.comm_share) * std::min(mk.compute_s, ep_hidden_first * mk.ep_s) : 0.0;
   return pass_floor(units, mk.compute_s, chained, gather, mk.cp_s, window, beside, contention);
 }
 

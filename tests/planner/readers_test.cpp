@@ -220,6 +220,41 @@ TEST_CASE("plan: the schedule bound counts the SMs a DP reduction holds beside t
   }
 }
 
+TEST_CASE("plan: the bounds take a collective's SMs no further than the scheduler's floor rate",
+          "[plan][readers][contention]") {
+  // One stage, m = 1: the forward's 1 s of compute beside a 0.5 s EP collective that holds 0.95 of
+  // the SMs in the plan (a hardware file cannot say that: GpuSpec::comm_share() caps it at 0.9); the
+  // scheduler runs the compute at its floor, 0.1, not 0.05: 0.05 s of work by 0.5, the rest alone,
+  // 1.45 s; the backward's 1 s: 2.45.
+  analytic::StepPlan plan;
+  plan.schedule = &core::kOneFOneB;
+  plan.shape = core::PipelineShape{1, 1, 1};
+  plan.comm_share = 0.95;
+  plan.groups[static_cast<int>(GroupId::ep)].scope = core::Scope::intra;
+  plan.comms.push_back(PlanComm{CommKind::ep, Stream::ep, Overlap::beside, GroupId::ep, 0.5, 1e6, 0, 0});
+  analytic::Segment f;
+  f.compute_s = 1.0;
+  f.comm_count = 1;
+  analytic::Segment b;
+  b.compute_s = 1.0;
+  b.comm_begin = 1;
+  plan.segments = {f, b};
+  analytic::StagePlan st;
+  st.start_begin = st.start_end = st.end_begin = st.end_end = st.post_begin = st.post_end = st.comm_end = 1;
+  analytic::ChunkPlan c;
+  c.layers = 1;
+  c.pass[0] = analytic::PassPlan{0, 1, 1.0, 0};
+  c.pass[1] = analytic::PassPlan{1, 1, 1.0, 0};
+  c.pass[2].seg_begin = 2;
+  c.last_grad = c.pass[1];
+  plan.chunks.push_back(c);
+  plan.stages.push_back(st);
+  const double sim = simulated(plan);
+  CHECK(sim == Approx(2.45).epsilon(1e-12));
+  CHECK(planner::step_lower_bound(plan) == Approx(2.45).epsilon(1e-12));
+  CHECK(planner::schedule_lower_bound(plan) == Approx(2.45).epsilon(1e-12));
+}
+
 TEST_CASE("plan: the bound counts collectives that share a link within a segment", "[plan][readers][sharing]") {
   // One stage, m = 1. The forward's 1 s of compute hides a 0.6 s CP exchange behind its last 0.5 s
   // and is followed by a 0.3 s serial TP collective, both over NVLink. By hand: the exchange runs
