@@ -19,6 +19,63 @@ using analytic::PlanComm;
 // hardware file's share so; a plan written by hand may not).
 double held_share(double share) { return std::min(share, 1 - core::GpuSpec::kMinComputeRate); }
 
+// The least a pass can last when its first `window` (L) seconds run beside a collective holding
+// SMs, its compute (c seconds alone) progressing at most 1 - share there: with n >= s seconds of it
+// not computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
+// so T >= n + c / (1 - share) when the window covers the pass and T >= c + n + share·max(0, L - n)
+// otherwise, both least at n = s. Its slope in L is at most share < 1, so a later start never ends
+// the pass earlier: the graph's lower times give a lower end.
+double slowed_pass(double c, double s, double window, double share) {
+  const double rate = std::max(core::GpuSpec::kMinComputeRate, 1 - share);
+  return c + s + (1 - rate) * std::min(std::max(0.0, window - s), c / rate);
+}
+
+// The DP reductions a pass issues in `repeat` runs of one segment: one batch of `work` seconds
+// (alone) after each run's compute, the first no earlier than `first` seconds into the pass and
+// each next one no earlier than `step` after the one before.
+struct Buckets {
+  double first = 0, step = 0, work = 0;
+  int repeat = 0;
+};
+
+// What a pass adds to a DP stream that is free from `free` on, the pass starting no earlier than
+// `start`: the stream runs its reductions in order, each once its segment's compute is done
+// (sim/step_graph.cpp `collectives`), so the k-th of a batch ends no earlier than
+// max(start + first + (k - 1)·step, the previous end) + work; over k = 1..repeat the latest of
+// these chains starts at the first of the batch or at the last.
+double dp_stream_end(double free, double start, const Buckets& b) {
+  const double r = b.repeat, issue = start + b.first;
+  return std::max({free + r * b.work, issue + r * b.work, issue + (r - 1) * b.step + b.work});
+}
+
+// A pass's own DP reductions (the last micro-batch's buckets, ZeRO-3's reduce-scatter): each is
+// issued when its segment's compute ends (sim/step_graph.cpp `collectives`) and holds SMs for at
+// least its time alone, so what the rank does next, the segment's chained collectives and the next
+// compute, lasts at least slowed_pass() of it. The segments run one after another, so the sum of
+// their compute, chained collectives and those slowdowns bounds the pass, and its prefix each
+// batch's issue (`batches`, when given, gets them in order).
+double own_reductions(const analytic::StepPlan& plan, const analytic::PassPlan& pass, double share,
+                      std::vector<Buckets>* batches) {
+  double elapsed = 0, issued = 0, issued_chained = 0;  // the last batch's work and the chained before it
+  for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
+    const analytic::Segment& seg = plan.segments[i];
+    double chained = 0, reduced = 0;
+    for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
+      const PlanComm& c = plan.comms[j];
+      if (c.overlap == Overlap::serial) chained += c.time_s;
+      if (c.overlap == Overlap::after && c.stream == analytic::Stream::dp) reduced += c.time_s;
+    }
+    // each run's compute after a batch, with the chained collectives before it in the same window
+    const double e = seg.compute_s;
+    const double first = issued > 0 ? slowed_pass(e, issued_chained, issued, share) - issued_chained : e;
+    const double next = reduced > 0 ? slowed_pass(e, chained, reduced, share) : e + chained;
+    if (reduced > 0 && batches) batches->push_back({elapsed + first, next, reduced, seg.repeat});
+    elapsed += first + (seg.repeat - 1) * next + chained;
+    if (seg.repeat > 0) issued = reduced, issued_chained = chained;
+  }
+  return elapsed;
+}
+
 // The shortest a pass can take: each segment lasts at least its serial chain (the compute, slowed
 // by share x the window collectives beside it, then the serial collectives, or a gather it cannot
 // prefetch when that is longer: it waits only for the previous compute, so it may run beside the
@@ -29,9 +86,11 @@ double held_share(double share) { return std::min(share, 1 - core::GpuSpec::kMin
 double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass) {
   double total = 0;
   const bool blocking = plan.fabric.blocking();
+  const double share = held_share(plan.comm_share);
+  bool reduces = false;  // some segment issues DP reductions
   for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
     const analytic::Segment& seg = plan.segments[i];
-    double serial = seg.compute_s, chained = 0, overlapped = 0, gather = 0;
+    double serial = seg.compute_s, chained = 0, overlapped = 0, gather = 0, contended = 0;
     // Per link (NVLink, the NIC when no uplink is narrower than it: one resource each, shared
     // fairly): the work of the collectives that start no earlier than the segment (beside), the
     // start of its window (window) and the end of its compute (serial). The link moves one second of work a
@@ -51,14 +110,23 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
         case Overlap::beside:
           if (shared) beside[l] += c.time_s;
           overlapped = std::max(overlapped, c.time_s);
+          // It starts no earlier than the compute (both wait for the segment's inputs) and holds
+          // SMs while it runs: started d seconds in, the compute ends no earlier than
+          // C + share·min(T, end - d) and the segment no earlier than d + T, which is least at
+          // C + share·T while T·(1 - share) <= C, and T beyond (as the step's contention term)
+          if (core::holds_sms(c.kind)) {
+            contended = std::max(contended, c.time_s * (1 - share) <= seg.compute_s
+                                                ? seg.compute_s + share * c.time_s
+                                                : c.time_s);
+          }
           // EP beside the pass starts with its compute (both wait for the pass's inputs; the EP
           // stream holds nothing else), so the compute runs slowed by share x at least the shorter
           // of the two, as under a window
-          if (c.kind == core::CommKind::ep) serial += held_share(plan.comm_share) * std::min(c.time_s, seg.compute_s);
+          if (c.kind == core::CommKind::ep) serial += share * std::min(c.time_s, seg.compute_s);
           break;
         case Overlap::window: {
           const double window = std::min(seg.compute_s, c.window_s);
-          serial += held_share(plan.comm_share) * std::min(c.time_s, window);
+          serial += share * std::min(c.time_s, window);
           overlapped = std::max(overlapped, seg.compute_s - window + c.time_s);
           if (shared) {
             windowed[l] += c.time_s;
@@ -71,19 +139,23 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           // for the gather: a chain; ahead of it, another stream (the stream totals below)
           if (c.depth == 0) gather += c.time_s;
           break;
-        case Overlap::after: break;  // another stream: the stream totals below
+        case Overlap::after:  // another stream: the stream totals below, and own_reductions()
+          reduces = reduces || c.stream == analytic::Stream::dp;
+          break;
       }
     }
     for (std::size_t l = 0; l < 2; ++l) {
       if (beside[l] > 0) overlapped = std::max(overlapped, beside[l] + windowed[l] + after[l]);
       if (windowed[l] > 0) overlapped = std::max(overlapped, window_start[l] + windowed[l] + after[l]);
     }
+    overlapped = std::max(overlapped, contended);
     // the next segment's gather may run beside this one's serial collectives: the longer counts
     total += seg.repeat * std::max(serial + std::max(chained, gather), overlapped);
     if (i == pass.seg_begin)
       total -= std::max(serial + std::max(chained, gather), overlapped) - std::max(serial + chained, overlapped);
   }
-  return total;
+  // (without reductions, or without their SMs, own_reductions() sums what `total` sums at least)
+  return reduces && share > 0 ? std::max(total, own_reductions(plan, pass, share, nullptr)) : total;
 }
 
 // Work of every collective of a pass, added to the per-stream and per-link totals.
@@ -225,34 +297,6 @@ struct GraphEnds {
   double dp_end = 0;
 };
 
-// The DP reductions a pass issues after `repeat` equal segments of `each` seconds of compute,
-// `offset` seconds of compute into the pass: one batch of `work` seconds (alone) after each.
-struct Buckets {
-  double offset = 0, each = 0, work = 0;
-  int repeat = 0;
-};
-
-// What a pass adds to a DP stream that is free from `free` on, the pass's compute starting no
-// earlier than `start`: the stream runs its reductions in order, each once its segment's compute is
-// done (sim/step_graph.cpp `collectives`), so the k-th of a batch ends no earlier than
-// max(start + offset + k·each, the previous end) + work; over k = 1..repeat the latest of these
-// chains starts at the first batch or at the last.
-double dp_stream_end(double free, double start, const Buckets& b) {
-  const double base = start + b.offset, r = b.repeat;
-  return std::max({free + r * b.work, base + b.each + r * b.work, base + r * b.each + b.work});
-}
-
-// The least a pass can last when its first `window` (L) seconds run beside a collective holding
-// SMs, its compute (c seconds alone) progressing at most 1 - share there: with n >= s seconds of it
-// not computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
-// so T >= n + c / (1 - share) when the window covers the pass and T >= c + n + share·max(0, L - n)
-// otherwise, both least at n = s. Its slope in L is at most share < 1, so a later start never ends
-// the pass earlier: the graph's lower times give a lower end.
-double slowed_pass(double c, double s, double window, double share) {
-  const double rate = std::max(core::GpuSpec::kMinComputeRate, 1 - share);
-  return c + s + (1 - rate) * std::min(std::max(0.0, window - s), c / rate);
-}
-
 // The pass graph's weights: per stage and chunk the F, B, W and last gradient pass's (4 a chunk; a
 // stage that repeats another has its numbers), and per virtual stage its forward and backward
 // send's time.
@@ -279,18 +323,14 @@ PassDurations pass_durations(const analytic::StepPlan& plan) {
     PassWeight w;
     w.bound = pass_bound(plan, pass);
     w.buckets_begin = static_cast<int>(out.buckets.size());
+    own_reductions(plan, pass, held_share(plan.comm_share), &out.buckets);
+    w.buckets_end = static_cast<int>(out.buckets.size());
     for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
       const analytic::Segment& seg = plan.segments[i];
-      double work = 0;
-      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
-        const PlanComm& c = plan.comms[j];
-        if (c.overlap == Overlap::serial) w.chained += seg.repeat * c.time_s;
-        if (c.overlap == Overlap::after && c.stream == analytic::Stream::dp) work += c.time_s;
-      }
-      if (work > 0) out.buckets.push_back({w.compute, seg.compute_s, work, seg.repeat});
+      for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
+        if (plan.comms[j].overlap == Overlap::serial) w.chained += seg.repeat * plan.comms[j].time_s;
       w.compute += seg.repeat * seg.compute_s;
     }
-    w.buckets_end = static_cast<int>(out.buckets.size());
     return w;
   };
   for (int j = 0; j < p; ++j) {
@@ -373,9 +413,9 @@ bool pass_graph(const analytic::StepPlan& plan, std::vector<GraphEnds>& out) {
         // than this pass's start, and its collectives hold SMs: the pass's compute runs at most
         // 1 - share for the first dp_free - ready seconds of it (docs/planner.md "Schedule bound").
         if (dp_free > ready && share > 0) d = std::max(d, slowed_pass(w.compute, w.chained, dp_free - ready, share));
-        const double end = ready + d;
         for (int q = w.buckets_begin; q < w.buckets_end; ++q)
           dp_free = dp_stream_end(dp_free, ready, durations.buckets[static_cast<std::size_t>(q)]);
+        const double end = ready + d;
         if (last_grad && op.chunk == 0) out[j].grad_start = ready;
         t = end;
         if (op.pass == core::Pass::F) {

@@ -220,6 +220,82 @@ TEST_CASE("plan: the schedule bound counts the SMs a DP reduction holds beside t
   }
 }
 
+TEST_CASE("plan: the bounds count the SMs a collective beside the compute holds", "[plan][readers][contention]") {
+  // One stage, m = 1: the forward's 1 s of compute beside a 0.5 s TP collective (userbuffers
+  // overlap) holding 0.2 of the SMs; the backward's 1 s alone. By hand: the compute moves 0.4 s of
+  // work while TP runs and ends at 1.1; the step 2.1. Whenever the collective starts (no earlier
+  // than the compute), the segment ends no earlier than C + share·T = 1.1 (T·0.8 <= C); each alone
+  // would give 1.0.
+  analytic::StepPlan plan;
+  plan.schedule = &core::kOneFOneB;
+  plan.shape = core::PipelineShape{1, 1, 1};
+  plan.comm_share = 0.2;
+  plan.groups[static_cast<int>(GroupId::tp)].scope = core::Scope::intra;
+  plan.comms.push_back(PlanComm{CommKind::tp, Stream::tp, Overlap::beside, GroupId::tp, 0.5, 1e6, 1.0, 0});
+  analytic::Segment f;
+  f.compute_s = 1.0;
+  f.comm_count = 1;
+  analytic::Segment b;
+  b.compute_s = 1.0;
+  b.comm_begin = 1;
+  plan.segments = {f, b};
+  analytic::StagePlan st;
+  st.start_begin = st.start_end = st.end_begin = st.end_end = st.post_begin = st.post_end = st.comm_end = 1;
+  analytic::ChunkPlan c;
+  c.layers = 1;
+  c.pass[0] = analytic::PassPlan{0, 1, 1.0, 0};
+  c.pass[1] = analytic::PassPlan{1, 1, 1.0, 0};
+  c.pass[2].seg_begin = 2;
+  c.last_grad = c.pass[1];
+  plan.chunks.push_back(c);
+  plan.stages.push_back(st);
+  CHECK(simulated(plan) == Approx(2.1).epsilon(1e-12));
+  CHECK(planner::step_lower_bound(plan) == Approx(2.1).epsilon(1e-12));
+  CHECK(planner::schedule_lower_bound(plan) == Approx(2.1).epsilon(1e-12));
+  SECTION("a collective as long as the compute") {
+    // T = 1: 0.8 s of work by 1.0, the rest alone: 1.2, and C + share·T = 1.2
+    plan.comms[0].time_s = 1.0;
+    CHECK(simulated(plan) == Approx(2.2).epsilon(1e-12));
+    CHECK(planner::step_lower_bound(plan) == Approx(2.2).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("plan: a pass's own DP reductions slow the rest of it", "[plan][readers][contention]") {
+  // One stage, m = 1: F 1 s; B three runs of a 1 s segment, each followed by a 0.5 s reduction on
+  // the DP stream (the last micro-batch's buckets) holding 0.2 of the SMs; optimizer 0.1 s. By
+  // hand: B's runs [1, 2], [2, 3.1] (0.4 s of work while the first reduction runs to 2.5), [3.1,
+  // 4.2]; the reductions end at 2.5, 3.6 and 4.7; the optimizer 4.8. The pass: 1 + 2 x 1.1 = 3.2 s;
+  // its last batch is issued no earlier than 1 + 1 + 2 x 1.1 = 4.2: 4.7, then 4.8. The chains
+  // alone: B ends at 4.2, and the contention term gives 4.1 + 0.2 x 1.5 = 4.4.
+  analytic::StepPlan plan;
+  plan.schedule = &core::kOneFOneB;
+  plan.shape = core::PipelineShape{1, 1, 1};
+  plan.comm_share = 0.2;
+  plan.groups[static_cast<int>(GroupId::dp)].scope = core::Scope::inter;
+  plan.comms.push_back(PlanComm{CommKind::dp_reduce, Stream::dp, Overlap::after, GroupId::dp, 0.5, 1e6, 0, 0});
+  analytic::Segment f;
+  f.compute_s = 1.0;
+  analytic::Segment b;
+  b.compute_s = 1.0;
+  b.repeat = 3;
+  b.comm_count = 1;
+  plan.segments = {f, b};
+  analytic::StagePlan st;
+  st.start_begin = st.start_end = st.end_begin = st.end_end = st.post_begin = st.post_end = st.comm_end = 1;
+  st.optimizer_s = 0.1;
+  analytic::ChunkPlan c;
+  c.layers = 3;
+  c.pass[0] = analytic::PassPlan{0, 1, 1.0, 0};
+  c.pass[1] = analytic::PassPlan{1, 1, 3.0, 0};
+  c.pass[2].seg_begin = 2;
+  c.last_grad = c.pass[1];
+  plan.chunks.push_back(c);
+  plan.stages.push_back(st);
+  CHECK(simulated(plan) == Approx(4.8).epsilon(1e-12));
+  CHECK(planner::step_lower_bound(plan) == Approx(4.4).epsilon(1e-12));
+  CHECK(planner::schedule_lower_bound(plan) == Approx(4.8).epsilon(1e-12));
+}
+
 TEST_CASE("plan: the bounds take a collective's SMs no further than the scheduler's floor rate",
           "[plan][readers][contention]") {
   // One stage, m = 1: the forward's 1 s of compute beside a 0.5 s EP collective that holds 0.95 of
