@@ -59,11 +59,13 @@ double own_reductions(const analytic::StepPlan& plan, const analytic::PassPlan& 
   double elapsed = 0, issued = 0, issued_chained = 0;  // the last batch's work and the chained before it
   for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
     const analytic::Segment& seg = plan.segments[i];
+    if (seg.repeat <= 0) continue;  // (a segment that never runs: none from the planner)
     double chained = 0, reduced = 0;
     for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j) {
       const PlanComm& c = plan.comms[j];
       if (c.overlap == Overlap::serial) chained += c.time_s;
-      if (c.overlap == Overlap::after && c.stream == analytic::Stream::dp) reduced += c.time_s;
+      if (c.overlap == Overlap::after && c.stream == analytic::Stream::dp && core::holds_sms(c.kind))
+        reduced += c.time_s;
     }
     // each run's compute after a batch, with the chained collectives before it in the same window
     const double e = seg.compute_s;
@@ -71,7 +73,7 @@ double own_reductions(const analytic::StepPlan& plan, const analytic::PassPlan& 
     const double next = reduced > 0 ? slowed_pass(e, chained, reduced, share) : e + chained;
     if (reduced > 0 && batches) batches->push_back({elapsed + first, next, reduced, seg.repeat});
     elapsed += first + (seg.repeat - 1) * next + chained;
-    if (seg.repeat > 0) issued = reduced, issued_chained = chained;
+    issued = reduced, issued_chained = chained;
   }
   return elapsed;
 }
