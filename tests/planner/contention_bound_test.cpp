@@ -6,10 +6,12 @@
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/sim/step_graph.hpp"
 #include "ptdsim/sim/summary.hpp"
+#include "fixtures.hpp"
 
 // The bounds against the scheduler where collectives hold SMs or share a link: hand-made plans of
 // one stage whose steps are worked by hand (docs/planner.md "Lower bound", "Schedule bound").
 using namespace ptdsim;
+using planner::test::simulated;
 using core::CommKind;
 using analytic::GroupId;
 using analytic::Overlap;
@@ -52,12 +54,6 @@ analytic::StepPlan one_stage(int m, double share, std::vector<PlanComm> comms, i
   plan.chunks.push_back(c);
   plan.stages.push_back(st);
   return plan;
-}
-
-double simulated(const analytic::StepPlan& plan) {
-  auto g = sim::build_step(plan);
-  g.engine.run();
-  return sim::summarize(g).step_s;
 }
 
 }  // namespace

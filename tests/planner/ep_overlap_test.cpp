@@ -15,9 +15,11 @@
 #include "ptdsim/planner/sweep.hpp"
 #include "ptdsim/sim/step_graph.hpp"
 #include "ptdsim/sim/summary.hpp"
+#include "fixtures.hpp"
 #include "../common/scenarios.hpp"
 
 using namespace ptdsim;
+using planner::test::simulated;
 
 namespace {
 
@@ -28,12 +30,6 @@ core::Scenario moe_64() {
   core::Scenario s = testing::mixtral_like_64(2);
   s.training.recompute = core::Recompute::none;
   return s;
-}
-
-double simulated(const analytic::StepPlan& plan) {
-  auto g = sim::build_step(plan);
-  g.engine.run();
-  return sim::summarize(g).step_s;
 }
 
 }  // namespace

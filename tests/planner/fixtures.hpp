@@ -2,9 +2,18 @@
 #include "ptdsim/core/scenario.hpp"
 #include "ptdsim/core/units.hpp"
 #include "ptdsim/planner/space.hpp"
+#include "ptdsim/sim/step_graph.hpp"
+#include "ptdsim/sim/summary.hpp"
 
 // Small scenarios built in code, so the planner tests touch no disk and stay fast.
 namespace ptdsim::planner::test {
+
+// The scheduler's step for a plan, on a non-blocking fabric (what sim::build_step builds).
+inline double simulated(const analytic::StepPlan& plan) {
+  auto g = sim::build_step(plan);
+  g.engine.run();
+  return sim::summarize(g).step_s;
+}
 
 // A 4-layer, 4-head toy model on A100-like GPUs: small enough that every candidate simulates in
 // microseconds, shaped so that tp, pp, cp and vpp all have several legal values.

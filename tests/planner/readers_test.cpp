@@ -11,11 +11,13 @@
 #include "ptdsim/sim/network.hpp"
 #include "ptdsim/sim/step_graph.hpp"
 #include "ptdsim/sim/summary.hpp"
+#include "fixtures.hpp"
 #include "../common/scenarios.hpp"
 
 // The three readers of a step plan (issue "One description of a training step"): the analytic
 // fold, the scheduler and the sweep's bound, on the same plan.
 using namespace ptdsim;
+using planner::test::simulated;
 using core::CommKind;
 using analytic::GroupId;
 using analytic::Overlap;
@@ -76,12 +78,6 @@ analytic::StepPlan hand_plan(int p, int m, double tf, double tb, double tp_f, do
     plan.stages.push_back(st);
   }
   return plan;
-}
-
-double simulated(const analytic::StepPlan& plan) {
-  auto g = sim::build_step(plan);
-  g.engine.run();
-  return sim::summarize(g).step_s;
 }
 
 }  // namespace
