@@ -19,6 +19,14 @@ using analytic::PlanComm;
 // hardware file's share so; a plan written by hand may not).
 double held_share(double share) { return std::min(share, 1 - core::GpuSpec::kMinComputeRate); }
 
+// C seconds of compute beside collectives that run X seconds and hold `share` of the SMs while they
+// run (compute progresses at most 1 - share then): with a seconds of compute alone, b of both and c
+// of collectives alone, a + (1 - share)·b >= C and b + c >= X, so a + b + c >= C + share·X while
+// X·(1 - share) <= C, and >= X beyond.
+double beside_compute(double compute, double x, double share) {
+  return x * (1 - share) <= compute ? compute + share * x : x;
+}
+
 // The least a pass can last when its first `window` (L) seconds run beside a collective holding
 // SMs, its compute (c seconds alone) progressing at most 1 - share there: with n >= s seconds of it
 // not computing (its chained collectives, s, and any wait), c <= (T - n) - share·max(0, min(L, T) - n),
@@ -114,13 +122,8 @@ double pass_bound(const analytic::StepPlan& plan, const analytic::PassPlan& pass
           overlapped = std::max(overlapped, c.time_s);
           // It starts no earlier than the compute (both wait for the segment's inputs) and holds
           // SMs while it runs: started d seconds in, the compute ends no earlier than
-          // C + share·min(T, end - d) and the segment no earlier than d + T, which is least at
-          // C + share·T while T·(1 - share) <= C, and T beyond (as the step's contention term)
-          if (core::holds_sms(c.kind)) {
-            contended = std::max(contended, c.time_s * (1 - share) <= seg.compute_s
-                                                ? seg.compute_s + share * c.time_s
-                                                : c.time_s);
-          }
+          // C + share·min(T, end - d) and the segment no earlier than d + T, least at d = 0
+          if (core::holds_sms(c.kind)) contended = std::max(contended, beside_compute(seg.compute_s, c.time_s, share));
           // EP beside the pass starts with its compute (both wait for the pass's inputs; the EP
           // stream holds nothing else), so the compute runs slowed by share x at least the shorter
           // of the two, as under a window
@@ -327,11 +330,11 @@ PassDurations pass_durations(const analytic::StepPlan& plan) {
     w.buckets_begin = static_cast<int>(out.buckets.size());
     own_reductions(plan, pass, held_share(plan.comm_share), &out.buckets);
     w.buckets_end = static_cast<int>(out.buckets.size());
+    w.compute = pass.compute_s;
     for (int i = pass.seg_begin; i < pass.seg_begin + pass.seg_count; ++i) {
       const analytic::Segment& seg = plan.segments[i];
       for (int j = seg.comm_begin; j < seg.comm_begin + seg.comm_count; ++j)
         if (plan.comms[j].overlap == Overlap::serial) w.chained += seg.repeat * plan.comms[j].time_s;
-      w.compute += seg.repeat * seg.compute_s;
     }
     return w;
   };
@@ -502,26 +505,22 @@ double chains_bound(const analytic::StepPlan& plan, const std::vector<GraphEnds>
     for (int k = 0; o.totals.blocking && k < plan.fabric.count; ++k)
       bound = std::max(bound, o.totals.up[static_cast<std::size_t>(k)] / plan.fabric.uplink[static_cast<std::size_t>(k)]);
 
-    // SM contention (sim::Engine::set_comm_share): while any collective runs, compute progresses
-    // at most 1 - share. With C seconds of compute and collectives running at least X seconds
-    // (the busier link, pipeline sends left out), the step holds compute alone (a), both (b) and
-    // collectives alone (c): a + (1 - share) b >= C and b + c >= X, so a + b + c >= C + share X
-    // while X <= C / (1 - share), and >= X beyond.
+    // SM contention (sim::Engine::set_comm_share): the step's compute beside its collectives,
+    // which run at least as long as the busier link's work (pipeline sends left out).
     if (share > 0) {
       const double compute = o.compute + st.optimizer_s;
       const double x = std::max(o.totals.held[0], o.totals.held[1]);
-      bound = std::max(bound, x <= compute / (1 - share) ? compute + share * x : x);
+      bound = std::max(bound, beside_compute(compute, x, share));
       // The same with the time the compute stream cannot compute (docs/planner.md "SM contention
       // beside the waits"): the step's start collectives (g, before the second pass; a link moves
       // at most g of its work by then, so collectives run at least x - g after) and the chained
       // collectives after it (s). With n such seconds, collectives beside compute run at least
-      // b = x - g - n, and the rest of the step is at least n + C' + share b (or b beyond
-      // C' / (1 - share)): least at the fewest n, s.
+      // b = x - g - n, beside the rest of the compute, C' (beside_compute): least at the fewest n, s.
       const double g = sum_time(plan, st.start_begin, st.start_end);
       const double c = g > 0 ? compute - o.first_compute : compute;
       const double s = std::max(0.0, g > 0 ? o.totals.serial - o.first_serial : o.totals.serial);
       const double b = std::max(0.0, x - g - s);
-      bound = std::max(bound, g + s + (b <= c / (1 - share) ? c + share * b : b));
+      bound = std::max(bound, g + s + beside_compute(c, b, share));
     }
 
     fill += o.f + o.p2p;
