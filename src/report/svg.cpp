@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 
 namespace ptdsim::report::svg {
 
@@ -301,6 +302,18 @@ void Svg::polygon(const std::vector<std::pair<double, double>>& points, std::str
   out_ += "<polygon points=\"" + points_of(points) + "\"";
   attr(out_, "class", cls);
   attr(out_, "fill", fill);
+  out_ += "/>\n";
+}
+
+void Svg::rects(const std::vector<std::array<double, 4>>& boxes, std::string_view cls) {
+  if (boxes.empty()) return;
+  out_ += "<path d=\"";
+  for (const auto& [x, y, w, h] : boxes) {
+    const std::string wd = coord(std::max(0.0, w));
+    fmt::format_to(std::back_inserter(out_), "M{} {}h{}v{}h-{}z", coord(x), coord(y), wd, coord(std::max(0.0, h)), wd);
+  }
+  out_ += "\"";
+  attr(out_, "class", cls);
   out_ += "/>\n";
 }
 

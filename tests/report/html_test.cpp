@@ -180,7 +180,15 @@ TEST_CASE("io: the evaluate page draws the step, the memory and where the time g
     critical += sp.critical;
   }
   CHECK(occurrences(page, "class=\"span ") >= t.spans.size());
-  CHECK(occurrences(page, "class=\"critical-mark\"") >= critical);
+  // the critical path's bars: one path per chart, a rectangle (an "M") per critical span drawn
+  std::size_t bars = 0;
+  for (std::size_t at = page.find("<path d=\""); at != std::string::npos; at = page.find("<path d=\"", at + 1)) {
+    const std::size_t end = page.find('"', at + 9);
+    if (page.compare(end, 25, "\" class=\"critical-mark\"/>") == 0)
+      bars += static_cast<std::size_t>(std::count(page.begin() + static_cast<long>(at), page.begin() + static_cast<long>(end), 'M'));
+  }
+  CHECK(occurrences(page, "class=\"critical-mark\"") == 2);  // the whole step and the filling
+  CHECK(bars >= critical);
   CHECK(occurrences(page, "class=\"span bubble\"") >= bubbles);
   // memory: one segment per non-zero part of each stage (the allocator's cache beyond the tensors
   // the last); one capacity line per chart with it

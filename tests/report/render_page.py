@@ -7,8 +7,9 @@ package. It fails (exit 1) when the page's bytes hold a URL scheme (http: or htt
 an href= / url() that is not an #anchor of the page, when the page logs a console error or an uncaught exception, when
 the page requests anything but itself (every request that is not the page's own file: or data:
 URL), when a chart lacks its title or axis label, or when a selector given with --expect
-matches fewer elements than asked. It writes a PNG of the whole page and prints the time the
-browser took to load it (navigation start to the end of the load event).
+matches fewer elements than asked, or when the page is slow to open (see --max-load-ms). It
+writes a PNG of the whole page and prints the time the page took to open (navigation start to
+the first frame drawn after the load event) and the CPU time the page's renderer spent on it.
 
   render_page.py --chromium /usr/bin/chromium --page sweep.html --png sweep.png \
       --expect '#heatmap rect.cell=4' --expect '#pareto .front=1'
@@ -103,7 +104,10 @@ def main():
     ap.add_argument("--png", required=True)
     ap.add_argument("--width", type=int, default=1200)
     ap.add_argument("--expect", action="append", default=[], help="SELECTOR=MIN_COUNT")
-    ap.add_argument("--max-load-ms", type=float, default=0, help="fail when opening takes longer")
+    ap.add_argument("--max-load-ms", type=float, default=0,
+                    help="fail when opening takes longer, unless the renderer's CPU time stays under --max-cpu-ms")
+    ap.add_argument("--max-cpu-ms", type=float, default=0,
+                    help="the renderer's CPU time to open the page that a loaded machine's slow opening is excused by")
     ap.add_argument("--timeout", type=int, default=90)
     ap.add_argument("--clip", help="X,Y,W,H in CSS pixels: only this part of the page into the PNG")
     ap.add_argument("--print", action="store_true", help="render with the print stylesheet")
@@ -139,12 +143,18 @@ def main():
         cdp = Pipe(to_chrome_w, from_chrome_r)
         target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         s = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
+        for domain in ("Page", "Runtime", "Log", "Network", "Performance"):
             cdp.send(domain + ".enable", session=s)
         cdp.send("Emulation.setDeviceMetricsOverride",
                  {"width": a.width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
         if a.print:
             cdp.send("Emulation.setEmulatedMedia", {"media": "print"}, session=s)
+        # the renderer process's CPU seconds so far (Performance.getMetrics "ProcessTime")
+        def cpu_s():
+            return next(m["value"] for m in cdp.send("Performance.getMetrics", session=s)["metrics"]
+                        if m["name"] == "ProcessTime")
+
+        cpu0 = cpu_s()
         cdp.send("Page.navigate", {"url": url}, session=s)
         cdp.wait_event("Page.loadEventFired")
 
@@ -163,16 +173,25 @@ def main():
             return r["result"]["value"]
 
         load_ms = open_ms()
+        cpu_ms = (cpu_s() - cpu0) * 1000
         # over the limit: twice more, the best counts (the machine's load is not the page's cost)
         for _ in range(2):
             if not a.max_load_ms or load_ms <= a.max_load_ms:
                 break
+            cpu0 = cpu_s()
             cdp.send("Page.reload", {"ignoreCache": True}, session=s)
             cdp.wait_event("Page.loadEventFired")
             load_ms = min(load_ms, open_ms())
-        print(f"{os.path.basename(page)}: {os.path.getsize(page)} bytes, open (loaded and drawn) in {load_ms:.0f} ms")
-        if a.max_load_ms and load_ms > a.max_load_ms:
-            failures.append(f"opening took {load_ms:.0f} ms, more than {a.max_load_ms:.0f} ms")
+            cpu_ms = min(cpu_ms, (cpu_s() - cpu0) * 1000)
+        print(f"{os.path.basename(page)}: {os.path.getsize(page)} bytes, open (loaded and drawn) in {load_ms:.0f} ms,"
+              f" the renderer's CPU {cpu_ms:.0f} ms")
+        # Wall time is what a reader waits, but other work on the machine stretches it; the
+        # renderer's CPU time is the page's own cost, which that load does not add to. A slow
+        # opening fails only when the page's own cost is too high as well.
+        if a.max_load_ms and load_ms > a.max_load_ms and not (a.max_cpu_ms and cpu_ms <= a.max_cpu_ms):
+            failures.append(f"opening took {load_ms:.0f} ms, more than {a.max_load_ms:.0f} ms"
+                            + (f", and the renderer's CPU {cpu_ms:.0f} ms, more than {a.max_cpu_ms:.0f} ms"
+                               if a.max_cpu_ms else ""))
 
         for sel_count in a.expect:
             sel, _, want = sel_count.rpartition("=")

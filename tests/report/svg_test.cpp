@@ -157,6 +157,8 @@ TEST_CASE("io: the SVG builder writes its elements", "[io][svg]") {
   svg::Svg chart("c1", f, "A <title>");
   chart.rect(1, 2, 3, 4, "bar", "#4e79a7", "tip & more");
   chart.text(5, 6, "x < y", "label", "middle");
+  chart.rects({{10, 20, 5, 2}, {30.5, 20, 0.6, 2}}, "mark");  // two rectangles, one element
+  chart.rects({}, "none");                                    // none: no element
   chart.y_axis(svg::Scale{0, 10, f.y0(), f.y1()}, "GiB");  // ticks 0, 2, ..., 10
   chart.x_axis(svg::Scale{1, 100, f.x0(), f.x1(), true}, "seconds");  // ticks 1, 10, 100
   const std::string s = chart.str();
@@ -165,6 +167,8 @@ TEST_CASE("io: the SVG builder writes its elements", "[io][svg]") {
   CHECK(s.find("<rect x=\"1\" y=\"2\" width=\"3\" height=\"4\" class=\"bar\" fill=\"#4e79a7\"><title>tip &amp; "
                "more</title></rect>") != std::string::npos);
   CHECK(s.find(">x &lt; y</text>") != std::string::npos);
+  CHECK(s.find("<path d=\"M10 20h5v2h-5zM30.5 20h0.6v2h-0.6z\" class=\"mark\"/>") != std::string::npos);
+  CHECK(s.find("class=\"none\"") == std::string::npos);
   CHECK(occurrences(s, "class=\"tick-label\"") == 6 + 3);
   CHECK(occurrences(s, "class=\"axis-label\"") == 2);
   CHECK(occurrences(s, "class=\"chart-title\"") == 1);
