@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <random>
 #include <regex>
 #include <set>
@@ -185,7 +186,8 @@ TEST_CASE("io: the evaluate page draws the step, the memory and where the time g
   for (std::size_t at = page.find("<path d=\""); at != std::string::npos; at = page.find("<path d=\"", at + 1)) {
     const std::size_t end = page.find('"', at + 9);
     if (page.compare(end, 25, "\" class=\"critical-mark\"/>") == 0)
-      bars += static_cast<std::size_t>(std::count(page.begin() + static_cast<long>(at), page.begin() + static_cast<long>(end), 'M'));
+      bars += static_cast<std::size_t>(std::count(page.begin() + static_cast<std::ptrdiff_t>(at),
+                                                  page.begin() + static_cast<std::ptrdiff_t>(end), 'M'));
   }
   CHECK(occurrences(page, "class=\"critical-mark\"") == 2);  // the whole step and the filling
   CHECK(bars >= critical);

@@ -107,7 +107,7 @@ def main():
     ap.add_argument("--max-load-ms", type=float, default=0,
                     help="fail when opening takes longer, unless the renderer's CPU time stays under --max-cpu-ms")
     ap.add_argument("--max-cpu-ms", type=float, default=0,
-                    help="the renderer's CPU time to open the page that a loaded machine's slow opening is excused by")
+                    help="an opening within this much of the renderer's CPU time passes, however long it took")
     ap.add_argument("--timeout", type=int, default=90)
     ap.add_argument("--clip", help="X,Y,W,H in CSS pixels: only this part of the page into the PNG")
     ap.add_argument("--print", action="store_true", help="render with the print stylesheet")
@@ -149,10 +149,11 @@ def main():
                  {"width": a.width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
         if a.print:
             cdp.send("Emulation.setEmulatedMedia", {"media": "print"}, session=s)
-        # the renderer process's CPU seconds so far (Performance.getMetrics "ProcessTime")
+        # the renderer process's CPU seconds so far (Performance.getMetrics "ProcessTime"; None
+        # where this Chromium does not report it)
         def cpu_s():
-            return next(m["value"] for m in cdp.send("Performance.getMetrics", session=s)["metrics"]
-                        if m["name"] == "ProcessTime")
+            metrics = cdp.send("Performance.getMetrics", session=s)["metrics"]
+            return next((m["value"] for m in metrics if m["name"] == "ProcessTime"), None)
 
         cpu0 = cpu_s()
         cdp.send("Page.navigate", {"url": url}, session=s)
@@ -172,26 +173,35 @@ def main():
                 "awaitPromise": True, "returnByValue": True}, session=s)
             return r["result"]["value"]
 
-        load_ms = open_ms()
-        cpu_ms = (cpu_s() - cpu0) * 1000
-        # over the limit: twice more, the best counts (the machine's load is not the page's cost)
-        for _ in range(2):
-            if not a.max_load_ms or load_ms <= a.max_load_ms:
-                break
+        # Wall time is what a reader waits, but other work on the machine stretches it; the
+        # renderer's CPU time is the page's own cost, which that work does not add to. An opening
+        # passes when its wall time is within --max-load-ms or its CPU time within --max-cpu-ms;
+        # the page fails when none of up to three openings passes.
+        def opening(cpu_before):
+            wall = open_ms()
+            cpu_after = cpu_s()
+            cpu = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000
+            return wall, cpu
+
+        def passes(wall, cpu):
+            return (not a.max_load_ms or wall <= a.max_load_ms
+                    or (a.max_cpu_ms and cpu is not None and cpu <= a.max_cpu_ms))
+
+        openings = [opening(cpu0)]
+        while not passes(*openings[-1]) and len(openings) < 3:
             cpu0 = cpu_s()
             cdp.send("Page.reload", {"ignoreCache": True}, session=s)
             cdp.wait_event("Page.loadEventFired")
-            load_ms = min(load_ms, open_ms())
-            cpu_ms = min(cpu_ms, (cpu_s() - cpu0) * 1000)
-        print(f"{os.path.basename(page)}: {os.path.getsize(page)} bytes, open (loaded and drawn) in {load_ms:.0f} ms,"
-              f" the renderer's CPU {cpu_ms:.0f} ms")
-        # Wall time is what a reader waits, but other work on the machine stretches it; the
-        # renderer's CPU time is the page's own cost, which that load does not add to. A slow
-        # opening fails only when the page's own cost is too high as well.
-        if a.max_load_ms and load_ms > a.max_load_ms and not (a.max_cpu_ms and cpu_ms <= a.max_cpu_ms):
-            failures.append(f"opening took {load_ms:.0f} ms, more than {a.max_load_ms:.0f} ms"
-                            + (f", and the renderer's CPU {cpu_ms:.0f} ms, more than {a.max_cpu_ms:.0f} ms"
-                               if a.max_cpu_ms else ""))
+            openings.append(opening(cpu0))
+        wall, cpu = openings[-1]
+        cpu_text = "not reported" if cpu is None else f"{cpu:.0f} ms"
+        print(f"{os.path.basename(page)}: {os.path.getsize(page)} bytes, open (loaded and drawn) in {wall:.0f} ms,"
+              f" the renderer's CPU {cpu_text} (opening {len(openings)})")
+        if not passes(wall, cpu):
+            failures.append(f"each of {len(openings)} openings took more than {a.max_load_ms:.0f} ms"
+                            + (f" and more than {a.max_cpu_ms:.0f} ms of the renderer's CPU" if a.max_cpu_ms else "")
+                            + " (" + "; ".join(f"{w:.0f} ms, CPU " + ("not reported" if c is None else f"{c:.0f} ms")
+                                               for w, c in openings) + ")")
 
         for sel_count in a.expect:
             sel, _, want = sel_count.rpartition("=")
